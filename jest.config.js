@@ -1,0 +1,12 @@
+/** Jest runs TypeScript through swc (no type-checking here: `npm test` runs `tsc --noEmit` first). */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true } } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(@marcbachmann/cel-js|jose|@kubernetes/client-node|openid-client|oauth4webapi)/)'],
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,194 @@
+/**
+ * The core's one interface. Both doors reach the core through it: the HTTP gateway calls an
+ * in-process implementation directly (plain objects, no serialization), and the gRPC client
+ * implements the same interface over the wire, so a gateway can sit in another process
+ * (`--core-address`). DESIGN.md "Request path".
+ */
+import type { Status } from '../status';
+
+/** Who is asking: upstream's `user.Info`. */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** The request's target, as the gateway's request-info step derives it from the path. */
+export interface ResourceTarget {
+  /** API group; '' for the core group. */
+  group: string;
+  version: string;
+  /** Plural resource name as in the URL, e.g. `replicasets`. */
+  resource: string;
+  subresource?: string;
+  /** Unset for cluster-scoped resources and for lists across all namespaces. */
+  namespace?: string;
+  name?: string;
+}
+
+export interface RequestContext {
+  user: UserInfo;
+  /** Raw User-Agent header, used to infer a field manager (SPEC "Modifying requests" 5). */
+  userAgent?: string;
+  /** Warnings collected while serving, returned to HTTP clients as `Warning` headers. */
+  warnings?: string[];
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal;
+}
+
+/** Any API object, as plain JSON-shaped data. */
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: 'Apply' | 'Update';
+  apiVersion?: string;
+  time?: string;
+  fieldsType?: 'FieldsV1';
+  fieldsV1?: Record<string, unknown>;
+  subresource?: string;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  selfLink?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string | null;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  managedFields?: ManagedFieldsEntry[];
+}
+
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface ApiList<T extends ApiObject = ApiObject> {
+  apiVersion: string;
+  kind: string;
+  metadata: ListMeta;
+  items: T[];
+}
+
+export type ResourceVersionMatch = 'Exact' | 'NotOlderThan';
+
+export interface GetOptions {
+  resourceVersion?: string;
+}
+
+/** The LIST parameter set (SPEC "Endpoints"), already parsed and type-checked by the door. */
+export interface ListOptions {
+  resourceVersion?: string;
+  resourceVersionMatch?: ResourceVersionMatch;
+  limit?: number;
+  continue?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  timeoutSeconds?: number;
+  allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
+}
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+/** The WRITE / PATCH parameter sets. */
+export interface WriteOptions {
+  /** `['All']` for a dry run. */
+  dryRun?: string[];
+  fieldManager?: string;
+  fieldValidation?: FieldValidation;
+  /** Apply only. */
+  force?: boolean;
+}
+
+export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
+
+export interface Preconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface DeleteOptions {
+  dryRun?: string[];
+  gracePeriodSeconds?: number;
+  preconditions?: Preconditions;
+  propagationPolicy?: PropagationPolicy;
+  orphanDependents?: boolean;
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
+}
+
+export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
+
+export interface Patch {
+  type: PatchType;
+  /** The patch document, already decoded from the wire (JSON value; YAML/CBOR converted by the door). */
+  body: unknown;
+}
+
+/** The result of create, update and patch: the stored (or would-be) object, and whether it was created. */
+export interface WriteResult {
+  object: ApiObject;
+  created: boolean;
+}
+
+/**
+ * The result of delete: upstream answers either with the object (types that return it, or an
+ * object now Terminating) or with a Success Status; `httpStatus` is 200 or 202.
+ */
+export interface DeleteResult {
+  object: ApiObject | Status;
+  httpStatus: 200 | 202;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export type WatchEvent =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: ApiObject }
+  | { type: 'ERROR'; object: Status };
+
+/** A live watch: iterate its events; `close()` ends it from the consumer side. */
+export interface WatchStream extends AsyncIterable<WatchEvent> {
+  close(): void;
+}
+
+export interface CoreApi {
+  get(target: ResourceTarget, options: GetOptions, ctx: RequestContext): Promise<ApiObject>;
+  list(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList>;
+  watch(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<WatchStream>;
+  create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;
+  /** PUT: update, or create where the type allows create-on-update. */
+  update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;
+  patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;
+  delete(target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult>;
+  deleteCollection(
+    target: ResourceTarget,
+    listOptions: ListOptions,
+    deleteOptions: DeleteOptions,
+    ctx: RequestContext,
+  ): Promise<ApiList>;
+}

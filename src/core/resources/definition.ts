@@ -1,0 +1,88 @@
+/**
+ * One typed definition per resource type (STYLE.md practice 1): names, scope, subresources,
+ * defaults, strategy hooks, validation, selectable fields. The generic registry
+ * (core/registry) owns the lifecycle and is configured by these; definitions never subclass it.
+ */
+import type { Naming } from '../../naming';
+import type { ApiObject } from '../api';
+import type { FieldError } from '../validation/field-errors';
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** How `metadata.name` is validated (upstream's ValidateNameFunc of each type). */
+export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'pathSegment';
+
+export interface StrategyContext {
+  naming: Naming;
+  /** Milliseconds since the epoch, from the injected clock. */
+  now: number;
+}
+
+/** The `/scale` subresource: which fields of the object the autoscaling/v1 Scale maps to. */
+export interface ScaleSubresource {
+  /** Read spec.replicas (after defaults). */
+  specReplicas(obj: ApiObject): number;
+  setSpecReplicas(obj: ApiObject, replicas: number): void;
+  statusReplicas(obj: ApiObject): number;
+  /** The label selector as a string, as Scale.status.selector carries it. */
+  selector(obj: ApiObject): string;
+}
+
+/** The status sub-strategy: what PUT/PATCH on `/status` may change. */
+export interface StatusStrategy<T extends ApiObject = ApiObject> {
+  /** Copy everything but status (and what /status may touch in metadata) from `old` into `obj`. */
+  prepareForUpdate(obj: T, old: T, ctx: StrategyContext): void;
+  validateUpdate?(obj: T, old: T, ctx: StrategyContext): FieldError[];
+}
+
+export interface ResourceDefinition<T extends ApiObject = ApiObject> {
+  /** API group; '' for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  /** Plural, as in URLs and storage keys. */
+  resource: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames?: string[];
+  categories?: string[];
+  /** Verbs served on the main resource; default ALL_VERBS. */
+  verbs?: readonly Verb[];
+  nameRule: NameRule;
+
+  /** `metadata.generation` starts at 1 and grows by one on every change of `spec` (upstream: types with a spec/status split). */
+  tracksGeneration?: boolean;
+  /** PUT of an absent object creates it (upstream AllowCreateOnUpdate). */
+  allowCreateOnUpdate: boolean;
+  /** PUT without metadata.resourceVersion is allowed (upstream AllowUnconditionalUpdate). */
+  allowUnconditionalUpdate: boolean;
+  /** DELETE answers with the deleted object instead of a Success Status (upstream ReturnDeletedObject). */
+  returnDeletedObject?: boolean;
+
+  /** Fill defaults; runs on create, update and on every object read from the wire. */
+  defaults?(obj: T): void;
+  /** Strip or reset fields a client may not set on create (e.g. status for split types). */
+  prepareForCreate?(obj: T, ctx: StrategyContext): void;
+  /** Reset fields an update of the main resource may not change (e.g. status for split types). */
+  prepareForUpdate?(obj: T, old: T, ctx: StrategyContext): void;
+  /** Type-specific validation of a new object (metadata is validated by the registry). */
+  validate?(obj: T, ctx: StrategyContext): FieldError[];
+  /** Type-specific validation of an update (immutable fields and the like), in addition to `validate`. */
+  validateUpdate?(obj: T, old: T, ctx: StrategyContext): FieldError[];
+
+  /** Present when the type has a `/status` subresource. */
+  status?: StatusStrategy<T>;
+  /** Present when the type has a `/scale` subresource. */
+  scale?: ScaleSubresource;
+
+  /**
+   * Field-selector values of an object beyond `metadata.name` and `metadata.namespace`
+   * (upstream's GetAttrs / field label conversion), e.g. pods' `spec.nodeName`.
+   */
+  selectableFields?(obj: T): Record<string, string>;
+}
+
+/** A definition builder: definitions whose group names depend on the vendor take the naming profile. */
+export type DefineResource = (naming: Naming) => ResourceDefinition;

@@ -1,0 +1,122 @@
+/**
+ * Every vendor-dependent name Keelson serves comes from here.
+ *
+ * SPEC.md writes the vendor word as `platform`; the `kubernetes` profile serves upstream's
+ * names so that unmodified kubectl and client libraries work. Upstream spells its vendor
+ * word three ways — `k8s.io` in API group names, `kubernetes.io` in label and annotation
+ * keys, `kube-` in system namespace names — and the platform profile maps all three to
+ * `platform`. No other module spells any of them.
+ */
+
+export type Vendor = 'platform' | 'kubernetes';
+
+export const VENDORS: readonly Vendor[] = ['platform', 'kubernetes'];
+
+export interface Naming {
+  readonly vendor: Vendor;
+  /** The word itself, as used in media types and schema extensions: `platform` / `kubernetes`. */
+  readonly word: string;
+  /** Domain used in API group names: `platform.io` / `k8s.io`. */
+  readonly groupDomain: string;
+  /** Domain used in label and annotation keys: `platform.io` / `kubernetes.io`. */
+  readonly keyDomain: string;
+
+  /** An API group named below the group domain, e.g. `group('rbac.authorization')`. */
+  group(prefix: string): string;
+  /** A label or annotation key below the key domain, e.g. `key('bootstrapping')` → `kubernetes.io/bootstrapping`. */
+  key(name: string, subdomain?: string): string;
+
+  readonly groups: {
+    readonly rbac: string;
+    readonly events: string;
+    readonly meta: string;
+    readonly authentication: string;
+    readonly authorization: string;
+    readonly apiDiscovery: string;
+    readonly apiserverConfig: string;
+    readonly clientAuthentication: string;
+  };
+
+  readonly namespaces: {
+    readonly default: 'default';
+    readonly system: string;
+    readonly public: string;
+    readonly nodeLease: string;
+  };
+
+  readonly mediaTypes: {
+    readonly protobuf: string;
+  };
+
+  /** Schema extension names used in OpenAPI (`x-kubernetes-list-type`, ...). */
+  extension(name: string): string;
+
+  readonly labels: {
+    readonly bootstrapping: string;
+    readonly rbacAutoupdate: string;
+    readonly deprecated: string;
+  };
+
+  /** Environment variable handed to exec credential plugins. */
+  readonly execInfoEnv: string;
+  /** Secret type of bootstrap tokens. */
+  readonly bootstrapTokenSecretType: string;
+}
+
+interface VendorWords {
+  word: string;
+  groupDomain: string;
+  keyDomain: string;
+  namespacePrefix: string;
+}
+
+const WORDS: Record<Vendor, VendorWords> = {
+  platform: { word: 'platform', groupDomain: 'platform.io', keyDomain: 'platform.io', namespacePrefix: 'platform' },
+  kubernetes: { word: 'kubernetes', groupDomain: 'k8s.io', keyDomain: 'kubernetes.io', namespacePrefix: 'kube' },
+};
+
+export function isVendor(value: string): value is Vendor {
+  return (VENDORS as readonly string[]).includes(value);
+}
+
+export function createNaming(vendor: Vendor): Naming {
+  const w = WORDS[vendor];
+  const group = (prefix: string): string => `${prefix}.${w.groupDomain}`;
+  const key = (name: string, subdomain?: string): string =>
+    subdomain ? `${subdomain}.${w.keyDomain}/${name}` : `${w.keyDomain}/${name}`;
+  return {
+    vendor,
+    word: w.word,
+    groupDomain: w.groupDomain,
+    keyDomain: w.keyDomain,
+    group,
+    key,
+    groups: {
+      rbac: group('rbac.authorization'),
+      events: group('events'),
+      meta: group('meta'),
+      authentication: group('authentication'),
+      authorization: group('authorization'),
+      apiDiscovery: group('apidiscovery'),
+      apiserverConfig: group('apiserver.config'),
+      clientAuthentication: group('client.authentication'),
+    },
+    namespaces: {
+      default: 'default',
+      system: `${w.namespacePrefix}-system`,
+      public: `${w.namespacePrefix}-public`,
+      nodeLease: `${w.namespacePrefix}-node-lease`,
+    },
+    mediaTypes: {
+      protobuf: `application/vnd.${w.word}.protobuf`,
+    },
+    extension: (name: string) => `x-${w.word}-${name}`,
+    labels: {
+      bootstrapping: key('bootstrapping'),
+      rbacAutoupdate: key('autoupdate', 'rbac.authorization'),
+      deprecated: key('deprecated'),
+    },
+    execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
+    bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,
+  };
+}
