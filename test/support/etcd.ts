@@ -1,0 +1,141 @@
+/**
+ * A real, throwaway etcd for tests and benches: one member on free loopback ports with a
+ * temporary data dir. Start one per test file (`beforeAll`) and `stop()` it in `afterAll`.
+ *
+ * The binary is `etcd` from PATH (Debian's `etcd-server`), or `$ETCD_BIN`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './free-port';
+
+export interface EtcdInstance {
+  /** Client URL, e.g. `http://127.0.0.1:41234`. */
+  endpoint: string;
+  dataDir: string;
+  /** Kill etcd and remove its data dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface StartEtcdOptions {
+  /** How many times to pick new ports when etcd fails to start (a port taken in between). */
+  attempts?: number;
+  /** How long one attempt may take to answer `/health`. */
+  readyTimeoutMs?: number;
+}
+
+const STDERR_TAIL_BYTES = 16 * 1024;
+
+export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdInstance> {
+  const attempts = options.attempts ?? 5;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      return await startOnce(readyTimeoutMs);
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw new Error(`etcd did not start after ${attempts} attempts: ${String(lastError)}`);
+}
+
+async function startOnce(readyTimeoutMs: number): Promise<EtcdInstance> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-etcd-'));
+  const clientPort = await freePort();
+  let peerPort = await freePort();
+  while (peerPort === clientPort) peerPort = await freePort();
+  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const name = 'keelson-test';
+  const child = spawn(
+    process.env.ETCD_BIN ?? 'etcd',
+    [
+      '--name', name,
+      '--data-dir', dataDir,
+      '--listen-client-urls', clientUrl,
+      '--advertise-client-urls', clientUrl,
+      '--listen-peer-urls', peerUrl,
+      '--initial-advertise-peer-urls', peerUrl,
+      '--initial-cluster', `${name}=${peerUrl}`,
+      '--logger', 'zap',
+      '--log-outputs', 'stderr',
+      '--log-level', 'error',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+
+  let stderrTail = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Spawn failures (no binary) arrive as 'error'; the 'exit' wait below covers the rest.
+  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+  // A test process that dies without calling stop() must not leave etcd running.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      process.removeListener('exit', killOnExit);
+      await terminate(child, exited);
+      await fs.rm(dataDir, { recursive: true, force: true });
+    })();
+    return stopped;
+  };
+
+  try {
+    const outcome = await Promise.race([
+      waitHealthy(clientUrl, readyTimeoutMs).then(() => 'healthy' as const),
+      exited.then(() => 'exited' as const),
+      spawnError.then((err) => { throw err; }),
+    ]);
+    if (outcome === 'exited' || child.exitCode !== null) {
+      throw new Error(`etcd exited during start-up (code ${child.exitCode}): ${stderrTail.trim()}`);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  // Unref only once healthy: a forgotten stop() then does not keep Jest alive (the exit hook kills it).
+  child.unref();
+  (child.stderr as { unref?: () => void } | null)?.unref?.();
+  return { endpoint: clientUrl, dataDir, stop };
+}
+
+async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Polls etcd's `/health` on the client URL until it reports healthy. */
+async function waitHealthy(clientUrl: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await isHealthy(clientUrl)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`etcd at ${clientUrl} not healthy after ${timeoutMs} ms`);
+}
+
+function isHealthy(clientUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get(`${clientUrl}/health`, { timeout: 1_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(res.statusCode === 200 && /"health"\s*:\s*"true"/.test(body)));
+      res.on('error', () => resolve(false));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
