@@ -74,8 +74,18 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
 
   /** Present when the type has a `/status` subresource. */
   status?: StatusStrategy<T>;
+  /** Present when the type has a `/finalize` subresource (namespaces): what it may change. */
+  finalize?: StatusStrategy<T>;
   /** Present when the type has a `/scale` subresource. */
   scale?: ScaleSubresource;
+
+  /**
+   * True while the object holds finalizers of its own outside `metadata.finalizers` (namespaces'
+   * `spec.finalizers`): deletion then only marks it Terminating.
+   */
+  pendingFinalizers?(obj: T): boolean;
+  /** Adjust an object being marked Terminating (e.g. a namespace's `status.phase`). */
+  prepareForDelete?(obj: T): void;
 
   /**
    * Field-selector values of an object beyond `metadata.name` and `metadata.namespace`

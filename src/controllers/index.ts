@@ -1,0 +1,32 @@
+/**
+ * Controllers that run in the server process (`--controllers`), each an ordinary API client of
+ * the core. DESIGN.md "Controllers".
+ */
+import type { Core } from '../core';
+import { NamespaceLifecycleController } from './namespace-lifecycle';
+
+export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
+
+export const CONTROLLER_NAMES = ['namespace'] as const;
+export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+
+export interface RunningControllers {
+  stop(): void;
+}
+
+/** Upstream's `--controllers` syntax: `*` for all, a name to enable, `-name` to disable. */
+export function enabledControllers(spec: readonly string[]): ControllerName[] {
+  const all = spec.includes('*');
+  return CONTROLLER_NAMES.filter((n) => !spec.includes(`-${n}`) && (all || spec.includes(n)));
+}
+
+export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void): RunningControllers {
+  const user = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
+  const running: { stop(): void }[] = [];
+  if (names.includes('namespace')) {
+    const c = new NamespaceLifecycleController({ core, resources: core.resources, user, log });
+    void c.start();
+    running.push(c);
+  }
+  return { stop: () => running.forEach((c) => c.stop()) };
+}

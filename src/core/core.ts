@@ -1,0 +1,230 @@
+/**
+ * The in-process core: resolves a request's target to its resource's generic store and runs
+ * the pipeline (verb check → strategy/validation → admission → storage). Both doors call it
+ * through `CoreApi` (DESIGN.md "Request path").
+ */
+import type {
+  ApiList,
+  ApiObject,
+  CoreApi,
+  DeleteOptions,
+  DeleteResult,
+  GetOptions,
+  ListOptions,
+  Patch,
+  RequestContext,
+  ResourceTarget,
+  WatchStream,
+  WriteOptions,
+  WriteResult,
+} from './api';
+import type { ResourceDefinition, Verb } from './resources/definition';
+import { builtinResources } from './resources';
+import type { Naming } from '../naming';
+import type { Store } from '../store';
+import { type Clock, systemClock } from '../clock';
+import { StatusError, badRequest, forbidden, methodNotSupported, notFound, pathNotFound } from '../status';
+import { ResourceStore, type WriteScope } from './registry/resource-store';
+import { applyPatch } from './registry/patch';
+import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
+
+export interface CoreOptions {
+  store: Store;
+  naming: Naming;
+  clock?: Clock;
+  /** The served types; defaults to every built-in type. */
+  resources?: ResourceDefinition[];
+}
+
+export interface Core extends CoreApi {
+  readonly naming: Naming;
+  readonly resources: readonly ResourceDefinition[];
+  /** Create the system namespaces if missing; resolves when the core can serve. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Resolved {
+  store: ResourceStore;
+  subresource: '' | 'status' | 'scale' | 'finalize';
+}
+
+function resourceKey(group: string, version: string, resource: string): string {
+  return `${group}/${version}/${resource}`;
+}
+
+class InProcessCore implements Core {
+  readonly naming: Naming;
+  readonly resources: readonly ResourceDefinition[];
+  private readonly stores = new Map<string, ResourceStore>();
+  private readonly namespaces: ResourceStore;
+
+  constructor(private readonly options: CoreOptions) {
+    this.naming = options.naming;
+    this.resources = options.resources ?? builtinResources(options.naming);
+    const deps = { store: options.store, naming: options.naming, clock: options.clock ?? systemClock };
+    for (const def of this.resources) {
+      this.stores.set(resourceKey(def.group, def.version, def.resource), new ResourceStore(def, deps, (ns, d, name) => this.admitNamespace(ns, d, name)));
+    }
+    const namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'));
+    if (!namespaces) throw new Error('the core needs the namespaces resource');
+    this.namespaces = namespaces;
+  }
+
+  /** NamespaceLifecycle admission: the namespace must exist and not be terminating. */
+  private async admitNamespace(namespace: string, def: ResourceDefinition, name: string): Promise<void> {
+    let ns: ApiObject;
+    try {
+      ns = await this.namespaces.get(undefined, namespace, {});
+    } catch (err) {
+      if (StatusError.is(err, 'NotFound')) throw notFound({ group: '', resource: 'namespaces' }, namespace);
+      throw err;
+    }
+    if (ns.metadata?.deletionTimestamp) {
+      const err = forbidden(
+        { group: def.group, resource: def.resource },
+        name,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+      err.status.details!.causes = [
+        { reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' },
+      ];
+      throw err;
+    }
+  }
+
+  private resolve(target: ResourceTarget, verb: Verb): Resolved {
+    const store = this.stores.get(resourceKey(target.group, target.version, target.resource));
+    if (!store) throw pathNotFound();
+    const def = store.def;
+    const sub = target.subresource ?? '';
+    const served = sub === '' || (sub === 'status' && def.status) || (sub === 'scale' && def.scale) || (sub === 'finalize' && def.finalize);
+    if (!served) throw pathNotFound();
+    if (def.namespaced && target.name !== undefined && !target.namespace) throw pathNotFound();
+    const gr = store.groupResource;
+    if (sub === '') {
+      if (!(def.verbs ?? ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']).includes(verb)) {
+        throw methodNotSupported(gr, verb);
+      }
+    } else if (!(sub === 'finalize' ? ['update'] : ['get', 'update', 'patch']).includes(verb)) {
+      throw methodNotSupported(gr, verb);
+    }
+    return { store, subresource: sub as Resolved['subresource'] };
+  }
+
+  private requireName(target: ResourceTarget): string {
+    if (!target.name) throw badRequest('name is required');
+    return target.name;
+  }
+
+  async get(target: ResourceTarget, options: GetOptions, _ctx: RequestContext): Promise<ApiObject> {
+    const { store, subresource } = this.resolve(target, 'get');
+    const obj = await store.get(target.namespace, this.requireName(target), options);
+    return subresource === 'scale' ? getScale(store, obj) : obj;
+  }
+
+  async list(target: ResourceTarget, options: ListOptions, _ctx: RequestContext): Promise<ApiList> {
+    const { store } = this.resolve(target, 'list');
+    return store.list(target.namespace, options);
+  }
+
+  async watch(target: ResourceTarget, options: ListOptions, _ctx: RequestContext): Promise<WatchStream> {
+    const { store } = this.resolve(target, 'watch');
+    if (target.name) {
+      // A watch on one object is a watch on its collection with a name field selector (upstream does the same).
+      const byName = `metadata.name=${target.name}`;
+      options = { ...options, fieldSelector: options.fieldSelector ? `${options.fieldSelector},${byName}` : byName };
+    }
+    return store.watch(target.namespace, options);
+  }
+
+  async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const { store } = this.resolve(target, 'create');
+    if (target.name !== undefined) throw methodNotSupported(store.groupResource, 'create');
+    return store.create(target.namespace, object, options, ctx);
+  }
+
+  async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const { store, subresource } = this.resolve(target, 'update');
+    const name = this.requireName(target);
+    if (subresource === 'scale') {
+      const scale = scaleFromBody(store, object, name, target.namespace);
+      return this.writeScale(store, target, scale, options, ctx);
+    }
+    return store.update(target.namespace, name, object, options, ctx, subresource || 'main');
+  }
+
+  async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const { store, subresource } = this.resolve(target, 'patch');
+    const name = this.requireName(target);
+    if (subresource === 'scale') {
+      const current = getScale(store, await store.get(target.namespace, name, {}));
+      const patched = applyPatch(patch, current);
+      const scale = scaleFromBody(store, patched, name, target.namespace);
+      return this.writeScale(store, target, scale, options, ctx);
+    }
+    const scope: WriteScope = subresource || 'main';
+    return store.patch(target.namespace, name, (current) => applyPatch(patch, current), options, ctx, scope);
+  }
+
+  private async writeScale(store: ResourceStore, target: ResourceTarget, scale: ScaleObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const scaleDef = store.def.scale!;
+    const result = await store.patch(
+      target.namespace,
+      scale.metadata.name,
+      (current) => {
+        if (scale.metadata.resourceVersion && scale.metadata.resourceVersion !== current.metadata?.resourceVersion) {
+          // Keep the client's precondition: the update path turns a stale version into 409 Conflict.
+          current.metadata = { ...current.metadata, resourceVersion: scale.metadata.resourceVersion };
+        }
+        scaleDef.setSpecReplicas(current, scale.spec.replicas);
+        return current;
+      },
+      options,
+      ctx,
+      'main',
+    );
+    return { object: getScale(store, result.object), created: false };
+  }
+
+  async delete(target: ResourceTarget, options: DeleteOptions, _ctx: RequestContext): Promise<DeleteResult> {
+    const { store } = this.resolve(target, 'delete');
+    if (target.subresource) throw methodNotSupported(store.groupResource, 'delete');
+    return store.delete(target.namespace, this.requireName(target), options);
+  }
+
+  async deleteCollection(target: ResourceTarget, listOptions: ListOptions, deleteOptions: DeleteOptions, _ctx: RequestContext): Promise<ApiList> {
+    const { store } = this.resolve(target, 'deletecollection');
+    const listed = await store.list(target.namespace, { ...listOptions, limit: undefined, continue: undefined });
+    const deleted: ApiObject[] = [];
+    for (const item of listed.items) {
+      try {
+        const result = await store.delete(item.metadata?.namespace, item.metadata!.name!, deleteOptions);
+        deleted.push(store.def.returnDeletedObject || result.object.kind !== 'Status' ? (result.object as ApiObject) : item);
+      } catch (err) {
+        if (!StatusError.is(err, 'NotFound')) throw err;
+      }
+    }
+    return { ...listed, items: deleted };
+  }
+
+  async ready(): Promise<void> {
+    const ns = this.naming.namespaces;
+    const system = { user: { username: 'system:apiserver', groups: ['system:masters'] }, userAgent: 'keelson-apiserver' };
+    for (const name of [ns.default, ns.system, ns.public, ns.nodeLease]) {
+      try {
+        await this.namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {}, system);
+      } catch (err) {
+        if (!StatusError.is(err, 'AlreadyExists')) throw err;
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.options.store.close();
+  }
+}
+
+export function createCore(options: CoreOptions): Core {
+  return new InProcessCore(options);
+}

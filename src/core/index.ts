@@ -1,0 +1,3 @@
+export * from './api';
+export { createCore, type Core, type CoreOptions } from './core';
+export type { ResourceDefinition, Verb } from './resources/definition';

@@ -1,0 +1,416 @@
+/**
+ * The generic store: one per resource type, configured by its ResourceDefinition, owning the
+ * whole lifecycle (STYLE.md practice 2): system metadata, the type's strategy, validation,
+ * compare-and-swap writes on the store, deletion with finalizers, and translation of storage
+ * errors into Status errors. Reads (get/list/watch) live in resource-reads.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ApiObject, DeleteOptions, DeleteResult, RequestContext, WriteOptions, WriteResult } from '../api';
+import type { ResourceDefinition, StrategyContext } from '../resources/definition';
+import type { KeyValue } from '../../store';
+import { StoreError } from '../../store';
+import {
+  OPTIMISTIC_LOCK_MESSAGE,
+  StatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  internalError,
+  invalid,
+  notFound,
+  successStatus,
+  serviceUnavailable,
+  gone,
+  timeout,
+} from '../../status';
+import { rfc3339 } from '../../clock';
+import { fieldErrors, type FieldError } from '../validation/field-errors';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
+import { objectKey } from './keys';
+import { decodeFromStorage, deepCopy, encodeForStorage } from './object-codec';
+import { managerFromUserAgent, updateManagedFields } from './managed-fields';
+import { parseResourceVersion } from './list-options';
+import { ResourceReads, type RegistryDeps } from './resource-reads';
+
+/** Called before a namespaced object is created: NamespaceLifecycle admission (404 / 403). */
+export type NamespaceGate = (namespace: string, def: ResourceDefinition, name: string) => Promise<void>;
+
+/** Which part of the object a write addresses: the main resource or its `/status`. */
+export type WriteScope = 'main' | 'status' | 'finalize';
+
+/** Computes the new object from the current one (undefined when absent). Pure; may be retried. */
+export type TryUpdate = (current: ApiObject | undefined) => ApiObject | Promise<ApiObject>;
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+const GENERATED_SUFFIX = 5;
+const MAX_GENERATE_ATTEMPTS = 8;
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < GENERATED_SUFFIX; i++) s += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
+  return s;
+}
+
+function isDryRun(options: { dryRun?: string[] }): boolean {
+  return (options.dryRun ?? []).includes('All');
+}
+
+export class ResourceStore extends ResourceReads {
+  constructor(
+    def: ResourceDefinition,
+    deps: RegistryDeps,
+    private readonly namespaceGate?: NamespaceGate,
+  ) {
+    super(def, deps);
+  }
+
+  private strategyContext(): StrategyContext {
+    return { naming: this.deps.naming, now: this.deps.clock.now() };
+  }
+
+  private manager(options: WriteOptions, ctx: RequestContext): string {
+    return options.fieldManager || managerFromUserAgent(ctx.userAgent);
+  }
+
+  /** Check `apiVersion`/`kind` of a body and align its namespace with the request's (upstream's handler rules). */
+  checkBody(obj: ApiObject, namespace: string | undefined): ApiObject {
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+      throw badRequest(`the object provided is unrecognized (must be of type ${this.def.kind})`);
+    }
+    const expected = this.apiVersion;
+    if (obj.apiVersion !== undefined && obj.apiVersion !== '' && obj.apiVersion !== expected) {
+      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expected})`);
+    }
+    if (obj.kind !== undefined && obj.kind !== '' && obj.kind !== this.def.kind) {
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${this.def.kind}): no kind "${String(obj.kind)}" is registered for version "${expected}"`,
+      );
+    }
+    const copy = deepCopy(obj);
+    copy.apiVersion = expected;
+    copy.kind = this.def.kind;
+    const meta = (copy.metadata ??= {});
+    if (typeof meta !== 'object' || Array.isArray(meta)) throw badRequest('metadata: must be an object');
+    const requested = this.def.namespaced ? namespace ?? '' : '';
+    const own = meta.namespace ?? '';
+    if (own !== requested) {
+      if (own === '' || requested === '') meta.namespace = requested || undefined;
+      else throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    if (!this.def.namespaced) delete meta.namespace;
+    return copy;
+  }
+
+  private validateNew(obj: ApiObject): FieldError[] {
+    const sctx = this.strategyContext();
+    return [
+      ...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule }),
+      ...(this.def.validate?.(obj, sctx) ?? []),
+    ];
+  }
+
+  private throwIfInvalid(errors: FieldError[], name: string): void {
+    if (errors.length > 0) throw invalid(this.groupKind, name, errors);
+  }
+
+  async create(namespace: string | undefined, body: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const obj = this.checkBody(body, namespace);
+    const meta = obj.metadata!;
+    const now = this.deps.clock.now();
+    const sctx = this.strategyContext();
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(now);
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (this.def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    this.def.defaults?.(obj);
+    this.def.prepareForCreate?.(obj, sctx);
+    const generated = !meta.name && !!meta.generateName;
+    if (generated) meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
+    this.throwIfInvalid(this.validateNew(obj), meta.name ?? '');
+    if (this.def.namespaced && this.namespaceGate) await this.namespaceGate(meta.namespace!, this.def, meta.name!);
+    meta.managedFields = updateManagedFields(undefined, obj, { manager: this.manager(options, ctx), apiVersion: this.apiVersion, subresource: '' }, now);
+    if (meta.managedFields.length === 0) delete meta.managedFields;
+
+    if (isDryRun(options)) return { object: obj, created: true };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const kv = await this.deps.store.create(objectKey(this.def.resource, meta.namespace, meta.name!), encodeForStorage(obj));
+        return { object: decodeFromStorage(kv), created: true };
+      } catch (err) {
+        if (StoreError.is(err, 'exists')) {
+          if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
+            meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
+            continue;
+          }
+          throw alreadyExists(this.groupResource, meta.name!);
+        }
+        throw this.storageError(err, meta.name!);
+      }
+    }
+  }
+
+  /**
+   * The compare-and-swap loop (upstream's GuaranteedUpdate): read, compute, write guarded by
+   * the read's revision, and on a conflict recompute from the value the store returned.
+   * An unchanged object is not written (no new resourceVersion), as upstream does.
+   */
+  async guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    tryUpdate: TryUpdate,
+    options: { dryRun?: string[]; allowCreate?: boolean },
+  ): Promise<WriteResult> {
+    const key = objectKey(this.def.resource, namespace, name);
+    let current: KeyValue | undefined;
+    try {
+      current = (await this.deps.store.get(key)).kv;
+    } catch (err) {
+      throw this.storageError(err, name);
+    }
+    for (;;) {
+      const currentObj = current ? decodeFromStorage(current) : undefined;
+      if (!currentObj && !options.allowCreate) throw notFound(this.groupResource, name);
+      const next = await tryUpdate(currentObj ? deepCopy(currentObj) : undefined);
+      if (isDryRun(options)) return { object: next, created: !currentObj };
+      const bytes = encodeForStorage(next);
+      try {
+        if (!current) {
+          const kv = await this.deps.store.create(key, bytes);
+          return { object: decodeFromStorage(kv), created: true };
+        }
+        if (Buffer.compare(Buffer.from(bytes), Buffer.from(encodeForStorage(currentObj!))) === 0) {
+          return { object: currentObj!, created: false };
+        }
+        const kv = await this.deps.store.update(key, bytes, current.modRevision);
+        return { object: decodeFromStorage(kv), created: false };
+      } catch (err) {
+        if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
+          current = err.current;
+          continue;
+        }
+        if (StoreError.is(err, 'not-found')) {
+          current = undefined;
+          continue;
+        }
+        throw this.storageError(err, name);
+      }
+    }
+  }
+
+  /**
+   * Turn a client's full object (PUT, or the result of a patch) into the object to store,
+   * given the current one. `scope` selects the main strategy or the status sub-strategy.
+   */
+  prepareUpdate(body: ApiObject, current: ApiObject, scope: WriteScope, manager: string, requireResourceVersion: boolean): ApiObject {
+    const obj = this.checkBody(body, current.metadata?.namespace);
+    const meta = obj.metadata!;
+    const cur = current.metadata!;
+    const name = cur.name!;
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    }
+    meta.name = name;
+    const rv = meta.resourceVersion;
+    if (rv === undefined || rv === '') {
+      if (requireResourceVersion && !this.def.allowUnconditionalUpdate) {
+        throw invalid(this.groupKind, name, [fieldErrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
+      }
+    } else {
+      parseResourceVersion(rv);
+      if (rv !== cur.resourceVersion) throw conflict(this.groupResource, name, OPTIMISTIC_LOCK_MESSAGE);
+    }
+    // System fields come from the stored object, never from the client.
+    meta.uid = cur.uid;
+    meta.creationTimestamp = cur.creationTimestamp;
+    meta.resourceVersion = cur.resourceVersion;
+    if (cur.deletionTimestamp) meta.deletionTimestamp = cur.deletionTimestamp;
+    else delete meta.deletionTimestamp;
+    if (cur.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
+    else delete meta.deletionGracePeriodSeconds;
+    if (cur.generation !== undefined) meta.generation = cur.generation;
+    else delete meta.generation;
+    if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
+    if (meta.managedFields === undefined && cur.managedFields !== undefined) meta.managedFields = cur.managedFields;
+    delete meta.selfLink;
+
+    const sctx = this.strategyContext();
+    this.def.defaults?.(obj);
+    const sub = scope === 'main' ? undefined : this.def[scope]!;
+    if (sub) sub.prepareForUpdate(obj, current, sctx);
+    else this.def.prepareForUpdate?.(obj, current, sctx);
+    if (this.def.tracksGeneration && scope === 'main' && JSON.stringify(obj.spec) !== JSON.stringify(current.spec)) {
+      meta.generation = (cur.generation ?? 0) + 1;
+    }
+    const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj)];
+    if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
+    else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
+    this.throwIfInvalid(errors, name);
+    // Deletion may only shrink finalizers once started: new finalizers on a terminating object are refused.
+    if (cur.deletionTimestamp) {
+      const added = (meta.finalizers ?? []).filter((f) => !(cur.finalizers ?? []).includes(f));
+      if (added.length > 0) {
+        throw invalid(this.groupKind, name, [
+          fieldErrors.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`),
+        ]);
+      }
+    }
+    meta.managedFields = updateManagedFields(
+      current,
+      obj,
+      { manager, apiVersion: this.apiVersion, subresource: scope === 'main' ? '' : scope },
+      this.deps.clock.now(),
+    );
+    if (meta.managedFields.length === 0) delete meta.managedFields;
+    return obj;
+  }
+
+  /** PUT on the main resource or `/status`: update, or create where the type allows it. */
+  async update(
+    namespace: string | undefined,
+    name: string,
+    body: ApiObject,
+    options: WriteOptions,
+    ctx: RequestContext,
+    scope: WriteScope = 'main',
+  ): Promise<WriteResult> {
+    const checked = this.checkBody(body, namespace);
+    if (checked.metadata!.name !== undefined && checked.metadata!.name !== name) {
+      throw badRequest(`the name of the object (${checked.metadata!.name}) does not match the name on the URL (${name})`);
+    }
+    const manager = this.manager(options, ctx);
+    let result: WriteResult;
+    try {
+      result = await this.guaranteedUpdate(namespace, name, (current) => this.prepareUpdate(checked, current!, scope, manager, true), {
+        dryRun: options.dryRun,
+      });
+    } catch (err) {
+      // PUT of an absent object creates it where the type allows (upstream AllowCreateOnUpdate).
+      if (!(scope === 'main' && this.def.allowCreateOnUpdate && StatusError.is(err, 'NotFound'))) throw err;
+      const withName = deepCopy(checked);
+      withName.metadata!.name = name;
+      return this.create(namespace, withName, options, ctx);
+    }
+    return this.finishIfFinalized(result, namespace, name, options);
+  }
+
+  /**
+   * Apply a patch: `mutate` turns the current object into the patched body, which then goes
+   * through the same update path as a PUT (strategy, validation, CAS, retries).
+   */
+  async patch(
+    namespace: string | undefined,
+    name: string,
+    mutate: (current: ApiObject) => ApiObject,
+    options: WriteOptions,
+    ctx: RequestContext,
+    scope: WriteScope = 'main',
+  ): Promise<WriteResult> {
+    const manager = this.manager(options, ctx);
+    const result = await this.guaranteedUpdate(
+      namespace,
+      name,
+      (current) => this.prepareUpdate(mutate(current!), current!, scope, manager, false),
+      { dryRun: options.dryRun },
+    );
+    return this.finishIfFinalized(result, namespace, name, options);
+  }
+
+  /** An update that removed the last finalizer of a terminating object removes it (SPEC "Object deletion"). */
+  private async finishIfFinalized(result: WriteResult, namespace: string | undefined, name: string, options: { dryRun?: string[] }): Promise<WriteResult> {
+    const meta = result.object.metadata ?? {};
+    if (isDryRun(options) || !meta.deletionTimestamp || (meta.finalizers ?? []).length > 0 || this.keepsTerminating(result.object)) return result;
+    try {
+      await this.deps.store.delete(objectKey(this.def.resource, namespace, name), Number(meta.resourceVersion));
+    } catch (err) {
+      if (!StoreError.is(err, 'not-found') && !StoreError.is(err, 'conflict')) throw this.storageError(err, name);
+    }
+    return result;
+  }
+
+  /** Types that hold their own finalizers outside metadata (namespaces' spec.finalizers) stay until those are gone. */
+  private keepsTerminating(obj: ApiObject): boolean {
+    return this.def.pendingFinalizers?.(obj) ?? false;
+  }
+
+  async delete(namespace: string | undefined, name: string, options: DeleteOptions): Promise<DeleteResult> {
+    const key = objectKey(this.def.resource, namespace, name);
+    for (;;) {
+      let kv: KeyValue | undefined;
+      try {
+        kv = (await this.deps.store.get(key)).kv;
+      } catch (err) {
+        throw this.storageError(err, name);
+      }
+      if (!kv) throw notFound(this.groupResource, name);
+      const obj = decodeFromStorage(kv);
+      const meta = obj.metadata!;
+      const pre = options.preconditions;
+      if (pre?.uid !== undefined && pre.uid !== meta.uid) {
+        throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid}`);
+      }
+      if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
+        throw conflict(
+          this.groupResource,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`,
+        );
+      }
+      const pending = (meta.finalizers ?? []).length > 0 || this.keepsTerminating(obj);
+      if (pending) {
+        // Graceful: mark Terminating; the object goes when its last finalizer does.
+        if (meta.deletionTimestamp) return { object: obj, httpStatus: 200 };
+        meta.deletionTimestamp = rfc3339(this.deps.clock.now());
+        meta.deletionGracePeriodSeconds = 0;
+        this.def.prepareForDelete?.(obj);
+        if (isDryRun(options)) return { object: obj, httpStatus: 200 };
+        try {
+          const updated = await this.deps.store.update(key, encodeForStorage(obj), kv.modRevision);
+          return { object: decodeFromStorage(updated), httpStatus: 200 };
+        } catch (err) {
+          if (StoreError.is(err, 'conflict')) continue;
+          throw this.storageError(err, name);
+        }
+      }
+      if (!isDryRun(options)) {
+        try {
+          await this.deps.store.delete(key, kv.modRevision);
+        } catch (err) {
+          if (StoreError.is(err, 'conflict')) continue;
+          if (StoreError.is(err, 'not-found')) throw notFound(this.groupResource, name);
+          throw this.storageError(err, name);
+        }
+      }
+      if (this.def.returnDeletedObject) return { object: obj, httpStatus: 200 };
+      return {
+        object: successStatus({ name, group: this.def.group, kind: this.def.resource, uid: meta.uid }),
+        httpStatus: 200,
+      };
+    }
+  }
+
+  /** Translate a storage failure into a Status error (STYLE.md practice 4). */
+  storageError(err: unknown, name: string): StatusError {
+    if (err instanceof StatusError) return err;
+    if (StoreError.is(err)) {
+      switch (err.code) {
+        case 'exists':
+          return alreadyExists(this.groupResource, name);
+        case 'not-found':
+          return notFound(this.groupResource, name);
+        case 'conflict':
+          return conflict(this.groupResource, name, OPTIMISTIC_LOCK_MESSAGE);
+        case 'compacted':
+          return gone(`too old resource version: ${err.revision ?? ''}`);
+        case 'future-revision':
+          return timeout('Too large resource version', 1);
+        case 'unavailable':
+          return serviceUnavailable(`storage is unavailable: ${err.message}`);
+      }
+    }
+    return internalError(err instanceof Error ? err.message : String(err));
+  }
+}

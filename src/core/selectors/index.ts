@@ -1,0 +1,2 @@
+export * from './label-selector';
+export * from './field-selector';
