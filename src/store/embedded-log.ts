@@ -1,0 +1,200 @@
+/**
+ * The embedded store's on-disk layout, in the spirit of k3s' kine: one append-only log table in
+ * which every row is one revision (`id` = revision). "The value of a key at revision R" is the
+ * row with the highest id <= R for that name; a row with `deleted` set is a tombstone. Each row
+ * also keeps the previous value (`old_value`, `prev_revision`), so a watch replays prevKv
+ * without looking at older rows, which compaction may have removed.
+ *
+ * This module owns SQL only: prepared statements and row mapping. Store semantics (guards,
+ * errors, revision checks) live in embedded-store.ts.
+ */
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { KeyValue, StoreEvent } from './types';
+
+export interface LogRow {
+  id: number;
+  name: string;
+  created: number;
+  deleted: number;
+  create_revision: number;
+  prev_revision: number;
+  value: Buffer | null;
+  old_value: Buffer | null;
+}
+
+export type NewLogRow = LogRow;
+
+export const DATABASE_FILE = 'keelson.db';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    deleted INTEGER NOT NULL,
+    create_revision INTEGER NOT NULL,
+    prev_revision INTEGER NOT NULL,
+    value BLOB,
+    old_value BLOB
+  );
+  CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id);
+  CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+/**
+ * Any TEXT sorts below any BLOB in SQLite, so an empty BLOB is an upper bound above every name:
+ * it stands for "no end" in `name < ?` when the prefix has no successor (the empty prefix).
+ */
+const END_OF_KEYSPACE = Buffer.alloc(0);
+
+const ROW_COLUMNS = 'id, name, created, deleted, create_revision, prev_revision, value, old_value';
+
+export class EmbeddedLog {
+  private readonly db: Database.Database;
+  private readonly latestStmt: Database.Statement<[string], LogRow>;
+  private readonly atRevisionStmt: Database.Statement<[string, number], LogRow>;
+  private readonly insertStmt: Database.Statement<[number, string, number, number, number, number, Buffer | null, Buffer | null]>;
+  private readonly listStmt: Database.Statement<[string, string | Buffer, number, number], LogRow>;
+  private readonly countStmt: Database.Statement<[string, string | Buffer, number], number>;
+  private readonly windowStmt: Database.Statement<[number, number, string, string | Buffer], LogRow>;
+  private readonly setMetaStmt: Database.Statement<[string, number]>;
+  private readonly getMetaStmt: Database.Statement<[string], number>;
+  private readonly compactTxn: (revision: number, previous: number) => void;
+
+  constructor(dataDir: string) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    this.db = new Database(path.join(dataDir, DATABASE_FILE), { timeout: 0 });
+    try {
+      this.configure();
+    } catch (err) {
+      this.db.close();
+      if (err instanceof Error && /database is locked|SQLITE_BUSY/i.test(`${err.message} ${(err as { code?: string }).code}`)) {
+        throw new Error(`embedded store ${dataDir} is in use by another process`);
+      }
+      throw err;
+    }
+    const db = this.db;
+    this.latestStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM log WHERE name = ? ORDER BY id DESC LIMIT 1`);
+    this.atRevisionStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1`);
+    this.insertStmt = db.prepare(`INSERT INTO log (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+    // Live keys at a revision: walk the (name, id) index in name order and keep, per name, the
+    // row that is its newest at or below the revision. The walk is already in ORDER BY order,
+    // so LIMIT stops it early (no sort of the whole range, which paging would pay per page).
+    this.listStmt = db.prepare(
+      `SELECT ${ROW_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM log l
+       WHERE l.name >= ? AND l.name < ? AND l.deleted = 0
+         AND l.id = (SELECT MAX(id) FROM log WHERE name = l.name AND id <= ?)
+       ORDER BY l.name LIMIT ?`,
+    );
+    const latestPerName = `SELECT MAX(id) AS id FROM log WHERE name >= ? AND name < ? AND id <= ? GROUP BY name`;
+    this.countStmt = db
+      .prepare<[string, string | Buffer, number], number>(
+        `SELECT COUNT(*) FROM (${latestPerName}) m JOIN log l ON l.id = m.id WHERE l.deleted = 0`,
+      )
+      .pluck();
+    this.windowStmt = db.prepare(
+      `SELECT ${ROW_COLUMNS} FROM log WHERE id >= ? AND id < ? AND name >= ? AND name < ? ORDER BY id`,
+    );
+    this.setMetaStmt = db.prepare(`INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`);
+    this.getMetaStmt = db.prepare<[string], number>(`SELECT value FROM meta WHERE name = ?`).pluck();
+    const deleteSuperseded = db.prepare<[number, number]>(
+      // A row is superseded at or below R when a later row for the same name, itself <= R,
+      // points back at it. Only rows written since the previous compaction can newly supersede.
+      `DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id > ? AND id <= ? AND prev_revision > 0)`,
+    );
+    const deleteTombstones = db.prepare<[number, number]>(`DELETE FROM log WHERE id > ? AND id <= ? AND deleted = 1`);
+    this.compactTxn = db.transaction((revision: number, previous: number) => {
+      deleteSuperseded.run(previous, revision);
+      // Tombstones go last: their prev_revision pointers were needed above. Without its
+      // tombstone a key deleted at or below R simply has no row <= R, i.e. it is absent at R.
+      deleteTombstones.run(previous, revision);
+      this.setMetaStmt.run('compact_revision', revision);
+    });
+  }
+
+  private configure(): void {
+    const db = this.db;
+    // EXCLUSIVE before WAL: one process owns the file (watches are pushed in process, so a
+    // second writer would go unseen), and WAL then keeps its index in heap memory, no -shm file.
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
+    // synchronous = NORMAL: in WAL mode a commit is complete once its frames are written to the
+    // WAL file, which happens before the write call returns; only the fsync is deferred to
+    // checkpoints. A killed process (kill -9) loses nothing acknowledged, since the data is in
+    // the OS page cache and the next open replays the WAL; only an OS crash or power loss can
+    // drop the last commits (never corrupting the file). FULL would fsync the WAL on every
+    // commit and survive power loss too, at a per-write disk flush: the embedded store is the
+    // single-machine, try-it-now backend (production runs on etcd), so we take process-crash
+    // durability and keep writes fast. See embedded-crash.test.ts.
+    db.pragma('synchronous = NORMAL');
+    db.exec(SCHEMA);
+    // Take the exclusive lock now, so a second process fails at open rather than at first write.
+    db.exec('BEGIN IMMEDIATE; COMMIT');
+  }
+
+  /** The newest row for `name` at or below `revision` (latest when undefined), tombstones included. */
+  row(name: string, revision?: number): LogRow | undefined {
+    return revision === undefined ? this.latestStmt.get(name) : this.atRevisionStmt.get(name, revision);
+  }
+
+  /** Appends one row; an autocommit INSERT, so one transaction per write. */
+  append(row: NewLogRow): void {
+    this.insertStmt.run(row.id, row.name, row.created, row.deleted, row.create_revision, row.prev_revision, row.value, row.old_value);
+  }
+
+  /** Live keys in [start, end) at `revision`, in name order; `end` undefined = to the end of the keyspace. */
+  list(start: string, end: string | undefined, revision: number, limit: number): LogRow[] {
+    return this.listStmt.all(start, end ?? END_OF_KEYSPACE, revision, limit > 0 ? limit : -1);
+  }
+
+  count(start: string, end: string | undefined, revision: number): number {
+    return this.countStmt.get(start, end ?? END_OF_KEYSPACE, revision) ?? 0;
+  }
+
+  /** Rows with from <= id < to and a name in [start, end), in revision order. */
+  window(from: number, to: number, start: string, end: string | undefined): LogRow[] {
+    return this.windowStmt.all(from, to, start, end ?? END_OF_KEYSPACE);
+  }
+
+  /** The highest revision ever assigned (AUTOINCREMENT's counter survives deleting the newest row). */
+  lastRevision(): number {
+    const seq = this.db.prepare<[], number>(`SELECT seq FROM sqlite_sequence WHERE name = 'log'`).pluck().get();
+    const max = this.db.prepare<[], number | null>(`SELECT MAX(id) FROM log`).pluck().get();
+    return Math.max(seq ?? 0, max ?? 0);
+  }
+
+  compactedRevision(): number {
+    return this.getMetaStmt.get('compact_revision') ?? 0;
+  }
+
+  /** Drops history below `revision` in one transaction and records it as compacted. */
+  compact(revision: number, previous: number): void {
+    this.compactTxn(revision, previous);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** The key's value as stored by this row (a put). */
+export function rowKeyValue(row: LogRow): KeyValue {
+  return { key: row.name, value: row.value ?? EMPTY, createRevision: row.create_revision, modRevision: row.id };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** The watch event a row records. */
+export function rowEvent(row: LogRow): StoreEvent {
+  const prevKv: KeyValue | undefined =
+    row.created === 1
+      ? undefined
+      : { key: row.name, value: row.old_value ?? EMPTY, createRevision: row.create_revision, modRevision: row.prev_revision };
+  if (row.deleted === 1) {
+    // As etcd reports a delete: the key, no value, create revision 0, the deletion's revision.
+    return { type: 'delete', kv: { key: row.name, value: EMPTY, createRevision: 0, modRevision: row.id }, prevKv, revision: row.id };
+  }
+  return { type: 'put', kv: rowKeyValue(row), prevKv, revision: row.id };
+}

@@ -1,0 +1,228 @@
+/**
+ * The embedded backend: the Store interface on one SQLite file (better-sqlite3), with etcd's
+ * semantics and errors, so that `npm start` needs no etcd. One process owns the file.
+ *
+ * better-sqlite3 is synchronous and this store has the only connection, so each operation runs
+ * to completion on the JS thread: a guarded write's check and its INSERT cannot interleave with
+ * another write, and the INSERT (autocommit) is the write's one transaction. The current
+ * revision is kept in memory, assigned in order, and published to watchers right after commit.
+ */
+import { EmbeddedLog, rowEvent, rowKeyValue, type LogRow } from './embedded-log';
+import { WatchHub } from './embedded-watch';
+import { prefixEndString, rangeStart, requestedRevision } from './keys';
+import {
+  StoreError,
+  type GetOptions,
+  type GetResult,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type StoreWatch,
+  type WatchHandlers,
+  type WatchOptions,
+} from './types';
+
+export interface EmbeddedStoreOptions {
+  /** Directory holding the database file (created if missing). */
+  dataDir: string;
+  /** Revisions a replaying watch reads per event-loop turn. Default 1000. */
+  replayWindow?: number;
+}
+
+export class EmbeddedStore implements Store {
+  readonly kind = 'embedded' as const;
+  private readonly log: EmbeddedLog;
+  private readonly hub: WatchHub;
+  private revision: number;
+  private compacted: number;
+  private closed = false;
+
+  constructor(options: EmbeddedStoreOptions) {
+    this.log = new EmbeddedLog(options.dataDir);
+    this.revision = this.log.lastRevision();
+    this.compacted = this.log.compactedRevision();
+    this.hub = new WatchHub(
+      {
+        window: (from, to, start, end) => this.log.window(from, to, start, end),
+        currentRevision: () => this.revision,
+        compactedRevision: () => this.compacted,
+      },
+      options.replayWindow ?? 1000,
+    );
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    this.assertOpen();
+    const revision = this.readRevision(options.revision, key);
+    const row = this.log.row(key, revision);
+    return { kv: row && row.deleted === 0 ? rowKeyValue(row) : undefined, revision };
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    this.assertOpen();
+    const revision = this.readRevision(options.revision, prefix);
+    const start = rangeStart(prefix, options.startKey);
+    const end = prefixEndString(prefix);
+    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 0;
+    // One row past the limit tells whether more remain; count only when the page is cut.
+    const rows = this.log.list(start, end, revision, limit > 0 ? limit + 1 : 0);
+    const more = limit > 0 && rows.length > limit;
+    if (more) rows.length = limit;
+    return {
+      kvs: rows.map(rowKeyValue),
+      revision,
+      more,
+      count: more ? this.log.count(start, end, revision) : rows.length,
+    };
+  }
+
+  async count(prefix: string): Promise<number> {
+    this.assertOpen();
+    return this.log.count(prefix, prefixEndString(prefix), this.revision);
+  }
+
+  async create(key: string, value: Uint8Array): Promise<KeyValue> {
+    this.assertOpen();
+    const current = this.log.row(key);
+    if (current && current.deleted === 0) {
+      throw new StoreError('exists', `key ${key} already exists`, { key, current: rowKeyValue(current) });
+    }
+    const id = this.revision + 1;
+    return this.commit({
+      id,
+      name: key,
+      created: 1,
+      deleted: 0,
+      create_revision: id,
+      prev_revision: current?.id ?? 0,
+      value: toBuffer(value),
+      old_value: null,
+    });
+  }
+
+  async update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
+    this.assertOpen();
+    const current = this.guard(key, expectedModRevision);
+    return this.commit({
+      id: this.revision + 1,
+      name: key,
+      created: 0,
+      deleted: 0,
+      create_revision: current.create_revision,
+      prev_revision: current.id,
+      value: toBuffer(value),
+      old_value: current.value,
+    });
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<{ prev: KeyValue; revision: number }> {
+    this.assertOpen();
+    const current = this.guard(key, expectedModRevision);
+    const revision = this.revision + 1;
+    this.commit({
+      id: revision,
+      name: key,
+      created: 0,
+      deleted: 1,
+      create_revision: current.create_revision,
+      prev_revision: current.id,
+      value: null,
+      old_value: current.value,
+    });
+    return { prev: rowKeyValue(current), revision };
+  }
+
+  watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): StoreWatch {
+    const watch = this.hub.watch(prefix, requestedRevision(options.startRevision), handlers);
+    if (this.closed) this.hub.failAll(new StoreError('unavailable', 'store is closed'));
+    return watch;
+  }
+
+  async currentRevision(): Promise<number> {
+    this.assertOpen();
+    return this.revision;
+  }
+
+  async compactedRevision(): Promise<number> {
+    this.assertOpen();
+    return this.compacted;
+  }
+
+  /**
+   * Deletes every row superseded at or below `revision` plus tombstones at or below it, and
+   * records the compacted revision. As on etcd, reads at `revision` itself still work. At or
+   * below the already compacted revision it is a no-op (compaction is idempotent); above the
+   * current revision it fails with `future-revision`.
+   */
+  async compact(revision: number): Promise<void> {
+    this.assertOpen();
+    if (revision > this.revision) {
+      throw new StoreError('future-revision', `cannot compact at ${revision}: current revision is ${this.revision}`, {
+        revision: this.revision,
+      });
+    }
+    if (revision <= this.compacted) return;
+    this.log.compact(revision, this.compacted);
+    this.compacted = revision;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.hub.failAll(new StoreError('unavailable', 'store is closed'));
+    this.log.close();
+  }
+
+  /** Appends the row, advances the revision and tells watchers, in that order. */
+  private commit(row: LogRow): KeyValue {
+    this.log.append(row);
+    this.revision = row.id;
+    this.hub.publish(rowEvent(row));
+    return rowKeyValue(row);
+  }
+
+  /** The row a guarded update/delete acts on, or the not-found / conflict error etcd would give. */
+  private guard(key: string, expectedModRevision: number | undefined): LogRow {
+    const current = this.log.row(key);
+    if (!current || current.deleted === 1) throw new StoreError('not-found', `key ${key} not found`, { key });
+    if (expectedModRevision !== undefined && current.id !== expectedModRevision) {
+      throw new StoreError('conflict', `key ${key} is at revision ${current.id}, not ${expectedModRevision}`, {
+        key,
+        current: rowKeyValue(current),
+      });
+    }
+    return current;
+  }
+
+  /** The revision a read is served at, rejecting compacted and future ones as etcd does. */
+  private readRevision(requested: number | undefined, key: string): number {
+    const revision = requestedRevision(requested);
+    if (revision === undefined) return this.revision;
+    if (revision > this.revision) {
+      throw new StoreError('future-revision', `revision ${revision} is newer than the current revision ${this.revision}`, {
+        key,
+        revision: this.revision,
+      });
+    }
+    if (revision < this.compacted) {
+      throw new StoreError('compacted', `revision ${revision} has been compacted (compacted revision ${this.compacted})`, {
+        key,
+        revision: this.compacted,
+      });
+    }
+    return revision;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError('unavailable', 'store is closed');
+  }
+}
+
+function toBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+export function createEmbeddedStore(options: EmbeddedStoreOptions): Store {
+  return new EmbeddedStore(options);
+}

@@ -1,0 +1,32 @@
+/**
+ * Which of the store's closed error codes an `etcd3` failure means. The store turns the answer
+ * into a StoreError (it may need another read first, e.g. the compacted revision).
+ */
+import { ClientClosedError, EtcdWatchStreamEnded, GRPCOutOfRangeError, isRecoverableError } from 'etcd3';
+
+export type EtcdFailureKind = 'compacted' | 'future-revision' | 'unavailable';
+
+// etcd returns both as gRPC OUT_OF_RANGE (mvcc.ErrCompacted / mvcc.ErrFutureRev); only the
+// message tells them apart.
+const COMPACTED_MESSAGE = 'required revision has been compacted';
+const FUTURE_MESSAGE = 'required revision is a future revision';
+
+export function classifyEtcdError(err: unknown): EtcdFailureKind | undefined {
+  if (!(err instanceof Error)) return undefined;
+  if (err instanceof GRPCOutOfRangeError || err.message.includes('etcdserver: mvcc')) {
+    if (err.message.includes(COMPACTED_MESSAGE)) return 'compacted';
+    if (err.message.includes(FUTURE_MESSAGE)) return 'future-revision';
+  }
+  if (
+    err instanceof ClientClosedError ||
+    err instanceof EtcdWatchStreamEnded ||
+    // Transient network/server failures as etcd3 marks them (unavailable, deadline, cancelled,
+    // internal, ...): the ones its own fault-handling policies retry.
+    isRecoverableError(err) ||
+    // etcd3's per-host circuit breaker (cockatiel) rejects calls while the host is marked down.
+    'isBrokenCircuitError' in err
+  ) {
+    return 'unavailable';
+  }
+  return undefined;
+}

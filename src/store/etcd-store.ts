@@ -1,0 +1,323 @@
+/**
+ * The production backend: the Store interface over a real etcd cluster through `etcd3`.
+ *
+ * Every operation is one etcd request, so several API server processes sharing one cluster see
+ * one linearizable history (etcd's revision is the store revision). Guarded writes are etcd
+ * transactions whose else-branch reads the key, so a failed guard reports the current value in
+ * the same round trip, as upstream's etcd3 store does. The raw `kv` client is used instead of
+ * the builders: the store builds exactly the requests it needs and skips their per-call work.
+ */
+import { Etcd3, type IKeyValue, type IOptions, type IRangeResponse, type ITxnResponse } from 'etcd3';
+import { classifyEtcdError } from './etcd-errors';
+import { EtcdWatch } from './etcd-watch';
+import { prefixEndBytes, rangeStart, requestedRevision } from './keys';
+import {
+  StoreError,
+  type GetOptions,
+  type GetResult,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type StoreWatch,
+  type WatchHandlers,
+  type WatchOptions,
+} from './types';
+
+export interface EtcdStoreOptions {
+  /** Client URLs, e.g. `http://127.0.0.1:2379`. */
+  endpoints: string[];
+  /** Prepended to every key (kube-apiserver's `--etcd-prefix` works on whole keys; this is extra namespacing, default none). */
+  prefix?: string;
+  /** Deadline for each unary request; a request past it fails with `unavailable`. Default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * Where the compacted revision is recorded, as upstream kube-apiserver does (same key name and
+ * decimal value format). etcd does not expose its compacted revision cheaply, so every API
+ * server on the cluster reads it here. It lives at the etcd root, outside any store prefix,
+ * because compaction is cluster-wide, and outside the `/registry/...` key space (keys under
+ * the store are expected to start with '/').
+ */
+export const COMPACT_REV_KEY = 'compact_rev_key';
+const COMPACT_REV_KEY_BYTES = Buffer.from(COMPACT_REV_KEY);
+
+/** No size limit on responses: a list of many large objects easily passes gRPC's 4 MiB default. */
+const GRPC_OPTIONS = { 'grpc.max_receive_message_length': -1 };
+
+export class EtcdStore implements Store {
+  readonly kind = 'etcd' as const;
+  private readonly client: Etcd3;
+  private readonly prefix: Buffer;
+  private readonly watches = new Set<EtcdWatch>();
+  private closed = false;
+
+  constructor(options: EtcdStoreOptions) {
+    if (options.endpoints.length === 0) throw new TypeError('etcd store needs at least one endpoint');
+    const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    const clientOptions: IOptions = {
+      hosts: options.endpoints,
+      grpcOptions: GRPC_OPTIONS,
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
+    };
+    this.client = new Etcd3(clientOptions);
+    this.prefix = Buffer.from(options.prefix ?? '');
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    const revision = requestedRevision(options.revision);
+    const res = await this.call(key, () => this.client.kv.range({ key: this.etcdKey(key), revision: revision ?? 0 }));
+    const kv = res.kvs[0];
+    return { kv: kv ? this.toKeyValue(kv) : undefined, revision: revision ?? Number(res.header.revision) };
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    const revision = requestedRevision(options.revision);
+    const start = rangeStart(prefix, options.startKey);
+    // etcd reports `count` over the whole requested range [start, end) and `more` when the
+    // limit cut it, both at the one revision the range was served at.
+    const res = await this.call(prefix, () =>
+      this.client.kv.range({
+        key: this.etcdKey(start),
+        range_end: prefixEndBytes(this.etcdKey(prefix)),
+        revision: revision ?? 0,
+        limit: options.limit ?? 0,
+      }),
+    );
+    return {
+      kvs: res.kvs.map((kv) => this.toKeyValue(kv)),
+      revision: revision ?? Number(res.header.revision),
+      more: res.more,
+      count: Number(res.count),
+    };
+  }
+
+  async count(prefix: string): Promise<number> {
+    const from = this.etcdKey(prefix);
+    const res = await this.call(prefix, () =>
+      this.client.kv.range({ key: from, range_end: prefixEndBytes(from), count_only: true }),
+    );
+    return Number(res.count);
+  }
+
+  async create(key: string, value: Uint8Array): Promise<KeyValue> {
+    const etcdKey = this.etcdKey(key);
+    // A key that does not exist has create revision 0 in etcd comparisons.
+    const res = await this.call(key, () =>
+      this.client.kv.txn({
+        compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key: etcdKey, value: toBuffer(value) } }],
+        failure: [{ request_range: { key: etcdKey } }],
+      }),
+    );
+    if (!res.succeeded) {
+      throw new StoreError('exists', `key ${key} already exists`, { key, current: this.rangeResult(res, 0) });
+    }
+    const revision = Number(res.header.revision);
+    return { key, value, createRevision: revision, modRevision: revision };
+  }
+
+  async update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
+    // etcd compares a missing key as mod revision 0, so a guard of 0 would create the key.
+    if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
+    const etcdKey = this.etcdKey(key);
+    const res = await this.call(key, () =>
+      this.client.kv.txn({
+        compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }],
+        // The keys-only range after the put reads the txn's own write: it yields the create
+        // revision without shipping the old value back (as prev_kv would).
+        success: [
+          { request_put: { key: etcdKey, value: toBuffer(value) } },
+          { request_range: { key: etcdKey, keys_only: true } },
+        ],
+        failure: [{ request_range: { key: etcdKey } }],
+      }),
+    );
+    if (!res.succeeded) throw this.guardError(key, expectedModRevision, this.rangeResult(res, 0));
+    const written = this.rangeResult(res, 1);
+    const revision = Number(res.header.revision);
+    return { key, value, createRevision: written?.createRevision ?? revision, modRevision: revision };
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<{ prev: KeyValue; revision: number }> {
+    const etcdKey = this.etcdKey(key);
+    if (expectedModRevision === undefined) {
+      const res = await this.call(key, () => this.client.kv.deleteRange({ key: etcdKey, prev_kv: true }));
+      const prev = res.prev_kvs[0];
+      if (!prev) throw new StoreError('not-found', `key ${key} not found`, { key });
+      return { prev: this.toKeyValue(prev), revision: Number(res.header.revision) };
+    }
+    if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
+    const res = await this.call(key, () =>
+      this.client.kv.txn({
+        compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }],
+        success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }],
+        failure: [{ request_range: { key: etcdKey } }],
+      }),
+    );
+    if (!res.succeeded) throw this.guardError(key, expectedModRevision, this.rangeResult(res, 0));
+    const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
+    if (!prev) throw new StoreError('not-found', `key ${key} not found`, { key });
+    return { prev: this.toKeyValue(prev), revision: Number(res.header.revision) };
+  }
+
+  watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): StoreWatch {
+    const key = this.etcdKey(prefix);
+    const startRevision = requestedRevision(options.startRevision);
+    const watch = new EtcdWatch(
+      {
+        client: this.client,
+        toStoreKey: (etcdKey) => this.storeKey(etcdKey),
+        toKeyValue: (kv) => this.toKeyValue(kv),
+        compactedRevision: () => this.compactedRevision(),
+        onClosed: (closed) => this.watches.delete(closed),
+      },
+      { key, rangeEnd: prefixEndBytes(key), startRevision },
+      handlers,
+    );
+    if (this.closed) watch.fail(new StoreError('unavailable', 'store is closed'));
+    else this.watches.add(watch);
+    return watch;
+  }
+
+  async currentRevision(): Promise<number> {
+    const res = await this.call(undefined, () => this.client.kv.range({ key: COMPACT_REV_KEY_BYTES, count_only: true }));
+    return Number(res.header.revision);
+  }
+
+  async compactedRevision(): Promise<number> {
+    const { kv } = await this.readCompactRevKey();
+    return kv ? Number(kv.value.toString()) : 0;
+  }
+
+  /**
+   * Records the new compacted revision in `compact_rev_key` (a txn guarded on the key's mod
+   * revision, so racing API servers cannot move it backwards), then compacts etcd itself. The key
+   * is written first so that it is never below etcd's real compaction: readers trust it when
+   * rejecting watches. Compacting to a revision at or below the recorded one is a no-op apart from
+   * re-issuing etcd's compaction, which finishes the job if a previous attempt died between the
+   * two steps. A revision above the current one fails with `future-revision`.
+   */
+  async compact(revision: number): Promise<void> {
+    if (!(revision > 0)) return; // nothing lies below revision 1
+    for (;;) {
+      const { kv, currentRevision } = await this.readCompactRevKey();
+      if (revision > currentRevision) {
+        throw new StoreError('future-revision', `cannot compact at ${revision}: current revision is ${currentRevision}`, {
+          revision: currentRevision,
+        });
+      }
+      const recorded = kv ? Number(kv.value.toString()) : 0;
+      if (revision > recorded) {
+        const guard = kv
+          ? { key: COMPACT_REV_KEY_BYTES, target: 'Mod' as const, result: 'Equal' as const, mod_revision: kv.mod_revision }
+          : { key: COMPACT_REV_KEY_BYTES, target: 'Create' as const, result: 'Equal' as const, create_revision: 0 };
+        const res = await this.call(undefined, () =>
+          this.client.kv.txn({
+            compare: [guard],
+            success: [{ request_put: { key: COMPACT_REV_KEY_BYTES, value: Buffer.from(String(revision)) } }],
+          }),
+        );
+        if (!res.succeeded) continue; // another API server recorded a compaction meanwhile: re-read
+      }
+      try {
+        await this.client.kv.compact({ revision, physical: true });
+      } catch (err) {
+        // Already compacted this far (by another process, or an earlier call): nothing to do.
+        if (classifyEtcdError(err) === 'compacted') return;
+        throw await this.translate(err, undefined);
+      }
+      return;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const watch of [...this.watches]) watch.fail(new StoreError('unavailable', 'store is closed'));
+    this.client.close();
+  }
+
+  private async readCompactRevKey(): Promise<{ kv?: IKeyValue; currentRevision: number }> {
+    const res = await this.call(undefined, () => this.client.kv.range({ key: COMPACT_REV_KEY_BYTES }));
+    return { kv: res.kvs[0], currentRevision: Number(res.header.revision) };
+  }
+
+  /** Runs one etcd request, translating its failure into a StoreError. */
+  private async call<T>(key: string | undefined, request: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError('unavailable', 'store is closed', { key });
+    try {
+      return await request();
+    } catch (err) {
+      throw await this.translate(err, key);
+    }
+  }
+
+  private async translate(err: unknown, key: string | undefined): Promise<unknown> {
+    if (err instanceof StoreError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    switch (classifyEtcdError(err)) {
+      case 'compacted':
+        return new StoreError('compacted', `the requested revision has been compacted (${message})`, {
+          key,
+          revision: await this.compactedRevision().catch(() => undefined),
+        });
+      case 'future-revision':
+        return new StoreError('future-revision', `the requested revision is newer than the store's (${message})`, {
+          key,
+          revision: await this.currentRevision().catch(() => undefined),
+        });
+      case 'unavailable':
+        return new StoreError('unavailable', `etcd is unavailable: ${message}`, { key });
+      default:
+        return err;
+    }
+  }
+
+  /** A guard that can never match (expected revision <= 0): report the key's actual state. */
+  private async guardFailure(key: string, expectedModRevision: number): Promise<StoreError> {
+    const { kv } = await this.get(key);
+    return this.guardError(key, expectedModRevision, kv);
+  }
+
+  private guardError(key: string, expectedModRevision: number, current: KeyValue | undefined): StoreError {
+    if (!current) return new StoreError('not-found', `key ${key} not found`, { key });
+    return new StoreError(
+      'conflict',
+      `key ${key} is at revision ${current.modRevision}, not ${expectedModRevision}`,
+      { key, current },
+    );
+  }
+
+  private rangeResult(res: ITxnResponse, index: number): KeyValue | undefined {
+    const range: IRangeResponse | undefined = res.responses[index]?.response_range;
+    const kv = range?.kvs[0];
+    return kv ? this.toKeyValue(kv) : undefined;
+  }
+
+  private etcdKey(key: string): Buffer {
+    return this.prefix.length === 0 ? Buffer.from(key) : Buffer.concat([this.prefix, Buffer.from(key)]);
+  }
+
+  private storeKey(etcdKey: Buffer): string {
+    return etcdKey.toString('utf8', this.prefix.length);
+  }
+
+  private toKeyValue(kv: IKeyValue): KeyValue {
+    return {
+      key: this.storeKey(kv.key),
+      value: kv.value,
+      createRevision: Number(kv.create_revision),
+      modRevision: Number(kv.mod_revision),
+    };
+  }
+}
+
+function toBuffer(value: Uint8Array): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+export function createEtcdStore(options: EtcdStoreOptions): Store {
+  return new EtcdStore(options);
+}
