@@ -1,0 +1,81 @@
+/**
+ * etcd-only behaviour beyond the conformance suite: the compaction bookkeeping key shared with
+ * upstream, compactions done by other tools, and key prefixes.
+ */
+import { Etcd3 } from 'etcd3';
+import { createStore, StoreError, type Store } from '../../src/store';
+import { COMPACT_REV_KEY } from '../../src/store/etcd-store';
+import { startEtcd, type EtcdInstance } from '../support/etcd';
+import { WatchRecorder } from './watch-recorder';
+
+const enc = (text: string): Uint8Array => Buffer.from(text);
+
+describe('etcd store specifics', () => {
+  let etcd: EtcdInstance;
+  let raw: Etcd3;
+  const stores: Store[] = [];
+  const open = (prefix?: string) => {
+    const store = createStore({ kind: 'etcd', endpoints: [etcd.endpoint], prefix });
+    stores.push(store);
+    return store;
+  };
+
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    raw = new Etcd3({ hosts: etcd.endpoint });
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((store) => store.close()));
+    raw.close();
+    await etcd.stop();
+  });
+
+  test('records the compacted revision in compact_rev_key at the etcd root, as upstream does', async () => {
+    const store = open('/keelson-a');
+    const kv = await store.create('/registry/x', enc('x'));
+    await store.compact(kv.modRevision);
+    expect(await raw.get(COMPACT_REV_KEY).string()).toBe(String(kv.modRevision));
+    expect(await open('/keelson-b').compactedRevision()).toBe(kv.modRevision);
+  });
+
+  test('racing compactions from several clients never move the compacted revision backwards', async () => {
+    const clients = [open(), open(), open()];
+    const revisions: number[] = [];
+    for (let i = 0; i < 6; i++) revisions.push((await clients[0].create(`/registry/race/${i}`, enc('x'))).modRevision);
+    await Promise.all(revisions.map((revision, i) => clients[i % clients.length].compact(revision)));
+    const highest = Math.max(...revisions);
+    for (const client of clients) expect(await client.compactedRevision()).toBe(highest);
+  });
+
+  test('a compaction done outside Keelson (etcdctl) still yields compacted errors with etcd\'s revision', async () => {
+    const store = open();
+    const first = await store.create('/registry/outside/a', enc('1'));
+    const later = await store.update('/registry/outside/a', enc('2'), first.modRevision);
+    await raw.kv.compact({ revision: later.modRevision, physical: true }); // compact_rev_key untouched
+    expect(await store.compactedRevision()).toBeLessThan(later.modRevision);
+
+    expect((await store.get(first.key, { revision: first.modRevision }).catch((err: unknown) => err)) as StoreError).toMatchObject({
+      code: 'compacted',
+    });
+    // The watch passes the store's own check (compact_rev_key is older) and etcd cancels it
+    // with its compact revision, which only the raw watch stream reports.
+    const recorder = new WatchRecorder();
+    store.watch('/registry/outside/', { startRevision: first.modRevision }, recorder.handlers);
+    expect(await recorder.untilError()).toMatchObject({ code: 'compacted', revision: later.modRevision });
+    expect(recorder.events).toEqual([]);
+  });
+
+  test('a store prefix namespaces every key, list and watch', async () => {
+    const a = open('/tenant-a');
+    const b = open('/tenant-b');
+    const recorder = new WatchRecorder();
+    const watch = b.watch('/registry/', { startRevision: (await b.currentRevision()) + 1 }, recorder.handlers);
+    await a.create('/registry/pods/p', enc('a'));
+    const mine = await b.create('/registry/pods/p', enc('b'));
+    await recorder.untilRevision(mine.modRevision);
+    watch.cancel();
+    expect(recorder.events.map((e) => [e.kv.key, Buffer.from(e.kv.value).toString()])).toEqual([['/registry/pods/p', 'b']]);
+    expect((await a.list('/registry/')).kvs.map((kv) => Buffer.from(kv.value).toString())).toEqual(['a']);
+    expect(await raw.get('/tenant-a/registry/pods/p').string()).toBe('a');
+  });
+});
