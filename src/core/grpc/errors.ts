@@ -17,13 +17,52 @@ import { decodeStatus, encodeEnvelope } from './envelope';
 /** Trailing-metadata key of the StatusTrailer; `-bin` makes gRPC carry it as raw bytes. */
 export const STATUS_TRAILER_KEY = 'keelson-status-bin';
 
+/**
+ * Size limits for what travels in headers. HTTP/2 peers stop reading a header block that is
+ * too large, and grpc-js then never reports the call's end at all (measured: a trailer of
+ * ~100 KB leaves the client waiting forever), so a Status too large for the budget is shrunk
+ * (causes, then message, then warnings) rather than sent whole. The budgets stay well
+ * below the sizes that were measured to work.
+ */
+export const MAX_TRAILER_BYTES = 32 * 1024;
+const MAX_GRPC_MESSAGE_CHARS = 1024;
+const SHRUNK_MESSAGE_CHARS = 4096;
+
 /** The status a failed server call ends with. */
 export function toGrpcStatus(err: unknown, warnings: readonly string[]): StatusObject {
   const { status } = StatusError.from(err);
   const metadata = new Metadata();
-  const trailer = StatusTrailer.encode({ status: encodeEnvelope(status), warnings: [...warnings] }).finish();
-  metadata.set(STATUS_TRAILER_KEY, Buffer.from(trailer));
-  return { code: grpcCodeOf(status), details: status.message ?? status.reason ?? '', metadata };
+  metadata.set(STATUS_TRAILER_KEY, encodeTrailer(status, warnings));
+  return { code: grpcCodeOf(status), details: truncate(status.message ?? status.reason ?? '', MAX_GRPC_MESSAGE_CHARS), metadata };
+}
+
+/** The StatusTrailer bytes, within MAX_TRAILER_BYTES. */
+function encodeTrailer(status: Status, warnings: readonly string[]): Buffer {
+  const encode = (s: Status, w: readonly string[]) =>
+    Buffer.from(StatusTrailer.encode({ status: encodeEnvelope(s), warnings: [...w] }).finish());
+  let bytes = encode(status, warnings);
+  if (bytes.length <= MAX_TRAILER_BYTES) return bytes;
+
+  let shrunk = status;
+  const causes = status.details?.causes ?? [];
+  for (let keep = Math.floor(causes.length / 2); bytes.length > MAX_TRAILER_BYTES && causes.length > 0; keep = Math.floor(keep / 2)) {
+    shrunk = { ...status, details: { ...status.details, causes: causes.slice(0, keep) } };
+    bytes = encode(shrunk, warnings);
+    if (keep === 0) break;
+  }
+  if (bytes.length <= MAX_TRAILER_BYTES) return bytes;
+  shrunk = { ...shrunk, message: truncate(shrunk.message ?? '', SHRUNK_MESSAGE_CHARS) };
+  bytes = encode(shrunk, warnings);
+  if (bytes.length <= MAX_TRAILER_BYTES) return bytes;
+  bytes = encode(shrunk, []);
+  if (bytes.length <= MAX_TRAILER_BYTES) return bytes;
+  // Only an enormous details object is left: keep what identifies the failure.
+  const { kind, apiVersion, metadata, code, reason, message } = shrunk;
+  return encode({ kind, apiVersion, metadata, status: 'Failure', code, reason, message }, []);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 3)}...`;
 }
 
 /** The gRPC code for a Status: by reason, else by HTTP code, else INTERNAL / UNKNOWN. */

@@ -27,7 +27,7 @@ import {
   type RequestCodec,
 } from '../../../src/core/grpc/codec';
 import { decodeObject, encodeEnvelope, JSON_CONTENT_TYPE } from '../../../src/core/grpc/envelope';
-import { fromGrpcError, grpcCodeOf, STATUS_TRAILER_KEY, toGrpcStatus } from '../../../src/core/grpc/errors';
+import { fromGrpcError, grpcCodeOf, MAX_TRAILER_BYTES, STATUS_TRAILER_KEY, toGrpcStatus } from '../../../src/core/grpc/errors';
 import { conflict, invalid, notFound, StatusError, successStatus } from '../../../src/status';
 
 /** Serializes a message to protobuf bytes and parses it back, as the transport does. */
@@ -358,6 +358,27 @@ describe('status trailer', () => {
     expect(back.error).toBeInstanceOf(StatusError);
     expect(back.error.status).toStrictEqual(error.status);
     expect(back.warnings).toEqual(['careful']);
+  });
+
+  it('keeps the trailer and the gRPC message within their budgets, whatever the Status holds', () => {
+    const huge = 'y'.repeat(200_000);
+    const error = new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: huge,
+      reason: 'BadRequest',
+      details: { name: huge, causes: [{ message: huge }, { message: huge }] },
+      code: 400,
+    });
+    const status = toGrpcStatus(error, [huge, huge]);
+    const [trailer] = status.metadata.get(STATUS_TRAILER_KEY);
+    expect(Buffer.isBuffer(trailer) && trailer.length).toBeLessThanOrEqual(MAX_TRAILER_BYTES);
+    expect(status.details.length).toBeLessThanOrEqual(1024);
+    const back = fromGrpcError(asServiceError(status)).error;
+    expect(back.status).toMatchObject({ code: 400, reason: 'BadRequest', status: 'Failure' });
+    expect(back.message.startsWith('yyy')).toBe(true);
   });
 
   it('maps reasons to gRPC codes through REASON_CODES', () => {
