@@ -6,6 +6,9 @@
  */
 import { fieldErrors, type FieldError, type FieldPath } from './field-errors';
 
+/** How upstream prints a nil bad value: the string "null", quoted. */
+export const GO_NIL = '"null"';
+
 /** A Go string literal (`%q` / `%#v` of a string); JSON's escaping agrees for everything printable. */
 export function goString(value: string | undefined): string {
   return JSON.stringify(value ?? '');

@@ -7,7 +7,7 @@
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api';
 import type { NameRule } from '../resources/definition';
 import { fieldErrors, FieldPath, type FieldError } from './field-errors';
-import { goStringSlice, goTime, immutableWithRendering, invalidWithRendering } from './go-format';
+import { GO_NIL, goStringSlice, goTime, immutableWithRendering, invalidWithRendering } from './go-format';
 import { byteLength, isQualifiedName, isValidLabelValue, validateName } from './names';
 
 /** Upstream's TotalAnnotationSizeLimitB: keys plus values, 256 KiB. */
@@ -223,7 +223,7 @@ export function validateObjectMeta(meta: ObjectMeta, rules: ObjectMetaRules): Fi
 }
 
 function nullableTime(value: string | null | undefined): string {
-  return value ? goTime(value) : 'null';
+  return value ? goTime(value) : GO_NIL;
 }
 
 /**
@@ -260,7 +260,7 @@ export function validateObjectMetaUpdate(newMeta: ObjectMeta, oldMeta: ObjectMet
   }
   if (newMeta.deletionGracePeriodSeconds !== oldMeta.deletionGracePeriodSeconds) {
     const v = newMeta.deletionGracePeriodSeconds;
-    errs.push(immutableWithRendering(META.child('deletionGracePeriodSeconds'), v, v === undefined ? 'null' : String(v)));
+    errs.push(immutableWithRendering(META.child('deletionGracePeriodSeconds'), v, v === undefined ? GO_NIL : String(v)));
   }
   errs.push(...validateCommonParts(newMeta));
   errs.push(...validateManagedFields(newMeta.managedFields, META.child('managedFields')));
