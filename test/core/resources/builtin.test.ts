@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ALL_VERBS } from '../../../src/core/resources/definition';
+import { builtinResources } from '../../../src/core/resources';
+import { createNaming } from '../../../src/naming';
+
+const upstream = createNaming('kubernetes');
+const platform = createNaming('platform');
+const RBAC = upstream.groups.rbac;
+const EVENTS = upstream.groups.events;
+
+describe('builtinResources', () => {
+  const defs = builtinResources(upstream);
+  const byResource = new Map(defs.map((d) => [`${d.group}/${d.resource}`, d]));
+
+  it('lists each group/resource once', () => {
+    expect(byResource.size).toBe(defs.length);
+  });
+
+  it.each([
+    ['/namespaces', 'namespace', false, ['ns'], undefined],
+    ['/pods', 'pod', true, ['po'], ['all']],
+    ['/secrets', 'secret', true, undefined, undefined],
+    ['/configmaps', 'configmap', true, ['cm'], undefined],
+    ['/serviceaccounts', 'serviceaccount', true, ['sa'], undefined],
+    ['apps/replicasets', 'replicaset', true, ['rs'], ['all']],
+    [`${RBAC}/roles`, 'role', true, undefined, undefined],
+    [`${RBAC}/rolebindings`, 'rolebinding', true, undefined, undefined],
+    [`${RBAC}/clusterroles`, 'clusterrole', false, undefined, undefined],
+    [`${RBAC}/clusterrolebindings`, 'clusterrolebinding', false, undefined, undefined],
+    [`${EVENTS}/events`, 'event', true, ['ev'], undefined],
+  ])('serves %s as upstream discovery lists it', (key, singular, namespaced, shortNames, categories) => {
+    const def = byResource.get(key)!;
+    expect(def).toBeDefined();
+    expect(def.singular).toBe(singular);
+    expect(def.namespaced).toBe(namespaced);
+    expect(def.shortNames).toEqual(shortNames);
+    expect(def.categories).toEqual(categories);
+    expect(def.version).toBe('v1');
+  });
+
+  it('gives every type all eight verbs except namespaces, which lack deletecollection', () => {
+    for (const def of defs) {
+      const expected = def.resource === 'namespaces' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS;
+      expect([...(def.verbs ?? ALL_VERBS)].sort()).toEqual([...expected].sort());
+    }
+  });
+
+  it('names groups through the naming profile', () => {
+    const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
+    const p = platform.groups;
+    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events]);
+    expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
+  });
+
+  it('gives subresources to the types upstream does', () => {
+    const withStatus = defs.filter((d) => d.status).map((d) => d.resource).sort();
+    expect(withStatus).toEqual(['namespaces', 'pods', 'replicasets']);
+    expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);
+    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets']);
+  });
+
+  it('uses path-segment names for RBAC kinds and DNS names elsewhere', () => {
+    for (const def of defs) {
+      const expected = def.group.startsWith('rbac.') ? 'pathSegment' : def.resource === 'namespaces' ? 'dns1123Label' : 'dns1123Subdomain';
+      expect(def.nameRule).toBe(expected);
+    }
+  });
+
+  it('never spells a vendor domain in the resource and validation modules', () => {
+    for (const dir of ['src/core/resources', 'src/core/validation']) {
+      for (const file of readdirSync(dir)) {
+        const text = readFileSync(join(dir, file), 'utf8');
+        const spelled = [upstream.groupDomain, upstream.keyDomain, platform.groupDomain].filter((d) => text.includes(d));
+        expect(`${file}: ${spelled.join(',')}`).toBe(`${file}: `);
+      }
+    }
+  });
+});
