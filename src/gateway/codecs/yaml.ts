@@ -1,0 +1,31 @@
+/**
+ * `application/yaml` (SPEC "Content negotiation" 2). Upstream converts between YAML and JSON
+ * with YAML 1.1 rules (go-yaml v2 via sigs.k8s.io/yaml), sorts map keys on output and does not
+ * indent sequences under their key; timestamps stay strings. YAML has no watch framing upstream.
+ */
+import YAML from 'yaml';
+import { type Codec, CodecError } from './codec';
+
+export const YAML_MEDIA_TYPE = 'application/yaml';
+
+const TIMESTAMP_TAG = 'tag:yaml.org,2002:timestamp';
+
+export const yamlCodec: Codec = {
+  mediaType: YAML_MEDIA_TYPE,
+  encode(value) {
+    const text = YAML.stringify(value, { version: '1.1', sortMapEntries: true, indentSeq: false, lineWidth: 0 });
+    return Buffer.from(text, 'utf8');
+  },
+  decode(body) {
+    const text = Buffer.from(body).toString('utf8');
+    try {
+      return YAML.parse(text, {
+        version: '1.1',
+        merge: true,
+        customTags: (tags) => tags.filter((t) => typeof t === 'string' || t.tag !== TIMESTAMP_TAG),
+      }) as unknown;
+    } catch (err) {
+      throw new CodecError(YAML_MEDIA_TYPE, (err as Error).message);
+    }
+  },
+};

@@ -1,0 +1,2 @@
+export * from './legacy';
+export * from './aggregated';

@@ -1,0 +1,80 @@
+/**
+ * The last step: send a request to the handler that serves its path. Resource requests go to
+ * the core through the resource handler; discovery, `/version` and health are answered here.
+ * Paths under a served API root that name nothing get upstream's 404 Status (go-restful's
+ * service error handler); paths outside every root get Go's plain `404 page not found`
+ * (upstream's NotFoundHandler).
+ */
+import type { Naming } from '../../naming';
+import type { CoreApi } from '../../core/api';
+import type { Codecs } from '../codecs';
+import type { ResourceIndex } from '../resource-index';
+import { writeText } from '../respond';
+import { type Exchange, type Handler, infoOf } from '../types';
+import { createDiscoveryHandler, discoveryPathOf } from './discovery';
+import { HEALTH_ENDPOINTS, type HealthChecks, type HealthEndpoint, serveHealth, serveHealthCheck } from './health';
+import { createResourceHandler } from './resource';
+import { methodNotAllowed } from './resource-route';
+import { type VersionInfo, serveVersion } from './version';
+
+export interface RouterOptions {
+  core: CoreApi;
+  index: ResourceIndex;
+  naming: Naming;
+  codecs: Codecs;
+  health: HealthChecks;
+  version: VersionInfo;
+  serverAddress: () => string;
+  watchTimeoutMs?: () => number;
+}
+
+/** Go's http.NotFound. */
+export function writeNotFoundPage(exchange: Exchange): void {
+  writeText(exchange, 404, '404 page not found\n');
+}
+
+/** Is the path under an API root upstream serves with go-restful (`/api`, `/apis/<served group>`)? */
+function underServedRoot(path: string, index: ResourceIndex): boolean {
+  const parts = path.replace(/^\/+|\/+$/g, '').split('/');
+  if (parts[0] === 'api') return true;
+  if (parts[0] === 'apis') return parts.length === 1 || (parts[1] !== '' && index.group(parts[1]) !== undefined);
+  return false;
+}
+
+function isGet(method: string): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
+export function createRouter(options: RouterOptions): Handler {
+  const resources = createResourceHandler(options);
+  const discovery = createDiscoveryHandler(options);
+  const { index, health } = options;
+
+  return async (exchange) => {
+    const info = infoOf(exchange);
+    const path = info.path;
+    if (info.isResourceRequest) {
+      if (!underServedRoot(path, index)) return writeNotFoundPage(exchange);
+      return resources(exchange, info);
+    }
+
+    const discoveryPath = discoveryPathOf(path);
+    if (discoveryPath) {
+      if (!underServedRoot(path, index)) return writeNotFoundPage(exchange);
+      if (!isGet(exchange.request.method)) throw methodNotAllowed();
+      return discovery(exchange, discoveryPath);
+    }
+    if (path === '/version' || path === '/version/') {
+      if (!isGet(exchange.request.method)) throw methodNotAllowed();
+      return serveVersion(exchange, options.version);
+    }
+    const [, first, check, ...rest] = path.split('/');
+    if ((HEALTH_ENDPOINTS as readonly string[]).includes(first) && rest.length === 0) {
+      const endpoint = first as HealthEndpoint;
+      if (check === undefined) return serveHealth(exchange, endpoint, health[endpoint]);
+      const one = health[endpoint].find((c) => c.name === check);
+      if (one) return serveHealthCheck(exchange, one);
+    }
+    return writeNotFoundPage(exchange);
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The HTTP gateway: HTTPS, the step pipeline, discovery and the resource handlers, in front of
+ * a `CoreApi` (DESIGN.md "Request path"). `createGateway` gives the socket-free handler (tests
+ * call it with plain objects); `startGateway` serves it over HTTPS through Express.
+ */
+import type { CoreApi } from '../core/api';
+import type { ResourceDefinition } from '../core/resources/definition';
+import type { Naming } from '../naming';
+import { createExpressApp } from './express-adapter';
+import type { HealthChecks } from './handlers/health';
+import type { VersionInfo } from './handlers/version';
+import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
+import { createPipeline } from './pipeline';
+import { ResourceIndex } from './resource-index';
+import type { Authorizer } from './steps/authorization';
+import type { Codecs } from './codecs';
+import { type GatewayRequest, type GatewayResponse, createExchange } from './types';
+
+export type { HealthCheck, HealthChecks } from './handlers/health';
+export { keelsonVersion, type VersionInfo } from './handlers/version';
+export type { TlsMaterial, RunningServer } from './https-server';
+export type { Authorizer, Decision, AuthorizationAttributes } from './steps/authorization';
+export type { GatewayRequest, GatewayResponse, PeerCertificate } from './types';
+
+export interface GatewayOptions {
+  core: CoreApi;
+  resources: readonly ResourceDefinition[];
+  naming: Naming;
+  health: HealthChecks;
+  version: VersionInfo;
+  /** `host:port` advertised by `/api`. */
+  serverAddress: () => string;
+  codecs?: Codecs;
+  authorizers?: readonly Authorizer[];
+  watchTimeoutMs?: () => number;
+  /** Errors that were not StatusErrors (bugs), for the log. */
+  onUnexpectedError?: (err: unknown) => void;
+}
+
+export interface Gateway {
+  handle(request: GatewayRequest, response: GatewayResponse): Promise<void>;
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources) });
+  return { handle: (request, response) => pipeline(createExchange(request, response)) };
+}
+
+export interface StartGatewayOptions extends Omit<GatewayOptions, 'serverAddress'> {
+  /** Defaults to `<host>:<listening port>`. */
+  serverAddress?: () => string;
+  tls: TlsMaterial;
+  host: string;
+  port: number;
+}
+
+/** Serve the gateway over HTTPS; resolves once listening. */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningServer> {
+  let port = options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const serverAddress = options.serverAddress ?? (() => `${host}:${port}`);
+  const gateway = createGateway({ ...options, serverAddress });
+  const app = createExpressApp(gateway.handle, options.onUnexpectedError);
+  const server = await listenHttps({ tls: options.tls, host: options.host, port: options.port, listener: app });
+  port = server.port;
+  return server;
+}

@@ -1,0 +1,48 @@
+/**
+ * The gateway pipeline: steps written in the order they run (STYLE.md practice 5), ending in
+ * the router. Impersonation and audit slot in between authentication and authorization when
+ * they exist.
+ */
+import type { CoreApi } from '../core/api';
+import type { Naming } from '../naming';
+import { type Codecs, defaultCodecs } from './codecs';
+import type { HealthChecks } from './handlers/health';
+import { createRouter } from './handlers/router';
+import type { VersionInfo } from './handlers/version';
+import type { ResourceIndex } from './resource-index';
+import { authenticationStep } from './steps/authentication';
+import { type Authorizer, authorizationStep, bootstrapPolicyAuthorizer, superuserAuthorizer } from './steps/authorization';
+import { recoverStep } from './steps/recover';
+import { requestInfoStep } from './steps/request-info';
+import type { Handler, Step } from './types';
+
+/** Compose steps so that the first in the list runs first. */
+export function compose(steps: readonly Step[], last: Handler): Handler {
+  return steps.reduceRight<Handler>((next, step) => step(next), last);
+}
+
+export interface PipelineOptions {
+  core: CoreApi;
+  index: ResourceIndex;
+  naming: Naming;
+  health: HealthChecks;
+  version: VersionInfo;
+  serverAddress: () => string;
+  codecs?: Codecs;
+  /** Defaults to the superuser rule plus upstream's bootstrap public/discovery grants. */
+  authorizers?: readonly Authorizer[];
+  watchTimeoutMs?: () => number;
+  onUnexpectedError?: (err: unknown) => void;
+}
+
+export function createPipeline(options: PipelineOptions): Handler {
+  const codecs = options.codecs ?? defaultCodecs;
+  const authorizers = options.authorizers ?? [superuserAuthorizer, bootstrapPolicyAuthorizer(options.naming)];
+  const steps: Step[] = [
+    recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),
+    requestInfoStep,
+    authenticationStep,
+    authorizationStep(authorizers),
+  ];
+  return compose(steps, createRouter({ ...options, codecs }));
+}

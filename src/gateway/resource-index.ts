@@ -1,0 +1,96 @@
+/**
+ * What the gateway serves, derived from the resource definitions: which groups, versions,
+ * resources and subresources exist, and which verbs each one takes. Discovery and routing both
+ * read this one index, so they cannot disagree.
+ */
+import { ALL_VERBS, type ResourceDefinition, type Verb } from '../core/resources/definition';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface SubresourceInfo {
+  name: string;
+  verbs: readonly Verb[];
+  /** What the subresource returns when it is not the parent's kind (scale: autoscaling/v1 Scale). */
+  responseKind?: GroupVersionKind;
+}
+
+export interface ServedGroup {
+  /** '' for the core group. */
+  name: string;
+  /** In order of preference. */
+  versions: string[];
+}
+
+const SUBRESOURCE_VERBS: readonly Verb[] = ['get', 'patch', 'update'];
+
+/** The scale subresource answers with autoscaling/v1 Scale, upstream's only Scale version. */
+export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+
+export function verbsOf(def: ResourceDefinition): Verb[] {
+  return [...(def.verbs ?? ALL_VERBS)].sort();
+}
+
+/** Subresources in name order, as upstream's discovery lists them. */
+export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
+  const subs: SubresourceInfo[] = [];
+  if (def.finalize) subs.push({ name: 'finalize', verbs: ['update'] });
+  if (def.scale) subs.push({ name: 'scale', verbs: SUBRESOURCE_VERBS, responseKind: SCALE_KIND });
+  if (def.status) subs.push({ name: 'status', verbs: SUBRESOURCE_VERBS });
+  return subs;
+}
+
+function key(group: string, version: string): string {
+  return `${group}/${version}`;
+}
+
+export class ResourceIndex {
+  private readonly byGroupVersion = new Map<string, ResourceDefinition[]>();
+  private readonly byResource = new Map<string, ResourceDefinition>();
+  private readonly groupList: ServedGroup[] = [];
+
+  constructor(readonly definitions: readonly ResourceDefinition[]) {
+    for (const def of definitions) {
+      const gv = key(def.group, def.version);
+      let list = this.byGroupVersion.get(gv);
+      if (!list) {
+        list = [];
+        this.byGroupVersion.set(gv, list);
+        let group = this.groupList.find((g) => g.name === def.group);
+        if (!group) {
+          group = { name: def.group, versions: [] };
+          this.groupList.push(group);
+        }
+        group.versions.push(def.version);
+      }
+      list.push(def);
+      this.byResource.set(`${gv}/${def.resource}`, def);
+    }
+    // The core group first, then the named groups in definition order.
+    this.groupList.sort((a, b) => (a.name === '' ? -1 : b.name === '' ? 1 : 0));
+  }
+
+  lookup(group: string, version: string, resource: string): ResourceDefinition | undefined {
+    return this.byResource.get(`${key(group, version)}/${resource}`);
+  }
+
+  hasGroupVersion(group: string, version: string): boolean {
+    return this.byGroupVersion.has(key(group, version));
+  }
+
+  group(name: string): ServedGroup | undefined {
+    return this.groupList.find((g) => g.name === name);
+  }
+
+  /** All served groups, the core group ('') first. */
+  groups(): readonly ServedGroup[] {
+    return this.groupList;
+  }
+
+  resourcesOf(group: string, version: string): readonly ResourceDefinition[] {
+    return this.byGroupVersion.get(key(group, version)) ?? [];
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * Step 3: authorization. Authorizers return a closed decision and a union walks them in order;
+ * the first allow or deny wins, and when none has an opinion the request is denied with 403
+ * (SPEC "Authorization"). Until RBAC lands, the chain holds the `system:masters` superuser
+ * rule and the fixed grants of upstream's bootstrap roles `system:public-info-viewer`,
+ * `system:discovery` and `system:basic-user`.
+ */
+import type { UserInfo } from '../../core/api';
+import { StatusError, forbidden } from '../../status';
+import type { Naming } from '../../naming';
+import { type RequestInfo, type Step, infoOf, userOf } from '../types';
+import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
+
+export interface AuthorizationAttributes {
+  user: UserInfo;
+  verb: string;
+  isResourceRequest: boolean;
+  path: string;
+  namespace: string;
+  apiGroup: string;
+  apiVersion: string;
+  resource: string;
+  subresource: string;
+  name: string;
+}
+
+export type Decision = { decision: 'allow' } | { decision: 'deny'; reason: string } | { decision: 'noOpinion'; reason?: string };
+
+export interface Authorizer {
+  authorize(attributes: AuthorizationAttributes): Decision | Promise<Decision>;
+}
+
+export const SUPERUSER_GROUP = 'system:masters';
+
+export function attributesFor(user: UserInfo, info: RequestInfo): AuthorizationAttributes {
+  if (!info.isResourceRequest) {
+    return { user, verb: info.verb, isResourceRequest: false, path: info.path, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
+  }
+  return {
+    user,
+    verb: info.verb,
+    isResourceRequest: true,
+    path: info.path,
+    namespace: info.namespace,
+    apiGroup: info.apiGroup,
+    apiVersion: info.apiVersion,
+    resource: info.resource,
+    subresource: info.subresource,
+    name: info.name,
+  };
+}
+
+/** Group `system:masters` is unrestricted (SPEC "Authorization", RBAC escalation rules). */
+export const superuserAuthorizer: Authorizer = {
+  authorize: (a) => (a.user.groups.includes(SUPERUSER_GROUP) ? { decision: 'allow' } : { decision: 'noOpinion' }),
+};
+
+/** An RBAC-style non-resource URL match: exact, or a prefix ending in `*`. */
+function matchesNonResourceUrl(rule: string, path: string): boolean {
+  if (rule === '*') return true;
+  if (rule.endsWith('*')) return path.startsWith(rule.slice(0, -1));
+  return rule === path;
+}
+
+interface BootstrapGrant {
+  groups: readonly string[];
+  nonResourceURLs?: readonly string[];
+  resources?: { apiGroup: string; resources: readonly string[]; verbs: readonly string[] };
+}
+
+/**
+ * The fixed grants of upstream's bootstrap cluster roles that matter before RBAC exists:
+ * public-info-viewer (everyone), discovery and basic-user (authenticated users).
+ */
+export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
+  const grants: BootstrapGrant[] = [
+    { groups: [AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },
+    {
+      groups: [AUTHENTICATED_GROUP],
+      nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'],
+    },
+    {
+      groups: [AUTHENTICATED_GROUP],
+      resources: { apiGroup: naming.groups.authorization, resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+    },
+    { groups: [AUTHENTICATED_GROUP], resources: { apiGroup: naming.groups.authentication, resources: ['selfsubjectreviews'], verbs: ['create'] } },
+  ];
+  return {
+    authorize(a) {
+      for (const grant of grants) {
+        if (!grant.groups.some((g) => a.user.groups.includes(g))) continue;
+        if (!a.isResourceRequest && grant.nonResourceURLs && a.verb === 'get') {
+          if (grant.nonResourceURLs.some((rule) => matchesNonResourceUrl(rule, a.path))) return { decision: 'allow' };
+        }
+        const r = grant.resources;
+        if (a.isResourceRequest && r && r.apiGroup === a.apiGroup && r.verbs.includes(a.verb) && !a.subresource && r.resources.includes(a.resource)) {
+          return { decision: 'allow' };
+        }
+      }
+      return { decision: 'noOpinion' };
+    },
+  };
+}
+
+/** Walk the authorizers in order; the first allow or deny is final. */
+export async function authorizeAll(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes): Promise<Decision> {
+  const reasons: string[] = [];
+  for (const authorizer of authorizers) {
+    const d = await authorizer.authorize(attributes);
+    if (d.decision !== 'noOpinion') return d;
+    if (d.reason) reasons.push(d.reason);
+  }
+  return { decision: 'noOpinion', reason: reasons.join('\n') };
+}
+
+/** Upstream's responsewriters.Forbidden message and Status. */
+export function forbiddenError(a: AuthorizationAttributes, reason: string): StatusError {
+  const suffix = reason ? `: ${reason}` : '';
+  const username = a.user.username;
+  if (!a.isResourceRequest) {
+    return new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `forbidden: User ${JSON.stringify(username)} cannot ${a.verb} path ${JSON.stringify(a.path)}${suffix}`,
+      reason: 'Forbidden',
+      details: {},
+      code: 403,
+    });
+  }
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const scope = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : 'at the cluster scope';
+  const msg = `User ${JSON.stringify(username)} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`;
+  return forbidden({ group: a.apiGroup, resource: a.resource }, a.name, msg + suffix);
+}
+
+export function authorizationStep(authorizers: readonly Authorizer[]): Step {
+  return (next) => async (exchange) => {
+    const attributes = attributesFor(userOf(exchange), infoOf(exchange));
+    const d = await authorizeAll(authorizers, attributes);
+    if (d.decision === 'allow') return next(exchange);
+    throw forbiddenError(attributes, d.reason ?? '');
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The gateway's plain request/response objects. Steps and handlers see only these, never
+ * Express or node:http, so every one of them can be tested without a socket (STYLE.md
+ * practice 5). `express-adapter.ts` is the only place that builds them from a real request.
+ */
+import type { UserInfo } from '../core/api';
+import { badRequest } from '../status';
+
+/** What the TLS layer learned about the client certificate, if one was presented. */
+export interface PeerCertificate {
+  /** True when the chain verified against the client CA (and the dates are valid). */
+  verified: boolean;
+  /** Why verification failed, when it did. */
+  verifyError?: string;
+  commonName: string;
+  organizations: string[];
+  /** Extended key usage OIDs, when the certificate carries the extension. */
+  extKeyUsage?: string[];
+}
+
+export interface GatewayRequest {
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** The percent-decoded path, as Go's `req.URL.Path`. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** Header values by lower-case name; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly peerCertificate?: PeerCertificate;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /** Read the whole body; rejects with 413 past `limitBytes`. */
+  readBody(limitBytes: number): Promise<Buffer>;
+}
+
+export interface GatewayResponse {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string | readonly string[]): void;
+  /** Set the status and headers; they go out with the first write or `end`. */
+  writeHead(status: number): void;
+  /** Push the status line and headers to the client now (streams). */
+  flushHeaders(): void;
+  /** Write a chunk; false when the caller should wait for `drain()`. */
+  write(chunk: Uint8Array | string): boolean;
+  drain(): Promise<void>;
+  end(chunk?: Uint8Array | string): void;
+}
+
+/** Upstream's RequestInfo for `/api` and `/apis` paths (requestinfo.go). */
+export interface ResourceRequestInfo {
+  isResourceRequest: true;
+  path: string;
+  verb: string;
+  apiPrefix: string;
+  apiGroup: string;
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+  /** The path parts from the resource on: resource/name/subresource/... */
+  parts: string[];
+  /**
+   * Keelson addition: true when the resource was addressed below `namespaces/{ns}/`
+   * (upstream's installer knows this from the route it matched).
+   */
+  namespaceScopedPath: boolean;
+  /** Keelson addition: true when the verb came from the deprecated `/watch/` path prefix. */
+  watchPrefix: boolean;
+}
+
+export interface NonResourceRequestInfo {
+  isResourceRequest: false;
+  path: string;
+  /** The lower-case HTTP method. */
+  verb: string;
+}
+
+export type RequestInfo = ResourceRequestInfo | NonResourceRequestInfo;
+
+/** One request in flight: filled in by the steps in the order they run. */
+export interface Exchange {
+  readonly request: GatewayRequest;
+  readonly response: GatewayResponse;
+  /** Set by the request-info step. */
+  info?: RequestInfo;
+  /** Set by the authentication step. */
+  user?: UserInfo;
+  /** Warnings to send as `Warning: 299 - "..."` headers. */
+  readonly warnings: string[];
+}
+
+export type Handler = (exchange: Exchange) => Promise<void>;
+
+/** A pipeline step: wraps the rest of the pipeline (STYLE.md practice 5). */
+export type Step = (next: Handler) => Handler;
+
+export function createExchange(request: GatewayRequest, response: GatewayResponse): Exchange {
+  return { request, response, warnings: [] };
+}
+
+/** The request info, which every step after request-info may rely on. */
+export function infoOf(exchange: Exchange): RequestInfo {
+  if (!exchange.info) throw new Error('request info step has not run');
+  return exchange.info;
+}
+
+export function userOf(exchange: Exchange): UserInfo {
+  if (!exchange.user) throw new Error('authentication step has not run');
+  return exchange.user;
+}
+
+/**
+ * Split a request target (`/api/v1/pods?limit=1`) into the decoded path and the query, as
+ * Go's net/url does: the path is percent-decoded as a whole, so `%2F` becomes a separator.
+ */
+export function parseRequestTarget(target: string): { path: string; query: URLSearchParams } {
+  const q = target.indexOf('?');
+  const rawPath = q < 0 ? target : target.slice(0, q);
+  const rawQuery = q < 0 ? '' : target.slice(q + 1);
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    throw badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`);
+  }
+  return { path: path || '/', query: new URLSearchParams(rawQuery) };
+}
