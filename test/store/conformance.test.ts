@@ -4,24 +4,9 @@
  */
 import { StoreError, type KeyValue, type Store } from '../../src/store';
 import { embeddedBackend, etcdBackend, type BackendUnderTest } from './backends';
+import { checkRandomHistory } from './random-history';
+import { dec, enc, storeError, yieldTurn } from './store-test-helpers';
 import { WatchRecorder } from './watch-recorder';
-
-const enc = (text: string): Uint8Array => Buffer.from(text);
-const dec = (value: Uint8Array | undefined): string | undefined => (value ? Buffer.from(value).toString() : undefined);
-
-/** The StoreError a promise rejects with (anything else fails the test). */
-async function storeError(promise: Promise<unknown>): Promise<StoreError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof StoreError) return err;
-    throw err;
-  }
-  throw new Error('expected the operation to fail with a StoreError');
-}
-
-/** Lets timers and I/O run (one macrotask turn); not a sleep. */
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe.each<[string, () => BackendUnderTest]>([
   ['etcd', etcdBackend],
@@ -370,6 +355,10 @@ describe.each<[string, () => BackendUnderTest]>([
     expect(await store.compactedRevision()).toBe(kv.modRevision);
     expect(await peer.compactedRevision()).toBe(kv.modRevision);
     expect((await storeError(store.get(kv.key, { revision: kv.modRevision - 1 }))).code).toBe('compacted');
+  });
+
+  test('random histories read back exactly at every revision, before and after compaction', async () => {
+    await checkRandomHistory(store, freshPrefix(), 20240601);
   });
 
   test('a lost connection or closed store fails operations and watches with unavailable', async () => {
