@@ -216,7 +216,9 @@ export const definePods: DefineResource = () =>
       prepareForUpdate(pod, old) {
         pod.spec = cloneJson(old.spec);
         // Old kubelets corrupt owner references; /status never changes them (upstream).
-        if (old.metadata) pod.metadata = { ...pod.metadata, ownerReferences: cloneJson(old.metadata.ownerReferences) };
+        const meta = (pod.metadata ??= {});
+        if (old.metadata?.ownerReferences) meta.ownerReferences = cloneJson(old.metadata.ownerReferences);
+        else delete meta.ownerReferences;
         if (pod.status && !pod.status.qosClass && old.status?.qosClass) pod.status.qosClass = old.status.qosClass;
       },
       validateUpdate: (pod, old) => validatePodStatusUpdate(pod, old),

@@ -132,6 +132,8 @@ export function validateReplicaSetUpdate(rs: ReplicaSet, old: ReplicaSet): Field
 function defaultReplicaSet(rs: ReplicaSet): void {
   const spec = (rs.spec ??= {});
   spec.replicas ??= DEFAULT_REPLICAS;
+  // SPEC Limits: default 0. (Upstream's JSON omits a zero here; its protobuf carries it.)
+  spec.minReadySeconds ??= 0;
   const template = (spec.template ??= {});
   // Templates serialise their metadata's zero creationTimestamp as null, as upstream's do.
   template.metadata ??= {};

@@ -226,3 +226,12 @@ describe('pods: field selectors', () => {
     });
   });
 });
+
+describe('pods: /status and owner references', () => {
+  it('never changes owner references through /status', () => {
+    const owner = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'u1', controller: true };
+    const o = stored<Pod>(pods, pod({}, { metadata: { name: 'web', namespace: 'default', ownerReferences: [owner] } }));
+    const next = { ...o, metadata: { ...o.metadata, ownerReferences: [] }, status: { phase: 'Running' } };
+    expect(update<Pod>(pods, next, o, 'status').object.metadata?.ownerReferences).toEqual([owner]);
+  });
+});

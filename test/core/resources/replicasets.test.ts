@@ -15,10 +15,11 @@ function rs(spec: Record<string, unknown> = {}, metadata: Record<string, unknown
 }
 
 describe('replicasets: defaults and create', () => {
-  it('defaults replicas to 1, keeps an explicit 0, and leaves minReadySeconds unset (0)', () => {
+  it('defaults replicas to 1 (keeping an explicit 0) and minReadySeconds to 0', () => {
     expect(create<ReplicaSet>(rsDef, rs()).object.spec.replicas).toBe(1);
     expect(create<ReplicaSet>(rsDef, rs({ replicas: 0 })).object.spec.replicas).toBe(0);
-    expect(create<ReplicaSet>(rsDef, rs()).object.spec.minReadySeconds).toBeUndefined();
+    expect(create<ReplicaSet>(rsDef, rs()).object.spec.minReadySeconds).toBe(0);
+    expect(create<ReplicaSet>(rsDef, rs({ minReadySeconds: 5 })).object.spec.minReadySeconds).toBe(5);
   });
 
   it('defaults empty labels to the template labels, and keeps given ones', () => {
