@@ -135,7 +135,7 @@ export class EmbeddedStore implements Store {
 
   watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): StoreWatch {
     const watch = this.hub.watch(prefix, requestedRevision(options.startRevision), handlers);
-    if (this.closed) this.hub.failAll(new StoreError('unavailable', 'store is closed'));
+    if (this.closed) queueMicrotask(() => this.hub.failAll(new StoreError('unavailable', 'store is closed')));
     return watch;
   }
 
@@ -176,7 +176,11 @@ export class EmbeddedStore implements Store {
 
   /** Appends the row, advances the revision and tells watchers, in that order. */
   private commit(row: LogRow): KeyValue {
-    this.log.append(row);
+    try {
+      this.log.append(row);
+    } catch (err) {
+      throw storageFailure(err, row.name);
+    }
     this.revision = row.id;
     this.hub.publish(rowEvent(row));
     return rowKeyValue(row);
@@ -217,6 +221,19 @@ export class EmbeddedStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new StoreError('unavailable', 'store is closed');
   }
+}
+
+/**
+ * SQLite failures that mean "the storage cannot take writes now" (disk full, I/O error, file
+ * locked or read-only) become `unavailable`, as a lost etcd would; anything else is a bug and
+ * propagates as is.
+ */
+function storageFailure(err: unknown, key: string): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN)/.test(code)) {
+    return new StoreError('unavailable', `embedded store cannot write: ${(err as Error).message}`, { key });
+  }
+  return err;
 }
 
 function toBuffer(value: Uint8Array): Buffer {

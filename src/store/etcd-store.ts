@@ -176,7 +176,7 @@ export class EtcdStore implements Store {
       { key, rangeEnd: prefixEndBytes(key), startRevision },
       handlers,
     );
-    if (this.closed) watch.fail(new StoreError('unavailable', 'store is closed'));
+    if (this.closed) queueMicrotask(() => watch.fail(new StoreError('unavailable', 'store is closed')));
     else this.watches.add(watch);
     return watch;
   }

@@ -107,7 +107,15 @@ export class EtcdWatch implements StoreWatch {
     }
     if (res.events.length === 0) return; // created / progress notifications
     const events = res.events.map((event) => this.toStoreEvent(event));
-    this.handlers.onEvents(events);
+    try {
+      this.handlers.onEvents(events);
+    } catch (err) {
+      // A throwing handler is the caller's bug: surface it as an uncaught exception rather than
+      // letting it unwind into the gRPC stream, where it would look like a lost connection.
+      queueMicrotask(() => {
+        throw err;
+      });
+    }
   }
 
   private toStoreEvent(event: IEvent): StoreEvent {
