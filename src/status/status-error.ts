@@ -194,7 +194,8 @@ export function conflict(gr: GroupResource, name: string, cause: string): Status
 
 export function invalid(gk: GroupKind, name: string, errors: readonly FieldErrorLike[]): StatusError {
   const causes: StatusCause[] = errors.map((e) => ({ reason: e.causeReason, message: e.causeMessage, field: e.field }));
-  const list = errors.map((e) => e.message);
+  // Upstream drops repeated messages from the summary but keeps every cause.
+  const list = [...new Set(errors.map((e) => e.message))];
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   return failure('Invalid', `${groupKindString(gk)} "${name}" is invalid: ${summary}`, {
     name,

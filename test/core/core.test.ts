@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCore, type Core, type RequestContext, type ResourceTarget, type ApiObject } from '../../src/core';
+import { createCore, type Core, type RequestContext, type ResourceTarget, type ApiObject, type WatchEvent } from '../../src/core';
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { ManualClock } from '../../src/clock';
@@ -151,10 +151,10 @@ describe('core on the embedded store', () => {
     const b = await core.create(cm('default'), { metadata: { name: 'b' } }, {}, ctx);
     await core.update(cm('default', 'b'), { ...b.object, data: { k: 'v' } }, {}, ctx);
     await core.delete(cm('default', 'a'), {}, ctx);
-    const take = async (s: AsyncIterable<{ type: string; object: ApiObject }>, n: number) => {
+    const take = async (s: AsyncIterable<WatchEvent>, n: number) => {
       const out: string[] = [];
       for await (const e of s) {
-        out.push(`${e.type} ${e.object.metadata!.name}`);
+        out.push(`${e.type} ${(e.object as ApiObject).metadata!.name}`);
         if (out.length === n) break;
       }
       return out;

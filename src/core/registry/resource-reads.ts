@@ -241,7 +241,7 @@ export class ResourceReads {
     if (options.timeoutSeconds !== undefined && options.timeoutSeconds > 0) {
       cancelTimer = this.deps.clock.setTimeout(() => queue.close(), options.timeoutSeconds * 1000);
     }
-    return Object.assign(queue, { close: () => queue.close() });
+    return queue;
   }
 
   /** A BOOKMARK carries only the kind and metadata.resourceVersion (plus the initial-events-end annotation). */

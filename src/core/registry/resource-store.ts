@@ -249,15 +249,6 @@ export class ResourceStore extends ResourceReads {
     if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
     else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
     this.throwIfInvalid(errors, name);
-    // Deletion may only shrink finalizers once started: new finalizers on a terminating object are refused.
-    if (cur.deletionTimestamp) {
-      const added = (meta.finalizers ?? []).filter((f) => !(cur.finalizers ?? []).includes(f));
-      if (added.length > 0) {
-        throw invalid(this.groupKind, name, [
-          fieldErrors.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`),
-        ]);
-      }
-    }
     meta.managedFields = updateManagedFields(
       current,
       obj,
@@ -313,7 +304,7 @@ export class ResourceStore extends ResourceReads {
     const result = await this.guaranteedUpdate(
       namespace,
       name,
-      (current) => this.prepareUpdate(mutate(current!), current!, scope, manager, false),
+      (current) => this.prepareUpdate(mutate(deepCopy(current!)), current!, scope, manager, false),
       { dryRun: options.dryRun },
     );
     return this.finishIfFinalized(result, namespace, name, options);

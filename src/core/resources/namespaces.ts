@@ -81,6 +81,19 @@ export const defineNamespaces: DefineResource = (naming) => {
       },
       validateUpdate: (ns) => validateNamespaceStatus(ns),
     },
+    // `/finalize` changes spec.finalizers and nothing else (upstream's namespace finalize strategy).
+    finalize: {
+      prepareForUpdate(ns, old) {
+        const finalizers = ns.spec?.finalizers;
+        ns.spec = { ...cloneJson(old.spec), finalizers: cloneJson(finalizers) };
+        ns.status = cloneJson(old.status);
+        if (ns.metadata) {
+          ns.metadata.labels = cloneJson(old.metadata?.labels);
+          ns.metadata.annotations = cloneJson(old.metadata?.annotations);
+          ns.metadata.finalizers = cloneJson(old.metadata?.finalizers);
+        }
+      },
+    },
     pendingFinalizers: (ns) => (ns.spec?.finalizers ?? []).length > 0,
     prepareForDelete(ns) {
       ns.status = { ...ns.status, phase: 'Terminating' };
