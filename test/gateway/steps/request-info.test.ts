@@ -1,4 +1,5 @@
 import { parseRequestInfo, requestInfoStep } from '../../../src/gateway/steps/request-info';
+import type { ResourceRequestInfo } from '../../../src/gateway/types';
 import { fakeExchange } from '../support/http';
 
 function info(method: string, url: string) {
@@ -53,7 +54,7 @@ describe('request info (upstream RequestInfoFactory)', () => {
   });
 
   it('keeps the parts after the subresource for the router to reject', () => {
-    expect(info('GET', '/api/v1/namespaces/a/pods/b/status/extra').parts).toEqual(['pods', 'b', 'status', 'extra']);
+    expect((info('GET', '/api/v1/namespaces/a/pods/b/status/extra') as ResourceRequestInfo).parts).toEqual(['pods', 'b', 'status', 'extra']);
   });
 
   it('runs as a step and sets exchange.info before calling next', async () => {
