@@ -21,7 +21,7 @@ type Op = (worker: number, i: number) => Promise<unknown>;
 
 /** Runs `op` from `concurrency` loops for the cell's duration; returns completed ops per second. */
 async function measure(concurrency: number, op: Op): Promise<number> {
-  const warmupEnd = Date.now() + 200;
+  const warmupEnd = Date.now() + 500; // let the JIT and connections settle
   await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
     for (let i = 0; Date.now() < warmupEnd; i++) await op(w, -1 - i);
   }));

@@ -222,11 +222,11 @@ export class EtcdStore implements Store {
         if (!res.succeeded) continue; // another API server recorded a compaction meanwhile: re-read
       }
       try {
-        await this.client.kv.compact({ revision, physical: true });
+        await this.call(undefined, () => this.client.kv.compact({ revision, physical: true }));
       } catch (err) {
         // Already compacted this far (by another process, or an earlier call): nothing to do.
-        if (classifyEtcdError(err) === 'compacted') return;
-        throw await this.translate(err, undefined);
+        if (StoreError.is(err, 'compacted')) return;
+        throw err;
       }
       return;
     }
