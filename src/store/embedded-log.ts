@@ -24,7 +24,6 @@ export interface LogRow {
   old_value: Buffer | null;
 }
 
-export type NewLogRow = LogRow;
 
 export const DATABASE_FILE = 'keelson.db';
 
@@ -140,7 +139,7 @@ export class EmbeddedLog {
   }
 
   /** Appends one row; an autocommit INSERT, so one transaction per write. */
-  append(row: NewLogRow): void {
+  append(row: LogRow): void {
     this.insertStmt.run(row.id, row.name, row.created, row.deleted, row.create_revision, row.prev_revision, row.value, row.old_value);
   }
 
