@@ -3,7 +3,7 @@
  * goes through `writeError`), plain text and upstream's raw indented JSON. Warnings collected
  * while serving become `Warning: 299 - "..."` headers (RFC 7234 5.5) when the head is sent.
  */
-import { StatusError } from '../status';
+import { type Status, StatusError } from '../status';
 import { type Codecs, type MediaTypeOptions, jsonCodec, negotiateMediaTypeOptions, resourceRestrictions, wantsPretty } from './codecs';
 import type { Exchange } from './types';
 
@@ -52,6 +52,16 @@ export function writeText(exchange: Exchange, status: number, text: string): voi
   finish(exchange, status, 'text/plain; charset=utf-8', text);
 }
 
+/** The Status with its fields in upstream's order (kind, apiVersion, metadata, status, message, reason, details, code). */
+export function orderedStatus(s: Status): Status {
+  const out: Status = { kind: s.kind, apiVersion: s.apiVersion, metadata: s.metadata, status: s.status } as Status;
+  if (s.message !== undefined) out.message = s.message;
+  if (s.reason !== undefined) out.reason = s.reason;
+  if (s.details !== undefined) out.details = s.details;
+  out.code = s.code;
+  return out;
+}
+
 /**
  * Upstream ErrorNegotiated: the Status in the format the client accepts (JSON when nothing
  * fits), with `Retry-After` when the Status asks the client to wait.
@@ -67,5 +77,5 @@ export function writeError(exchange: Exchange, err: unknown, codecs: Codecs): vo
   if (retryAfter && retryAfter > 0) res.setHeader('Retry-After', String(retryAfter));
   const req = exchange.request;
   const output = negotiateMediaTypeOptions(req.headers.accept, codecs, resourceRestrictions) ?? { codec: jsonCodec, pretty: false };
-  writeObject(exchange, error.code, error.status, { ...output, pretty: output.pretty || wantsPretty(req) });
+  writeObject(exchange, error.code, orderedStatus(error.status), { ...output, pretty: output.pretty || wantsPretty(req) });
 }

@@ -1,0 +1,60 @@
+/**
+ * The entry point (`npm start`): parse the flags (refusing to start on a bad one, exit 1),
+ * start the server, say where the admin kubeconfig is and one kubectl command to try, and
+ * close cleanly on SIGINT/SIGTERM (a second signal exits at once).
+ */
+import path from 'node:path';
+import { parseFlags } from './flags';
+import { startServer } from './index';
+
+function log(line: string): void {
+  process.stdout.write(`keelson: ${line}\n`);
+}
+
+async function main(): Promise<number> {
+  const parsed = parseFlags(process.argv.slice(2));
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.text);
+    return 0;
+  }
+  if (parsed.kind === 'error') {
+    process.stderr.write(`Error: ${parsed.error.message}\nRun with --help for the list of flags.\n`);
+    return 1;
+  }
+  const config = parsed.config;
+  const store = config.coreAddress ? `remote core ${config.coreAddress}` : config.etcdServers ? `etcd ${config.etcdServers.join(',')}` : `embedded store in ${config.dataDir}`;
+  const server = await startServer(config, { log, waitForReady: false });
+  log(`serving ${config.vendor} API on ${server.url} (port ${server.port}), ${store}`);
+  const kubeconfig = path.relative(process.cwd(), server.kubeconfigPath) || server.kubeconfigPath;
+  const shown = kubeconfig.startsWith('..') ? server.kubeconfigPath : `./${kubeconfig}`;
+  log(`admin kubeconfig: ${shown}`);
+  log(`try: kubectl --kubeconfig ${shown} get namespaces`);
+  server.ready.then(
+    () => log('ready'),
+    () => {},
+  );
+
+  await new Promise<void>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) process.exit(1);
+      signalled = true;
+      log(`${signal}: shutting down`);
+      server.close().then(resolve, (err) => {
+        process.stderr.write(`keelson: error while closing: ${String(err)}\n`);
+        resolve();
+      });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,213 @@
+/**
+ * The cluster's PKI under `--data-dir`, made on first start and reused afterwards (DESIGN.md
+ * "Start-up"): a CA (`ca.crt`, `ca.key`), a serving certificate for 127.0.0.1, ::1, localhost
+ * and the bind address (`serving.crt`, `serving.key`), and an admin client certificate
+ * (CN `admin`, O `system:masters`: cluster-admin by the superuser rule) for admin.kubeconfig.
+ * A certificate is made again when it is missing, unreadable, not signed by the CA, close to
+ * expiry, or (serving) lacks a needed name. P-256 keys, PKCS#8 PEM.
+ */
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
+import { randomBytes, webcrypto } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import path from 'node:path';
+
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
+const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+const DAY_MS = 24 * 60 * 60 * 1000;
+const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
+const LEAF_LIFETIME_MS = 365 * DAY_MS;
+/** Renew leaf certificates this long before they expire. */
+const RENEW_BEFORE_MS = 30 * DAY_MS;
+/** Backdate notBefore to tolerate clock skew between server and clients. */
+const BACKDATE_MS = 60 * 60 * 1000;
+
+export const ADMIN_USER = 'admin';
+export const ADMIN_GROUP = 'system:masters';
+
+export interface Pki {
+  caCert: string;
+  servingCert: string;
+  servingKey: string;
+  adminCert: string;
+  adminKey: string;
+}
+
+export interface EnsurePkiOptions {
+  dataDir: string;
+  /** IP addresses and DNS names the serving certificate must hold, besides 127.0.0.1, ::1 and localhost. */
+  extraServingNames?: string[];
+  /** Skip the serving certificate (one was given with --tls-cert-file). */
+  skipServing?: boolean;
+  now?: () => Date;
+  log?: (line: string) => void;
+}
+
+interface KeyedCert {
+  cert: x509.X509Certificate;
+  key: CryptoKey;
+  certPem: string;
+  keyPem: string;
+}
+
+function pem(label: string, der: ArrayBuffer): string {
+  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
+  return `-----BEGIN ${label}-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END ${label}-----\n`;
+}
+
+function derOf(text: string, label: string): Buffer {
+  const m = new RegExp(`-----BEGIN ${label}-----([\\s\\S]*?)-----END ${label}-----`).exec(text);
+  if (!m) throw new Error(`no ${label} block`);
+  return Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
+}
+
+function serialNumber(): string {
+  const bytes = randomBytes(16);
+  bytes[0] &= 0x7f;
+  return bytes.toString('hex');
+}
+
+/** Canonical text of a SAN entry, so `::1` and `0:0:...:1` compare equal. */
+function canonicalName(name: string): string {
+  if (isIP(name) === 6) return new URL(`http://[${name}]`).hostname;
+  return name.toLowerCase();
+}
+
+async function readKeyed(dir: string, base: string): Promise<KeyedCert | undefined> {
+  try {
+    const certPem = await readFile(path.join(dir, `${base}.crt`), 'utf8');
+    const keyPem = await readFile(path.join(dir, `${base}.key`), 'utf8');
+    const cert = new x509.X509Certificate(certPem);
+    const key = await webcrypto.subtle.importKey('pkcs8', derOf(keyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
+    return { cert, key, certPem, keyPem };
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeKeyed(dir: string, base: string, k: KeyedCert): Promise<void> {
+  await writeFile(path.join(dir, `${base}.crt`), k.certPem, { mode: 0o644 });
+  await writeFile(path.join(dir, `${base}.key`), k.keyPem, { mode: 0o600 });
+}
+
+async function newKeys(): Promise<CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(SIGNING_ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function keyed(cert: x509.X509Certificate, keys: CryptoKeyPair): Promise<KeyedCert> {
+  const keyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { cert, key: keys.privateKey, certPem: cert.toString('pem') + '\n', keyPem };
+}
+
+async function createCa(now: Date): Promise<KeyedCert> {
+  const keys = await newKeys();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: [{ CN: ['keelson-ca'] }],
+    notBefore: new Date(now.getTime() - BACKDATE_MS),
+    notAfter: new Date(now.getTime() + CA_LIFETIME_MS),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return keyed(cert, keys);
+}
+
+interface LeafSpec {
+  subject: x509.JsonName;
+  usage: 'server' | 'client';
+  names?: string[];
+}
+
+async function createLeaf(ca: KeyedCert, spec: LeafSpec, now: Date): Promise<KeyedCert> {
+  const keys = await newKeys();
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension([spec.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+    await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+  ];
+  if (spec.names?.length) {
+    extensions.push(new x509.SubjectAlternativeNameExtension(spec.names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))));
+  }
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: spec.subject,
+    issuer: ca.cert.subject,
+    notBefore: new Date(now.getTime() - BACKDATE_MS),
+    notAfter: new Date(now.getTime() + LEAF_LIFETIME_MS),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    publicKey: keys.publicKey,
+    signingKey: ca.key,
+    extensions,
+  });
+  return keyed(cert, keys);
+}
+
+/** Signed by `ca`, valid now and for a while yet, and (when given) holding every name. */
+async function stillGood(leaf: KeyedCert, ca: KeyedCert, now: Date, names?: string[]): Promise<boolean> {
+  if (leaf.cert.issuer !== ca.cert.subject) return false;
+  if (!(await leaf.cert.verify({ publicKey: ca.cert.publicKey, signatureOnly: true }))) return false;
+  if (leaf.cert.notBefore.getTime() > now.getTime() || leaf.cert.notAfter.getTime() - RENEW_BEFORE_MS < now.getTime()) return false;
+  if (names) {
+    const san = leaf.cert.getExtension(x509.SubjectAlternativeNameExtension);
+    const held = new Set((san?.names.toJSON() ?? []).map((n) => canonicalName(n.value)));
+    if (!names.every((n) => held.has(canonicalName(n)))) return false;
+  }
+  return true;
+}
+
+/** The serving names: loopback, localhost, and any specific (non-wildcard) bind address. */
+export function servingNames(extra: readonly string[] = []): string[] {
+  const names = ['127.0.0.1', '::1', 'localhost'];
+  for (const n of extra) {
+    if (n === '0.0.0.0' || n === '::' || !n) continue;
+    if (!names.some((m) => canonicalName(m) === canonicalName(n))) names.push(n);
+  }
+  return names;
+}
+
+export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
+  const dir = options.dataDir;
+  const now = (options.now ?? (() => new Date()))();
+  const log = options.log ?? (() => {});
+  await mkdir(dir, { recursive: true });
+
+  let existingCa = await readKeyed(dir, 'ca');
+  let caIsNew = false;
+  if (!existingCa || existingCa.cert.notAfter.getTime() - RENEW_BEFORE_MS < now.getTime()) {
+    existingCa = await createCa(now);
+    await writeKeyed(dir, 'ca', existingCa);
+    caIsNew = true;
+    log(`generated a new cluster CA in ${path.join(dir, 'ca.crt')}`);
+  }
+  const ca: KeyedCert = existingCa;
+
+  const ensureLeaf = async (base: string, spec: LeafSpec): Promise<KeyedCert> => {
+    const existing = caIsNew ? undefined : await readKeyed(dir, base);
+    if (existing && (await stillGood(existing, ca, now, spec.names))) return existing;
+    const made = await createLeaf(ca, spec, now);
+    await writeKeyed(dir, base, made);
+    log(`generated ${path.join(dir, `${base}.crt`)}`);
+    return made;
+  };
+
+  const serving = options.skipServing
+    ? undefined
+    : await ensureLeaf('serving', { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server', names: servingNames(options.extraServingNames) });
+  const admin = await ensureLeaf('admin', { subject: [{ CN: [ADMIN_USER] }, { O: [ADMIN_GROUP] }], usage: 'client' });
+  return {
+    caCert: ca.certPem,
+    servingCert: serving?.certPem ?? '',
+    servingKey: serving?.keyPem ?? '',
+    adminCert: admin.certPem,
+    adminKey: admin.keyPem,
+  };
+}
