@@ -69,7 +69,9 @@ export class EmbeddedLog {
       this.configure();
     } catch (err) {
       this.db.close();
-      if (err instanceof Error && /database is locked|SQLITE_BUSY/i.test(`${err.message} ${(err as { code?: string }).code}`)) {
+      // Duck-typed: errors from the native addon need not share this realm's Error (e.g. in Jest).
+      const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
+      if (/database is locked|SQLITE_BUSY/i.test(`${String(message)} ${String(code)}`)) {
         throw new Error(`embedded store ${dataDir} is in use by another process`);
       }
       throw err;

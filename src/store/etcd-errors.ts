@@ -12,21 +12,29 @@ const COMPACTED_MESSAGE = 'required revision has been compacted';
 const FUTURE_MESSAGE = 'required revision is a future revision';
 
 export function classifyEtcdError(err: unknown): EtcdFailureKind | undefined {
-  if (!(err instanceof Error)) return undefined;
-  if (err instanceof GRPCOutOfRangeError || err.message.includes('etcdserver: mvcc')) {
-    if (err.message.includes(COMPACTED_MESSAGE)) return 'compacted';
-    if (err.message.includes(FUTURE_MESSAGE)) return 'future-revision';
+  // Duck-typed rather than `instanceof Error`: errors may come from another realm (Jest's VM).
+  if (typeof err !== 'object' || err === null) return undefined;
+  const message = String((err as { message?: unknown }).message ?? '');
+  if (err instanceof GRPCOutOfRangeError || message.includes('etcdserver: mvcc')) {
+    if (message.includes(COMPACTED_MESSAGE)) return 'compacted';
+    if (message.includes(FUTURE_MESSAGE)) return 'future-revision';
   }
   if (
     err instanceof ClientClosedError ||
     err instanceof EtcdWatchStreamEnded ||
     // Transient network/server failures as etcd3 marks them (unavailable, deadline, cancelled,
     // internal, ...): the ones its own fault-handling policies retry.
-    isRecoverableError(err) ||
+    isRecoverableError(err as Error) ||
     // etcd3's per-host circuit breaker (cockatiel) rejects calls while the host is marked down.
     'isBrokenCircuitError' in err
   ) {
     return 'unavailable';
   }
   return undefined;
+}
+
+/** The message of anything thrown (errors from another realm included). */
+export function errorMessage(err: unknown): string {
+  const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : String(err);
 }

@@ -8,7 +8,7 @@
  * the builders: the store builds exactly the requests it needs and skips their per-call work.
  */
 import { Etcd3, type IKeyValue, type IOptions, type IRangeResponse, type ITxnResponse } from 'etcd3';
-import { classifyEtcdError } from './etcd-errors';
+import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { EtcdWatch } from './etcd-watch';
 import { prefixEndBytes, rangeStart, requestedRevision } from './keys';
 import {
@@ -256,7 +256,7 @@ export class EtcdStore implements Store {
 
   private async translate(err: unknown, key: string | undefined): Promise<unknown> {
     if (err instanceof StoreError) return err;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     switch (classifyEtcdError(err)) {
       case 'compacted':
         return new StoreError('compacted', `the requested revision has been compacted (${message})`, {

@@ -8,7 +8,7 @@
  * resource in the watch cache), so the extra HTTP/2 streams cost nothing that matters.
  */
 import type { Etcd3, IDuplexStream, IEvent, IKeyValue, IWatchRequest, IWatchResponse } from 'etcd3';
-import { classifyEtcdError } from './etcd-errors';
+import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { StoreError, type KeyValue, type StoreEvent, type StoreWatch, type WatchHandlers } from './types';
 
 export interface EtcdWatchRequest {
@@ -166,7 +166,7 @@ function compactedError(startRevision: number, compactRevision: number): StoreEr
 
 function toWatchError(err: unknown): StoreError {
   if (err instanceof StoreError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   const kind = classifyEtcdError(err);
   return new StoreError('unavailable', `etcd watch failed${kind === 'unavailable' ? '' : ' unexpectedly'}: ${message}`);
 }
