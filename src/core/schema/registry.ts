@@ -1,0 +1,205 @@
+/**
+ * The schema registry: every type definition resolved and checked once, plus the kinds served
+ * under one naming profile (DESIGN.md "Names that depend on the vendor"). Look types up by
+ * qualified name (`core.v1.PodSpec`) and kinds by apiVersion and kind.
+ */
+import type { Naming } from '../../naming';
+import { ALL_PACKAGES } from './defs';
+import { META_GROUP_KINDS, PER_GROUP_VERSION_KINDS, RESOURCE_KINDS, UNVERSIONED_META_KINDS } from './kinds';
+import type { FieldDef, GroupKey, KindDef, PackageDef, TypeDef, ValueType } from './types';
+
+/** A JSON property of a type: a field of its own or of an inline-embedded struct. */
+export interface JsonProperty {
+  readonly name: string;
+  readonly field: FieldDef;
+  /** The inline fields crossed to reach it, outermost first; empty for a direct field. */
+  readonly via: readonly FieldDef[];
+}
+
+/** A resolved type: its definition plus the orders and indexes the codecs and patchers need. */
+export interface SchemaType extends TypeDef {
+  /** Fields sorted by protobuf number: the order upstream's marshaller writes them. */
+  readonly protoFields: readonly FieldDef[];
+  readonly fieldByNumber: ReadonlyMap<number, FieldDef>;
+  /** JSON properties in JSON (Go declaration) order, inline fields expanded. */
+  readonly properties: readonly JsonProperty[];
+  readonly property: ReadonlyMap<string, JsonProperty>;
+}
+
+/** A kind under one naming profile. */
+export interface ServedKind {
+  readonly apiVersion: string;
+  /** Group name ('' for core). */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly type: SchemaType;
+}
+
+export interface SchemaRegistry {
+  readonly naming: Naming;
+  /** Every served kind: resources, lists, subresource kinds, meta kinds. */
+  readonly kinds: readonly ServedKind[];
+  /** The type of a qualified name; throws on an unknown name (a bug, not bad input). */
+  type(name: string): SchemaType;
+  findType(name: string): SchemaType | undefined;
+  /** The kind of an apiVersion and kind, or undefined when Keelson has no schema for it. */
+  kind(apiVersion: string, kind: string): ServedKind | undefined;
+  /** The group name of a vendor-neutral group key. */
+  groupName(key: GroupKey): string;
+}
+
+export class SchemaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SchemaError';
+  }
+}
+
+function resolveValue(value: ValueType, pkg: string, known: ReadonlySet<string>, where: string): ValueType {
+  switch (value.kind) {
+    case 'message': {
+      const name = value.type.includes('.') ? value.type : `${pkg}.${value.type}`;
+      if (!known.has(name)) throw new SchemaError(`${where}: unknown type ${value.type}`);
+      return { kind: 'message', type: name };
+    }
+    case 'list':
+      return { ...value, item: resolveValue(value.item, pkg, known, where) };
+    case 'map':
+      return { ...value, value: resolveValue(value.value, pkg, known, where) };
+    default:
+      return value;
+  }
+}
+
+function checkField(field: FieldDef, where: string): void {
+  if (field.listMapKeys && field.listType !== 'map') throw new SchemaError(`${where}: listMapKeys without listType map`);
+  if (field.listType === 'map' && !field.listMapKeys?.length) throw new SchemaError(`${where}: listType map needs listMapKeys`);
+  if (field.listType && field.type.kind !== 'list' && field.type.kind !== 'message') {
+    throw new SchemaError(`${where}: listType on a ${field.type.kind}`);
+  }
+  if (field.inline && field.type.kind !== 'message') throw new SchemaError(`${where}: only messages can be inline`);
+}
+
+/** Resolve names and check every definition; shared by all naming profiles. */
+function compileTypes(packages: readonly PackageDef[]): ReadonlyMap<string, SchemaType> {
+  const known = new Set<string>();
+  for (const pkg of packages) {
+    for (const t of pkg.types) {
+      const name = `${pkg.name}.${t.name}`;
+      if (known.has(name)) throw new SchemaError(`type ${name} defined twice`);
+      known.add(name);
+    }
+  }
+  const resolved = new Map<string, TypeDef>();
+  for (const pkg of packages) {
+    for (const t of pkg.types) {
+      const name = `${pkg.name}.${t.name}`;
+      const numbers = new Set<number>();
+      const fields = t.fields.map((field) => {
+        const where = `${name}.${field.name}`;
+        if (numbers.has(field.number)) throw new SchemaError(`${where}: field number ${field.number} used twice`);
+        numbers.add(field.number);
+        checkField(field, where);
+        return { ...field, type: resolveValue(field.type, pkg.name, known, where) };
+      });
+      resolved.set(name, { ...t, name, fields });
+    }
+  }
+  const compiled = new Map<string, SchemaType>();
+  const propertiesOf = (type: TypeDef, via: readonly FieldDef[], seen: ReadonlySet<string>): JsonProperty[] =>
+    type.fields.flatMap((field) => {
+      if (!field.inline) return [{ name: field.name, field, via }];
+      const inner = resolved.get((field.type as { type: string }).type)!;
+      if (seen.has(inner.name)) throw new SchemaError(`${type.name}: inline cycle through ${inner.name}`);
+      return propertiesOf(inner, [...via, field], new Set([...seen, inner.name]));
+    });
+  for (const [name, type] of resolved) {
+    const properties = propertiesOf(type, [], new Set([name]));
+    const property = new Map<string, JsonProperty>();
+    for (const p of properties) {
+      if (property.has(p.name)) throw new SchemaError(`${name}: JSON name ${p.name} used twice`);
+      property.set(p.name, p);
+    }
+    if (type.typeMeta && (property.has('kind') || property.has('apiVersion'))) {
+      throw new SchemaError(`${name}: kind/apiVersion clash with TypeMeta`);
+    }
+    const protoFields = [...type.fields].sort((a, b) => a.number - b.number);
+    compiled.set(name, {
+      ...type,
+      protoFields,
+      fieldByNumber: new Map(protoFields.map((f) => [f.number, f])),
+      properties,
+      property,
+    });
+  }
+  return compiled;
+}
+
+let compiledTypes: ReadonlyMap<string, SchemaType> | undefined;
+
+/** All types, resolved (vendor-neutral; computed once). */
+export function schemaTypes(): ReadonlyMap<string, SchemaType> {
+  compiledTypes ??= compileTypes(ALL_PACKAGES);
+  return compiledTypes;
+}
+
+export function groupName(naming: Naming, key: GroupKey): string {
+  switch (key) {
+    case 'core':
+      return '';
+    case 'apps':
+    case 'autoscaling':
+      return key;
+    case 'rbac':
+    case 'events':
+    case 'authentication':
+    case 'authorization':
+    case 'meta':
+      return naming.groups[key];
+  }
+}
+
+function apiVersionOf(group: string, version: string): string {
+  return group ? `${group}/${version}` : version;
+}
+
+const registries = new Map<string, SchemaRegistry>();
+
+/** The registry of one naming profile (memoized per vendor). */
+export function schemaRegistry(naming: Naming): SchemaRegistry {
+  const cached = registries.get(naming.vendor);
+  if (cached) return cached;
+  const types = schemaTypes();
+  const type = (name: string): SchemaType => {
+    const t = types.get(name);
+    if (!t) throw new SchemaError(`unknown type ${name}`);
+    return t;
+  };
+  const serve = (k: KindDef): ServedKind => {
+    const group = groupName(naming, k.group);
+    return { apiVersion: apiVersionOf(group, k.version), group, version: k.version, kind: k.kind, type: type(k.type) };
+  };
+  const kinds = [...RESOURCE_KINDS, ...UNVERSIONED_META_KINDS, ...META_GROUP_KINDS].map(serve);
+  const byKey = new Map(kinds.map((k) => [`${k.apiVersion}\n${k.kind}`, k]));
+  const groupVersions = new Set(kinds.map((k) => k.apiVersion));
+  const perGroupVersion = new Map(UNVERSIONED_META_KINDS.map((k) => [k.kind, type(k.type)]));
+  const registry: SchemaRegistry = {
+    naming,
+    kinds,
+    type,
+    findType: (name) => types.get(name),
+    kind(apiVersion, kind) {
+      const exact = byKey.get(`${apiVersion}\n${kind}`);
+      if (exact) return exact;
+      const common = PER_GROUP_VERSION_KINDS.has(kind) ? perGroupVersion.get(kind) : undefined;
+      if (!common || !groupVersions.has(apiVersion)) return undefined;
+      const slash = apiVersion.indexOf('/');
+      const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+      return { apiVersion, group, version: apiVersion.slice(slash + 1), kind, type: common };
+    },
+    groupName: (key) => groupName(naming, key),
+  };
+  registries.set(naming.vendor, registry);
+  return registry;
+}
