@@ -1,0 +1,62 @@
+/**
+ * Run the real entry point (`src/server/main.ts`) as a child process on a free port with its
+ * own data dir, wait until it says it is ready, and stop it with SIGTERM.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { ClientTls } from './https-client';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  dataDir: string;
+  kubeconfig: string;
+  admin: ClientTls;
+  output(): string;
+  /** SIGTERM, then wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startServerProcess(args: string[], options: { readyTimeoutMs?: number; dataDir?: string } = {}): Promise<ServerProcess> {
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'keelson-e2e-')));
+  const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  while (!/keelson: ready/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server not ready in time:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const m = /on (https:\/\/[^ ]+:(\d+)) /.exec(out);
+  if (!m) throw new Error(`no URL in output:\n${out}`);
+  const read = (f: string) => readFile(path.join(dataDir, f), 'utf8');
+  const admin = { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') };
+  return {
+    url: m[1],
+    port: Number(m[2]),
+    dataDir,
+    kubeconfig: path.join(dataDir, 'admin.kubeconfig'),
+    admin,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const code = await exited;
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type FlagIo, parseFeatureGates, parseFlags } from '../../src/server/flags';
+
+function config(args: string[], io?: FlagIo) {
+  const r = parseFlags(args, io);
+  if (r.kind !== 'config') throw new Error(`expected a config, got ${JSON.stringify(r)}`);
+  return r.config;
+}
+
+function error(args: string[], io?: FlagIo) {
+  const r = parseFlags(args, io);
+  if (r.kind !== 'error') throw new Error(`expected an error, got ${JSON.stringify(r)}`);
+  return r.error;
+}
+
+/** A real key pair and self-signed certificate from openssl, for the TLS file checks. */
+function tlsFiles(): { dir: string; cert: string; key: string; otherKey: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'keelson-flags-'));
+  const cert = path.join(dir, 'tls.crt');
+  const key = path.join(dir, 'tls.key');
+  const otherKey = path.join(dir, 'other.key');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=test', '-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', otherKey], { stdio: 'ignore' });
+  return { dir, cert, key, otherKey };
+}
+
+describe('flags', () => {
+  it('has kube-apiserver-like defaults', () => {
+    expect(config([])).toEqual({
+      bindAddress: '127.0.0.1',
+      securePort: 6443,
+      dataDir: './data',
+      vendor: 'platform',
+      controllers: ['*'],
+      featureGates: {},
+    });
+  });
+
+  it('accepts both --flag value and --flag=value', () => {
+    expect(config(['--secure-port', '0', '--bind-address=::1', '--data-dir', '/tmp/x', '--vendor=kubernetes'])).toMatchObject({
+      securePort: 0,
+      bindAddress: '::1',
+      dataDir: '/tmp/x',
+      vendor: 'kubernetes',
+    });
+  });
+
+  it('parses list flags and feature gates', () => {
+    expect(config(['--etcd-servers=http://127.0.0.1:2379,https://10.0.0.1:2379', '--controllers', '*,-tokencleaner', '--feature-gates', 'WatchList=true, CBORServingAndStorage=false'])).toMatchObject({
+      etcdServers: ['http://127.0.0.1:2379', 'https://10.0.0.1:2379'],
+      controllers: ['*', '-tokencleaner'],
+      featureGates: { WatchList: true, CBORServingAndStorage: false },
+    });
+    expect(parseFeatureGates('A=1,B=F')).toEqual({ A: true, B: false });
+    expect(config(['--core-address', 'core.local:7070']).coreAddress).toBe('core.local:7070');
+  });
+
+  it('answers --help and -h with the usage text', () => {
+    const r = parseFlags(['--vendor', 'kubernetes', '--help']);
+    expect(r.kind).toBe('help');
+    expect(r.kind === 'help' && r.text).toContain('--etcd-servers');
+    expect(parseFlags(['-h']).kind).toBe('help');
+  });
+
+  it.each([
+    [['--bogus'], '--bogus', 'unknown flag: --bogus'],
+    [['--bogus=1'], '--bogus', 'unknown flag: --bogus'],
+    [['serve'], '', 'unexpected argument "serve"; every option is a --flag'],
+    [['--secure-port'], '--secure-port', 'flag needs an argument: --secure-port'],
+    [['--secure-port', 'https'], '--secure-port', 'invalid argument "https" for "--secure-port" flag: strconv.ParseInt: parsing "https": invalid syntax'],
+    [['--secure-port=70000'], '--secure-port', 'invalid argument "70000" for "--secure-port" flag: must be between 0 and 65535, inclusive'],
+    [['--bind-address', 'localhost'], '--bind-address', 'invalid argument "localhost" for "--bind-address" flag: must be an IP address'],
+    [['--vendor', 'acme'], '--vendor', 'invalid argument "acme" for "--vendor" flag: must be one of platform, kubernetes'],
+    [['--etcd-servers', 'localhost:2379'], '--etcd-servers', 'invalid argument "localhost:2379" for "--etcd-servers" flag: "localhost:2379" must use http, https, unix or unixs'],
+    [['--etcd-servers', 'http://a:1,,http://b:2'], '--etcd-servers', 'invalid argument "http://a:1,,http://b:2" for "--etcd-servers" flag: empty element in list'],
+    [['--feature-gates', 'A'], '--feature-gates', 'invalid argument "A" for "--feature-gates" flag: missing bool value for A'],
+    [['--feature-gates', 'A=yes'], '--feature-gates', 'invalid argument "A=yes" for "--feature-gates" flag: invalid value of A=yes, err: strconv.ParseBool: parsing "yes": invalid syntax'],
+    [['--core-address', 'nowhere'], '--core-address', 'invalid argument "nowhere" for "--core-address" flag: must be host:port'],
+    [['--data-dir='], '--data-dir', 'invalid argument "" for "--data-dir" flag: must not be empty'],
+    [['--tls-cert-file', '/x.crt'], '--tls-private-key-file', '--tls-private-key-file is required when --tls-cert-file is set: give both or neither'],
+  ])('refuses %j, naming %s', (args, flag, message) => {
+    expect(error(args)).toEqual({ flag, message });
+  });
+
+  it('reads and checks the serving certificate files', () => {
+    const f = tlsFiles();
+    const c = config(['--tls-cert-file', f.cert, '--tls-private-key-file', f.key]);
+    expect(c.servingCertificate).toMatchObject({ certFile: f.cert, keyFile: f.key });
+    expect(c.servingCertificate!.cert).toContain('BEGIN CERTIFICATE');
+    expect(error(['--tls-cert-file', path.join(f.dir, 'missing.crt'), '--tls-private-key-file', f.key])).toMatchObject({
+      flag: '--tls-cert-file',
+      message: expect.stringContaining('cannot read'),
+    });
+    expect(error(['--tls-cert-file', f.key, '--tls-private-key-file', f.key])).toMatchObject({ flag: '--tls-cert-file', message: expect.stringContaining('holds no PEM certificate') });
+    expect(error(['--tls-cert-file', f.cert, '--tls-private-key-file', f.cert])).toMatchObject({ flag: '--tls-private-key-file', message: expect.stringContaining('holds no PEM private key') });
+    expect(error(['--tls-cert-file', f.cert, '--tls-private-key-file', f.otherKey])).toMatchObject({ flag: '--tls-private-key-file', message: expect.stringContaining('does not match') });
+  });
+
+  it('takes file contents from the injected reader', () => {
+    const io: FlagIo = {
+      readFile: () => {
+        throw new Error('EACCES: permission denied');
+      },
+    };
+    expect(error(['--tls-cert-file', 'a', '--tls-private-key-file', 'b'], io)).toEqual({
+      flag: '--tls-cert-file',
+      message: '--tls-cert-file: cannot read "a": EACCES: permission denied',
+    });
+  });
+});

@@ -1,0 +1,73 @@
+import 'reflect-metadata';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ensurePki, servingNames } from '../../src/server/pki';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-pki-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('PKI', () => {
+  it('makes a CA, a serving certificate for loopback names and an admin client certificate', async () => {
+    const pki = await ensurePki({ dataDir: dir, extraServingNames: ['10.1.2.3', '0.0.0.0'] });
+    const ca = new X509Certificate(pki.caCert);
+    const serving = new X509Certificate(pki.servingCert);
+    const admin = new X509Certificate(pki.adminCert);
+    expect(ca.ca).toBe(true);
+    expect(serving.verify(ca.publicKey)).toBe(true);
+    expect(admin.verify(ca.publicKey)).toBe(true);
+    expect(serving.subjectAltName).toBe('IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, DNS:localhost, IP Address:10.1.2.3');
+    expect(admin.subject).toBe('CN=admin\nO=system:masters');
+    expect(admin.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    expect(serving.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+    expect(serving.checkPrivateKey(createPrivateKey(pki.servingKey))).toBe(true);
+    expect(admin.checkPrivateKey(createPrivateKey(pki.adminKey))).toBe(true);
+    for (const f of ['ca.crt', 'ca.key', 'serving.crt', 'serving.key', 'admin.crt', 'admin.key']) expect((await stat(path.join(dir, f))).isFile()).toBe(true);
+    expect((await stat(path.join(dir, 'ca.key'))).mode & 0o777).toBe(0o600);
+  });
+
+  it('reuses everything on a later start', async () => {
+    const first = await ensurePki({ dataDir: dir });
+    const lines: string[] = [];
+    const second = await ensurePki({ dataDir: dir, log: (l) => lines.push(l) });
+    expect(second).toEqual(first);
+    expect(lines).toEqual([]);
+  });
+
+  it('remakes the serving certificate when a needed name is missing, keeping the CA', async () => {
+    const first = await ensurePki({ dataDir: dir });
+    const second = await ensurePki({ dataDir: dir, extraServingNames: ['192.168.7.7'] });
+    expect(second.caCert).toBe(first.caCert);
+    expect(second.adminCert).toBe(first.adminCert);
+    expect(second.servingCert).not.toBe(first.servingCert);
+    expect(new X509Certificate(second.servingCert).subjectAltName).toContain('192.168.7.7');
+  });
+
+  it('remakes leaves close to expiry, and everything when the CA is unreadable', async () => {
+    const first = await ensurePki({ dataDir: dir });
+    const later = await ensurePki({ dataDir: dir, now: () => new Date(Date.now() + 340 * 24 * 3600 * 1000) });
+    expect(later.caCert).toBe(first.caCert);
+    expect(later.adminCert).not.toBe(first.adminCert);
+    await writeFile(path.join(dir, 'ca.key'), 'garbage');
+    const fresh = await ensurePki({ dataDir: dir });
+    expect(fresh.caCert).not.toBe(first.caCert);
+    expect(new X509Certificate(fresh.adminCert).verify(new X509Certificate(fresh.caCert).publicKey)).toBe(true);
+    expect(await readFile(path.join(dir, 'ca.crt'), 'utf8')).toBe(fresh.caCert);
+  });
+
+  it('can skip the serving certificate when one was given on the command line', async () => {
+    const pki = await ensurePki({ dataDir: dir, skipServing: true });
+    expect(pki.servingCert).toBe('');
+    await expect(stat(path.join(dir, 'serving.crt'))).rejects.toThrow();
+  });
+
+  it('lists serving names without wildcard addresses or duplicates', () => {
+    expect(servingNames(['0.0.0.0', '::', '127.0.0.1', '0:0:0:0:0:0:0:1', 'fd00::1'])).toEqual(['127.0.0.1', '::1', 'localhost', 'fd00::1']);
+  });
+});
