@@ -22,6 +22,8 @@ function headerSafe(value: string): string {
 export function sendHead(exchange: Exchange, status: number, contentType?: string): void {
   const res = exchange.response;
   if (contentType) res.setHeader('Content-Type', contentType);
+  // Upstream's WithCacheControl: API responses are never cached by intermediaries.
+  res.setHeader('Cache-Control', 'no-cache, private');
   const warnings = [...new Set(exchange.warnings)].map((w) => headerSafe(warningHeaderValue(w.replace(/[\r\n]+/g, ' '))));
   if (warnings.length) res.setHeader('Warning', warnings);
   res.writeHead(status);

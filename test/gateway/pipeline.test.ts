@@ -126,6 +126,14 @@ describe('pipeline', () => {
     }
   });
 
+  it('lists the served paths at / for those allowed to see it', async () => {
+    const { call } = setup();
+    const root = await call({ url: '/' });
+    expect(root.json.paths).toEqual(expect.arrayContaining(['/api', '/api/v1', '/apis', '/apis/apps', '/apis/apps/v1', '/healthz', '/livez/ping', '/readyz/core-ready', '/version']));
+    expect(root.header('cache-control')).toBe('no-cache, private');
+    expect((await call({ url: '/', anonymous: true })).status).toBe(403);
+  });
+
   it('405s writes to discovery and /version', async () => {
     const { call } = setup();
     expect((await call({ method: 'POST', url: '/apis' })).status).toBe(405);

@@ -9,7 +9,7 @@ import type { Naming } from '../../naming';
 import type { CoreApi } from '../../core/api';
 import type { Codecs } from '../codecs';
 import type { ResourceIndex } from '../resource-index';
-import { writeText } from '../respond';
+import { writeRawJson, writeText } from '../respond';
 import { type Exchange, type Handler, infoOf } from '../types';
 import { createDiscoveryHandler, discoveryPathOf } from './discovery';
 import { HEALTH_ENDPOINTS, type HealthChecks, type HealthEndpoint, serveHealth, serveHealthCheck } from './health';
@@ -31,6 +31,20 @@ export interface RouterOptions {
 /** Go's http.NotFound. */
 export function writeNotFoundPage(exchange: Exchange): void {
   writeText(exchange, 404, '404 page not found\n');
+}
+
+/** Upstream's index at `/`: every served root path, sorted (metav1.RootPaths). */
+export function rootPaths(index: ResourceIndex, health: HealthChecks): string[] {
+  const paths = new Set<string>(['/api', '/apis', '/apis/', '/version']);
+  for (const group of index.groups()) {
+    for (const version of group.versions) paths.add(group.name ? `/apis/${group.name}/${version}` : `/api/${version}`);
+    if (group.name) paths.add(`/apis/${group.name}`);
+  }
+  for (const endpoint of HEALTH_ENDPOINTS) {
+    paths.add(`/${endpoint}`);
+    for (const check of health[endpoint]) paths.add(`/${endpoint}/${check.name}`);
+  }
+  return [...paths].sort();
 }
 
 /** Is the path under an API root upstream serves with go-restful (`/api`, `/apis/<served group>`)? */
@@ -64,6 +78,7 @@ export function createRouter(options: RouterOptions): Handler {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return discovery(exchange, discoveryPath);
     }
+    if (path === '/' && isGet(exchange.request.method)) return writeRawJson(exchange, 200, { paths: rootPaths(index, health) });
     if (path === '/version' || path === '/version/') {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return serveVersion(exchange, options.version);
