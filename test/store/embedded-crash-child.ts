@@ -1,27 +1,42 @@
 /**
  * Child process for embedded-crash.test.ts: opens the embedded store and writes until killed,
- * printing one line per acknowledged write (stdout to a pipe is synchronous on Linux, so a
- * printed line means the write had returned to its caller before the next one started).
+ * printing one line per acknowledged write. Lines go out with a blocking `writeSync` on fd 1,
+ * not `process.stdout`: this loop never yields to the event loop, and a pipe write that
+ * process.stdout had to queue (pipe full) would never be flushed. So a printed line means the
+ * write had returned to its caller before the next one started.
  *
  *   node -r @swc-node/register embedded-crash-child.ts <dataDir> <firstIndex>
  *
  * Lines: `ready <revision>`, `create <index> <revision>`, `counter <index> <revision>`.
  */
+import fs from 'node:fs';
 import { createStore, type KeyValue } from '../../src/store';
+
+function print(line: string): void {
+  const bytes = Buffer.from(`${line}\n`);
+  for (let offset = 0; offset < bytes.length; ) {
+    try {
+      offset += fs.writeSync(1, bytes, offset);
+    } catch (err) {
+      // A non-blocking pipe that is full: wait for the reader (the test) to drain it.
+      if ((err as { code?: string }).code !== 'EAGAIN') throw err;
+    }
+  }
+}
 
 async function main(): Promise<void> {
   const [dataDir, firstIndex] = process.argv.slice(2);
   const store = createStore({ kind: 'embedded', dataDir });
   const counterKey = '/registry/crash/counter';
   let counter: KeyValue | undefined = (await store.get(counterKey)).kv;
-  process.stdout.write(`ready ${await store.currentRevision()}\n`);
+  print(`ready ${await store.currentRevision()}`);
   for (let i = Number(firstIndex); ; i++) {
     const kv = await store.create(`/registry/crash/k${i}`, Buffer.from(`v${i}`));
-    process.stdout.write(`create ${i} ${kv.modRevision}\n`);
+    print(`create ${i} ${kv.modRevision}`);
     counter = counter
       ? await store.update(counterKey, Buffer.from(String(i)), counter.modRevision)
       : await store.create(counterKey, Buffer.from(String(i)));
-    process.stdout.write(`counter ${i} ${counter.modRevision}\n`);
+    print(`counter ${i} ${counter.modRevision}`);
   }
 }
 
