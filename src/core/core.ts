@@ -27,6 +27,7 @@ import { StatusError, badRequest, forbidden, methodNotSupported, notFound, pathN
 import { ResourceStore, type WriteScope } from './registry/resource-store';
 import { applyPatch } from './registry/patch';
 import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
+import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 
 export interface CoreOptions {
   store: Store;
@@ -34,6 +35,10 @@ export interface CoreOptions {
   clock?: Clock;
   /** The served types; defaults to every built-in type. */
   resources?: ResourceDefinition[];
+  /** Watch cache settings (history window, watcher buffer, ...); the cache itself is always on. */
+  watchCache?: Omit<WatchCacheOptions, 'store' | 'naming' | 'clock'>;
+  /** `--etcd-compaction-interval` in milliseconds, for either backend; default 5 minutes, 0 disables. */
+  compactionIntervalMs?: number;
 }
 
 export interface Core extends CoreApi {
@@ -58,14 +63,20 @@ class InProcessCore implements Core {
   readonly resources: readonly ResourceDefinition[];
   private readonly stores = new Map<string, ResourceStore>();
   private readonly namespaces: ResourceStore;
+  private readonly cache: WatchCache;
+  private readonly compactor: Compactor;
 
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
     this.resources = options.resources ?? builtinResources(options.naming);
-    const deps = { store: options.store, naming: options.naming, clock: options.clock ?? systemClock };
+    const clock = options.clock ?? systemClock;
+    this.cache = new WatchCache({ ...options.watchCache, store: options.store, naming: options.naming, clock });
+    const deps = { store: options.store, naming: options.naming, clock, cache: this.cache };
     for (const def of this.resources) {
       this.stores.set(resourceKey(def.group, def.version, def.resource), new ResourceStore(def, deps, (ns, d, name) => this.admitNamespace(ns, d, name)));
     }
+    this.cache.start();
+    this.compactor = new Compactor({ store: options.store, clock, intervalMs: options.compactionIntervalMs });
     const namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'));
     if (!namespaces) throw new Error('the core needs the namespaces resource');
     this.namespaces = namespaces;
@@ -218,9 +229,12 @@ class InProcessCore implements Core {
         if (!StatusError.is(err, 'AlreadyExists')) throw err;
       }
     }
+    await this.cache.whenReady();
   }
 
   async close(): Promise<void> {
+    this.compactor.stop();
+    await this.cache.close();
     await this.options.store.close();
   }
 }

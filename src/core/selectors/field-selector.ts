@@ -1,7 +1,8 @@
 /**
- * Field selectors: `a=b`, `a==b`, `a!=b`, comma-separated and ANDed, with `\` escaping `,`,
- * `=`, `!` and `\` in values. Which fields are selectable is each type's business
- * (`ResourceDefinition.selectableFields`); `metadata.name` and `metadata.namespace` always are.
+ * Field selectors as upstream parses them (`fields.ParseSelector`): terms `a=b`, `a==b`, `a!=b`,
+ * split on unescaped commas and ANDed; in values `\` escapes `\`, `,` and `=`. Which fields a
+ * type can be selected on is its definition's business (`ResourceDefinition.selectableFields`,
+ * checked in selection.ts); the parse errors and their messages are upstream's.
  */
 import { SelectorParseError } from './label-selector';
 
@@ -14,45 +15,86 @@ export interface FieldRequirement {
 export interface FieldSelector {
   requirements: FieldRequirement[];
   empty: boolean;
-  matches(fields: Record<string, string>): boolean;
+  /** A field absent from `fields` reads as '' (upstream's fields.Set). */
+  matches(fields: Readonly<Record<string, string>>): boolean;
   toString(): string;
 }
 
-function splitUnescaped(text: string, sep: string): string[] {
-  const parts: string[] = [];
-  let current = '';
+/** Split on commas not preceded by an escaping backslash. */
+function splitTerms(text: string): string[] {
+  const terms: string[] = [];
+  let start = 0;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '\\' && i + 1 < text.length) {
-      current += c + text[i + 1];
-      i++;
-    } else if (c === sep) {
-      parts.push(current);
-      current = '';
-    } else current += c;
+    if (text[i] === '\\') i++;
+    else if (text[i] === ',') {
+      terms.push(text.slice(start, i));
+      start = i + 1;
+    }
   }
-  parts.push(current);
-  return parts;
+  terms.push(text.slice(start));
+  return terms;
 }
 
-function unescape(value: string): string {
-  return value.replace(/\\(.)/g, '$1');
+const OPERATORS = ['!=', '==', '='] as const;
+
+/** The first operator found scanning left to right splits a term; no trimming, as upstream. */
+function splitTerm(term: string): { lhs: string; op: (typeof OPERATORS)[number]; rhs: string } | undefined {
+  for (let i = 0; i < term.length; i++) {
+    for (const op of OPERATORS) {
+      if (term.startsWith(op, i)) return { lhs: term.slice(0, i), op, rhs: term.slice(i + op.length) };
+    }
+  }
+  return undefined;
+}
+
+function unescapeValue(value: string): string {
+  if (!/[\\,=]/.test(value)) return value;
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '\\') {
+      const next = value[i + 1];
+      if (next === undefined) throw new SelectorParseError('invalid field selector: invalid escape sequence: \\');
+      if (next !== '\\' && next !== ',' && next !== '=') {
+        throw new SelectorParseError(`invalid field selector: invalid escape sequence: \\${next}`);
+      }
+      out += next;
+      i++;
+    } else if (c === ',' || c === '=') {
+      throw new SelectorParseError(`invalid field selector: unescaped character in value: ${c}`);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+function escapeValue(value: string): string {
+  return value.replace(/[\\,=]/g, (c) => `\\${c}`);
 }
 
 export function parseFieldSelector(text: string): FieldSelector {
   const requirements: FieldRequirement[] = [];
-  if (text.trim() !== '') {
-    for (const part of splitUnescaped(text, ',')) {
-      const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/s.exec(part.trim());
-      if (!m) throw new SelectorParseError(`invalid selector: '${text}'; can't understand '${part}'`);
-      requirements.push({ field: m[1]!.trim(), operator: m[2] === '!=' ? '!=' : '=', value: unescape(m[3]!) });
-    }
+  // Upstream sorts the raw terms before parsing them.
+  for (const term of splitTerms(text).sort()) {
+    if (term === '') continue;
+    const split = splitTerm(term);
+    if (!split) throw new SelectorParseError(`invalid selector: '${text}'; can't understand '${term}'`);
+    requirements.push({ field: split.lhs, operator: split.op === '!=' ? '!=' : '=', value: unescapeValue(split.rhs) });
   }
+  return makeFieldSelector(requirements);
+}
+
+function fieldValue(fields: Readonly<Record<string, string>>, field: string): string {
+  return Object.prototype.hasOwnProperty.call(fields, field) ? fields[field]! : '';
+}
+
+export function makeFieldSelector(requirements: FieldRequirement[]): FieldSelector {
   return {
     requirements,
     empty: requirements.length === 0,
     matches: (fields) =>
-      requirements.every((r) => (r.operator === '=' ? fields[r.field] === r.value : fields[r.field] !== r.value)),
-    toString: () => requirements.map((r) => `${r.field}${r.operator}${r.value}`).join(','),
+      requirements.every((r) => (fieldValue(fields, r.field) === r.value) === (r.operator === '=')),
+    toString: () => requirements.map((r) => `${r.field}${r.operator}${escapeValue(r.value)}`).join(','),
   };
 }

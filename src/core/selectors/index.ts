@@ -1,2 +1,3 @@
 export * from './label-selector';
 export * from './field-selector';
+export * from './selection';

@@ -1,14 +1,17 @@
 /**
- * Label selectors in upstream's string syntax: `a=b`, `a==b`, `a!=b`, `a in (x,y)`,
- * `a notin (x,y)`, `a` (exists), `!a` (does not exist), `a>1`, `a<1`, comma-separated and
- * ANDed. Parsing failures are 400 BadRequest at the door.
+ * Label selectors in upstream's string syntax (`labels.Parse`): `a=b`, `a==b`, `a!=b`,
+ * `a in (x,y)`, `a notin (x,y)`, `a` (exists), `!a` (does not exist), `a>1`, `a<1`,
+ * comma-separated and ANDed. The lexer, the grammar and every error message follow upstream, so
+ * that a bad selector answers the same 400 text (SPEC Errors; issue 4 "invalid selectors").
  */
+import { isQualifiedName, isValidLabelValue } from '../validation/names';
 
 export type LabelOperator = 'in' | 'notin' | '=' | '==' | '!=' | 'exists' | '!' | 'gt' | 'lt';
 
 export interface LabelRequirement {
   key: string;
   operator: LabelOperator;
+  /** Sorted and without duplicates, as upstream's string set. */
   values: string[];
 }
 
@@ -16,69 +19,226 @@ export interface LabelSelector {
   requirements: LabelRequirement[];
   /** True for the empty selector, which matches everything. */
   empty: boolean;
-  matches(labels: Record<string, string> | undefined): boolean;
+  matches(labels: Readonly<Record<string, string>> | undefined): boolean;
   toString(): string;
 }
 
+/** A selector string upstream would reject; the message is upstream's. */
 export class SelectorParseError extends Error {}
 
-const KEY_CHARS = /[A-Za-z0-9_.\-/]/;
-const VALUE_CHARS = /[A-Za-z0-9_.\-]/;
+type Token = 'end' | ')' | ',' | '!' | '==' | '=' | '>' | 'id' | 'in' | '<' | '!=' | 'notin' | '(';
 
-class Lexer {
-  pos = 0;
-  constructor(readonly text: string) {}
+interface Scanned {
+  tok: Token;
+  lit: string;
+}
 
-  skipSpace(): void {
-    while (this.pos < this.text.length && /\s/.test(this.text[this.pos]!)) this.pos++;
-  }
+const SYMBOL_TOKENS: ReadonlyMap<string, Token> = new Map<string, Token>([
+  [')', ')'], [',', ','], ['!', '!'], ['==', '=='], ['=', '='], ['>', '>'], ['<', '<'], ['!=', '!='], ['(', '('],
+]);
+const BINARY_OPERATORS = 'in, notin, =, ==, !=, gt, lt';
 
-  peek(): string {
-    this.skipSpace();
-    return this.text[this.pos] ?? '';
-  }
+const isSpecial = (c: string): boolean => '=!(),><'.includes(c);
+const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n';
 
-  atEnd(): boolean {
-    return this.peek() === '';
-  }
-
-  word(chars: RegExp): string {
-    this.skipSpace();
-    const start = this.pos;
-    while (this.pos < this.text.length && chars.test(this.text[this.pos]!)) this.pos++;
-    return this.text.slice(start, this.pos);
-  }
-
-  take(token: string): boolean {
-    this.skipSpace();
-    if (this.text.startsWith(token, this.pos)) {
-      this.pos += token.length;
-      return true;
+/** Upstream's lexer: identifiers run to the next space or special symbol; symbols are matched greedily. */
+function scan(text: string): Scanned[] {
+  const out: Scanned[] = [];
+  let pos = 0;
+  for (;;) {
+    while (pos < text.length && isSpace(text[pos]!)) pos++;
+    if (pos >= text.length) {
+      out.push({ tok: 'end', lit: '' });
+      return out;
     }
-    return false;
+    const start = pos;
+    if (isSpecial(text[pos]!)) {
+      let best: Scanned | undefined;
+      while (pos < text.length && isSpecial(text[pos]!)) {
+        const tok = SYMBOL_TOKENS.get(text.slice(start, pos + 1));
+        if (tok) best = { tok, lit: text.slice(start, pos + 1) };
+        else if (best) break;
+        pos++;
+      }
+      pos = start + best!.lit.length;
+      out.push(best!);
+    } else {
+      while (pos < text.length && !isSpecial(text[pos]!) && !isSpace(text[pos]!)) pos++;
+      const lit = text.slice(start, pos);
+      out.push({ tok: lit === 'in' ? 'in' : lit === 'notin' ? 'notin' : 'id', lit });
+    }
   }
 }
 
-function requirementMatches(r: LabelRequirement, labels: Record<string, string>): boolean {
+class Parser {
+  private position = 0;
+  constructor(private readonly items: Scanned[]) {}
+
+  /** In a values context the keywords `in`/`notin` are plain identifiers. */
+  private look(values: boolean): Scanned {
+    const item = this.items[this.position]!;
+    return values && (item.tok === 'in' || item.tok === 'notin') ? { tok: 'id', lit: item.lit } : item;
+  }
+
+  private take(values: boolean): Scanned {
+    const item = this.look(values);
+    this.position++;
+    return item;
+  }
+
+  parse(): LabelRequirement[] {
+    const requirements: LabelRequirement[] = [];
+    for (;;) {
+      const { tok, lit } = this.look(true);
+      if (tok === 'id' || tok === '!') {
+        try {
+          requirements.push(this.requirement());
+        } catch (err) {
+          if (err instanceof SelectorParseError) throw new SelectorParseError(`unable to parse requirement: ${err.message}`);
+          throw err;
+        }
+        const next = this.take(true);
+        if (next.tok === 'end') return requirements;
+        if (next.tok === ',') {
+          const after = this.look(true);
+          if (after.tok !== 'id' && after.tok !== '!') throw new SelectorParseError(`found '${after.lit}', expected: identifier after ','`);
+        } else {
+          throw new SelectorParseError(`found '${next.lit}', expected: ',' or 'end of string'`);
+        }
+      } else if (tok === 'end') {
+        return requirements;
+      } else {
+        throw new SelectorParseError(`found '${lit}', expected: !, identifier, or 'end of string'`);
+      }
+    }
+  }
+
+  private requirement(): LabelRequirement {
+    let negated = false;
+    let { tok, lit } = this.take(true);
+    if (tok === '!') {
+      negated = true;
+      ({ tok, lit } = this.take(true));
+    }
+    if (tok !== 'id') throw new SelectorParseError(`found '${lit}', expected: identifier`);
+    const keyErrors = isQualifiedName(lit);
+    // Upstream validates the key against a nil field path, which prints as `<nil>`.
+    if (keyErrors.length) throw new SelectorParseError(`<nil>: Invalid value: ${JSON.stringify(lit)}: ${keyErrors.join('; ')}`);
+    const key = lit;
+    const next = this.look(true).tok;
+    if (negated) return newRequirement(key, '!', []);
+    if (next === 'end' || next === ',') return newRequirement(key, 'exists', []);
+    const op = this.operator();
+    const values = op === 'in' || op === 'notin' ? this.setValues() : this.exactValue();
+    return newRequirement(key, op, [...values].sort());
+  }
+
+  private operator(): LabelOperator {
+    const { tok, lit } = this.take(false);
+    switch (tok) {
+      case 'in':
+      case 'notin':
+      case '=':
+      case '==':
+      case '!=':
+        return tok;
+      case '>':
+        return 'gt';
+      case '<':
+        return 'lt';
+      default:
+        throw new SelectorParseError(`found '${lit}', expected: ${BINARY_OPERATORS}`);
+    }
+  }
+
+  private setValues(): Set<string> {
+    const open = this.take(true);
+    if (open.tok !== '(') throw new SelectorParseError(`found '${open.lit}' expected: '('`);
+    const { tok, lit } = this.look(true);
+    if (tok === 'id' || tok === ',') {
+      const values = this.identifierList();
+      if (this.take(true).tok !== ')') throw new SelectorParseError(`found '${lit}', expected: ')'`);
+      return values;
+    }
+    if (tok === ')') {
+      this.take(true);
+      return new Set(['']);
+    }
+    throw new SelectorParseError(`found '${lit}', expected: ',', ')' or identifier`);
+  }
+
+  private identifierList(): Set<string> {
+    const values = new Set<string>();
+    for (;;) {
+      const { tok, lit } = this.take(true);
+      if (tok === 'id') {
+        values.add(lit);
+        const after = this.look(true);
+        if (after.tok === ',') continue;
+        if (after.tok === ')') return values;
+        throw new SelectorParseError(`found '${after.lit}', expected: ',' or ')'`);
+      } else if (tok === ',') {
+        if (values.size === 0) values.add('');
+        const after = this.look(true).tok;
+        if (after === ')') {
+          values.add('');
+          return values;
+        }
+        if (after === ',') values.add('');
+      } else {
+        throw new SelectorParseError(`found '${lit}', expected: ',', or identifier`);
+      }
+    }
+  }
+
+  private exactValue(): Set<string> {
+    const ahead = this.look(true).tok;
+    if (ahead === 'end' || ahead === ',') return new Set(['']);
+    const { tok, lit } = this.take(true);
+    if (tok === 'id') return new Set([lit]);
+    throw new SelectorParseError(`found '${lit}', expected: identifier`);
+  }
+}
+
+const INTEGER = /^[+-]?\d+$/;
+
+/** Upstream's NewRequirement checks, errors aggregated as `[a, b]` when there are several. */
+function newRequirement(key: string, operator: LabelOperator, values: string[]): LabelRequirement {
+  const errors: string[] = [];
+  if ((operator === 'gt' || operator === 'lt')) {
+    values.forEach((v, i) => {
+      if (!INTEGER.test(v)) errors.push(`values[${i}]: Invalid value: ${JSON.stringify(v)}: for 'Gt', 'Lt' operators, the value must be an integer`);
+    });
+  }
+  values.forEach((v, i) => {
+    const problems = isValidLabelValue(v);
+    if (problems.length) errors.push(`values[${i}][${key}]: Invalid value: ${JSON.stringify(v)}: ${problems.join('; ')}`);
+  });
+  if (errors.length === 1) throw new SelectorParseError(errors[0]);
+  if (errors.length > 1) throw new SelectorParseError(`[${errors.join(', ')}]`);
+  return { key, operator, values };
+}
+
+function requirementMatches(r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, r.key);
-  const value = labels[r.key];
+  const value = has ? labels[r.key]! : '';
   switch (r.operator) {
     case '=':
     case '==':
     case 'in':
-      return has && r.values.includes(value!);
+      return has && r.values.includes(value);
     case '!=':
     case 'notin':
-      return !has || !r.values.includes(value!);
+      return !has || !r.values.includes(value);
     case 'exists':
       return has;
     case '!':
       return !has;
     case 'gt':
     case 'lt': {
-      if (!has || !/^-?\d+$/.test(value!)) return false;
-      const n = Number(value);
-      const limit = Number(r.values[0]);
+      if (!has || !INTEGER.test(value)) return false;
+      const n = BigInt(value);
+      const limit = BigInt(r.values[0]!);
       return r.operator === 'gt' ? n > limit : n < limit;
     }
   }
@@ -113,67 +273,10 @@ export function makeLabelSelector(requirements: LabelRequirement[]): LabelSelect
 
 export const EVERYTHING: LabelSelector = makeLabelSelector([]);
 
-function parseValues(lx: Lexer): string[] {
-  if (!lx.take('(')) throw new SelectorParseError(`found '${lx.peek()}', expected: '('`);
-  const values: string[] = [];
-  for (;;) {
-    values.push(lx.word(VALUE_CHARS));
-    if (lx.take(')')) return values;
-    if (!lx.take(',')) throw new SelectorParseError(`found '${lx.peek()}', expected: ',' or ')'`);
-  }
-}
-
-/** Parse upstream's label selector syntax; throws SelectorParseError with a readable message. */
+/** Parse upstream's label selector syntax; throws SelectorParseError carrying upstream's message. */
 export function parseLabelSelector(text: string): LabelSelector {
-  const lx = new Lexer(text);
-  const requirements: LabelRequirement[] = [];
-  if (lx.atEnd()) return EVERYTHING;
-  for (;;) {
-    let req: LabelRequirement;
-    if (lx.take('!')) {
-      const key = lx.word(KEY_CHARS);
-      if (!key) throw new SelectorParseError(`found '${lx.peek()}', expected: identifier after '!'`);
-      req = { key, operator: '!', values: [] };
-    } else {
-      const key = lx.word(KEY_CHARS);
-      if (!key) throw new SelectorParseError(`found '${lx.peek() || 'EOS'}', expected: !, identifier, or 'end of string'`);
-      const next = lx.peek();
-      if (next === '' || next === ',') req = { key, operator: 'exists', values: [] };
-      else if (lx.take('==')) req = { key, operator: '==', values: [lx.word(VALUE_CHARS)] };
-      else if (lx.take('!=')) req = { key, operator: '!=', values: [lx.word(VALUE_CHARS)] };
-      else if (lx.take('=')) req = { key, operator: '=', values: [lx.word(VALUE_CHARS)] };
-      else if (lx.take('>')) req = { key, operator: 'gt', values: [lx.word(VALUE_CHARS)] };
-      else if (lx.take('<')) req = { key, operator: 'lt', values: [lx.word(VALUE_CHARS)] };
-      else if (lx.take('notin')) req = { key, operator: 'notin', values: parseValues(lx) };
-      else if (lx.take('in')) req = { key, operator: 'in', values: parseValues(lx) };
-      else throw new SelectorParseError(`found '${next}', expected: in, notin, =, ==, !=, gt, lt`);
-      if ((req.operator === 'gt' || req.operator === 'lt') && !/^-?\d+$/.test(req.values[0] ?? '')) {
-        throw new SelectorParseError(`for 'Gt', 'Lt' operators, the value must be an integer`);
-      }
-    }
-    validateRequirement(req);
-    requirements.push(req);
-    if (lx.atEnd()) break;
-    if (!lx.take(',')) throw new SelectorParseError(`found '${lx.peek()}', expected: ',' or 'end of string'`);
-  }
-  return makeLabelSelector(requirements);
-}
-
-const NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-function validateRequirement(r: LabelRequirement): void {
-  const slash = r.key.indexOf('/');
-  const [prefix, name] = slash >= 0 ? [r.key.slice(0, slash), r.key.slice(slash + 1)] : ['', r.key];
-  if (!NAME_PART.test(name) || name.length > 63 || (slash >= 0 && (!DNS_SUBDOMAIN.test(prefix) || prefix.length > 253))) {
-    throw new SelectorParseError(`invalid label key "${r.key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
-  }
-  for (const v of r.values) {
-    if (v.length > 63 || (v !== '' && !NAME_PART.test(v))) {
-      throw new SelectorParseError(`invalid label value: "${v}": at key: "${r.key}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
-    }
-  }
-  if ((r.operator === 'in' || r.operator === 'notin') && r.values.length === 0) {
-    throw new SelectorParseError(`for 'in', 'notin' operators, values set can't be empty`);
-  }
+  const requirements = new Parser(scan(text)).parse();
+  if (requirements.length === 0) return EVERYTHING;
+  // Upstream sorts requirements by key for a deterministic string form.
+  return makeLabelSelector([...requirements].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
 }

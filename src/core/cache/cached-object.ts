@@ -1,0 +1,123 @@
+/**
+ * What the watch cache holds: each stored object decoded once, deep-frozen, and shared by every
+ * reader (gets, lists, watchers), plus one shared record per change. Frozen objects can be
+ * encoded once per wire format and the bytes reused (encode-once.ts), which is DESIGN.md's
+ * "each event is encoded once per wire format and shared by every watcher".
+ */
+import type { ApiObject, WatchEvent } from '../api';
+
+/** Freeze a JSON value and everything in it; returns it, now immutable. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as object)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** One object as of one revision. The derived views are built on first use and shared. */
+export class CachedObject {
+  private itemView?: ApiObject;
+  private addedView?: WatchEvent;
+  private fieldView?: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly key: string,
+    /** The revision this state was written at (its resourceVersion). */
+    readonly revision: number,
+    /** The full object with apiVersion and kind, deep-frozen. */
+    readonly object: ApiObject,
+  ) {}
+
+  get labels(): Readonly<Record<string, string>> | undefined {
+    return this.object.metadata?.labels;
+  }
+
+  /** Items of a typed list carry no apiVersion/kind, as upstream serves them. */
+  get listItem(): ApiObject {
+    if (!this.itemView) {
+      const { apiVersion: _a, kind: _k, ...rest } = this.object;
+      this.itemView = Object.freeze(rest);
+    }
+    return this.itemView;
+  }
+
+  /** The synthetic ADDED event of "Get State" watches, shared by every watcher that starts here. */
+  get added(): WatchEvent {
+    this.addedView ??= Object.freeze({ type: 'ADDED' as const, object: this.object });
+    return this.addedView;
+  }
+
+  /** The field-selector view, computed once by the type's `fieldsOf`. */
+  fields(fieldsOf: (obj: ApiObject) => Record<string, string>): Readonly<Record<string, string>> {
+    this.fieldView ??= Object.freeze(fieldsOf(this.object));
+    return this.fieldView;
+  }
+
+  /** The same content at another revision: how a deletion reports the last state (upstream). */
+  atRevision(revision: number): CachedObject {
+    const object = Object.freeze({ ...this.object, metadata: Object.freeze({ ...this.object.metadata, resourceVersion: String(revision) }) });
+    return new CachedObject(this.key, revision, object);
+  }
+}
+
+export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/**
+ * One change, recorded once and shared: the event every unfiltered watcher receives, and the
+ * two variants a filtered watcher may need (an object entering or leaving its selection).
+ */
+export class CacheEvent {
+  /** The `{type, object}` every watcher that sees the change unfiltered receives. */
+  readonly watchEvent: WatchEvent;
+  private enteredView?: WatchEvent;
+  private leftView?: WatchEvent;
+
+  constructor(
+    readonly type: CacheEventType,
+    readonly revision: number,
+    /** The new state; for DELETED the last state at the deletion's revision. */
+    readonly current: CachedObject,
+    /** The state before, for MODIFIED and DELETED. */
+    readonly previous: CachedObject | undefined,
+    /** Clock time when the cache recorded it, for the history window. */
+    readonly recordedAt: number,
+  ) {
+    this.watchEvent = Object.freeze({ type, object: current.object });
+  }
+
+  get key(): string {
+    return this.current.key;
+  }
+
+  /** A change that brought the object into a watcher's selection: ADDED with the new state. */
+  get entered(): WatchEvent {
+    this.enteredView ??= this.current.added;
+    return this.enteredView;
+  }
+
+  /** A change that took the object out of a selection: DELETED with the previous content at this revision (upstream). */
+  get left(): WatchEvent {
+    this.leftView ??= Object.freeze({ type: 'DELETED' as const, object: this.previous!.atRevision(this.revision).object });
+    return this.leftView;
+  }
+}
+
+/**
+ * Key order as the backends order keys (memcmp of UTF-8 = code point order), so that a chunk
+ * cut from the cache continues correctly from the store. UTF-16 order differs from code point
+ * order only between surrogates and U+E000..U+FFFF.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}

@@ -1,0 +1,32 @@
+/**
+ * Encode a shared value once per wire format (DESIGN.md "Watch cache": each event is encoded
+ * once per format and the bytes are shared by every watcher).
+ *
+ * The watch cache hands every watcher the same frozen event object for one change (and the same
+ * frozen object to every get and list), so a door can key its encoded bytes on that object:
+ *
+ *     const bytes = encodeOnce(event, 'application/json', (e) => codec.stream.encodeEvent(e));
+ *
+ * Only frozen values are memoised: they cannot change after their bytes were made. Anything
+ * else is simply encoded (a door may call this on every value it writes). The memo is a
+ * WeakMap, so bytes go away with their event.
+ */
+const memo = new WeakMap<object, Map<string, unknown>>();
+
+export function encodeOnce<T extends object, B>(value: T, format: string, encode: (value: T) => B): B {
+  if (!Object.isFrozen(value)) return encode(value);
+  let byFormat = memo.get(value);
+  if (!byFormat) {
+    byFormat = new Map();
+    memo.set(value, byFormat);
+  }
+  if (byFormat.has(format)) return byFormat.get(format) as B;
+  const bytes = encode(value);
+  byFormat.set(format, bytes);
+  return bytes;
+}
+
+/** True when `encodeOnce` memoises this value (it is a shared, immutable object from the cache). */
+export function isShared(value: object): boolean {
+  return Object.isFrozen(value);
+}

@@ -1,0 +1,233 @@
+/**
+ * The watch cache of one resource type: the latest state of every object (decoded once, in key
+ * order), the window of recent changes, and the watchers to fan changes out to. It is fed by
+ * the WatchCache (watch-cache.ts), which owns the one store watch and the global revision.
+ */
+import type { ApiObject, WatchEvent } from '../api';
+import type { ResourceDefinition } from '../resources/definition';
+import type { Clock } from '../../clock';
+import type { KeyValue, StoreEvent } from '../../store';
+import type { Selection } from '../selectors';
+import { selectableFieldsOf } from '../selectors';
+import { decodeFromStorage } from '../registry/object-codec';
+import { CacheEvent, CachedObject, compareKeys, deepFreeze } from './cached-object';
+import { EventWindow } from './event-window';
+import { CacheWatcher } from './cache-watcher';
+
+export interface ResourceCacheSettings {
+  clock: Clock;
+  /** History window (SPEC Limits: 5 minutes by default). */
+  windowMs: number;
+  /** At most this many changes kept per resource, whatever their age. */
+  maxEvents: number;
+  /** Events a watcher may fall behind before it is closed. */
+  watcherBuffer: number;
+  /** Annotation key of the bookmark that ends a streaming list's initial events. */
+  initialEventsEndKey: string;
+}
+
+export interface WatchRequest {
+  prefix: string;
+  selection: Selection;
+  /** Start after this revision with no synthetic events ("Start at Exact"); otherwise at the current state. */
+  exactAfter?: number;
+  sendState: boolean;
+  markInitialEnd: boolean;
+  bookmarks: boolean;
+  timeoutMs?: number;
+}
+
+/** Thrown by `watch` when the resume point left the window: 410 `too old resource version: X (Y)`. */
+export class TooOldResourceVersion extends Error {
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
+    super(`too old resource version: ${requested} (${oldest})`);
+  }
+}
+
+export function decodeCached(kv: KeyValue): CachedObject {
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(decodeFromStorage(kv)));
+}
+
+export class ResourceCache {
+  readonly apiVersion: string;
+  private objects = new Map<string, CachedObject>();
+  private keys: string[] = [];
+  private window: EventWindow;
+  private readonly watchers = new Set<CacheWatcher>();
+  private lastBookmark?: WatchEvent;
+  readonly fieldsOf: (obj: ApiObject) => Record<string, string>;
+
+  constructor(
+    readonly def: ResourceDefinition,
+    private readonly settings: ResourceCacheSettings,
+    /** The cache's revision: every change up to it has been applied (owned by the WatchCache). */
+    private readonly revision: () => number,
+  ) {
+    this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    this.window = new EventWindow(settings.windowMs, settings.maxEvents, 0);
+    this.fieldsOf = (obj) => selectableFieldsOf(def, obj);
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  /** Replace the whole state after a (re)list at `revision`; open watches end (their clients resume or relist). */
+  replace(objects: CachedObject[], revision: number): void {
+    this.objects = new Map(objects.map((o) => [o.key, o]));
+    this.keys = objects.map((o) => o.key).sort(compareKeys);
+    this.window = new EventWindow(this.settings.windowMs, this.settings.maxEvents, revision);
+    this.lastBookmark = undefined;
+    for (const watcher of [...this.watchers]) watcher.end();
+  }
+
+  /** Apply one store event (already known to belong to this resource) and fan it out. */
+  apply(event: StoreEvent): void {
+    const key = event.kv.key;
+    const previous = this.objects.get(key);
+    let change: CacheEvent;
+    const now = this.settings.clock.now();
+    if (event.type === 'delete') {
+      if (!previous) return;
+      this.objects.delete(key);
+      this.removeKey(key);
+      change = new CacheEvent('DELETED', event.revision, previous.atRevision(event.revision), previous, now);
+    } else {
+      const current = decodeCached(event.kv);
+      this.objects.set(key, current);
+      if (!previous) this.insertKey(key);
+      change = new CacheEvent(previous ? 'MODIFIED' : 'ADDED', event.revision, current, previous, now);
+    }
+    this.window.add(change);
+    for (const watcher of this.watchers) watcher.offer(change);
+  }
+
+  get(key: string): CachedObject | undefined {
+    return this.objects.get(key);
+  }
+
+  /** Objects under `prefix` in key order, starting at `startKey` (inclusive) when given. */
+  *range(prefix: string, startKey?: string): Generator<CachedObject> {
+    const from = startKey !== undefined && compareKeys(startKey, prefix) > 0 ? startKey : prefix;
+    for (let i = this.lowerBound(from); i < this.keys.length; i++) {
+      const key = this.keys[i]!;
+      if (!key.startsWith(prefix)) return;
+      yield this.objects.get(key)!;
+    }
+  }
+
+  /** Number of objects under `prefix` at or after `startKey`. */
+  countFrom(prefix: string, startKey: string): number {
+    const end = this.lowerBoundPrefixEnd(prefix);
+    return Math.max(0, end - this.lowerBound(startKey));
+  }
+
+  /** A BOOKMARK carries only the kind and metadata.resourceVersion; one shared object per revision. */
+  bookmark(atLeast: number): WatchEvent {
+    const revision = Math.max(this.revision(), atLeast);
+    if (this.lastBookmark?.object.metadata?.resourceVersion !== String(revision)) {
+      this.lastBookmark = Object.freeze({
+        type: 'BOOKMARK' as const,
+        object: deepFreeze({ apiVersion: this.apiVersion, kind: this.def.kind, metadata: { resourceVersion: String(revision) } }),
+      });
+    }
+    return this.lastBookmark;
+  }
+
+  private initialEventsEnd(revision: number): WatchEvent {
+    const metadata = { resourceVersion: String(revision), annotations: { [this.settings.initialEventsEndKey]: 'true' } };
+    return deepFreeze({ type: 'BOOKMARK' as const, object: { apiVersion: this.apiVersion, kind: this.def.kind, metadata } });
+  }
+
+  /**
+   * Start a watch, synchronously: the state (or the window's changes after `exactAfter`) and the
+   * registration happen in one step, so no change can fall between them.
+   */
+  watch(request: WatchRequest): CacheWatcher {
+    const revision = this.revision();
+    if (request.exactAfter !== undefined) {
+      const history = this.window.since(request.exactAfter, this.settings.clock.now());
+      if (!history) throw new TooOldResourceVersion(request.exactAfter, this.window.oldestResumable);
+      const watcher = new CacheWatcher(this.watcherOptions(request, request.exactAfter, []));
+      watcher.replay(history);
+      return this.register(watcher, revision);
+    }
+    const initial: WatchEvent[] = [];
+    if (request.sendState) {
+      const { selection } = request;
+      for (const obj of this.range(request.prefix)) {
+        if (selection.empty || selection.matches(obj.labels, obj.fields(this.fieldsOf))) initial.push(obj.added);
+      }
+      if (request.markInitialEnd) initial.push(this.initialEventsEnd(revision));
+    }
+    return this.register(new CacheWatcher(this.watcherOptions(request, revision, initial)), revision);
+  }
+
+  /** From here on the watcher takes live changes, which all come after `revision`. */
+  private register(watcher: CacheWatcher, revision: number): CacheWatcher {
+    watcher.advanceTo(revision);
+    if (!watcher.closed) this.watchers.add(watcher);
+    return watcher;
+  }
+
+  private watcherOptions(request: WatchRequest, after: number, initial: WatchEvent[]) {
+    return {
+      prefix: request.prefix,
+      selection: request.selection,
+      fieldsOf: this.fieldsOf,
+      after,
+      initial,
+      bookmarks: request.bookmarks,
+      timeoutMs: request.timeoutMs,
+      bufferSize: this.settings.watcherBuffer,
+      clock: this.settings.clock,
+      bookmark: (atLeast: number) => this.bookmark(atLeast),
+      onClose: (w: CacheWatcher) => this.watchers.delete(w),
+    };
+  }
+
+  /** Ends every watch (shutdown). */
+  endAll(): void {
+    for (const watcher of [...this.watchers]) watcher.end();
+  }
+
+  private lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKeys(this.keys[mid]!, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Index of the first key past every key starting with `prefix` (keys under a prefix are contiguous). */
+  private lowerBoundPrefixEnd(prefix: string): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const key = this.keys[mid]!;
+      if (compareKeys(key, prefix) < 0 || key.startsWith(prefix)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private insertKey(key: string): void {
+    this.keys.splice(this.lowerBound(key), 0, key);
+  }
+
+  private removeKey(key: string): void {
+    const i = this.lowerBound(key);
+    if (this.keys[i] === key) this.keys.splice(i, 1);
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * The watch caches of one API server process (DESIGN.md "Watch cache"): one ResourceCache per
+ * served type, all fed by a single store watch over the whole keyspace.
+ *
+ * Why one watch over everything rather than one per resource: a consistent ("Most recent") read
+ * asks the store for its current revision and waits until the cache has seen it (upstream
+ * 1.32's consistent reads from cache). Upstream learns that a quiet resource is caught up from
+ * etcd progress notifications, which the store interface does not offer; a watch that sees
+ * every revision (other resources' writes, the compactor's bookkeeping key) knows its exact
+ * position instead. Keys outside the registry only advance the revision.
+ *
+ * Several API server processes on one etcd each keep their own WatchCache; they agree because
+ * each follows the same revision sequence.
+ */
+import type { ResourceDefinition } from '../resources/definition';
+import type { Naming } from '../../naming';
+import { type Clock, systemClock } from '../../clock';
+import { StoreError, type Store, type StoreEvent, type StoreWatch } from '../../store';
+import { REGISTRY_ROOT } from '../registry/keys';
+import type { CachedObject } from './cached-object';
+import { ResourceCache, decodeCached } from './resource-cache';
+
+export interface WatchCacheOptions {
+  store: Store;
+  naming: Naming;
+  clock?: Clock;
+  /** History window per resource (SPEC Limits: 5 minutes by default). */
+  windowMs?: number;
+  /** At most this many changes kept per resource, whatever their age. */
+  maxEventsPerResource?: number;
+  /** Events a watcher may fall behind before it is closed. */
+  watcherBuffer?: number;
+  /** How long a read waits for the cache to reach a revision: upstream's 3 seconds. */
+  freshnessTimeoutMs?: number;
+  /** Pause before retrying a failed list or watch. */
+  retryMs?: number;
+}
+
+export const DEFAULT_WINDOW_MS = 5 * 60_000;
+export const DEFAULT_MAX_EVENTS = 50_000;
+export const DEFAULT_WATCHER_BUFFER = 1_000;
+export const DEFAULT_FRESHNESS_TIMEOUT_MS = 3_000;
+const LIST_PAGE = 1_000;
+
+interface FreshWaiter {
+  revision: number;
+  resolve(fresh: boolean): void;
+  cancel(): void;
+}
+
+export class WatchCache {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  readonly freshnessTimeoutMs: number;
+  private readonly retryMs: number;
+  private readonly caches = new Map<string, ResourceCache>();
+  private current = 0;
+  private ready = false;
+  private closed = false;
+  private started = false;
+  private storeWatch?: StoreWatch;
+  private cancelRetry?: () => void;
+  private readyWaiters: Array<() => void> = [];
+  private freshWaiters = new Set<FreshWaiter>();
+  private readonly resourceSettings: ConstructorParameters<typeof ResourceCache>[1];
+
+  constructor(options: WatchCacheOptions) {
+    this.store = options.store;
+    this.clock = options.clock ?? systemClock;
+    this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? DEFAULT_FRESHNESS_TIMEOUT_MS;
+    this.retryMs = options.retryMs ?? 1_000;
+    this.resourceSettings = {
+      clock: this.clock,
+      windowMs: options.windowMs ?? DEFAULT_WINDOW_MS,
+      maxEvents: options.maxEventsPerResource ?? DEFAULT_MAX_EVENTS,
+      watcherBuffer: options.watcherBuffer ?? DEFAULT_WATCHER_BUFFER,
+      initialEventsEndKey: `${options.naming.groupDomain}/initial-events-end`,
+    };
+  }
+
+  /** The cache of one type; register every type before `start()`. */
+  register(def: ResourceDefinition): ResourceCache {
+    let cache = this.caches.get(def.resource);
+    if (!cache) {
+      cache = new ResourceCache(def, this.resourceSettings, () => this.current);
+      this.caches.set(def.resource, cache);
+    }
+    return cache;
+  }
+
+  resource(resource: string): ResourceCache | undefined {
+    return this.caches.get(resource);
+  }
+
+  /** Every change up to this revision has been applied. */
+  get revision(): number {
+    return this.current;
+  }
+
+  /** Filled and following the store. Until then reads go to the store. */
+  get isReady(): boolean {
+    return this.ready && !this.closed;
+  }
+
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    void this.load();
+  }
+
+  whenReady(): Promise<void> {
+    if (this.ready || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  /**
+   * Resolves true once the cache has applied `revision`, false after `timeoutMs` of the clock
+   * (or when the cache closes). Upstream's waitUntilFreshAndBlock.
+   */
+  waitFresh(revision: number, timeoutMs = this.freshnessTimeoutMs): Promise<boolean> {
+    if (this.current >= revision) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: FreshWaiter = {
+        revision,
+        resolve: (fresh) => {
+          this.freshWaiters.delete(waiter);
+          waiter.cancel();
+          resolve(fresh);
+        },
+        cancel: () => undefined,
+      };
+      waiter.cancel = this.clock.setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.freshWaiters.add(waiter);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ready = false;
+    this.cancelRetry?.();
+    this.storeWatch?.cancel();
+    for (const cache of this.caches.values()) cache.endAll();
+    for (const waiter of [...this.freshWaiters]) waiter.resolve(false);
+    this.flushReadyWaiters();
+  }
+
+  /** List every registered type at one revision, then follow the store from the next one. */
+  private async load(): Promise<void> {
+    this.ready = false;
+    try {
+      const byResource = new Map<string, CachedObject[]>();
+      let revision: number | undefined;
+      let startKey: string | undefined;
+      for (;;) {
+        const page = await this.store.list(REGISTRY_ROOT, { revision, limit: LIST_PAGE, startKey });
+        revision = page.revision;
+        for (const kv of page.kvs) {
+          const resource = this.resourceOf(kv.key);
+          if (!resource) continue;
+          const objects = byResource.get(resource) ?? [];
+          objects.push(decodeCached(kv));
+          byResource.set(resource, objects);
+        }
+        if (!page.more || page.kvs.length === 0) break;
+        startKey = `${page.kvs[page.kvs.length - 1]!.key}\u0000`;
+      }
+      if (this.closed) return;
+      for (const [resource, cache] of this.caches) cache.replace(byResource.get(resource) ?? [], revision);
+      this.current = revision;
+      this.follow(revision + 1);
+      this.ready = true;
+      this.flushReadyWaiters();
+      this.resolveFresh();
+    } catch {
+      this.retry(() => void this.load());
+    }
+  }
+
+  private follow(startRevision: number): void {
+    if (this.closed) return;
+    this.storeWatch = this.store.watch('', { startRevision }, {
+      onEvents: (events) => this.onEvents(events),
+      onError: (err) => this.onWatchError(err),
+    });
+  }
+
+  private onEvents(events: StoreEvent[]): void {
+    if (this.closed || events.length === 0) return;
+    for (const event of events) {
+      if (event.revision <= this.current) continue;
+      const resource = this.resourceOf(event.kv.key);
+      if (!resource) continue;
+      try {
+        this.caches.get(resource)!.apply(event);
+      } catch {
+        // An undecodable value: the object stays as it was in the cache; reads from the store report it.
+      }
+    }
+    this.current = Math.max(this.current, events[events.length - 1]!.revision);
+    this.resolveFresh();
+  }
+
+  private onWatchError(err: StoreError): void {
+    this.storeWatch = undefined;
+    if (this.closed) return;
+    // Behind a compaction the history is gone: relist (open watches end, their clients resume).
+    // Otherwise resume from the next revision once the store answers again.
+    if (StoreError.is(err, 'compacted')) this.retry(() => void this.load(), 0);
+    else this.retry(() => this.follow(this.current + 1));
+  }
+
+  private retry(fn: () => void, delayMs = this.retryMs): void {
+    if (this.closed) return;
+    if (delayMs === 0) {
+      queueMicrotask(fn);
+      return;
+    }
+    this.cancelRetry = this.clock.setTimeout(() => {
+      this.cancelRetry = undefined;
+      fn();
+    }, delayMs);
+  }
+
+  private resourceOf(key: string): string | undefined {
+    if (!key.startsWith(REGISTRY_ROOT)) return undefined;
+    const end = key.indexOf('/', REGISTRY_ROOT.length);
+    const resource = end < 0 ? undefined : key.slice(REGISTRY_ROOT.length, end);
+    return resource !== undefined && this.caches.has(resource) ? resource : undefined;
+  }
+
+  private resolveFresh(): void {
+    for (const waiter of [...this.freshWaiters]) if (waiter.revision <= this.current) waiter.resolve(true);
+  }
+
+  private flushReadyWaiters(): void {
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
