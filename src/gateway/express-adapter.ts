@@ -16,8 +16,19 @@ function asList(value: string | string[] | undefined): string[] {
   return Array.isArray(value) ? value : [value];
 }
 
-/** What the TLS socket knows about the client certificate. */
+/** Per connection: getPeerCertificate() builds a fresh object on every call, so ask once. */
+const peerCache = new WeakMap<TLSSocket, PeerCertificate | null>();
+
+/** What the TLS socket knows about the client certificate (asked once per connection). */
 export function peerCertificateOf(socket: TLSSocket): PeerCertificate | undefined {
+  const cached = peerCache.get(socket);
+  if (cached !== undefined) return cached ?? undefined;
+  const cert = readPeerCertificate(socket);
+  peerCache.set(socket, cert ?? null);
+  return cert;
+}
+
+function readPeerCertificate(socket: TLSSocket): PeerCertificate | undefined {
   if (typeof socket.getPeerCertificate !== 'function') return undefined;
   const cert = socket.getPeerCertificate() as NodePeerCertificate & { ext_key_usage?: string[] };
   if (!cert || Object.keys(cert).length === 0 || !cert.subject) return undefined;
@@ -32,10 +43,9 @@ export function peerCertificateOf(socket: TLSSocket): PeerCertificate | undefine
   return result;
 }
 
+/** Node already joins repeated request headers with ", " (only set-cookie stays a list, which requests do not use). */
 function headersOf(req: IncomingMessage): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
-  return out;
+  return req.headers as Record<string, string | undefined>;
 }
 
 function bodyReader(req: IncomingMessage): (limit: number) => Promise<Buffer> {
@@ -70,15 +80,35 @@ function bodyReader(req: IncomingMessage): (limit: number) => Promise<Buffer> {
   };
 }
 
-export function toGatewayRequest(req: IncomingMessage, signal: AbortSignal): GatewayRequest {
+/**
+ * An AbortSignal that fires when the client goes away before the response finished. Made
+ * lazily: only watches and long requests ask for it, and it costs a listener per request.
+ */
+function lazySignal(req: IncomingMessage, res: ServerResponse): () => AbortSignal {
+  let aborter: AbortController | undefined;
+  return () => {
+    if (!aborter) {
+      const a = new AbortController();
+      aborter = a;
+      if ((res.destroyed || req.socket.destroyed) && !res.writableFinished) a.abort();
+      else res.on('close', () => !res.writableFinished && a.abort());
+    }
+    return aborter.signal;
+  };
+}
+
+export function toGatewayRequest(req: IncomingMessage, res: ServerResponse): GatewayRequest {
   const { path, query } = parseRequestTarget(req.url ?? '/');
+  const signal = lazySignal(req, res);
   return {
     method: (req.method ?? 'GET').toUpperCase(),
     path,
     query,
     headers: headersOf(req),
     peerCertificate: peerCertificateOf(req.socket as TLSSocket),
-    signal,
+    get signal() {
+      return signal();
+    },
     readBody: bodyReader(req),
   };
 }
@@ -113,32 +143,39 @@ export function toGatewayResponse(res: ServerResponse): GatewayResponse {
   };
 }
 
+/** Hand one node request to the gateway. */
+export function dispatch(handle: GatewayHandle, req: IncomingMessage, res: ServerResponse, onError: (err: unknown) => void): void {
+  let request: GatewayRequest;
+  try {
+    request = toGatewayRequest(req, res);
+  } catch {
+    // Only a malformed path gets here; answer as Go's server does.
+    res.statusCode = 400;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.end('400 Bad Request');
+    return;
+  }
+  handle(request, toGatewayResponse(res)).catch((err) => {
+    onError(err);
+    if (!res.headersSent) res.statusCode = 500;
+    res.end();
+  });
+}
+
 /** An Express app whose only middleware hands every request to the gateway. */
 export function createExpressApp(handle: GatewayHandle, onError: (err: unknown) => void = () => {}): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
-  app.use((req, res) => {
-    const aborter = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) aborter.abort();
-    });
-    let request: GatewayRequest;
-    try {
-      request = toGatewayRequest(req, aborter.signal);
-    } catch (err) {
-      // Only a malformed path gets here; answer as Go's server does.
-      res.statusCode = 400;
-      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-      res.end('400 Bad Request');
-      return;
-    }
-    handle(request, toGatewayResponse(res)).catch((err) => {
-      onError(err);
-      if (!res.headersSent) res.statusCode = 500;
-      res.end();
-    });
-  });
+  app.use((req, res) => dispatch(handle, req, res, onError));
   return app;
+}
+
+/**
+ * The same dispatch without Express, for deployments that measure Express' per-request cost
+ * against the DESIGN.md budgets (see `StartGatewayOptions.adapter`).
+ */
+export function createNodeListener(handle: GatewayHandle, onError: (err: unknown) => void = () => {}): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => dispatch(handle, req, res, onError);
 }

@@ -6,7 +6,7 @@
 import type { CoreApi } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';
 import type { Naming } from '../naming';
-import { createExpressApp } from './express-adapter';
+import { createExpressApp, createNodeListener } from './express-adapter';
 import type { HealthChecks } from './handlers/health';
 import type { VersionInfo } from './handlers/version';
 import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
@@ -52,6 +52,12 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, 'serverAddress
   tls: TlsMaterial;
   host: string;
   port: number;
+  /**
+   * `express` (default): requests pass through an Express 5 app whose one middleware is the
+   * gateway. `node`: the HTTPS listener calls the gateway directly, without Express' per-request
+   * work (measured at roughly 100 µs of CPU per request on this machine class).
+   */
+  adapter?: 'express' | 'node';
 }
 
 /** Serve the gateway over HTTPS; resolves once listening. */
@@ -60,8 +66,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const serverAddress = options.serverAddress ?? (() => `${host}:${port}`);
   const gateway = createGateway({ ...options, serverAddress });
-  const app = createExpressApp(gateway.handle, options.onUnexpectedError);
-  const server = await listenHttps({ tls: options.tls, host: options.host, port: options.port, listener: app });
+  const listener =
+    options.adapter === 'node' ? createNodeListener(gateway.handle, options.onUnexpectedError) : createExpressApp(gateway.handle, options.onUnexpectedError);
+  const server = await listenHttps({ tls: options.tls, host: options.host, port: options.port, listener });
   port = server.port;
   return server;
 }

@@ -19,88 +19,96 @@ let dir: string;
 let otherDir: string;
 let pki: Pki;
 let foreign: Pki;
-let server: RunningServer;
-let core: RecordingCore;
-let base: string;
-let admin: ClientTls;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-https-'));
   otherDir = await mkdtemp(path.join(os.tmpdir(), 'keelson-https-other-'));
   pki = await ensurePki({ dataDir: dir });
   foreign = await ensurePki({ dataDir: otherDir });
-  core = new RecordingCore();
-  server = await startGateway({
-    core,
-    resources: testDefinitions(naming),
-    naming,
-    health: { livez: [{ name: 'ping', check: () => {} }], readyz: [{ name: 'ping', check: () => {} }], healthz: [] },
-    version: keelsonVersion(),
-    tls: { cert: pki.servingCert, key: pki.servingKey, clientCa: pki.caCert },
-    host: '127.0.0.1',
-    port: 0,
-  });
-  base = `https://127.0.0.1:${server.port}`;
-  admin = { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey };
 });
 
 afterAll(async () => {
-  await server.close();
   await rm(dir, { recursive: true, force: true });
   await rm(otherDir, { recursive: true, force: true });
 });
 
-describe('gateway over HTTPS', () => {
-  it('authenticates the admin client certificate', async () => {
-    const res = await httpsRequest(`${base}/api`, admin);
-    expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toMatchObject({ kind: 'APIVersions', serverAddressByClientCIDRs: [{ serverAddress: `127.0.0.1:${server.port}` }] });
-  });
+describe.each(['express', 'node'] as const)('gateway over HTTPS (%s adapter)', (adapter) => {
+  let server: RunningServer;
+  let core: RecordingCore;
+  let base: string;
+  let admin: ClientTls;
 
-  it('treats a client without a certificate as anonymous', async () => {
-    expect((await httpsRequest(`${base}/version`, { ca: pki.caCert })).status).toBe(200);
-    const res = await httpsRequest(`${base}/api`, { ca: pki.caCert });
-    expect(res.status).toBe(403);
-    expect(JSON.parse(res.body).message).toBe('forbidden: User "system:anonymous" cannot get path "/api"');
-  });
-
-  it('answers 401 to a certificate from another CA', async () => {
-    const res = await httpsRequest(`${base}/version`, { ca: pki.caCert, cert: foreign.adminCert, key: foreign.adminKey });
-    expect(res.status).toBe(401);
-    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
-  });
-
-  it('reads request bodies and answers 201 for create', async () => {
-    const res = await httpsRequest(`${base}/api/v1/namespaces/ns/configmaps`, admin, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'x' } }),
+  beforeAll(async () => {
+    core = new RecordingCore();
+    server = await startGateway({
+      core,
+      resources: testDefinitions(naming),
+      naming,
+      health: { livez: [{ name: 'ping', check: () => {} }], readyz: [{ name: 'ping', check: () => {} }], healthz: [] },
+      version: keelsonVersion(),
+      tls: { cert: pki.servingCert, key: pki.servingKey, clientCa: pki.caCert },
+      host: '127.0.0.1',
+      port: 0,
+      adapter,
     });
-    expect(res.status).toBe(201);
-    expect(core.last).toMatchObject({ method: 'create', args: [{ kind: 'ConfigMap', metadata: { name: 'x' } }, {}] });
-    expect(core.last.ctx.user).toEqual({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+    base = `https://127.0.0.1:${server.port}`;
+    admin = { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey };
   });
 
-  it('streams watch events as they happen and stops when the client leaves', async () => {
-    core.watchStream = new PushWatch();
-    const watch = httpsStream(`${base}/api/v1/namespaces/ns/pods?watch=true`, admin);
-    await watch.opened;
-    expect(watch.status).toBe(200);
-    expect(watch.headers['content-type']).toBe('application/json');
-    expect(watch.headers['transfer-encoding']).toBe('chunked');
-    core.watchStream.push({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'a' } } });
-    await watch.waitForLines(1);
-    core.watchStream.push({ type: 'MODIFIED', object: { kind: 'Pod', metadata: { name: 'a' } } });
-    await watch.waitForLines(2);
-    expect(watch.lines.map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'MODIFIED']);
-    watch.close();
-    for (let i = 0; i < 50 && !core.watchStream.closed; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(core.watchStream.closed).toBe(true);
+  afterAll(async () => {
+    await server.close();
   });
 
-  it('serves HEAD without a body', async () => {
-    const res = await httpsRequest(`${base}/api/v1/namespaces/ns/pods/p`, admin, { method: 'HEAD' });
-    expect(res.status).toBe(200);
-    expect(res.body).toBe('');
-  });
+    it('authenticates the admin client certificate', async () => {
+      const res = await httpsRequest(`${base}/api`, admin);
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body)).toMatchObject({ kind: 'APIVersions', serverAddressByClientCIDRs: [{ serverAddress: `127.0.0.1:${server.port}` }] });
+    });
+
+    it('treats a client without a certificate as anonymous', async () => {
+      expect((await httpsRequest(`${base}/version`, { ca: pki.caCert })).status).toBe(200);
+      const res = await httpsRequest(`${base}/api`, { ca: pki.caCert });
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.body).message).toBe('forbidden: User "system:anonymous" cannot get path "/api"');
+    });
+
+    it('answers 401 to a certificate from another CA', async () => {
+      const res = await httpsRequest(`${base}/version`, { ca: pki.caCert, cert: foreign.adminCert, key: foreign.adminKey });
+      expect(res.status).toBe(401);
+      expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+    });
+
+    it('reads request bodies and answers 201 for create', async () => {
+      const res = await httpsRequest(`${base}/api/v1/namespaces/ns/configmaps`, admin, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'x' } }),
+      });
+      expect(res.status).toBe(201);
+      expect(core.last).toMatchObject({ method: 'create', args: [{ kind: 'ConfigMap', metadata: { name: 'x' } }, {}] });
+      expect(core.last.ctx.user).toEqual({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+    });
+
+    it('streams watch events as they happen and stops when the client leaves', async () => {
+      core.watchStream = new PushWatch();
+      const watch = httpsStream(`${base}/api/v1/namespaces/ns/pods?watch=true`, admin);
+      await watch.opened;
+      expect(watch.status).toBe(200);
+      expect(watch.headers['content-type']).toBe('application/json');
+      expect(watch.headers['transfer-encoding']).toBe('chunked');
+      core.watchStream.push({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'a' } } });
+      await watch.waitForLines(1);
+      core.watchStream.push({ type: 'MODIFIED', object: { kind: 'Pod', metadata: { name: 'a' } } });
+      await watch.waitForLines(2);
+      expect(watch.lines.map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'MODIFIED']);
+      watch.close();
+      for (let i = 0; i < 50 && !core.watchStream.closed; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(core.watchStream.closed).toBe(true);
+    });
+
+    it('serves HEAD without a body', async () => {
+      const res = await httpsRequest(`${base}/api/v1/namespaces/ns/pods/p`, admin, { method: 'HEAD' });
+      expect(res.status).toBe(200);
+      expect(res.body).toBe('');
+    });
 });
