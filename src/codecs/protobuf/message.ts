@@ -249,6 +249,9 @@ function readMapEntry(r: Reader, type: ValueType & { kind: 'map' }, into: JsonOb
     else if (t >>> 3 === 2) value = readValue(r, t & 7, type.value, types);
     else skipField(r, t & 7);
   }
+  // A wrapped list decoded as a map value stays nil when it has no items (upstream unmarshals
+  // into a fresh nil slice), unlike a field, which is set to an empty non-nil slice.
+  if (type.value.kind === 'list' && Array.isArray(value) && value.length === 0) value = null;
   setKey(into, key, value === undefined ? zeroOf(type.value, types) : value);
 }
 

@@ -109,7 +109,7 @@ export interface TypeDef {
 
 /**
  * The API groups of Keelson's types, vendor-neutral. The naming profile turns them into group
- * names (`rbac` → `rbac.authorization.k8s.io` or `rbac.authorization.platform.io`).
+ * names (`rbac` → `naming.groups.rbac`, e.g. `rbac.authorization.<vendor domain>`).
  */
 export type GroupKey = 'core' | 'apps' | 'autoscaling' | 'rbac' | 'events' | 'authentication' | 'authorization' | 'meta';
 

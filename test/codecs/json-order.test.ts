@@ -1,0 +1,98 @@
+/**
+ * Schema-ordered JSON reproduces upstream's JSON bytes: Go struct field order, sorted maps,
+ * Go's escaping, json.Indent layout — whatever order the object's keys arrive in.
+ */
+import { encodeOrderedJson, encodeOrderedJsonAs, createOrderedJsonCodec, goJsonString } from '../../src/codecs/json-order';
+import { createProtobufCodec } from '../../src/codecs/protobuf';
+import { schemaRegistry } from '../../src/core/schema';
+import { createNaming } from '../../src/naming';
+import { describeWithFixtures, fixtureRows, parseFixtureYaml } from './wire-fixtures';
+
+const naming = createNaming('kubernetes');
+const registry = schemaRegistry(naming);
+const protobuf = createProtobufCodec(naming);
+
+function reversedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reversedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value).reverse();
+  return Object.fromEntries(entries.map(([k, v]) => [k, reversedKeys(v)]));
+}
+
+describeWithFixtures('JSON fixtures', () => {
+  describe.each(fixtureRows())('%s', (_name, fixture) => {
+    const expected = fixture.json.toString('utf8');
+
+    it('encodes the parsed .json to the fixture bytes', () => {
+      expect(encodeOrderedJson(registry, JSON.parse(expected), { indent: '  ' })).toBe(expected);
+    });
+
+    it('encodes the parsed .yaml (keys sorted) to the fixture bytes', () => {
+      expect(encodeOrderedJson(registry, parseFixtureYaml(fixture.yaml), { indent: '  ' })).toBe(expected);
+    });
+
+    it('encodes an object with every key order reversed to the fixture bytes', () => {
+      expect(encodeOrderedJson(registry, reversedKeys(JSON.parse(expected)), { indent: '  ' })).toBe(expected);
+    });
+
+    it('encodes the object decoded from the .pb to the fixture bytes', () => {
+      expect(encodeOrderedJson(registry, protobuf.decode(fixture.pb), { indent: '  ' })).toBe(expected);
+    });
+
+    it('writes compact JSON equal to JSON.stringify of the fixture', () => {
+      const parsed = JSON.parse(expected);
+      expect(encodeOrderedJson(registry, reversedKeys(parsed))).toBe(JSON.stringify(parsed));
+    });
+  });
+});
+
+describe('Go JSON details', () => {
+  it('escapes HTML characters and line separators as Go does', () => {
+    expect(goJsonString('<a href="x">&\u2028\u2029</a>')).toBe('"\\u003ca href=\\"x\\"\\u003e\\u0026\\u2028\\u2029\\u003c/a\\u003e"');
+    expect(goJsonString('tab\tnew\nline\u0001')).toBe('"tab\\tnew\\nline\\u0001"');
+  });
+
+  it('sorts map keys bytewise, not as JS orders integer-like keys', () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', data: { b: '1', '10': '2', '9': '3', a: '4' } };
+    expect(encodeOrderedJson(registry, cm)).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"10":"2","9":"3","a":"4","b":"1"}}');
+  });
+
+  it('writes TypeMeta first, inline structs in place, unknown keys last', () => {
+    const vol = { configMap: { items: [], name: 'cm' }, name: 'v', zzz: 1 };
+    expect(encodeOrderedJsonAs(registry, vol, 'core.v1.Volume')).toBe('{"name":"v","configMap":{"name":"cm","items":[]},"zzz":1}');
+    const ns = { spec: {}, metadata: { name: 'n' }, apiVersion: 'v1', kind: 'Namespace', extra: true };
+    expect(encodeOrderedJson(registry, ns)).toBe('{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"n"},"spec":{},"extra":true}');
+  });
+
+  it('keeps raw JSON (FieldsV1) in its own key order', () => {
+    const cm = {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { managedFields: [{ fieldsV1: { 'f:data': { 'f:b': {}, 'f:a': {} } }, manager: 'm' }] },
+    };
+    expect(encodeOrderedJson(registry, cm)).toBe(
+      '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"managedFields":[{"manager":"m","fieldsV1":{"f:data":{"f:b":{},"f:a":{}}}}]}}',
+    );
+  });
+
+  it('writes an unknown kind in its own key order', () => {
+    const apiVersion = `${naming.groups.meta}/v1`;
+    expect(encodeOrderedJson(registry, { kind: 'Table', apiVersion, rows: [] })).toBe(
+      `{"kind":"Table","apiVersion":"${apiVersion}","rows":[]}`,
+    );
+  });
+
+  it('is a codec record: one document per line, pretty on request, watch events', () => {
+    const codec = createOrderedJsonCodec(naming);
+    const pod = { metadata: { name: 'p' }, kind: 'Pod', apiVersion: 'v1' };
+    expect(codec.encode(pod).toString()).toBe('{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}\n');
+    expect(codec.encode(pod, { pretty: true }).toString()).toBe(
+      '{\n  "kind": "Pod",\n  "apiVersion": "v1",\n  "metadata": {\n    "name": "p"\n  }\n}\n',
+    );
+    expect(codec.stream!.encodeEvent({ type: 'ADDED', object: pod }).toString()).toBe(
+      '{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}}\n',
+    );
+    expect(codec.decode(Buffer.from('{"a":1}'))).toEqual({ a: 1 });
+    expect(() => codec.decode(Buffer.from('{'))).toThrow();
+  });
+});

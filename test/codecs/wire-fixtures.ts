@@ -1,0 +1,54 @@
+/**
+ * Upstream's wire fixtures (../shared/fixtures/wire/ beside the project, never copied into it):
+ * one kind per base name with `.json`, `.yaml` and `.pb`. Tests skip, saying so, where absent.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import YAML from 'yaml';
+
+export const WIRE_DIR = path.resolve(__dirname, '../../../shared/fixtures/wire');
+
+export const fixturesPresent = fs.existsSync(WIRE_DIR);
+
+if (!fixturesPresent) {
+  // eslint-disable-next-line no-console
+  console.warn(`wire fixtures absent at ${WIRE_DIR}: fixture tests are skipped`);
+}
+
+export interface WireFixture {
+  /** `apps.v1.ReplicaSet` */
+  name: string;
+  json: Buffer;
+  yaml: Buffer;
+  pb: Buffer;
+}
+
+export function wireFixtures(): WireFixture[] {
+  if (!fixturesPresent) return [];
+  return fs
+    .readdirSync(WIRE_DIR)
+    .filter((f) => f.endsWith('.pb'))
+    .sort()
+    .map((f) => {
+      const name = f.slice(0, -'.pb'.length);
+      const read = (ext: string) => fs.readFileSync(path.join(WIRE_DIR, `${name}.${ext}`));
+      return { name, json: read('json'), yaml: read('yaml'), pb: read('pb') };
+    });
+}
+
+/** YAML as upstream reads it: YAML 1.1, timestamps stay strings. */
+export function parseFixtureYaml(bytes: Buffer): unknown {
+  return YAML.parse(bytes.toString('utf8'), {
+    version: '1.1',
+    customTags: (tags) => tags.filter((t) => typeof t === 'string' || t.tag !== 'tag:yaml.org,2002:timestamp'),
+  });
+}
+
+/** `describe` when the fixtures exist, `describe.skip` otherwise. */
+export const describeWithFixtures = fixturesPresent ? describe : describe.skip;
+
+/** Fixture names as jest `each` rows (one placeholder row when absent, so `each` is never empty). */
+export function fixtureRows(): [string, WireFixture][] {
+  const rows = wireFixtures().map((f): [string, WireFixture] => [f.name, f]);
+  return rows.length ? rows : [['(absent)', { name: '', json: Buffer.alloc(0), yaml: Buffer.alloc(0), pb: Buffer.alloc(0) }]];
+}
