@@ -22,6 +22,18 @@ async function main(): Promise<number> {
     return 1;
   }
   const config = parsed.config;
+  // Listen for signals from the start, so a stop during start-up also closes cleanly.
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) process.exit(1);
+      signalled = true;
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+
   const store = config.coreAddress ? `remote core ${config.coreAddress}` : config.etcdServers ? `etcd ${config.etcdServers.join(',')}` : `embedded store in ${config.dataDir}`;
   const server = await startServer(config, { log, waitForReady: false });
   log(`serving ${config.vendor} API on ${server.url} (port ${server.port}), ${store}`);
@@ -34,20 +46,13 @@ async function main(): Promise<number> {
     () => {},
   );
 
-  await new Promise<void>((resolve) => {
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) process.exit(1);
-      signalled = true;
-      log(`${signal}: shutting down`);
-      server.close().then(resolve, (err) => {
-        process.stderr.write(`keelson: error while closing: ${String(err)}\n`);
-        resolve();
-      });
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+  const signal = await stopped;
+  log(`${signal}: shutting down`);
+  try {
+    await server.close();
+  } catch (err) {
+    process.stderr.write(`keelson: error while closing: ${String(err)}\n`);
+  }
   return 0;
 }
 
