@@ -81,8 +81,11 @@ function checkField(field: FieldDef, where: string): void {
   if (field.inline && field.type.kind !== 'message') throw new SchemaError(`${where}: only messages can be inline`);
 }
 
-/** Resolve names and check every definition; shared by all naming profiles. */
-function compileTypes(packages: readonly PackageDef[]): ReadonlyMap<string, SchemaType> {
+/**
+ * Resolve names and check every definition (unknown types, reused field numbers or JSON names,
+ * misplaced markers); throws SchemaError. Shared by all naming profiles.
+ */
+export function compileSchema(packages: readonly PackageDef[]): ReadonlyMap<string, SchemaType> {
   const known = new Set<string>();
   for (const pkg of packages) {
     for (const t of pkg.types) {
@@ -140,7 +143,7 @@ let compiledTypes: ReadonlyMap<string, SchemaType> | undefined;
 
 /** All types, resolved (vendor-neutral; computed once). */
 export function schemaTypes(): ReadonlyMap<string, SchemaType> {
-  compiledTypes ??= compileTypes(ALL_PACKAGES);
+  compiledTypes ??= compileSchema(ALL_PACKAGES);
   return compiledTypes;
 }
 
