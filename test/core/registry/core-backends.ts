@@ -55,7 +55,8 @@ function backend(name: StoreKind): CoreBackend {
         dirs.push(dir);
         store = createStore({ kind: 'embedded', dataDir: dir });
       }
-      const core = createCore({ compactionIntervalMs: 0, ...options, store, naming, clock });
+      const { shareWith: _s, ...coreOptions } = options;
+      const core = createCore({ compactionIntervalMs: 0, naming, ...coreOptions, store, clock });
       await core.ready();
       const opened = { core, store, clock };
       open.push(opened);
