@@ -6,7 +6,7 @@
  */
 import type { ApiObject, Patch, PatchType } from '../core/api';
 import { badRequest, unsupportedMediaType } from '../status';
-import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, jsonCodec, negotiateInput, yamlCodec } from './codecs';
+import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, jsonCodec, negotiateInput, yamlCodec } from './codecs';
 import type { GatewayRequest } from './types';
 
 /** Upstream's default MaxRequestBodyBytes. */
@@ -22,7 +22,9 @@ export const PATCH_MEDIA_TYPES: ReadonlyMap<string, PatchType> = new Map<string,
 
 function decodeMessage(codec: Codec, err: unknown): string {
   const msg = err instanceof CodecError ? err.message : String(err);
-  return codec.mediaType === JSON_MEDIA_TYPE ? `couldn't get version/kind; json parse error: ${msg}` : `error converting YAML to JSON: yaml: ${msg}`;
+  if (codec.mediaType === JSON_MEDIA_TYPE) return `couldn't get version/kind; json parse error: ${msg}`;
+  if (codec.mediaType === YAML_MEDIA_TYPE) return `error converting YAML to JSON: yaml: ${msg}`;
+  return msg;
 }
 
 /** Decode with `codec`, turning malformed input into upstream's 400. */

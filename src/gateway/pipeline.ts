@@ -5,7 +5,7 @@
  */
 import type { CoreApi } from '../core/api';
 import type { Naming } from '../naming';
-import { type Codecs, defaultCodecs } from './codecs';
+import { type Codecs, gatewayCodecs } from './codecs';
 import type { HealthChecks } from './handlers/health';
 import { createRouter } from './handlers/router';
 import type { VersionInfo } from './handlers/version';
@@ -36,7 +36,7 @@ export interface PipelineOptions {
 }
 
 export function createPipeline(options: PipelineOptions): Handler {
-  const codecs = options.codecs ?? defaultCodecs;
+  const codecs = options.codecs ?? gatewayCodecs(options.naming);
   const authorizers = options.authorizers ?? [superuserAuthorizer, bootstrapPolicyAuthorizer(options.naming)];
   const steps: Step[] = [
     recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),

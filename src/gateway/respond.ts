@@ -3,7 +3,7 @@
  * goes through `writeError`), plain text and upstream's raw indented JSON. Warnings collected
  * while serving become `Warning: 299 - "..."` headers (RFC 7234 5.5) when the head is sent.
  */
-import { type Status, StatusError } from '../status';
+import { type Status, StatusError, notAcceptable } from '../status';
 import { type Codecs, type MediaTypeOptions, jsonCodec, negotiateMediaTypeOptions, resourceRestrictions, wantsPretty } from './codecs';
 import type { Exchange } from './types';
 
@@ -38,9 +38,25 @@ function finish(exchange: Exchange, status: number, contentType: string, body: B
   else res.end(bytes);
 }
 
+/**
+ * A value the negotiated format cannot carry (a kind without a protobuf form): upstream answers
+ * 406 with the serializer's reason.
+ */
+function notEncodable(err: unknown): StatusError {
+  const e = notAcceptable([]);
+  e.status.message = err instanceof Error ? err.message : String(err);
+  return e;
+}
+
 /** Encode `value` in the negotiated format. `contentType` overrides the codec's media type (e.g. with `;g=...;v=...;as=...`). */
 export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string): void {
-  finish(exchange, status, contentType ?? output.codec.mediaType, output.codec.encode(value, { pretty: output.pretty }));
+  let body: Buffer;
+  try {
+    body = output.codec.encode(value, { pretty: output.pretty });
+  } catch (err) {
+    throw notEncodable(err);
+  }
+  finish(exchange, status, contentType ?? output.codec.mediaType, body);
 }
 
 /** Upstream WriteRawJSON: indented JSON regardless of Accept (used by /version). */
@@ -78,6 +94,8 @@ export function writeError(exchange: Exchange, err: unknown, codecs: Codecs): vo
   const retryAfter = error.status.details?.retryAfterSeconds;
   if (retryAfter && retryAfter > 0) res.setHeader('Retry-After', String(retryAfter));
   const req = exchange.request;
-  const output = negotiateMediaTypeOptions(req.headers.accept, codecs, resourceRestrictions) ?? { codec: jsonCodec, pretty: false };
-  writeObject(exchange, error.code, orderedStatus(error.status), { ...output, pretty: output.pretty || wantsPretty(req) });
+  const negotiated = negotiateMediaTypeOptions(req.headers.accept, codecs, resourceRestrictions);
+  const body = orderedStatus(error.status);
+  const output = negotiated && (negotiated.codec.canEncode?.(body) ?? true) ? negotiated : { codec: jsonCodec, pretty: false };
+  writeObject(exchange, error.code, body, { ...output, pretty: output.pretty || wantsPretty(req) });
 }

@@ -1,5 +1,6 @@
 import { createNaming } from '../../src/naming';
 import { createGateway, keelsonVersion } from '../../src/gateway';
+import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { compose } from '../../src/gateway/pipeline';
 import type { Handler, Step } from '../../src/gateway/types';
 import { ADMIN_CERT, type FakeRequestInit, RecordingResponse, fakeRequest } from './support/http';
@@ -153,5 +154,57 @@ describe('pipeline', () => {
     const res = await call({ url: '/api/v1/pods?limit=x', headers: { accept: 'application/yaml' } });
     expect(res.status).toBe(400);
     expect(res.text).toContain('message: \'strconv.ParseInt: parsing "x": invalid syntax\'');
+  });
+
+  describe('protobuf (the naming profile\'s envelope)', () => {
+    const pb = createProtobufCodec(naming);
+    const PB = 'application/vnd.kubernetes.protobuf';
+
+    it('answers in protobuf when the client prefers it, as client-go typed clients do', async () => {
+      const { call } = setup();
+      const res = await call({ url: '/api/v1/namespaces/ns/pods/p', headers: { accept: `${PB},application/json` } });
+      expect(res.header('content-type')).toBe(PB);
+      const body = Buffer.concat(res.chunks);
+      expect([...body.subarray(0, 4)]).toEqual([0x6b, 0x38, 0x73, 0x00]);
+      expect(pb.decode(body)).toMatchObject({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'ns' } });
+    });
+
+    it('decodes protobuf request bodies', async () => {
+      const { call, core } = setup();
+      const body = pb.encode({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } });
+      const res = await call({ method: 'POST', url: '/api/v1/namespaces/ns/configmaps', headers: { 'content-type': PB, accept: 'application/json' }, body });
+      expect(res.status).toBe(201);
+      expect(core.last.args[0]).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } });
+    });
+
+    it('lists protobuf among the accepted body types, in upstream order', async () => {
+      const { call } = setup();
+      const res = await call({ method: 'POST', url: '/api/v1/namespaces/ns/configmaps', headers: { 'content-type': 'text/plain' }, body: 'x' });
+      expect(res.json.message).toBe(
+        'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      );
+    });
+
+    it('writes errors as protobuf Status for protobuf clients', async () => {
+      const { call } = setup();
+      const res = await call({ url: '/api/v1/foos', headers: { accept: PB } });
+      expect(res.status).toBe(404);
+      expect(pb.decode(Buffer.concat(res.chunks))).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
+    });
+
+    it('streams watch events as length-prefixed protobuf frames', async () => {
+      const { call, core } = setup();
+      core.watchStream.push({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a' } } });
+      core.watchStream.close();
+      const res = await call({ url: '/api/v1/pods?watch=1', headers: { accept: `${PB};stream=watch` } });
+      expect(res.header('content-type')).toBe(`${PB};stream=watch`);
+      expect(pb.decodeWatchStream(Buffer.concat(res.chunks))).toEqual([{ type: 'ADDED', object: expect.objectContaining({ kind: 'Pod', metadata: { name: 'a' } }) }]);
+    });
+
+    it('keeps aggregated discovery in JSON for kubectl even when protobuf is listed first', async () => {
+      const { call } = setup();
+      const res = await call({ url: '/apis', headers: { accept: `${PB};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,${AGGREGATED_ACCEPT}` } });
+      expect(res.header('content-type')).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    });
   });
 });

@@ -12,6 +12,11 @@ export interface Codec {
   encode(value: unknown, options?: EncodeOptions): Buffer;
   /** Decode a body into a JSON-shaped value; throws `CodecError` on malformed input. */
   decode(body: Uint8Array): unknown;
+  /**
+   * For formats that only carry known kinds (protobuf): can `value` be encoded? Absent means
+   * every JSON-shaped value can.
+   */
+  canEncode?(value: unknown): boolean;
   /** Watch framing (upstream's StreamSerializer + Framer); absent when the format cannot stream. */
   readonly stream?: {
     /** The Content-Type of a watch response in this format. */

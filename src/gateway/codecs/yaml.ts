@@ -1,19 +1,25 @@
 /**
  * `application/yaml` (SPEC "Content negotiation" 2). Upstream converts between YAML and JSON
- * with YAML 1.1 rules (go-yaml v2 via sigs.k8s.io/yaml), sorts map keys on output and does not
- * indent sequences under their key; timestamps stay strings. YAML has no watch framing upstream.
+ * with YAML 1.1 rules (go-yaml v2 via sigs.k8s.io/yaml): map keys in go-yaml's natural order,
+ * sequences not indented under their key, no line wrapping, and strings that YAML 1.1 would
+ * read as something else (`"yes"`, timestamps) quoted; timestamps stay strings on input.
+ * YAML has no watch framing upstream.
  */
 import YAML from 'yaml';
+import { compareGoYamlKeys } from '../../codecs/yaml-order';
 import { type Codec, CodecError } from './codec';
 
 export const YAML_MEDIA_TYPE = 'application/yaml';
 
 const TIMESTAMP_TAG = 'tag:yaml.org,2002:timestamp';
 
+const keyText = (key: unknown): string => String(YAML.isScalar(key) ? key.value : key);
+const byGoYamlKey = (a: { key: unknown }, b: { key: unknown }) => compareGoYamlKeys(keyText(a.key), keyText(b.key));
+
 export const yamlCodec: Codec = {
   mediaType: YAML_MEDIA_TYPE,
   encode(value) {
-    const text = YAML.stringify(value, { version: '1.1', sortMapEntries: true, indentSeq: false, lineWidth: 0 });
+    const text = YAML.stringify(value, { version: '1.1', sortMapEntries: byGoYamlKey, indentSeq: false, lineWidth: 0 });
     return Buffer.from(text, 'utf8');
   },
   decode(body) {

@@ -44,7 +44,9 @@ export function discoveryPathOf(path: string): DiscoveryPath | undefined {
 export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Exchange, path: DiscoveryPath) => void {
   const { index, naming, codecs } = options;
   const aggregatedRestrictions: EndpointRestrictions = {
-    allowsConversion: (convert) => isAggregatedDiscovery(convert, naming),
+    allowsConversion: (convert, codec) =>
+      isAggregatedDiscovery(convert, naming) &&
+      (codec.canEncode?.({ apiVersion: `${convert.group}/${convert.version}`, kind: convert.kind }) ?? true),
     allowsStreamSchema: () => false,
   };
 
