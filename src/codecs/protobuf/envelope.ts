@@ -4,8 +4,9 @@
  * (3), contentType (4). Upstream's marshaller writes typeMeta and both strings always (empty
  * strings included) and raw when non-nil, so re-encoding a decoded envelope gives the same bytes.
  */
-import { Reader, Writer } from 'protobufjs/minimal';
+import { Reader } from 'protobufjs/minimal';
 import { ProtobufDecodeError, skipField, tag, WIRE } from './wire-format';
+import { ProtoWriter } from './writer';
 
 export const PROTOBUF_PREFIX: Uint8Array = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
@@ -26,11 +27,12 @@ export function hasProtobufPrefix(bytes: Uint8Array): boolean {
 
 /** The `Unknown` message without the prefix (as nested in watch events it is not used; see watch.ts). */
 export function encodeUnknown(envelope: Envelope): Uint8Array {
-  const w = Writer.create();
-  w.uint32(tag(1, WIRE.bytes)).fork();
+  const w = new ProtoWriter((envelope.raw?.length ?? 0) + 64);
+  w.uint32(tag(1, WIRE.bytes));
+  const start = w.begin();
   w.uint32(tag(1, WIRE.bytes)).string(envelope.apiVersion);
   w.uint32(tag(2, WIRE.bytes)).string(envelope.kind);
-  w.ldelim();
+  w.end(start);
   if (envelope.raw !== undefined) w.uint32(tag(2, WIRE.bytes)).bytes(envelope.raw);
   w.uint32(tag(3, WIRE.bytes)).string(envelope.contentEncoding);
   w.uint32(tag(4, WIRE.bytes)).string(envelope.contentType);

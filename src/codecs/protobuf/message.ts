@@ -12,9 +12,10 @@
  * nil slices and maps without `omitempty` become `null`, zero scalars with `omitempty` are left
  * out.
  */
-import { Reader, Writer } from 'protobufjs/minimal';
+import { Reader } from 'protobufjs/minimal';
 import type { FieldDef, SchemaType, ValueType } from '../../core/schema';
 import { readSpecial, specialZero, writeSpecial } from './special';
+import { ProtoWriter as Writer } from './writer';
 import { compareGoStrings, ProtobufDecodeError, readInt64, skipField, tag, WIRE } from './wire-format';
 
 export type JsonObject = Record<string, unknown>;
@@ -94,30 +95,19 @@ function scalarZero(type: ValueType & { kind: 'scalar' }): unknown {
 
 /** Write one value of `type` under field `number` (tag included). */
 function writeValue(w: Writer, number: number, type: ValueType, value: unknown, types: TypeLookup): void {
-  switch (type.kind) {
-    case 'scalar':
-      w.uint32(tag(number, wireOf(type)));
-      writeScalar(w, type, value ?? scalarZero(type));
-      return;
-    case 'special':
-      w.uint32(tag(number, WIRE.bytes)).fork();
-      writeSpecial(w, type.special, value);
-      w.ldelim();
-      return;
-    case 'message':
-      w.uint32(tag(number, WIRE.bytes)).fork();
-      writeFields(w, value == null ? undefined : expectObject(value), types(type.type), types);
-      w.ldelim();
-      return;
-    case 'list':
-      // Only wrapped lists (a message of their own) reach here; plain lists are unrolled by the caller.
-      w.uint32(tag(number, WIRE.bytes)).fork();
-      for (const item of expectArray(value ?? [])) writeValue(w, 1, type.item, item, types);
-      w.ldelim();
-      return;
-    case 'map':
-      throw new ProtobufEncodeError('a map cannot be a map value or list item');
+  if (type.kind === 'scalar') {
+    w.uint32(tag(number, wireOf(type)));
+    writeScalar(w, type, value ?? scalarZero(type));
+    return;
   }
+  if (type.kind === 'map') throw new ProtobufEncodeError('a map cannot be a map value or list item');
+  w.uint32(tag(number, WIRE.bytes));
+  const start = w.begin();
+  if (type.kind === 'special') writeSpecial(w, type.special, value);
+  else if (type.kind === 'message') writeFields(w, value == null ? undefined : expectObject(value), types(type.type), types);
+  // Only wrapped lists (a message of their own) reach here; plain lists are unrolled by the caller.
+  else for (const item of expectArray(value ?? [])) writeValue(w, 1, type.item, item, types);
+  w.end(start);
 }
 
 function expectObject(value: unknown): JsonObject {
@@ -145,10 +135,11 @@ function writeField(w: Writer, field: FieldDef, value: unknown, types: TypeLooku
       const valueIsBytes = type.value.kind === 'scalar' && type.value.scalar === 'bytes';
       for (const key of keys) {
         const entry = map[key];
-        w.uint32(tag(field.number, WIRE.bytes)).fork();
+        w.uint32(tag(field.number, WIRE.bytes));
+        const start = w.begin();
         w.uint32(tag(1, WIRE.bytes)).string(key);
         if (!(valueIsBytes && entry == null)) writeValue(w, 2, type.value, entry, types);
-        w.ldelim();
+        w.end(start);
       }
       return;
     }
@@ -169,9 +160,10 @@ export function writeFields(w: Writer, obj: JsonObject | undefined, type: Schema
     try {
       if (field.inline) {
         // The embedded struct's fields live in this same JSON object.
-        w.uint32(tag(field.number, WIRE.bytes)).fork();
+        w.uint32(tag(field.number, WIRE.bytes));
+        const start = w.begin();
         writeFields(w, obj, types((field.type as { type: string }).type), types);
-        w.ldelim();
+        w.end(start);
         continue;
       }
       writeField(w, field, obj?.[field.name], types);
@@ -183,7 +175,7 @@ export function writeFields(w: Writer, obj: JsonObject | undefined, type: Schema
 
 /** Encode a JSON-shaped object as the protobuf message `typeName`. */
 export function encodeMessage(obj: JsonObject, type: SchemaType, types: TypeLookup): Uint8Array {
-  const w = Writer.create();
+  const w = new Writer();
   writeFields(w, obj, type, types);
   return w.finish();
 }
@@ -262,33 +254,50 @@ function zeroOf(type: ValueType, types: TypeLookup): unknown {
     case 'special':
       return specialZero(type.special);
     case 'message':
-      return assemble(types(type.type), new Map(), types);
+      return assemble(types(type.type), NOTHING, types);
     default:
       return null;
   }
 }
 
+const NOTHING: readonly unknown[] = [];
+
+/** Field slot (index in `type.fields`) by field number, computed once per type. */
+const slotTables = new WeakMap<SchemaType, Int16Array>();
+
+function slotsOf(type: SchemaType): Int16Array {
+  let slots = slotTables.get(type);
+  if (!slots) {
+    slots = new Int16Array(Math.max(0, ...type.fields.map((f) => f.number)) + 1).fill(-1);
+    type.fields.forEach((f, i) => (slots![f.number] = i));
+    slotTables.set(type, slots);
+  }
+  return slots;
+}
+
 /** Read fields up to `end`, then lay them out as upstream's JSON would. */
 export function readFields(r: Reader, end: number, type: SchemaType, types: TypeLookup): JsonObject {
-  const got = new Map<number, unknown>();
+  const slots = slotsOf(type);
+  const got: unknown[] = new Array(type.fields.length);
   while (r.pos < end) {
     const t = r.uint32();
     const number = t >>> 3;
     const wire = t & 7;
-    const field = type.fieldByNumber.get(number);
-    if (!field) {
+    const slot = number < slots.length ? slots[number]! : -1;
+    if (slot < 0) {
       skipField(r, wire);
       continue;
     }
+    const field = type.fields[slot]!;
     const ft = field.type;
     if (ft.kind === 'map') {
       if (wire !== WIRE.bytes) throw new ProtobufDecodeError(`${field.name}: wrong wire type ${wire} for a map`);
-      let map = got.get(number) as JsonObject | undefined;
-      if (!map) got.set(number, (map = {}));
+      let map = got[slot] as JsonObject | undefined;
+      if (!map) got[slot] = map = {};
       readMapEntry(r, ft, map, types);
     } else if (ft.kind === 'list' && !ft.wrapped) {
-      let items = got.get(number) as unknown[] | undefined;
-      if (!items) got.set(number, (items = []));
+      let items = got[slot] as unknown[] | undefined;
+      if (!items) got[slot] = items = [];
       if (wire === WIRE.bytes && ft.item.kind === 'scalar' && wireOf(ft.item) !== WIRE.bytes) {
         // Packed repeated scalars: accepted on input, never written (upstream is proto2).
         const packedEnd = r.uint32() + r.pos;
@@ -296,23 +305,25 @@ export function readFields(r: Reader, end: number, type: SchemaType, types: Type
       } else items.push(readValue(r, wire, ft.item, types));
     } else {
       const value = readValue(r, wire, ft, types);
-      const previous = got.get(number);
+      const previous = got[slot];
       // A repeated occurrence of a message merges into the earlier one (protobuf semantics).
-      got.set(number, isObject(previous) && isObject(value) ? { ...previous, ...value } : value);
+      got[slot] = isObject(previous) && isObject(value) ? { ...previous, ...value } : value;
     }
   }
   return assemble(type, got, types);
 }
 
 /** Go's encoding/json over the decoded struct: which keys appear, in what order, with what zero values. */
-function assemble(type: SchemaType, got: ReadonlyMap<number, unknown>, types: TypeLookup): JsonObject {
+function assemble(type: SchemaType, got: readonly unknown[], types: TypeLookup): JsonObject {
   const out: JsonObject = {};
-  for (const field of type.fields) {
-    const value = got.get(field.number);
+  const fields = type.fields;
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    const value = got[i];
     const ft = field.type;
     if (field.inline) {
-      const inner = (value as JsonObject | undefined) ?? assemble(types((ft as { type: string }).type), new Map(), types);
-      for (const key of Object.keys(inner)) setKey(out, key, inner[key]);
+      const inner = (value as JsonObject | undefined) ?? assemble(types((ft as { type: string }).type), NOTHING, types);
+      for (const key of Object.keys(inner)) out[key] = inner[key];
       continue;
     }
     let json: unknown;
@@ -348,7 +359,8 @@ function assemble(type: SchemaType, got: ReadonlyMap<number, unknown>, types: Ty
         break;
       }
     }
-    setKey(out, field.name, json);
+    // Schema names are never `__proto__`; plain assignment is safe here.
+    out[field.name] = json;
   }
   return out;
 }

@@ -2,10 +2,11 @@
  * The special types' protobuf messages and JSON forms (see the table in core/schema/types.ts),
  * written the way upstream's hand-written marshallers write them.
  */
-import type { Reader, Writer } from 'protobufjs/minimal';
+import type { Reader } from 'protobufjs/minimal';
 import type { SpecialType } from '../../core/schema';
 import { formatGoDuration, formatRfc3339, parseGoDuration, parseRfc3339 } from './time';
 import { readInt64, skipField, WIRE } from './wire-format';
+import type { ProtoWriter as Writer } from './writer';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

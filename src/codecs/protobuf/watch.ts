@@ -6,8 +6,9 @@
  * object bytes). That is how the API server's watch handler nests its stream encoder around the
  * embedded object encoder.
  */
-import { Reader, Writer } from 'protobufjs/minimal';
+import { Reader } from 'protobufjs/minimal';
 import { ProtobufDecodeError, skipField, tag, WIRE } from './wire-format';
+import { ProtoWriter } from './writer';
 
 export interface RawWatchEvent {
   type: string;
@@ -17,11 +18,12 @@ export interface RawWatchEvent {
 
 /** The WatchEvent message (no frame length). */
 export function encodeWatchEventMessage(type: string, objectBody: Uint8Array): Uint8Array {
-  const w = Writer.create();
+  const w = new ProtoWriter(objectBody.length + 32);
   w.uint32(tag(1, WIRE.bytes)).string(type);
-  w.uint32(tag(2, WIRE.bytes)).fork();
+  w.uint32(tag(2, WIRE.bytes));
+  const start = w.begin();
   w.uint32(tag(1, WIRE.bytes)).bytes(objectBody);
-  w.ldelim();
+  w.end(start);
   return w.finish();
 }
 

@@ -2,3 +2,4 @@
 export * from './types';
 export * from './registry';
 export { RESOURCE_KINDS, UNVERSIONED_META_KINDS, META_GROUP_KINDS, PER_GROUP_VERSION_KINDS } from './kinds';
+export { effectiveListMapKeys, effectiveListType, effectiveMapType, effectiveStructType } from './markers';

@@ -2,7 +2,7 @@
  * The facts issue 5 (validation, strategic merge patch, server-side apply, OpenAPI) reads from
  * the schema, spot-checked against upstream's markers.
  */
-import { schemaRegistry } from '../../../src/core/schema';
+import { effectiveListMapKeys, effectiveListType, effectiveMapType, effectiveStructType, type FieldDef, schemaRegistry } from '../../../src/core/schema';
 import { createNaming } from '../../../src/naming';
 
 const registry = schemaRegistry(createNaming('kubernetes'));
@@ -59,5 +59,26 @@ describe('JSON and protobuf presence facts', () => {
     expect(field('meta.v1.ManagedFieldsEntry', 'fieldsV1').type).toEqual({ kind: 'special', special: 'FieldsV1' });
     expect(field('meta.v1.APIResource', 'verbs').type).toEqual({ kind: 'list', item: { kind: 'scalar', scalar: 'string' }, wrapped: true });
     expect(field('core.v1.Secret', 'data').type).toEqual({ kind: 'map', value: { kind: 'scalar', scalar: 'bytes' } });
+  });
+});
+
+describe('effective markers (SPEC "Modifying requests" 7 fallbacks)', () => {
+  it('prefers listType and falls back on patchStrategy, then atomic', () => {
+    const base: FieldDef = { name: 'x', number: 1, type: { kind: 'list', item: { kind: 'message', type: 'core.v1.Container' } }, pointer: false, omitEmpty: true, inline: false, required: false };
+    expect(effectiveListType({ ...base, patchStrategy: 'merge', patchMergeKey: 'name' })).toBe('map');
+    expect(effectiveListMapKeys({ ...base, patchStrategy: 'merge', patchMergeKey: 'name' })).toEqual(['name']);
+    expect(effectiveListType({ ...base, patchStrategy: 'merge' })).toBe('set');
+    expect(effectiveListType({ ...base, patchStrategy: 'replace' })).toBe('atomic');
+    expect(effectiveListType(base)).toBe('atomic');
+    expect(effectiveListType({ ...base, listType: 'atomic', patchStrategy: 'merge', patchMergeKey: 'name' })).toBe('atomic');
+    expect(effectiveListMapKeys(field('core.v1.Container', 'ports'))).toEqual(['containerPort', 'protocol']);
+    expect(effectiveListMapKeys(field('rbac.v1.RoleBinding', 'subjects'))).toBeUndefined();
+  });
+
+  it('takes struct and map relationships from the field, then the type', () => {
+    expect(effectiveStructType(field('apps.v1.ReplicaSetSpec', 'selector'), registry.type('meta.v1.LabelSelector'))).toBe('atomic');
+    expect(effectiveStructType(field('apps.v1.ReplicaSetSpec', 'template'), registry.type('core.v1.PodTemplateSpec'))).toBe('granular');
+    expect(effectiveMapType(field('core.v1.PodSpec', 'nodeSelector'))).toBe('atomic');
+    expect(effectiveMapType(field('meta.v1.ObjectMeta', 'labels'))).toBe('granular');
   });
 });
