@@ -144,7 +144,7 @@ describe.each(BACKENDS)('watch rules on %s', (name) => {
     await createConfigMap(platform.core, ns, 'a');
     const w = new Recorder(await platform.core.watch(cm(ns), { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true }, ctx));
     await w.waitFor(2);
-    expect(w.events[1]!.object.metadata!.annotations).toEqual({ 'platform.io/initial-events-end': 'true' });
+    expect((w.events[1]!.object as ApiObject).metadata!.annotations).toEqual({ 'platform.io/initial-events-end': 'true' });
     w.stream.close();
   });
 
@@ -193,7 +193,7 @@ describe.each(BACKENDS)('watch rules on %s', (name) => {
     await Promise.all([named.waitFor(1), inNs.waitFor(2)]);
     expect(named.summary()).toEqual(['ADDED a']);
     expect(inNs.summary()).toEqual(['ADDED b', 'ADDED a']);
-    expect(inNs.events[1]!.object.metadata!.namespace).toBe(ns);
+    expect((inNs.events[1]!.object as ApiObject).metadata!.namespace).toBe(ns);
     named.stream.close();
     inNs.stream.close();
   });
