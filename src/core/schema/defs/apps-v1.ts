@@ -1,4 +1,7 @@
-/** apps/v1 ReplicaSet. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * apps/v1 ReplicaSet.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, listKind, ref, listOf, STRING, INT32, INT64, TIME } from '../dsl';
 
 export const APPS_V1 = definePackage('apps.v1', [

@@ -1,4 +1,7 @@
-/** authentication/v1 review kinds. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * authentication/v1 review kinds.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, wrappedListOf, mapOf, STRING, BOOL, INT64, TIME } from '../dsl';
 
 export const AUTHENTICATION_V1 = definePackage('authentication.v1', [

@@ -1,4 +1,7 @@
-/** authorization/v1 access review kinds. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * authorization/v1 access review kinds.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, wrappedListOf, mapOf, STRING, BOOL } from '../dsl';
 
 export const AUTHORIZATION_V1 = definePackage('authorization.v1', [

@@ -1,4 +1,7 @@
-/** autoscaling/v1 Scale (the /scale subresource). Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * autoscaling/v1 Scale (the /scale subresource).
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, STRING, INT32 } from '../dsl';
 
 export const AUTOSCALING_V1 = definePackage('autoscaling.v1', [

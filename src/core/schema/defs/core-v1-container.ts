@@ -1,4 +1,7 @@
-/** core/v1 containers: ports, env, resources, mounts, probes, lifecycle, security context. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * core/v1 containers: ports, env, resources, mounts, probes, lifecycle, security context.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, QUANTITY, INT_OR_STRING } from '../dsl';
 
 export const CORE_V1_CONTAINER = definePackage('core.v1', [

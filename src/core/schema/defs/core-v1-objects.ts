@@ -1,4 +1,7 @@
-/** core/v1 Namespace, Secret, ConfigMap, ServiceAccount and the references they share. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * core/v1 Namespace, Secret, ConfigMap, ServiceAccount and the references they share.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, BOOL, BYTES, TIME } from '../dsl';
 
 export const CORE_V1_OBJECTS = definePackage('core.v1', [

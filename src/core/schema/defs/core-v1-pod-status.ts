@@ -1,4 +1,7 @@
-/** core/v1 PodStatus and container statuses. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * core/v1 PodStatus and container statuses.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, TIME, QUANTITY } from '../dsl';
 
 export const CORE_V1_POD_STATUS = definePackage('core.v1', [

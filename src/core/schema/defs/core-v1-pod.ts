@@ -1,4 +1,7 @@
-/** core/v1 Pod, PodList, PodTemplateSpec and PodSpec. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * core/v1 Pod, PodList, PodTemplateSpec and PodSpec.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, QUANTITY } from '../dsl';
 
 export const CORE_V1_POD = definePackage('core.v1', [

@@ -1,4 +1,7 @@
-/** core/v1 pod scheduling and identity: affinity, tolerations, spread, pod security context, DNS. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * core/v1 pod scheduling and identity: affinity, tolerations, spread, pod security context, DNS.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, STRING, BOOL, INT32, INT64 } from '../dsl';
 
 export const CORE_V1_SCHEDULING = definePackage('core.v1', [

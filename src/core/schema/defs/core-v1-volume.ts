@@ -1,4 +1,7 @@
-/** core/v1 volumes and every volume source a pod may use. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * core/v1 volumes and every volume source a pod may use.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, QUANTITY } from '../dsl';
 
 export const CORE_V1_VOLUME = definePackage('core.v1', [

@@ -1,4 +1,7 @@
-/** events/v1 Event. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * events/v1 Event.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, listKind, ref, STRING, INT32, TIME, MICRO_TIME } from '../dsl';
 
 export const EVENTS_V1 = definePackage('events.v1', [

@@ -1,4 +1,7 @@
-/** meta/v1 discovery documents: APIVersions, APIGroup(List), APIResourceList. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * meta/v1 discovery documents: APIVersions, APIGroup(List), APIResourceList.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, wrappedListOf, STRING, BOOL } from '../dsl';
 
 export const META_V1_DISCOVERY = definePackage('meta.v1', [

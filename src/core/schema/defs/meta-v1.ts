@@ -1,4 +1,7 @@
-/** meta/v1: object and list metadata, Status, DeleteOptions, WatchEvent. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * meta/v1: object and list metadata, Status, DeleteOptions, WatchEvent.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, TIME, RAW_EXTENSION, FIELDS_V1 } from '../dsl';
 
 export const META_V1 = definePackage('meta.v1', [

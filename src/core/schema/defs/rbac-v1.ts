@@ -1,4 +1,7 @@
-/** rbac/v1 roles, bindings and their lists. Facts (field numbers, JSON names, markers) follow upstream 1.32. */
+/**
+ * rbac/v1 roles, bindings and their lists.
+ * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
+ */
 import { definePackage, f, msg, listKind, ref, listOf, STRING } from '../dsl';
 
 export const RBAC_V1 = definePackage('rbac.v1', [
