@@ -68,4 +68,12 @@ export function e2eSuite(getServer: () => ServerProcess): void {
     // --wait=false: the namespace stays Terminating until a namespace controller finalizes it.
     expect(await kubectl('delete', 'namespace', 'e2e', '--wait=false')).toContain('deleted');
   });
+
+  it('serves kubectl typed clients, which speak protobuf (create configmap, get, delete)', async () => {
+    expect(await kubectl('create', 'configmap', 'e2e-cm', '--from-literal=a=b')).toContain('configmap/e2e-cm created');
+    expect(await kubectl('get', 'configmap', 'e2e-cm', '-o', 'jsonpath={.data.a}')).toBe('b');
+    const yaml = await kubectl('get', 'configmap', 'e2e-cm', '-o', 'yaml');
+    expect(yaml).toMatch(/^ {2}creationTimestamp: "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"$/m);
+    expect(await kubectl('delete', 'configmap', 'e2e-cm')).toContain('configmap "e2e-cm" deleted');
+  });
 }
