@@ -50,13 +50,21 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
     allowsStreamSchema: () => false,
   };
 
+  // The index never changes, so each document is built once.
+  const memo = new Map<string, unknown>();
+  const once = <T>(key: string, build: () => T): T => {
+    if (!memo.has(key)) memo.set(key, build());
+    return memo.get(key) as T;
+  };
+
   return (exchange, path) => {
     const req = exchange.request;
     if (path.kind === 'versions' || path.kind === 'groups') {
       const chosen = negotiateMediaTypeOptions(req.headers.accept, codecs, aggregatedRestrictions);
       if (chosen && isAggregatedDiscovery(chosen.convert, naming)) {
         const version = chosen.convert.version;
-        const doc = aggregatedDiscovery(index, naming, path.kind === 'versions' ? 'api' : 'apis', version);
+        const root = path.kind === 'versions' ? 'api' : 'apis';
+        const doc = once(`aggregated/${root}/${version}`, () => aggregatedDiscovery(index, naming, root, version));
         exchange.response.setHeader('Vary', 'Accept');
         const output = { ...chosen, pretty: chosen.pretty || wantsPretty(req) };
         writeObject(exchange, 200, doc, output, aggregatedContentType(chosen.codec.mediaType, naming, version));
@@ -69,7 +77,7 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
         writeObject(exchange, 200, apiVersions(index, options.serverAddress()), output);
         return;
       case 'groups':
-        writeObject(exchange, 200, apiGroupList(index), output);
+        writeObject(exchange, 200, once('groups', () => apiGroupList(index)), output);
         return;
       case 'group': {
         const group = index.group(path.group);
@@ -79,7 +87,7 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
       }
       case 'resources':
         if (!index.hasGroupVersion(path.group, path.version)) throw pathNotFound();
-        writeObject(exchange, 200, apiResourceList(index, path.group, path.version), output);
+        writeObject(exchange, 200, once(`resources/${path.group}/${path.version}`, () => apiResourceList(index, path.group, path.version)), output);
         return;
     }
   };

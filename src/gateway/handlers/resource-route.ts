@@ -67,6 +67,8 @@ function methodsFor(shape: Shape, verbs: readonly Verb[]): Map<string, ResourceA
 
 export function resolveResourceRoute(info: ResourceRequestInfo, method: string, index: ResourceIndex): ResourceRoute {
   const { parts } = info;
+  // The `/proxy/` path prefix was removed upstream long ago; nothing answers there.
+  if (info.verb === 'proxy') throw pathNotFound();
   if (parts.length === 0 || parts.length > 3 || parts.some((p) => p === '')) throw pathNotFound();
   const def = index.lookup(info.apiGroup, info.apiVersion, info.resource);
   if (!def) throw pathNotFound();

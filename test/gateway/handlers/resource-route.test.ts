@@ -76,6 +76,7 @@ describe('resource routes', () => {
     ['GET', '/api/v1/pods/p'],
     ['GET', '/apis/rbac.authorization.k8s.io/v1/namespaces/ns/clusterroles'],
     ['GET', '/api/v1/namespaces//pods'],
+    ['GET', '/api/v1/proxy/namespaces/ns/pods/p'],
   ])('%s %s is 404', (method, url) => {
     expect(() => route(method, url)).toThrow(NOT_FOUND);
   });
