@@ -1,0 +1,45 @@
+/**
+ * The history window: changes kept for a time (SPEC Limits: 5 minutes) and up to a count, and
+ * the resume point below which a watch gets 410.
+ */
+import { CacheEvent, CachedObject } from '../../../src/core/cache';
+import { EventWindow } from '../../../src/core/cache/event-window';
+
+const change = (revision: number, at: number) => {
+  const obj = new CachedObject(`/registry/configmaps/ns/o${revision}`, revision, Object.freeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }));
+  return new CacheEvent('ADDED', revision, obj, undefined, at);
+};
+
+describe('event window', () => {
+  it('serves every change after a resume point it still covers', () => {
+    const w = new EventWindow(60_000, 100, 10);
+    for (const r of [11, 12, 15]) w.add(change(r, 0));
+    expect(w.since(10, 0)!.map((e) => e.revision)).toEqual([11, 12, 15]);
+    expect(w.since(12, 0)!.map((e) => e.revision)).toEqual([15]);
+    expect(w.since(13, 0)!.map((e) => e.revision)).toEqual([15]);
+    expect(w.since(15, 0)).toEqual([]);
+    expect(w.since(99, 0)).toEqual([]);
+    expect(w.since(9, 0)).toBeUndefined();
+    expect(w.oldestResumable).toBe(10);
+  });
+
+  it('drops changes older than the window; the resume point moves to the last one dropped', () => {
+    const w = new EventWindow(60_000, 100, 10);
+    w.add(change(11, 0));
+    w.add(change(12, 30_000));
+    expect(w.since(10, 60_000)).toBeUndefined();
+    expect(w.oldestResumable).toBe(11);
+    expect(w.since(11, 60_000)!.map((e) => e.revision)).toEqual([12]);
+    expect(w.size).toBe(1);
+    expect(w.since(11, 90_000)).toBeUndefined();
+    expect(w.since(12, 90_000)).toEqual([]);
+  });
+
+  it('keeps at most the configured number of changes', () => {
+    const w = new EventWindow(60_000, 3, 0);
+    for (let r = 1; r <= 5000; r++) w.add(change(r, 0));
+    expect(w.size).toBe(3);
+    expect(w.oldestResumable).toBe(4997);
+    expect(w.since(4997, 0)!.map((e) => e.revision)).toEqual([4998, 4999, 5000]);
+  });
+});

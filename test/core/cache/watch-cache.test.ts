@@ -1,0 +1,169 @@
+/**
+ * The watch cache's own life: loading (reads fall back to the store, watches wait), a lost store
+ * watch (resumed from the next revision, watchers kept), a watch that fell behind compaction
+ * (relist, watchers ended, old versions 410), and the immutability that makes sharing safe.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createCore, type ApiObject, type Core } from '../../../src/core';
+import { encodeOnce } from '../../../src/core/cache';
+import { encodeForStorage } from '../../../src/core/registry/object-codec';
+import { createStore, StoreError, type Store, type WatchHandlers } from '../../../src/store';
+import { ManualClock } from '../../../src/clock';
+import { cm, createConfigMap, ctx, flush, naming, namesOf, Recorder, rvOf } from '../registry/core-backends';
+
+/** A store whose watches can be failed on demand and whose first list can be held back. */
+function controllable(store: Store) {
+  const watches: Array<{ handlers: WatchHandlers; cancel(): void }> = [];
+  let release: () => void = () => undefined;
+  let gate: Promise<void> | undefined;
+  const proxy = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'watch') {
+        return (prefix: string, options: Parameters<Store['watch']>[1], handlers: WatchHandlers) => {
+          const inner = target.watch(prefix, options, handlers);
+          watches.push({ handlers, cancel: () => inner.cancel() });
+          return inner;
+        };
+      }
+      if (prop === 'list') {
+        return async (...args: Parameters<Store['list']>) => {
+          if (gate && args[0] === '/registry/') {
+            const wait = gate;
+            gate = undefined;
+            await wait;
+          }
+          return target.list(...args);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return {
+    store: proxy,
+    holdFirstList() {
+      gate = new Promise<void>((resolve) => (release = resolve));
+    },
+    release: () => release(),
+    failWatch(err: StoreError) {
+      const w = watches[watches.length - 1]!;
+      w.cancel();
+      w.handlers.onError(err);
+    },
+  };
+}
+
+describe('watch cache lifecycle (embedded store)', () => {
+  let dir: string;
+  let raw: Store;
+  let core: Core;
+  let clock: ManualClock;
+
+  beforeEach(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-wc-'));
+    raw = createStore({ kind: 'embedded', dataDir: dir });
+    clock = new ManualClock();
+  });
+  afterEach(async () => {
+    await core.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves reads from the store while loading, and holds watches until loaded', async () => {
+    const obj: ApiObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default', uid: 'u1' } };
+    await raw.create('/registry/configmaps/default/x', encodeForStorage(obj));
+    const c = controllable(raw);
+    c.holdFirstList();
+    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0 });
+    expect(namesOf((await core.list(cm('default'), {}, ctx)).items)).toEqual(['x']);
+    expect((await core.get(cm('default', 'x'), { resourceVersion: '0' }, ctx)).metadata!.uid).toBe('u1');
+    let started = false;
+    const pending = core.watch(cm('default'), {}, ctx).then((s) => {
+      started = true;
+      return s;
+    });
+    await flush();
+    expect(started).toBe(false);
+    c.release();
+    const w = new Recorder(await pending);
+    await w.waitFor(1);
+    expect(w.summary()).toEqual(['ADDED x']);
+    w.stream.close();
+  });
+
+  it('resumes a lost store watch from the next revision, keeping its watchers and missing nothing', async () => {
+    const c = controllable(raw);
+    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0, watchCache: { retryMs: 500 } });
+    await core.ready();
+    const start = await createConfigMap(core, 'default', 'start');
+    const w = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
+    c.failWatch(new StoreError('unavailable', 'connection lost'));
+    // Written behind the cache's back (a consistent read through the core would wait for it to recover).
+    const put = (name: string) =>
+      raw.create(`/registry/configmaps/default/${name}`, encodeForStorage({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } }));
+    await put('a');
+    await put('b');
+    await flush();
+    expect(w.events).toHaveLength(0);
+    clock.advance(500);
+    await w.waitFor(2);
+    await createConfigMap(core, 'default', 'c');
+    await w.waitFor(3);
+    expect(w.summary()).toEqual(['ADDED a', 'ADDED b', 'ADDED c']);
+    expect(w.ended).toBe(false);
+    w.stream.close();
+  });
+
+  it('relists when its watch fell behind a compaction: watchers end and older versions answer 410', async () => {
+    const c = controllable(raw);
+    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0 });
+    await core.ready();
+    const start = await createConfigMap(core, 'default', 'start');
+    const w = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
+    await createConfigMap(core, 'default', 'a');
+    await w.waitFor(1);
+    c.failWatch(new StoreError('compacted', 'behind', { revision: rvOf(start) }));
+    await w.waitEnded();
+    const relisted = await raw.currentRevision();
+    const listed = await core.list(cm('default'), {}, ctx);
+    expect(namesOf(listed.items)).toEqual(['a', 'start']);
+    const old = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
+    await old.waitEnded();
+    expect(old.events.map((e) => [e.type, e.object.kind === 'Status' ? e.object.message : ''])).toEqual([
+      ['ERROR', `too old resource version: ${rvOf(start)} (${relisted})`],
+    ]);
+    const fresh = new Recorder(await core.watch(cm('default'), { resourceVersion: String(relisted) }, ctx));
+    await createConfigMap(core, 'default', 'b');
+    await fresh.waitFor(1);
+    expect(fresh.summary()).toEqual(['ADDED b']);
+    fresh.stream.close();
+  });
+
+  it('hands out frozen, shared objects; only those are memoised by encodeOnce', async () => {
+    core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0 });
+    await core.ready();
+    await createConfigMap(core, 'default', 'x');
+    const one = await core.get(cm('default', 'x'), {}, ctx);
+    const two = await core.get(cm('default', 'x'), { resourceVersion: '0' }, ctx);
+    expect(two).toBe(one);
+    expect(() => {
+      (one.metadata as { name: string }).name = 'y';
+    }).toThrow(TypeError);
+    const listed = await core.list(cm('default'), {}, ctx);
+    expect(Object.isFrozen(listed.items[0])).toBe(true);
+    expect(listed.items[0]!.kind).toBeUndefined();
+    let calls = 0;
+    const encode = (v: object) => {
+      calls++;
+      return JSON.stringify(v);
+    };
+    encodeOnce(one, 'json', encode);
+    encodeOnce(one, 'json', encode);
+    const mutable = { a: 1 };
+    encodeOnce(mutable, 'json', encode);
+    encodeOnce(mutable, 'json', encode);
+    expect(calls).toBe(3);
+  });
+});
