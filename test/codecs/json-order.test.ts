@@ -57,6 +57,19 @@ describe('Go JSON details', () => {
     expect(encodeOrderedJson(registry, cm)).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"10":"2","9":"3","a":"4","b":"1"}}');
   });
 
+  it('gives the same text on the fast path and the printer path', () => {
+    const plain = { apiVersion: 'v1', kind: 'ConfigMap', data: { b: 'x<y', a: '&' } };
+    const awkward = { apiVersion: 'v1', kind: 'ConfigMap', data: { b: 'x<y', a: '&', '7': '' } };
+    expect(encodeOrderedJson(registry, plain, { indent: '  ' })).toBe(
+      '{\n  "kind": "ConfigMap",\n  "apiVersion": "v1",\n  "data": {\n    "a": "\\u0026",\n    "b": "x\\u003cy"\n  }\n}',
+    );
+    expect(encodeOrderedJson(registry, awkward, { indent: '  ' })).toBe(
+      '{\n  "kind": "ConfigMap",\n  "apiVersion": "v1",\n  "data": {\n    "7": "",\n    "a": "\\u0026",\n    "b": "x\\u003cy"\n  }\n}',
+    );
+    const proto = JSON.parse('{"apiVersion":"v1","kind":"ConfigMap","data":{"__proto__":"p","a":"b"}}');
+    expect(encodeOrderedJson(registry, proto)).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"__proto__":"p","a":"b"}}');
+  });
+
   it('writes TypeMeta first, inline structs in place, unknown keys last', () => {
     const vol = { configMap: { items: [], name: 'cm' }, name: 'v', zzz: 1 };
     expect(encodeOrderedJsonAs(registry, vol, 'core.v1.Volume')).toBe('{"name":"v","configMap":{"name":"cm","items":[]},"zzz":1}');
