@@ -173,7 +173,7 @@ export function writeFields(w: Writer, obj: JsonObject | undefined, type: Schema
   }
 }
 
-/** Encode a JSON-shaped object as the protobuf message `typeName`. */
+/** Encode a JSON-shaped object as the protobuf message of `type` (without envelope). */
 export function encodeMessage(obj: JsonObject, type: SchemaType, types: TypeLookup): Uint8Array {
   const w = new Writer();
   writeFields(w, obj, type, types);
@@ -197,8 +197,10 @@ function readScalar(r: Reader, type: ValueType & { kind: 'scalar' }): unknown {
       return readInt64(r);
     case 'double':
       return r.double();
-    case 'bytes':
-      return Buffer.from(r.bytes()).toString('base64');
+    case 'bytes': {
+      const bytes = r.bytes();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64');
+    }
   }
 }
 
