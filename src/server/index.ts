@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
 import { createGrpcCoreClient } from '../core/grpc';
+import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { keelsonVersion, startGateway } from '../gateway';
@@ -49,7 +50,7 @@ interface Backend {
   close(): Promise<void>;
 }
 
-function openBackend(config: ServerConfig): Backend {
+function openBackend(config: ServerConfig, log: (message: string) => void): Backend {
   const naming = createNaming(config.vendor);
   if (config.coreAddress) {
     const client = createGrpcCoreClient(config.coreAddress);
@@ -57,7 +58,22 @@ function openBackend(config: ServerConfig): Backend {
   }
   const store = config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir });
   const core = createCore({ store, naming });
-  return { core, resources: core.resources, store, ready: () => core.ready(), close: () => core.close() };
+  // Controllers are API clients of the in-process core (DESIGN.md "Controllers"); a gateway in
+  // front of a remote core leaves them to the core's process.
+  let controllers: RunningControllers | undefined;
+  return {
+    core,
+    resources: core.resources,
+    store,
+    ready: async () => {
+      await core.ready();
+      controllers = startControllers(core, enabledControllers(config.controllers), log);
+    },
+    close: async () => {
+      controllers?.stop();
+      await core.close();
+    },
+  };
 }
 
 export async function startServer(config: ServerConfig, options: StartServerOptions = {}): Promise<RunningKeelson> {
@@ -68,7 +84,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const pki = await ensurePki({ dataDir, extraServingNames: [config.bindAddress], skipServing: !!config.servingCertificate, log });
   const serving = config.servingCertificate ?? { cert: pki.servingCert, key: pki.servingKey };
 
-  const backend = openBackend(config);
+  const backend = openBackend(config, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   let server;
   try {

@@ -111,7 +111,8 @@ export function defaultBinding(binding: RoleBindingLike, rbacGroup: string): voi
   if (binding.roleRef && !binding.roleRef.apiGroup) binding.roleRef.apiGroup = rbacGroup;
   for (const s of binding.subjects ?? []) {
     if (s.apiGroup) continue;
-    if (s.kind === 'ServiceAccount') s.apiGroup = '';
+    // Subject.apiGroup is `omitempty` upstream: the empty default of service accounts is not serialized.
+    if (s.kind === 'ServiceAccount') delete s.apiGroup;
     else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = rbacGroup;
   }
 }

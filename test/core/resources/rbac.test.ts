@@ -67,7 +67,7 @@ describe('role bindings', () => {
     });
     expect(messages).toEqual([]);
     expect(object.roleRef.apiGroup).toBe(RBAC);
-    expect(object.subjects!.map((s) => s.apiGroup)).toEqual([RBAC, RBAC, '']);
+    expect(object.subjects!.map((s) => s.apiGroup)).toEqual([RBAC, RBAC, undefined]);
   });
 
   it('requires a valid roleRef', () => {
