@@ -20,7 +20,6 @@ export interface JsonProperty {
 export interface SchemaType extends TypeDef {
   /** Fields sorted by protobuf number: the order upstream's marshaller writes them. */
   readonly protoFields: readonly FieldDef[];
-  readonly fieldByNumber: ReadonlyMap<number, FieldDef>;
   /** JSON properties in JSON (Go declaration) order, inline fields expanded. */
   readonly properties: readonly JsonProperty[];
   readonly property: ReadonlyMap<string, JsonProperty>;
@@ -131,7 +130,6 @@ export function compileSchema(packages: readonly PackageDef[]): ReadonlyMap<stri
     compiled.set(name, {
       ...type,
       protoFields,
-      fieldByNumber: new Map(protoFields.map((f) => [f.number, f])),
       properties,
       property,
     });
