@@ -28,6 +28,7 @@ import { ResourceStore, type WriteScope } from './registry/resource-store';
 import { applyPatch } from './registry/patch';
 import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
+import { type FeatureGates, defaultFeatureGates } from '../features';
 
 export interface CoreOptions {
   store: Store;
@@ -39,6 +40,8 @@ export interface CoreOptions {
   watchCache?: Omit<WatchCacheOptions, 'store' | 'naming' | 'clock'>;
   /** `--etcd-compaction-interval` in milliseconds, for either backend; default 5 minutes, 0 disables. */
   compactionIntervalMs?: number;
+  /** `--feature-gates`; default: release 1.32's defaults. */
+  features?: FeatureGates;
 }
 
 export interface Core extends CoreApi {
@@ -61,6 +64,7 @@ function resourceKey(group: string, version: string, resource: string): string {
 class InProcessCore implements Core {
   readonly naming: Naming;
   readonly resources: readonly ResourceDefinition[];
+  readonly features: FeatureGates;
   private readonly stores = new Map<string, ResourceStore>();
   private readonly namespaces: ResourceStore;
   private readonly cache: WatchCache;
@@ -69,6 +73,7 @@ class InProcessCore implements Core {
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
     this.resources = options.resources ?? builtinResources(options.naming);
+    this.features = options.features ?? defaultFeatureGates();
     const clock = options.clock ?? systemClock;
     this.cache = new WatchCache({ ...options.watchCache, store: options.store, naming: options.naming, clock });
     const deps = { store: options.store, naming: options.naming, clock, cache: this.cache };

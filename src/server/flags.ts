@@ -8,6 +8,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type Vendor, VENDORS, isVendor } from '../naming';
+import { FeatureGateError, buildFeatureGates } from '../features';
 
 export interface ServingCertificate {
   certFile: string;
@@ -117,6 +118,18 @@ export function parseFeatureGates(value: string): Record<string, boolean> {
     const b = parseGoBool(raw);
     if (b === undefined) throw invalid('feature-gates', value, `invalid value of ${name}=${raw}, err: strconv.ParseBool: parsing ${JSON.stringify(raw)}: invalid syntax`);
     gates[name] = b;
+  }
+  return gates;
+}
+
+/** The syntax, then the catalog: unknown gates and disabling a locked GA gate refuse to start (SPEC "Feature-gate stages"). */
+function parseKnownFeatureGates(value: string): Record<string, boolean> {
+  const gates = parseFeatureGates(value);
+  try {
+    buildFeatureGates(gates);
+  } catch (err) {
+    if (err instanceof FeatureGateError) throw invalid('feature-gates', value, err.message);
+    throw err;
   }
   return gates;
 }
@@ -248,7 +261,7 @@ function buildConfig(values: Map<FlagName, string>, io: FlagIo): ServerConfig {
         config.controllers = parseList(name, value);
         break;
       case 'feature-gates':
-        config.featureGates = parseFeatureGates(value);
+        config.featureGates = parseKnownFeatureGates(value);
         break;
       case 'tls-cert-file':
       case 'tls-private-key-file':

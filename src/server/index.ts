@@ -12,6 +12,7 @@ import { enabledControllers, startControllers, type RunningControllers } from '.
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { keelsonVersion, startGateway } from '../gateway';
+import { buildFeatureGates } from '../features';
 import { createNaming } from '../naming';
 import { type Store, createStore } from '../store';
 import type { ServerConfig } from './flags';
@@ -57,7 +58,10 @@ function openBackend(config: ServerConfig, log: (message: string) => void): Back
     return { core: client, resources: builtinResources(naming), ready: async () => {}, close: async () => client.close() };
   }
   const store = config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir });
-  const core = createCore({ store, naming });
+  // The flags were checked by parseFlags; upstream logs a warning for GA and deprecated gates.
+  const { gates: features, warnings } = buildFeatureGates(config.featureGates);
+  for (const w of warnings) log(w);
+  const core = createCore({ store, naming, features });
   // Controllers are API clients of the in-process core (DESIGN.md "Controllers"); a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
