@@ -29,6 +29,7 @@ import { applyPatch } from './registry/patch';
 import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 import { type FeatureGates, defaultFeatureGates } from '../features';
+import { checkBodyFields } from './validation/field-validation';
 
 export interface CoreOptions {
   store: Store;
@@ -157,6 +158,8 @@ class InProcessCore implements Core {
   async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     const { store } = this.resolve(target, 'create');
     if (target.name !== undefined) throw methodNotSupported(store.groupResource, 'create');
+    // Decode-time checks first, as upstream's create handler: type mismatches, then unknown and repeated fields.
+    checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
     return store.create(target.namespace, object, options, ctx);
   }
 

@@ -6,7 +6,10 @@
  */
 import type { ApiObject, Patch, PatchType } from '../core/api';
 import { badRequest, unsupportedMediaType } from '../status';
-import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, jsonCodec, negotiateInput, yamlCodec } from './codecs';
+import { decodeStrictJson, joinIndex, joinKey } from '../codecs/strict-json';
+import { decodeStrictYaml } from '../codecs/strict-yaml';
+import { type BodyRecord, recordBody, recordPatch } from '../core/validation/field-validation';
+import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';
 import type { GatewayRequest } from './types';
 
 /** Upstream's default MaxRequestBodyBytes. */
@@ -45,13 +48,37 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
   return negotiateInput(request.headers['content-type'], codecs);
 }
 
-/** Decode an object body (create, update): it must be a JSON object. */
+/**
+ * Decode JSON and YAML bodies with the strict decoders, which also report keys given twice
+ * (for `fieldValidation`, SPEC "Modifying requests" 3); other formats cannot repeat a field.
+ */
+function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; record?: BodyRecord } {
+  try {
+    if (codec.mediaType === JSON_MEDIA_TYPE) {
+      const { value, duplicates, keySeq } = decodeStrictJson(body);
+      return { value, record: { format: 'json', duplicates, keySeq } };
+    }
+    if (codec.mediaType === YAML_MEDIA_TYPE) {
+      const { value, duplicates } = decodeStrictYaml(body);
+      return { value, record: { format: 'yaml', duplicates } };
+    }
+  } catch (err) {
+    throw badRequest(decodeMessage(codec, new CodecError(codec.mediaType, (err as Error).message)));
+  }
+  return { value: decodeBody(codec, body) };
+}
+
+/**
+ * Decode an object body (create, update): it must be a JSON object. What the strict decoder
+ * found travels with the object to the core, which reports it with the unknown fields.
+ */
 export function decodeObject(codec: Codec, body: Uint8Array): ApiObject {
-  const value = decodeBody(codec, body);
+  const { value, record } = decodeRecorded(codec, body);
   if (!isObject(value)) {
     const text = Buffer.from(body).toString('utf8').slice(0, 200);
     throw badRequest(`Object 'Kind' is missing in '${text}'`);
   }
+  if (record) recordBody(value, record);
   return value as ApiObject;
 }
 
@@ -75,18 +102,59 @@ export function patchTypeOf(contentType: string | undefined): PatchType {
   return type;
 }
 
-/** Decode a patch document: JSON for the JSON-based types, YAML for apply. */
+const JSON_PATCH_OP_FIELDS = new Set(['op', 'path', 'from', 'value']);
+
+/**
+ * Upstream's strict errors of a JSON patch document, decoded as `[]jsonPatchOp`: unknown and
+ * repeated operation fields (`json patch unknown field "[0].foo"`), and repeated keys inside
+ * values, in document order.
+ */
+function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; seq: number }[], keySeq: (o: object, k: string) => number | undefined): string[] {
+  const items: { seq: number; text: string }[] = duplicates.map((d) => ({ seq: d.seq, text: `json patch duplicate field ${JSON.stringify(d.path)}` }));
+  if (Array.isArray(value)) {
+    value.forEach((op, i) => {
+      if (!isObject(op)) return;
+      for (const key of Object.keys(op)) {
+        if (!JSON_PATCH_OP_FIELDS.has(key)) {
+          items.push({ seq: keySeq(op, key) ?? Number.MAX_SAFE_INTEGER, text: `json patch unknown field ${JSON.stringify(joinKey(joinIndex('', i), key))}` });
+        }
+      }
+    });
+  }
+  // A repeated unknown key is reported once, as unknown (Go skips unknown fields' values).
+  const unknown = new Set(items.filter((i) => i.text.includes(' unknown field ')).map((i) => i.text.slice(i.text.indexOf('"'))));
+  const kept = items.filter((i) => !(i.text.includes(' duplicate field ') && unknown.has(i.text.slice(i.text.indexOf('"')))));
+  return [...new Set(kept.sort((a, b) => a.seq - b.seq).map((i) => i.text))];
+}
+
+/**
+ * Decode a patch document: JSON for the JSON-based types, YAML for apply. The strict decoders'
+ * findings (repeated keys, unknown JSON patch operation fields) travel with the patch to the
+ * core for `fieldValidation`.
+ */
 export function decodePatch(type: PatchType, body: Uint8Array): Patch {
   if (type === 'apply') {
+    let decoded;
     try {
-      return { type, body: yamlCodec.decode(body) };
+      decoded = decodeStrictYaml(body);
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
+    const patch: Patch = { type, body: decoded.value };
+    recordPatch(patch, { yamlDuplicates: decoded.duplicates });
+    return patch;
   }
+  let decoded;
   try {
-    return { type, body: jsonCodec.decode(body) };
+    decoded = decodeStrictJson(body);
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
+  const patch: Patch = { type, body: decoded.value };
+  const errors =
+    type === 'json'
+      ? jsonPatchErrors(decoded.value, decoded.duplicates, decoded.keySeq)
+      : [...new Set(decoded.duplicates.map((d) => `duplicate field ${JSON.stringify(d.path)}`))];
+  recordPatch(patch, { errors });
+  return patch;
 }

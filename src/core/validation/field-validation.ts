@@ -1,0 +1,183 @@
+/**
+ * `fieldValidation` on POST, PUT and PATCH (SPEC "Modifying requests" 3): unknown fields are
+ * always dropped, never stored; duplicate fields keep their last value; `Ignore` says nothing,
+ * `Warn` (the default) adds one warning per field (`unknown field "spec.foo"`,
+ * `duplicate field "spec.replicas"`, or go-yaml's `line 5: key "name" already set in map`), and
+ * `Strict` fails the request listing them all in upstream's wording:
+ *
+ * - create/update bodies: 400 `<Kind> in version "<v>" cannot be handled as a <Kind>: strict
+ *   decoding error: ...` (upstream's create and update handlers);
+ * - JSON, merge and strategic merge patches: 422 `patch: Invalid value: ...: strict decoding
+ *   error: ...` (upstream's patch handler);
+ * - apply patches: 400 `error strict decoding YAML: ...` for repeated keys.
+ *
+ * Repeated keys can only be seen in the bytes, so the gateway decodes bodies with the strict
+ * decoders and records what it found against the decoded value (`recordBody`, `recordPatch`);
+ * the core then checks the value against the schema and reports both together, in upstream's
+ * order. A value that comes without a record (gRPC, in-process callers) still has its unknown
+ * fields found and dropped.
+ */
+import type { ApiObject, FieldValidation, Patch, RequestContext } from '../api';
+import type { Naming } from '../../naming';
+import type { ResourceDefinition } from '../resources/definition';
+import { type SchemaType, schemaRegistry } from '../schema';
+import type { DuplicateKey } from '../../codecs/strict-json';
+import { type DuplicateYamlKey, yamlDuplicateMessage } from '../../codecs/strict-yaml';
+import { StatusError, badRequest, invalid } from '../../status';
+import { fieldErrors } from './field-errors';
+import { walkFields, type FieldWalk } from './unknown-fields';
+import { goPrint } from './unknown-fields-go';
+
+/** What the strict decoder saw in a body's bytes. */
+export type BodyRecord =
+  | { readonly format: 'json'; readonly duplicates: readonly DuplicateKey[]; keySeq(object: object, key: string): number | undefined }
+  | { readonly format: 'yaml'; readonly duplicates: readonly DuplicateYamlKey[] };
+
+/** What the strict decoder saw in a patch body: its strict errors, already worded. */
+export type PatchRecord = { readonly errors: readonly string[] } | { readonly yamlDuplicates: readonly DuplicateYamlKey[] };
+
+const bodies = new WeakMap<object, BodyRecord>();
+const patches = new WeakMap<object, PatchRecord>();
+
+/** Attach the decoder's findings to a decoded object body (the object passed on to the core). */
+export function recordBody(object: object, record: BodyRecord): void {
+  bodies.set(object, record);
+}
+
+/** Attach the decoder's findings to a decoded patch (the Patch passed on to the core). */
+export function recordPatch(patch: Patch, record: PatchRecord): void {
+  patches.set(patch, record);
+}
+
+/** upstream's cap on accumulated strict errors (sigs.k8s.io/json). */
+const MAX_STRICT_ERRORS = 100;
+
+function under(path: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`));
+}
+
+/** The strict errors of a walked JSON body, merged in document order and deduplicated. */
+function jsonStrictErrors(walk: FieldWalk, duplicates: readonly DuplicateKey[]): string[] {
+  // Go reports a repeated key only where the schema has a field for it: a repeated unknown
+  // field is reported once, as unknown, and nothing inside an open value is looked at.
+  const items = [
+    ...duplicates.filter((d) => !under(d.path, walk.open)).map((d) => ({ seq: d.seq, text: `duplicate field ${JSON.stringify(d.path)}` })),
+    ...walk.unknown.map((u) => ({ seq: u.seq ?? Number.MAX_SAFE_INTEGER, text: `unknown field ${JSON.stringify(u.path)}` })),
+  ].sort((a, b) => a.seq - b.seq);
+  return [...new Set(items.map((i) => i.text))].slice(0, MAX_STRICT_ERRORS);
+}
+
+function unknownErrors(walk: FieldWalk): string[] {
+  return [...new Set(walk.unknown.map((u) => `unknown field ${JSON.stringify(u.path)}`))].slice(0, MAX_STRICT_ERRORS);
+}
+
+/** Upstream's addStrictDecodingWarnings: go-yaml's error becomes one warning per line. */
+export function warningsOf(errors: readonly string[]): string[] {
+  return errors.flatMap((e) => {
+    for (const prefix of ['yaml: unmarshal errors:\n', 'error converting YAML to JSON: yaml: unmarshal errors:\n']) {
+      if (e.startsWith(prefix)) return e.slice(prefix.length).split('\n').map((l) => l.trim());
+    }
+    return [e];
+  });
+}
+
+function warn(ctx: RequestContext, errors: readonly string[]): void {
+  if (errors.length === 0) return;
+  (ctx.warnings ??= []).push(...warningsOf(errors));
+}
+
+export interface ObjectCheck {
+  /** The decoded body; unknown fields are removed from it. */
+  object: ApiObject;
+  /** The type of the request's kind. */
+  type: SchemaType;
+  kind: string;
+  version: string;
+  directive: FieldValidation | undefined;
+  ctx: RequestContext;
+}
+
+/**
+ * Check a create or update body: 400 on a value of the wrong type (always), then the strict
+ * errors per `fieldValidation`. Unknown fields are dropped whatever the directive.
+ */
+export function checkObjectFields(check: ObjectCheck): void {
+  const { object, type, kind, version, directive, ctx } = check;
+  const record = bodies.get(object);
+  const walk = walkFields(object as Record<string, unknown>, type, {
+    keyOrder: record?.format === 'yaml' ? 'sorted' : 'document',
+    keySeq: record?.format === 'json' ? record.keySeq : undefined,
+  });
+  const cannotHandle = (detail: string): StatusError => badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${detail}`);
+  if (walk.mismatch) throw cannotHandle(walk.mismatch.message);
+  if (directive === 'Ignore') return;
+  let errors: string[];
+  if (record?.format === 'yaml') {
+    errors = record.duplicates.length ? [yamlDuplicateMessage(record.duplicates, false), ...unknownErrors(walk)] : unknownErrors(walk);
+  } else {
+    errors = jsonStrictErrors(walk, record?.format === 'json' ? record.duplicates : []);
+  }
+  if (errors.length === 0) return;
+  if (directive === 'Strict') throw cannotHandle(`strict decoding error: ${errors.join(', ')}`);
+  warn(ctx, errors);
+}
+
+export interface PatchedCheck {
+  patch: Patch;
+  /** The object the patch produced; unknown fields are removed from it. */
+  patched: ApiObject;
+  type: SchemaType;
+  directive: FieldValidation | undefined;
+  ctx: RequestContext;
+}
+
+/** The `patch` field error upstream reports a patch's decode errors under (422, no kind, no name). */
+function patchInvalid(patch: Patch, patched: ApiObject, detail: string): StatusError {
+  const shown = patch.type === 'strategic' ? goPrint(patch.body) : JSON.stringify(patched);
+  return invalid({ group: '', kind: '' }, '', [fieldErrors.invalid('patch', shown, detail)]);
+}
+
+/**
+ * Check the object a JSON, merge or strategic merge patch produced: the patch body's own strict
+ * errors first (repeated keys; unknown keys of JSON patch operations), then the unknown fields
+ * of the result, in Go's sorted key order. Apply patches are checked by `checkApplyPatch`.
+ */
+export function checkPatchedFields(check: PatchedCheck): void {
+  const { patch, patched, type, directive, ctx } = check;
+  const walk = walkFields(patched as Record<string, unknown>, type, { keyOrder: 'sorted' });
+  if (walk.mismatch) throw patchInvalid(patch, patched, walk.mismatch.message);
+  if (directive === 'Ignore') return;
+  const record = patches.get(patch);
+  const own = record && 'errors' in record ? record.errors : [];
+  const errors = [...own, ...unknownErrors(walk)];
+  if (errors.length === 0) return;
+  if (directive === 'Strict') throw patchInvalid(patch, patched, `strict decoding error: ${errors.join(', ')}`);
+  warn(ctx, errors);
+}
+
+/** Repeated keys in an apply patch (upstream checks them after the apply itself succeeded). */
+export function checkApplyPatch(patch: Patch, directive: FieldValidation | undefined, ctx: RequestContext): void {
+  const record = patches.get(patch);
+  if (directive === 'Ignore' || !record || !('yamlDuplicates' in record) || record.yamlDuplicates.length === 0) return;
+  const message = yamlDuplicateMessage(record.yamlDuplicates, true);
+  if (directive === 'Strict') throw badRequest(`error strict decoding YAML: ${message}`);
+  warn(ctx, [message]);
+}
+
+/** The schema type of a resource's kind under a naming profile, if Keelson has one. */
+export function resourceType(naming: Naming, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind'>): SchemaType | undefined {
+  const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+  return schemaRegistry(naming).kind(apiVersion, def.kind)?.type;
+}
+
+/**
+ * `checkObjectFields` for a body sent to a resource (create, update). A body that names another
+ * kind or version is left alone: the store rejects it with upstream's 400.
+ */
+export function checkBodyFields(naming: Naming, def: ResourceDefinition, object: ApiObject, directive: FieldValidation | undefined, ctx: RequestContext): void {
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) return;
+  const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+  if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== def.kind)) return;
+  const type = resourceType(naming, def);
+  if (type) checkObjectFields({ object, type, kind: def.kind, version: def.version, directive, ctx });
+}
