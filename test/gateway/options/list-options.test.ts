@@ -43,17 +43,14 @@ describe('LIST parameters', () => {
     expect(parse('timeoutSeconds=-1').options.timeoutSeconds).toBe(-1);
   });
 
-  it('answers 422 ListOptions Invalid for forbidden combinations', () => {
+  it('answers 400 with upstream ListOptions wording for forbidden combinations (SPEC Errors)', () => {
     expect(() => parse('resourceVersionMatch=Exact')).toThrow(
       expect.objectContaining({
         status: expect.objectContaining({
-          code: 422,
-          reason: 'Invalid',
+          code: 400,
+          reason: 'BadRequest',
           message: 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
           details: {
-            name: '',
-            group: 'meta.k8s.io',
-            kind: 'ListOptions',
             causes: [{ reason: 'FieldValueForbidden', message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided', field: 'resourceVersionMatch' }],
           },
         }),
@@ -64,7 +61,7 @@ describe('LIST parameters', () => {
         message: 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""',
       }),
     );
-    expect(() => parse('resourceVersion=0&resourceVersionMatch=Exact')).toThrow(expect.objectContaining({ code: 422 }));
+    expect(() => parse('resourceVersion=0&resourceVersionMatch=Exact')).toThrow(expect.objectContaining({ code: 400 }));
     expect(() => parse('sendInitialEvents=true')).toThrow(
       expect.objectContaining({ message: 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list' }),
     );
