@@ -1,88 +1,14 @@
 /**
- * managedFields entries for create and update (operation `Update`), encoded as upstream's
- * FieldsV1: `f:<field>` for struct and map members, `.` for a map that is itself owned.
- *
- * This module tracks ownership for non-apply writes: the writer of a changed field owns it and
- * every other manager loses it. Lists are treated as atomic leaves and every object as a
- * granular map; the per-type list/map markers of server-side apply refine this later
- * (issue "Writes": SSA with the type's schema).
+ * The registry's view of field management: who the manager of a write is, which fields a
+ * scope's strategy resets, and the managedFields of created objects. The ownership rules
+ * themselves live in core/apply (server-side apply and its field manager), computed from the
+ * schema's list/map/struct markers.
  */
 import type { ApiObject, ManagedFieldsEntry } from '../api';
 import { rfc3339 } from '../../clock';
-
-/** Field paths as arrays of `f:` keys; a path to an owned map also holds the `.` marker path. */
-type FieldPathKey = string;
-
-const SEP = '\u0000';
-
-/** Top-level fields that are never owned (upstream strips these before computing field sets). */
-const IGNORED_TOP = new Set(['apiVersion', 'kind', 'status']);
-const IGNORED_METADATA = new Set([
-  'name',
-  'namespace',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'managedFields',
-  'selfLink',
-]);
-
-/** Leaves of an object: each path (joined) mapped to its JSON value; objects with members also add their `.` entry. */
-function leaves(obj: unknown, ignoreStatus: boolean): Map<FieldPathKey, string> {
-  const out = new Map<FieldPathKey, string>();
-  const walk = (value: unknown, path: string[], depth: number): void => {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      const entries = Object.entries(value as Record<string, unknown>);
-      if (depth > 0 && entries.length === 0) {
-        out.set(path.join(SEP), '{}');
-        return;
-      }
-      if (depth > 0 && isMapLike(path)) out.set([...path, '.'].join(SEP), '');
-      for (const [k, v] of entries) {
-        if (depth === 0 && (IGNORED_TOP.has(k) && (k !== 'status' || ignoreStatus))) continue;
-        if (depth === 1 && path[0] === 'f:metadata' && IGNORED_METADATA.has(k)) continue;
-        if (v === undefined) continue;
-        walk(v, [...path, `f:${k}`], depth + 1);
-      }
-      return;
-    }
-    out.set(path.join(SEP), JSON.stringify(value));
-  };
-  walk(obj, [], 0);
-  return out;
-}
-
-/** Maps with arbitrary keys (not structs) carry the `.` marker, as upstream writes for them. */
-const MAP_FIELDS = new Set(['f:labels', 'f:annotations', 'f:data', 'f:stringData', 'f:binaryData', 'f:matchLabels', 'f:nodeSelector']);
-
-function isMapLike(path: string[]): boolean {
-  return MAP_FIELDS.has(path[path.length - 1] ?? '');
-}
-
-function toFieldsV1(paths: Iterable<FieldPathKey>): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const key of paths) {
-    let node = root;
-    for (const part of key.split(SEP)) {
-      node = (node[part] ??= {}) as Record<string, unknown>;
-    }
-  }
-  return root;
-}
-
-function fromFieldsV1(fields: Record<string, unknown> | undefined): Set<FieldPathKey> {
-  const out = new Set<FieldPathKey>();
-  const walk = (node: Record<string, unknown>, path: string[]): void => {
-    const keys = Object.keys(node);
-    if (keys.length === 0 && path.length > 0) out.add(path.join(SEP));
-    for (const k of keys) walk(node[k] as Record<string, unknown>, [...path, k]);
-  };
-  if (fields) walk(fields, []);
-  return out;
-}
+import { RESOURCE_KINDS, type SchemaType, schemaTypes } from '../schema';
+import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
+import type { ResourceDefinition } from '../resources/definition';
 
 export interface ManagerIdentity {
   manager: string;
@@ -91,64 +17,79 @@ export interface ManagerIdentity {
   subresource: string;
 }
 
-/** Upstream infers a manager from the User-Agent: the part before the first `/`, at most 128 characters. */
+/** upstream's FieldManagerMaxLength. */
+const MAX_MANAGER_BYTES = 128;
+
+/**
+ * The manager of a write without `fieldManager`: the User-Agent up to its first `/`, without
+ * unprintable characters, at most 128 bytes (upstream's prefixFromUserAgent); `unknown` when
+ * nothing is left, as upstream names such managers.
+ */
 export function managerFromUserAgent(userAgent: string | undefined): string {
   const prefix = (userAgent ?? '').split('/')[0] ?? '';
-  return prefix.slice(0, 128) || 'unknown';
+  let out = '';
+  let bytes = 0;
+  for (const ch of prefix) {
+    if (/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u.test(ch) || (ch !== ' ' && /\p{Zs}/u.test(ch))) continue;
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > MAX_MANAGER_BYTES) break;
+    out += ch;
+    bytes += n;
+  }
+  return out || 'unknown';
+}
+
+function path(...names: string[]) {
+  return names.map(fieldElement);
 }
 
 /**
- * Compute the managedFields of `next` after a non-apply write by `who`. `prev` is the stored
- * object (undefined on create). Fields whose value changed move to `who`.
+ * Fields a scope's strategy resets, which its writers never own (upstream's GetResetFields):
+ * the main resource of a type with `/status` resets `status`; `/status` resets `spec`, and for
+ * pods also the metadata the kubelet may not change there.
  */
-export function updateManagedFields(
-  prev: ApiObject | undefined,
-  next: ApiObject,
-  who: ManagerIdentity,
-  now: number,
-): ManagedFieldsEntry[] {
-  const ignoreStatus = who.subresource !== 'status';
-  const before = prev ? leaves(prev, ignoreStatus) : new Map<FieldPathKey, string>();
-  const after = leaves(next, ignoreStatus);
-  const changed = new Set<FieldPathKey>();
-  for (const [path, value] of after) if (before.get(path) !== value) changed.add(path);
-  const removed = new Set<FieldPathKey>();
-  for (const path of before.keys()) if (!after.has(path)) removed.add(path);
-
-  const existing = prev?.metadata?.managedFields ?? next.metadata?.managedFields ?? [];
-  const entries: ManagedFieldsEntry[] = [];
-  let mine: Set<FieldPathKey> = new Set();
-  let mineTime: string | undefined;
-  for (const entry of existing) {
-    if (!entry || typeof entry !== 'object') continue;
-    const fields = fromFieldsV1(entry.fieldsV1);
-    const isMine =
-      entry.manager === who.manager &&
-      entry.operation === 'Update' &&
-      entry.apiVersion === who.apiVersion &&
-      (entry.subresource ?? '') === who.subresource;
-    if (isMine) {
-      mine = fields;
-      mineTime = entry.time;
-      continue;
+export function resetFields(def: Pick<ResourceDefinition, 'group' | 'kind' | 'status'>, subresource: string): FieldSet {
+  if (subresource === '') return def.status ? FieldSet.of(path('status')) : new FieldSet();
+  if (subresource === 'status') {
+    const reset = FieldSet.of(path('spec'));
+    if (def.group === '' && def.kind === 'Pod') {
+      reset.insert(path('metadata', 'deletionTimestamp'));
+      reset.insert(path('metadata', 'ownerReferences'));
     }
-    for (const p of changed) fields.delete(p);
-    for (const p of removed) fields.delete(p);
-    if (fields.size > 0) entries.push({ ...entry, fieldsV1: toFieldsV1(fields) });
+    return reset;
   }
-  for (const p of removed) mine.delete(p);
-  for (const p of changed) mine.add(p);
-  if (mine.size > 0) {
-    const entry: ManagedFieldsEntry = {
-      manager: who.manager,
-      operation: 'Update',
-      apiVersion: who.apiVersion,
-      time: changed.size > 0 || !mineTime ? rfc3339(now) : mineTime,
-      fieldsType: 'FieldsV1',
-      fieldsV1: toFieldsV1(mine),
-    };
-    if (who.subresource) entry.subresource = who.subresource;
-    entries.push(entry);
-  }
-  return entries;
+  return new FieldSet();
+}
+
+/** The schema type of a served kind, looked up by version and kind (group names depend on the profile). */
+export function schemaTypeOf(apiVersion: string, kind: string): SchemaType | undefined {
+  const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
+  const k = RESOURCE_KINDS.find((d) => d.kind === kind && d.version === version);
+  return k ? schemaTypes().get(k.type) : undefined;
+}
+
+/** The field manager's scope for a write of `def`'s kind at `apiVersion`. */
+export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, subresource: string, now: number): FieldManagerScope | undefined {
+  const type = schemaTypeOf(apiVersion, def.kind);
+  if (!type) return undefined;
+  return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now) };
+}
+
+/**
+ * The managedFields of `next` after a non-apply write by `who` (operation `Update`); `prev` is
+ * the stored object, undefined on create. Types without a schema keep no managedFields.
+ */
+export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
+  const type = schemaTypeOf(who.apiVersion, next.kind ?? '');
+  if (!type) return [];
+  const hasStatus = who.subresource === '' && type.property.has('status') && type.property.has('spec');
+  const scope: FieldManagerScope = {
+    type,
+    apiVersion: who.apiVersion,
+    kind: next.kind ?? '',
+    subresource: who.subresource,
+    ignore: resetFields({ group: '', kind: next.kind ?? '', status: hasStatus ? { prepareForUpdate() {} } : undefined }, who.subresource),
+    now: rfc3339(now),
+  };
+  return managedFieldsAfterUpdate(prev, next, who.manager, scope);
 }

@@ -1,0 +1,10 @@
+/** Server-side apply and field ownership (SPEC "Modifying requests" 5–7). */
+export { FieldSet } from './set';
+export { type Path, type PathElement, fieldElement, pathString, serializeElement } from './fieldpath';
+export { type FieldManagerScope, type ApplyResult, applyConfiguration, managedFieldsAfterUpdate } from './field-manager';
+export { ManagedFieldsError, decodeManaged, encodeManaged, managerIdentity } from './managed';
+export { ApplyConflicts, ApplyValidationError } from './updater';
+export { conflictError, printManager, unknownError } from './errors';
+export { SCALE_API_VERSION, type ScaleMapping, parentEntriesFromScale, scaleEntriesFromParent } from './scale';
+export { goShape, goShapeStruct } from './normalize';
+export { LAST_APPLIED_ANNOTATION } from './last-applied';

@@ -1,0 +1,57 @@
+/**
+ * Interplay with kubectl's client-side apply, which records its configuration in the
+ * `kubectl.kubernetes.io/last-applied-configuration` annotation. As upstream does for the
+ * manager named `kubectl` only: a server-side apply may take over fields that client-side apply
+ * set and that still hold the annotation's values, and it keeps the annotation up to date.
+ * (The annotation key is kubectl's own, the same under every naming profile.)
+ */
+import type { ApiObject } from '../api';
+import type { FieldManagerScope } from './field-manager';
+import { goJson } from './fieldpath';
+import { goShapeStruct } from './normalize';
+import type { FieldSet } from './set';
+import { isObject, rootAtom } from './typed';
+import { compareValues, fieldSetOf, type ValidationError } from './walk';
+
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** upstream's total annotation size limit (ValidateAnnotationsSize). */
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+
+/**
+ * The fields a conflicting `kubectl` apply may take without force: those of the annotation's
+ * configuration whose values the live object still has. Undefined when there is no usable
+ * annotation.
+ */
+export function allowedByLastApplied(live: ApiObject, scope: FieldManagerScope): FieldSet | undefined {
+  const text = live.metadata?.annotations?.[LAST_APPLIED_ANNOTATION];
+  if (!text) return undefined;
+  let lastApplied: unknown;
+  try {
+    lastApplied = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(lastApplied) || lastApplied.apiVersion !== scope.apiVersion) return undefined;
+  const atom = rootAtom(scope.type);
+  const errors: ValidationError[] = [];
+  const set = fieldSetOf(lastApplied, atom, errors);
+  if (errors.length > 0) return undefined;
+  const liveView = goShapeStruct(live as Record<string, unknown>, scope.type);
+  liveView.apiVersion = scope.apiVersion;
+  liveView.kind = scope.kind;
+  const cmp = compareValues(lastApplied, liveView, atom);
+  return set.difference(cmp.modified).difference(cmp.added).difference(cmp.removed);
+}
+
+/** `object` with the annotation set to `config` (without the annotation itself), unless that makes annotations too large. */
+export function withLastApplied(object: ApiObject, config: ApiObject): ApiObject {
+  const copy = JSON.parse(JSON.stringify(config)) as ApiObject;
+  const configAnnotations = copy.metadata?.annotations;
+  if (configAnnotations) delete configAnnotations[LAST_APPLIED_ANNOTATION];
+  const annotations: Record<string, string> = { ...(object.metadata?.annotations ?? {}), [LAST_APPLIED_ANNOTATION]: goJson(copy) };
+  let size = 0;
+  for (const [k, v] of Object.entries(annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(v);
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[LAST_APPLIED_ANNOTATION];
+  return { ...object, metadata: { ...object.metadata, annotations } };
+}

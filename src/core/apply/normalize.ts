@@ -1,0 +1,107 @@
+/**
+ * An object as upstream's field manager sees it: the JSON its Go struct would produce after
+ * decoding (upstream's runtime.DefaultUnstructuredConverter.ToUnstructured). Fields the schema
+ * does not know are dropped; absent fields whose JSON tag lacks `omitempty` appear with their
+ * zero value (`"containers": null`, `"replicas": 0`); non-pointer structs always appear
+ * (`"template": {"metadata": {"creationTimestamp": null}, ...}`); `omitempty` fields holding
+ * a zero value disappear. Managed-field sets are computed from these views so that `"."` entries
+ * and leaves come out as upstream writes them.
+ */
+import type { FieldDef, SchemaType, SpecialType, ValueType } from '../schema';
+import { isObject, typeNamed } from './typed';
+
+/** The JSON of the zero value of each special type (types.ts). */
+const SPECIAL_ZERO: Record<SpecialType, unknown> = {
+  Time: null,
+  MicroTime: null,
+  Duration: '0s',
+  Quantity: '0',
+  IntOrString: 0,
+  RawExtension: null,
+  FieldsV1: null,
+};
+
+function scalarZero(type: ValueType): unknown {
+  if (type.kind !== 'scalar') return null;
+  switch (type.scalar) {
+    case 'string':
+      return '';
+    case 'bool':
+      return false;
+    case 'bytes':
+      return null;
+    default:
+      return 0;
+  }
+}
+
+/** Go's "empty" for omitempty: zero scalars, empty strings, empty or nil slices and maps. Structs never are. */
+function isEmptyForOmit(value: unknown, type: ValueType): boolean {
+  if (value === null || value === undefined) return true;
+  switch (type.kind) {
+    case 'scalar':
+      return value === '' || value === 0 || value === false;
+    case 'list':
+      return Array.isArray(value) && value.length === 0;
+    case 'map':
+      return isObject(value) && Object.keys(value).length === 0;
+    default:
+      return false;
+  }
+}
+
+/** The zero value Go writes for an unset field (undefined: the field is left out). */
+function zeroOf(field: FieldDef): unknown {
+  if (field.pointer) return field.omitEmpty ? undefined : null;
+  switch (field.type.kind) {
+    case 'message':
+      return goShapeStruct({}, typeNamed(field.type.type));
+    case 'special':
+      return SPECIAL_ZERO[field.type.special];
+    case 'list':
+    case 'map':
+      return field.omitEmpty ? undefined : null;
+    case 'scalar':
+      return field.omitEmpty ? undefined : scalarZero(field.type);
+  }
+}
+
+/** The Go view of a value of `type`. */
+export function goShape(value: unknown, type: ValueType): unknown {
+  if (value === undefined) return undefined;
+  switch (type.kind) {
+    case 'message':
+      return isObject(value) ? goShapeStruct(value, typeNamed(type.type)) : value === null ? null : value;
+    case 'list':
+      return Array.isArray(value) ? value.map((v) => (v === null && type.item.kind === 'message' ? goShapeStruct({}, typeNamed(type.item.type)) : goShape(v, type.item))) : value;
+    case 'map': {
+      if (!isObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = goShape(v, type.value);
+      return out;
+    }
+    default:
+      return value;
+  }
+}
+
+/** The Go view of a struct: known fields only, zero values per the JSON tags. */
+export function goShapeStruct(obj: Record<string, unknown>, type: SchemaType): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (type.typeMeta) {
+    for (const key of ['kind', 'apiVersion']) if (typeof obj[key] === 'string' && obj[key] !== '') out[key] = obj[key];
+  }
+  for (const { name, field } of type.properties) {
+    const raw = obj[name];
+    let v: unknown;
+    if (raw === undefined || raw === null) {
+      // A JSON null decodes to the zero value, as an absent field does.
+      v = zeroOf(field);
+    } else {
+      v = goShape(raw, field.type);
+      if (field.omitEmpty && !field.pointer && isEmptyForOmit(v, field.type)) v = undefined;
+    }
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}

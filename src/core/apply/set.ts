@@ -1,0 +1,207 @@
+/**
+ * Sets of field paths, stored as a tree: at each level the elements that are themselves in the
+ * set (members) and the elements below which more paths are (children). The operations and
+ * the FieldsV1 encoding follow upstream's structured-merge-diff: a member with children is
+ * written as `".": {}` inside its own object, a member without children as `{}`, keys in
+ * upstream's element order (SPEC "Modifying requests" 5).
+ */
+import { type Path, type PathElement, compareElements, parseElement, serializeElement } from './fieldpath';
+
+interface Child {
+  readonly pe: PathElement;
+  set: FieldSet;
+}
+
+export class FieldSet {
+  /** Keyed by the element's serialized form, which identifies it. */
+  readonly members = new Map<string, PathElement>();
+  readonly children = new Map<string, Child>();
+
+  static of(...paths: Path[]): FieldSet {
+    const s = new FieldSet();
+    for (const p of paths) s.insert(p);
+    return s;
+  }
+
+  insert(path: Path): void {
+    if (path.length === 0) return;
+    let node: FieldSet = this;
+    for (let i = 0; i < path.length - 1; i++) node = node.descend(path[i]!);
+    const last = path[path.length - 1]!;
+    node.members.set(serializeElement(last), last);
+  }
+
+  /** The child set under `pe`, created when missing. */
+  descend(pe: PathElement): FieldSet {
+    const key = serializeElement(pe);
+    let child = this.children.get(key);
+    if (!child) {
+      child = { pe, set: new FieldSet() };
+      this.children.set(key, child);
+    }
+    return child.set;
+  }
+
+  has(path: Path): boolean {
+    if (path.length === 0) return false;
+    let node: FieldSet | undefined = this;
+    for (let i = 0; i < path.length - 1 && node; i++) node = node.children.get(serializeElement(path[i]!))?.set;
+    return node?.members.has(serializeElement(path[path.length - 1]!)) ?? false;
+  }
+
+  hasMember(pe: PathElement): boolean {
+    return this.members.has(serializeElement(pe));
+  }
+
+  /** The paths below `pe` (relative to it); empty when none. */
+  withPrefix(pe: PathElement): FieldSet {
+    return this.children.get(serializeElement(pe))?.set ?? new FieldSet();
+  }
+
+  empty(): boolean {
+    if (this.members.size > 0) return false;
+    for (const c of this.children.values()) if (!c.set.empty()) return false;
+    return true;
+  }
+
+  size(): number {
+    let n = this.members.size;
+    for (const c of this.children.values()) n += c.set.size();
+    return n;
+  }
+
+  copy(): FieldSet {
+    return this.union(new FieldSet());
+  }
+
+  union(other: FieldSet): FieldSet {
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) out.members.set(k, pe);
+    for (const [k, pe] of other.members) out.members.set(k, pe);
+    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set.copyShallow() });
+    for (const [k, c] of other.children) {
+      const mine = out.children.get(k);
+      out.children.set(k, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set.copyShallow() });
+    }
+    return out;
+  }
+
+  private copyShallow(): FieldSet {
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) out.members.set(k, pe);
+    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set.copyShallow() });
+    return out;
+  }
+
+  intersection(other: FieldSet): FieldSet {
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) if (other.members.has(k)) out.members.set(k, pe);
+    for (const [k, c] of this.children) {
+      const theirs = other.children.get(k);
+      if (!theirs) continue;
+      const inter = c.set.intersection(theirs.set);
+      if (!inter.empty()) out.children.set(k, { pe: c.pe, set: inter });
+    }
+    return out;
+  }
+
+  /** Paths of this set that are not paths of `other` (children compared path by path). */
+  difference(other: FieldSet): FieldSet {
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) if (!other.members.has(k)) out.members.set(k, pe);
+    for (const [k, c] of this.children) {
+      const theirs = other.children.get(k);
+      const diff = theirs ? c.set.difference(theirs.set) : c.set.copyShallow();
+      if (!diff.empty()) out.children.set(k, { pe: c.pe, set: diff });
+    }
+    return out;
+  }
+
+  /** Like difference, but a member of `other` also removes every path below it. */
+  recursiveDifference(other: FieldSet): FieldSet {
+    const out = new FieldSet();
+    for (const [k, pe] of this.members) if (!other.members.has(k)) out.members.set(k, pe);
+    for (const [k, c] of this.children) {
+      if (other.members.has(k)) continue;
+      const theirs = other.children.get(k);
+      const diff = theirs ? c.set.recursiveDifference(theirs.set) : c.set.copyShallow();
+      if (!diff.empty()) out.children.set(k, { pe: c.pe, set: diff });
+    }
+    return out;
+  }
+
+  /** Every path, in upstream's order (members and children interleaved by element order). */
+  iterate(fn: (path: Path) => void, prefix: PathElement[] = []): void {
+    for (const { pe, isMember, child } of this.sortedEntries()) {
+      if (isMember) fn([...prefix, pe]);
+      if (child) child.iterate(fn, [...prefix, pe]);
+    }
+  }
+
+  paths(): Path[] {
+    const out: Path[] = [];
+    this.iterate((p) => out.push(p));
+    return out;
+  }
+
+  equals(other: FieldSet): boolean {
+    return this.difference(other).empty() && other.difference(this).empty();
+  }
+
+  private sortedEntries(): { pe: PathElement; isMember: boolean; child?: FieldSet }[] {
+    const entries = new Map<string, { pe: PathElement; isMember: boolean; child?: FieldSet }>();
+    for (const [k, pe] of this.members) entries.set(k, { pe, isMember: true });
+    for (const [k, c] of this.children) {
+      if (c.set.empty()) continue;
+      const e = entries.get(k);
+      if (e) e.child = c.set;
+      else entries.set(k, { pe: c.pe, isMember: false, child: c.set });
+    }
+    return [...entries.values()].sort((a, b) => compareElements(a.pe, b.pe));
+  }
+
+  /** The FieldsV1 object: keys in upstream's order, `"."` first inside a member that has children. */
+  toFieldsV1(): Record<string, unknown> {
+    return this.emit(false);
+  }
+
+  private emit(includeSelf: boolean): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const entries = this.sortedEntries();
+    if (includeSelf && entries.length > 0) out['.'] = {};
+    for (const { pe, isMember, child } of entries) {
+      out[serializeElement(pe)] = child ? child.emit(isMember) : {};
+    }
+    return out;
+  }
+
+  /** Read a FieldsV1 object; element prefixes this version does not know are dropped, as upstream does. */
+  static fromFieldsV1(fields: unknown): FieldSet {
+    const set = new FieldSet();
+    if (fields === null || fields === undefined) return set;
+    if (typeof fields !== 'object' || Array.isArray(fields)) throw new TypeError('FieldsV1 must be an object');
+    read(fields as Record<string, unknown>, set);
+    return set;
+  }
+}
+
+/** Fill `into` from a FieldsV1 object; returns whether the object marks its owner as a member. */
+function read(obj: Record<string, unknown>, into: FieldSet): boolean {
+  let self = false;
+  let any = false;
+  for (const [key, value] of Object.entries(obj)) {
+    if (key === '.') {
+      self = true;
+      continue;
+    }
+    const pe = parseElement(key);
+    if (!pe) continue;
+    any = true;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`FieldsV1 value of ${key} must be an object`);
+    const child = new FieldSet();
+    const childIsMember = read(value as Record<string, unknown>, child);
+    if (childIsMember) into.members.set(serializeElement(pe), pe);
+    if (!child.empty()) into.children.set(serializeElement(pe), { pe, set: child });
+  }
+  return self || !any;
+}

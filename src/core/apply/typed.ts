@@ -1,0 +1,127 @@
+/**
+ * What server-side apply needs to know about a value's schema, read from the one definition of
+ * each type (DESIGN.md "One source for every fact about a type") with the marker fallbacks of
+ * SPEC "Modifying requests" 7: scalars are leaves; structs and maps are granular or atomic;
+ * lists are atomic, sets (`v:` items) or maps keyed by their listMapKeys (`k:` items).
+ */
+import {
+  type FieldDef,
+  type JsonProperty,
+  type ListType,
+  type SchemaType,
+  type ValueType,
+  effectiveListMapKeys,
+  effectiveListType,
+  effectiveMapType,
+  effectiveStructType,
+  schemaTypes,
+} from '../schema';
+import type { KeyField, PathElement } from './fieldpath';
+
+export type Atom =
+  | { readonly kind: 'scalar' }
+  | { readonly kind: 'struct'; readonly type: SchemaType; readonly atomic: boolean }
+  | { readonly kind: 'map'; readonly value: ValueType; readonly atomic: boolean }
+  | { readonly kind: 'list'; readonly item: ValueType; readonly listType: ListType; readonly keys: readonly string[] };
+
+/**
+ * Defaults of list-map keys, used when an item omits the key (upstream reads them from the
+ * `default` of the key field; Keelson's schema does not carry field defaults yet).
+ */
+const KEY_DEFAULTS: ReadonlyMap<string, unknown> = new Map([['core.v1.ContainerPort.protocol', 'TCP']]);
+
+export function typeNamed(name: string): SchemaType {
+  const t = schemaTypes().get(name);
+  if (!t) throw new Error(`unknown schema type ${name}`);
+  return t;
+}
+
+/** The atom of a value of `type`, with the markers of the field holding it (none for list items and map values). */
+export function atomOf(type: ValueType, field?: FieldDef): Atom {
+  switch (type.kind) {
+    case 'scalar':
+    case 'special':
+      return { kind: 'scalar' };
+    case 'message': {
+      const t = typeNamed(type.type);
+      const atomic = field ? effectiveStructType(field, t) === 'atomic' : t.structType === 'atomic';
+      return { kind: 'struct', type: t, atomic };
+    }
+    case 'map':
+      return { kind: 'map', value: type.value, atomic: field ? effectiveMapType(field) === 'atomic' : false };
+    case 'list': {
+      const listType = field ? effectiveListType(field) : 'atomic';
+      return { kind: 'list', item: type.item, listType, keys: (field && effectiveListMapKeys(field)) ?? [] };
+    }
+  }
+}
+
+/** The atom of the kind's own type (the root of an object). */
+export function rootAtom(type: SchemaType): Atom {
+  return { kind: 'struct', type, atomic: false };
+}
+
+/** A struct's property of that JSON name, or undefined when the schema has none. */
+export function propertyOf(atom: Atom, name: string): JsonProperty | undefined {
+  return atom.kind === 'struct' ? atom.type.property.get(name) : undefined;
+}
+
+/** The atom of a member `name` of a struct or map atom, or undefined for an undeclared struct field. */
+export function memberAtom(atom: Atom, name: string): Atom | undefined {
+  if (atom.kind === 'map') return atomOf(atom.value);
+  if (atom.kind !== 'struct') return undefined;
+  const p = atom.type.property.get(name);
+  return p ? atomOf(p.field.type, p.field) : undefined;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class ItemKeyError extends Error {}
+
+/**
+ * The path element naming a list item: its keys for a map-list, its value for a set (upstream's
+ * listItemToPathElement, with its messages).
+ */
+export function itemElement(atom: Atom & { kind: 'list' }, item: unknown): PathElement {
+  if (atom.keys.length > 0) {
+    if (item === null) throw new ItemKeyError('associative list with keys may not have a null element');
+    if (!isObject(item)) throw new ItemKeyError('associative list with keys may not have non-map elements');
+    const itemType = atom.item.kind === 'message' ? atom.item.type : '';
+    const fields: KeyField[] = [];
+    for (const name of atom.keys) {
+      if (name in item) fields.push({ name, value: item[name] });
+      else if (KEY_DEFAULTS.has(`${itemType}.${name}`)) fields.push({ name, value: KEY_DEFAULTS.get(`${itemType}.${name}`) });
+      else throw new ItemKeyError(`associative list with keys has an element that omits key field "${name}" (and doesn't have default value)`);
+    }
+    fields.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { kind: 'key', fields };
+  }
+  if (isObject(item)) throw new ItemKeyError("associative list without keys has an element that's a map type");
+  if (Array.isArray(item)) throw new ItemKeyError('not supported: associative list with lists as elements');
+  if (item === null) throw new ItemKeyError("associative list without keys has an element that's an explicit null");
+  return { kind: 'value', value: item };
+}
+
+/** The atom of a list's items. */
+export function itemAtom(atom: Atom & { kind: 'list' }): Atom {
+  return atomOf(atom.item);
+}
+
+/** Deep equality of JSON values (key order ignored). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => jsonEqual(v, b[i]));
+  }
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => k in b && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}

@@ -1,0 +1,220 @@
+/**
+ * Walks over typed values, as upstream's structured-merge-diff does them: the field set of a
+ * value (with the validation an applied configuration must pass) and the comparison of two
+ * values into added, modified and removed fields. Absent values are `undefined`; JSON `null`
+ * is a value. Lists and maps that are atomic, or empty on both sides, are compared as leaves.
+ */
+import { type PathElement, elementString, fieldElement, serializeElement } from './fieldpath';
+import { FieldSet } from './set';
+import { type Atom, ItemKeyError, isObject, itemAtom, itemElement, jsonEqual, memberAtom } from './typed';
+
+/** A validation error of an applied configuration: the path as upstream prints it, and the message. */
+export interface ValidationError {
+  readonly path: string;
+  readonly message: string;
+}
+
+function pathText(path: readonly PathElement[]): string {
+  return path.map(elementString).join('');
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'list';
+  if (isObject(value)) return 'map';
+  return typeof value === 'number' ? 'number' : typeof value;
+}
+
+function scalarError(atom: Atom & { kind: 'scalar' }, value: unknown): string | undefined {
+  void atom;
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === 'object') return `expected any scalar, got ${describe(value)}`;
+  return undefined;
+}
+
+/**
+ * The set of fields a value sets (upstream's ToFieldSet). With `errors`, also checks the value
+ * against the schema and reports what upstream's typed conversion rejects: undeclared fields,
+ * values of the wrong shape, list items without their keys and duplicate items.
+ */
+export function fieldSetOf(value: unknown, atom: Atom, errors?: ValidationError[]): FieldSet {
+  const set = new FieldSet();
+  walkSet(value, atom, [], set, errors);
+  return set;
+}
+
+function walkSet(value: unknown, atom: Atom, path: PathElement[], set: FieldSet, errors: ValidationError[] | undefined): void {
+  const fail = (message: string, at: readonly PathElement[] = path) => errors?.push({ path: pathText(at), message });
+  switch (atom.kind) {
+    case 'scalar': {
+      const err = errors ? scalarError(atom, value) : undefined;
+      if (err) fail(err);
+      set.insert(path);
+      return;
+    }
+    case 'list': {
+      if (value !== null && !Array.isArray(value)) return void fail(`expected list, got ${describe(value)}`);
+      if (atom.listType === 'atomic') return set.insert(path);
+      if (value === null) return;
+      const items = value as unknown[];
+      const pes: (PathElement | undefined)[] = items.map((item, i) => {
+        try {
+          return itemElement(atom, item);
+        } catch (err) {
+          if (err instanceof ItemKeyError) fail(`element ${i}: ${err.message}`);
+          return undefined;
+        }
+      });
+      const seen = new Set<string>();
+      const duplicates = new Set<string>();
+      for (const pe of pes) {
+        if (!pe) continue;
+        const key = serializeElement(pe);
+        if (seen.has(key)) {
+          if (!duplicates.has(key)) {
+            set.insert([...path, pe]);
+            duplicates.add(key);
+            fail(`duplicate entries for key ${elementString(pe)}`);
+          }
+        } else seen.add(key);
+      }
+      items.forEach((item, i) => {
+        const pe = pes[i];
+        if (!pe || duplicates.has(serializeElement(pe))) return;
+        const childPath = [...path, pe];
+        walkSet(item, itemAtom(atom), childPath, set, errors);
+        set.insert(childPath);
+      });
+      return;
+    }
+    case 'struct':
+    case 'map': {
+      if (value !== null && !isObject(value)) return void fail(`expected map, got ${describe(value)}`);
+      if (atom.atomic) return set.insert(path);
+      if (value === null) return;
+      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+        if (child === undefined) continue;
+        const childPath = [...path, fieldElement(key)];
+        const childAtom = memberAtom(atom, key);
+        if (!childAtom) {
+          fail('field not declared in schema', childPath);
+          continue;
+        }
+        walkSet(child, childAtom, childPath, set, errors);
+        if (child === null || (isObject(child) && Object.keys(child).length === 0) || atom.kind === 'map') set.insert(childPath);
+      }
+      return;
+    }
+  }
+}
+
+export interface Comparison {
+  readonly added: FieldSet;
+  readonly modified: FieldSet;
+  readonly removed: FieldSet;
+}
+
+/** Compare two values of one type (upstream's TypedValue.Compare); both may be absent at any depth. */
+export function compareValues(lhs: unknown, rhs: unknown, atom: Atom): Comparison {
+  const cmp: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  walkCompare(lhs, rhs, atom, [], cmp);
+  return cmp;
+}
+
+function walkCompare(lhs: unknown, rhs: unknown, atom: Atom, path: PathElement[], cmp: Comparison): void {
+  if (lhs === undefined && rhs === undefined) return;
+  let inLeaf = false;
+  const leaf = () => {
+    inLeaf = true;
+    if (lhs === undefined) cmp.added.insert(path);
+    else if (rhs === undefined) cmp.removed.insert(path);
+    else if (!jsonEqual(lhs, rhs)) cmp.modified.insert(path);
+  };
+  switch (atom.kind) {
+    case 'scalar':
+      leaf();
+      break;
+    case 'list': {
+      const l = Array.isArray(lhs) ? lhs : undefined;
+      const r = Array.isArray(rhs) ? rhs : undefined;
+      const badShape = (lhs != null && !l) || (rhs != null && !r);
+      if (atom.listType === 'atomic' || badShape || ((l ?? []).length === 0 && (r ?? []).length === 0)) leaf();
+      else compareListItems(l ?? [], r ?? [], atom, path, cmp);
+      break;
+    }
+    case 'struct':
+    case 'map': {
+      const l = isObject(lhs) ? lhs : undefined;
+      const r = isObject(rhs) ? rhs : undefined;
+      const badShape = (lhs != null && !l) || (rhs != null && !r);
+      const empty = (l === undefined || Object.keys(l).length === 0) && (r === undefined || Object.keys(r).length === 0);
+      if (atom.atomic || badShape || empty) leaf();
+      else {
+        const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})]);
+        for (const key of keys) {
+          const childAtom = memberAtom(atom, key) ?? { kind: 'scalar' };
+          walkCompare(l?.[key], r?.[key], childAtom, [...path, fieldElement(key)], cmp);
+        }
+      }
+      break;
+    }
+  }
+  if (!inLeaf) {
+    if (lhs === undefined) cmp.added.insert(path);
+    else if (rhs === undefined) cmp.removed.insert(path);
+  }
+}
+
+interface Indexed {
+  readonly pe: PathElement;
+  readonly values: unknown[];
+}
+
+/** Items by path element, in first-seen order; items whose element cannot be computed are skipped. */
+function indexItems(items: readonly unknown[], atom: Atom & { kind: 'list' }, order: Map<string, Indexed>, all: string[]): Map<string, Indexed> {
+  const out = new Map<string, Indexed>();
+  for (const item of items) {
+    let pe: PathElement;
+    try {
+      pe = itemElement(atom, item);
+    } catch {
+      continue;
+    }
+    const key = serializeElement(pe);
+    const entry = out.get(key);
+    if (entry) entry.values.push(item);
+    else {
+      out.set(key, { pe, values: [item] });
+      if (!order.has(key)) {
+        order.set(key, { pe, values: [] });
+        all.push(key);
+      }
+    }
+  }
+  return out;
+}
+
+function compareListItems(lhs: unknown[], rhs: unknown[], atom: Atom & { kind: 'list' }, path: PathElement[], cmp: Comparison): void {
+  const order = new Map<string, Indexed>();
+  const all: string[] = [];
+  const left = indexItems(lhs, atom, order, all);
+  const right = indexItems(rhs, atom, order, all);
+  const child = itemAtom(atom);
+  for (const key of all) {
+    const pe = order.get(key)!.pe;
+    const l = left.get(key)?.values ?? [];
+    const r = right.get(key)?.values ?? [];
+    const itemPath = [...path, pe];
+    if (l.length <= 1 && r.length <= 1) {
+      walkCompare(l[0], r[0], child, itemPath, cmp);
+    } else if (l.length >= 2 && r.length >= 2) {
+      if (!jsonEqual(l, r)) cmp.modified.insert(itemPath);
+    } else if (l.length >= 2) {
+      if (r.length !== 0) walkCompare(undefined, r[0], child, itemPath, cmp);
+      cmp.removed.insert(itemPath);
+    } else {
+      if (l.length !== 0) walkCompare(l[0], undefined, child, itemPath, cmp);
+      cmp.added.insert(itemPath);
+    }
+  }
+}
