@@ -32,6 +32,10 @@ export interface ServerConfig {
   coreAddress?: string;
   controllers: string[];
   featureGates: Record<string, boolean>;
+  /** --etcd-compaction-interval in milliseconds (either backend); 0 disables compaction. */
+  compactionIntervalMs: number;
+  /** --watch-cache-window in milliseconds: how long the watch cache keeps recent events. */
+  watchCacheWindowMs: number;
 }
 
 export interface FlagError {
@@ -54,6 +58,8 @@ export const DEFAULTS = {
   dataDir: './data',
   vendor: 'platform' as Vendor,
   controllers: ['*'],
+  compactionIntervalMs: 5 * 60_000,
+  watchCacheWindowMs: 5 * 60_000,
 };
 
 type FlagName =
@@ -66,7 +72,9 @@ type FlagName =
   | 'vendor'
   | 'core-address'
   | 'controllers'
-  | 'feature-gates';
+  | 'feature-gates'
+  | 'etcd-compaction-interval'
+  | 'watch-cache-window';
 
 const USAGE: Record<FlagName, string> = {
   'bind-address': `The IP address on which to listen for --secure-port. (default ${DEFAULTS.bindAddress})`,
@@ -78,6 +86,8 @@ const USAGE: Record<FlagName, string> = {
   vendor: `Naming profile of the served API: ${VENDORS.join(' or ')}. (default ${DEFAULTS.vendor})`,
   'core-address': 'host:port of a remote core; the gateway then serves it as a pure gRPC client.',
   controllers: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'. (default *)",
+  'etcd-compaction-interval': 'The interval of compaction requests to the store (either backend), a duration such as 5m0s; 0 disables compaction. (default 5m0s)',
+  'watch-cache-window': 'How long the watch cache keeps recent events for watches that resume from an older resourceVersion, a duration such as 5m0s. (default 5m0s)',
   'feature-gates': 'A set of key=value pairs that describe feature gates for alpha/experimental features, e.g. A=true,B=false.',
 };
 
@@ -198,6 +208,22 @@ function loadServingCertificate(certFile: string, keyFile: string, io: FlagIo): 
   return { certFile, keyFile, cert, key };
 }
 
+const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go duration (`5m0s`, `90s`, `1h30m`, `0`) in milliseconds, as kube-apiserver's duration flags take. */
+export function parseDuration(flag: FlagName, value: string): number {
+  if (value === '0') return 0;
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (let m = re.exec(value); m; m = re.exec(value)) {
+    total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+    consumed = re.lastIndex;
+  }
+  if (consumed === 0 || consumed !== value.length) throw invalid(flag, value, `time: invalid duration ${JSON.stringify(value)}`);
+  return total;
+}
+
 /** Parse `argv` (without the node and script paths). */
 export function parseFlags(argv: readonly string[], io: FlagIo = defaultIo): FlagParseResult {
   const values = new Map<FlagName, string>();
@@ -233,6 +259,8 @@ function buildConfig(values: Map<FlagName, string>, io: FlagIo): ServerConfig {
     vendor: DEFAULTS.vendor,
     controllers: [...DEFAULTS.controllers],
     featureGates: {},
+    compactionIntervalMs: DEFAULTS.compactionIntervalMs,
+    watchCacheWindowMs: DEFAULTS.watchCacheWindowMs,
   };
   for (const [name, value] of values) {
     switch (name) {
@@ -262,6 +290,13 @@ function buildConfig(values: Map<FlagName, string>, io: FlagIo): ServerConfig {
         break;
       case 'feature-gates':
         config.featureGates = parseKnownFeatureGates(value);
+        break;
+      case 'etcd-compaction-interval':
+        config.compactionIntervalMs = parseDuration(name, value);
+        break;
+      case 'watch-cache-window':
+        config.watchCacheWindowMs = parseDuration(name, value);
+        if (config.watchCacheWindowMs <= 0) throw invalid(name, value, 'must be positive');
         break;
       case 'tls-cert-file':
       case 'tls-private-key-file':

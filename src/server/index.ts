@@ -27,6 +27,11 @@ export interface StartServerOptions {
   log?: (line: string) => void;
   /** Wait for the core to bootstrap before resolving (default true). */
   waitForReady?: boolean;
+  /**
+   * The HTTPS listener in front of the gateway (`StartGatewayOptions.adapter`): Express by
+   * default; `node` for side-by-side measurements (tools/bench).
+   */
+  adapter?: 'express' | 'node';
 }
 
 export interface RunningKeelson {
@@ -61,7 +66,7 @@ function openBackend(config: ServerConfig, log: (message: string) => void): Back
   // The flags were checked by parseFlags; upstream logs a warning for GA and deprecated gates.
   const { gates: features, warnings } = buildFeatureGates(config.featureGates);
   for (const w of warnings) log(w);
-  const core = createCore({ store, naming, features });
+  const core = createCore({ store, naming, features, compactionIntervalMs: config.compactionIntervalMs, watchCache: { windowMs: config.watchCacheWindowMs } });
   // Controllers are API clients of the in-process core (DESIGN.md "Controllers"); a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
@@ -101,6 +106,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       tls: { cert: serving.cert, key: serving.key, clientCa: pki.caCert },
       host: config.bindAddress,
       port: config.securePort,
+      adapter: options.adapter,
       onUnexpectedError: (err) => log(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     });
   } catch (err) {

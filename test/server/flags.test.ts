@@ -36,6 +36,8 @@ describe('flags', () => {
       vendor: 'platform',
       controllers: ['*'],
       featureGates: {},
+      compactionIntervalMs: 300_000,
+      watchCacheWindowMs: 300_000,
     });
   });
 
@@ -109,5 +111,24 @@ describe('flags', () => {
       flag: '--tls-cert-file',
       message: '--tls-cert-file: cannot read "a": EACCES: permission denied',
     });
+  });
+});
+
+describe('duration flags', () => {
+  it('parses --etcd-compaction-interval and --watch-cache-window as Go durations', () => {
+    const r = parseFlags(['--etcd-compaction-interval=1m30s', '--watch-cache-window', '10m']);
+    expect(r.kind === 'config' && [r.config.compactionIntervalMs, r.config.watchCacheWindowMs]).toEqual([90_000, 600_000]);
+    const d = parseFlags([]);
+    expect(d.kind === 'config' && [d.config.compactionIntervalMs, d.config.watchCacheWindowMs]).toEqual([300_000, 300_000]);
+    const off = parseFlags(['--etcd-compaction-interval=0']);
+    expect(off.kind === 'config' && off.config.compactionIntervalMs).toBe(0);
+  });
+
+  it('refuses a malformed duration, naming the flag', () => {
+    expect(parseFlags(['--etcd-compaction-interval=5 minutes'])).toEqual({
+      kind: 'error',
+      error: { flag: '--etcd-compaction-interval', message: 'invalid argument "5 minutes" for "--etcd-compaction-interval" flag: time: invalid duration "5 minutes"' },
+    });
+    expect(parseFlags(['--watch-cache-window=0']).kind).toBe('error');
   });
 });
