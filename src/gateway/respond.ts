@@ -2,10 +2,21 @@
  * Writing responses: objects in the negotiated format, Status errors (every error response
  * goes through `writeError`), plain text and upstream's raw indented JSON. Warnings collected
  * while serving become `Warning: 299 - "..."` headers (RFC 7234 5.5) when the head is sent.
+ *
+ * Compression (SPEC "Content negotiation" 6, gate APIResponseCompression): as upstream's
+ * deferredResponseWriter, a body over 128 KiB to a client that accepts gzip is sent gzipped
+ * (level 1, upstream's choice of speed over ratio) with `Content-Encoding: gzip` and
+ * `Vary: Accept-Encoding`; smaller bodies go as they are. Watches never pass through here.
  */
+import { gzip } from 'node:zlib';
 import { type Status, StatusError, notAcceptable } from '../status';
-import { type Codecs, type MediaTypeOptions, jsonCodec, negotiateMediaTypeOptions, resourceRestrictions, wantsPretty } from './codecs';
+import { type Codecs, type MediaTypeOptions, defaultRestrictions, negotiateMediaTypeOptions, responseContentEncoding, wantsPretty } from './codecs';
 import type { Exchange } from './types';
+
+/** Upstream's defaultGzipThresholdBytes: bodies up to this size are never compressed. */
+export const GZIP_THRESHOLD_BYTES = 128 * 1024;
+/** Upstream's defaultGzipContentEncodingLevel. */
+const GZIP_LEVEL = 1;
 
 /** Upstream escapes `"` and `\` inside the quoted warning text. */
 export function warningHeaderValue(text: string): string {
@@ -38,6 +49,23 @@ function finish(exchange: Exchange, status: number, contentType: string, body: B
   else res.end(bytes);
 }
 
+/** Gzip off the event loop (zlib's thread pool), then send; resolves once the response ended. */
+function finishGzipped(exchange: Exchange, status: number, contentType: string, bytes: Buffer): Promise<void> {
+  return new Promise<void>((resolve) => {
+    gzip(bytes, { level: GZIP_LEVEL }, (err, compressed) => {
+      if (err) {
+        finish(exchange, status, contentType, bytes);
+      } else {
+        const res = exchange.response;
+        res.setHeader('Content-Encoding', 'gzip');
+        res.setHeader('Vary', 'Accept-Encoding');
+        finish(exchange, status, contentType, compressed);
+      }
+      resolve();
+    });
+  });
+}
+
 /**
  * A value the negotiated format cannot carry (a kind without a protobuf form): upstream answers
  * 406 with the serializer's reason.
@@ -48,20 +76,30 @@ function notEncodable(err: unknown): StatusError {
   return e;
 }
 
-/** Encode `value` in the negotiated format. `contentType` overrides the codec's media type (e.g. with `;g=...;v=...;as=...`). */
-export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string): void {
+/**
+ * Encode `value` in the negotiated format. `contentType` overrides the codec's media type (e.g.
+ * with `;g=...;v=...;as=...`). Returns a promise only when the body is being compressed (it
+ * resolves once sent); callers that do not await it lose nothing.
+ */
+export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string): void | Promise<void> {
   let body: Buffer;
   try {
     body = output.codec.encode(value, { pretty: output.pretty });
   } catch (err) {
     throw notEncodable(err);
   }
-  finish(exchange, status, contentType ?? output.codec.mediaType, body);
+  const type = contentType ?? output.codec.mediaType;
+  if (output.contentEncoding === 'gzip' && body.length > GZIP_THRESHOLD_BYTES && exchange.request.method !== 'HEAD') {
+    return finishGzipped(exchange, status, type, body);
+  }
+  finish(exchange, status, type, body);
 }
 
 /** Upstream WriteRawJSON: indented JSON regardless of Accept (used by /version). */
 export function writeRawJson(exchange: Exchange, status: number, value: unknown): void {
-  finish(exchange, status, 'application/json', JSON.stringify(value, null, 2));
+  // json.MarshalIndent escapes <, >, & and U+2028/9 as Go's encoder always does.
+  const text = JSON.stringify(value, null, 2).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  finish(exchange, status, 'application/json', text);
 }
 
 /** Plain text, as Go's http.Error and the health endpoints write it. */
@@ -81,8 +119,10 @@ export function orderedStatus(s: Status): Status {
 }
 
 /**
- * Upstream ErrorNegotiated: the Status in the format the client accepts (JSON when nothing
- * fits), with `Retry-After` when the Status asks the client to wait.
+ * Upstream ErrorNegotiated: the Status in the format the client accepts, with `Retry-After`
+ * when the Status asks the client to wait. When no format fits (an `Accept` of only `text/html`,
+ * or of only a Table), upstream's WriteObjectNegotiated falls back to WriteRawJSON: the Status
+ * as indented JSON, which is how a 406 reads.
  */
 export function writeError(exchange: Exchange, err: unknown, codecs: Codecs): void {
   const error = StatusError.from(err);
@@ -94,8 +134,14 @@ export function writeError(exchange: Exchange, err: unknown, codecs: Codecs): vo
   const retryAfter = error.status.details?.retryAfterSeconds;
   if (retryAfter && retryAfter > 0) res.setHeader('Retry-After', String(retryAfter));
   const req = exchange.request;
-  const negotiated = negotiateMediaTypeOptions(req.headers.accept, codecs, resourceRestrictions);
+  const negotiated = negotiateMediaTypeOptions(req.headers.accept, codecs, defaultRestrictions);
   const body = orderedStatus(error.status);
-  const output = negotiated && (negotiated.codec.canEncode?.(body) ?? true) ? negotiated : { codec: jsonCodec, pretty: false };
-  writeObject(exchange, error.code, body, { ...output, pretty: output.pretty || wantsPretty(req) });
+  if (!negotiated || !(negotiated.codec.canEncode?.(body) ?? true)) {
+    writeRawJson(exchange, error.code, body);
+    return;
+  }
+  const output: MediaTypeOptions = { ...negotiated, pretty: negotiated.pretty || wantsPretty(req) };
+  const encoding = responseContentEncoding(req, codecs);
+  if (encoding) output.contentEncoding = encoding;
+  void writeObject(exchange, error.code, body, output);
 }

@@ -6,6 +6,7 @@ import type { ApiObject } from '../api';
 import { byteLength } from '../validation/names';
 import { fieldErrors, FieldPath, type FieldError } from '../validation/field-errors';
 import { base64Size, MAX_SECRET_SIZE, validateBase64Values, validateConfigKeys, validateImmutableData } from './config-data';
+import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 import { defineTyped, STANDARD_VERBS } from './common';
 import type { DefineResource } from './definition';
 
@@ -35,6 +36,18 @@ export function validateConfigMap(cm: ConfigMap): FieldError[] {
   return errs;
 }
 
+/** upstream's ConfigMap printer: DATA counts data and binaryData keys. */
+const CONFIG_MAP_TABLE: TableDefinition<ConfigMap> = {
+  columns: [
+    column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
+    column('Data', 'string', "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."),
+    column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
+  ],
+  row: (cm, { now }) => ({
+    cells: [cm.metadata?.name ?? '', Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length, since(cm.metadata?.creationTimestamp, now)],
+  }),
+};
+
 export const defineConfigMaps: DefineResource = () =>
   defineTyped<ConfigMap>({
     group: '',
@@ -51,4 +64,5 @@ export const defineConfigMaps: DefineResource = () =>
 
     validate: validateConfigMap,
     validateUpdate: (cm, old) => validateImmutableData(cm, old, ['data', 'binaryData']),
+    table: CONFIG_MAP_TABLE,
   });

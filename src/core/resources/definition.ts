@@ -6,6 +6,7 @@
 import type { Naming } from '../../naming';
 import type { ApiObject } from '../api';
 import type { FieldError } from '../validation/field-errors';
+import type { TableDefinition } from '../table/types';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
@@ -92,6 +93,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    * (upstream's GetAttrs / field label conversion), e.g. pods' `spec.nodeName`.
    */
   selectableFields?(obj: T): Record<string, string>;
+
+  /**
+   * Table columns and the cells of a row (upstream's printer for the type, SPEC "Table
+   * representation"); absent: upstream's default `Name` / `Created At`.
+   */
+  table?: TableDefinition<T>;
 }
 
 /** A definition builder: definitions whose group names depend on the vendor take the naming profile. */

@@ -11,6 +11,7 @@ import { GO_NIL, goString, goStringStruct, goTime, immutableWithRendering } from
 import { byteLength, isDns1123Subdomain, isQualifiedName } from '../validation/names';
 import { defineTyped, STANDARD_VERBS } from './common';
 import type { DefineResource } from './definition';
+import { column, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 
 export interface ObjectReference {
   kind?: string;
@@ -137,6 +138,45 @@ export function validateEventUpdate(ev: Event, old: Event): FieldError[] {
   return errs;
 }
 
+/**
+ * upstream's Event printer, which serves the events group too (its storage is the core Event's):
+ * the fields as the core Event names them (`regarding` is involvedObject, `note` the message,
+ * the `deprecated*` fields the first/last timestamps, count and source).
+ */
+const EVENT_TABLE: TableDefinition<Event> = {
+  columns: [
+    column('Last Seen', 'string', 'The time at which the most recent occurrence of this event was recorded.'),
+    column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future'),
+    column('Reason', 'string', "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+    column('Object', 'string', 'The object that this event is about.'),
+    column('Subobject', 'string', 'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.', { priority: 1 }),
+    column('Source', 'string', 'The component reporting this event. Should be a short machine understandable string.', { priority: 1 }),
+    column('Message', 'string', 'A human-readable description of the status of this operation.'),
+    column('First Seen', 'string', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', { priority: 1 }),
+    column('Count', 'string', 'The number of times this event has occurred.', { priority: 1 }),
+    column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name', priority: 1 }),
+  ],
+  row(ev, { now }) {
+    const first = ev.deprecatedFirstTimestamp ? since(ev.deprecatedFirstTimestamp, now) : since(ev.eventTime, now);
+    let last = ev.deprecatedLastTimestamp ? since(ev.deprecatedLastTimestamp, now) : first;
+    let count = ev.deprecatedCount ?? 0;
+    if (ev.series) {
+      last = since(ev.series.lastObservedTime, now);
+      count = ev.series.count ?? 0;
+    } else if (count === 0) {
+      count = 1; // singleton events of the new API carry no count
+    }
+    const regarding = ev.regarding ?? {};
+    const kind = (regarding.kind ?? '').toLowerCase();
+    const target = regarding.name ? `${kind}/${regarding.name}` : kind;
+    const component = ev.deprecatedSource?.component || ev.reportingController || '';
+    const instance = ev.deprecatedSource?.host || ev.reportingInstance || '';
+    const source = instance ? `${component}, ${instance}` : component;
+    const cells = [last, ev.type ?? '', ev.reason ?? '', target, regarding.fieldPath ?? '', source, (ev.note ?? '').trim(), first, count, ev.metadata?.name ?? ''];
+    return { cells };
+  },
+};
+
 export const defineEvents: DefineResource = (naming) =>
   defineTyped<Event>({
     group: naming.groups.events,
@@ -169,4 +209,5 @@ export const defineEvents: DefineResource = (naming) =>
         type: ev.type ?? '',
       };
     },
+    table: EVENT_TABLE,
   });

@@ -8,6 +8,7 @@ import { fieldErrors, FieldPath, type FieldError } from '../validation/field-err
 import { FINALIZER_NAMESPACE, validateFinalizerName, validateStandardFinalizerName } from '../validation/metadata';
 import { cloneJson, defineTyped } from './common';
 import type { DefineResource, Verb } from './definition';
+import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 
 export interface Namespace extends ApiObject {
   spec?: { finalizers?: string[] };
@@ -40,6 +41,16 @@ function validateNamespaceStatus(ns: Namespace): FieldError[] {
   }
   return [];
 }
+
+/** upstream's Namespace printer. */
+const NAMESPACE_TABLE: TableDefinition<Namespace> = {
+  columns: [
+    column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
+    column('Status', 'string', 'The status of the namespace'),
+    column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
+  ],
+  row: (ns, { now }) => ({ cells: [ns.metadata?.name ?? '', ns.status?.phase ?? '', since(ns.metadata?.creationTimestamp, now)] }),
+};
 
 export const defineNamespaces: DefineResource = (naming) => {
   const nameLabel = naming.key('metadata.name');
@@ -102,5 +113,6 @@ export const defineNamespaces: DefineResource = (naming) => {
       // `name` is an upstream compatibility quirk kept alongside metadata.name.
       return { 'status.phase': ns.status?.phase ?? '', name: ns.metadata?.name ?? '' };
     },
+    table: NAMESPACE_TABLE,
   });
 };

@@ -6,6 +6,7 @@
 import type { ApiObject } from '../api';
 import type { Naming } from '../../naming';
 import { fieldErrors, FieldPath, type FieldError } from '../validation/field-errors';
+import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 import { base64Error, base64Size, MAX_SECRET_SIZE, validateBase64Values, validateConfigKeys, validateImmutableData } from './config-data';
 import { defineTyped, STANDARD_VERBS } from './common';
 import type { DefineResource } from './definition';
@@ -94,6 +95,17 @@ export function validateSecret(secret: Secret, naming: Naming): FieldError[] {
   return errs;
 }
 
+/** upstream's Secret printer. */
+const SECRET_TABLE: TableDefinition<Secret> = {
+  columns: [
+    column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
+    column('Type', 'string', 'Used to facilitate programmatic handling of secret data. More info: https://{keyDomain}/docs/concepts/configuration/secret/#secret-types'),
+    column('Data', 'string', "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"),
+    column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
+  ],
+  row: (secret, { now }) => ({ cells: [secret.metadata?.name ?? '', secret.type ?? '', Object.keys(secret.data ?? {}).length, since(secret.metadata?.creationTimestamp, now)] }),
+};
+
 export const defineSecrets: DefineResource = (naming) =>
   defineTyped<Secret>({
     group: '',
@@ -124,4 +136,5 @@ export const defineSecrets: DefineResource = (naming) =>
       return errs;
     },
     selectableFields: (secret) => ({ type: secret.type ?? '' }),
+    table: SECRET_TABLE,
   });

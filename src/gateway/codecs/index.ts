@@ -1,20 +1,43 @@
 export * from './codec';
 export * from './json';
 export * from './yaml';
+export * from './cbor';
 export * from './negotiate';
-import { createProtobufCodec } from '../../codecs/protobuf';
+export * from './convert';
+import { encodeOnce } from '../../core/cache/encode-once';
+import { createProtobufCodec, type ProtobufCodec } from '../../codecs/protobuf';
 import type { Naming } from '../../naming';
-import { type Codecs, createCodecs } from './codec';
-import { jsonCodec } from './json';
+import { type Codec, type Codecs, DEFAULT_ENCODING_FEATURES, type EncodingFeatures, createCodecs } from './codec';
+import { createCborCodec } from './cbor';
+import { createJsonCodec, jsonCodec } from './json';
 import { yamlCodec } from './yaml';
 
 /** JSON and YAML: the formats that need no schema (tests use these alone). */
 export const defaultCodecs = createCodecs([jsonCodec, yamlCodec]);
 
+/** Protobuf with each shared object's bytes made once and reused by gets and watch events. */
+function memoizedProtobuf(codec: ProtobufCodec): Codec {
+  const encode = (value: unknown): Buffer =>
+    typeof value === 'object' && value !== null ? encodeOnce(value, codec.mediaType, (v) => codec.encode(v)) : codec.encode(value);
+  return {
+    mediaType: codec.mediaType,
+    encode: (value) => encode(value),
+    decode: (body) => codec.decode(body),
+    canEncode: (value) => codec.canEncode(value),
+    stream: {
+      mediaType: codec.stream.mediaType,
+      encodeEvent: (event) => codec.stream.encodeEventWithBody(event.type, encode(event.object)),
+    },
+  };
+}
+
 /**
  * What the gateway serves, in upstream's order (JSON first, the default; then YAML; then the
- * vendor's protobuf envelope, SPEC "Content negotiation" 3). CBOR joins when its gate exists.
+ * vendor's protobuf envelope, SPEC "Content negotiation" 3; then CBOR when its gate is on, as
+ * upstream appends it to the codec factory).
  */
-export function gatewayCodecs(naming: Naming): Codecs {
-  return createCodecs([jsonCodec, yamlCodec, createProtobufCodec(naming)]);
+export function gatewayCodecs(naming: Naming, features?: EncodingFeatures): Codecs {
+  const list: Codec[] = [createJsonCodec(naming), yamlCodec, memoizedProtobuf(createProtobufCodec(naming))];
+  if ((features ?? DEFAULT_ENCODING_FEATURES).cbor) list.push(createCborCodec(naming));
+  return createCodecs(list, features);
 }

@@ -1,4 +1,20 @@
-/** `application/json`: the default format of every endpoint; watch streams are newline-separated documents. */
+/**
+ * `application/json`: the default format of every endpoint; watch streams are newline-separated
+ * documents.
+ *
+ * `jsonCodec` writes values in the key order they hold. `createJsonCodec(naming)` writes
+ * upstream's bytes: Go's struct declaration order from the schema (kind and apiVersion first),
+ * sorted map keys, HTML-safe escapes (src/codecs/json-order.ts). Ordering costs several times a
+ * plain JSON.stringify, so it is paid once per object version: objects from the watch cache are
+ * frozen and shared, and their text is memoised on them (core/cache/encode-once.ts), so a get,
+ * each list item and each watch event reuse it. A list is its items' memoised texts joined; a
+ * Table's rows embed their objects the same way. Pretty output re-indents the compact text as
+ * Go's json.Indent does, so both share one ordering.
+ */
+import { encodeOnce } from '../../core/cache/encode-once';
+import { type SchemaRegistry, schemaRegistry } from '../../core/schema';
+import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order';
+import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
 
 export const JSON_MEDIA_TYPE = 'application/json';
@@ -7,19 +23,135 @@ function encode(value: unknown, pretty = false): Buffer {
   return Buffer.from(`${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`, 'utf8');
 }
 
+function decode(body: Uint8Array): unknown {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CodecError(JSON_MEDIA_TYPE, (err as Error).message);
+  }
+}
+
+/** JSON in the order values hold their keys (tests, and values without a schema). */
 export const jsonCodec: Codec = {
   mediaType: JSON_MEDIA_TYPE,
   encode: (value, options) => encode(value, options?.pretty),
-  decode(body) {
-    const text = Buffer.from(body).toString('utf8');
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      throw new CodecError(JSON_MEDIA_TYPE, (err as Error).message);
-    }
-  },
+  decode,
   stream: {
     mediaType: JSON_MEDIA_TYPE,
     encodeEvent: (event) => encode(event),
   },
 };
+
+const HTML_UNSAFE = /[<>&\u2028\u2029]/g;
+const HTML_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/** JSON.stringify with Go's HTML-safe escapes, for values whose key order is already upstream's. */
+function plain(value: unknown): string {
+  return (JSON.stringify(value) ?? 'null').replace(HTML_UNSAFE, (c) => HTML_ESCAPES[c]!);
+}
+
+/**
+ * Go's json.Indent with a two-space indent: a newline and indentation after `{`, `[` and `,`,
+ * `": "` after keys, and empty `{}` / `[]` kept on one line. Strings are copied verbatim.
+ */
+export function indentJson(text: string, indent = '  '): string {
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      if (text[i + 1] === close) {
+        out += c + close;
+        i++;
+      } else {
+        depth++;
+        out += `${c}\n${indent.repeat(depth)}`;
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += `\n${indent.repeat(depth)}${c}`;
+    } else if (c === ',') {
+      out += `,\n${indent.repeat(depth)}`;
+    } else if (c === ':') {
+      out += ': ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The ordered compact JSON text of values, memoised on frozen (shared, immutable) objects. */
+class OrderedJson {
+  constructor(private readonly registry: SchemaRegistry) {}
+
+  text(value: unknown): string {
+    if (!isObject(value)) return plain(value);
+    if (value.kind === 'Table' && 'columnDefinitions' in value) return this.table(value);
+    const list = this.listItemType(value);
+    if (list) return this.list(value, list);
+    return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, v));
+  }
+
+  /** The item type of a typed list (`apps.v1.ReplicaSet` for a ReplicaSetList), if `value` is one. */
+  private listItemType(value: Record<string, unknown>): string | undefined {
+    if (!Array.isArray(value.items) || typeof value.apiVersion !== 'string' || typeof value.kind !== 'string') return undefined;
+    const items = this.registry.kind(value.apiVersion, value.kind)?.type.property.get('items')?.field.type;
+    return items?.kind === 'list' && items.item.kind === 'message' ? items.item.type : undefined;
+  }
+
+  private list(value: Record<string, unknown>, itemType: string): string {
+    const parts: string[] = [];
+    for (const key of ['kind', 'apiVersion']) if (value[key] !== undefined) parts.push(`"${key}":${plain(value[key])}`);
+    if (value.metadata !== undefined) parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata, 'meta.v1.ListMeta')}`);
+    const items = (value.items as unknown[]).map((item) =>
+      isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item),
+    );
+    parts.push(`"items":[${items.join(',')}]`);
+    return `{${parts.join(',')}}`;
+  }
+
+  /** metav1.Table: its fields in Go order, each row's object in its own upstream order. */
+  private table(value: Record<string, unknown>): string {
+    const parts = [`"kind":${plain(value.kind)}`, `"apiVersion":${plain(value.apiVersion)}`];
+    parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata ?? {}, 'meta.v1.ListMeta')}`);
+    parts.push(`"columnDefinitions":${plain(value.columnDefinitions ?? null)}`);
+    const rows = (Array.isArray(value.rows) ? (value.rows as Record<string, unknown>[]) : []).map((row) => {
+      const fields = [`"cells":${plain(row.cells ?? null)}`];
+      if (row.conditions !== undefined) fields.push(`"conditions":${plain(row.conditions)}`);
+      fields.push(`"object":${row.object === undefined || row.object === null ? 'null' : this.text(row.object)}`);
+      return `{${fields.join(',')}}`;
+    });
+    parts.push(`"rows":${Array.isArray(value.rows) ? `[${rows.join(',')}]` : 'null'}`);
+    return `{${parts.join(',')}}`;
+  }
+}
+
+/** `application/json` with upstream's key order and bytes (see the file comment). */
+export function createJsonCodec(naming: Naming): Codec {
+  const ordered = new OrderedJson(schemaRegistry(naming));
+  const text = (value: unknown, pretty?: boolean) => {
+    const compact = ordered.text(value);
+    return Buffer.from(`${pretty ? indentJson(compact) : compact}\n`, 'utf8');
+  };
+  return {
+    mediaType: JSON_MEDIA_TYPE,
+    encode: (value, options) => text(value, options?.pretty),
+    decode,
+    stream: {
+      mediaType: JSON_MEDIA_TYPE,
+      encodeEvent: (event) => Buffer.from(`{"type":${plain(event.type)},"object":${ordered.text(event.object)}}\n`, 'utf8'),
+    },
+  };
+}

@@ -1,12 +1,20 @@
 /**
  * Content negotiation as pure functions over the codec list (SPEC "Content negotiation" 1-2),
- * following upstream's negotiation package: Accept clauses sorted by q-value then specificity
- * (goautoneg), `*\/*` and `type/*` wildcards, the `as`/`g`/`v` conversion parameters, `pretty`
- * and `stream`. A clause the endpoint cannot honour (e.g. a Table it cannot build) is skipped,
- * so a fallback clause such as kubectl's trailing `application/json` is used instead.
+ * following upstream's negotiation package clause by clause:
+ *
+ * - `Accept` is parsed and ordered as goautoneg does it (its insertion-sort comparator: a higher
+ *   q first, else a concrete type before `*`, else a concrete subtype before `*`), matched
+ *   case-sensitively, and the first (clause, codec) pair the endpoint allows wins. q only orders:
+ *   upstream never refuses a clause for `q=0`.
+ * - Clause parameters: `as`/`g`/`v` ask for a conversion (Table, PartialObjectMetadata), `stream`
+ *   for a streaming variant, `sv` for a server version, `pretty=1` for indentation; others are
+ *   ignored. A clause the endpoint cannot honour is skipped, so kubectl's trailing
+ *   `application/json` is used when a Table cannot be served.
+ * - Nothing acceptable is 406 listing the served media types (with `;stream=watch` for watches);
+ *   an unknown `Content-Type` is 415.
  */
 import { notAcceptable, unsupportedMediaType } from '../../status';
-import { type Codec, type Codecs, mediaTypesOf, streamMediaTypesOf } from './codec';
+import { type Codec, type Codecs, featuresOf, mediaTypesOf, streamMediaTypesOf } from './codec';
 
 export interface AcceptClause {
   type: string;
@@ -28,82 +36,132 @@ export interface MediaTypeOptions {
   convert?: Conversion;
   /** `stream=watch` was requested. */
   stream?: string;
+  /** `gzip` when the client accepts it and compression is enabled (upstream responseContentEncodingSupported). */
+  contentEncoding?: 'gzip';
 }
 
+/** What an endpoint can serve (upstream EndpointRestrictions / RequestScope). */
 export interface EndpointRestrictions {
-  /** May the endpoint answer in this codec with this conversion (undefined: the plain object)? */
+  /** Upstream AllowsMediaTypeTransform: may the endpoint answer in this codec with this conversion (undefined: the plain object)? */
   allowsConversion(convert: Conversion | undefined, codec: Codec): boolean;
   allowsStreamSchema(schema: string): boolean;
+  /** The `sv` parameter; absent means no server version is served. */
+  allowsServerVersion?(version: string): boolean;
 }
 
-/** Resource endpoints: plain objects only, until Table and PartialObjectMetadata are served. */
-export const resourceRestrictions: EndpointRestrictions = {
+/** Upstream DefaultEndpointRestrictions: plain objects only, `stream=watch`, no server versions. */
+export const defaultRestrictions: EndpointRestrictions = {
   allowsConversion: (convert) => convert === undefined,
   allowsStreamSchema: (schema) => schema === 'watch',
 };
 
-/** Upstream goautoneg.ParseAccept: parse, then order by q, then by specificity (stable). */
+/** Resource endpoints without Table or metadata conversions (tests, subresources without a table). */
+export const resourceRestrictions: EndpointRestrictions = defaultRestrictions;
+
+export interface ResourceEndpoint {
+  /** The meta group (`naming.groups.meta`): conversions exist in its v1 and v1beta1. */
+  metaGroup: string;
+  /** The endpoint can build Tables (upstream: a TableConvertor is installed). */
+  table: boolean;
+}
+
+/**
+ * Upstream RequestScope.AllowsMediaTypeTransform for a resource endpoint: Table in JSON and YAML
+ * only (so protobuf and CBOR Tables are skipped), PartialObjectMetadata(List) in any format,
+ * nothing else; `sv` must name the meta version.
+ */
+export function resourceEndpointRestrictions(endpoint: ResourceEndpoint): EndpointRestrictions {
+  return {
+    allowsConversion(convert, codec) {
+      if (convert === undefined) return true;
+      if (convert.group !== endpoint.metaGroup || (convert.version !== 'v1' && convert.version !== 'v1beta1')) return false;
+      switch (convert.kind) {
+        case 'Table':
+          return endpoint.table && (codec.mediaType === 'application/json' || codec.mediaType === 'application/yaml');
+        case 'PartialObjectMetadata':
+        case 'PartialObjectMetadataList':
+          return true;
+        default:
+          return false;
+      }
+    },
+    allowsStreamSchema: (schema) => schema === 'watch',
+    allowsServerVersion: (version) => version === 'v1',
+  };
+}
+
+/** goautoneg's comparator; not a strict order, so the sort below must be the same insertion sort. */
+function before(a: AcceptClause, b: AcceptClause): boolean {
+  if (a.q > b.q) return true;
+  if (a.type !== '*' && b.type === '*') return true;
+  if (a.subType !== '*' && b.subType === '*') return true;
+  return false;
+}
+
+/** Go's strconv.ParseFloat(s, 32) as goautoneg uses it: malformed values count as 0. */
+function parseQ(text: string): number {
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return 0;
+  return Math.fround(Number(text));
+}
+
+/** Upstream goautoneg.ParseAccept. */
 export function parseAccept(header: string): AcceptClause[] {
   const clauses: AcceptClause[] = [];
-  for (const part of header.split(',')) {
+  for (const rawPart of header.split(',')) {
+    const part = rawPart.replace(/^ +| +$/g, '');
     const [mediaRange, ...paramParts] = part.split(';');
-    const range = mediaRange.trim();
-    if (!range) continue;
-    let type: string;
+    const sp = mediaRange!.split('/');
+    const type = sp[0]!.replace(/^ +| +$/g, '');
     let subType: string;
-    if (range === '*') {
-      type = '*';
-      subType = '*';
-    } else {
-      const slash = range.indexOf('/');
-      if (slash <= 0 || slash === range.length - 1) continue;
-      type = range.slice(0, slash).toLowerCase();
-      subType = range.slice(slash + 1).toLowerCase();
+    if (sp.length === 1 && type === '*') subType = '*';
+    else if (sp.length === 2) subType = sp[1]!.replace(/^ +| +$/g, '');
+    else continue;
+    const clause: AcceptClause = { type, subType, params: {}, q: 1 };
+    for (const param of paramParts) {
+      const eq = param.indexOf('=');
+      if (eq < 0) continue;
+      const token = param.slice(0, eq).replace(/^ +| +$/g, '');
+      if (token === 'q') clause.q = parseQ(param.slice(eq + 1));
+      else clause.params[token] = param.slice(eq + 1).replace(/^ +| +$/g, '');
     }
-    const params: Record<string, string> = {};
-    let q = 1;
-    for (const p of paramParts) {
-      const eq = p.indexOf('=');
-      const key = (eq < 0 ? p : p.slice(0, eq)).trim();
-      const value = eq < 0 ? '' : p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
-      if (!key) continue;
-      if (key === 'q') {
-        const n = Number(value);
-        q = Number.isFinite(n) ? n : 0;
-      } else {
-        params[key] = value;
-      }
-    }
-    clauses.push({ type, subType, params, q });
+    clauses.push(clause);
   }
-  const specificity = (c: AcceptClause) => (c.type === '*' ? 0 : c.subType === '*' ? 1 : 2);
-  return clauses
-    .map((c, i) => ({ c, i }))
-    .sort((a, b) => b.c.q - a.c.q || specificity(b.c) - specificity(a.c) || a.i - b.i)
-    .map((x) => x.c);
+  // Go's sort.Sort runs insertion sort on short slices (all real Accept headers).
+  for (let i = 1; i < clauses.length; i++) {
+    for (let j = i; j > 0 && before(clauses[j]!, clauses[j - 1]!); j--) {
+      [clauses[j], clauses[j - 1]] = [clauses[j - 1]!, clauses[j]!];
+    }
+  }
+  return clauses;
 }
 
 function clauseMatches(clause: AcceptClause, codec: Codec): boolean {
-  const [type, subType] = codec.mediaType.split('/');
+  const slash = codec.mediaType.indexOf('/');
+  const type = codec.mediaType.slice(0, slash);
+  const subType = codec.mediaType.slice(slash + 1);
   return (clause.type === type && (clause.subType === subType || clause.subType === '*')) || (clause.type === '*' && clause.subType === '*');
 }
 
+/** Upstream acceptMediaTypeOptions: the options a clause asks of a codec, or undefined when the endpoint cannot honour them. */
 function optionsFor(clause: AcceptClause, codec: Codec, restrictions: EndpointRestrictions): MediaTypeOptions | undefined {
   const p = clause.params;
   let convert: Conversion | undefined;
   if ('as' in p || 'g' in p || 'v' in p) convert = { group: p.g ?? '', version: p.v ?? '', kind: p.as ?? '' };
   const stream = p.stream;
   if (stream && (!codec.stream || !restrictions.allowsStreamSchema(stream))) return undefined;
+  if (p.sv && !(restrictions.allowsServerVersion?.(p.sv) ?? false)) return undefined;
   if (!restrictions.allowsConversion(convert, codec)) return undefined;
-  return { codec, pretty: p.pretty === '1', convert, stream: stream || undefined };
+  const options: MediaTypeOptions = { codec, pretty: p.pretty === '1' };
+  if (convert) options.convert = convert;
+  if (stream) options.stream = stream;
+  return options;
 }
 
 /** Upstream NegotiateMediaTypeOptions: the first acceptable (clause, codec) pair, or undefined. */
 export function negotiateMediaTypeOptions(accept: string | undefined, codecs: Codecs, restrictions: EndpointRestrictions): MediaTypeOptions | undefined {
   const list = [...codecs.values()];
-  if (!accept) return list.length ? { codec: list[0], pretty: false } : undefined;
+  if (!accept) return list.length ? { codec: list[0]!, pretty: false } : undefined;
   for (const clause of parseAccept(accept)) {
-    if (clause.q <= 0) continue;
     for (const codec of list) {
       if (!clauseMatches(clause, codec)) continue;
       const options = optionsFor(clause, codec, restrictions);
@@ -118,41 +176,66 @@ export interface OutputRequest {
   query: URLSearchParams;
 }
 
+/** Go's strconv.ParseBool. */
+function goBool(text: string): boolean | undefined {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(text)) return false;
+  return undefined;
+}
+
 /**
- * Upstream isPrettyPrint: the deprecated `pretty` query parameter (a Go boolean), else a
- * browser or command-line User-Agent.
+ * Upstream isPrettyPrint: the deprecated `pretty` query parameter (a Go boolean; unparsable is
+ * false), else a browser or command-line User-Agent.
  */
 export function wantsPretty(request: OutputRequest): boolean {
   const pp = request.query.get('pretty');
-  if (pp) return ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(pp);
+  if (pp) return goBool(pp) ?? false;
   const ua = request.headers['user-agent'] ?? '';
   return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
-/** Pick the response format or fail with 406 listing what the endpoint serves. */
-export function negotiateOutput(request: OutputRequest, codecs: Codecs, restrictions: EndpointRestrictions = resourceRestrictions): MediaTypeOptions {
-  const options = negotiateMediaTypeOptions(request.headers.accept, codecs, restrictions);
-  if (!options) throw notAcceptable(mediaTypesOf(codecs));
-  return { ...options, pretty: options.pretty || wantsPretty(request) };
+/**
+ * Upstream responseContentEncodingSupported: `gzip` when it is one of the comma-separated
+ * `Accept-Encoding` tokens (exactly; `gzip;q=0.5` is not) and compression is enabled.
+ */
+export function responseContentEncoding(request: OutputRequest, codecs: Codecs): 'gzip' | undefined {
+  const header = request.headers['accept-encoding'];
+  if (!header || !featuresOf(codecs).compression) return undefined;
+  return header.split(',').some((token) => token.trim() === 'gzip') ? 'gzip' : undefined;
 }
 
-/** A watch needs a codec with stream framing (upstream NegotiateOutputMediaTypeStream). */
-export function negotiateStreamOutput(request: OutputRequest, codecs: Codecs, restrictions: EndpointRestrictions = resourceRestrictions): MediaTypeOptions {
+function finish(options: MediaTypeOptions, request: OutputRequest, codecs: Codecs): MediaTypeOptions {
+  const out = { ...options, pretty: options.pretty || wantsPretty(request) };
+  const encoding = responseContentEncoding(request, codecs);
+  if (encoding) out.contentEncoding = encoding;
+  return out;
+}
+
+/** Pick the response format or fail with 406 listing what the endpoint serves. */
+export function negotiateOutput(request: OutputRequest, codecs: Codecs, restrictions: EndpointRestrictions = defaultRestrictions): MediaTypeOptions {
+  const options = negotiateMediaTypeOptions(request.headers.accept, codecs, restrictions);
+  if (!options) throw notAcceptable(mediaTypesOf(codecs));
+  return finish(options, request, codecs);
+}
+
+/** A watch needs a codec with stream framing (upstream NegotiateOutputMediaTypeStream); 406 lists the `;stream=watch` types. */
+export function negotiateStreamOutput(request: OutputRequest, codecs: Codecs, restrictions: EndpointRestrictions = defaultRestrictions): MediaTypeOptions {
   const options = negotiateMediaTypeOptions(request.headers.accept, codecs, restrictions);
   if (!options || !options.codec.stream) throw notAcceptable(streamMediaTypesOf(codecs));
-  return options;
+  // Watch events are never indented: upstream's stream serializers have no pretty variant.
+  return { ...options, pretty: false };
 }
 
 /** The media type of a Content-Type header, lower-cased and without parameters; undefined when malformed. */
 export function parseContentType(header: string): string | undefined {
-  const base = header.split(';')[0].trim().toLowerCase();
+  const base = header.split(';')[0]!.trim().toLowerCase();
   return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(base) ? base : undefined;
 }
 
 /** Upstream NegotiateInputSerializer: an absent Content-Type means the default (JSON); unknown types are 415. */
 export function negotiateInput(contentType: string | undefined, codecs: Codecs): Codec {
   const list = [...codecs.values()];
-  if (!contentType) return list[0];
+  if (!contentType) return list[0]!;
   const mediaType = parseContentType(contentType);
   const codec = mediaType ? codecs.get(mediaType) : undefined;
   if (!codec) throw unsupportedMediaType(mediaTypesOf(codecs));

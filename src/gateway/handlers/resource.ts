@@ -4,16 +4,39 @@
  * parameters are decoded and validated into the core's option types, and results map to
  * upstream's status codes: create 201, update/patch 200 or 201 when they created, delete 200
  * or 202 as the core says (SPEC "Endpoints").
+ *
+ * Encodings (SPEC "Content negotiation"): an `Accept` clause may ask for a Table or the
+ * PartialObjectMetadata forms, which every response of the endpoint honours (upstream's
+ * transformResponseObject); the feature gates decide whether CBOR is served (bodies, watches,
+ * `application/apply-patch+cbor`) and whether large responses are gzipped.
  */
-import type { CoreApi, GetOptions, RequestContext } from '../../core/api';
+import { type Clock, systemClock } from '../../clock';
+import type { CoreApi, GetOptions, Patch, RequestContext } from '../../core/api';
+import type { FeatureGates } from '../../features';
 import type { Naming } from '../../naming';
-import { MAX_REQUEST_BODY_BYTES, bodyCodec, decodeObject, decodePatch, patchTypeOf, readOptionalBody } from '../body';
-import { type Codecs, negotiateOutput } from '../codecs';
+import { StatusError, badRequest, notAcceptable, unsupportedMediaType } from '../../status';
+import { MAX_REQUEST_BODY_BYTES, PATCH_MEDIA_TYPES, bodyCodec, decodeObject, decodePatch, patchTypeOf, readOptionalBody } from '../body';
+import {
+  APPLY_PATCH_CBOR_MEDIA_TYPE,
+  CBOR_MEDIA_TYPE,
+  type Codecs,
+  type EndpointRestrictions,
+  type MediaTypeOptions,
+  convertObject,
+  encodingFeatures,
+  featuresOf,
+  gatewayCodecs,
+  mediaTypesOf,
+  metaCodecsOf,
+  negotiateMediaTypeOptions,
+  negotiateOutput,
+  resourceEndpointRestrictions,
+} from '../codecs';
 import { parseDeleteOptions, parseListOptions, parseWriteOptions, queryString } from '../options';
 import type { ResourceIndex } from '../resource-index';
-import { writeObject } from '../respond';
+import { orderedStatus, writeError, writeObject, writeRawJson } from '../respond';
 import { type Exchange, type ResourceRequestInfo, userOf } from '../types';
-import { resolveResourceRoute } from './resource-route';
+import { type ResourceRoute, resolveResourceRoute } from './resource-route';
 import { defaultWatchTimeoutMs, serveWatch } from './watch';
 
 export interface ResourceHandlerOptions {
@@ -23,43 +46,118 @@ export interface ResourceHandlerOptions {
   index: ResourceIndex;
   /** Milliseconds a watch without timeoutSeconds lasts; defaults to upstream's random 30–60 minutes. */
   watchTimeoutMs?: () => number;
+  /**
+   * The server's feature gates. Default: those of an in-process core (it carries the gates
+   * built from `--feature-gates`), else the 1.32 defaults.
+   */
+  features?: FeatureGates;
+  /** The time AGE columns count from. */
+  clock?: Clock;
 }
 
 export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void>;
 
-export function createResourceHandler(options: ResourceHandlerOptions): ResourceHandler {
-  const { core, codecs, naming, index } = options;
-  const watchTimeout = options.watchTimeoutMs ?? (() => defaultWatchTimeoutMs());
+/** The gates of an in-process core (`Core.features`); a remote core has none here. */
+function coreFeatures(core: CoreApi): FeatureGates | undefined {
+  const features = (core as { features?: FeatureGates }).features;
+  return features && typeof features.enabled === 'function' ? features : undefined;
+}
 
-  return async (exchange, info) => {
+/**
+ * The endpoint's restrictions: Tables wherever upstream installs a TableConvertor (the
+ * resource and its `/status`), the metadata forms everywhere.
+ */
+function restrictionsFor(route: ResourceRoute, naming: Naming): EndpointRestrictions {
+  const sub = route.target.subresource;
+  return resourceEndpointRestrictions({ metaGroup: naming.groups.meta, table: sub === undefined || sub === 'status' });
+}
+
+/**
+ * The patch of a PATCH request: the JSON-based types and YAML apply through body.ts, and with
+ * the CBOR gate `application/apply-patch+cbor` (the decoded object is the applied
+ * configuration). The JSON, merge and strategic types have no CBOR form: 415, as any unknown
+ * type, listing what is accepted.
+ */
+async function readPatch(exchange: Exchange, codecs: Codecs): Promise<Patch> {
+  const req = exchange.request;
+  const contentType = req.headers['content-type'] ?? '';
+  const mediaType = contentType.split(';')[0]!.trim();
+  const cbor = featuresOf(codecs).cbor ? codecs.get(CBOR_MEDIA_TYPE) : undefined;
+  if (cbor && mediaType === APPLY_PATCH_CBOR_MEDIA_TYPE) {
+    const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
+    try {
+      return { type: 'apply', body: cbor.decode(body) };
+    } catch (err) {
+      throw badRequest(`error decoding CBOR: ${(err as Error).message}`);
+    }
+  }
+  if (cbor && !PATCH_MEDIA_TYPES.has(mediaType)) throw unsupportedMediaType([...PATCH_MEDIA_TYPES.keys(), APPLY_PATCH_CBOR_MEDIA_TYPE]);
+  const type = patchTypeOf(contentType);
+  return decodePatch(type, await req.readBody(MAX_REQUEST_BODY_BYTES));
+}
+
+export function createResourceHandler(options: ResourceHandlerOptions): ResourceHandler {
+  const { core, naming, index } = options;
+  const watchTimeout = options.watchTimeoutMs ?? (() => defaultWatchTimeoutMs());
+  const clock = options.clock ?? systemClock;
+  // Codecs built without explicit gates follow the server's gates (CBOR, compression).
+  const gates = options.features ?? coreFeatures(core);
+  const ownCodecs = options.codecs.features === undefined && gates !== undefined;
+  const codecs = ownCodecs ? gatewayCodecs(naming, encodingFeatures(gates)) : options.codecs;
+  const metaCodecs = metaCodecsOf(codecs);
+
+  const serve = async (exchange: Exchange, info: ResourceRequestInfo): Promise<void> => {
     const req = exchange.request;
     const route = resolveResourceRoute(info, req.method, index);
     const { target } = route;
     const ctx: RequestContext = { user: userOf(exchange), warnings: exchange.warnings, signal: req.signal };
     if (req.headers['user-agent']) ctx.userAgent = req.headers['user-agent'];
-    const output = negotiateOutput(req, codecs);
+    const restrictions = restrictionsFor(route, naming);
+    const output = negotiateOutput(req, codecs, restrictions);
+
+    /**
+     * Upstream transformResponseObject: convert as asked, then write with the meta codecs,
+     * negotiated again; nothing acceptable there is a raw-JSON 406.
+     */
+    const respond = async (status: number, value: unknown): Promise<void> => {
+      if (!output.convert) return writeObject(exchange, status, value, output);
+      const converted = convertObject(value, output.convert, { definition: route.definition, naming, now: clock.now(), query: req.query });
+      const again = negotiateMediaTypeOptions(req.headers.accept, metaCodecs, restrictions);
+      if (!again) {
+        writeRawJson(exchange, 406, orderedStatus(notAcceptable(mediaTypesOf(metaCodecs)).status));
+        return;
+      }
+      const written: MediaTypeOptions = { ...again, pretty: output.pretty || again.pretty };
+      if (output.contentEncoding) written.contentEncoding = output.contentEncoding;
+      return writeObject(exchange, status, converted, written);
+    };
 
     switch (route.action) {
       case 'get': {
         const getOptions: GetOptions = {};
         const rv = queryString(req.query, 'resourceVersion');
         if (rv) getOptions.resourceVersion = rv;
-        writeObject(exchange, 200, await core.get(target, getOptions, ctx), output);
-        return;
+        return respond(200, await core.get(target, getOptions, ctx));
       }
       case 'list':
       case 'watch': {
         const parsed = parseListOptions(req.query, naming);
-        if (route.action === 'list' && !parsed.watch) {
-          writeObject(exchange, 200, await core.list(target, parsed.options, ctx), output);
-          return;
-        }
+        if (route.action === 'list' && !parsed.watch) return respond(200, await core.list(target, parsed.options, ctx));
         const listOptions = { ...parsed.options };
         if (route.watchName !== undefined) {
           const byName = `metadata.name=${route.watchName}`;
           listOptions.fieldSelector = listOptions.fieldSelector ? `${listOptions.fieldSelector},${byName}` : byName;
         }
-        await serveWatch(exchange, { core, codecs, target, options: listOptions, ctx, defaultTimeoutMs: watchTimeout() });
+        await serveWatch(exchange, {
+          core,
+          codecs,
+          target,
+          options: listOptions,
+          ctx,
+          defaultTimeoutMs: watchTimeout(),
+          restrictions,
+          conversion: { definition: route.definition, naming, now: () => clock.now(), metaCodecs },
+        });
         return;
       }
       case 'create':
@@ -70,33 +168,39 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
         const object = decodeObject(codec, body);
         if (route.action === 'create') {
           const result = await core.create(target, object, writeOptions, ctx);
-          writeObject(exchange, 201, result.object, output);
-        } else {
-          const result = await core.update(target, object, writeOptions, ctx);
-          writeObject(exchange, result.created ? 201 : 200, result.object, output);
+          return respond(201, result.object);
         }
-        return;
+        const result = await core.update(target, object, writeOptions, ctx);
+        return respond(result.created ? 201 : 200, result.object);
       }
       case 'patch': {
-        const patchType = patchTypeOf(req.headers['content-type']);
-        const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
-        const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patchType);
-        const result = await core.patch(target, decodePatch(patchType, body), writeOptions, ctx);
-        writeObject(exchange, result.created ? 201 : 200, result.object, output);
-        return;
+        const patch = await readPatch(exchange, codecs);
+        const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patch.type);
+        const result = await core.patch(target, patch, writeOptions, ctx);
+        return respond(result.created ? 201 : 200, result.object);
       }
       case 'delete': {
         const deleteOptions = parseDeleteOptions(await readOptionalBody(req, codecs), req.query, naming);
         const result = await core.delete(target, deleteOptions, ctx);
-        writeObject(exchange, result.httpStatus, result.object, output);
-        return;
+        return respond(result.httpStatus, result.object);
       }
       case 'deletecollection': {
         const parsed = parseListOptions(req.query, naming);
         const deleteOptions = parseDeleteOptions(await readOptionalBody(req, codecs), req.query, naming);
-        writeObject(exchange, 200, await core.deleteCollection(target, parsed.options, deleteOptions, ctx), output);
-        return;
+        return respond(200, await core.deleteCollection(target, parsed.options, deleteOptions, ctx));
       }
     }
   };
+
+  if (!ownCodecs) return serve;
+  // Errors must be written with the same (gated) codecs the response would have used.
+  return async (exchange, info) => {
+    try {
+      await serve(exchange, info);
+    } catch (err) {
+      if (!StatusError.is(err)) throw err;
+      writeError(exchange, err, codecs);
+    }
+  };
 }
+

@@ -1,11 +1,23 @@
 /**
  * Watch responses: a chunked stream of `{type, object}` documents in a codec that can frame
- * them (JSON: one document per line; YAML cannot stream, as upstream, so it is 406), each
- * written as it arrives. The stream ends when the core ends it, the client goes away, or the
- * timeout passes: `timeoutSeconds`, else upstream's random 30–60 minutes (SPEC "Watch events").
+ * them (JSON: one document per line; protobuf: length-prefixed frames; CBOR: an
+ * `application/cbor-seq` sequence; YAML cannot stream, as upstream, so it is 406), each written
+ * as it arrives. The stream ends when the core ends it, the client goes away, or the timeout
+ * passes: `timeoutSeconds`, else upstream's random 30–60 minutes (SPEC "Watch events").
+ *
+ * Events the cache shares between watchers are encoded once per format (DESIGN.md "Watch
+ * cache"). A watch asking for a Table or PartialObjectMetadata gets each event's object
+ * converted, as upstream's watchEmbeddedEncoder does: a Table of one row, with the column
+ * definitions on the first event only. Watches are never compressed (upstream streams them
+ * past its compressing writer).
  */
-import type { CoreApi, ListOptions, RequestContext, ResourceTarget } from '../../core/api';
-import { type Codecs, negotiateStreamOutput } from '../codecs';
+import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent } from '../../core/api';
+import { encodeOnce } from '../../core/cache/encode-once';
+import type { ResourceDefinition } from '../../core/resources/definition';
+import type { IncludeObject } from '../../core/table';
+import type { Naming } from '../../naming';
+import { internalError } from '../../status';
+import { type Codec, type Codecs, type EndpointRestrictions, type MediaTypeOptions, convertObject, includeObjectOf, negotiateStreamOutput } from '../codecs';
 import { sendHead } from '../respond';
 import type { Exchange } from '../types';
 
@@ -16,6 +28,14 @@ export function defaultWatchTimeoutMs(random: () => number = Math.random): numbe
   return MIN_REQUEST_TIMEOUT_MS * (1 + random());
 }
 
+/** What a converting watch needs: the type, the clock, and the meta codecs that write converted objects. */
+export interface WatchConversion {
+  definition: ResourceDefinition;
+  naming: Naming;
+  now: () => number;
+  metaCodecs: Codecs;
+}
+
 export interface WatchRequest {
   core: CoreApi;
   codecs: Codecs;
@@ -24,13 +44,50 @@ export interface WatchRequest {
   ctx: RequestContext;
   /** Milliseconds until a watch without timeoutSeconds ends. */
   defaultTimeoutMs: number;
+  /** The endpoint's restrictions (conversions it serves); default: none. */
+  restrictions?: EndpointRestrictions;
+  conversion?: WatchConversion;
+  /** The validated `includeObject` of a Table watch. */
+  includeObject?: IncludeObject | '';
+}
+
+type Frame = (event: WatchEvent) => Buffer;
+
+/**
+ * How each event becomes bytes. Plain watches share one frame per event and format; converted
+ * ones convert per watcher (the first Table carries headers), written by the meta codec of the
+ * same media type (upstream: no CBOR there, so a converted CBOR watch cannot be served).
+ */
+function framer(output: MediaTypeOptions, w: WatchRequest): Frame {
+  const stream = output.codec.stream!;
+  const convert = output.convert;
+  if (!convert || !w.conversion) {
+    const key = `watch:${stream.mediaType}`;
+    return (event) => encodeOnce(event, key, (e) => stream.encodeEvent(e));
+  }
+  const conversion = w.conversion;
+  const metaCodec: Codec | undefined = conversion.metaCodecs.get(output.codec.mediaType);
+  if (!metaCodec?.stream) throw internalError(`no encoder for ${JSON.stringify(output.codec.mediaType)} exists in the requested target`);
+  const metaStream = metaCodec.stream;
+  const query = new URLSearchParams();
+  let headersSent = false;
+  return (event) => {
+    if (event.type === 'ERROR') return metaStream.encodeEvent(event);
+    const ctx = { definition: conversion.definition, naming: conversion.naming, now: conversion.now(), query };
+    const object = convertObject(event.object, convert, ctx, { noHeaders: headersSent, includeObject: w.includeObject ?? '' });
+    if (convert.kind === 'Table') headersSent = true;
+    return metaStream.encodeEvent({ type: event.type, object });
+  };
 }
 
 export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<void> {
-  const output = negotiateStreamOutput(exchange.request, w.codecs);
-  const stream = output.codec.stream!;
+  const req = exchange.request;
+  const output = negotiateStreamOutput(req, w.codecs, w.restrictions);
+  // Table options are checked before the watch starts (upstream optionsForTransform).
+  if (output.convert?.kind === 'Table') w = { ...w, includeObject: includeObjectOf(req.query) };
+  const frame = framer(output, w);
   const watch = await w.core.watch(w.target, w.options, w.ctx);
-  const signal = exchange.request.signal;
+  const signal = req.signal;
   const close = () => watch.close();
   const timeoutMs = w.options.timeoutSeconds !== undefined ? Math.max(0, w.options.timeoutSeconds * 1000) : w.defaultTimeoutMs;
   const timer = setTimeout(close, timeoutMs);
@@ -38,11 +95,11 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
   signal.addEventListener('abort', close, { once: true });
   const res = exchange.response;
   try {
-    sendHead(exchange, 200, stream.mediaType);
+    sendHead(exchange, 200, output.codec.stream!.mediaType);
     res.flushHeaders();
     if (signal.aborted) return;
     for await (const event of watch) {
-      if (!res.write(stream.encodeEvent(event))) await res.drain();
+      if (!res.write(frame(event))) await res.drain();
       if (signal.aborted) break;
     }
   } finally {

@@ -1,0 +1,222 @@
+/**
+ * A CBOR (RFC 8949) writer into one growing buffer, producing the shortest forms upstream's
+ * encoder (fxamacker/cbor in apimachinery's `modes.Encode`) produces: minimal-length heads,
+ * definite lengths only, floats in the narrowest IEEE width that keeps the value
+ * (`ShortestFloat16`), and Go strings as byte strings (`StringToByteString`).
+ */
+
+/** Major types (RFC 8949 3.1). */
+export const MAJOR = {
+  unsigned: 0,
+  negative: 1,
+  bytes: 2,
+  text: 3,
+  array: 4,
+  map: 5,
+  tag: 6,
+  simple: 7,
+} as const;
+
+/** Tag 55799 "self-described CBOR": upstream encloses every encoded object in it (`d9 d9 f7`). */
+export const SELF_DESCRIBED_TAG = 55799;
+export const SELF_DESCRIBED_PREFIX = Buffer.from([0xd9, 0xd9, 0xf7]);
+/** Tag 22: a byte string expected to be shown as base64 (Go `[]byte`, JSON's base64 strings). */
+export const TAG_EXPECTED_BASE64 = 22;
+
+const f32 = new Float32Array(1);
+
+/** The float16 bits of `value` when it is exactly representable there, else undefined. */
+function float16Bits(value: number): number | undefined {
+  if (value === 0) return Object.is(value, -0) ? 0x8000 : 0;
+  const sign = value < 0 ? 0x8000 : 0;
+  const abs = Math.abs(value);
+  const exp = Math.floor(Math.log2(abs));
+  if (exp > 15 || exp < -24) return undefined;
+  if (exp >= -14) {
+    // Normal: 10 fraction bits.
+    const mantissa = abs / 2 ** exp - 1;
+    const frac = mantissa * 1024;
+    if (!Number.isInteger(frac)) return undefined;
+    return sign | ((exp + 15) << 10) | frac;
+  }
+  // Subnormal: value = frac * 2^-24.
+  const frac = abs * 2 ** 24;
+  if (!Number.isInteger(frac) || frac >= 1024) return undefined;
+  return sign | frac;
+}
+
+export class CborWriter {
+  private buf: Buffer;
+  private pos = 0;
+
+  constructor(initialSize = 4096) {
+    this.buf = Buffer.allocUnsafe(initialSize);
+  }
+
+  private ensure(extra: number): void {
+    const need = this.pos + extra;
+    if (need <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  /** A head: major type and argument in the shortest encoding. */
+  head(major: number, n: number): this {
+    this.ensure(9);
+    const buf = this.buf;
+    const m = major << 5;
+    if (n < 24) buf[this.pos++] = m | n;
+    else if (n < 0x100) {
+      buf[this.pos++] = m | 24;
+      buf[this.pos++] = n;
+    } else if (n < 0x10000) {
+      buf[this.pos++] = m | 25;
+      buf.writeUInt16BE(n, this.pos);
+      this.pos += 2;
+    } else if (n < 0x100000000) {
+      buf[this.pos++] = m | 26;
+      buf.writeUInt32BE(n, this.pos);
+      this.pos += 4;
+    } else {
+      buf[this.pos++] = m | 27;
+      buf.writeBigUInt64BE(BigInt(n), this.pos);
+      this.pos += 8;
+    }
+    return this;
+  }
+
+  /** An integer (major 0 or 1). */
+  integer(value: number): this {
+    return value >= 0 ? this.head(MAJOR.unsigned, value) : this.head(MAJOR.negative, -1 - value);
+  }
+
+  /** A float in the shortest of half, single and double precision that keeps its value. */
+  float(value: number): this {
+    if (!Number.isFinite(value)) throw new RangeError(`cbor: cannot encode ${value}: NaN and infinities have no JSON form`);
+    this.ensure(9);
+    const half = float16Bits(value);
+    if (half !== undefined) {
+      this.buf[this.pos++] = 0xf9;
+      this.buf.writeUInt16BE(half, this.pos);
+      this.pos += 2;
+      return this;
+    }
+    f32[0] = value;
+    if (f32[0] === value) {
+      this.buf[this.pos++] = 0xfa;
+      this.buf.writeFloatBE(value, this.pos);
+      this.pos += 4;
+      return this;
+    }
+    this.buf[this.pos++] = 0xfb;
+    this.buf.writeDoubleBE(value, this.pos);
+    this.pos += 8;
+    return this;
+  }
+
+  /** A JSON number: integers as CBOR integers, everything else as a float (as Go's int64/float64 split). */
+  number(value: number): this {
+    return Number.isSafeInteger(value) ? this.integer(value) : this.float(value);
+  }
+
+  bool(value: boolean): this {
+    this.ensure(1);
+    this.buf[this.pos++] = value ? 0xf5 : 0xf4;
+    return this;
+  }
+
+  null(): this {
+    this.ensure(1);
+    this.buf[this.pos++] = 0xf6;
+    return this;
+  }
+
+  /** A JS string's UTF-8 bytes as a string of `major` (byte string by default, as upstream). */
+  string(value: string, major: number = MAJOR.bytes): this {
+    const n = value.length;
+    if (n < 24) {
+      // Short ASCII strings (most keys and values): one head byte, then the characters.
+      this.ensure(n + 1);
+      const buf = this.buf;
+      const start = this.pos;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[start + 1 + i] = c;
+      }
+      if (i === n) {
+        buf[start] = (major << 5) | n;
+        this.pos = start + 1 + n;
+        return this;
+      }
+    }
+    const length = Buffer.byteLength(value, 'utf8');
+    this.head(major, length);
+    this.ensure(length);
+    this.pos += this.buf.write(value, this.pos, 'utf8');
+    return this;
+  }
+
+  bytes(value: Uint8Array): this {
+    this.head(MAJOR.bytes, value.length);
+    return this.raw(value);
+  }
+
+  /** Bytes already encoded as CBOR (e.g. a cached object inside a watch event). */
+  raw(value: Uint8Array): this {
+    this.ensure(value.length);
+    this.buf.set(value, this.pos);
+    this.pos += value.length;
+    return this;
+  }
+
+  tag(n: number): this {
+    return this.head(MAJOR.tag, n);
+  }
+
+  /** The bytes written, in a buffer of their own. */
+  finish(): Buffer {
+    return Buffer.from(this.buf.subarray(0, this.pos));
+  }
+}
+
+/** A map key's encoded form, for RFC 8949 4.2.1 bytewise-lexical ordering. */
+export function encodedKey(key: string): Buffer {
+  const w = new CborWriter(key.length + 9);
+  w.string(key);
+  return w.finish();
+}
+
+/**
+ * Map keys in the order of their encoded bytes (RFC 8949 4.2.1 "Core Deterministic Encoding"):
+ * shorter keys first, then bytewise. Upstream's deterministic mode sorts this way; for its
+ * response mode (`EncodeNondeterministic`) map order is unspecified, and this order is one of them.
+ */
+export function sortedKeys(keys: string[]): string[] {
+  if (keys.length < 2) return keys;
+  let ascii = true;
+  for (const k of keys) if (!/^[\x00-\x7f]*$/.test(k)) ascii = false;
+  if (ascii) {
+    // For ASCII keys the head grows with the length, so length then code units is the same order.
+    return keys.sort((a, b) => (a.length !== b.length ? headRank(a.length) - headRank(b.length) || cmp(a, b) : cmp(a, b)));
+  }
+  return keys
+    .map((k) => ({ k, e: encodedKey(k) }))
+    .sort((a, b) => Buffer.compare(a.e, b.e))
+    .map((x) => x.k);
+}
+
+/** Keys whose heads have the same first byte compare by their content. */
+function headRank(length: number): number {
+  return length < 24 ? length : length < 0x100 ? 24 : length < 0x10000 ? 25 : 26;
+}
+
+function cmp(a: string, b: string): number {
+  if (a.length !== b.length && headRank(a.length) === headRank(b.length) && headRank(a.length) >= 24) {
+    // Same head byte, different length byte(s): the length decides first.
+    return a.length - b.length;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
