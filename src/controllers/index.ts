@@ -4,10 +4,13 @@
  */
 import type { Core } from '../core';
 import { NamespaceLifecycleController } from './namespace-lifecycle';
+import { GarbageCollector } from './garbage-collector';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
+export { GarbageCollector } from './garbage-collector';
 
-export const CONTROLLER_NAMES = ['namespace'] as const;
+/** Upstream's controller names (kube-controller-manager `--controllers`). */
+export const CONTROLLER_NAMES = ['namespace', 'garbagecollector'] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 export interface RunningControllers {
@@ -27,6 +30,11 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const c = new NamespaceLifecycleController({ core, resources: core.resources, user, log });
     void c.start();
     running.push(c);
+  }
+  if (names.includes('garbagecollector')) {
+    const gc = new GarbageCollector({ core, resources: core.resources, user, log });
+    gc.start();
+    running.push(gc);
   }
   return { stop: () => running.forEach((c) => c.stop()) };
 }

@@ -23,12 +23,14 @@ import { builtinResources } from './resources';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
 import { type Clock, systemClock } from '../clock';
-import { StatusError, badRequest, forbidden, methodNotSupported, notFound, pathNotFound } from '../status';
+import { StatusError, badRequest, forbidden, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
 import { ResourceStore, type WriteScope } from './registry/resource-store';
 import { applyPatch } from './registry/patch';
 import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
-import { type FeatureGates, defaultFeatureGates } from '../features';
+import { type FeatureGates, Features, defaultFeatureGates } from '../features';
+import { validateUnsafeDeleteOptions } from './registry/deletion';
+import { fieldErrors } from './validation/field-errors';
 import { checkBodyFields } from './validation/field-validation';
 
 export interface CoreOptions {
@@ -209,22 +211,50 @@ class InProcessCore implements Core {
   async delete(target: ResourceTarget, options: DeleteOptions, _ctx: RequestContext): Promise<DeleteResult> {
     const { store } = this.resolve(target, 'delete');
     if (target.subresource) throw methodNotSupported(store.groupResource, 'delete');
-    return store.delete(target.namespace, this.requireName(target), options);
+    const name = this.requireName(target);
+    const { options: checked, gate } = this.unsafeDeleteOptions(options);
+    const unsafe = checked.ignoreStoreReadErrorWithClusterBreakingPotential === true;
+    return store.delete(target.namespace, name, checked, { unsafeDeletionGate: gate, unsafe });
   }
 
+  /**
+   * `ignoreStoreReadErrorWithClusterBreakingPotential` (SPEC "Modifying requests" 8): dropped
+   * while the `AllowUnsafeMalformedObjectDeletion` gate is off, as upstream does; with the gate
+   * on, it takes no other option (422 DeleteOptions).
+   */
+  private unsafeDeleteOptions(options: DeleteOptions): { options: DeleteOptions; gate: boolean } {
+    const gate = this.features.enabled(Features.AllowUnsafeMalformedObjectDeletion);
+    if (!gate) {
+      const { ignoreStoreReadErrorWithClusterBreakingPotential: _dropped, ...rest } = options;
+      return { options: rest, gate };
+    }
+    const errs = validateUnsafeDeleteOptions(options);
+    if (errs.length) throw invalid({ group: this.naming.groups.meta, kind: 'DeleteOptions' }, '', errs);
+    return { options, gate };
+  }
+
+  /**
+   * Delete every object the list options select (upstream's DeleteCollection): one delete per
+   * listed object with the same options (objects gone meanwhile are skipped), answering with the
+   * list as it was read. With `limit`, one page and its continue token.
+   */
   async deleteCollection(target: ResourceTarget, listOptions: ListOptions, deleteOptions: DeleteOptions, _ctx: RequestContext): Promise<ApiList> {
     const { store } = this.resolve(target, 'deletecollection');
-    const listed = await store.list(target.namespace, { ...listOptions, limit: undefined, continue: undefined });
-    const deleted: ApiObject[] = [];
+    const { options, gate } = this.unsafeDeleteOptions(deleteOptions);
+    if (options.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+      throw invalid({ group: this.naming.groups.meta, kind: 'DeleteOptions' }, '', [
+        fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is not allowed with DELETECOLLECTION, try again after removing the option'),
+      ]);
+    }
+    const listed = await store.list(target.namespace, listOptions.limit ? listOptions : { ...listOptions, continue: undefined });
     for (const item of listed.items) {
       try {
-        const result = await store.delete(item.metadata?.namespace, item.metadata!.name!, deleteOptions);
-        deleted.push(store.def.returnDeletedObject || result.object.kind !== 'Status' ? (result.object as ApiObject) : item);
+        await store.delete(item.metadata?.namespace, item.metadata!.name!, options, { unsafeDeletionGate: gate });
       } catch (err) {
         if (!StatusError.is(err, 'NotFound')) throw err;
       }
     }
-    return { ...listed, items: deleted };
+    return listed;
   }
 
   async ready(): Promise<void> {

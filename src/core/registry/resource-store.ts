@@ -18,7 +18,6 @@ import {
   internalError,
   invalid,
   notFound,
-  successStatus,
   serviceUnavailable,
   gone,
   timeout,
@@ -31,9 +30,16 @@ import { decodeFromStorage, deepCopy, encodeForStorage } from './object-codec';
 import { managerFromUserAgent, updateManagedFields } from './managed-fields';
 import { parseResourceVersion } from './list-options';
 import { ResourceReads, type RegistryDeps } from './resource-reads';
+import { DeleteFlow } from './delete-flow';
 
 /** Called before a namespaced object is created: NamespaceLifecycle admission (404 / 403). */
 export type NamespaceGate = (namespace: string, def: ResourceDefinition, name: string) => Promise<void>;
+
+/** How a delete runs: the `AllowUnsafeMalformedObjectDeletion` gate, and whether this is the unsafe delete. */
+export interface DeleteMode {
+  unsafeDeletionGate?: boolean;
+  unsafe?: boolean;
+}
 
 /** Which part of the object a write addresses: the main resource or its `/status`. */
 export type WriteScope = 'main' | 'status' | 'finalize';
@@ -327,60 +333,26 @@ export class ResourceStore extends ResourceReads {
     return this.def.pendingFinalizers?.(obj) ?? false;
   }
 
-  async delete(namespace: string | undefined, name: string, options: DeleteOptions): Promise<DeleteResult> {
-    const key = objectKey(this.def.resource, namespace, name);
-    for (;;) {
-      let kv: KeyValue | undefined;
-      try {
-        kv = (await this.deps.store.get(key)).kv;
-      } catch (err) {
-        throw this.storageError(err, name);
-      }
-      if (!kv) throw notFound(this.groupResource, name);
-      const obj = decodeFromStorage(kv);
-      const meta = obj.metadata!;
-      const pre = options.preconditions;
-      if (pre?.uid !== undefined && pre.uid !== meta.uid) {
-        throw conflict(this.groupResource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid}`);
-      }
-      if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
-        throw conflict(
-          this.groupResource,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`,
-        );
-      }
-      const pending = (meta.finalizers ?? []).length > 0 || this.keepsTerminating(obj);
-      if (pending) {
-        // Graceful: mark Terminating; the object goes when its last finalizer does.
-        if (meta.deletionTimestamp) return { object: obj, httpStatus: 200 };
-        meta.deletionTimestamp = rfc3339(this.deps.clock.now());
-        meta.deletionGracePeriodSeconds = 0;
-        this.def.prepareForDelete?.(obj);
-        if (isDryRun(options)) return { object: obj, httpStatus: 200 };
-        try {
-          const updated = await this.deps.store.update(key, encodeForStorage(obj), kv.modRevision);
-          return { object: decodeFromStorage(updated), httpStatus: 200 };
-        } catch (err) {
-          if (StoreError.is(err, 'conflict')) continue;
-          throw this.storageError(err, name);
-        }
-      }
-      if (!isDryRun(options)) {
-        try {
-          await this.deps.store.delete(key, kv.modRevision);
-        } catch (err) {
-          if (StoreError.is(err, 'conflict')) continue;
-          if (StoreError.is(err, 'not-found')) throw notFound(this.groupResource, name);
-          throw this.storageError(err, name);
-        }
-      }
-      if (this.def.returnDeletedObject) return { object: obj, httpStatus: 200 };
-      return {
-        object: successStatus({ name, group: this.def.group, kind: this.def.resource, uid: meta.uid }),
-        httpStatus: 200,
-      };
-    }
+  /**
+   * DELETE of one object (delete-flow.ts): preconditions, graceful deletion, the garbage
+   * collector's finalizers, Terminating while finalizers remain, dry run. `unsafe` is the
+   * checked `ignoreStoreReadErrorWithClusterBreakingPotential`: remove an undecodable object.
+   */
+  async delete(namespace: string | undefined, name: string, options: DeleteOptions, mode: DeleteMode = {}): Promise<DeleteResult> {
+    const flow = new DeleteFlow(
+      {
+        def: this.def,
+        groupResource: this.groupResource,
+        store: this.deps.store,
+        clock: this.deps.clock,
+        unsafeDeletion: mode.unsafeDeletionGate ?? false,
+        storageError: (err, n) => this.storageError(err, n),
+      },
+      namespace,
+      name,
+      options,
+    );
+    return mode.unsafe ? flow.runUnsafe() : flow.run();
   }
 
   /** Translate a storage failure into a Status error (STYLE.md practice 4). */

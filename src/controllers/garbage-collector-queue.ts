@@ -1,0 +1,117 @@
+/**
+ * A rate-limited work queue in the manner of client-go's workqueue: an item is queued at most
+ * once, never processed by two workers at once (added again while running, it runs again
+ * afterwards), and retried with exponential backoff when processing fails.
+ */
+export interface WorkQueueOptions {
+  workers?: number;
+  /** First retry delay; doubles per failure up to `maxBackoffMs`. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+export class WorkQueue<T> {
+  private readonly queued = new Map<string, T>();
+  private readonly running = new Set<string>();
+  /** Added again while running: queue once more when done. */
+  private readonly dirty = new Map<string, T>();
+  private readonly failures = new Map<string, number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private started = false;
+  private stopped = false;
+  private active = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly keyOf: (item: T) => string,
+    private readonly handle: (item: T) => Promise<void>,
+    private readonly options: WorkQueueOptions = {},
+  ) {}
+
+  add(item: T): void {
+    if (this.stopped) return;
+    const key = this.keyOf(item);
+    if (this.running.has(key)) {
+      this.dirty.set(key, item);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.set(key, item);
+    this.pump();
+  }
+
+  /** Begin processing (items added before are kept). */
+  start(): void {
+    this.started = true;
+    this.pump();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.queued.clear();
+    this.dirty.clear();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.notifyIdle();
+  }
+
+  /** Resolves when nothing is queued, running or waiting for a retry. */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    return this.stopped || (this.queued.size === 0 && this.active === 0 && this.timers.size === 0);
+  }
+
+  private notifyIdle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private pump(): void {
+    if (!this.started || this.stopped) return;
+    const workers = this.options.workers ?? 4;
+    while (this.active < workers && this.queued.size > 0) {
+      const [key, item] = this.queued.entries().next().value as [string, T];
+      this.queued.delete(key);
+      this.running.add(key);
+      this.active++;
+      void this.run(key, item);
+    }
+  }
+
+  private async run(key: string, item: T): Promise<void> {
+    let failed = false;
+    try {
+      await this.handle(item);
+      this.failures.delete(key);
+    } catch {
+      failed = true;
+    }
+    this.running.delete(key);
+    this.active--;
+    const again = this.dirty.get(key);
+    this.dirty.delete(key);
+    if (failed && !this.stopped) this.retryLater(key, again ?? item);
+    else if (again) this.add(again);
+    this.pump();
+    this.notifyIdle();
+  }
+
+  private retryLater(key: string, item: T): void {
+    const n = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, n);
+    const delay = Math.min((this.options.baseBackoffMs ?? 50) * 2 ** (n - 1), this.options.maxBackoffMs ?? 5000);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.add(item);
+      this.notifyIdle();
+    }, delay);
+    timer.unref?.();
+    this.timers.add(timer);
+  }
+}
