@@ -1,0 +1,54 @@
+/**
+ * The reference for reads: a bare node:https server with Keelson's TLS settings (same serving
+ * certificate, client certificates requested and verified against the same CA, keep-alive),
+ * answering each path with bytes held in memory. Whatever Keelson spends beyond this is its own.
+ *
+ *   bare-server.js <dataDir>   (reads serving.crt, serving.key and ca.crt Keelson wrote there)
+ */
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { sendEvent, serveCalls } from './ipc';
+
+interface Route {
+  body: Buffer;
+  contentType: string;
+}
+
+function main(): void {
+  const dataDir = process.argv[2];
+  const read = (file: string) => readFileSync(path.join(dataDir, file), 'utf8');
+  const routes = new Map<string, Route>();
+  const notFound = Buffer.from('404 page not found\n');
+  const server = https.createServer(
+    { cert: read('serving.crt'), key: read('serving.key'), ca: read('ca.crt'), requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
+    (req, res) => {
+      const route = routes.get(req.url ?? '');
+      if (!route) {
+        res.writeHead(404, { 'content-type': 'text/plain', 'content-length': notFound.length });
+        res.end(notFound);
+        return;
+      }
+      res.writeHead(200, { 'content-type': route.contentType, 'content-length': route.body.length });
+      res.end(route.body);
+    },
+  );
+  server.listen(0, '127.0.0.1', () => sendEvent({ event: 'listening', port: (server.address() as AddressInfo).port }));
+  serveCalls({
+    route: (args: { path: string; body: Uint8Array; contentType: string }) => {
+      routes.set(args.path, { body: Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength), contentType: args.contentType });
+    },
+    stats: () => {
+      const cpu = process.cpuUsage();
+      const mem = process.memoryUsage();
+      return { cpuUs: cpu.user + cpu.system, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, maxRss: process.resourceUsage().maxRSS * 1024, hrtimeUs: Number(process.hrtime.bigint() / 1000n) };
+    },
+  });
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+main();

@@ -1,0 +1,110 @@
+/**
+ * `npm run bench`: Keelson against its limits, side by side in one run (issue 7, DESIGN.md
+ * "Budgets"). Starts what it needs — etcd on loopback, Keelson processes compiled to plain JS,
+ * a bare https server, a load-generator process — and prints one Markdown table plus the
+ * budget checks. See docs/BENCHMARKS.md.
+ *
+ *   npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,...] [--rev <git rev>] [--profile[=create|get] [--profile-out file]]
+ */
+import os from 'node:os';
+import { buildForBench } from './build';
+import { type Context, type Options, createContext } from './context';
+import type { Timing } from './measure';
+import { startWorker } from './processes';
+import { renderBudgets, renderTable } from './report';
+import { runCreate } from './scenarios/create';
+import { runEncodings } from './scenarios/encodings';
+import { runProfile } from './scenarios/profile';
+import { runServed } from './scenarios/served';
+import { runStartup } from './scenarios/startup';
+
+const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,3,4,5,6] [--rev <git rev>] [--profile[=create|get] [--profile-out file.cpuprofile]]`;
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6]), profile: false };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--quick':
+        options.quick = true;
+        break;
+      case '--store': {
+        const store = value();
+        if (store !== 'etcd' && store !== 'embedded') throw new Error(`--store must be etcd or embedded\n${USAGE}`);
+        options.store = store;
+        break;
+      }
+      case '--only':
+        options.only = new Set(value().split(',').map(Number));
+        break;
+      case '--profile':
+        options.profile = inline === 'get' ? 'get' : 'create';
+        break;
+      case '--rev':
+        options.rev = value();
+        break;
+      case '--profile-out':
+        options.profileOut = value();
+        options.profile ||= 'create';
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown argument ${argv[i]}\n${USAGE}`);
+    }
+  }
+  return options;
+}
+
+function timingFor(options: Options): Timing {
+  return options.quick ? { warmupMs: 400, measureMs: 1200, rounds: 1 } : { warmupMs: 1000, measureMs: 5000, rounds: 2 };
+}
+
+export function machineLine(options: Options): string {
+  const cpus = os.cpus();
+  const server = options.rev ? `; server built from git ${options.rev}` : '';
+  return `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}, ${os.platform()} ${os.release()}; store for scenarios 2-5: ${options.store}; load generator: Node (tools/bench/load-worker, one process, one request in flight per connection)${server}`;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const started = performance.now();
+  const log = (line: string) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}\n`);
+  const build = await buildForBench(options.rev);
+  const worker = startWorker(build);
+  const ctx: Context = createContext(options, build, worker, timingFor(options), log);
+  try {
+    if (options.only.has(1)) await runCreate(ctx);
+    if ([2, 3, 4].some((n) => options.only.has(n))) await runServed(ctx);
+    if (options.only.has(5)) await runStartup(ctx);
+    if (options.only.has(6)) await runEncodings(ctx);
+    if (options.profile) await runProfile(ctx, options.profile);
+  } finally {
+    await worker.stop().catch(() => {});
+    await ctx.cleanup();
+    await build.remove();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const out = [
+    `# Keelson bench — ${new Date().toISOString().slice(0, 10)}${options.quick ? ' (--quick)' : ''}`,
+    '',
+    machineLine(options),
+    '',
+    renderTable(ctx.rows),
+    '',
+    renderBudgets(ctx.budgets),
+    ...ctx.sections.flatMap((s) => ['', s]),
+    '',
+    `total bench time: ${seconds.toFixed(0)} s`,
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,131 @@
+/**
+ * Side-by-side measurement: a subject and its reference run in alternating rounds in the same
+ * bench run (A B A B ...), each round over fresh connections with its own warm-up, so that
+ * the machine's drift touches both alike. CPU time is read from the serving process before and
+ * after each measured window.
+ */
+import http from 'node:http';
+import { Histogram } from './histogram';
+import type { Child } from './ipc';
+import type { RunResult } from './load/run-loop';
+import type { OpenArgs, RunSpec } from './load-worker';
+import { processCpuUs } from './proc-stats';
+
+export interface Timing {
+  warmupMs: number;
+  measureMs: number;
+  /** Rounds per subject; the measured time is split between them. */
+  rounds: number;
+}
+
+export interface Cell {
+  worker: Child;
+  open: OpenArgs;
+  /** The run's spec; called per round, so names can be fresh. */
+  spec: () => RunSpec;
+  /** CPU time of the serving process, µs; absent when the generator itself is the process measured (raw store calls). */
+  serverCpu?: () => Promise<number>;
+  /** etcd's pid, to report its CPU per operation as well. */
+  etcdPid?: number;
+  /** etcd's client URL, to count the RPCs it handled per operation (from its /metrics). */
+  etcdEndpoint?: string;
+}
+
+export interface Sample {
+  ops: number;
+  failed: number;
+  outcomes: Record<string, number>;
+  bytes: number;
+  elapsedMs: number;
+  serverCpuUs: number;
+  etcdCpuUs?: number;
+  generatorCpuUs: number;
+  latency: Histogram;
+  counters: Record<string, number>;
+  /** gRPC calls etcd handled during the measured windows, by method (Range, Txn, Put, ...). */
+  etcdRpcs?: Record<string, number>;
+}
+
+/** etcd's grpc_server_handled_total summed per method. */
+export function etcdRpcCounts(endpoint: string): Promise<Map<string, number>> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${endpoint}/metrics`, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          const counts = new Map<string, number>();
+          for (const m of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\S+)$/gm)) counts.set(m[1], (counts.get(m[1]) ?? 0) + Number(m[2]));
+          resolve(counts);
+        });
+      })
+      .on('error', reject);
+  });
+}
+
+function emptySample(): Sample {
+  return { ops: 0, failed: 0, outcomes: {}, bytes: 0, elapsedMs: 0, serverCpuUs: 0, generatorCpuUs: 0, latency: new Histogram(), counters: {} };
+}
+
+function add(into: Sample, run: RunResult, serverCpuUs: number, etcdCpuUs: number | undefined): void {
+  into.ops += run.ops;
+  into.failed += run.failed;
+  into.bytes += run.bytes;
+  into.elapsedMs += run.elapsedMs;
+  into.serverCpuUs += serverCpuUs;
+  into.generatorCpuUs += run.generatorCpuUs;
+  if (etcdCpuUs !== undefined) into.etcdCpuUs = (into.etcdCpuUs ?? 0) + etcdCpuUs;
+  into.latency.merge(run.latency);
+  for (const [k, v] of Object.entries(run.outcomes)) into.outcomes[k] = (into.outcomes[k] ?? 0) + v;
+  for (const [k, v] of Object.entries(run.counters)) into.counters[k] = (into.counters[k] ?? 0) + v;
+}
+
+async function round(cell: Cell, warmupMs: number, measureMs: number, into: Sample): Promise<void> {
+  const load = await cell.worker.call<number>('open', cell.open);
+  try {
+    if (warmupMs > 0) await cell.worker.call('run', { load, spec: cell.spec(), durationMs: warmupMs });
+    const rpcs0 = cell.etcdEndpoint ? await etcdRpcCounts(cell.etcdEndpoint) : undefined;
+    const cpu0 = await cell.serverCpu?.();
+    const etcd0 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
+    const run = await cell.worker.call<RunResult>('run', { load, spec: cell.spec(), durationMs: measureMs });
+    const cpu1 = await cell.serverCpu?.();
+    const etcd1 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
+    if (cell.etcdEndpoint && rpcs0) {
+      const rpcs1 = await etcdRpcCounts(cell.etcdEndpoint);
+      into.etcdRpcs ??= {};
+      for (const [method, n] of rpcs1) {
+        const d = n - (rpcs0.get(method) ?? 0);
+        if (d > 0) into.etcdRpcs[method] = (into.etcdRpcs[method] ?? 0) + d;
+      }
+    }
+    const serverCpu = cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : run.generatorCpuUs;
+    add(into, run, serverCpu, etcd0 !== undefined && etcd1 !== undefined ? etcd1 - etcd0 : undefined);
+  } finally {
+    await cell.worker.call('close', { load });
+  }
+}
+
+/** Measure every cell for `timing.measureMs` in total, alternating between them round by round. */
+export async function sideBySide(cells: Cell[], timing: Timing): Promise<Sample[]> {
+  const samples = cells.map(() => emptySample());
+  const perRound = timing.measureMs / timing.rounds;
+  for (let r = 0; r < timing.rounds; r++) {
+    // Alternate which goes first, so neither always follows the other's after-effects (GC, compaction).
+    const order = r % 2 === 0 ? cells.map((_, i) => i) : cells.map((_, i) => cells.length - 1 - i);
+    for (const i of order) await round(cells[i], timing.warmupMs, perRound, samples[i]);
+  }
+  return samples;
+}
+
+export const perSecond = (s: Sample): number => (s.elapsedMs > 0 ? s.ops / (s.elapsedMs / 1000) : 0);
+export const bytesPerSecond = (s: Sample): number => (s.elapsedMs > 0 ? s.bytes / (s.elapsedMs / 1000) : 0);
+export const cpuPerOp = (s: Sample): number => (s.ops > 0 ? s.serverCpuUs / s.ops : NaN);
+/** `Range 1.00, Txn 1.00`: etcd RPCs per completed operation. */
+export function etcdRpcsPerOp(s: Sample): string {
+  if (!s.etcdRpcs || s.ops === 0) return '-';
+  const parts = Object.entries(s.etcdRpcs).sort((a, b) => b[1] - a[1]).map(([method, n]) => `${method} ${(n / s.ops).toFixed(2)}`);
+  return parts.length ? parts.join(', ') : '0';
+}
+
+export const etcdCpuPerOp = (s: Sample): number | undefined => (s.etcdCpuUs !== undefined && s.ops > 0 ? s.etcdCpuUs / s.ops : undefined);

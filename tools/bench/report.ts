@@ -1,0 +1,83 @@
+/**
+ * The bench's output: one Markdown table (a row per scenario case, with Keelson's figures, the
+ * reference measured in the same run, the ratio, CPU per operation and latency), then the
+ * budgets from DESIGN.md checked against the rows. Markdown so that a run pastes straight into
+ * docs/BENCHMARKS.md.
+ */
+
+export interface Row {
+  /** Scenario number from the issue (1-6). */
+  scenario: number;
+  /** What was measured, e.g. `create ReplicaSet, etcd, 64 clients`. */
+  name: string;
+  keelson: string;
+  reference: string;
+  /** Keelson ÷ reference (higher is better for Keelson), already formatted. */
+  ratio: string;
+  /** Server CPU µs per operation: Keelson / reference. */
+  cpu: string;
+  /** p50 / p99 (Keelson; reference). */
+  latency: string;
+  note?: string;
+}
+
+export interface BudgetCheck {
+  budget: string;
+  target: string;
+  measured: string;
+  /** undefined: not measured in this run. */
+  met: boolean | undefined;
+}
+
+const nf = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+export function count(n: number): string {
+  return Number.isFinite(n) ? nf.format(n) : '-';
+}
+
+export function rate(n: number, unit = '/s'): string {
+  return Number.isFinite(n) ? `${n >= 100 ? nf.format(n) : n.toPrecision(3)}${unit}` : '-';
+}
+
+export function bytes(n: number): string {
+  if (!Number.isFinite(n)) return '-';
+  if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(n >= 100 * 1024 * 1024 ? 0 : 1)} MB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${Math.round(n)} B`;
+}
+
+export function micros(us: number | undefined): string {
+  if (us === undefined || !Number.isFinite(us)) return '-';
+  return us >= 100 ? nf.format(us) : us.toPrecision(3);
+}
+
+/** A latency in µs shown in ms. */
+export function ms(us: number): string {
+  if (!Number.isFinite(us)) return '-';
+  const v = us / 1000;
+  return `${v >= 100 ? nf.format(v) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ms`;
+}
+
+export function ratio(value: number, reference: number): string {
+  if (!Number.isFinite(value) || !Number.isFinite(reference) || reference === 0) return '-';
+  return `${(value / reference).toFixed(2)}×`;
+}
+
+function escape(cell: string): string {
+  return cell.replace(/\|/g, '\\|');
+}
+
+export function renderTable(rows: Row[]): string {
+  const header = ['#', 'scenario', 'Keelson', 'reference (same run)', 'ratio', 'server CPU µs/op (Keelson / ref)', 'p50 / p99', 'notes'];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`];
+  for (const r of rows) {
+    lines.push(`| ${[String(r.scenario), r.name, r.keelson, r.reference, r.ratio, r.cpu, r.latency, r.note ?? ''].map(escape).join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+export function renderBudgets(checks: BudgetCheck[]): string {
+  const lines = ['| budget (DESIGN.md) | target | measured | |', '|---|---|---|---|'];
+  for (const c of checks) lines.push(`| ${[c.budget, c.target, c.measured, c.met === undefined ? 'not run' : c.met ? 'met' : 'MISSED'].map(escape).join(' | ')} |`);
+  return lines.join('\n');
+}

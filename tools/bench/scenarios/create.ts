@@ -1,0 +1,146 @@
+/**
+ * Scenario 1: create throughput. ReplicaSets created over HTTPS by 1, 16 and 64 keep-alive
+ * clients, side by side with the store's own limit at the same number in flight from one Node
+ * process: raw etcd3 puts of the bytes Keelson stores, and direct creates on an embedded store.
+ */
+import { ApiClient } from '../api';
+import { type Context, learnTemplate, storedBytes } from '../context';
+import { createBodyTemplate, replicaSetsPath } from '../fixtures';
+import { type Cell, type Sample, cpuPerOp, etcdCpuPerOp, etcdRpcsPerOp, perSecond, sideBySide } from '../measure';
+import { type KeelsonServer, startKeelson } from '../processes';
+import { micros, ms, rate, ratio } from '../report';
+
+export const CLIENTS = [1, 16, 64];
+const NAMESPACE = 'bench-create';
+
+let runs = 0;
+
+function keelsonCreates(ctx: Context, server: KeelsonServer, clients: number, etcd?: { pid?: number; endpoint: string }): Cell {
+  const body = createBodyTemplate(NAMESPACE);
+  return {
+    worker: ctx.worker,
+    open: { kind: 'https', target: server.target, connections: clients },
+    spec: () => ({ op: 'request', method: 'POST', paths: [replicaSetsPath(NAMESPACE)], body, namePrefix: `c${clients}-r${++runs}`, expect: 201 }),
+    serverCpu: async () => (await server.stats()).cpuUs,
+    etcdPid: etcd?.pid,
+    etcdEndpoint: etcd?.endpoint,
+  };
+}
+
+function latency(s: Sample): string {
+  return `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
+}
+
+function failures(s: Sample): string {
+  const bad = Object.entries(s.outcomes).filter(([label]) => label !== '201');
+  return bad.length ? ` failures: ${bad.map(([l, n]) => `${l}×${n}`).join(', ')}` : '';
+}
+
+export interface CreateResults {
+  /** ops/s by store and clients, for the budget checks. */
+  keelson: Record<'etcd' | 'embedded', Map<number, number>>;
+  rawEtcd: Map<number, number>;
+  embeddedDirect: Map<number, number>;
+}
+
+export async function runCreate(ctx: Context): Promise<CreateResults> {
+  const results: CreateResults = { keelson: { etcd: new Map(), embedded: new Map() }, rawEtcd: new Map(), embeddedDirect: new Map() };
+
+  // etcd: Keelson over HTTPS vs raw etcd3 puts into the same etcd.
+  {
+    const etcd = await ctx.etcd();
+    const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('create-etcd') });
+    const api = new ApiClient(server.target);
+    try {
+      const value = storedBytes(await learnTemplate(ctx, api, NAMESPACE));
+      for (const clients of CLIENTS) {
+        ctx.log(`1. create, etcd, ${clients} clients`);
+        const raw: Cell = {
+          worker: ctx.worker,
+          open: { kind: 'etcd', endpoint: etcd.endpoint },
+          spec: () => ({ op: 'put', concurrency: clients, value, keyPrefix: `/bench-raw/c${clients}-r${++runs}/` }),
+          etcdPid: etcd.pid,
+          etcdEndpoint: etcd.endpoint,
+        };
+        const [k, r] = await sideBySide([keelsonCreates(ctx, server, clients, etcd), raw], ctx.timing);
+        results.keelson.etcd.set(clients, perSecond(k));
+        results.rawEtcd.set(clients, perSecond(r));
+        ctx.rows.push({
+          scenario: 1,
+          name: `create ReplicaSet over HTTPS, etcd, ${clients} client${clients > 1 ? 's' : ''}`,
+          keelson: rate(perSecond(k)),
+          reference: `${rate(perSecond(r))} raw etcd3 puts (${value.length} B)`,
+          ratio: ratio(perSecond(k), perSecond(r)),
+          cpu: `${micros(cpuPerOp(k))} / ${micros(cpuPerOp(r))}`,
+          latency: `${latency(k)}; ${latency(r)}`,
+          note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process${failures(k)}`,
+        });
+      }
+    } finally {
+      api.close();
+      await server.stop();
+    }
+  }
+
+  // Embedded: Keelson over HTTPS vs direct creates on another embedded store (SQLite allows one owner).
+  {
+    const server = await startKeelson(ctx.build, { store: { kind: 'embedded' }, dataDir: await ctx.tmpDir('create-embedded') });
+    const api = new ApiClient(server.target);
+    const directDir = await ctx.tmpDir('create-direct');
+    try {
+      const value = storedBytes(await learnTemplate(ctx, api, NAMESPACE));
+      for (const clients of CLIENTS) {
+        ctx.log(`1. create, embedded, ${clients} clients`);
+        const direct: Cell = {
+          worker: ctx.worker,
+          open: { kind: 'embedded', dataDir: directDir },
+          spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/registry/bench-direct/c${clients}-r${++runs}/` }),
+        };
+        const [k, d] = await sideBySide([keelsonCreates(ctx, server, clients), direct], ctx.timing);
+        results.keelson.embedded.set(clients, perSecond(k));
+        results.embeddedDirect.set(clients, perSecond(d));
+        ctx.rows.push({
+          scenario: 1,
+          name: `create ReplicaSet over HTTPS, embedded, ${clients} client${clients > 1 ? 's' : ''}`,
+          keelson: rate(perSecond(k)),
+          reference: `${rate(perSecond(d))} direct embedded-store creates`,
+          ratio: ratio(perSecond(k), perSecond(d)),
+          cpu: `${micros(cpuPerOp(k))} / ${micros(cpuPerOp(d))}`,
+          latency: `${latency(k)}; ${latency(d)}`,
+          note: `ref CPU is the process calling the store${failures(k)}`,
+        });
+      }
+    } finally {
+      api.close();
+      await server.stop();
+    }
+  }
+
+  const top = CLIENTS[CLIENTS.length - 1];
+  const rawTop = results.rawEtcd.get(top) ?? NaN;
+  const directTop = results.embeddedDirect.get(top) ?? NaN;
+  ctx.rows.push({
+    scenario: 1,
+    name: `embedded store creates vs raw etcd3 puts, ${top} in flight`,
+    keelson: rate(directTop),
+    reference: `${rate(rawTop)} raw etcd3 puts`,
+    ratio: ratio(directTop, rawTop),
+    cpu: '',
+    latency: '',
+    note: 'store level, from the rows above; over HTTPS: ' + ratio(results.keelson.embedded.get(top) ?? NaN, rawTop),
+  });
+  const createRatio = (results.keelson.etcd.get(top) ?? NaN) / rawTop;
+  ctx.budgets.push({
+    budget: `create over HTTPS vs raw etcd3 puts, ${top} in flight`,
+    target: '≥ 0.6×',
+    measured: `${createRatio.toFixed(2)}×`,
+    met: createRatio >= 0.6,
+  });
+  ctx.budgets.push({
+    budget: "embedded store's creates vs raw etcd3 puts",
+    target: '≥ 1.0×',
+    measured: `${(directTop / rawTop).toFixed(2)}× (store level); ${((results.keelson.embedded.get(top) ?? NaN) / rawTop).toFixed(2)}× over HTTPS`,
+    met: directTop / rawTop >= 1,
+  });
+  return results;
+}

@@ -1,0 +1,128 @@
+/**
+ * Scenario 2: get by name and lists of 1,000 and 10,000 objects (served from the watch cache
+ * once it is in place), in requests/s and bytes/s, side by side with a bare node:https server
+ * holding the very bytes Keelson answered in memory (same certificate, client certificates
+ * requested, keep-alive). Then the memory a list costs while its client is slow, against the
+ * response size, and the get once more through the node listener instead of Express.
+ */
+import type { Context } from '../context';
+import { replicaSetsPath } from '../fixtures';
+import type { Target } from '../https-client';
+import { type Cell, type Sample, bytesPerSecond, cpuPerOp, etcdRpcsPerOp, perSecond, sideBySide } from '../measure';
+import { type BareServer, type KeelsonServer, startBare } from '../processes';
+import { bytes, micros, ms, rate, ratio } from '../report';
+import { LIST_SIZES, type Served, listNamespace } from './served';
+
+const GET_CLIENTS = 16;
+const GET_NAMES = 100;
+const LIST_CLIENTS: Record<number, number> = { 1000: 4, 10000: 2 };
+/** Slow clients held open at once for the list memory reading. */
+const STALLED_LISTS = 4;
+
+interface ReadCase {
+  name: string;
+  paths: string[];
+  clients: number;
+}
+
+function readCell(ctx: Context, server: { target: Target; stats(): Promise<{ cpuUs: number }> }, c: ReadCase): Cell {
+  return {
+    worker: ctx.worker,
+    open: { kind: 'https', target: server.target, connections: c.clients },
+    spec: () => ({ op: 'request', method: 'GET', paths: c.paths, expect: 200 }),
+    serverCpu: async () => (await server.stats()).cpuUs,
+  };
+}
+
+const latency = (s: Sample) => `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
+
+function row(ctx: Context, name: string, k: Sample, b: Sample, note = ''): number {
+  const r = perSecond(k) / perSecond(b);
+  const failed = k.failed + b.failed ? ` failed: ${k.failed} / ${b.failed}` : '';
+  ctx.rows.push({
+    scenario: 2,
+    name,
+    keelson: `${rate(perSecond(k))}, ${bytes(bytesPerSecond(k))}/s`,
+    reference: `${rate(perSecond(b))}, ${bytes(bytesPerSecond(b))}/s bare https`,
+    ratio: ratio(perSecond(k), perSecond(b)),
+    cpu: `${micros(cpuPerOp(k))} / ${micros(cpuPerOp(b))}`,
+    latency: `${latency(k)}; ${latency(b)}`,
+    note: `${note}${failed}`.trim(),
+  });
+  return r;
+}
+
+async function copyResponses(served: Served, bare: BareServer, paths: string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  for (const path of paths) {
+    const res = await served.api.request('GET', path);
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
+    await bare.route(path, res.body, res.headers['content-type'] ?? 'application/json');
+    sizes.set(path, res.body.length);
+  }
+  return sizes;
+}
+
+/** Extra memory (heap + external, after GC) per list in flight to a client that stopped reading. */
+async function listMemory(ctx: Context, server: KeelsonServer, path: string): Promise<number> {
+  const before = await server.gc();
+  const id = await ctx.worker.call<number>('stallOpen', { target: server.target, k: STALLED_LISTS, path });
+  try {
+    // Let the server fill the sockets and whatever it buffers above them.
+    await new Promise((r) => setTimeout(r, 1500));
+    const during = await server.gc();
+    return (during.heapUsed + during.external - (before.heapUsed + before.external)) / STALLED_LISTS;
+  } finally {
+    await ctx.worker.call('stallClose', { id });
+  }
+}
+
+export async function runReads(ctx: Context, served: Served): Promise<void> {
+  const names = Array.from({ length: GET_NAMES }, (_, i) => `${replicaSetsPath(listNamespace(1000))}/rs-${String(i).padStart(6, '0')}`);
+  const cached: ReadCase = { name: `get by name from the watch cache (resourceVersion=0), ${GET_CLIENTS} clients`, paths: names.map((p) => `${p}?resourceVersion=0`), clients: GET_CLIENTS };
+  const consistent: ReadCase = { name: `get by name, consistent (no resourceVersion), ${GET_CLIENTS} clients`, paths: names, clients: GET_CLIENTS };
+  const lists: ReadCase[] = LIST_SIZES.map((size) => ({
+    name: `list ${size.toLocaleString('en-US')} ReplicaSets (consistent), ${LIST_CLIENTS[size]} clients`,
+    paths: [replicaSetsPath(listNamespace(size))],
+    clients: LIST_CLIENTS[size],
+  }));
+  const etcdEndpoint = served.store.kind === 'etcd' ? served.etcd.endpoint : undefined;
+  const bare = await startBare(ctx.build, served.server.dataDir, served.server.target.tls);
+  try {
+    const sizes = await copyResponses(served, bare, [...cached.paths, ...consistent.paths, ...lists.flatMap((c) => c.paths)]);
+    const ratios = new Map<ReadCase, number>();
+    for (const c of [cached, consistent, ...lists]) {
+      ctx.log(`2. ${c.name}`);
+      const [k, b] = await sideBySide([{ ...readCell(ctx, served.server, c), etcdEndpoint }, readCell(ctx, bare, c)], ctx.timing);
+      const rpcs = k.etcdRpcs ? `; etcd RPCs/op ${etcdRpcsPerOp(k)}` : '';
+      ratios.set(c, row(ctx, c.name, k, b, `response ${bytes(sizes.get(c.paths[0]) ?? NaN)}${rpcs}`));
+    }
+    ctx.budgets.push({ budget: 'GET from the watch cache vs bare https', target: '≥ 0.6×', measured: `${ratios.get(cached)!.toFixed(2)}× (resourceVersion=0); consistent get ${ratios.get(consistent)!.toFixed(2)}×`, met: ratios.get(cached)! >= 0.6 });
+
+    const biggest = lists[lists.length - 1].paths[0];
+    const responseSize = sizes.get(biggest)!;
+    ctx.log('2. list memory with slow clients');
+    const extra = await listMemory(ctx, served.server, biggest);
+    const share = extra / responseSize;
+    ctx.rows.push({
+      scenario: 2,
+      name: `list ${LIST_SIZES[LIST_SIZES.length - 1].toLocaleString('en-US')}: extra memory per list to a stalled client (${STALLED_LISTS} at once)`,
+      keelson: bytes(extra),
+      reference: `response ${bytes(responseSize)}`,
+      ratio: `${share.toFixed(2)}× of response`,
+      cpu: '',
+      latency: '',
+      note: 'heap + external after GC, while the clients read nothing; the socket buffers take the first MBs',
+    });
+    ctx.budgets.push({ budget: 'LIST extra memory vs response size', target: '≤ 0.2×', measured: `${share.toFixed(2)}×`, met: share <= 0.2 });
+
+    // The cached get once more through the node listener: what is left of Express' cost.
+    ctx.log('2. get by name through the node listener');
+    await served.restart('node');
+    const [k, b] = await sideBySide([readCell(ctx, served.server, cached), readCell(ctx, bare, cached)], ctx.timing);
+    row(ctx, `${cached.name}, node listener (no Express)`, k, b, 'same store and data, StartServerOptions.adapter = node');
+    await served.restart('express');
+  } finally {
+    await bare.stop();
+  }
+}
