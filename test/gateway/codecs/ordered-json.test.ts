@@ -1,0 +1,111 @@
+/**
+ * The gateway's JSON: upstream's key order and escapes, written once per object version (frozen
+ * cache objects keep their text), lists from their items' texts, Tables with each row's object in
+ * its own order, pretty output as Go's json.Indent; and the protobuf and CBOR records beside it.
+ */
+import { deepFreeze } from '../../../src/core/cache/cached-object';
+import { encodeOnce } from '../../../src/core/cache/encode-once';
+import { encodeOrderedJson } from '../../../src/codecs/json-order';
+import { schemaRegistry } from '../../../src/core/schema';
+import { createCborCodec, createJsonCodec, gatewayCodecs, indentJson } from '../../../src/gateway/codecs';
+import { createNaming } from '../../../src/naming';
+import { realisticReplicaSet } from '../../codecs/sample-objects';
+
+const naming = createNaming('kubernetes');
+const registry = schemaRegistry(naming);
+const json = createJsonCodec(naming);
+
+/** The same object with its keys in reverse order (what a client may send). */
+function shuffled(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shuffled);
+  if (typeof value !== 'object' || value === null) return value;
+  // fieldsV1 is raw JSON upstream copies as it is: its order is its own.
+  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, k === 'fieldsV1' ? v : shuffled(v)]));
+}
+
+describe('ordered JSON codec', () => {
+  it("writes upstream's order whatever order the object holds", () => {
+    const rs = realisticReplicaSet();
+    const text = json.encode(shuffled(rs)).toString();
+    expect(text).toBe(`${encodeOrderedJson(registry, rs)}\n`);
+    expect(text.startsWith('{"kind":"ReplicaSet","apiVersion":"apps/v1","metadata":{"name":"frontend","namespace":"default","uid"')).toBe(true);
+  });
+
+  it('escapes <, > and & as Go does', () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '<b>&' } };
+    expect(json.encode(cm).toString()).toBe('{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c"},"data":{"a":"\\u003cb\\u003e\\u0026"}}\n');
+  });
+
+  it('indents pretty output as json.Indent: two spaces, empty containers on one line', () => {
+    const value = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', details: { causes: [] }, message: 'a, "b": {c}', code: 1 };
+    expect(json.encode(value, { pretty: true }).toString()).toBe(`${JSON.stringify(JSON.parse(json.encode(value).toString()), null, 2)}\n`);
+    expect(indentJson('{"a":[],"b":{},"c":[1,{"d":"x,y:{"}]}')).toBe('{\n  "a": [],\n  "b": {},\n  "c": [\n    1,\n    {\n      "d": "x,y:{"\n    }\n  ]\n}');
+  });
+
+  it("memoises a frozen object's text: later changes to a copy do not leak, the same object is not re-encoded", () => {
+    const rs = deepFreeze(shuffled(realisticReplicaSet()) as Record<string, unknown>);
+    const first = json.encode(rs).toString();
+    expect(json.encode(rs).toString()).toBe(first);
+    // The memo holds the text: asking again never calls the encoder.
+    expect(encodeOnce(rs, 'application/json#text', () => 'not memoised')).toBe(first.slice(0, -1));
+    const copy = JSON.parse(first) as { metadata: { name: string } };
+    copy.metadata.name = 'changed';
+    expect(json.encode(copy).toString()).toContain('"name":"changed"');
+    expect(json.encode(rs).toString()).toBe(first);
+  });
+
+  it("writes lists as kind, apiVersion, metadata, then each item's text", () => {
+    const item = shuffled({ metadata: { name: 'a', namespace: 'n' }, data: { k: 'v' } });
+    const list = { items: [item, item], metadata: { resourceVersion: '5', continue: 'c' }, apiVersion: 'v1', kind: 'ConfigMapList' };
+    expect(json.encode(list).toString()).toBe(
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5","continue":"c"},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}},{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}}]}\n',
+    );
+  });
+
+  it("writes Tables in metav1.Table's order, each row's object in its own", () => {
+    const table = {
+      rows: [{ object: { metadata: { namespace: 'n', name: 'a' }, apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' }, cells: ['a', 1] }],
+      columnDefinitions: null,
+      metadata: { resourceVersion: '9' },
+      apiVersion: 'meta.k8s.io/v1',
+      kind: 'Table',
+    };
+    expect(json.encode(table).toString()).toBe(
+      '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},"columnDefinitions":null,"rows":[{"cells":["a",1],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"n"}}}]}\n',
+    );
+  });
+
+  it('frames watch events one per line with the ordered object', () => {
+    const text = json.stream!.encodeEvent({ type: 'ADDED', object: shuffled({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', uid: 'u' } }) }).toString();
+    expect(text).toBe('{"type":"ADDED","object":{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"n","uid":"u"}}}\n');
+  });
+});
+
+describe('gateway codecs', () => {
+  it('serve JSON, YAML and protobuf, and CBOR last when its gate is on', () => {
+    expect([...gatewayCodecs(naming).keys()]).toEqual(['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
+    expect([...gatewayCodecs(naming, { cbor: true, compression: true }).keys()]).toEqual(['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'application/cbor']);
+    expect(gatewayCodecs(naming, { cbor: true, compression: false }).features).toEqual({ cbor: true, compression: false });
+  });
+
+  it('encode a shared object once per format and reuse the bytes in watch frames', () => {
+    const codecs = gatewayCodecs(naming, { cbor: true, compression: true });
+    const ns = deepFreeze({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } });
+    for (const type of ['application/vnd.kubernetes.protobuf', 'application/cbor']) {
+      const codec = codecs.get(type)!;
+      const body = codec.encode(ns);
+      expect(codec.encode(ns)).toBe(body);
+      expect(codec.stream!.encodeEvent({ type: 'ADDED', object: ns }).includes(body)).toBe(true);
+    }
+  });
+
+  it('CBOR: application/cbor bodies, application/cbor-seq watches, upstream-worded decode errors', () => {
+    const cbor = createCborCodec(naming);
+    const rs = realisticReplicaSet();
+    expect(cbor.decode(cbor.encode(rs))).toEqual(rs);
+    expect(cbor.stream!.mediaType).toBe('application/cbor-seq');
+    const stream = Buffer.concat([cbor.stream!.encodeEvent({ type: 'ADDED', object: rs }), cbor.stream!.encodeEvent({ type: 'MODIFIED', object: rs })]);
+    expect(cbor.decodeWatchStream(stream).map((e) => e.type)).toEqual(['ADDED', 'MODIFIED']);
+    expect(() => cbor.decode(Buffer.from('a1', 'hex'))).toThrow('unable to determine group/version/kind: cbor: unexpected EOF');
+  });
+});
