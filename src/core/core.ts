@@ -25,7 +25,6 @@ import type { Store } from '../store';
 import { type Clock, systemClock } from '../clock';
 import { StatusError, badRequest, forbidden, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
 import { ResourceStore, type WriteScope } from './registry/resource-store';
-import { applyPatch } from './registry/patch';
 import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
@@ -178,34 +177,14 @@ class InProcessCore implements Core {
   async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     const { store, subresource } = this.resolve(target, 'patch');
     const name = this.requireName(target);
-    if (subresource === 'scale') {
-      const current = getScale(store, await store.get(target.namespace, name, {}));
-      const patched = applyPatch(patch, current);
-      const scale = scaleFromBody(store, patched, name, target.namespace);
-      return this.writeScale(store, target, scale, options, ctx);
-    }
+    if (subresource === 'scale') return store.writeScale(target.namespace, name, { kind: 'patch', patch }, options, ctx);
     const scope: WriteScope = subresource || 'main';
-    return store.patch(target.namespace, name, (current) => applyPatch(patch, current), options, ctx, scope);
+    return store.patch(target.namespace, name, patch, options, ctx, scope);
   }
 
+  /** PUT of `/scale`: the checked Scale becomes the object's replicas (the store tracks ownership). */
   private async writeScale(store: ResourceStore, target: ResourceTarget, scale: ScaleObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
-    const scaleDef = store.def.scale!;
-    const result = await store.patch(
-      target.namespace,
-      scale.metadata.name,
-      (current) => {
-        if (scale.metadata.resourceVersion && scale.metadata.resourceVersion !== current.metadata?.resourceVersion) {
-          // Keep the client's precondition: the update path turns a stale version into 409 Conflict.
-          current.metadata = { ...current.metadata, resourceVersion: scale.metadata.resourceVersion };
-        }
-        scaleDef.setSpecReplicas(current, scale.spec.replicas);
-        return current;
-      },
-      options,
-      ctx,
-      'main',
-    );
-    return { object: getScale(store, result.object), created: false };
+    return store.writeScale(target.namespace, scale.metadata.name, { kind: 'put', body: scale }, options, ctx);
   }
 
   async delete(target: ResourceTarget, options: DeleteOptions, _ctx: RequestContext): Promise<DeleteResult> {

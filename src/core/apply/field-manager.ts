@@ -15,7 +15,7 @@ import { STRIPPED_FIELDS, capUpdateManagers, decodeManaged, emptyManaged, encode
 import { FieldSet } from './set';
 import { rootAtom, isObject } from './typed';
 import { ApplyConflicts, applyOwnership, updateOwnership, type UpdaterOptions } from './updater';
-import { allowedByLastApplied, LAST_APPLIED_ANNOTATION, withLastApplied } from './last-applied';
+import { allowedByLastApplied, withLastApplied } from './last-applied';
 
 export interface FieldManagerScope {
   /** The schema of the kind written. */
@@ -29,6 +29,8 @@ export interface FieldManagerScope {
   readonly ignore: FieldSet;
   /** The current time, RFC 3339, from the injected clock. */
   readonly now: string;
+  /** kubectl's client-side apply annotation under the naming profile; undefined: not tracked. */
+  readonly lastAppliedAnnotation?: string;
 }
 
 /** The self name under which an update is computed before it is credited to its manager. */
@@ -157,9 +159,9 @@ export function applyConfiguration(live: ApiObject | undefined, config: ApiObjec
     if (rest.length > 0) throw new ApplyConflicts(rest);
     result = applyOnce(live, config, managed, manager, true, scope);
   }
-  const annotations = live?.metadata?.annotations;
-  if (manager === 'kubectl' && annotations?.[LAST_APPLIED_ANNOTATION]) {
-    result = { ...result, object: withLastApplied(result.object, config) };
+  const key = scope.lastAppliedAnnotation;
+  if (manager === 'kubectl' && key && live?.metadata?.annotations?.[key]) {
+    result = { ...result, object: withLastApplied(result.object, config, key) };
   }
   return result;
 }

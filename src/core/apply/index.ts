@@ -7,4 +7,3 @@ export { ApplyConflicts, ApplyValidationError } from './updater';
 export { conflictError, printManager, unknownError } from './errors';
 export { SCALE_API_VERSION, type ScaleMapping, parentEntriesFromScale, scaleEntriesFromParent } from './scale';
 export { goShape, goShapeStruct } from './normalize';
-export { LAST_APPLIED_ANNOTATION } from './last-applied';

@@ -3,7 +3,7 @@
  * `kubectl.kubernetes.io/last-applied-configuration` annotation. As upstream does for the
  * manager named `kubectl` only: a server-side apply may take over fields that client-side apply
  * set and that still hold the annotation's values, and it keeps the annotation up to date.
- * (The annotation key is kubectl's own, the same under every naming profile.)
+ * The annotation key comes from the naming profile (FieldManagerScope.lastAppliedAnnotation).
  */
 import type { ApiObject } from '../api';
 import type { FieldManagerScope } from './field-manager';
@@ -12,8 +12,6 @@ import { goShapeStruct } from './normalize';
 import type { FieldSet } from './set';
 import { isObject, rootAtom } from './typed';
 import { compareValues, fieldSetOf, type ValidationError } from './walk';
-
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** upstream's total annotation size limit (ValidateAnnotationsSize). */
 const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
@@ -24,7 +22,8 @@ const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
  * annotation.
  */
 export function allowedByLastApplied(live: ApiObject, scope: FieldManagerScope): FieldSet | undefined {
-  const text = live.metadata?.annotations?.[LAST_APPLIED_ANNOTATION];
+  const key = scope.lastAppliedAnnotation;
+  const text = key ? live.metadata?.annotations?.[key] : undefined;
   if (!text) return undefined;
   let lastApplied: unknown;
   try {
@@ -45,13 +44,13 @@ export function allowedByLastApplied(live: ApiObject, scope: FieldManagerScope):
 }
 
 /** `object` with the annotation set to `config` (without the annotation itself), unless that makes annotations too large. */
-export function withLastApplied(object: ApiObject, config: ApiObject): ApiObject {
+export function withLastApplied(object: ApiObject, config: ApiObject, key: string): ApiObject {
   const copy = JSON.parse(JSON.stringify(config)) as ApiObject;
   const configAnnotations = copy.metadata?.annotations;
-  if (configAnnotations) delete configAnnotations[LAST_APPLIED_ANNOTATION];
-  const annotations: Record<string, string> = { ...(object.metadata?.annotations ?? {}), [LAST_APPLIED_ANNOTATION]: goJson(copy) };
+  if (configAnnotations) delete configAnnotations[key];
+  const annotations: Record<string, string> = { ...(object.metadata?.annotations ?? {}), [key]: goJson(copy) };
   let size = 0;
   for (const [k, v] of Object.entries(annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(v);
-  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[LAST_APPLIED_ANNOTATION];
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[key];
   return { ...object, metadata: { ...object.metadata, annotations } };
 }

@@ -71,7 +71,9 @@ export function memberAtom(atom: Atom, name: string): Atom | undefined {
   if (atom.kind === 'map') return atomOf(atom.value);
   if (atom.kind !== 'struct') return undefined;
   const p = atom.type.property.get(name);
-  return p ? atomOf(p.field.type, p.field) : undefined;
+  if (p) return atomOf(p.field.type, p.field);
+  // TypeMeta's fields are part of every kind's JSON.
+  return atom.type.typeMeta && (name === 'kind' || name === 'apiVersion') ? { kind: 'scalar' } : undefined;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -9,6 +9,7 @@ import { rfc3339 } from '../../clock';
 import { RESOURCE_KINDS, type SchemaType, schemaTypes } from '../schema';
 import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
 import type { ResourceDefinition } from '../resources/definition';
+import type { Naming } from '../../naming';
 
 export interface ManagerIdentity {
   manager: string;
@@ -68,11 +69,16 @@ export function schemaTypeOf(apiVersion: string, kind: string): SchemaType | und
   return k ? schemaTypes().get(k.type) : undefined;
 }
 
+/** kubectl's client-side apply annotation under a naming profile. */
+export function lastAppliedAnnotation(naming: Naming): string {
+  return naming.key('last-applied-configuration', 'kubectl');
+}
+
 /** The field manager's scope for a write of `def`'s kind at `apiVersion`. */
-export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, subresource: string, now: number): FieldManagerScope | undefined {
+export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, subresource: string, now: number, naming: Naming): FieldManagerScope | undefined {
   const type = schemaTypeOf(apiVersion, def.kind);
   if (!type) return undefined;
-  return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now) };
+  return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now), lastAppliedAnnotation: lastAppliedAnnotation(naming) };
 }
 
 /**
@@ -92,4 +98,51 @@ export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject
     now: rfc3339(now),
   };
   return managedFieldsAfterUpdate(prev, next, who.manager, scope);
+}
+
+/** managedFields an apply computed for the object it creates, keyed by the create's options. */
+const precomputed = new WeakMap<object, ManagedFieldsEntry[]>();
+
+/** Options for the create an apply turns into, carrying the apply's managedFields. */
+export function withPrecomputedOnCreate<T extends object>(options: T, entries: ManagedFieldsEntry[]): T {
+  const copy = { ...options };
+  precomputed.set(copy, entries);
+  return copy;
+}
+
+/** The managedFields an apply computed for this create, if it is one. */
+export function precomputedOnCreate(options: object): ManagedFieldsEntry[] | undefined {
+  return precomputed.get(options);
+}
+
+/** JSON with object keys sorted, for comparisons that ignore key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) out[k] = (v as Record<string, unknown>)[k];
+    return out;
+  });
+}
+
+function withoutTimes(entries: readonly ManagedFieldsEntry[] | undefined): string {
+  return canonical((entries ?? []).map(({ time: _time, ...rest }) => rest));
+}
+
+function withoutManagedFields(obj: ApiObject): string {
+  return canonical({ ...obj, metadata: { ...obj.metadata, managedFields: undefined } });
+}
+
+/**
+ * An update that changes nothing but managedFields timestamps keeps the stored ones, so that
+ * it is no change at all (upstream's IgnoreManagedFieldsTimestampsTransformer).
+ */
+export function keepManagedFieldsTimes(next: ApiObject, current: ApiObject): void {
+  const mine = next.metadata?.managedFields;
+  const stored = current.metadata?.managedFields;
+  if (!mine || !stored || mine.length === 0 || mine.length !== stored.length) return;
+  if (mine.every((e, i) => e.time === stored[i]!.time)) return;
+  if (withoutTimes(mine) !== withoutTimes(stored)) return;
+  if (withoutManagedFields(next) !== withoutManagedFields(current)) return;
+  next.metadata!.managedFields = stored;
 }

@@ -5,7 +5,7 @@
  * errors into Status errors. Reads (get/list/watch) live in resource-reads.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { ApiObject, DeleteOptions, DeleteResult, RequestContext, WriteOptions, WriteResult } from '../api';
+import type { ApiObject, DeleteOptions, DeleteResult, ManagedFieldsEntry, Patch, RequestContext, WriteOptions, WriteResult } from '../api';
 import type { ResourceDefinition, StrategyContext } from '../resources/definition';
 import type { KeyValue } from '../../store';
 import { StoreError } from '../../store';
@@ -27,7 +27,19 @@ import { fieldErrors, type FieldError } from '../validation/field-errors';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
 import { objectKey } from './keys';
 import { decodeFromStorage, deepCopy, encodeForStorage } from './object-codec';
-import { managerFromUserAgent, updateManagedFields } from './managed-fields';
+import {
+  fieldManagerScope,
+  keepManagedFieldsTimes,
+  managerFromUserAgent,
+  precomputedOnCreate,
+  updateManagedFields,
+  withPrecomputedOnCreate,
+} from './managed-fields';
+import { managedFieldsAfterUpdate } from '../apply';
+import { type PatchHost, applyObject, patchObject } from '../patch/requests';
+import { type ScaleHost, type ScaleWrite, writeScale } from '../patch/scale-request';
+import { getScale, scaleFromBody } from './scale';
+import { checkApplyPatch, checkPatchedFields, resourceType } from '../validation/field-validation';
 import { parseResourceVersion } from './list-options';
 import { ResourceReads, type RegistryDeps } from './resource-reads';
 import { DeleteFlow } from './delete-flow';
@@ -138,7 +150,7 @@ export class ResourceStore extends ResourceReads {
     if (generated) meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
     this.throwIfInvalid(this.validateNew(obj), meta.name ?? '');
     if (this.def.namespaced && this.namespaceGate) await this.namespaceGate(meta.namespace!, this.def, meta.name!);
-    meta.managedFields = updateManagedFields(undefined, obj, { manager: this.manager(options, ctx), apiVersion: this.apiVersion, subresource: '' }, now);
+    meta.managedFields = this.managedFieldsOnCreate(obj, options, ctx, now);
     if (meta.managedFields.length === 0) delete meta.managedFields;
 
     if (isDryRun(options)) return { object: obj, created: true };
@@ -210,8 +222,17 @@ export class ResourceStore extends ResourceReads {
   /**
    * Turn a client's full object (PUT, or the result of a patch) into the object to store,
    * given the current one. `scope` selects the main strategy or the status sub-strategy.
+   * The writer's ownership is computed after defaults and before the strategy, as upstream's
+   * handlers run the field manager; `managedFields` is given when it already ran (apply, /scale).
    */
-  prepareUpdate(body: ApiObject, current: ApiObject, scope: WriteScope, manager: string, requireResourceVersion: boolean): ApiObject {
+  prepareUpdate(
+    body: ApiObject,
+    current: ApiObject,
+    scope: WriteScope,
+    manager: string,
+    requireResourceVersion: boolean,
+    managedFields?: ManagedFieldsEntry[],
+  ): ApiObject {
     const obj = this.checkBody(body, current.metadata?.namespace);
     const meta = obj.metadata!;
     const cur = current.metadata!;
@@ -223,7 +244,8 @@ export class ResourceStore extends ResourceReads {
     const rv = meta.resourceVersion;
     if (rv === undefined || rv === '') {
       if (requireResourceVersion && !this.def.allowUnconditionalUpdate) {
-        throw invalid(this.groupKind, name, [fieldErrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
+        // upstream names the resource, not the kind, in this error.
+        throw invalid({ group: this.def.group, kind: this.def.resource }, name, [fieldErrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
       }
     } else {
       parseResourceVersion(rv);
@@ -245,6 +267,9 @@ export class ResourceStore extends ResourceReads {
 
     const sctx = this.strategyContext();
     this.def.defaults?.(obj);
+    const entries = managedFields ?? this.managedFieldsAfterWrite(current, obj, scope, manager);
+    if (entries.length > 0) meta.managedFields = entries;
+    else delete meta.managedFields;
     const sub = scope === 'main' ? undefined : this.def[scope]!;
     if (sub) sub.prepareForUpdate(obj, current, sctx);
     else this.def.prepareForUpdate?.(obj, current, sctx);
@@ -255,14 +280,19 @@ export class ResourceStore extends ResourceReads {
     if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
     else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
     this.throwIfInvalid(errors, name);
-    meta.managedFields = updateManagedFields(
-      current,
-      obj,
-      { manager, apiVersion: this.apiVersion, subresource: scope === 'main' ? '' : scope },
-      this.deps.clock.now(),
-    );
-    if (meta.managedFields.length === 0) delete meta.managedFields;
+    keepManagedFieldsTimes(obj, current);
     return obj;
+  }
+
+  /** managedFields after a non-apply write by `manager` (operation `Update`). */
+  private managedFieldsAfterWrite(current: ApiObject | undefined, next: ApiObject, scope: WriteScope, manager: string): ManagedFieldsEntry[] {
+    const fm = fieldManagerScope(this.def, this.apiVersion, scope === 'main' ? '' : scope, this.deps.clock.now(), this.deps.naming);
+    return fm ? managedFieldsAfterUpdate(current, next, manager, fm) : (next.metadata?.managedFields ?? []);
+  }
+
+  /** managedFields of a created object: the creator's, or those an apply that creates it computed. */
+  private managedFieldsOnCreate(obj: ApiObject, options: WriteOptions, ctx: RequestContext, now: number): ManagedFieldsEntry[] {
+    return precomputedOnCreate(options) ?? updateManagedFields(undefined, obj, { manager: this.manager(options, ctx), apiVersion: this.apiVersion, subresource: '' }, now);
   }
 
   /** PUT on the main resource or `/status`: update, or create where the type allows it. */
@@ -295,25 +325,54 @@ export class ResourceStore extends ResourceReads {
   }
 
   /**
-   * Apply a patch: `mutate` turns the current object into the patched body, which then goes
-   * through the same update path as a PUT (strategy, validation, CAS, retries).
+   * PATCH of the main resource or `/status` (core/patch/requests.ts): JSON, merge and strategic
+   * merge patches go through the update path; apply goes through the field manager and
+   * creates the object when it is absent.
    */
   async patch(
     namespace: string | undefined,
     name: string,
-    mutate: (current: ApiObject) => ApiObject,
+    patch: Patch,
     options: WriteOptions,
     ctx: RequestContext,
     scope: WriteScope = 'main',
   ): Promise<WriteResult> {
     const manager = this.manager(options, ctx);
-    const result = await this.guaranteedUpdate(
-      namespace,
-      name,
-      (current) => this.prepareUpdate(mutate(deepCopy(current!)), current!, scope, manager, false),
-      { dryRun: options.dryRun },
-    );
+    const type = resourceType(this.deps.naming, this.def);
+    const host: PatchHost = {
+      apiVersion: this.apiVersion,
+      kind: this.def.kind,
+      namespaced: this.def.namespaced,
+      groupResource: this.groupResource,
+      metaGroup: this.deps.naming.groups.meta,
+      schemaType: type,
+      fieldManagerScope: (sub) => fieldManagerScope(this.def, this.apiVersion, sub, this.deps.clock.now(), this.deps.naming),
+      guaranteedUpdate: (tryUpdate, allowCreate) => this.guaranteedUpdate(namespace, name, tryUpdate, { dryRun: options.dryRun, allowCreate }),
+      prepareUpdate: (body, current, managedFields) => this.prepareUpdate(body, current, scope, manager, false, managedFields),
+      create: (object, managedFields) => this.create(namespace, object, withPrecomputedOnCreate(options, managedFields), ctx),
+      checkPatched: type ? (p, patched) => checkPatchedFields({ patch: p, patched, type, directive: options.fieldValidation, ctx }) : undefined,
+      checkApplied: (p) => checkApplyPatch(p, options.fieldValidation, ctx),
+    };
+    const req = { name, subresource: scope === 'main' ? '' : scope, patch, manager, options, ctx };
+    const result = patch.type === 'apply' ? await applyObject(host, req) : await patchObject(host, req);
     return this.finishIfFinalized(result, namespace, name, options);
+  }
+
+  /** PUT or PATCH of `/scale` (core/patch/scale-request.ts); answers with the Scale. */
+  async writeScale(namespace: string | undefined, name: string, write: ScaleWrite, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const manager = this.manager(options, ctx);
+    const scaleDef = this.def.scale!;
+    const host: ScaleHost = {
+      apiVersion: this.apiVersion,
+      groupResource: this.groupResource,
+      now: () => this.deps.clock.now(),
+      toScale: (obj) => getScale(this, obj),
+      checkScale: (body, n) => scaleFromBody(this, body, n, namespace),
+      setReplicas: (obj, replicas) => scaleDef.setSpecReplicas(obj, replicas),
+      guaranteedUpdate: (tryUpdate, allowCreate) => this.guaranteedUpdate(namespace, name, tryUpdate, { dryRun: options.dryRun, allowCreate }),
+      prepareUpdate: (body, current, managedFields) => this.prepareUpdate(body, current, 'main', manager, false, managedFields),
+    };
+    return writeScale(host, { name, write, manager, options, ctx });
   }
 
   /** An update that removed the last finalizer of a terminating object removes it (SPEC "Object deletion"). */

@@ -1,0 +1,5 @@
+/** The non-apply patch types (SPEC "Modifying requests" 2): JSON patch, merge patch, strategic merge patch. */
+export { applyJsonPatch, decodeJsonPatch } from './json-patch';
+export { applyMergePatch } from './merge-patch';
+export { strategicMergePatch } from './strategic';
+export { SmpError, plainError, rejectedRequest, toStatusError } from './smp-errors';
