@@ -16,6 +16,7 @@ import { HEALTH_ENDPOINTS, type HealthChecks, type HealthEndpoint, serveHealth, 
 import { createResourceHandler } from './resource';
 import { methodNotAllowed } from './resource-route';
 import { type VersionInfo, serveVersion } from './version';
+import { createOpenApiHandler, isOpenApiPath } from '../openapi';
 
 export interface RouterOptions {
   core: CoreApi;
@@ -62,6 +63,7 @@ function isGet(method: string): boolean {
 export function createRouter(options: RouterOptions): Handler {
   const resources = createResourceHandler(options);
   const discovery = createDiscoveryHandler(options);
+  const openapi = createOpenApiHandler({ naming: options.naming, index: options.index, serverVersion: options.version.gitVersion });
   const { index, health } = options;
 
   return async (exchange) => {
@@ -82,6 +84,10 @@ export function createRouter(options: RouterOptions): Handler {
     if (path === '/version' || path === '/version/') {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return serveVersion(exchange, options.version);
+    }
+    if (isOpenApiPath(path)) {
+      if (!isGet(exchange.request.method)) throw methodNotAllowed();
+      return openapi(exchange);
     }
     const [, first, check, ...rest] = path.split('/');
     if ((HEALTH_ENDPOINTS as readonly string[]).includes(first) && rest.length === 0) {

@@ -1,0 +1,5 @@
+/** OpenAPI v2 and v3 documents generated from the type definitions, and their HTTP handler. */
+export { buildOpenApiDocuments, PATCH_MEDIA_TYPES, type OpenApiDocuments, type GroupVersionDocument } from './documents';
+export { createOpenApiHandler, isOpenApiPath, type OpenApiHandler, type OpenApiHandlerOptions } from './handler';
+export { encodeV2Protobuf } from './v2-protobuf';
+export { openApiNames, type OpenApiNames } from './names';

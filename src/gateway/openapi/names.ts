@@ -1,0 +1,68 @@
+/**
+ * The names upstream's OpenAPI documents use, derived from the naming profile (no vendor
+ * domain is spelled here): definition names are Go package paths with the domain reversed
+ * (`<io.k8s>.api.apps.v1.ReplicaSet`, `<io.k8s>.apimachinery.pkg.apis.meta.v1.ObjectMeta`),
+ * operation ids and tags use the group's name without the vendor domain
+ * (`listRbacAuthorizationV1NamespacedRoleBinding`, `rbacAuthorization_v1`).
+ */
+import type { Naming } from '../../naming';
+import type { SpecialType } from '../../core/schema';
+
+export interface OpenApiNames {
+  /** Definition name of a schema type (`core.v1.PodSpec`). */
+  typeName(qualified: string): string;
+  /** Definition name of a special type (`Time`, `Quantity`, ...), or undefined when it is inlined. */
+  specialName(special: SpecialType): string | undefined;
+  /** meta/v1 Patch, the schema of every patch body. */
+  readonly patch: string;
+  /** `apps_v1`, `core_v1`, `rbacAuthorization_v1`. */
+  tag(group: string, version: string): string;
+  /** `AppsV1`, `CoreV1`, `RbacAuthorizationV1`. */
+  operationPrefix(group: string, version: string): string;
+  /** `/api/v1`, `/apis/apps/v1`. */
+  root(group: string, version: string): string;
+  /** The key of a group version in the `/openapi/v3` index: `api/v1`, `apis/apps/v1`. */
+  v3Path(group: string, version: string): string;
+}
+
+function capitalize(s: string): string {
+  return s ? s[0]!.toUpperCase() + s.slice(1) : s;
+}
+
+export function openApiNames(naming: Naming): OpenApiNames {
+  const reversed = naming.groupDomain.split('.').reverse().join('.');
+  const apimachinery = `${reversed}.apimachinery.pkg`;
+  const meta = `${apimachinery}.apis.meta.v1`;
+  const special: Record<SpecialType, string | undefined> = {
+    Time: `${meta}.Time`,
+    MicroTime: `${meta}.MicroTime`,
+    FieldsV1: `${meta}.FieldsV1`,
+    Quantity: `${apimachinery}.api.resource.Quantity`,
+    IntOrString: `${apimachinery}.util.intstr.IntOrString`,
+    RawExtension: `${apimachinery}.runtime.RawExtension`,
+    Duration: undefined,
+  };
+  const groupWords = (group: string): string[] => {
+    if (!group) return ['core'];
+    const suffix = `.${naming.groupDomain}`;
+    const short = group.endsWith(suffix) ? group.slice(0, -suffix.length) : group;
+    return short.split(/[.-]/);
+  };
+  return {
+    typeName(qualified) {
+      const [pkg, version, type] = qualified.split('.');
+      return pkg === 'meta' ? `${meta}.${type}` : `${reversed}.api.${pkg}.${version}.${type}`;
+    },
+    specialName: (s) => special[s],
+    patch: `${meta}.Patch`,
+    tag(group, version) {
+      const [first, ...rest] = groupWords(group);
+      return `${first}${rest.map(capitalize).join('')}_${version}`;
+    },
+    operationPrefix(group, version) {
+      return `${groupWords(group).map(capitalize).join('')}${capitalize(version)}`;
+    },
+    root: (group, version) => (group ? `/apis/${group}/${version}` : `/api/${version}`),
+    v3Path: (group, version) => (group ? `apis/${group}/${version}` : `api/${version}`),
+  };
+}
