@@ -1,0 +1,60 @@
+/**
+ * FieldsV1, byte for byte as upstream writes it: elements in upstream's order (fields, keys,
+ * values, indexes), `"."` for a member with children, keys of map-list items as JSON with sorted
+ * key names; and conflict paths as upstream prints them.
+ */
+import { FieldSet, type PathElement, pathString } from '../../../src/core/apply';
+
+const f = (name: string): PathElement => ({ kind: 'field', name });
+const k = (fields: Record<string, unknown>): PathElement => ({
+  kind: 'key',
+  fields: Object.keys(fields)
+    .sort()
+    .map((name) => ({ name, value: fields[name] })),
+});
+const v = (value: unknown): PathElement => ({ kind: 'value', value });
+const i = (index: number): PathElement => ({ kind: 'index', index });
+
+describe('FieldsV1', () => {
+  it('writes elements in upstream order with "." for members that have children', () => {
+    const set = FieldSet.of(
+      [f('spec'), f('replicas')],
+      [f('metadata'), f('labels')],
+      [f('metadata'), f('labels'), f('b')],
+      [f('metadata'), f('labels'), f('a')],
+      [f('metadata'), f('finalizers'), v('z')],
+      [f('metadata'), f('finalizers'), v('a')],
+      [f('spec'), f('ports'), k({ protocol: 'TCP', containerPort: 80 })],
+      [f('spec'), f('ports'), k({ protocol: 'TCP', containerPort: 80 }), f('name')],
+      [f('spec'), f('ports'), k({ protocol: 'TCP', containerPort: 8080 })],
+      [f('spec'), f('list'), i(1)],
+    );
+    const encoded = JSON.stringify(set.toFieldsV1());
+    expect(encoded).toBe(
+      '{"f:metadata":{"f:finalizers":{"v:\\"a\\"":{},"v:\\"z\\"":{}},"f:labels":{".":{},"f:a":{},"f:b":{}}},' +
+        '"f:spec":{"f:list":{"i:1":{}},"f:ports":{"k:{\\"containerPort\\":80,\\"protocol\\":\\"TCP\\"}":{".":{},"f:name":{}},' +
+        '"k:{\\"containerPort\\":8080,\\"protocol\\":\\"TCP\\"}":{}},"f:replicas":{}}}',
+    );
+    expect(FieldSet.fromFieldsV1(JSON.parse(encoded)).equals(set)).toBe(true);
+  });
+
+  it('reads "." and {} as membership and drops elements it does not know', () => {
+    const set = FieldSet.fromFieldsV1({ 'f:a': { '.': {}, 'f:b': {} }, 'f:c': {}, 'x:unknown': {} });
+    expect(set.paths().map(pathString)).toEqual(['.a', '.a.b', '.c']);
+  });
+
+  it('prints paths as upstream conflict messages do', () => {
+    expect(pathString([f('spec'), f('template'), f('spec'), f('containers'), k({ name: 'nginx' }), f('image')])).toBe('.spec.template.spec.containers[name="nginx"].image');
+    expect(pathString([f('spec'), f('ports'), k({ protocol: 'TCP', containerPort: 80 })])).toBe('.spec.ports[containerPort=80,protocol="TCP"]');
+    expect(pathString([f('metadata'), f('finalizers'), v('x')])).toBe('.metadata.finalizers[="x"]');
+  });
+
+  it('supports union, intersection, difference and recursive difference as upstream sets do', () => {
+    const a = FieldSet.of([f('spec')], [f('spec'), f('a')], [f('spec'), f('b')]);
+    const b = FieldSet.of([f('spec'), f('b')], [f('status')]);
+    expect(a.union(b).paths().map(pathString)).toEqual(['.spec', '.spec.a', '.spec.b', '.status']);
+    expect(a.intersection(b).paths().map(pathString)).toEqual(['.spec.b']);
+    expect(a.difference(b).paths().map(pathString)).toEqual(['.spec', '.spec.a']);
+    expect(a.recursiveDifference(FieldSet.of([f('spec')])).empty()).toBe(true);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Clearing managedFields (SPEC "Modifying requests" 6), update (PUT) and non-apply patch
+ * semantics (items 1 and 2): conflicts on stale versions, create on update per type, 404 for
+ * patches of absent objects, 400 for renames, 422 for invalid results with nothing stored,
+ * and kubectl's client-side apply annotation meeting server-side apply.
+ */
+import { BACKENDS, coreBackend, statusOf } from '../registry/core-backends';
+import type { ApiObject, Core } from '../../../src/core';
+import { apply, at, copy, ctx, freshNamespace, ownership, rs, rsConfig, templateFields, where } from './support';
+
+const configMaps = (name?: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace: where.namespace, name });
+const roleBindings = (name?: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: where.namespace, name });
+
+describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backendName) => {
+  const backend = coreBackend(backendName);
+  let core: Core;
+
+  beforeEach(async () => {
+    ({ core } = await backend.open());
+    await freshNamespace(core);
+  });
+  afterEach(() => backend.closeAll());
+  afterAll(() => backend.teardown());
+
+  async function appliedConfigMap(): Promise<ApiObject> {
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', labels: { a: '1' } }, data: { k: 'v' } };
+    return (await apply(core, body, 'alice', {}, configMaps('cm'))).object;
+  }
+
+  it('clears managedFields with [{}] through merge patch, JSON patch and update; not with []', async () => {
+    await appliedConfigMap();
+    const kept = await core.patch(configMaps('cm'), { type: 'merge', body: { metadata: { managedFields: [] } } }, {}, ctx);
+    expect(ownership(kept.object).map(([m]) => m)).toEqual(['alice(Apply)']);
+    const cleared = await core.patch(configMaps('cm'), { type: 'merge', body: { metadata: { managedFields: [{}] } } }, {}, ctx);
+    expect(cleared.object.metadata!.managedFields).toBeUndefined();
+    expect(cleared.object.metadata!.labels).toEqual({ a: '1' });
+    // With nothing tracked, updates do not start tracking; the next apply does.
+    const untracked = await core.patch(configMaps('cm'), { type: 'merge', body: { data: { k: 'w' } } }, { fieldManager: 'tool' }, ctx);
+    expect(untracked.object.metadata!.managedFields).toBeUndefined();
+    const reapplied = await apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { other: 'x' } }, 'bob', {}, configMaps('cm'));
+    expect(ownership(reapplied.object)).toEqual([
+      ['bob(Apply)', { 'f:data': { 'f:other': {} } }],
+      ['before-first-apply(Update)', { 'f:data': { '.': {}, 'f:k': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } } }],
+    ]);
+    const viaJson = await core.patch(configMaps('cm'), { type: 'json', body: [{ op: 'replace', path: '/metadata/managedFields', value: [{}] }] }, {}, ctx);
+    expect(viaJson.object.metadata!.managedFields).toBeUndefined();
+    await apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { other: 'x' } }, 'bob', {}, configMaps('cm'));
+    const current = copy(await core.get(configMaps('cm'), {}, ctx));
+    current.metadata!.managedFields = [{}];
+    const viaUpdate = await core.update(configMaps('cm'), current, {}, ctx);
+    expect(viaUpdate.object.metadata!.managedFields).toBeUndefined();
+  });
+
+  it('gives the writer the fields it changed in the request that resets managedFields', async () => {
+    await appliedConfigMap();
+    const reset = await core.patch(configMaps('cm'), { type: 'merge', body: { metadata: { managedFields: [{}], labels: { b: '2' } } } }, { fieldManager: 'tool' }, ctx);
+    expect(ownership(reset.object)).toEqual([['tool(Update)', { 'f:metadata': { 'f:labels': { 'f:b': {} } } }]]);
+  });
+
+  it('answers stale updates with 409 and creates on update only where the type allows it', async () => {
+    await apply(core, rsConfig({ replicas: 2 }), 'alice');
+    const first = copy(await core.get(rs('web'), {}, ctx));
+    const second = copy(first);
+    (first.spec as { replicas: number }).replicas = 3;
+    await core.update(rs('web'), first, {}, ctx);
+    (second.spec as { replicas: number }).replicas = 4;
+    const stale = await statusOf(core.update(rs('web'), second, {}, ctx), 409, 'Conflict');
+    expect(stale.status.message).toBe('Operation cannot be fulfilled on replicasets.apps "web": the object has been modified; please apply your changes to the latest version and try again');
+    // No resourceVersion: an unconditional update, allowed for every served type.
+    delete second.metadata!.resourceVersion;
+    const unconditional = await core.update(rs('web'), second, {}, ctx);
+    expect((unconditional.object.spec as { replicas: number }).replicas).toBe(4);
+    const absentRs = { ...rsConfig(), metadata: { name: 'nope' } };
+    await statusOf(core.update(rs('nope'), absentRs, {}, ctx), 404, 'NotFound');
+    const binding = { metadata: { name: 'b' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' }, subjects: [{ kind: 'User', name: 'u', apiGroup: 'rbac.authorization.k8s.io' }] };
+    const created = await core.update(roleBindings('b'), binding, { fieldManager: 'kubectl-replace' }, ctx);
+    expect(created.created).toBe(true);
+    expect(ownership(created.object)).toEqual([['kubectl-replace(Update)', { 'f:roleRef': {}, 'f:subjects': {} }]]);
+  });
+
+  it('refuses patches of absent objects, renames and invalid results, storing nothing', async () => {
+    await statusOf(core.patch(rs('ghost'), { type: 'merge', body: { spec: { replicas: 1 } } }, {}, ctx), 404, 'NotFound');
+    const created = await apply(core, rsConfig({ replicas: 2 }), 'alice');
+    const renamed = await statusOf(core.patch(rs('web'), { type: 'merge', body: { metadata: { name: 'other' } } }, {}, ctx), 400, 'BadRequest');
+    expect(renamed.status.message).toBe('the name of the object (other) does not match the name on the URL (web)');
+    const invalid = await statusOf(core.patch(rs('web'), { type: 'strategic', body: { spec: { replicas: -1 } } }, {}, ctx), 422, 'Invalid');
+    expect(invalid.status.message).toMatch(/^ReplicaSet.apps "web" is invalid: spec.replicas: Invalid value: -1/);
+    await statusOf(core.patch(rs('web'), { type: 'merge', body: { metadata: { resourceVersion: '1' } } }, {}, ctx), 409, 'Conflict');
+    const stored = await core.get(rs('web'), {}, ctx);
+    expect(stored.metadata!.resourceVersion).toBe(created.object.metadata!.resourceVersion);
+  });
+
+  it('lets kubectl take over fields its client-side apply set, and keeps the annotation in step', async () => {
+    const annotation = 'kubectl.kubernetes.io/last-applied-configuration';
+    const csaConfig = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: where.namespace }, data: { k: 'v' } };
+    await core.create(configMaps(), { ...csaConfig, metadata: { ...csaConfig.metadata, annotations: { [annotation]: JSON.stringify(csaConfig) } } }, { fieldManager: 'kubectl-client-side-apply' }, ctx);
+    const other = await statusOf(apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'w' } }, 'someone', {}, configMaps('cm')), 409, 'Conflict');
+    expect(other.status.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .data.k');
+    const upgraded = await apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'w' } }, 'kubectl', {}, configMaps('cm'));
+    expect(upgraded.object.data).toEqual({ k: 'w' });
+    expect(JSON.parse(upgraded.object.metadata!.annotations![annotation]!)).toEqual({ apiVersion: 'v1', data: { k: 'w' }, kind: 'ConfigMap', metadata: { name: 'cm' } });
+    expect(ownership(upgraded.object).map(([m]) => m)).toEqual(['kubectl(Apply)', 'kubectl-client-side-apply(Update)']);
+  });
+
+  it('keeps stored timestamps for a write that changes nothing', async () => {
+    await apply(core, rsConfig({ replicas: 2 }), 'alice');
+    const before = await core.get(rs('web'), {}, ctx);
+    const same = await core.patch(rs('web'), { type: 'merge', body: { spec: { replicas: 2 } } }, { fieldManager: 'alice-tool' }, ctx);
+    expect(same.object.metadata!.resourceVersion).toBe(before.metadata!.resourceVersion);
+    expect(ownership(same.object)).toEqual([['alice(Apply)', { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': templateFields } }]]);
+    expect(same.object.metadata!.managedFields![0]!.time).toBe(at(0));
+  });
+});
