@@ -167,6 +167,8 @@ class InProcessCore implements Core {
   async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     const { store, subresource } = this.resolve(target, 'update');
     const name = this.requireName(target);
+    // fieldValidation: decode-time checks of the body, as for create.
+    checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
     if (subresource === 'scale') {
       const scale = scaleFromBody(store, object, name, target.namespace);
       return this.writeScale(store, target, scale, options, ctx);

@@ -153,7 +153,14 @@ export class ResourceStore extends ResourceReads {
     meta.managedFields = this.managedFieldsOnCreate(obj, options, ctx, now);
     if (meta.managedFields.length === 0) delete meta.managedFields;
 
-    if (isDryRun(options)) return { object: obj, created: true };
+    if (isDryRun(options)) {
+      // Upstream's dry-run storage still refuses a name that is taken.
+      const existing = await this.deps.store.get(objectKey(this.def.resource, meta.namespace, meta.name!)).catch((err: unknown) => {
+        throw this.storageError(err, meta.name!);
+      });
+      if (existing.kv) throw alreadyExists(this.groupResource, meta.name!);
+      return { object: obj, created: true };
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         const kv = await this.deps.store.create(objectKey(this.def.resource, meta.namespace, meta.name!), encodeForStorage(obj));

@@ -49,7 +49,7 @@ export function recordPatch(patch: Patch, record: PatchRecord): void {
   patches.set(patch, record);
 }
 
-/** upstream's cap on accumulated strict errors (sigs.k8s.io/json). */
+/** Upstream's cap on accumulated strict errors (its strict JSON decoder keeps at most 100). */
 const MAX_STRICT_ERRORS = 100;
 
 function under(path: string, prefixes: readonly string[]): boolean {
