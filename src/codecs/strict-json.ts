@@ -1,6 +1,6 @@
 /**
  * A JSON decoder that notices what `JSON.parse` silently resolves: a key given twice in one
- * object. Upstream decodes request bodies with sigs.k8s.io/json's strict mode, which keeps the
+ * object. Upstream decodes request bodies with its JSON library's strict mode, which keeps the
  * last value (as `JSON.parse` does) and reports each duplicate by its path in Go's notation —
  * keys joined with `.`, array indexes as `[i]` (`spec.template.spec.containers[0].image`) —
  * for `fieldValidation` (SPEC "Modifying requests" 3).

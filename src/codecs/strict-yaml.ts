@@ -23,7 +23,7 @@ export interface StrictYaml {
 
 const TIMESTAMP_TAG = 'tag:yaml.org,2002:timestamp';
 
-/** go-yaml's message for the duplicates, with the prefix sigs.k8s.io/yaml adds when `converting`. */
+/** go-yaml's message for the duplicates, with the prefix upstream's YAML-to-JSON converter adds when `converting`. */
 export function yamlDuplicateMessage(duplicates: readonly DuplicateYamlKey[], converting: boolean): string {
   const lines = duplicates.map((d) => `\n  line ${d.line}: key ${d.key} already set in map`).join('');
   return `${converting ? 'error converting YAML to JSON: ' : ''}yaml: unmarshal errors:${lines}`;
