@@ -15,7 +15,7 @@
  * Decoding reverses this: byte and text strings both become strings, except under a `bytes`
  * field (or tag 22), where the bytes come back as base64.
  */
-import type { SchemaRegistry, SchemaType, ValueType } from '../../core/schema';
+import type { FieldDef, SchemaRegistry, SchemaType, ValueType } from '../../core/schema';
 import { Base64Bytes, type CborValue, CborDecodeError, readCbor, readCborSequence } from './reader';
 import { CborWriter, MAJOR, SELF_DESCRIBED_PREFIX, TAG_EXPECTED_BASE64, sortedKeys } from './writer';
 
@@ -35,8 +35,20 @@ function presentKeys(value: JsonObject): string[] {
   return Object.keys(value).filter((k) => value[k] !== undefined);
 }
 
+export interface CborEncoderOptions {
+  /** Fields Go's encoder leaves out (`omitempty` on an empty value); none by default. */
+  omitField?: (field: FieldDef, value: unknown) => boolean;
+}
+
 export class CborEncoder {
-  constructor(private readonly registry: SchemaRegistry) {}
+  private readonly omitField: (field: FieldDef, value: unknown) => boolean;
+
+  constructor(
+    private readonly registry: SchemaRegistry,
+    options: CborEncoderOptions = {},
+  ) {
+    this.omitField = options.omitField ?? (() => false);
+  }
 
   /** Any JSON value without a schema: map keys sorted. */
   untyped(w: CborWriter, value: Json): void {
@@ -126,11 +138,14 @@ export class CborEncoder {
       if (value.kind !== undefined) keys.push('kind');
       if (value.apiVersion !== undefined) keys.push('apiVersion');
     }
-    for (const p of type.properties) if (value[p.name] !== undefined) keys.push(p.name);
-    if (keys.length !== presentKeys(value).length) {
-      const seen = new Set(keys);
-      for (const k of presentKeys(value)) if (!seen.has(k)) keys.push(k);
+    const seen = new Set(keys);
+    for (const p of type.properties) {
+      const v = value[p.name];
+      if (v === undefined) continue;
+      seen.add(p.name);
+      if (!this.omitField(p.field, v)) keys.push(p.name);
     }
+    for (const k of presentKeys(value)) if (!seen.has(k)) keys.push(k);
     w.head(MAJOR.map, keys.length);
     for (const k of keys) {
       w.string(k);

@@ -4,23 +4,27 @@
  *
  * `jsonCodec` writes values in the key order they hold. `createJsonCodec(naming)` writes
  * upstream's bytes: Go's struct declaration order from the schema (kind and apiVersion first),
- * sorted map keys, HTML-safe escapes (src/codecs/json-order.ts). Ordering costs several times a
+ * sorted map keys, HTML-safe escapes (src/codecs/json-order.ts), `omitempty` fields left out when
+ * empty (omit-empty.ts). Ordering costs several times a
  * plain JSON.stringify, so it is paid once per object version: objects from the watch cache are
  * frozen and shared, and their text is memoised on them (core/cache/encode-once.ts), so a get,
  * each list item and each watch event reuse it. A list is its items' memoised texts joined; a
  * Table's rows embed their objects the same way. Pretty output re-indents the compact text as
- * Go's json.Indent does, so both share one ordering.
+ * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
+ * trailing newline, where compact output ends with json.Encoder's.
  */
 import { encodeOnce } from '../../core/cache/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../core/schema';
 import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
+import { withoutEmpty } from './omit-empty';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
+/** Upstream's JSON serializer: compact with json.Encoder's newline, or json.MarshalIndent's text without one. */
 function encode(value: unknown, pretty = false): Buffer {
-  return Buffer.from(`${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`, 'utf8');
+  return Buffer.from(pretty ? JSON.stringify(value, null, 2) : `${JSON.stringify(value)}\n`, 'utf8');
 }
 
 function decode(body: Uint8Array): unknown {
@@ -101,7 +105,7 @@ class OrderedJson {
     if (value.kind === 'Table' && 'columnDefinitions' in value) return this.table(value);
     const list = this.listItemType(value);
     if (list) return this.list(value, list);
-    return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, v));
+    return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, withoutEmpty(this.registry, v)));
   }
 
   /** The item type of a typed list (`apps.v1.ReplicaSet` for a ReplicaSetList), if `value` is one. */
@@ -116,7 +120,7 @@ class OrderedJson {
     for (const key of ['kind', 'apiVersion']) if (value[key] !== undefined) parts.push(`"${key}":${plain(value[key])}`);
     if (value.metadata !== undefined) parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata, 'meta.v1.ListMeta')}`);
     const items = (value.items as unknown[]).map((item) =>
-      isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item),
+      isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, withoutEmpty(this.registry, v, itemType), itemType)) : plain(item),
     );
     parts.push(`"items":[${items.join(',')}]`);
     return `{${parts.join(',')}}`;
@@ -143,7 +147,7 @@ export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
   const text = (value: unknown, pretty?: boolean) => {
     const compact = ordered.text(value);
-    return Buffer.from(`${pretty ? indentJson(compact) : compact}\n`, 'utf8');
+    return Buffer.from(pretty ? indentJson(compact) : `${compact}\n`, 'utf8');
   };
   return {
     mediaType: JSON_MEDIA_TYPE,
