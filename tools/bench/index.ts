@@ -61,7 +61,7 @@ function parseOptions(argv: string[]): Options {
 }
 
 function timingFor(options: Options): Timing {
-  return options.quick ? { warmupMs: 400, measureMs: 1200, rounds: 1 } : { warmupMs: 1000, measureMs: 5000, rounds: 2 };
+  return options.quick ? { warmupMs: 300, measureMs: 1000, rounds: 1 } : { warmupMs: 1000, measureMs: 5000, rounds: 2 };
 }
 
 export function machineLine(options: Options): string {
@@ -78,11 +78,25 @@ async function main(): Promise<void> {
   const worker = startWorker(build);
   const ctx: Context = createContext(options, build, worker, timingFor(options), log);
   try {
-    if (options.only.has(1)) await runCreate(ctx);
-    if ([2, 3, 4].some((n) => options.only.has(n))) await runServed(ctx);
-    if (options.only.has(5)) await runStartup(ctx);
-    if (options.only.has(6)) await runEncodings(ctx);
-    if (options.profile) await runProfile(ctx, options.profile);
+    // A scenario that fails leaves a row saying so; the others still run.
+    const attempt = async (scenarios: number[], run: () => Promise<unknown>) => {
+      if (!scenarios.some((n) => options.only.has(n))) return;
+      try {
+        await run();
+      } catch (err) {
+        log(`scenario ${scenarios.join('/')} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        ctx.rows.push({ scenario: scenarios[0], name: `scenario ${scenarios.join('/')} FAILED`, keelson: '', reference: '', ratio: '', cpu: '', latency: '', note: String(err instanceof Error ? err.message : err).split('\n')[0].slice(0, 200) });
+      }
+    };
+    await attempt([1], () => runCreate(ctx));
+    await attempt([2, 3, 4], () => runServed(ctx));
+    await attempt([5], () => runStartup(ctx));
+    await attempt([6], () => runEncodings(ctx));
+    if (options.profile) {
+      const which = options.profile;
+      options.only.add(0);
+      await attempt([0], () => runProfile(ctx, which));
+    }
   } finally {
     await worker.stop().catch(() => {});
     await ctx.cleanup();

@@ -68,9 +68,21 @@ export async function runServed(ctx: Context): Promise<void> {
     },
   };
   try {
-    if (ctx.options.only.has(2)) await runReads(ctx, served);
-    if (ctx.options.only.has(3)) await runWatch(ctx, served);
-    if (ctx.options.only.has(4)) await runContention(ctx, served);
+    const scenarios: Array<[number, (c: Context, s: Served) => Promise<void>]> = [
+      [2, runReads],
+      [3, runWatch],
+      [4, runContention],
+    ];
+    for (const [n, run] of scenarios) {
+      if (!ctx.options.only.has(n)) continue;
+      try {
+        await run(ctx, served);
+      } catch (err) {
+        // Record it and go on with the next scenario on the same server.
+        ctx.log(`scenario ${n} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        ctx.rows.push({ scenario: n, name: `scenario ${n} FAILED`, keelson: '', reference: '', ratio: '', cpu: '', latency: '', note: String(err instanceof Error ? err.message : err).split('\n')[0].slice(0, 200) });
+      }
+    }
   } finally {
     api.close();
     await server.stop();
