@@ -5,9 +5,9 @@
  */
 import type { ApiObject, Patch } from '../api';
 import type { SchemaType } from '../schema';
-import { StatusError, unsupportedMediaType } from '../../status';
+import { unsupportedMediaType } from '../../status';
 import { goShapeStruct } from '../apply';
-import { SmpError, applyJsonPatch, applyMergePatch, decodeJsonPatch, rejectedRequest, strategicMergePatch, toStatusError } from '../patch';
+import { SmpError, applyJsonPatch, applyMergePatch, decodeJsonPatch, strategicMergePatch, toStatusError } from '../patch';
 import { deepCopy } from './object-codec';
 
 /** The patch media types in upstream's order, as its 415 message lists them. */
@@ -29,9 +29,9 @@ function dropNulls(v: unknown): unknown {
 }
 
 /**
- * The object `patch` makes of `current`. JSON patch addresses the object as upstream encodes it,
- * where fields without `omitempty` are always present: a patch that fails on the stored form is
- * retried on that form.
+ * The object `patch` makes of `current`. JSON patch addresses the object as upstream encodes it
+ * (its Go view: fields without `omitempty` present, zero `omitempty` fields absent), so paths
+ * and `test` operations resolve as they do upstream.
  */
 export function applyPatch(patch: Patch, current: ApiObject, type: SchemaType | undefined): ApiObject {
   switch (patch.type) {
@@ -39,17 +39,9 @@ export function applyPatch(patch: Patch, current: ApiObject, type: SchemaType | 
       return applyMergePatch(current as Record<string, unknown>, patch.body) as ApiObject;
     case 'json': {
       const ops = decodeJsonPatch(patch.body);
-      try {
-        return applyJsonPatch(current, ops) as ApiObject;
-      } catch (err) {
-        if (!type || !(err instanceof StatusError) || err.code !== 422) throw err;
-        const goView = { ...goShapeStruct(current as Record<string, unknown>, type), apiVersion: current.apiVersion, kind: current.kind };
-        try {
-          return dropNulls(applyJsonPatch(goView, ops)) as ApiObject;
-        } catch {
-          throw rejectedRequest();
-        }
-      }
+      if (!type) return applyJsonPatch(current, ops) as ApiObject;
+      const goView = { ...goShapeStruct(current as Record<string, unknown>, type), apiVersion: current.apiVersion, kind: current.kind };
+      return dropNulls(applyJsonPatch(goView, ops)) as ApiObject;
     }
     case 'strategic': {
       if (!type) throw unsupportedMediaType(SUPPORTED_PATCH_MEDIA_TYPES.filter((t) => !t.startsWith('application/strategic')));
