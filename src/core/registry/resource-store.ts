@@ -258,14 +258,15 @@ export class ResourceStore extends ResourceReads {
       parseResourceVersion(rv);
       if (rv !== cur.resourceVersion) throw conflict(this.groupResource, name, OPTIMISTIC_LOCK_MESSAGE);
     }
-    // System fields come from the stored object, never from the client.
-    meta.uid = cur.uid;
+    // System fields come from the stored object (upstream's BeforeUpdate): a missing uid is the
+    // stored one, a different one fails validation; timestamps and deletion marks cannot change.
+    if (!meta.uid) meta.uid = cur.uid;
     meta.creationTimestamp = cur.creationTimestamp;
     meta.resourceVersion = cur.resourceVersion;
     if (cur.deletionTimestamp) meta.deletionTimestamp = cur.deletionTimestamp;
-    else delete meta.deletionTimestamp;
-    if (cur.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
-    else delete meta.deletionGracePeriodSeconds;
+    if (cur.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds === undefined) {
+      meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
+    }
     if (cur.generation !== undefined) meta.generation = cur.generation;
     else delete meta.generation;
     if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
