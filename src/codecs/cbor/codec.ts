@@ -16,7 +16,7 @@
  * field (or tag 22), where the bytes come back as base64.
  */
 import type { FieldDef, SchemaRegistry, SchemaType, ValueType } from '../../core/schema';
-import { Base64Bytes, type CborValue, CborDecodeError, readCbor, readCborSequence } from './reader';
+import { CborDecodeError, CborReader, type ReadShape, readCbor } from './reader';
 import { CborWriter, MAJOR, SELF_DESCRIBED_PREFIX, TAG_EXPECTED_BASE64, sortedKeys } from './writer';
 
 type Json = unknown;
@@ -24,11 +24,6 @@ type JsonObject = Record<string, unknown>;
 
 function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A Buffer view of the same bytes (no copy). */
-function bufferOf(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function presentKeys(value: JsonObject): string[] {
@@ -131,21 +126,37 @@ export class CborEncoder {
     }
   }
 
+  /** Each type's JSON property positions, TypeMeta's keys before them. */
+  private readonly ranks = new WeakMap<SchemaType, Map<string, number>>();
+
+  private rankOf(type: SchemaType): Map<string, number> {
+    let ranks = this.ranks.get(type);
+    if (!ranks) {
+      ranks = new Map(type.properties.map((p, i) => [p.name, i]));
+      if (type.typeMeta) ranks.set('kind', -2).set('apiVersion', -1);
+      this.ranks.set(type, ranks);
+    }
+    return ranks;
+  }
+
   /** A struct: TypeMeta first, then the schema's properties in Go order, then unknown keys as they come. */
   object(w: CborWriter, value: JsonObject, type: SchemaType): void {
+    const ranks = this.rankOf(type);
     const keys: string[] = [];
-    if (type.typeMeta) {
-      if (value.kind !== undefined) keys.push('kind');
-      if (value.apiVersion !== undefined) keys.push('apiVersion');
-    }
-    const seen = new Set(keys);
-    for (const p of type.properties) {
-      const v = value[p.name];
+    let sorted = true;
+    let last = -3;
+    for (const k of Object.keys(value)) {
+      const v = value[k];
       if (v === undefined) continue;
-      seen.add(p.name);
-      if (!this.omitField(p.field, v)) keys.push(p.name);
+      const property = type.property.get(k);
+      if (property && this.omitField(property.field, v)) continue;
+      const rank = ranks.get(k) ?? Number.MAX_SAFE_INTEGER;
+      if (rank < last) sorted = false;
+      last = rank;
+      keys.push(k);
     }
-    for (const k of presentKeys(value)) if (!seen.has(k)) keys.push(k);
+    // Array.prototype.sort is stable: unknown keys keep their own order after the known ones.
+    if (!sorted) keys.sort((a, b) => (ranks.get(a) ?? Number.MAX_SAFE_INTEGER) - (ranks.get(b) ?? Number.MAX_SAFE_INTEGER));
     w.head(MAJOR.map, keys.length);
     for (const k of keys) {
       w.string(k);
@@ -184,73 +195,112 @@ export class CborEncoder {
   }
 }
 
-export class CborDecoder {
+/**
+ * Reading shapes from the schema. Only `[]byte` changes how a value reads (base64 instead of
+ * text), so a type without bytes anywhere below it needs no shape at all and reads untyped.
+ */
+class Shapes {
+  private readonly withBytes = new Map<string, boolean>();
+  private readonly messages = new Map<string, ReadShape>();
+
   constructor(private readonly registry: SchemaRegistry) {}
 
-  /** A decoded item as JSON, byte strings as text. */
-  untyped(value: CborValue): Json {
-    if (value instanceof Uint8Array) return bufferOf(value).toString('utf8');
-    if (value instanceof Base64Bytes) return bufferOf(value.bytes).toString('base64');
-    if (Array.isArray(value)) return value.map((v) => this.untyped(v));
-    if (isPlainObject(value)) {
-      const out: JsonObject = {};
-      for (const [k, v] of Object.entries(value)) out[k] = this.untyped(v as CborValue);
-      return out;
-    }
-    return value;
+  private typeHasBytes(name: string): boolean {
+    const known = this.withBytes.get(name);
+    if (known !== undefined) return known;
+    this.withBytes.set(name, false); // cycles: assume none while looking
+    const result = this.registry.type(name).properties.some((p) => this.hasBytes(p.field.type));
+    this.withBytes.set(name, result);
+    return result;
   }
 
-  typed(value: CborValue, type: ValueType): Json {
+  hasBytes(type: ValueType): boolean {
     switch (type.kind) {
       case 'scalar':
-        if (type.scalar !== 'bytes') return this.untyped(value);
-        if (value instanceof Uint8Array) return bufferOf(value).toString('base64');
-        if (typeof value === 'string') return Buffer.from(value, 'utf8').toString('base64');
-        return this.untyped(value);
-      case 'special':
-        return this.untyped(value);
+        return type.scalar === 'bytes';
       case 'message':
-        return isPlainObject(value) ? this.object(value, this.registry.type(type.type)) : this.untyped(value);
+        return this.typeHasBytes(type.type);
       case 'list':
-        return Array.isArray(value) ? value.map((v) => this.typed(v, type.item)) : this.untyped(value);
-      case 'map': {
-        if (!isPlainObject(value)) return this.untyped(value);
-        const out: JsonObject = {};
-        for (const [k, v] of Object.entries(value)) out[k] = this.typed(v as CborValue, type.value);
-        return out;
-      }
+        return this.hasBytes(type.item);
+      case 'map':
+        return this.hasBytes(type.value);
+      default:
+        return false;
     }
   }
 
-  object(value: { [key: string]: CborValue }, type: SchemaType): JsonObject {
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) {
-      const property = type.property.get(k);
-      out[k] = property ? this.typed(v, property.field.type) : this.untyped(v);
+  of(type: ValueType): ReadShape | undefined {
+    if (!this.hasBytes(type)) return undefined;
+    switch (type.kind) {
+      case 'scalar':
+        return { bytes: true };
+      case 'message':
+        return this.message(type.type);
+      case 'list':
+        return { item: this.of(type.item) };
+      case 'map':
+        return { item: this.of(type.value) };
+      default:
+        return undefined;
     }
-    return out;
   }
 
-  /** A decoded top-level item as JSON, typed by its apiVersion and kind when the schema has them. */
-  top(value: CborValue): Json {
-    if (!isPlainObject(value)) return this.untyped(value);
-    const text = (v: CborValue | undefined) => (typeof v === 'string' ? v : v instanceof Uint8Array ? bufferOf(v).toString('utf8') : undefined);
-    const apiVersion = text(value.apiVersion);
-    const kind = text(value.kind);
-    const served = apiVersion !== undefined && kind !== undefined ? this.registry.kind(apiVersion, kind) : undefined;
-    return served ? this.object(value, served.type) : this.untyped(value);
+  message(name: string): ReadShape {
+    let shape = this.messages.get(name);
+    if (!shape) {
+      const type = this.registry.type(name);
+      const fields = new Map<string, ReadShape | undefined>();
+      shape = {
+        field: (key) => {
+          if (!fields.has(key)) {
+            const p = type.property.get(key);
+            fields.set(key, p ? this.of(p.field.type) : undefined);
+          }
+          return fields.get(key);
+        },
+      };
+      this.messages.set(name, shape);
+    }
+    return shape;
+  }
+}
+
+export class CborDecoder {
+  private readonly shapes: Shapes;
+
+  constructor(private readonly registry: SchemaRegistry) {
+    this.shapes = new Shapes(registry);
   }
 
-  decode(bytes: Uint8Array): Json {
-    return this.top(readCbor(bytes));
+  /** The shape of a top-level item read untyped: its kind's, when that kind holds bytes. */
+  private shapeOf(untyped: unknown): ReadShape | undefined {
+    if (!isPlainObject(untyped) || typeof untyped.apiVersion !== 'string' || typeof untyped.kind !== 'string') return undefined;
+    const served = this.registry.kind(untyped.apiVersion, untyped.kind);
+    return served && this.shapes.hasBytes({ kind: 'message', type: served.type.name }) ? this.shapes.message(served.type.name) : undefined;
+  }
+
+  /**
+   * One object as JSON. Read untyped first (apiVersion and kind may come anywhere in the map);
+   * kinds holding `[]byte` are read again with their shape.
+   */
+  decode(bytes: Uint8Array): unknown {
+    const untyped = readCbor(bytes);
+    const shape = this.shapeOf(untyped);
+    return shape ? readCbor(bytes, shape) : untyped;
   }
 
   /** A `application/cbor-seq` watch stream: each event with its object decoded. */
-  decodeEvents(bytes: Uint8Array): { type: string; object: Json }[] {
-    return readCborSequence(bytes).map((item) => {
+  decodeEvents(bytes: Uint8Array): { type: string; object: unknown }[] {
+    const reader = new CborReader(bytes);
+    const events: { type: string; object: unknown }[] = [];
+    while (!reader.done) {
+      const start = reader.pos;
+      const item = reader.read();
       if (!isPlainObject(item)) throw new CborDecodeError('cbor: a watch event must be a map');
-      const type = this.untyped(item.type ?? null);
-      return { type: String(type), object: this.top(item.object ?? null) };
-    });
+      const shape = this.shapeOf(item.object);
+      const object = shape ? (readCbor(bytes.subarray(start, reader.pos), { field: (k) => (k === 'object' ? shape : undefined) }) as { object: unknown }).object : item.object;
+      events.push({ type: String(item.type ?? ''), object: object ?? null });
+    }
+    return events;
   }
 }

@@ -4,18 +4,24 @@
  * UTF-8, NaN and infinities are refused, indefinite lengths are accepted, and tags are read
  * through (self-described 55799, expected-base64 22, and any other tag's content).
  *
- * Byte strings stay bytes (`Uint8Array`) here, and tag 22 is kept as a `Base64Bytes`: whether
- * they become text or base64 depends on the schema type they land in (codec.ts).
+ * Byte strings become text, or base64 under a `bytes` shape (the schema's []byte) or tag 22:
+ * the shape comes from the schema as the reader descends (codec.ts).
  */
 import { MAJOR, TAG_EXPECTED_BASE64 } from './writer';
 
-/** A byte string under tag 22: shown as base64 wherever it ends up as a string. */
-export class Base64Bytes {
-  constructor(readonly bytes: Uint8Array) {}
+/**
+ * What the schema says about a value being read: under a `bytes` shape byte strings (and text)
+ * become base64, elsewhere text; `field` gives a map entry's shape by key (structs), `item` that
+ * of list items and map values. No shape: untyped.
+ */
+export interface ReadShape {
+  readonly bytes?: boolean;
+  field?(key: string): ReadShape | undefined;
+  readonly item?: ReadShape;
 }
 
-/** A decoded item: JSON-shaped, except byte strings. */
-export type CborValue = null | boolean | number | string | Uint8Array | Base64Bytes | CborValue[] | { [key: string]: CborValue };
+/** Tag 22's content: a byte string to show as base64, wherever it lands. */
+const BASE64: ReadShape = { bytes: true };
 
 export class CborDecodeError extends Error {
   constructor(message: string) {
@@ -29,28 +35,39 @@ const BREAK = Symbol('break');
 /** Upstream's MaxNestedLevels. */
 const MAX_DEPTH = 64;
 
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/**
+ * Reads CBOR items straight into JSON values, typed by an optional ReadShape as it goes (one
+ * pass, no intermediate tree).
+ */
 export class CborReader {
   pos = 0;
+  private readonly view: DataView;
+  private readonly bytes: Buffer;
 
-  constructor(private readonly buf: Uint8Array) {}
+  constructor(buf: Uint8Array) {
+    this.bytes = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
 
   get done(): boolean {
-    return this.pos >= this.buf.length;
+    return this.pos >= this.bytes.length;
   }
 
   private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw new CborDecodeError('cbor: unexpected EOF');
+    if (this.pos + n > this.bytes.length) throw new CborDecodeError('cbor: unexpected EOF');
   }
 
   private byte(): number {
     this.need(1);
-    return this.buf[this.pos++]!;
+    return this.bytes[this.pos++]!;
   }
 
   /** The argument of a head whose initial byte had additional info `info`; -1 for indefinite. */
   private argument(info: number): number {
     if (info < 24) return info;
-    const view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    const view = this.view;
     switch (info) {
       case 24:
         return this.byte();
@@ -76,11 +93,11 @@ export class CborReader {
     }
   }
 
-  private chunks(major: number, length: number): Uint8Array {
+  private chunks(major: number, length: number): Buffer {
     if (length >= 0) {
       this.need(length);
       this.pos += length;
-      return this.buf.subarray(this.pos - length, this.pos);
+      return this.bytes.subarray(this.pos - length, this.pos);
     }
     const parts: Uint8Array[] = [];
     for (;;) {
@@ -100,7 +117,21 @@ export class CborReader {
     return exp === 0 ? sign * frac * 2 ** -24 : sign * (1 + frac / 1024) * 2 ** (exp - 15);
   }
 
-  private item(depth: number): CborValue | typeof BREAK {
+  /** A text string: ASCII copied directly, anything else must be valid UTF-8. */
+  private text(bytes: Buffer): string {
+    for (let i = 0; i < bytes.length; i++) {
+      if (bytes[i]! >= 0x80) {
+        try {
+          return utf8.decode(bytes);
+        } catch {
+          throw new CborDecodeError('cbor: invalid UTF-8 string');
+        }
+      }
+    }
+    return bytes.toString('latin1');
+  }
+
+  private item(depth: number, shape: ReadShape | undefined): Json | typeof BREAK {
     if (depth > MAX_DEPTH) throw new CborDecodeError(`cbor: exceeded max nested level ${MAX_DEPTH}`);
     const initial = this.byte();
     const major = initial >> 5;
@@ -110,20 +141,20 @@ export class CborReader {
         return this.argument(info);
       case MAJOR.negative:
         return -1 - this.argument(info);
-      case MAJOR.bytes:
-        return this.chunks(major, this.argument(info));
+      case MAJOR.bytes: {
+        const bytes = this.chunks(major, this.argument(info));
+        return shape?.bytes ? bytes.toString('base64') : bytes.toString('utf8');
+      }
       case MAJOR.text: {
-        try {
-          return utf8.decode(this.chunks(major, this.argument(info)));
-        } catch {
-          throw new CborDecodeError('cbor: invalid UTF-8 string');
-        }
+        const text = this.text(this.chunks(major, this.argument(info)));
+        return shape?.bytes && shape !== BASE64 ? Buffer.from(text, 'utf8').toString('base64') : text;
       }
       case MAJOR.array: {
         const n = this.argument(info);
-        const out: CborValue[] = [];
+        const out: Json[] = [];
+        const itemShape = shape?.item;
         for (let i = 0; n < 0 || i < n; i++) {
-          const v = this.item(depth + 1);
+          const v = this.item(depth + 1, itemShape);
           if (v === BREAK) {
             if (n < 0) break;
             throw new CborDecodeError('cbor: unexpected break');
@@ -133,13 +164,13 @@ export class CborReader {
         return out;
       }
       case MAJOR.map:
-        return this.map(this.argument(info), depth);
+        return this.map(this.argument(info), depth, shape);
       case MAJOR.tag: {
         const tag = this.argument(info);
-        const content = this.item(depth + 1);
+        // Tag 22 marks bytes shown as base64; 55799 (self-described), dates and unknown tags
+        // give their content (UnrecognizedTagContentToAny).
+        const content = this.item(depth + 1, tag === TAG_EXPECTED_BASE64 ? BASE64 : shape);
         if (content === BREAK) throw new CborDecodeError('cbor: unexpected break');
-        if (tag === TAG_EXPECTED_BASE64 && content instanceof Uint8Array) return new Base64Bytes(content);
-        // Self-described CBOR (55799), dates and unknown tags: the content (UnrecognizedTagContentToAny).
         return content;
       }
       default:
@@ -147,31 +178,29 @@ export class CborReader {
     }
   }
 
-  private map(n: number, depth: number): { [key: string]: CborValue } {
-    const out: { [key: string]: CborValue } = {};
+  private map(n: number, depth: number, shape: ReadShape | undefined): { [key: string]: Json } {
+    const out: { [key: string]: Json } = {};
     for (let i = 0; n < 0 || i < n; i++) {
-      const k = this.item(depth + 1);
+      const k = this.item(depth + 1, undefined);
       if (k === BREAK) {
         if (n < 0) break;
         throw new CborDecodeError('cbor: unexpected break');
       }
-      let key: string;
-      if (typeof k === 'string') key = k;
-      else if (k instanceof Uint8Array) key = Buffer.from(k.buffer, k.byteOffset, k.byteLength).toString('utf8');
-      else throw new CborDecodeError(`cbor: map key of type ${Array.isArray(k) ? 'array' : typeof k} is not a string`);
-      const v = this.item(depth + 1);
+      if (typeof k !== 'string') throw new CborDecodeError(`cbor: map key of type ${Array.isArray(k) ? 'array' : typeof k} is not a string`);
+      const v = this.item(depth + 1, shape?.field ? shape.field(k) : shape?.item);
       if (v === BREAK) throw new CborDecodeError('cbor: unexpected break');
-      if (Object.prototype.hasOwnProperty.call(out, key)) {
-        throw new CborDecodeError(`cbor: found duplicate map key "${key}" at map element index ${i}`);
+      // Values are never undefined, so the own-property check only runs for keys seen before (or Object's).
+      if (out[k] !== undefined && Object.prototype.hasOwnProperty.call(out, k)) {
+        throw new CborDecodeError(`cbor: found duplicate map key "${k}" at map element index ${i}`);
       }
-      if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
-      else out[key] = v;
+      if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else out[k] = v;
     }
     return out;
   }
 
-  private simple(info: number): CborValue | typeof BREAK {
-    const view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+  private simple(info: number): Json | typeof BREAK {
+    const view = this.view;
     let value: number;
     switch (info) {
       case 20:
@@ -205,27 +234,27 @@ export class CborReader {
     return value;
   }
 
-  /** The next complete data item. */
-  read(): CborValue {
-    const v = this.item(0);
+  /** The next complete data item, typed by `shape` when given. */
+  read(shape?: ReadShape): Json {
+    const v = this.item(0, shape);
     if (v === BREAK) throw new CborDecodeError('cbor: unexpected break');
     return v;
   }
 }
 
 /** Decode exactly one data item (RFC 8949 5.1: trailing bytes make the input invalid). */
-export function readCbor(bytes: Uint8Array): CborValue {
+export function readCbor(bytes: Uint8Array, shape?: ReadShape): unknown {
   if (bytes.length === 0) throw new CborDecodeError('cbor: unexpected EOF');
   const reader = new CborReader(bytes);
-  const value = reader.read();
+  const value = reader.read(shape);
   if (!reader.done) throw new CborDecodeError(`cbor: ${bytes.length - reader.pos} bytes of extraneous data starting at index ${reader.pos}`);
   return value;
 }
 
 /** Decode a CBOR sequence (RFC 8742, `application/cbor-seq`): every item, in order. */
-export function readCborSequence(bytes: Uint8Array): CborValue[] {
+export function readCborSequence(bytes: Uint8Array, shape?: ReadShape): unknown[] {
   const reader = new CborReader(bytes);
-  const out: CborValue[] = [];
-  while (!reader.done) out.push(reader.read());
+  const out: unknown[] = [];
+  while (!reader.done) out.push(reader.read(shape));
   return out;
 }
