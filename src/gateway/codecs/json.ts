@@ -103,9 +103,18 @@ class OrderedJson {
   text(value: unknown): string {
     if (!isObject(value)) return plain(value);
     if (value.kind === 'Table' && 'columnDefinitions' in value) return this.table(value);
+    const meta = this.metaType(value);
+    if (meta) return encodeOrderedJsonAs(this.registry, withoutEmpty(this.registry, value, meta), meta);
     const list = this.listItemType(value);
     if (list) return this.list(value, list);
     return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, withoutEmpty(this.registry, v)));
+  }
+
+  /** meta v1beta1's PartialObjectMetadata(List) share v1's fields (the schema holds v1 only). */
+  private metaType(value: Record<string, unknown>): string | undefined {
+    if (value.kind !== 'PartialObjectMetadata' && value.kind !== 'PartialObjectMetadataList') return undefined;
+    if (typeof value.apiVersion !== 'string' || !value.apiVersion.endsWith('/v1beta1')) return undefined;
+    return `meta.v1.${value.kind}`;
   }
 
   /** The item type of a typed list (`apps.v1.ReplicaSet` for a ReplicaSetList), if `value` is one. */

@@ -76,6 +76,12 @@ describe('ordered JSON codec', () => {
     );
   });
 
+  it('orders meta v1beta1 PartialObjectMetadata like v1', () => {
+    expect(json.encode({ metadata: { uid: 'u', name: 'n' }, apiVersion: 'meta.k8s.io/v1beta1', kind: 'PartialObjectMetadata' }).toString()).toBe(
+      '{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1beta1","metadata":{"name":"n","uid":"u"}}\n',
+    );
+  });
+
   it('frames watch events one per line with the ordered object', () => {
     const text = json.stream!.encodeEvent({ type: 'ADDED', object: shuffled({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', uid: 'u' } }) }).toString();
     expect(text).toBe('{"type":"ADDED","object":{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"n","uid":"u"}}}\n');
