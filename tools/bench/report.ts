@@ -70,7 +70,8 @@ function escape(cell: string): string {
 export function renderTable(rows: Row[]): string {
   const header = ['#', 'scenario', 'Keelson', 'reference (same run)', 'ratio', 'server CPU µs/op (Keelson / ref)', 'p50 / p99', 'notes'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`];
-  for (const r of rows) {
+  // By scenario, in the order measured within each (sort is stable).
+  for (const r of [...rows].sort((a, b) => a.scenario - b.scenario)) {
     lines.push(`| ${[String(r.scenario), r.name, r.keelson, r.reference, r.ratio, r.cpu, r.latency, r.note ?? ''].map(escape).join(' | ')} |`);
   }
   return lines.join('\n');

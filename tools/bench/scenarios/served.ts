@@ -7,7 +7,7 @@ import { ApiClient } from '../api';
 import { type Context, type Etcd, learnTemplate } from '../context';
 import { type KeelsonServer, type StoreChoice, startKeelson } from '../processes';
 import { runContention } from './contention';
-import { runReads } from './reads';
+import { runNodeListenerGet, runReads } from './reads';
 import { runWatch } from './watch';
 
 export const LIST_SIZES = [1000, 10000] as const;
@@ -19,7 +19,7 @@ export interface Served {
   /** The etcd the references use (the store itself when --store etcd). */
   etcd: Etcd;
   store: StoreChoice;
-  /** Start another Keelson on the same store and data (e.g. with another listener). */
+  /** Stop Keelson and start it again on the same store and data (e.g. with another listener). */
   restart(adapter: 'express' | 'node'): Promise<void>;
 }
 
@@ -72,6 +72,7 @@ export async function runServed(ctx: Context): Promise<void> {
       [2, runReads],
       [3, runWatch],
       [4, runContention],
+      [2, runNodeListenerGet],
     ];
     for (const [n, run] of scenarios) {
       if (!ctx.options.only.has(n)) continue;

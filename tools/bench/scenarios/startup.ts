@@ -97,7 +97,7 @@ export async function runStartup(ctx: Context): Promise<void> {
     }
   }
 
-  const objects = ctx.options.quick ? 20_000 : 100_000;
+  const objects = ctx.options.quick ? 10_000 : 100_000;
   const kind = ctx.options.store;
   ctx.log(`5. start-up with ${objects.toLocaleString('en-US')} objects in the ${kind} store`);
   const fresh = await freshStore(ctx, kind);
