@@ -44,7 +44,11 @@ class Parser {
   readonly duplicates: DuplicateKey[] = [];
   readonly order = new WeakMap<object, Map<string, number>>();
 
-  constructor(private readonly s: string) {}
+  /** Remember where keys first appeared (only needed when there are duplicates to order against). */
+  constructor(
+    private readonly s: string,
+    private readonly trackOrder: boolean,
+  ) {}
 
   parseDocument(): unknown {
     const v = this.value('');
@@ -113,7 +117,7 @@ class Parser {
     this.i++;
     const obj: Record<string, unknown> = {};
     const keys = new Map<string, number>();
-    this.order.set(obj, keys);
+    if (this.trackOrder) this.order.set(obj, keys);
     this.space();
     if (this.s.charCodeAt(this.i) === 0x7d) {
       this.i++;
@@ -167,14 +171,20 @@ const NO_ORDER = (): undefined => undefined;
  */
 export function decodeStrictJson(input: string | Uint8Array): StrictJson {
   const text = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
-  const parser = new Parser(text);
+  let parser = new Parser(text, false);
   let value: unknown;
   try {
     value = parser.parseDocument();
+    if (parser.duplicates.length > 0) {
+      // Rare: parse again, remembering key positions to merge with the schema's findings.
+      parser = new Parser(text, true);
+      value = parser.parseDocument();
+    }
   } catch {
     // Malformed (JSON.parse throws its own message) or too deep for this parser.
     return { value: JSON.parse(text) as unknown, duplicates: [], keySeq: NO_ORDER };
   }
+  if (parser.duplicates.length === 0) return { value, duplicates: [], keySeq: NO_ORDER };
   return {
     value,
     duplicates: parser.duplicates,
