@@ -81,9 +81,10 @@ export function warningsOf(errors: readonly string[]): string[] {
   });
 }
 
+/** Warnings go to callers that collect them (the gateway's Warning headers); long-lived contexts of in-process clients are left alone. */
 function warn(ctx: RequestContext, errors: readonly string[]): void {
   if (errors.length === 0) return;
-  (ctx.warnings ??= []).push(...warningsOf(errors));
+  ctx.warnings?.push(...warningsOf(errors));
 }
 
 export interface ObjectCheck {
