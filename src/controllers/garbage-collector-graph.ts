@@ -63,8 +63,7 @@ export class Graph {
     const newOwners = new Map(n.owners.map((r) => [r.uid, r]));
     for (const [uid] of oldOwners) {
       if (newOwners.has(uid)) continue;
-      this.nodes.get(uid)?.dependents.delete(n.uid);
-      this.ownerChanged(uid);
+      this.dropDependent(uid, n.uid);
     }
     for (const [uid, ref] of newOwners) {
       const owner = this.nodes.get(uid);
@@ -88,6 +87,15 @@ export class Graph {
     if (isOrphaning(n) && !before.orphaning) this.enqueue({ action: 'orphan', uid: n.uid });
   }
 
+  /** `dep` no longer names `owner`: forget owners only known through it, re-check owners waiting on it. */
+  private dropDependent(ownerUid: string, dep: string): void {
+    const owner = this.nodes.get(ownerUid);
+    if (!owner) return;
+    owner.dependents.delete(dep);
+    if (!owner.observed && owner.dependents.size === 0) this.nodes.delete(ownerUid);
+    else this.ownerChanged(ownerUid);
+  }
+
   /** An owner waiting for its dependents may be done once one of them goes or stops blocking. */
   private ownerChanged(uid: string): void {
     const owner = this.nodes.get(uid);
@@ -98,10 +106,7 @@ export class Graph {
   remove(uid: string): void {
     const n = this.nodes.get(uid);
     if (!n) return;
-    for (const ref of n.owners) {
-      this.nodes.get(ref.uid)?.dependents.delete(uid);
-      this.ownerChanged(ref.uid);
-    }
+    for (const ref of n.owners) this.dropDependent(ref.uid, uid);
     // Its dependents lost an owner: each is collected unless another owner still holds it.
     for (const dep of n.dependents) this.enqueue({ action: 'delete', uid: dep });
     if (n.dependents.size > 0) {
