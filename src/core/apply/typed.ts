@@ -18,8 +18,11 @@ import {
 } from '../schema';
 import type { KeyField, PathElement } from './fieldpath';
 
+/** The JSON scalars a field accepts (upstream's schema.Scalar); `any` for values the schema leaves open. */
+export type ScalarKind = 'numeric' | 'string' | 'boolean' | 'untyped' | 'any';
+
 export type Atom =
-  | { readonly kind: 'scalar' }
+  | { readonly kind: 'scalar'; readonly scalar?: ScalarKind }
   | { readonly kind: 'struct'; readonly type: SchemaType; readonly atomic: boolean }
   | { readonly kind: 'map'; readonly value: ValueType; readonly atomic: boolean }
   | { readonly kind: 'list'; readonly item: ValueType; readonly listType: ListType; readonly keys: readonly string[] };
@@ -29,6 +32,17 @@ export type Atom =
  * `default` of the key field; Keelson's schema does not carry field defaults yet).
  */
 const KEY_DEFAULTS: ReadonlyMap<string, unknown> = new Map([['core.v1.ContainerPort.protocol', 'TCP']]);
+
+/** How upstream's OpenAPI types the special types: strings, int-or-string, or open values. */
+const SPECIAL_SCALARS: Record<string, ScalarKind> = {
+  Time: 'string',
+  MicroTime: 'string',
+  Duration: 'string',
+  Quantity: 'untyped',
+  IntOrString: 'untyped',
+  RawExtension: 'any',
+  FieldsV1: 'any',
+};
 
 export function typeNamed(name: string): SchemaType {
   const t = schemaTypes().get(name);
@@ -40,8 +54,9 @@ export function typeNamed(name: string): SchemaType {
 export function atomOf(type: ValueType, field?: FieldDef): Atom {
   switch (type.kind) {
     case 'scalar':
+      return { kind: 'scalar', scalar: type.scalar === 'bool' ? 'boolean' : type.scalar === 'string' || type.scalar === 'bytes' ? 'string' : 'numeric' };
     case 'special':
-      return { kind: 'scalar' };
+      return { kind: 'scalar', scalar: SPECIAL_SCALARS[type.special] };
     case 'message': {
       const t = typeNamed(type.type);
       const atomic = field ? effectiveStructType(field, t) === 'atomic' : t.structType === 'atomic';
@@ -73,7 +88,7 @@ export function memberAtom(atom: Atom, name: string): Atom | undefined {
   const p = atom.type.property.get(name);
   if (p) return atomOf(p.field.type, p.field);
   // TypeMeta's fields are part of every kind's JSON.
-  return atom.type.typeMeta && (name === 'kind' || name === 'apiVersion') ? { kind: 'scalar' } : undefined;
+  return atom.type.typeMeta && (name === 'kind' || name === 'apiVersion') ? { kind: 'scalar', scalar: 'string' } : undefined;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

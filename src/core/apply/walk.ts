@@ -7,6 +7,7 @@
 import { type PathElement, elementString, fieldElement, serializeElement } from './fieldpath';
 import { FieldSet } from './set';
 import { type Atom, ItemKeyError, isObject, itemAtom, itemElement, jsonEqual, memberAtom } from './typed';
+import { goPrint, goType } from '../patch/go-values';
 
 /** A validation error of an applied configuration: the path as upstream prints it, and the message. */
 export interface ValidationError {
@@ -18,18 +19,38 @@ function pathText(path: readonly PathElement[]): string {
   return path.map(elementString).join('');
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'list';
-  if (isObject(value)) return 'map';
-  return typeof value === 'number' ? 'number' : typeof value;
+/** Go's `%v` of one of upstream's unstructured values (a pointer to the value). */
+function goV(value: unknown): string {
+  return `&{${goPrint(value)}}`;
 }
 
+/** Go's `%#v` of the same. */
+function goSharpV(value: unknown): string {
+  const sharp = (v: unknown): string => {
+    if (v === null || v === undefined) return 'interface {}(nil)';
+    if (typeof v === 'string') return JSON.stringify(v);
+    if (Array.isArray(v)) return `[]interface {}{${v.map(sharp).join(', ')}}`;
+    if (isObject(v)) return `map[string]interface {}{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${sharp(v[k])}`).join(', ')}}`;
+    return String(v);
+  };
+  return `&value.valueUnstructured{Value:${sharp(value)}}`;
+}
+
+/** upstream's validateScalar messages. */
 function scalarError(atom: Atom & { kind: 'scalar' }, value: unknown): string | undefined {
-  void atom;
   if (value === null || value === undefined) return undefined;
-  if (typeof value === 'object') return `expected any scalar, got ${describe(value)}`;
-  return undefined;
+  switch (atom.scalar ?? 'any') {
+    case 'numeric':
+      return typeof value === 'number' ? undefined : `expected numeric (int or float), got ${goType(value)}`;
+    case 'string':
+      return typeof value === 'string' ? undefined : `expected string, got ${goSharpV(value)}`;
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : `expected boolean, got ${goV(value)}`;
+    case 'untyped':
+      return typeof value === 'object' ? `expected any scalar, got ${goV(value)}` : undefined;
+    case 'any':
+      return undefined;
+  }
 }
 
 /**
@@ -53,7 +74,7 @@ function walkSet(value: unknown, atom: Atom, path: PathElement[], set: FieldSet,
       return;
     }
     case 'list': {
-      if (value !== null && !Array.isArray(value)) return void fail(`expected list, got ${describe(value)}`);
+      if (value !== null && !Array.isArray(value)) return void fail(`expected list, got ${goV(value)}`);
       if (atom.listType === 'atomic') return set.insert(path);
       if (value === null) return;
       const items = value as unknown[];
@@ -89,7 +110,7 @@ function walkSet(value: unknown, atom: Atom, path: PathElement[], set: FieldSet,
     }
     case 'struct':
     case 'map': {
-      if (value !== null && !isObject(value)) return void fail(`expected map, got ${describe(value)}`);
+      if (value !== null && !isObject(value)) return void fail(`expected map, got ${goV(value)}`);
       if (atom.atomic) return set.insert(path);
       if (value === null) return;
       for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
@@ -97,7 +118,9 @@ function walkSet(value: unknown, atom: Atom, path: PathElement[], set: FieldSet,
         const childPath = [...path, fieldElement(key)];
         const childAtom = memberAtom(atom, key);
         if (!childAtom) {
+          // upstream stops looking at a map at its first undeclared field.
           fail('field not declared in schema', childPath);
+          if (errors) break;
           continue;
         }
         walkSet(child, childAtom, childPath, set, errors);

@@ -244,10 +244,10 @@ export class ResourceStore extends ResourceReads {
     const meta = obj.metadata!;
     const cur = current.metadata!;
     const name = cur.name!;
-    if (meta.name !== undefined && meta.name !== name) {
-      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    // upstream's checkName: the object must name itself as the URL does.
+    if ((meta.name ?? '') !== name) {
+      throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`);
     }
-    meta.name = name;
     const rv = meta.resourceVersion;
     if (rv === undefined || rv === '') {
       if (requireResourceVersion && !this.def.allowUnconditionalUpdate) {
@@ -313,8 +313,8 @@ export class ResourceStore extends ResourceReads {
     scope: WriteScope = 'main',
   ): Promise<WriteResult> {
     const checked = this.checkBody(body, namespace);
-    if (checked.metadata!.name !== undefined && checked.metadata!.name !== name) {
-      throw badRequest(`the name of the object (${checked.metadata!.name}) does not match the name on the URL (${name})`);
+    if ((checked.metadata!.name ?? '') !== name) {
+      throw badRequest(`the name of the object (${checked.metadata!.name ?? ''}) does not match the name on the URL (${name})`);
     }
     const manager = this.manager(options, ctx);
     let result: WriteResult;
@@ -325,9 +325,7 @@ export class ResourceStore extends ResourceReads {
     } catch (err) {
       // PUT of an absent object creates it where the type allows (upstream AllowCreateOnUpdate).
       if (!(scope === 'main' && this.def.allowCreateOnUpdate && StatusError.is(err, 'NotFound'))) throw err;
-      const withName = deepCopy(checked);
-      withName.metadata!.name = name;
-      return this.create(namespace, withName, options, ctx);
+      return this.create(namespace, checked, options, ctx);
     }
     return this.finishIfFinalized(result, namespace, name, options);
   }

@@ -130,6 +130,11 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
     (unknown.spec as Record<string, unknown>).foo = 1;
     const err = await statusOf(apply(core, unknown, 'alice'), 500, '');
     expect(err.status.message).toBe('failed to create typed patch object (/web; apps/v1, Kind=ReplicaSet): .spec.foo: field not declared in schema');
+    const wrongType = rsConfig();
+    (wrongType.spec as Record<string, unknown>).replicas = '3';
+    expect((await statusOf(apply(core, wrongType, 'alice'), 500, '')).status.message).toBe(
+      'failed to create typed patch object (/web; apps/v1, Kind=ReplicaSet): .spec.replicas: expected numeric (int or float), got string',
+    );
     const nameless = { ...rsConfig(), metadata: {} };
     expect((await statusOf(apply(core, nameless, 'alice'), 400, 'BadRequest')).status.message).toBe('the name of the object () does not match the name on the URL (web)');
     await statusOf(core.get(rs('web'), {}, ctx), 404, 'NotFound');

@@ -70,6 +70,10 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     delete second.metadata!.resourceVersion;
     const unconditional = await core.update(rs('web'), second, {}, ctx);
     expect((unconditional.object.spec as { replicas: number }).replicas).toBe(4);
+    const nameless = copy(second);
+    delete nameless.metadata!.name;
+    const noName = await statusOf(core.update(rs('web'), nameless, {}, ctx), 400, 'BadRequest');
+    expect(noName.status.message).toBe('the name of the object () does not match the name on the URL (web)');
     const absentRs = { ...rsConfig(), metadata: { name: 'nope' } };
     await statusOf(core.update(rs('nope'), absentRs, {}, ctx), 404, 'NotFound');
     const binding = { metadata: { name: 'b' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' }, subjects: [{ kind: 'User', name: 'u', apiGroup: 'rbac.authorization.k8s.io' }] };
