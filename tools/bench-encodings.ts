@@ -14,7 +14,7 @@ import { deepFreeze } from '../src/core/cache/cached-object';
 import { encodeOrderedJson } from '../src/codecs/json-order';
 import { createProtobufCodec } from '../src/codecs/protobuf';
 import { schemaRegistry } from '../src/core/schema';
-import { createCborCodec, createJsonCodec, createYamlCodec } from '../src/gateway/codecs';
+import { createCborCodec, createJsonCodec, yamlCodec } from '../src/gateway/codecs';
 import { createNaming } from '../src/naming';
 import { realisticReplicaSet } from '../test/codecs/sample-objects';
 
@@ -22,7 +22,7 @@ const seconds = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 1
 const naming = createNaming('kubernetes');
 const registry = schemaRegistry(naming);
 const json = createJsonCodec(naming);
-const yaml = createYamlCodec(naming);
+const yaml = yamlCodec;
 const protobuf = createProtobufCodec(naming);
 const cbor = createCborCodec(naming);
 

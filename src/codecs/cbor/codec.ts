@@ -15,7 +15,7 @@
  * Decoding reverses this: byte and text strings both become strings, except under a `bytes`
  * field (or tag 22), where the bytes come back as base64.
  */
-import type { FieldDef, SchemaRegistry, SchemaType, ValueType } from '../../core/schema';
+import type { SchemaRegistry, SchemaType, ValueType } from '../../core/schema';
 import { CborDecodeError, CborReader, type ReadShape, readCbor } from './reader';
 import { CborWriter, MAJOR, SELF_DESCRIBED_PREFIX, TAG_EXPECTED_BASE64, sortedKeys } from './writer';
 
@@ -30,20 +30,8 @@ function presentKeys(value: JsonObject): string[] {
   return Object.keys(value).filter((k) => value[k] !== undefined);
 }
 
-export interface CborEncoderOptions {
-  /** Fields Go's encoder leaves out (`omitempty` on an empty value); none by default. */
-  omitField?: (field: FieldDef, value: unknown) => boolean;
-}
-
 export class CborEncoder {
-  private readonly omitField: (field: FieldDef, value: unknown) => boolean;
-
-  constructor(
-    private readonly registry: SchemaRegistry,
-    options: CborEncoderOptions = {},
-  ) {
-    this.omitField = options.omitField ?? (() => false);
-  }
+  constructor(private readonly registry: SchemaRegistry) {}
 
   /** Any JSON value without a schema: map keys sorted. */
   untyped(w: CborWriter, value: Json): void {
@@ -146,10 +134,7 @@ export class CborEncoder {
     let sorted = true;
     let last = -3;
     for (const k of Object.keys(value)) {
-      const v = value[k];
-      if (v === undefined) continue;
-      const property = type.property.get(k);
-      if (property && this.omitField(property.field, v)) continue;
+      if (value[k] === undefined) continue;
       const rank = ranks.get(k) ?? Number.MAX_SAFE_INTEGER;
       if (rank < last) sorted = false;
       last = rank;

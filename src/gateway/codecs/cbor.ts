@@ -11,7 +11,6 @@ import { schemaRegistry } from '../../core/schema';
 import { CborDecoder, CborEncoder } from '../../codecs/cbor';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
-import { isEmptyOmitted } from './omit-empty';
 
 export const CBOR_MEDIA_TYPE = 'application/cbor';
 export const CBOR_SEQ_MEDIA_TYPE = 'application/cbor-seq';
@@ -25,7 +24,7 @@ export interface CborCodec extends Codec {
 
 export function createCborCodec(naming: Naming): CborCodec {
   const registry = schemaRegistry(naming);
-  const encoder = new CborEncoder(registry, { omitField: isEmptyOmitted });
+  const encoder = new CborEncoder(registry);
   const decoder = new CborDecoder(registry);
   const encode = (value: unknown): Buffer =>
     typeof value === 'object' && value !== null ? encodeOnce(value, CBOR_MEDIA_TYPE, (v) => encoder.encode(v)) : encoder.encode(value);

@@ -4,14 +4,13 @@ export * from './yaml';
 export * from './cbor';
 export * from './negotiate';
 export * from './convert';
-export * from './omit-empty';
 import { encodeOnce } from '../../core/cache/encode-once';
 import { createProtobufCodec, type ProtobufCodec } from '../../codecs/protobuf';
 import type { Naming } from '../../naming';
 import { type Codec, type Codecs, DEFAULT_ENCODING_FEATURES, type EncodingFeatures, createCodecs } from './codec';
 import { createCborCodec } from './cbor';
 import { createJsonCodec, jsonCodec } from './json';
-import { createYamlCodec, yamlCodec } from './yaml';
+import { yamlCodec } from './yaml';
 
 /** JSON and YAML: the formats that need no schema (tests use these alone). */
 export const defaultCodecs = createCodecs([jsonCodec, yamlCodec]);
@@ -38,7 +37,7 @@ function memoizedProtobuf(codec: ProtobufCodec): Codec {
  * upstream appends it to the codec factory).
  */
 export function gatewayCodecs(naming: Naming, features?: EncodingFeatures): Codecs {
-  const list: Codec[] = [createJsonCodec(naming), createYamlCodec(naming), memoizedProtobuf(createProtobufCodec(naming))];
+  const list: Codec[] = [createJsonCodec(naming), yamlCodec, memoizedProtobuf(createProtobufCodec(naming))];
   if ((features ?? DEFAULT_ENCODING_FEATURES).cbor) list.push(createCborCodec(naming));
   return createCodecs(list, features);
 }

@@ -4,8 +4,7 @@
  *
  * `jsonCodec` writes values in the key order they hold. `createJsonCodec(naming)` writes
  * upstream's bytes: Go's struct declaration order from the schema (kind and apiVersion first),
- * sorted map keys, HTML-safe escapes (src/codecs/json-order.ts), `omitempty` fields left out when
- * empty (omit-empty.ts). Ordering costs several times a
+ * sorted map keys, HTML-safe escapes (src/codecs/json-order.ts). Ordering costs several times a
  * plain JSON.stringify, so it is paid once per object version: objects from the watch cache are
  * frozen and shared, and their text is memoised on them (core/cache/encode-once.ts), so a get,
  * each list item and each watch event reuse it. A list is its items' memoised texts joined; a
@@ -18,7 +17,6 @@ import { type SchemaRegistry, schemaRegistry } from '../../core/schema';
 import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
-import { withoutEmpty } from './omit-empty';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
@@ -104,10 +102,10 @@ class OrderedJson {
     if (!isObject(value)) return plain(value);
     if (value.kind === 'Table' && 'columnDefinitions' in value) return this.table(value);
     const meta = this.metaType(value);
-    if (meta) return encodeOrderedJsonAs(this.registry, withoutEmpty(this.registry, value, meta), meta);
+    if (meta) return encodeOrderedJsonAs(this.registry, value, meta);
     const list = this.listItemType(value);
     if (list) return this.list(value, list);
-    return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, withoutEmpty(this.registry, v)));
+    return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, v));
   }
 
   /** meta v1beta1's PartialObjectMetadata(List) share v1's fields (the schema holds v1 only). */
@@ -129,7 +127,7 @@ class OrderedJson {
     for (const key of ['kind', 'apiVersion']) if (value[key] !== undefined) parts.push(`"${key}":${plain(value[key])}`);
     if (value.metadata !== undefined) parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata, 'meta.v1.ListMeta')}`);
     const items = (value.items as unknown[]).map((item) =>
-      isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, withoutEmpty(this.registry, v, itemType), itemType)) : plain(item),
+      isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item),
     );
     parts.push(`"items":[${items.join(',')}]`);
     return `{${parts.join(',')}}`;

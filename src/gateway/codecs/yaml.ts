@@ -7,10 +7,7 @@
  */
 import YAML from 'yaml';
 import { compareGoYamlKeys } from '../../codecs/yaml-order';
-import { schemaRegistry } from '../../core/schema';
-import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
-import { withoutEmpty } from './omit-empty';
 
 export const YAML_MEDIA_TYPE = 'application/yaml';
 
@@ -39,8 +36,3 @@ export const yamlCodec: Codec = {
   },
 };
 
-/** YAML of upstream's objects: `omitempty` fields left out when empty, as its JSON does (omit-empty.ts). */
-export function createYamlCodec(naming: Naming): Codec {
-  const registry = schemaRegistry(naming);
-  return { ...yamlCodec, encode: (value, options) => yamlCodec.encode(withoutEmpty(registry, value), options) };
-}
