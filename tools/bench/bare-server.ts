@@ -10,10 +10,17 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sendEvent, serveCalls } from './ipc';
+import type { ServerStats } from './keelson-child';
 
 interface Route {
   body: Buffer;
   contentType: string;
+}
+
+function stats(): ServerStats {
+  const cpu = process.cpuUsage();
+  const mem = process.memoryUsage();
+  return { cpuUs: cpu.user + cpu.system, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, maxRss: process.resourceUsage().maxRSS * 1024, hrtimeUs: Number(process.hrtime.bigint() / 1000n) };
 }
 
 function main(): void {
@@ -39,10 +46,12 @@ function main(): void {
     route: (args: { path: string; body: Uint8Array; contentType: string }) => {
       routes.set(args.path, { body: Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength), contentType: args.contentType });
     },
-    stats: () => {
-      const cpu = process.cpuUsage();
-      const mem = process.memoryUsage();
-      return { cpuUs: cpu.user + cpu.system, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, maxRss: process.resourceUsage().maxRSS * 1024, hrtimeUs: Number(process.hrtime.bigint() / 1000n) };
+    stats,
+    gc: () => {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      gc?.();
+      return stats();
     },
   });
   process.on('SIGTERM', () => {

@@ -35,9 +35,6 @@ const stalled = new Map<number, HttpsConnection[]>();
 let nextId = 1;
 
 serveCalls({
-  /** The wall clock as this process reads it (performance.timeOrigin + now), ms. */
-  clock: () => performance.timeOrigin + performance.now(),
-
   open: async (args: OpenArgs) => {
     const load = args.kind === 'https' ? await HttpsLoad.open(args.target, args.connections) : args.kind === 'etcd' ? EtcdLoad.open(args.endpoint) : EmbeddedLoad.open(args.dataDir);
     loads.set(nextId, load);
@@ -65,12 +62,17 @@ serveCalls({
     }
   },
 
-  watchOpen: async (args: { kind: 'https'; target: Target; n: number; path: string } | { kind: 'etcd'; endpoint: string; n: number; prefix: string }) => {
-    const w = args.kind === 'https' ? await HttpsWatchers.open(args.target, args.n, args.path) : await EtcdWatchers.open(args.endpoint, args.n, args.prefix);
+  watchOpen: async (
+    args:
+      | { kind: 'https'; target: Target; n: number; path: string; create: { path: string; before: string; after: string } }
+      | { kind: 'etcd'; endpoint: string; n: number; prefix: string; value: Uint8Array },
+  ) => {
+    const w = args.kind === 'https' ? await HttpsWatchers.open(args.target, args.n, args.path, args.create) : await EtcdWatchers.open(args.endpoint, args.n, args.prefix, args.value);
     watchers.set(nextId, w);
     return nextId++;
   },
-  watchCollect: (args: { watchers: number; seq: number; ackAt: number; timeoutMs: number }) => watchers.get(args.watchers)!.collect(args.seq, args.ackAt, args.timeoutMs),
+  /** One write and its deliveries (see load/watchers.ts). */
+  watchRound: (args: { watchers: number; seq: number; timeoutMs: number }) => watchers.get(args.watchers)!.round(args.seq, args.timeoutMs),
   watchCounts: (args: { watchers: number }) => watchers.get(args.watchers)!.counts(),
   watchClose: async (args: { watchers: number }) => {
     await watchers.get(args.watchers)?.close();

@@ -108,6 +108,7 @@ export interface BareServer {
   target: Target;
   route(path: string, body: Buffer, contentType: string): Promise<void>;
   stats(): Promise<ServerStats>;
+  gc(): Promise<ServerStats>;
   stop(): Promise<void>;
 }
 
@@ -118,6 +119,7 @@ export async function startBare(build: Build, dataDir: string, clientTls: Target
   const child = forkChild(build.file('tools/bench/bare-server'), 'bare-https', {
     args: [dataDir],
     env: build.env,
+    execArgv: ['--expose-gc'],
     onEvent: (event) => event.event === 'listening' && onListening(event.port as number),
   });
   const port = await listening;
@@ -126,6 +128,7 @@ export async function startBare(build: Build, dataDir: string, clientTls: Target
     target: { host: '127.0.0.1', port, tls: clientTls },
     route: (p, body, contentType) => child.call('route', { path: p, body, contentType }),
     stats: () => child.call<ServerStats>('stats'),
+    gc: () => child.call<ServerStats>('gc'),
     stop: async () => {
       await child.stop();
     },

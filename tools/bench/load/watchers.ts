@@ -1,13 +1,26 @@
 /**
  * Many watchers in one process, each noting when every event arrives: Keelson watches over
  * HTTPS (one keep-alive connection each, newline-delimited JSON events), and raw etcd3 watchers
- * on one client (etcd's own delivery, the reference). The writer is another process; it sends
- * the wall-clock time it saw each write acknowledged, and `collect` turns arrivals into
- * latencies. Events are recognised by the object name `fanout-<seq>` without parsing JSON, so
- * that 1,000 watchers cost the receiving process as little as possible.
+ * on one client (etcd's own delivery, the reference). The writer lives in the same process, so
+ * the acknowledgement and the deliveries are timed by one clock and one event loop: a process
+ * the busy machine leaves waiting delays both alike, instead of making deliveries appear to
+ * precede the acknowledgement. Events are recognised by the object name `fanout-<seq>` without
+ * parsing JSON, so that 1,000 watchers cost the receiving process as little as possible.
  */
 import { Etcd3, type Watcher } from 'etcd3';
 import { HttpsConnection, type Target, requestHead } from '../https-client';
+
+/** Write the event numbered `seq`; resolves once the store or server acknowledged it. */
+export type Writer = (seq: number) => Promise<void>;
+
+/** Write, note the acknowledgement, and gather every watcher's arrival of that write. */
+async function round(write: Writer, arrivals: { collect(seq: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> }, seq: number, timeoutMs: number): Promise<Delivery> {
+  const sentAt = performance.now();
+  await write(seq);
+  const ackAt = performance.now();
+  const d = await arrivals.collect(seq, performance.timeOrigin + ackAt, timeoutMs);
+  return { ...d, writeUs: (ackAt - sentAt) * 1000 };
+}
 
 const MARKER = 'fanout-';
 
@@ -16,6 +29,8 @@ export interface Delivery {
   received: number;
   /** Per receiving watcher: arrival minus acknowledgement, µs (negative if it arrived first). */
   latenciesUs: number[];
+  /** From sending the write to its acknowledgement, µs. */
+  writeUs: number;
 }
 
 export interface WatchCounts {
@@ -50,7 +65,7 @@ class Arrivals {
     if (list.length === this.watchers) this.waiters.get(seq)?.();
   }
 
-  async collect(seq: number, ackAt: number, timeoutMs: number): Promise<Delivery> {
+  async collect(seq: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> {
     const list = this.bySeq.get(seq) ?? [];
     if (list.length < this.watchers) {
       await new Promise<void>((resolve) => {
@@ -86,13 +101,26 @@ export class HttpsWatchers {
   private readonly connections: HttpsConnection[] = [];
   private readonly arrivals: Arrivals;
 
-  private constructor(n: number) {
+  private constructor(
+    n: number,
+    private readonly write: Writer,
+  ) {
     this.arrivals = new Arrivals(n);
   }
 
-  /** Open `n` watches of `path` (a collection URL with `?watch=1...`); resolves once all answered 200. */
-  static async open(target: Target, n: number, path: string): Promise<HttpsWatchers> {
-    const watchers = new HttpsWatchers(n);
+  /**
+   * Open `n` watches of `path` (a collection URL with `?watch=1...`); resolves once all answered
+   * 200. Writes POST `before + "fanout-<seq>" + after` to `create.path` on a connection of their own.
+   */
+  static async open(target: Target, n: number, path: string, create: { path: string; before: string; after: string }): Promise<HttpsWatchers> {
+    const writer = await HttpsConnection.connect(target);
+    const createHead = requestHead('POST', create.path, target, { 'content-type': 'application/json' });
+    const write: Writer = async (seq) => {
+      const res = await writer.request(createHead, Buffer.from(`${create.before}${MARKER}${seq}${create.after}`), { keepBody: false });
+      if (res.status !== 201) throw new Error(`create fanout-${seq}: ${res.status}`);
+    };
+    const watchers = new HttpsWatchers(n, write);
+    watchers.connections.push(writer);
     const head = requestHead('GET', path, target);
     for (let i = 0; i < n; i += 32) {
       await Promise.all(Array.from({ length: Math.min(32, n - i) }, (_, j) => watchers.start(target, head, i + j)));
@@ -127,8 +155,8 @@ export class HttpsWatchers {
     });
   }
 
-  collect(seq: number, ackAt: number, timeoutMs: number): Promise<Delivery> {
-    return this.arrivals.collect(seq, ackAt, timeoutMs);
+  round(seq: number, timeoutMs: number): Promise<Delivery> {
+    return round(this.write, this.arrivals, seq, timeoutMs);
   }
 
   counts(): WatchCounts {
@@ -151,8 +179,11 @@ export class EtcdWatchers {
     this.arrivals = new Arrivals(n);
   }
 
-  /** `n` watchers of `prefix` on one etcd3 client (one gRPC watch stream, as a Node process would have). */
-  static async open(endpoint: string, n: number, prefix: string): Promise<EtcdWatchers> {
+  /**
+   * `n` watchers of `prefix` on one etcd3 client (one gRPC watch stream, as a Node process would
+   * have). Writes put `value` at `<prefix>fanout-<seq>` through the same client.
+   */
+  static async open(endpoint: string, n: number, prefix: string, value: Uint8Array): Promise<EtcdWatchers> {
     const watchers = new EtcdWatchers(new Etcd3({ hosts: endpoint }), n);
     for (let i = 0; i < n; i++) {
       const watcher = await watchers.client.watch().prefix(prefix).create();
@@ -165,11 +196,17 @@ export class EtcdWatchers {
       watcher.on('error', () => watchers.arrivals.ended++);
       watchers.watchers.push(watcher);
     }
+    const bytes = Buffer.from(value);
+    watchers.write = async (seq) => {
+      await watchers.client.put(`${prefix}${MARKER}${seq}`).value(bytes).exec();
+    };
     return watchers;
   }
 
-  collect(seq: number, ackAt: number, timeoutMs: number): Promise<Delivery> {
-    return this.arrivals.collect(seq, ackAt, timeoutMs);
+  private write: Writer = async () => {};
+
+  round(seq: number, timeoutMs: number): Promise<Delivery> {
+    return round(this.write, this.arrivals, seq, timeoutMs);
   }
 
   counts(): WatchCounts {

@@ -1,42 +1,30 @@
 /**
  * Scenario 3: watch fan-out. 100 and 1,000 watches (one HTTPS connection each, in the load
- * generator), then writes one at a time from this process: latency from the write's
- * acknowledgement to each watcher's receipt, every delivery accounted for, and the server's
- * resident memory per watcher. The reference is etcd's own delivery of the same writes to as
- * many raw etcd3 watchers in the same generator process.
- *
- * The writer and the watchers are different processes: their clocks are aligned by measuring
- * the generator's clock offset (NTP-style, best of many round trips).
+ * generator), then writes one at a time: latency from the write's acknowledgement to each
+ * watcher's receipt, every delivery accounted for, and the server's memory per watcher. The
+ * reference is etcd's own delivery of a write to one raw etcd3 watcher, timed the same way; full
+ * runs also time etcd's delivery to as many raw etcd3 watchers in one process, for context.
+ * Writer and watchers share the generator process (load/watchers.ts says why).
  */
-import { Etcd3 } from 'etcd3';
 import type { Context } from '../context';
-import { replicaSet, replicaSetsPath } from '../fixtures';
+import { storedBytes } from '../context';
+import { createBodyTemplate, replicaSetsPath } from '../fixtures';
 import { Histogram } from '../histogram';
 import type { Child } from '../ipc';
 import type { Delivery, WatchCounts } from '../load/watchers';
+import { startBare } from '../processes';
 import { bytes, micros, ms } from '../report';
 import type { Served } from './served';
-import { storedBytes } from '../context';
 
 const SIZES = [100, 1000];
 const DELIVERY_TIMEOUT_MS = 5000;
-
-/** worker clock − our clock, ms (from the round trip with the smallest delay). */
-async function clockOffset(worker: Child): Promise<number> {
-  let best = { rtt: Infinity, offset: 0 };
-  for (let i = 0; i < 50; i++) {
-    const t1 = performance.timeOrigin + performance.now();
-    const tw = await worker.call<number>('clock');
-    const t2 = performance.timeOrigin + performance.now();
-    if (t2 - t1 < best.rtt) best = { rtt: t2 - t1, offset: tw - (t1 + t2) / 2 };
-  }
-  return best.offset;
-}
 
 interface FanOut {
   latency: Histogram;
   expected: number;
   received: number;
+  /** Deliveries seen before the write's acknowledgement (counted as 0 in `latency`). */
+  early: number;
   counts: WatchCounts;
   /** Server CPU per delivered event, µs (Keelson only). */
   cpuPerEvent?: number;
@@ -44,39 +32,40 @@ interface FanOut {
   heapPerWatcher?: number;
 }
 
-async function deliver(worker: Child, watchers: number, n: number, writes: number, offset: number, write: (seq: number) => Promise<void>, seqBase: number): Promise<Omit<FanOut, 'counts'>> {
+async function deliver(worker: Child, watchers: number, writes: number, seqBase: number): Promise<Omit<FanOut, 'counts'>> {
   const latency = new Histogram();
   let received = 0;
+  let early = 0;
+  let expected = 0;
   for (let i = 1; i <= writes; i++) {
-    const seq = seqBase + i;
-    await write(seq);
-    const ackAt = performance.timeOrigin + performance.now() + offset;
-    const d = await worker.call<Delivery>('watchCollect', { watchers, seq, ackAt, timeoutMs: DELIVERY_TIMEOUT_MS });
+    const d = await worker.call<Delivery & { watchers?: number }>('watchRound', { watchers, seq: seqBase + i, timeoutMs: DELIVERY_TIMEOUT_MS });
     received += d.received;
-    for (const us of d.latenciesUs) latency.record(Math.max(0, us));
+    for (const us of d.latenciesUs) {
+      if (us < 0) early++;
+      latency.record(Math.max(0, us));
+    }
     // A short gap so that one write's deliveries never overlap the next's.
     await new Promise((r) => setTimeout(r, 5));
   }
-  return { latency, expected: writes * n, received };
+  const counts = await worker.call<WatchCounts>('watchCounts', { watchers });
+  expected = writes * counts.watchers;
+  return { latency, expected, received, early };
 }
 
-async function keelsonFanOut(ctx: Context, served: Served, n: number, writes: number, offset: number, seqBase: number): Promise<FanOut> {
+async function keelsonFanOut(ctx: Context, served: Served, n: number, writes: number, seqBase: number): Promise<FanOut> {
   const namespace = `bench-watch-${n}`;
   await served.api.namespace(namespace);
   const before = await served.server.gc();
-  const watchers = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: served.server.target, n, path: `${replicaSetsPath(namespace)}?watch=1` });
+  const create = { path: replicaSetsPath(namespace), ...createBodyTemplate(namespace) };
+  const watchers = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: served.server.target, n, path: `${replicaSetsPath(namespace)}?watch=1`, create });
   try {
     const opened = await served.server.gc();
-    const cpu0 = opened.cpuUs;
-    const result = await deliver(ctx.worker, watchers, n, writes, offset, async (seq) => {
-      await served.api.expect('POST', replicaSetsPath(namespace), replicaSet(`fanout-${seq}`, namespace), [201]);
-    }, seqBase);
+    const result = await deliver(ctx.worker, watchers, writes, seqBase);
     const cpu1 = (await served.server.stats()).cpuUs;
-    const counts = await ctx.worker.call<WatchCounts>('watchCounts', { watchers });
     return {
       ...result,
-      counts,
-      cpuPerEvent: (cpu1 - cpu0) / Math.max(1, result.received),
+      counts: await ctx.worker.call<WatchCounts>('watchCounts', { watchers }),
+      cpuPerEvent: (cpu1 - opened.cpuUs) / Math.max(1, result.received),
       rssPerWatcher: (opened.rss - before.rss) / n,
       heapPerWatcher: (opened.heapUsed + opened.external - before.heapUsed - before.external) / n,
     };
@@ -85,41 +74,54 @@ async function keelsonFanOut(ctx: Context, served: Served, n: number, writes: nu
   }
 }
 
-async function etcdFanOut(ctx: Context, served: Served, value: Buffer, n: number, writes: number, offset: number, seqBase: number): Promise<FanOut> {
-  const prefix = `/bench-watch-raw-${n}/`;
-  const client = new Etcd3({ hosts: served.etcd.endpoint });
-  const watchers = await ctx.worker.call<number>('watchOpen', { kind: 'etcd', endpoint: served.etcd.endpoint, n, prefix });
+async function etcdFanOut(ctx: Context, served: Served, value: Buffer, n: number, writes: number, seqBase: number): Promise<FanOut> {
+  const watchers = await ctx.worker.call<number>('watchOpen', { kind: 'etcd', endpoint: served.etcd.endpoint, n, prefix: `/bench-watch-raw-${n}/`, value });
   try {
-    const result = await deliver(ctx.worker, watchers, n, writes, offset, async (seq) => {
-      await client.put(`${prefix}fanout-${seq}`).value(value).exec();
-    }, seqBase);
+    const result = await deliver(ctx.worker, watchers, writes, seqBase);
     return { ...result, counts: await ctx.worker.call<WatchCounts>('watchCounts', { watchers }) };
   } finally {
     await ctx.worker.call('watchClose', { watchers });
-    client.close();
+  }
+}
+
+/**
+ * The floor under "memory per watcher": what an idle keep-alive TLS connection costs the bare
+ * https server (RSS and heap+external per connection, after GC).
+ */
+async function connectionMemory(ctx: Context, served: Served, n: number): Promise<{ rss: number; heap: number }> {
+  const bare = await startBare(ctx.build, served.server.dataDir, served.server.target.tls);
+  try {
+    const before = await bare.gc();
+    const load = await ctx.worker.call<number>('open', { kind: 'https', target: bare.target, connections: n });
+    try {
+      const after = await bare.gc();
+      return { rss: (after.rss - before.rss) / n, heap: (after.heapUsed + after.external - before.heapUsed - before.external) / n };
+    } finally {
+      await ctx.worker.call('close', { load });
+    }
+  } finally {
+    await bare.stop();
   }
 }
 
 const p = (h: Histogram, q: number) => h.percentile(q);
-
 const signed = (us: number) => `${us >= 0 ? '+' : '−'}${ms(Math.abs(us))}`;
+const pct = (part: number, whole: number) => `${((part / Math.max(1, whole)) * 100).toFixed(0)}%`;
 
 export async function runWatch(ctx: Context, served: Served): Promise<void> {
   const writes = ctx.options.quick ? 20 : 100;
-  const offset = await clockOffset(ctx.worker);
   const value = storedBytes(ctx.template!);
   let seqBase = 0;
-  // The issue's reference: etcd's own delivery to one raw etcd3 watcher.
   ctx.log(`3. etcd delivery to one raw etcd3 watcher, ${writes} writes`);
-  const single = await etcdFanOut(ctx, served, value, 1, writes, offset, seqBase);
+  const single = await etcdFanOut(ctx, served, value, 1, writes, seqBase);
   seqBase += writes;
   for (const n of SIZES) {
     ctx.log(`3. watch fan-out to ${n} watchers, ${writes} writes`);
-    const k = await keelsonFanOut(ctx, served, n, writes, offset, seqBase);
+    const k = await keelsonFanOut(ctx, served, n, writes, seqBase);
     seqBase += writes;
-    // Context, not the reference: etcd's delivery to as many etcd3 watchers in one process (full runs only).
-    const e = ctx.options.quick ? undefined : await etcdFanOut(ctx, served, value, n, writes, offset, seqBase);
+    const e = ctx.options.quick ? undefined : await etcdFanOut(ctx, served, value, n, writes, seqBase);
     seqBase += writes;
+    const floor = await connectionMemory(ctx, served, n);
     const dropped = k.expected - k.received + k.counts.outOfOrder + k.counts.ended;
     const extra = p(k.latency, 99) - p(single.latency, 99);
     ctx.rows.push({
@@ -132,8 +134,9 @@ export async function runWatch(ctx: Context, served: Served): Promise<void> {
       latency: `max ${ms(k.latency.max)}`,
       note:
         `delivered ${k.received}/${k.expected}, out of order ${k.counts.outOfOrder}, streams ended ${k.counts.ended}; ` +
-        `RSS ${bytes(k.rssPerWatcher ?? NaN)}/watcher (heap+external ${bytes(k.heapPerWatcher ?? NaN)}); ` +
-        (e ? `etcd → ${n} raw etcd3 watchers in one process: p50 ${ms(p(e.latency, 50))}, p99 ${ms(p(e.latency, 99))}, ${e.received}/${e.expected}` : ''),
+        `${pct(k.early, k.received)} arrived before the ack (${pct(single.early, single.received)} for etcd); ` +
+        `RSS ${bytes(k.rssPerWatcher ?? NaN)}/watcher (heap+external ${bytes(k.heapPerWatcher ?? NaN)}), bare https per idle TLS connection ${bytes(floor.rss)} (${bytes(floor.heap)})` +
+        (e ? `; etcd → ${n} raw etcd3 watchers in one process: p50 ${ms(p(e.latency, 50))}, p99 ${ms(p(e.latency, 99))}, ${e.received}/${e.expected}` : ''),
     });
     if (n === SIZES[SIZES.length - 1]) {
       ctx.budgets.push({
