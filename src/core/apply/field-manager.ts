@@ -37,9 +37,25 @@ export interface FieldManagerScope {
 const CURRENT_OPERATION = 'current-operation';
 const BEFORE_FIRST_APPLY = 'before-first-apply';
 
+/** The empty object of each kind as upstream's field manager sees it (a create's "live" object), computed once. */
+const zeroViews = new WeakMap<object, Map<string, string>>();
+
+function zeroView(scope: FieldManagerScope): Record<string, unknown> {
+  let byKind = zeroViews.get(scope.type);
+  if (!byKind) zeroViews.set(scope.type, (byKind = new Map()));
+  const key = `${scope.apiVersion}\n${scope.kind}`;
+  let text = byKind.get(key);
+  if (text === undefined) {
+    text = JSON.stringify({ ...goShapeStruct({}, scope.type), apiVersion: scope.apiVersion, kind: scope.kind });
+    byKind.set(key, text);
+  }
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
 /** The object as upstream's field manager sees it (Go view, without managedFields). */
 function view(obj: ApiObject | undefined, scope: FieldManagerScope): Record<string, unknown> {
-  const shaped = goShapeStruct((obj ?? {}) as Record<string, unknown>, scope.type);
+  if (!obj) return zeroView(scope);
+  const shaped = goShapeStruct(obj as Record<string, unknown>, scope.type);
   const meta = shaped.metadata;
   if (isObject(meta)) delete meta.managedFields;
   shaped.apiVersion = scope.apiVersion;

@@ -65,9 +65,15 @@ export function resetFields(def: Pick<ResourceDefinition, 'group' | 'kind' | 'st
 /** The schema type of a served kind, looked up by version and kind (group names depend on the profile). */
 export function schemaTypeOf(apiVersion: string, kind: string): SchemaType | undefined {
   const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
-  const k = RESOURCE_KINDS.find((d) => d.kind === kind && d.version === version);
-  return k ? schemaTypes().get(k.type) : undefined;
+  const key = `${version}/${kind}`;
+  if (!typesByVersionKind.has(key)) {
+    const k = RESOURCE_KINDS.find((d) => d.kind === kind && d.version === version);
+    typesByVersionKind.set(key, k ? schemaTypes().get(k.type) : undefined);
+  }
+  return typesByVersionKind.get(key);
 }
+
+const typesByVersionKind = new Map<string, SchemaType | undefined>();
 
 /** kubectl's client-side apply annotation under a naming profile. */
 export function lastAppliedAnnotation(naming: Naming): string {
