@@ -145,13 +145,14 @@ export class ResourceStore extends ResourceReads {
     if (this.def.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     this.def.defaults?.(obj);
+    // Ownership of the decoded, defaulted object, before the strategy (upstream's create handler order).
+    meta.managedFields = this.managedFieldsOnCreate(obj, options, ctx, now);
+    if (meta.managedFields.length === 0) delete meta.managedFields;
     this.def.prepareForCreate?.(obj, sctx);
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
     this.throwIfInvalid(this.validateNew(obj), meta.name ?? '');
     if (this.def.namespaced && this.namespaceGate) await this.namespaceGate(meta.namespace!, this.def, meta.name!);
-    meta.managedFields = this.managedFieldsOnCreate(obj, options, ctx, now);
-    if (meta.managedFields.length === 0) delete meta.managedFields;
 
     if (isDryRun(options)) {
       // Upstream's dry-run storage still refuses a name that is taken.

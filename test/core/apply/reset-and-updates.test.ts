@@ -106,6 +106,14 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     expect(ownership(upgraded.object).map(([m]) => m)).toEqual(['kubectl(Apply)', 'kubectl-client-side-apply(Update)']);
   });
 
+  it('tracks a create on the defaulted object, before the strategy adds its own fields', async () => {
+    const name = `${where.namespace}-x`;
+    const created = await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name } }, { fieldManager: 'kubectl-create' }, ctx);
+    // Defaulting labels the namespace; the strategy's spec.finalizers and status are not the creator's.
+    expect(created.object.spec).toEqual({ finalizers: ['kubernetes'] });
+    expect(ownership(created.object)).toEqual([['kubectl-create(Update)', { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } } }]]);
+  });
+
   it('keeps stored timestamps for a write that changes nothing', async () => {
     await apply(core, rsConfig({ replicas: 2 }), 'alice');
     const before = await core.get(rs('web'), {}, ctx);
