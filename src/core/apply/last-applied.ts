@@ -43,12 +43,12 @@ export function allowedByLastApplied(live: ApiObject, scope: FieldManagerScope):
   return set.difference(cmp.modified).difference(cmp.added).difference(cmp.removed);
 }
 
-/** `object` with the annotation set to `config` (without the annotation itself), unless that makes annotations too large. */
+/** `object` with the annotation set to `config` (without the annotation itself, newline-terminated as Go's JSON encoder writes it), unless that makes annotations too large. */
 export function withLastApplied(object: ApiObject, config: ApiObject, key: string): ApiObject {
   const copy = JSON.parse(JSON.stringify(config)) as ApiObject;
   const configAnnotations = copy.metadata?.annotations;
   if (configAnnotations) delete configAnnotations[key];
-  const annotations: Record<string, string> = { ...(object.metadata?.annotations ?? {}), [key]: goJson(copy) };
+  const annotations: Record<string, string> = { ...(object.metadata?.annotations ?? {}), [key]: `${goJson(copy)}\n` };
   let size = 0;
   for (const [k, v] of Object.entries(annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(v);
   if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[key];
