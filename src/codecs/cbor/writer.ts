@@ -182,41 +182,20 @@ export class CborWriter {
   }
 }
 
-/** A map key's encoded form, for RFC 8949 4.2.1 bytewise-lexical ordering. */
-export function encodedKey(key: string): Buffer {
-  const w = new CborWriter(key.length + 9);
-  w.string(key);
-  return w.finish();
-}
-
 /**
- * Map keys in the order of their encoded bytes (RFC 8949 4.2.1 "Core Deterministic Encoding"):
- * shorter keys first, then bytewise. Upstream's deterministic mode sorts this way; for its
- * response mode (`EncodeNondeterministic`) map order is unspecified, and this order is one of them.
+ * Map keys in the order of their encoded bytes (RFC 8949 4.2.1 "Core Deterministic Encoding"),
+ * upstream's deterministic order; for its response mode (`EncodeNondeterministic`) map order is
+ * unspecified, and this order is one of them. A minimal head grows with the length, so the
+ * encoded order is: shorter UTF-8 first, then bytewise.
  */
 export function sortedKeys(keys: string[]): string[] {
   if (keys.length < 2) return keys;
-  let ascii = true;
-  for (const k of keys) if (!/^[\x00-\x7f]*$/.test(k)) ascii = false;
-  if (ascii) {
-    // For ASCII keys the head grows with the length, so length then code units is the same order.
-    return keys.sort((a, b) => (a.length !== b.length ? headRank(a.length) - headRank(b.length) || cmp(a, b) : cmp(a, b)));
+  if (keys.every((k) => !/[^\x00-\x7f]/.test(k))) {
+    // ASCII: byte length is the string length, bytes compare as code units.
+    return keys.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
   }
   return keys
-    .map((k) => ({ k, e: encodedKey(k) }))
-    .sort((a, b) => Buffer.compare(a.e, b.e))
+    .map((k) => ({ k, b: Buffer.from(k, 'utf8') }))
+    .sort((x, y) => x.b.length - y.b.length || Buffer.compare(x.b, y.b))
     .map((x) => x.k);
-}
-
-/** Keys whose heads have the same first byte compare by their content. */
-function headRank(length: number): number {
-  return length < 24 ? length : length < 0x100 ? 24 : length < 0x10000 ? 25 : 26;
-}
-
-function cmp(a: string, b: string): number {
-  if (a.length !== b.length && headRank(a.length) === headRank(b.length) && headRank(a.length) >= 24) {
-    // Same head byte, different length byte(s): the length decides first.
-    return a.length - b.length;
-  }
-  return a < b ? -1 : a > b ? 1 : 0;
 }
