@@ -120,7 +120,8 @@ export async function applyObject(host: PatchHost, req: PatchRequest): Promise<W
       const body = applied.changed ? (dropNulls(applied.object) as ApiObject) : { ...current, metadata: { ...current.metadata } };
       checkName(body, req.name);
       return host.prepareUpdate(body, current, applied.object.metadata?.managedFields ?? []);
-    }, true);
+      // Only the main resource is created by an apply; subresources of absent objects are 404.
+    }, req.subresource === '');
   } catch (err) {
     if (!(err instanceof CreateInstead)) throw err;
     const object = dropNulls(err.object) as ApiObject;

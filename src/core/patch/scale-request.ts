@@ -5,7 +5,7 @@
  * object's managedFields as upstream's ScaleHandler does (core/apply/scale.ts).
  */
 import type { ApiObject, ManagedFieldsEntry, Patch, RequestContext, WriteOptions, WriteResult } from '../api';
-import { badRequest, conflict, notFound } from '../../status';
+import { badRequest, conflict } from '../../status';
 import {
   ApplyConflicts,
   ApplyValidationError,
@@ -91,23 +91,22 @@ function nextScale(host: ScaleHost, req: ScaleRequest, oldScale: ScaleObject): {
 
 /** Run a `/scale` write; answers with the Scale of the stored object. */
 export async function writeScale(host: ScaleHost, req: ScaleRequest): Promise<WriteResult> {
-  const isApply = req.write.kind === 'patch' && req.write.patch.type === 'apply';
   const mapping: ScaleMapping = { apiVersion: host.apiVersion, replicasPath: REPLICAS_PATH };
   const scaleResource = { group: host.groupResource.group, resource: `${host.groupResource.resource}/scale` };
+  // `/scale` never creates: an absent object is the parent's 404, for applies too (upstream's ScaleREST).
   const result = await host.guaranteedUpdate((current) => {
-    if (!current) throw notFound(scaleResource, req.name);
-    const oldScale = host.toScale(current);
-    const parentEntries = current.metadata?.managedFields;
+    const oldScale = host.toScale(current!);
+    const parentEntries = current!.metadata?.managedFields;
     oldScale.metadata = { ...oldScale.metadata, managedFields: scaleEntriesFromParent(parentEntries, mapping) } as ScaleObject['metadata'];
     const { scale, entries } = nextScale(host, req, oldScale);
-    if (scale.metadata.uid && scale.metadata.uid !== current.metadata?.uid) {
-      throw conflict(scaleResource, req.name, `Precondition failed: UID in precondition: ${scale.metadata.uid}, UID in object meta: ${current.metadata?.uid}`);
+    if (scale.metadata.uid && scale.metadata.uid !== current!.metadata?.uid) {
+      throw conflict(scaleResource, req.name, `Precondition failed: UID in precondition: ${scale.metadata.uid}, UID in object meta: ${current!.metadata?.uid}`);
     }
     const parent: ApiObject = JSON.parse(JSON.stringify(current)) as ApiObject;
     host.setReplicas(parent, scale.spec.replicas);
     if (scale.metadata.resourceVersion) parent.metadata = { ...parent.metadata, resourceVersion: scale.metadata.resourceVersion };
-    return host.prepareUpdate(parent, current, parentEntriesFromScale(parentEntries, entries, mapping));
-  }, isApply);
+    return host.prepareUpdate(parent, current!, parentEntriesFromScale(parentEntries, entries, mapping));
+  }, false);
   return { object: host.toScale(result.object), created: false };
 }
 

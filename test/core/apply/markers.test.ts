@@ -3,12 +3,12 @@
  * owned item by item, atomic lists and structs as one field, granular maps key by key.
  */
 import { BACKENDS, coreBackend, statusOf } from '../registry/core-backends';
-import type { Core } from '../../../src/core';
+import type { ApiObject, Core } from '../../../src/core';
 import { apply, ctx, freshNamespace, ownership, rs, rsConfig, where } from './support';
 
 const roleBindings = (name?: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: where.namespace, name });
 const containers = (...c: Array<[string, string]>) => c.map(([name, image]) => ({ name, image }));
-const names = (obj: { spec?: unknown }) => ((obj.spec as { template: { spec: { containers: { name: string }[] } } }).template.spec.containers).map((c) => c.name);
+const names = (obj: ApiObject) => ((obj.spec as { template: { spec: { containers: { name: string }[] } } }).template.spec.containers).map((c) => c.name);
 
 describe.each(BACKENDS)('apply follows list and map markers on %s', (backendName) => {
   const backend = coreBackend(backendName);

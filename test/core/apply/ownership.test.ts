@@ -166,6 +166,10 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
     // The Scale's new entry comes back to the object without a time (upstream's ScaleHandler), so it sorts first.
     expect(ownership(afterApply).map(([m]) => m)).toEqual(['hpa(Apply/scale)', 'alice(Apply)', 'ctrl(Apply/status)']);
     expect(afterApply.metadata!.managedFields![0]).toEqual({ manager: 'hpa', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale' });
+    // Subresources of absent objects are 404 for applies too.
+    const absentStatus = await statusOf(apply(core, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'gone' }, status: { replicas: 1 } }, 'ctrl', {}, rs('gone', 'status')), 404, 'NotFound');
+    expect(absentStatus.status.message).toBe('replicasets.apps "gone" not found');
+    await statusOf(apply(core, { ...scaleConfig(1), metadata: { name: 'gone' } }, 'hpa', {}, rs('gone', 'scale')), 404, 'NotFound');
     const other = await statusOf(apply(core, scaleConfig(7), 'other', {}, rs('web', 'scale')), 409, 'Conflict');
     expect(other.status.message).toBe('Apply failed with 1 conflict: conflict with "hpa" with subresource "scale": .spec.replicas');
   });
