@@ -89,6 +89,10 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     expect(renamed.status.message).toBe('the name of the object (other) does not match the name on the URL (web)');
     const invalid = await statusOf(core.patch(rs('web'), { type: 'strategic', body: { spec: { replicas: -1 } } }, {}, ctx), 422, 'Invalid');
     expect(invalid.status.message).toMatch(/^ReplicaSet.apps "web" is invalid: spec.replicas: Invalid value: -1/);
+    const uid = await statusOf(core.patch(rs('web'), { type: 'merge', body: { metadata: { uid: 'other' } } }, {}, ctx), 422, 'Invalid');
+    expect(uid.status.message).toBe('ReplicaSet.apps "web" is invalid: metadata.uid: Invalid value: "other": field is immutable');
+    const moved = await statusOf(core.patch(rs('web'), { type: 'merge', body: { metadata: { namespace: 'elsewhere' } } }, {}, ctx), 400, 'BadRequest');
+    expect(moved.status.message).toBe('the namespace of the provided object does not match the namespace sent on the request');
     await statusOf(core.patch(rs('web'), { type: 'merge', body: { metadata: { resourceVersion: '1' } } }, {}, ctx), 409, 'Conflict');
     const stored = await core.get(rs('web'), {}, ctx);
     expect(stored.metadata!.resourceVersion).toBe(created.object.metadata!.resourceVersion);
