@@ -6,6 +6,7 @@
  */
 import { BACKENDS, coreBackend, statusOf } from '../registry/core-backends';
 import type { ApiObject, Core } from '../../../src/core';
+import type { ManualClock } from '../../../src/clock';
 import { apply, at, copy, ctx, freshNamespace, ownership, rs, rsConfig, templateFields, where } from './support';
 
 const configMaps = (name?: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace: where.namespace, name });
@@ -14,9 +15,10 @@ const roleBindings = (name?: string) => ({ group: 'rbac.authorization.k8s.io', v
 describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backendName) => {
   const backend = coreBackend(backendName);
   let core: Core;
+  let clock: ManualClock;
 
   beforeEach(async () => {
-    ({ core } = await backend.open());
+    ({ core, clock } = await backend.open());
     await freshNamespace(core);
   });
   afterEach(() => backend.closeAll());
@@ -116,6 +118,19 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     // Defaulting labels the namespace; the strategy's spec.finalizers and status are not the creator's.
     expect(created.object.spec).toEqual({ finalizers: ['kubernetes'] });
     expect(ownership(created.object)).toEqual([['kubectl-create(Update)', { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } } }]]);
+  });
+
+  it('keeps at most ten update entries, merging the oldest into ancient-changes', async () => {
+    await core.create(configMaps(), { metadata: { name: 'many' }, data: { k0: 'v' } }, { fieldManager: 'creator' }, ctx);
+    for (let i = 1; i <= 11; i++) {
+      clock.advance(1000);
+      await core.patch(configMaps('many'), { type: 'merge', body: { data: { [`k${i}`]: 'v' } } }, { fieldManager: `m${i}` }, ctx);
+    }
+    const cm = await core.get(configMaps('many'), {}, ctx);
+    const list = ownership(cm);
+    expect(list.map(([m]) => m)).toEqual(['ancient-changes(Update)', ...Array.from({ length: 9 }, (_, i) => `m${i + 3}(Update)`)]);
+    expect(list[0]![1]).toEqual({ 'f:data': { '.': {}, 'f:k0': {}, 'f:k1': {}, 'f:k2': {} } });
+    expect(cm.metadata!.managedFields![0]!.time).toBe(at(2));
   });
 
   it('keeps stored timestamps for a write that changes nothing', async () => {
