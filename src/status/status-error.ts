@@ -171,7 +171,7 @@ export function successStatus(details?: StatusDetails): Status {
   return status;
 }
 
-// Factories. Messages follow upstream's k8s.io/apimachinery/pkg/api/errors wording.
+// Factories. Messages follow upstream's apimachinery api/errors wording.
 
 export function notFound(gr: GroupResource, name: string): StatusError {
   return failure('NotFound', `${groupResourceString(gr)} "${name}" not found`, { name, group: gr.group, kind: gr.resource });

@@ -5,7 +5,7 @@
  *
  * Upstream answers the invalid combinations with 422 Invalid; the spec's errors table says 400
  * BadRequest, and the spec wins. The message and causes stay upstream's
- * (`ListOptions.meta.k8s.io "" is invalid: ...`).
+ * (`ListOptions.<meta group> "" is invalid: ...`).
  */
 import type { ListOptions } from '../api';
 import { badRequest, invalid, resourceExpired, type StatusError } from '../../status';
