@@ -109,8 +109,11 @@ export async function applyObject(host: PatchHost, req: PatchRequest): Promise<W
   if (!scope) throw unknownError(`no schema for ${host.kind}`);
   let result: WriteResult;
   try {
+    // Only the main resource is created by an apply; subresources of absent objects are 404.
     result = await host.guaranteedUpdate((current) => {
       const applied = runApply(current, config as ApiObject, req, scope);
+      // Repeated keys in the body are judged after the apply itself succeeded, before anything is stored.
+      host.checkApplied?.(req.patch);
       if (!current) {
         const uid = applied.object.metadata?.uid;
         if (uid) throw conflict(host.groupResource, req.name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
@@ -120,7 +123,6 @@ export async function applyObject(host: PatchHost, req: PatchRequest): Promise<W
       const body = applied.changed ? (dropNulls(applied.object) as ApiObject) : { ...current, metadata: { ...current.metadata } };
       checkName(body, req.name);
       return host.prepareUpdate(body, current, applied.object.metadata?.managedFields ?? []);
-      // Only the main resource is created by an apply; subresources of absent objects are 404.
     }, req.subresource === '');
   } catch (err) {
     if (!(err instanceof CreateInstead)) throw err;
@@ -128,7 +130,6 @@ export async function applyObject(host: PatchHost, req: PatchRequest): Promise<W
     delete object.metadata?.managedFields;
     result = await host.create(object, err.managedFields);
   }
-  host.checkApplied?.(req.patch);
   return result;
 }
 
