@@ -23,7 +23,7 @@ export interface AcceptClause {
   q: number;
 }
 
-/** The object a clause asks the server to convert to (`as=Table;g=meta.k8s.io;v=v1`). */
+/** The object a clause asks the server to convert to (`as=Table;g=<meta group>;v=v1`). */
 export interface Conversion {
   group: string;
   version: string;

@@ -1,6 +1,6 @@
 /**
  * `application/yaml` (SPEC "Content negotiation" 2). Upstream converts between YAML and JSON
- * with YAML 1.1 rules (go-yaml v2 via sigs.k8s.io/yaml): map keys in go-yaml's natural order,
+ * with YAML 1.1 rules (go-yaml v2 through the sigs yaml package): map keys in go-yaml's natural order,
  * sequences not indented under their key, no line wrapping, and strings that YAML 1.1 would
  * read as something else (`"yes"`, timestamps) quoted; timestamps stay strings on input.
  * YAML has no watch framing upstream.
