@@ -112,6 +112,8 @@ export async function runWatch(ctx: Context, served: Served): Promise<void> {
   const writes = ctx.options.quick ? 20 : 100;
   const value = storedBytes(ctx.template!);
   let seqBase = 0;
+  // Per-connection memory hardly depends on the count: measure the floor once.
+  const floor = await connectionMemory(ctx, served, ctx.options.quick ? 100 : 500);
   ctx.log(`3. etcd delivery to one raw etcd3 watcher, ${writes} writes`);
   const single = await etcdFanOut(ctx, served, value, 1, writes, seqBase);
   seqBase += writes;
@@ -121,7 +123,6 @@ export async function runWatch(ctx: Context, served: Served): Promise<void> {
     seqBase += writes;
     const e = ctx.options.quick ? undefined : await etcdFanOut(ctx, served, value, n, writes, seqBase);
     seqBase += writes;
-    const floor = await connectionMemory(ctx, served, n);
     const dropped = k.expected - k.received + k.counts.outOfOrder + k.counts.ended;
     const extra = p(k.latency, 99) - p(single.latency, 99);
     ctx.rows.push({
@@ -135,7 +136,7 @@ export async function runWatch(ctx: Context, served: Served): Promise<void> {
       note:
         `delivered ${k.received}/${k.expected}, out of order ${k.counts.outOfOrder}, streams ended ${k.counts.ended}; ` +
         `${pct(k.early, k.received)} arrived before the ack (${pct(single.early, single.received)} for etcd); ` +
-        `RSS ${bytes(k.rssPerWatcher ?? NaN)}/watcher (heap+external ${bytes(k.heapPerWatcher ?? NaN)}), bare https per idle TLS connection ${bytes(floor.rss)} (${bytes(floor.heap)})` +
+        `RSS ${bytes(k.rssPerWatcher ?? NaN)}/watcher (heap+external ${bytes(k.heapPerWatcher ?? NaN)}), bare https per idle TLS connection ${bytes(floor.rss)} RSS (${bytes(floor.heap)})` +
         (e ? `; etcd → ${n} raw etcd3 watchers in one process: p50 ${ms(p(e.latency, 50))}, p99 ${ms(p(e.latency, 99))}, ${e.received}/${e.expected}` : ''),
     });
     if (n === SIZES[SIZES.length - 1]) {
