@@ -12,7 +12,8 @@ import { enabledControllers, startControllers, type RunningControllers } from '.
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { keelsonVersion, startGateway } from '../gateway';
-import { buildFeatureGates } from '../features';
+import { buildFeatureGates, type FeatureGates } from '../features';
+import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
 import { type Store, createStore } from '../store';
 import type { ServerConfig } from './flags';
@@ -56,16 +57,13 @@ interface Backend {
   close(): Promise<void>;
 }
 
-function openBackend(config: ServerConfig, log: (message: string) => void): Backend {
+function openBackend(config: ServerConfig, features: FeatureGates, log: (message: string) => void): Backend {
   const naming = createNaming(config.vendor);
   if (config.coreAddress) {
     const client = createGrpcCoreClient(config.coreAddress);
     return { core: client, resources: builtinResources(naming), ready: async () => {}, close: async () => client.close() };
   }
   const store = config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir });
-  // The flags were checked by parseFlags; upstream logs a warning for GA and deprecated gates.
-  const { gates: features, warnings } = buildFeatureGates(config.featureGates);
-  for (const w of warnings) log(w);
   const core = createCore({ store, naming, features, compactionIntervalMs: config.compactionIntervalMs, watchCache: { windowMs: config.watchCacheWindowMs } });
   // Controllers are API clients of the in-process core (DESIGN.md "Controllers"); a gateway in
   // front of a remote core leaves them to the core's process.
@@ -93,7 +91,11 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const pki = await ensurePki({ dataDir, extraServingNames: [config.bindAddress], skipServing: !!config.servingCertificate, log });
   const serving = config.servingCertificate ?? { cert: pki.servingCert, key: pki.servingKey };
 
-  const backend = openBackend(config, log);
+  // The flags were checked by parseFlags; upstream logs a warning for GA and deprecated gates.
+  // One set of gates serves the core and the gateway's codecs (CBOR, compression).
+  const { gates: features, warnings } = buildFeatureGates(config.featureGates);
+  for (const w of warnings) log(w);
+  const backend = openBackend(config, features, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   let server;
   try {
@@ -101,6 +103,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       core: backend.core,
       resources: backend.resources,
       naming,
+      codecs: gatewayCodecs(naming, encodingFeatures(features)),
       health: serverHealthChecks(state, backend.store),
       version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
       tls: { cert: serving.cert, key: serving.key, clientCa: pki.caCert },
