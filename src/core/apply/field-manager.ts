@@ -3,7 +3,7 @@
  * Updates and non-apply patches move ownership of what they change to their manager with
  * operation `Update`; applies merge the configuration, record it as the applier's fields with
  * operation `Apply`, drop what the applier gave up, and fail on conflicts unless forced. The
- * layers are upstream's (k8s.io/apimachinery managedfields/internal): reset by `[{}]`, no
+ * layers are upstream's (apimachinery's managedfields/internal): reset by `[{}]`, no
  * tracking on objects that have none until the first apply (`before-first-apply`), manager
  * identities, timestamps only for managers that changed something, stripped metadata, at most
  * ten update entries, and kubectl's client-side-apply annotation kept in step.

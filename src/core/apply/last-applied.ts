@@ -1,6 +1,6 @@
 /**
  * Interplay with kubectl's client-side apply, which records its configuration in the
- * `kubectl.kubernetes.io/last-applied-configuration` annotation. As upstream does for the
+ * `kubectl.<key domain>/last-applied-configuration` annotation. As upstream does for the
  * manager named `kubectl` only: a server-side apply may take over fields that client-side apply
  * set and that still hold the annotation's values, and it keeps the annotation up to date.
  * The annotation key comes from the naming profile (FieldManagerScope.lastAppliedAnnotation).
