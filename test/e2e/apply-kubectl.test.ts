@@ -5,15 +5,12 @@
  * and `scale`, checking the stored objects and their managedFields against what upstream writes
  * for the same sequence. Both backends.
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
-import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import type { ServerProcess } from '../gateway/support/server-process';
+import { startServerOnBackend } from './support/backend';
+import { kubectlFor } from './support/kubectl';
 
-const run = promisify(execFile);
-const KUBECTL = '/usr/bin/kubectl';
 
 function replicaSet(replicas: number): string {
   return `apiVersion: apps/v1
@@ -104,17 +101,9 @@ describe.each([
   ['embedded', false],
   ['etcd', true],
 ])('kubectl apply, patch, label, annotate and scale (%s store)', (_name, useEtcd) => {
-  let etcd: EtcdInstance | undefined;
   let server: ServerProcess;
 
-  const kubectl = async (...args: string[]): Promise<string> => {
-    try {
-      return (await run(KUBECTL, ['--kubeconfig', server.kubeconfig, ...args], { timeout: 30_000 })).stdout;
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? e.message}`);
-    }
-  };
+  const kubectl = kubectlFor(() => server);
   const file = async (name: string, text: string) => {
     const p = path.join(server.dataDir, name);
     await writeFile(p, text);
@@ -123,18 +112,12 @@ describe.each([
   const getJson = async (...args: string[]) => JSON.parse(await kubectl('-n', 'ssa', 'get', ...args, '-o', 'json', '--show-managed-fields'));
 
   beforeAll(async () => {
-    const args = ['--vendor', 'kubernetes'];
-    if (useEtcd) {
-      etcd = await startEtcd();
-      args.push('--etcd-servers', etcd.endpoint);
-    }
-    server = await startServerProcess(args);
+    server = await startServerOnBackend(useEtcd);
     await kubectl('create', 'namespace', 'ssa');
   });
 
   afterAll(async () => {
     await server?.stop();
-    await etcd?.stop();
   });
 
   it('applies server-side: creates, changes, conflicts between managers, and forces', async () => {

@@ -6,9 +6,9 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
+import { startServerOnBackend } from './support/backend';
 
 const run = promisify(execFile);
 
@@ -18,7 +18,6 @@ describe.each([
   ['embedded', false],
   ['etcd', true],
 ])('dryRun=All (%s store)', (_name, useEtcd) => {
-  let etcd: EtcdInstance | undefined;
   let server: ServerProcess;
   const base = '/api/v1/namespaces/default/configmaps';
   const call = (method: string, url: string, body?: string, contentType = 'application/json') =>
@@ -27,17 +26,11 @@ describe.each([
   const names = async () => (JSON.parse((await call('GET', base)).body).items as { metadata: { name: string } }[]).map((i) => i.metadata.name).sort();
 
   beforeAll(async () => {
-    const args = ['--vendor', 'kubernetes'];
-    if (useEtcd) {
-      etcd = await startEtcd();
-      args.push('--etcd-servers', etcd.endpoint);
-    }
-    server = await startServerProcess(args);
+    server = await startServerOnBackend(useEtcd);
     expect((await call('POST', base, cm('kept'))).status).toBe(201);
   });
   afterAll(async () => {
     await server?.stop();
-    await etcd?.stop();
   });
 
   it('POST with generateName returns the would-be object with its generated fields; nothing is stored', async () => {

@@ -9,8 +9,8 @@ import https from 'node:https';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { startServerOnBackend } from './support/backend';
 
 const run = promisify(execFile);
 
@@ -69,21 +69,14 @@ describe.each([
   ['embedded', false],
   ['etcd', true],
 ])('fieldValidation over HTTPS (%s store)', (_name, useEtcd) => {
-  let etcd: EtcdInstance | undefined;
   let server: ServerProcess;
   const base = '/apis/apps/v1/namespaces/default/replicasets';
 
   beforeAll(async () => {
-    const args = ['--vendor', 'kubernetes'];
-    if (useEtcd) {
-      etcd = await startEtcd();
-      args.push('--etcd-servers', etcd.endpoint);
-    }
-    server = await startServerProcess(args);
+    server = await startServerOnBackend(useEtcd);
   });
   afterAll(async () => {
     await server?.stop();
-    await etcd?.stop();
   });
 
   it('POST Strict: 400 listing every field in document order; nothing stored', async () => {

@@ -4,15 +4,11 @@
  * with `--vendor platform` (typed-client commands hard-code upstream's group names and media
  * types, so there `create -f` stands in for them).
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
-
-const run = promisify(execFile);
-const KUBECTL = '/usr/bin/kubectl';
+import { startServerOnBackend } from './support/backend';
+import { kubectlFor } from './support/kubectl';
 
 function replicaSetYaml(group: string): string {
   void group;
@@ -48,37 +44,19 @@ subjects:
 `;
 }
 
-function kubectlFor(server: () => ServerProcess) {
-  return async (...args: string[]): Promise<string> => {
-    try {
-      return (await run(KUBECTL, ['--kubeconfig', server().kubeconfig, ...args], { timeout: 30_000 })).stdout;
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? e.message}`);
-    }
-  };
-}
-
 describe.each([
   ['embedded', false],
   ['etcd', true],
 ])('kubectl 1.32 with --vendor kubernetes (%s store)', (_name, useEtcd) => {
-  let etcd: EtcdInstance | undefined;
   let server: ServerProcess;
   const kubectl = kubectlFor(() => server);
 
   beforeAll(async () => {
-    const args = ['--vendor', 'kubernetes'];
-    if (useEtcd) {
-      etcd = await startEtcd();
-      args.push('--etcd-servers', etcd.endpoint);
-    }
-    server = await startServerProcess(args);
+    server = await startServerOnBackend(useEtcd);
   });
 
   afterAll(async () => {
     await server?.stop();
-    await etcd?.stop();
   });
 
   it('discovers the API', async () => {

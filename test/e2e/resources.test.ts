@@ -2,9 +2,9 @@
  * Every served resource's CRUD over real HTTPS against the real server process, on both
  * backends, and the bad inputs of issue 3: each answers a clear Status and stores nothing.
  */
-import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { httpsRequest, type HttpsResult } from '../gateway/support/https-client';
-import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import type { ServerProcess } from '../gateway/support/server-process';
+import { startServerOnBackend } from './support/backend';
 
 const RBAC = 'rbac.authorization.k8s.io';
 
@@ -70,21 +70,14 @@ const samples: Record<string, Sample> = {
 type Backend = 'embedded' | 'etcd';
 
 describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', (backend) => {
-  let etcd: EtcdInstance | undefined;
   let server: ServerProcess;
 
   beforeAll(async () => {
-    const args = ['--vendor', 'kubernetes'];
-    if (backend === 'etcd') {
-      etcd = await startEtcd();
-      args.push('--etcd-servers', etcd.endpoint);
-    }
-    server = await startServerProcess(args);
+    server = await startServerOnBackend(backend);
   });
 
   afterAll(async () => {
     await server?.stop();
-    await etcd?.stop();
   });
 
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpsResult> =>

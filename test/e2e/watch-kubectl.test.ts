@@ -8,12 +8,12 @@ import { execFile, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
-import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import type { ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest, httpsStream } from '../gateway/support/https-client';
+import { startServerOnBackend } from './support/backend';
+import { KUBECTL, kubectlFor } from './support/kubectl';
 
 const run = promisify(execFile);
-const KUBECTL = '/usr/bin/kubectl';
 
 const replicaSet = `apiVersion: apps/v1
 kind: ReplicaSet
@@ -37,33 +37,19 @@ describe.each([
   ['embedded', false],
   ['etcd', true],
 ])('watch and chunked lists over HTTPS (%s store)', (_name, useEtcd) => {
-  let etcd: EtcdInstance | undefined;
   let server: ServerProcess;
-  const kubectl = async (...args: string[]): Promise<string> => {
-    try {
-      return (await run(KUBECTL, ['--kubeconfig', server.kubeconfig, ...args], { timeout: 30_000 })).stdout;
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr ?? e.message}`);
-    }
-  };
+  const kubectl = kubectlFor(() => server);
   const api = (p: string, init?: Parameters<typeof httpsRequest>[2]) => httpsRequest(`${server.url}${p}`, server.admin, init);
   const post = (p: string, body: object) => api(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   beforeAll(async () => {
-    const args = ['--vendor', 'kubernetes'];
-    if (useEtcd) {
-      etcd = await startEtcd();
-      args.push('--etcd-servers', etcd.endpoint);
-    }
-    server = await startServerProcess(args);
+    server = await startServerOnBackend(useEtcd);
     await kubectl('create', 'namespace', 'watching');
     await kubectl('create', 'namespace', 'chunks');
   });
 
   afterAll(async () => {
     await server?.stop();
-    await etcd?.stop();
   });
 
   it('kubectl get rs -w shows a change made by another client', async () => {
