@@ -41,6 +41,7 @@ export function rate(n: number, unit = '/s'): string {
 
 export function bytes(n: number): string {
   if (!Number.isFinite(n)) return '-';
+  if (n < 0) return `−${bytes(-n)}`;
   if (n >= 1024 * 1024) return `${(n / 1024 / 1024).toFixed(n >= 100 * 1024 * 1024 ? 0 : 1)} MB`;
   if (n >= 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${Math.round(n)} B`;
