@@ -24,6 +24,7 @@ export interface Row {
 export interface BudgetCheck {
   budget: string;
   target: string;
+  /** Ratios with three decimals, so a value just under a target never prints as the target. */
   measured: string;
   /** undefined: not measured in this run. */
   met: boolean | undefined;

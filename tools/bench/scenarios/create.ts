@@ -133,13 +133,13 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
   ctx.budgets.push({
     budget: `create over HTTPS vs raw etcd3 puts, ${top} in flight`,
     target: '≥ 0.6×',
-    measured: `${createRatio.toFixed(2)}×`,
+    measured: `${createRatio.toFixed(3)}×`,
     met: createRatio >= 0.6,
   });
   ctx.budgets.push({
     budget: "embedded store's creates vs raw etcd3 puts",
     target: '≥ 1.0×',
-    measured: `${(directTop / rawTop).toFixed(2)}× (store level); ${((results.keelson.embedded.get(top) ?? NaN) / rawTop).toFixed(2)}× over HTTPS`,
+    measured: `${(directTop / rawTop).toFixed(3)}× (store level); ${((results.keelson.embedded.get(top) ?? NaN) / rawTop).toFixed(2)}× over HTTPS`,
     met: directTop / rawTop >= 1,
   });
   return results;
