@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     for (const { server } of servers) {
       const api = new ApiClient(server.target);
       await learnTemplate(ctx, api, 'bench-ab').finally(() => api.close());
+      await server.settle();
     }
     const path = `${replicaSetsPath('bench-ab')}/template?resourceVersion=0`;
     const bare = await startBare(builds[1], servers[1].server.dataDir, servers[1].server.target.tls);

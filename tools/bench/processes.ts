@@ -31,6 +31,11 @@ export interface KeelsonServer {
   stats(): Promise<ServerStats>;
   /** Full GC, then stats (for memory readings). */
   gc(): Promise<ServerStats>;
+  /**
+   * Before measuring a freshly started server: a pause and a full GC, so that the garbage of
+   * start-up (the watch cache's initial load) is not collected inside the first measured cell.
+   */
+  settle(): Promise<void>;
   /** Peak RSS from /proc (VmHWM), which also covers the time before the IPC channel is served. */
   peakRss(): number | undefined;
   stop(): Promise<void>;
@@ -96,6 +101,10 @@ export async function startKeelson(build: Build, options: KeelsonOptions): Promi
     startMs: readyAt - forkedAt,
     stats: () => child.call<ServerStats>('stats'),
     gc: () => child.call<ServerStats>('gc'),
+    settle: async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      await child.call<ServerStats>('gc');
+    },
     peakRss: () => processMemory(child.pid)?.peakRss,
     stop: async () => {
       await child.stop();

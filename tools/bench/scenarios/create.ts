@@ -53,6 +53,7 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
     const api = new ApiClient(server.target);
     try {
       const value = storedBytes(await learnTemplate(ctx, api, NAMESPACE));
+      await server.settle();
       for (const clients of CLIENTS) {
         ctx.log(`1. create, etcd, ${clients} clients`);
         const raw: Cell = {
@@ -89,6 +90,7 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
     const directDir = await ctx.tmpDir('create-direct');
     try {
       const value = storedBytes(await learnTemplate(ctx, api, NAMESPACE));
+      await server.settle();
       for (const clients of CLIENTS) {
         ctx.log(`1. create, embedded, ${clients} clients`);
         const direct: Cell = {

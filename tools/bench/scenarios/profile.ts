@@ -29,6 +29,7 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   try {
     const api = new ApiClient(server.target);
     await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+    await server.settle();
     let run = 0;
     const cell: Cell = {
       worker: ctx.worker,

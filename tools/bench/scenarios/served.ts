@@ -50,6 +50,7 @@ export async function runServed(ctx: Context): Promise<void> {
   }
 
   server = await startKeelson(ctx.build, { store, dataDir });
+  await server.settle();
   api = new ApiClient(server.target);
   const served: Served = {
     get server() {
@@ -64,6 +65,7 @@ export async function runServed(ctx: Context): Promise<void> {
       api.close();
       await server.stop();
       server = await startKeelson(ctx.build, { store, dataDir, adapter });
+      await server.settle();
       api = new ApiClient(server.target);
     },
   };
