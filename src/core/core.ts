@@ -91,12 +91,19 @@ class InProcessCore implements Core {
 
   /** NamespaceLifecycle admission: the namespace must exist and not be terminating. */
   private async admitNamespace(namespace: string, def: ResourceDefinition, name: string): Promise<void> {
+    // Like upstream's NamespaceLifecycle: read the watch cache ("Any"), and only on a miss ask
+    // for the most recent state, so a namespace created a moment ago is still found.
     let ns: ApiObject;
     try {
-      ns = await this.namespaces.get(undefined, namespace, {});
+      ns = await this.namespaces.get(undefined, namespace, { resourceVersion: '0' });
     } catch (err) {
-      if (StatusError.is(err, 'NotFound')) throw notFound({ group: '', resource: 'namespaces' }, namespace);
-      throw err;
+      if (!StatusError.is(err, 'NotFound')) throw err;
+      try {
+        ns = await this.namespaces.get(undefined, namespace, {});
+      } catch (again) {
+        if (StatusError.is(again, 'NotFound')) throw notFound({ group: '', resource: 'namespaces' }, namespace);
+        throw again;
+      }
     }
     if (ns.metadata?.deletionTimestamp) {
       const err = forbidden(
