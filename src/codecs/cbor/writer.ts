@@ -4,6 +4,7 @@
  * definite lengths only, floats in the narrowest IEEE width that keeps the value
  * (`ShortestFloat16`), and Go strings as byte strings (`StringToByteString`).
  */
+import { GrowableWriter } from '../growable-buffer';
 
 /** Major types (RFC 8949 3.1). */
 export const MAJOR = {
@@ -45,20 +46,9 @@ function float16Bits(value: number): number | undefined {
   return sign | frac;
 }
 
-export class CborWriter {
-  private buf: Buffer;
-  private pos = 0;
-
+export class CborWriter extends GrowableWriter {
   constructor(initialSize = 4096) {
-    this.buf = Buffer.allocUnsafe(initialSize);
-  }
-
-  private ensure(extra: number): void {
-    const need = this.pos + extra;
-    if (need <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
-    this.buf.copy(next, 0, 0, this.pos);
-    this.buf = next;
+    super(initialSize);
   }
 
   /** A head: major type and argument in the shortest encoding. */
@@ -174,11 +164,6 @@ export class CborWriter {
 
   tag(n: number): this {
     return this.head(MAJOR.tag, n);
-  }
-
-  /** The bytes written, in a buffer of their own. */
-  finish(): Buffer {
-    return Buffer.from(this.buf.subarray(0, this.pos));
   }
 }
 

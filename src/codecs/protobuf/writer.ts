@@ -4,23 +4,13 @@
  * per-operation objects are allocated (protobufjs' Writer builds an operation list; this is
  * about three times faster for Keelson's objects).
  */
+import { GrowableWriter } from '../growable-buffer';
 
 const TWO_32 = 0x100000000;
 
-export class ProtoWriter {
-  private buf: Buffer;
-  private pos = 0;
-
+export class ProtoWriter extends GrowableWriter {
   constructor(initialSize = 2048) {
-    this.buf = Buffer.allocUnsafe(initialSize);
-  }
-
-  private ensure(extra: number): void {
-    const need = this.pos + extra;
-    if (need <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
-    this.buf.copy(next, 0, 0, this.pos);
-    this.buf = next;
+    super(initialSize);
   }
 
   /** An unsigned 32-bit varint (tags, lengths, non-negative int32). */
@@ -126,10 +116,5 @@ export class ProtoWriter {
       v >>>= 7;
     }
     this.buf[at] = v;
-  }
-
-  /** The bytes written, in a buffer of their own. */
-  finish(): Buffer {
-    return Buffer.from(this.buf.subarray(0, this.pos));
   }
 }
