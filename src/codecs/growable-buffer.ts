@@ -20,6 +20,22 @@ export abstract class GrowableWriter {
     this.buf = next;
   }
 
+  /**
+   * Copy `value` byte per character from `at` while it is ASCII (the short-string fast path of
+   * both formats); returns how many characters were copied, stopping at the first other one.
+   * The caller has ensured room for `value.length` bytes.
+   */
+  protected copyAscii(value: string, at: number): number {
+    const buf = this.buf;
+    let i = 0;
+    for (; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    return i;
+  }
+
   finish(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));
   }

@@ -15,7 +15,7 @@
  * run again on fresh state instead of acting on a stale view.
  */
 import type { ApiObject, CoreApi, OwnerReference, PropagationPolicy, RequestContext, ResourceTarget } from '../core/api';
-import type { ResourceDefinition } from '../core/resources/definition';
+import { servedVerbs, type ResourceDefinition } from '../core/resources/definition';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
 import { StatusError } from '../status';
 import { Graph, type GraphNode, type GraphWork, Informer, isDeletingDependents } from './garbage-collector-graph';
@@ -34,8 +34,8 @@ const USER_AGENT = 'keelson-controller-manager/garbage-collector';
 
 /** Types the collector watches: stored types it can list, watch and delete. */
 function collectable(def: ResourceDefinition): boolean {
-  const verbs = def.verbs ?? ['list', 'watch', 'delete'];
-  return ['list', 'watch', 'delete'].every((v) => verbs.includes(v as never));
+  const verbs = servedVerbs(def);
+  return (['list', 'watch', 'delete'] as const).every((v) => verbs.includes(v));
 }
 
 function targetOf(def: ResourceDefinition, namespace: string | undefined, name: string): ResourceTarget {

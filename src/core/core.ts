@@ -18,7 +18,7 @@ import type {
   WriteOptions,
   WriteResult,
 } from './api';
-import type { ResourceDefinition, Verb } from './resources/definition';
+import { servedVerbs, type ResourceDefinition, type Verb } from './resources/definition';
 import { builtinResources } from './resources';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
@@ -128,7 +128,7 @@ class InProcessCore implements Core {
     if (def.namespaced && target.name !== undefined && !target.namespace) throw pathNotFound();
     const gr = store.groupResource;
     if (sub === '') {
-      if (!(def.verbs ?? ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']).includes(verb)) {
+      if (!servedVerbs(def).includes(verb)) {
         throw methodNotSupported(gr, verb);
       }
     } else if (!(sub === 'finalize' ? ['update'] : ['get', 'update', 'patch']).includes(verb)) {
@@ -177,7 +177,7 @@ class InProcessCore implements Core {
     // fieldValidation: decode-time checks of the body, as for create.
     checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
     if (subresource === 'scale') {
-      const scale = scaleFromBody(store, object, name, target.namespace);
+      const scale = scaleFromBody(object, name, target.namespace);
       return this.writeScale(store, target, scale, options, ctx);
     }
     return store.update(target.namespace, name, object, options, ctx, subresource || 'main');

@@ -3,7 +3,7 @@
  * resources and subresources exist, and which verbs each one takes. Discovery and routing both
  * read this one index, so they cannot disagree.
  */
-import { ALL_VERBS, type ResourceDefinition, type Verb } from '../core/resources/definition';
+import { servedVerbs, type ResourceDefinition, type Verb } from '../core/resources/definition';
 
 export interface GroupVersionKind {
   group: string;
@@ -31,7 +31,7 @@ const SUBRESOURCE_VERBS: readonly Verb[] = ['get', 'patch', 'update'];
 export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
 export function verbsOf(def: ResourceDefinition): Verb[] {
-  return [...(def.verbs ?? ALL_VERBS)].sort();
+  return [...servedVerbs(def)].sort();
 }
 
 /** Subresources in name order, as upstream's discovery lists them. */

@@ -128,16 +128,9 @@ export class CborWriter extends GrowableWriter {
     if (n < 24) {
       // Short ASCII strings (most keys and values): one head byte, then the characters.
       this.ensure(n + 1);
-      const buf = this.buf;
       const start = this.pos;
-      let i = 0;
-      for (; i < n; i++) {
-        const c = value.charCodeAt(i);
-        if (c >= 0x80) break;
-        buf[start + 1 + i] = c;
-      }
-      if (i === n) {
-        buf[start] = (major << 5) | n;
+      if (this.copyAscii(value, start + 1) === n) {
+        this.buf[start] = (major << 5) | n;
         this.pos = start + 1 + n;
         return this;
       }

@@ -62,16 +62,9 @@ export class ProtoWriter extends GrowableWriter {
     if (n < 128) {
       // Short strings: copy ASCII directly, fall back on the first other character.
       this.ensure(n + 1);
-      const buf = this.buf;
       const start = this.pos;
-      let i = 0;
-      for (; i < n; i++) {
-        const c = value.charCodeAt(i);
-        if (c >= 0x80) break;
-        buf[start + 1 + i] = c;
-      }
-      if (i === n) {
-        buf[start] = n;
+      if (this.copyAscii(value, start + 1) === n) {
+        this.buf[start] = n;
         this.pos = start + 1 + n;
         return this;
       }

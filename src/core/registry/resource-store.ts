@@ -374,7 +374,7 @@ export class ResourceStore extends ResourceReads {
       groupResource: this.groupResource,
       now: () => this.deps.clock.now(),
       toScale: (obj) => getScale(this, obj),
-      checkScale: (body, n) => scaleFromBody(this, body, n, namespace),
+      checkScale: (body, n) => scaleFromBody(body, n, namespace),
       setReplicas: (obj, replicas) => scaleDef.setSpecReplicas(obj, replicas),
       guaranteedUpdate: (tryUpdate, allowCreate) => this.guaranteedUpdate(namespace, name, tryUpdate, { dryRun: options.dryRun, allowCreate }),
       prepareUpdate: (body, current, managedFields) => this.prepareUpdate(body, current, 'main', manager, false, managedFields),

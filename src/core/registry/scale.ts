@@ -34,7 +34,7 @@ export function getScale(store: ResourceStore, obj: ApiObject): ScaleObject {
 }
 
 /** Check a Scale body from PUT or a patch result; returns it typed. */
-export function scaleFromBody(store: ResourceStore, body: ApiObject, name: string, namespace: string | undefined): ScaleObject {
+export function scaleFromBody(body: ApiObject, name: string, namespace: string | undefined): ScaleObject {
   if (body.apiVersion !== undefined && body.apiVersion !== 'autoscaling/v1') {
     throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (autoscaling/v1)`);
   }
@@ -56,7 +56,6 @@ export function scaleFromBody(store: ResourceStore, body: ApiObject, name: strin
   if (replicas < 0) {
     throw invalid({ group: 'autoscaling', kind: 'Scale' }, name, [fieldErrors.invalid('spec.replicas', replicas, 'must be greater than or equal to 0')]);
   }
-  void store;
   return {
     apiVersion: 'autoscaling/v1',
     kind: 'Scale',

@@ -5,7 +5,7 @@
  * all-namespaces list, each with its query parameters, body and responses. The v2 and v3
  * writers render the same specs.
  */
-import type { ResourceDefinition, Verb } from '../../core/resources/definition';
+import { servedVerbs, type ResourceDefinition, type Verb } from '../../core/resources/definition';
 import type { ResourceIndex } from '../resource-index';
 import { SCALE_KIND, subresourcesOf } from '../resource-index';
 import type { OpenApiNames } from './names';
@@ -121,7 +121,7 @@ interface Context {
 }
 
 function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
-  const verbs = new Set<Verb>(def.verbs ?? ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
+  const verbs = new Set<Verb>(servedVerbs(def));
   const kind = def.kind;
   const gvk: GroupVersionKind = { group: def.group, kind, version: def.version };
   const obj = c.kindType(kind);
