@@ -10,27 +10,8 @@ import path from 'node:path';
 import type { ServerProcess } from '../gateway/support/server-process';
 import { startServerOnBackend } from './support/backend';
 import { kubectlFor } from './support/kubectl';
+import { webReplicaSetYaml } from './support/manifests';
 
-
-function replicaSet(replicas: number): string {
-  return `apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: web
-  namespace: ssa
-spec:
-  replicas: ${replicas}
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-`;
-}
 
 function csaReplicaSet(containers: string): string {
   return `apiVersion: apps/v1
@@ -121,15 +102,15 @@ describe.each([
   });
 
   it('applies server-side: creates, changes, conflicts between managers, and forces', async () => {
-    expect(await kubectl('apply', '--server-side', '-f', await file('rs2.yaml', replicaSet(2)))).toBe('replicaset.apps/web serverside-applied\n');
+    expect(await kubectl('apply', '--server-side', '-f', await file('rs2.yaml', webReplicaSetYaml('ssa', 2)))).toBe('replicaset.apps/web serverside-applied\n');
     let rs = await getJson('rs', 'web');
     expect(entries(rs)).toEqual([
       { manager: 'kubectl', operation: 'Apply', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': template } } },
     ]);
-    await kubectl('apply', '--server-side', '-f', await file('rs3.yaml', replicaSet(3)));
+    await kubectl('apply', '--server-side', '-f', await file('rs3.yaml', webReplicaSetYaml('ssa', 3)));
     expect((await getJson('rs', 'web')).spec.replicas).toBe(3);
 
-    const rs5 = await file('rs5.yaml', replicaSet(5));
+    const rs5 = await file('rs5.yaml', webReplicaSetYaml('ssa', 5));
     await expect(kubectl('apply', '--server-side', '--field-manager=other', '-f', rs5)).rejects.toThrow('error: Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas');
     expect((await getJson('rs', 'web')).spec.replicas).toBe(3);
     await kubectl('apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', rs5);

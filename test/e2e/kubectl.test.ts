@@ -9,27 +9,7 @@ import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { startServerOnBackend } from './support/backend';
 import { kubectlFor } from './support/kubectl';
-
-function replicaSetYaml(group: string): string {
-  void group;
-  return `apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: web
-  namespace: demo
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-`;
-}
+import { webReplicaSetYaml } from './support/manifests';
 
 function roleBindingYaml(rbacGroup: string): string {
   return `apiVersion: ${rbacGroup}/v1
@@ -81,7 +61,7 @@ describe.each([
 
     const rsFile = path.join(server.dataDir, 'rs.yaml');
     const rbFile = path.join(server.dataDir, 'rb.yaml');
-    await writeFile(rsFile, replicaSetYaml('apps'));
+    await writeFile(rsFile, webReplicaSetYaml('demo', 2));
     await writeFile(rbFile, roleBindingYaml('rbac.authorization.k8s.io'));
     expect(await kubectl('create', '-f', rsFile, '--validate=false')).toBe('replicaset.apps/web created\n');
     expect(await kubectl('create', '-f', rbFile, '--validate=false')).toBe('rolebinding.rbac.authorization.k8s.io/from-file created\n');
@@ -142,7 +122,7 @@ describe('kubectl 1.32 with --vendor platform', () => {
       'rbac.authorization.platform.io',
     );
     const rsFile = path.join(server.dataDir, 'rs.yaml');
-    await writeFile(rsFile, replicaSetYaml('apps'));
+    await writeFile(rsFile, webReplicaSetYaml('demo', 2));
     expect(await kubectl('create', '-f', rsFile, '--validate=false')).toBe('replicaset.apps/web created\n');
     expect(await kubectl('-n', 'demo', 'get', 'rs', '-o', 'name')).toBe('replicaset.apps/web\n');
     expect(await kubectl('delete', '-f', rbFile)).toBe('rolebinding.rbac.authorization.platform.io "from-file" deleted\n');

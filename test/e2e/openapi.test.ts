@@ -11,28 +11,9 @@ import { promisify } from 'node:util';
 import { createNaming } from '../../src/naming';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
+import { webReplicaSetYaml } from './support/manifests';
 
 const run = promisify(execFile);
-
-function replicaSetYaml(replicas: number): string {
-  return `apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: web
-  namespace: default
-spec:
-  replicas: ${replicas}
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-`;
-}
 
 function roleBindingYaml(rbacGroup: string, user: string): string {
   return `apiVersion: ${rbacGroup}/v1
@@ -67,11 +48,11 @@ describe.each(['kubernetes', 'platform'] as const)('kubectl with default validat
   it('create -f and apply -f (twice, with a change) without --validate=false', async () => {
     const rs = path.join(server.dataDir, 'rs.yaml');
     const rb = path.join(server.dataDir, 'rb.yaml');
-    await writeFile(rs, replicaSetYaml(2));
+    await writeFile(rs, webReplicaSetYaml('default', 2));
     await writeFile(rb, roleBindingYaml(naming.groups.rbac, 'alice'));
     expect(await kubectl('create', '-f', rb)).toBe(`rolebinding.${naming.groups.rbac}/readers created\n`);
     expect(await kubectl('apply', '-f', rs)).toBe('replicaset.apps/web created\n');
-    await writeFile(rs, replicaSetYaml(3));
+    await writeFile(rs, webReplicaSetYaml('default', 3));
     expect(await kubectl('apply', '-f', rs)).toBe('replicaset.apps/web configured\n');
     expect(await kubectl('get', 'rs', 'web', '-o', 'jsonpath={.spec.replicas}')).toBe('3');
     await writeFile(rb, roleBindingYaml(naming.groups.rbac, 'bob'));

@@ -12,26 +12,9 @@ import type { ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest, httpsStream } from '../gateway/support/https-client';
 import { startServerOnBackend } from './support/backend';
 import { KUBECTL, kubectlFor } from './support/kubectl';
+import { webReplicaSetYaml } from './support/manifests';
 
 const run = promisify(execFile);
-
-const replicaSet = `apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: web
-  namespace: watching
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-`;
 
 describe.each([
   ['embedded', false],
@@ -70,7 +53,7 @@ describe.each([
       // With -v=6 kubectl logs its requests: the list, then the watch from the list's version.
       await waitFor(/replicasets\?resourceVersion=\d+&watch=true 200 OK/);
       const file = path.join(server.dataDir, 'rs-watch.yaml');
-      await writeFile(file, replicaSet);
+      await writeFile(file, webReplicaSetYaml('watching', 1));
       await kubectl('create', '-f', file, '--validate=false');
       await waitFor(/ADDED\s+web\s/);
       await kubectl('-n', 'watching', 'scale', 'rs', 'web', '--replicas=3');
