@@ -13,7 +13,7 @@
 import { deepFreeze } from '../src/core/cache/cached-object';
 import { encodeOrderedJson } from '../src/codecs/json-order';
 import { createProtobufCodec } from '../src/codecs/protobuf';
-import { schemaRegistry } from '../src/core/schema';
+import { schemaRegistry } from '../src/schema';
 import { createCborCodec, createJsonCodec, yamlCodec } from '../src/gateway/codecs';
 import { createNaming } from '../src/naming';
 import { realisticReplicaSet } from '../test/codecs/sample-objects';

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { RequestContext, ResourceTarget } from '../src/core/api';
-import { createGrpcCoreClient, type GrpcClientTlsOptions } from '../src/core/grpc';
+import { createGrpcCoreClient, type GrpcClientTlsOptions } from '../src/grpc';
 import { StatusError } from '../src/status';
 
 async function main(): Promise<void> {

@@ -9,29 +9,14 @@
  * ones in their own order, values are written as they are. Raw JSON (RawExtension, FieldsV1)
  * keeps its own key order, as upstream copies raw bytes.
  */
-import { CodecError, type Codec } from '../gateway/codecs/codec';
+import { CodecError, type Codec } from './codec';
 import type { Naming } from '../naming';
-import { type SchemaRegistry, type SchemaType, schemaRegistry, type ValueType } from '../core/schema';
-import { compareGoStrings } from './protobuf/wire-format';
+import { type SchemaRegistry, type SchemaType, schemaRegistry, type ValueType } from '../schema';
+import { compareGoStrings, escapeGoHtml, goJsonString } from './go-strings';
 
 export interface JsonOrderOptions {
   /** Indentation per level (`'  '` as `json.Indent` in upstream's fixtures); empty: compact. */
   indent?: string;
-}
-
-const HTML_UNSAFE = /[<>&\u2028\u2029]/;
-const HTML_ESCAPES: Record<string, string> = {
-  '<': '\\u003c',
-  '>': '\\u003e',
-  '&': '\\u0026',
-  '\u2028': '\\u2028',
-  '\u2029': '\\u2029',
-};
-
-/** A JSON string literal as Go's encoding/json writes it (HTML-safe). */
-export function goJsonString(value: string): string {
-  const quoted = JSON.stringify(value);
-  return HTML_UNSAFE.test(quoted) ? quoted.replace(/[<>&\u2028\u2029]/g, (c) => HTML_ESCAPES[c]!) : quoted;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -197,10 +182,6 @@ class Reorderer {
   }
 }
 
-function escapeHtml(text: string): string {
-  return HTML_UNSAFE.test(text) ? text.replace(/[<>&\u2028\u2029]/g, (c) => HTML_ESCAPES[c]!) : text;
-}
-
 /** An encoder bound to one registry: the fast path, and the printer where only it keeps the order. */
 function createEncoder(registry: SchemaRegistry): (value: unknown, indent: string, typeName?: string) => string {
   const reorderer = new Reorderer(registry);
@@ -208,7 +189,7 @@ function createEncoder(registry: SchemaRegistry): (value: unknown, indent: strin
     try {
       const ordered = typeName ? reorderer.typed(value, { kind: 'message', type: typeName }) : reorderer.top(value);
       // Inside JSON text these characters only occur in strings, so escaping the whole text is safe.
-      return escapeHtml(JSON.stringify(ordered, null, indent || undefined) ?? 'null');
+      return escapeGoHtml(JSON.stringify(ordered, null, indent || undefined) ?? 'null');
     } catch (err) {
       if (err !== NEEDS_PRINTER) throw err;
       const printer = new Printer(registry, indent);

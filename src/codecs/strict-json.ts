@@ -11,6 +11,7 @@
  *
  * Malformed input is left to `JSON.parse`, so syntax errors keep the wording clients already see.
  */
+import { joinIndex, joinKey } from './go-strings';
 
 export interface DuplicateKey {
   /** Go's field path of the repeated key, e.g. `metadata.labels.app`. */
@@ -30,14 +31,6 @@ export interface StrictJson {
 class Malformed extends Error {}
 
 /** Go's path notation: `a.b`, `a[0]`, `[0].b`. */
-export function joinKey(parent: string, key: string): string {
-  return parent ? `${parent}.${key}` : key;
-}
-
-export function joinIndex(parent: string, index: number): string {
-  return `${parent}[${index}]`;
-}
-
 class Parser {
   private i = 0;
   private seq = 0;

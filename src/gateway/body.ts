@@ -6,7 +6,8 @@
  */
 import type { ApiObject, Patch, PatchType } from '../core/api';
 import { badRequest, unsupportedMediaType } from '../status';
-import { decodeStrictJson, joinIndex, joinKey } from '../codecs/strict-json';
+import { decodeStrictJson } from '../codecs/strict-json';
+import { joinIndex, joinKey } from '../codecs/go-strings';
 import { decodeStrictYaml } from '../codecs/strict-yaml';
 import { type BodyRecord, recordBody, recordPatch } from '../core/validation/field-validation';
 import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';

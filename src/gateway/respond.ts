@@ -12,6 +12,7 @@ import { gzip } from 'node:zlib';
 import { type Status, StatusError, notAcceptable } from '../status';
 import { type Codecs, type MediaTypeOptions, defaultRestrictions, negotiateMediaTypeOptions, responseContentEncoding, wantsPretty } from './codecs';
 import type { Exchange } from './types';
+import { escapeGoHtml } from '../codecs/go-strings';
 
 /** Upstream's defaultGzipThresholdBytes: bodies up to this size are never compressed. */
 export const GZIP_THRESHOLD_BYTES = 128 * 1024;
@@ -98,7 +99,7 @@ export function writeObject(exchange: Exchange, status: number, value: unknown, 
 /** Upstream WriteRawJSON: indented JSON regardless of Accept (used by /version). */
 export function writeRawJson(exchange: Exchange, status: number, value: unknown): void {
   // json.MarshalIndent escapes <, >, & and U+2028/9 as Go's encoder always does.
-  const text = JSON.stringify(value, null, 2).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = escapeGoHtml(JSON.stringify(value, null, 2));
   finish(exchange, status, 'application/json', text);
 }
 

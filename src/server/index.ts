@@ -7,7 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
-import { createGrpcCoreClient } from '../core/grpc';
+import { createGrpcCoreClient } from '../grpc';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';

@@ -2,9 +2,10 @@
  * Schema-ordered JSON reproduces upstream's JSON bytes: Go struct field order, sorted maps,
  * Go's escaping, json.Indent layout — whatever order the object's keys arrive in.
  */
-import { encodeOrderedJson, encodeOrderedJsonAs, createOrderedJsonCodec, goJsonString } from '../../src/codecs/json-order';
+import { encodeOrderedJson, encodeOrderedJsonAs, createOrderedJsonCodec } from '../../src/codecs/json-order';
+import { goJsonString } from '../../src/codecs/go-strings';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
-import { schemaRegistry } from '../../src/core/schema';
+import { schemaRegistry } from '../../src/schema';
 import { createNaming } from '../../src/naming';
 import { describeWithFixtures, fixtureRows, parseFixtureYaml } from './wire-fixtures';
 

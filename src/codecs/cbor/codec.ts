@@ -15,7 +15,7 @@
  * Decoding reverses this: byte and text strings both become strings, except under a `bytes`
  * field (or tag 22), where the bytes come back as base64.
  */
-import type { SchemaRegistry, SchemaType, ValueType } from '../../core/schema';
+import type { SchemaRegistry, SchemaType, ValueType } from '../../schema';
 import { CborDecodeError, CborReader, type ReadShape, readCbor } from './reader';
 import { CborWriter, MAJOR, SELF_DESCRIBED_PREFIX, TAG_EXPECTED_BASE64, sortedKeys } from './writer';
 

@@ -2,9 +2,9 @@
  * `application/vnd.<vendor>.protobuf` as a codec record (STYLE.md practice 6), shaped like the
  * gateway's `Codec`: the envelope around schema-driven object bytes, and watch frames.
  */
-import { type Codec, CodecError } from '../../gateway/codecs/codec';
+import { type Codec, CodecError } from '../codec';
 import type { Naming } from '../../naming';
-import { type SchemaRegistry, type ServedKind, schemaRegistry } from '../../core/schema';
+import { type SchemaRegistry, type ServedKind, schemaRegistry } from '../../schema';
 import { decodeEnvelope, encodeEnvelope } from './envelope';
 import { decodeMessage, encodeMessage, type JsonObject } from './message';
 import { decodeWatchFrames, encodeWatchFrame } from './watch';

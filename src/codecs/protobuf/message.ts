@@ -13,10 +13,11 @@
  * out.
  */
 import { Reader } from 'protobufjs/minimal';
-import type { FieldDef, SchemaType, ValueType } from '../../core/schema';
+import type { FieldDef, SchemaType, ValueType } from '../../schema';
 import { readSpecial, specialZero, writeSpecial } from './special';
 import { ProtoWriter as Writer } from './writer';
-import { compareGoStrings, ProtobufDecodeError, readInt64, skipField, tag, WIRE } from './wire-format';
+import { compareGoStrings } from '../go-strings';
+import { ProtobufDecodeError, readInt64, skipField, tag, WIRE } from './wire-format';
 
 export type JsonObject = Record<string, unknown>;
 export type TypeLookup = (name: string) => SchemaType;

@@ -6,8 +6,8 @@
  * upstream's generated.proto files are.
  */
 import protobuf from 'protobufjs';
-import type { SchemaType, ValueType } from '../../core/schema';
-import { schemaTypes } from '../../core/schema';
+import type { SchemaType, ValueType } from '../../schema';
+import { schemaTypes } from '../../schema';
 
 /** Messages for the special types, in package `special`. */
 const SPECIAL_MESSAGES: Record<string, [name: string, id: number, type: string][]> = {

@@ -3,7 +3,7 @@
  * written the way upstream's hand-written marshallers write them.
  */
 import type { Reader } from 'protobufjs/minimal';
-import type { SpecialType } from '../../core/schema';
+import type { SpecialType } from '../../schema';
 import { formatGoDuration, formatRfc3339, parseGoDuration, parseRfc3339 } from './time';
 import { readInt64, skipField, WIRE } from './wire-format';
 import type { ProtoWriter as Writer } from './writer';

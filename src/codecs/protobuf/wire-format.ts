@@ -46,18 +46,3 @@ export function skipField(r: Reader, wire: number): void {
   r.skipType(wire);
 }
 
-/** Go's sort.Strings order: byte-wise over UTF-8, i.e. by code point. */
-export function compareGoStrings(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Surrogates (astral code points) sort after every BMP character in UTF-8.
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys) return xs ? 1 : -1;
-    return x < y ? -1 : 1;
-  }
-  return a.length - b.length;
-}

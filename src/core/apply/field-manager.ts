@@ -9,7 +9,7 @@
  * ten update entries, and kubectl's client-side-apply annotation kept in step.
  */
 import type { ApiObject, ManagedFieldsEntry } from '../api';
-import type { SchemaType } from '../schema';
+import type { SchemaType } from '../../schema';
 import { goShapeStruct } from './normalize';
 import { STRIPPED_FIELDS, capUpdateManagers, decodeManaged, emptyManaged, encodeManaged, isResetRequest, managerIdentity, type Managed } from './managed';
 import { FieldSet } from './set';

@@ -5,8 +5,8 @@
  * conflict messages are upstream's (structured-merge-diff's fieldpath package), since
  * managedFields and conflict messages must read byte-for-byte as upstream writes them.
  */
-import { goJsonString } from '../../codecs/json-order';
-import { compareGoStrings } from '../../codecs/protobuf/wire-format';
+import { goJsonString } from '../../codecs/go-strings';
+import { compareGoStrings } from '../../codecs/go-strings';
 
 export interface KeyField {
   readonly name: string;

@@ -6,8 +6,8 @@
  * by time, manager, apiVersion and subresource.
  */
 import type { ManagedFieldsEntry } from '../api';
-import { goJsonString } from '../../codecs/json-order';
-import { compareGoStrings } from '../../codecs/protobuf/wire-format';
+import { goJsonString } from '../../codecs/go-strings';
+import { compareGoStrings } from '../../codecs/go-strings';
 import { FieldSet } from './set';
 import type { ManagedFields } from './updater';
 

@@ -7,7 +7,7 @@
  * a zero value disappear. Managed-field sets are computed from these views so that `"."` entries
  * and leaves come out as upstream writes them.
  */
-import type { FieldDef, SchemaType, SpecialType, ValueType } from '../schema';
+import type { FieldDef, SchemaType, SpecialType, ValueType } from '../../schema';
 import { isObject, typeNamed } from './typed';
 
 /** The JSON of the zero value of each special type (types.ts). */

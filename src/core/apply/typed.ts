@@ -15,7 +15,7 @@ import {
   effectiveMapType,
   effectiveStructType,
   schemaTypes,
-} from '../schema';
+} from '../../schema';
 import type { KeyField, PathElement } from './fieldpath';
 
 /** The JSON scalars a field accepts (upstream's schema.Scalar); `any` for values the schema leaves open. */

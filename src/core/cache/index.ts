@@ -6,4 +6,4 @@ export { ResourceCache, TooOldResourceVersion, type WatchRequest } from './resou
 export { CacheWatcher, errorWatch, BOOKMARK_INTERVAL_MS, BOOKMARK_BEFORE_DEADLINE_MS } from './cache-watcher';
 export { CachedObject, CacheEvent, compareKeys, deepFreeze } from './cached-object';
 export { Compactor, type CompactorOptions, DEFAULT_COMPACTION_INTERVAL_MS } from './compactor';
-export { encodeOnce, isShared } from './encode-once';
+export { encodeOnce, isShared } from '../../codecs/encode-once';

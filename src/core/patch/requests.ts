@@ -6,7 +6,7 @@
  * and creates the object when it is absent (SPEC "Modifying requests" 2, 5).
  */
 import type { ApiObject, ManagedFieldsEntry, Patch, RequestContext, WriteOptions, WriteResult } from '../api';
-import type { SchemaType } from '../schema';
+import type { SchemaType } from '../../schema';
 import { StatusError, badRequest, conflict, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import {

@@ -20,7 +20,7 @@ import {
   scaleEntriesFromParent,
   unknownError,
 } from '../apply';
-import { schemaTypes } from '../schema';
+import { schemaTypes } from '../../schema';
 import { rfc3339 } from '../../clock';
 import type { ScaleObject } from '../registry/scale';
 import { applyPatch } from '../registry/patch';

@@ -3,7 +3,7 @@
  * `patchMergeKey` struct tags, straight from the schema (SMP reads the tags, not `listType`:
  * a list with only `listType: map` is replaced whole, as upstream does).
  */
-import { type SchemaType, type ValueType, schemaTypes } from '../schema';
+import { type SchemaType, type ValueType, schemaTypes } from '../../schema';
 import { SmpError } from './smp-errors';
 
 /** Where a value sits in the schema: a struct, a map with values of one type, or anything else. */

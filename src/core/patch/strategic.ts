@@ -6,7 +6,7 @@
  * and `$setElementOrder/<f>`. Semantics, orders and errors are upstream's server-side merge
  * (strategicpatch.StrategicMergeMapPatch with parallel lists merged and unmatched nulls ignored).
  */
-import type { SchemaType } from '../schema';
+import type { SchemaType } from '../../schema';
 import { goEqual, goKind, goPrint, goType } from './go-values';
 import { type PatchSchema, lookupForSlice, lookupForStruct, mainStrategy, schemaOfType } from './strategic-schema';
 import {

@@ -6,7 +6,7 @@
  */
 import type { ApiObject, ManagedFieldsEntry } from '../api';
 import { rfc3339 } from '../../clock';
-import { RESOURCE_KINDS, type SchemaType, schemaTypes } from '../schema';
+import { RESOURCE_KINDS, type SchemaType, schemaTypes } from '../../schema';
 import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';

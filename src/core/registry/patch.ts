@@ -4,7 +4,7 @@
  * merge patch reads merge keys and strategies from the kind's schema.
  */
 import type { ApiObject, Patch } from '../api';
-import type { SchemaType } from '../schema';
+import type { SchemaType } from '../../schema';
 import { unsupportedMediaType } from '../../status';
 import { goShapeStruct } from '../apply';
 import { SmpError, applyJsonPatch, applyMergePatch, decodeJsonPatch, strategicMergePatch, toStatusError } from '../patch';

@@ -20,7 +20,7 @@
 import type { ApiObject, FieldValidation, Patch, RequestContext } from '../api';
 import type { Naming } from '../../naming';
 import type { ResourceDefinition } from '../resources/definition';
-import { type SchemaType, schemaRegistry } from '../schema';
+import { type SchemaType, schemaRegistry } from '../../schema';
 import type { DuplicateKey } from '../../codecs/strict-json';
 import { type DuplicateYamlKey, yamlDuplicateMessage } from '../../codecs/strict-yaml';
 import { StatusError, badRequest, invalid } from '../../status';

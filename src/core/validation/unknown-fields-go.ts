@@ -4,8 +4,8 @@
  * `array`, `object`) and the Go type it could not go into (`int32`, `[]v1.Container`,
  * `map[string]string`, `v1.LabelSelector`) — and `%+v` of a decoded JSON map.
  */
-import type { ScalarType, ValueType } from '../schema';
-import { compareGoStrings } from '../../codecs/protobuf/wire-format';
+import type { ScalarType, ValueType } from '../../schema';
+import { compareGoStrings } from '../../codecs/go-strings';
 
 const INT_RANGE: Partial<Record<ScalarType, readonly [number, number]>> = {
   int32: [-2147483648, 2147483647],

@@ -10,10 +10,10 @@
  * `FieldsV1` values (any JSON, kept verbatim as upstream keeps their raw bytes), and the
  * special scalars (Time, Quantity, IntOrString, Duration), which decode themselves upstream.
  */
-import type { SchemaType, ValueType } from '../schema';
-import { schemaTypes } from '../schema';
-import { joinIndex, joinKey } from '../../codecs/strict-json';
-import { compareGoStrings } from '../../codecs/protobuf/wire-format';
+import type { SchemaType, ValueType } from '../../schema';
+import { schemaTypes } from '../../schema';
+import { joinIndex, joinKey } from '../../codecs/go-strings';
+import { compareGoStrings } from '../../codecs/go-strings';
 import { goTypeName, jsonValueKind, scalarFits } from './unknown-fields-go';
 
 export interface UnknownField {

@@ -6,8 +6,8 @@
  * accepted `application/cbor` rather than send a 406). Encoded objects from the watch cache are
  * memoised, and each event reuses its object's bytes.
  */
-import { encodeOnce } from '../../core/cache/encode-once';
-import { schemaRegistry } from '../../core/schema';
+import { encodeOnce } from '../../codecs/encode-once';
+import { schemaRegistry } from '../../schema';
 import { CborDecoder, CborEncoder } from '../../codecs/cbor';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';

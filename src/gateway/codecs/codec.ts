@@ -1,42 +1,7 @@
 import { type FeatureGates, Features } from '../../features';
 
-/**
- * A wire format as a record (STYLE.md practice 6): its media type, how to encode a value, how
- * to decode a body, and, for formats that can stream, how to frame one watch event.
- */
-export interface EncodeOptions {
-  pretty?: boolean;
-}
-
-export interface Codec {
-  /** The media type without parameters, e.g. `application/json`. */
-  readonly mediaType: string;
-  encode(value: unknown, options?: EncodeOptions): Buffer;
-  /** Decode a body into a JSON-shaped value; throws `CodecError` on malformed input. */
-  decode(body: Uint8Array): unknown;
-  /**
-   * For formats that only carry known kinds (protobuf): can `value` be encoded? Absent means
-   * every JSON-shaped value can.
-   */
-  canEncode?(value: unknown): boolean;
-  /** Watch framing (upstream's StreamSerializer + Framer); absent when the format cannot stream. */
-  readonly stream?: {
-    /** The Content-Type of a watch response in this format. */
-    readonly mediaType: string;
-    encodeEvent(event: { type: string; object: unknown }): Buffer;
-  };
-}
-
-/** A body that the codec could not decode; callers turn it into the right 400. */
-export class CodecError extends Error {
-  constructor(
-    readonly mediaType: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CodecError';
-  }
-}
+import type { Codec } from '../../codecs/codec';
+export { type Codec, CodecError, type EncodeOptions } from '../../codecs/codec';
 
 /**
  * What the feature gates decide about encodings (SPEC "Content negotiation" 4 and 6):

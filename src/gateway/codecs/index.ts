@@ -4,7 +4,7 @@ export * from './yaml';
 export * from './cbor';
 export * from './negotiate';
 export * from './convert';
-import { encodeOnce } from '../../core/cache/encode-once';
+import { encodeOnce } from '../../codecs/encode-once';
 import { createProtobufCodec, type ProtobufCodec } from '../../codecs/protobuf';
 import type { Naming } from '../../naming';
 import { type Codec, type Codecs, DEFAULT_ENCODING_FEATURES, type EncodingFeatures, createCodecs } from './codec';

@@ -12,9 +12,10 @@
  * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
  * trailing newline, where compact output ends with json.Encoder's.
  */
-import { encodeOnce } from '../../core/cache/encode-once';
-import { type SchemaRegistry, schemaRegistry } from '../../core/schema';
+import { encodeOnce } from '../../codecs/encode-once';
+import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order';
+import { escapeGoHtml } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
 
@@ -45,12 +46,9 @@ export const jsonCodec: Codec = {
   },
 };
 
-const HTML_UNSAFE = /[<>&\u2028\u2029]/g;
-const HTML_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
-
 /** JSON.stringify with Go's HTML-safe escapes, for values whose key order is already upstream's. */
 function plain(value: unknown): string {
-  return (JSON.stringify(value) ?? 'null').replace(HTML_UNSAFE, (c) => HTML_ESCAPES[c]!);
+  return escapeGoHtml(JSON.stringify(value) ?? 'null');
 }
 
 /**

@@ -12,7 +12,7 @@
  * past its compressing writer).
  */
 import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent } from '../../core/api';
-import { encodeOnce } from '../../core/cache/encode-once';
+import { encodeOnce } from '../../codecs/encode-once';
 import type { ResourceDefinition } from '../../core/resources/definition';
 import type { IncludeObject } from '../../core/table';
 import type { Naming } from '../../naming';

@@ -6,7 +6,7 @@
  * reads to find a kind's paths (field validation support, `explain`, client-side apply).
  */
 import type { Naming } from '../../naming';
-import { type SchemaRegistry, schemaRegistry } from '../../core/schema';
+import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import type { ResourceIndex } from '../resource-index';
 import { type OpenApiNames, openApiNames } from './names';
 import { type OperationSpec, type ParamSpec, type PathSpec, type Payload, groupVersionPaths } from './operations';

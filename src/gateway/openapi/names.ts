@@ -6,7 +6,7 @@
  * (`listRbacAuthorizationV1NamespacedRoleBinding`, `rbacAuthorization_v1`).
  */
 import type { Naming } from '../../naming';
-import type { SpecialType } from '../../core/schema';
+import type { SpecialType } from '../../schema';
 
 export interface OpenApiNames {
   /** Definition name of a schema type (`core.v1.PodSpec`). */

@@ -8,7 +8,7 @@
  * (Time, Quantity, IntOrString, RawExtension, FieldsV1) are definitions of their own.
  */
 import type { Naming } from '../../naming';
-import type { FieldDef, SchemaRegistry, SchemaType, ScalarType, SpecialType, ValueType } from '../../core/schema';
+import type { FieldDef, SchemaRegistry, SchemaType, ScalarType, SpecialType, ValueType } from '../../schema';
 import type { OpenApiNames } from './names';
 
 export type OpenApiVersion = 2 | 3;

@@ -6,7 +6,7 @@
  */
 import { Decoder, Tag } from 'cbor-x';
 import { CborDecoder, CborEncoder, CborWriter, readCbor, readCborSequence, sortedKeys } from '../../../src/codecs/cbor';
-import { schemaRegistry } from '../../../src/core/schema';
+import { schemaRegistry } from '../../../src/schema';
 import { createNaming } from '../../../src/naming';
 import { realisticReplicaSet } from '../sample-objects';
 import { describeWithFixtures, fixtureRows } from '../wire-fixtures';

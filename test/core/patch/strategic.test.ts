@@ -2,7 +2,7 @@
  * Strategic merge patch against the schema's patch strategies and merge keys, with every
  * directive and upstream's ordering and error rules (apimachinery strategicpatch, server side).
  */
-import { schemaTypes } from '../../../src/core/schema';
+import { schemaTypes } from '../../../src/schema';
 import { SmpError, strategicMergePatch } from '../../../src/core/patch';
 
 const type = (name: string) => schemaTypes().get(name)!;

@@ -4,9 +4,9 @@
  * its own order, pretty output as Go's json.Indent; and the protobuf and CBOR records beside it.
  */
 import { deepFreeze } from '../../../src/core/cache/cached-object';
-import { encodeOnce } from '../../../src/core/cache/encode-once';
+import { encodeOnce } from '../../../src/codecs/encode-once';
 import { encodeOrderedJson } from '../../../src/codecs/json-order';
-import { schemaRegistry } from '../../../src/core/schema';
+import { schemaRegistry } from '../../../src/schema';
 import { createCborCodec, createJsonCodec, gatewayCodecs, indentJson } from '../../../src/gateway/codecs';
 import { createNaming } from '../../../src/naming';
 import { realisticReplicaSet } from '../../codecs/sample-objects';

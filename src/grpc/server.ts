@@ -9,8 +9,8 @@
  * (`tls.requireClientCert`) or by binding to a private address.
  */
 import * as grpc from '@grpc/grpc-js';
-import { CoreService, type CoreServer, type WatchRequest, type WatchResponse } from '../../gen/keelson/core/v1/core';
-import type { CoreApi, RequestContext, WatchStream } from '../api';
+import { CoreService, type CoreServer, type WatchRequest, type WatchResponse } from '../gen/keelson/core/v1/core';
+import type { CoreApi, RequestContext, WatchStream } from '../core/api';
 import {
   createCodec,
   deleteCodec,

@@ -5,12 +5,12 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { ApiObject, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../../src/core/api';
-import { createGrpcCoreClient, type GrpcCoreClient, type GrpcServerTlsOptions } from '../../../src/core/grpc';
-import { StatusError } from '../../../src/status';
+import type { ApiObject, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../src/core/api';
+import { createGrpcCoreClient, type GrpcCoreClient, type GrpcServerTlsOptions } from '../../src/grpc';
+import { StatusError } from '../../src/status';
 import { createTestPki, type TestPki } from './fixtures/certs';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 const FIXTURE = path.join(__dirname, 'fixtures/serve-core.ts');
 
 interface CoreProcess {

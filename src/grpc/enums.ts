@@ -3,9 +3,9 @@
  * propagationPolicy, patch type, watch event type) mapped onto their proto enums, whose
  * value 0 means "unspecified", i.e. absent. Part of codec.ts, kept apart for length.
  */
-import * as pb from '../../gen/keelson/core/v1/core';
-import type { FieldValidation, PatchType, PropagationPolicy, ResourceVersionMatch, WatchEventType } from '../api';
-import { badRequest } from '../../status';
+import * as pb from '../gen/keelson/core/v1/core';
+import type { FieldValidation, PatchType, PropagationPolicy, ResourceVersionMatch, WatchEventType } from '../core/api';
+import { badRequest } from '../status';
 
 /**
  * A closed string union mapped onto a proto enum whose 0 means "unspecified" (absent).

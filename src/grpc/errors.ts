@@ -10,8 +10,8 @@
  * back through the same table.
  */
 import { Metadata, type ServiceError, type StatusObject } from '@grpc/grpc-js';
-import { StatusTrailer } from '../../gen/keelson/core/v1/core';
-import { GrpcCode, REASON_CODES, StatusError, type Status, type StatusReason } from '../../status';
+import { StatusTrailer } from '../gen/keelson/core/v1/core';
+import { GrpcCode, REASON_CODES, StatusError, type Status, type StatusReason } from '../status';
 import { decodeStatus, encodeEnvelope } from './envelope';
 
 /** Trailing-metadata key of the StatusTrailer; `-bin` makes gRPC carry it as raw bytes. */

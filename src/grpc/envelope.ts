@@ -5,9 +5,9 @@
  * carry the protobuf encoding (`contentType` unset) without touching the schema, and
  * decoders already refuse what they cannot read instead of misreading it.
  */
-import type { Unknown } from '../../gen/keelson/core/v1/envelope';
-import type { ApiList, ApiObject } from '../api';
-import { badRequest, isStatus, unsupportedMediaType, type Status } from '../../status';
+import type { Unknown } from '../gen/keelson/core/v1/envelope';
+import type { ApiList, ApiObject } from '../core/api';
+import { badRequest, isStatus, unsupportedMediaType, type Status } from '../status';
 
 export const JSON_CONTENT_TYPE = 'application/json';
 

@@ -5,7 +5,7 @@
  * `ctx.warnings`, and aborting `ctx.signal` cancels the call.
  */
 import * as grpc from '@grpc/grpc-js';
-import { CoreClient, CoreService, type WatchResponse } from '../../gen/keelson/core/v1/core';
+import { CoreClient, CoreService, type WatchResponse } from '../gen/keelson/core/v1/core';
 import type {
   ApiList,
   ApiObject,
@@ -21,8 +21,8 @@ import type {
   WatchStream,
   WriteOptions,
   WriteResult,
-} from '../api';
-import { StatusError, internalError } from '../../status';
+} from '../core/api';
+import { StatusError, internalError } from '../status';
 import {
   createCodec,
   decodeWatchResponse,

@@ -4,9 +4,9 @@
  * field), and no fixture key is missing from the schema (nothing an upstream client sends is
  * lost).
  */
-import { schemaRegistry, type SchemaType, type ValueType } from '../../../src/core/schema';
-import { createNaming } from '../../../src/naming';
-import { describeWithFixtures, fixtureRows } from '../../codecs/wire-fixtures';
+import { schemaRegistry, type SchemaType, type ValueType } from '../../src/schema';
+import { createNaming } from '../../src/naming';
+import { describeWithFixtures, fixtureRows } from '../codecs/wire-fixtures';
 
 const registry = schemaRegistry(createNaming('kubernetes'));
 

@@ -3,7 +3,7 @@
  * under one naming profile (DESIGN.md "Names that depend on the vendor"). Look types up by
  * qualified name (`core.v1.PodSpec`) and kinds by apiVersion and kind.
  */
-import type { Naming } from '../../naming';
+import type { Naming } from '../naming';
 import { ALL_PACKAGES } from './defs';
 import { META_GROUP_KINDS, PER_GROUP_VERSION_KINDS, RESOURCE_KINDS, UNVERSIONED_META_KINDS } from './kinds';
 import type { FieldDef, GroupKey, KindDef, PackageDef, TypeDef, ValueType } from './types';

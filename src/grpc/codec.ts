@@ -10,8 +10,8 @@
  * as themselves. Empty repeated fields and maps (dryRun, groups' extra) decode as absent;
  * the core reads `[]` and absent alike.
  */
-import * as pb from '../../gen/keelson/core/v1/core';
-import type { Unknown } from '../../gen/keelson/core/v1/envelope';
+import * as pb from '../gen/keelson/core/v1/core';
+import type { Unknown } from '../gen/keelson/core/v1/envelope';
 import type {
   ApiList,
   ApiObject,
@@ -25,8 +25,8 @@ import type {
   WatchEvent,
   WriteOptions,
   WriteResult,
-} from '../api';
-import { badRequest } from '../../status';
+} from '../core/api';
+import { badRequest } from '../status';
 import { decodeList, decodeObject, decodeObjectOrStatus, decodeStatus, encodeEnvelope } from './envelope';
 import { FIELD_VALIDATIONS, PATCH_TYPES, PROPAGATION_POLICIES, RESOURCE_VERSION_MATCHES, WATCH_EVENT_TYPES } from './enums';
 

@@ -1,5 +1,5 @@
 import { Metadata, status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
-import * as pb from '../../../src/gen/keelson/core/v1/core';
+import * as pb from '../../src/gen/keelson/core/v1/core';
 import type {
   ApiList,
   ApiObject,
@@ -9,7 +9,7 @@ import type {
   ResourceTarget,
   WatchEvent,
   WriteOptions,
-} from '../../../src/core/api';
+} from '../../src/core/api';
 import {
   createCodec,
   decodeWatchResponse,
@@ -25,10 +25,10 @@ import {
   type Caller,
   type MethodCodec,
   type RequestCodec,
-} from '../../../src/core/grpc/codec';
-import { decodeObject, encodeEnvelope, JSON_CONTENT_TYPE } from '../../../src/core/grpc/envelope';
-import { fromGrpcError, grpcCodeOf, MAX_TRAILER_BYTES, STATUS_TRAILER_KEY, toGrpcStatus } from '../../../src/core/grpc/errors';
-import { conflict, invalid, notFound, StatusError, successStatus } from '../../../src/status';
+} from '../../src/grpc/codec';
+import { decodeObject, encodeEnvelope, JSON_CONTENT_TYPE } from '../../src/grpc/envelope';
+import { fromGrpcError, grpcCodeOf, MAX_TRAILER_BYTES, STATUS_TRAILER_KEY, toGrpcStatus } from '../../src/grpc/errors';
+import { conflict, invalid, notFound, StatusError, successStatus } from '../../src/status';
 
 /** Serializes a message to protobuf bytes and parses it back, as the transport does. */
 interface WireFns<T> {

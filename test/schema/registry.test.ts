@@ -1,7 +1,7 @@
 /** The schema registry: every definition resolves, kinds are looked up per naming profile. */
-import { compileSchema, SchemaError, schemaRegistry, schemaTypes, type ValueType } from '../../../src/core/schema';
-import { definePackage, f, listOf, msg, ref, STRING } from '../../../src/core/schema/dsl';
-import { createNaming } from '../../../src/naming';
+import { compileSchema, SchemaError, schemaRegistry, schemaTypes, type ValueType } from '../../src/schema';
+import { definePackage, f, listOf, msg, ref, STRING } from '../../src/schema/dsl';
+import { createNaming } from '../../src/naming';
 
 const kube = createNaming('kubernetes');
 const platform = createNaming('platform');

@@ -2,8 +2,8 @@
  * The facts issue 5 (validation, strategic merge patch, server-side apply, OpenAPI) reads from
  * the schema, spot-checked against upstream's markers.
  */
-import { effectiveListMapKeys, effectiveListType, effectiveMapType, effectiveStructType, type FieldDef, schemaRegistry } from '../../../src/core/schema';
-import { createNaming } from '../../../src/naming';
+import { effectiveListMapKeys, effectiveListType, effectiveMapType, effectiveStructType, type FieldDef, schemaRegistry } from '../../src/schema';
+import { createNaming } from '../../src/naming';
 
 const registry = schemaRegistry(createNaming('kubernetes'));
 const field = (type: string, name: string) => registry.type(type).property.get(name)!.field;

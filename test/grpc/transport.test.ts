@@ -4,9 +4,9 @@
  * CoreApi behind the server is a test double so each duty can be provoked on purpose; the
  * real core is exercised in second-process.test.ts.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../../src/core/api';
-import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreClient, type GrpcCoreServer } from '../../../src/core/grpc';
-import { StatusError, badRequest, invalid, methodNotSupported, notFound, resourceExpired } from '../../../src/status';
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../src/core/api';
+import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreClient, type GrpcCoreServer } from '../../src/grpc';
+import { StatusError, badRequest, invalid, methodNotSupported, notFound, resourceExpired } from '../../src/status';
 
 const target: ResourceTarget = { group: '', version: 'v1', resource: 'configmaps', namespace: 'default', name: 'cm' };
 const object: ApiObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } };

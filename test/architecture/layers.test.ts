@@ -1,0 +1,95 @@
+/**
+ * The layers of `src/` point one way (docs/ARCHITECTURE.md, "Layers"): a module may import its
+ * own layer and the layers below it, never one above or beside it. A new top-level folder must
+ * be placed in the table before it can be imported at all.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Rank of each top-level folder of `src/`; lower layers never import higher or equal-ranked ones. */
+export const LAYERS: Record<string, number> = {
+  naming: 0,
+  clock: 0,
+  util: 0,
+  status: 0,
+  features: 0,
+  schema: 1,
+  codecs: 2,
+  store: 3,
+  core: 4,
+  gen: 5,
+  gateway: 6,
+  grpc: 6,
+  controllers: 7,
+  server: 8,
+};
+
+const SRC = path.join(__dirname, '..', '..', 'src');
+
+interface Violation {
+  from: string;
+  to: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(full));
+    else if (entry.name.endsWith('.ts')) out.push(full);
+  }
+  return out;
+}
+
+/** Relative module specifiers of a TypeScript source (static imports, re-exports, dynamic imports). */
+export function relativeImports(source: string): string[] {
+  const specs: string[] = [];
+  for (const m of source.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]*)['"]/g)) specs.push(m[1]!);
+  return specs;
+}
+
+function layerOf(file: string): string {
+  return path.relative(SRC, file).split(path.sep)[0]!;
+}
+
+/** Every import in `files` (paths under `src/`) that points against the layer order. */
+export function layerViolations(files: ReadonlyMap<string, string>): Violation[] {
+  const out: Violation[] = [];
+  for (const [file, source] of files) {
+    const from = layerOf(file);
+    for (const spec of relativeImports(source)) {
+      const to = layerOf(path.resolve(path.dirname(file), spec));
+      if (to === from) continue;
+      const a = LAYERS[from];
+      const b = LAYERS[to];
+      if (a === undefined || b === undefined || b >= a) out.push({ from: path.relative(SRC, file), to: spec });
+    }
+  }
+  return out;
+}
+
+describe('layers of src/', () => {
+  const files = new Map(sourceFiles(SRC).map((f) => [f, fs.readFileSync(f, 'utf8')] as const));
+
+  it('every top-level folder has a layer', () => {
+    const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.filter((f) => LAYERS[f] === undefined)).toEqual([]);
+  });
+
+  it('no module imports a layer above or beside its own', () => {
+    expect(layerViolations(files)).toEqual([]);
+  });
+
+  it('finds an import against the direction', () => {
+    const probe = new Map([
+      [path.join(SRC, 'codecs', 'probe.ts'), "import { x } from '../gateway/codecs/codec';\nimport type { y } from '../schema';"],
+      [path.join(SRC, 'gateway', 'probe.ts'), "export * from '../grpc';\nconst m = import('../core/api');"],
+      [path.join(SRC, 'store', 'probe.ts'), "import { z } from '../nowhere/z';"],
+    ]);
+    expect(layerViolations(probe)).toEqual([
+      { from: path.join('codecs', 'probe.ts'), to: '../gateway/codecs/codec' },
+      { from: path.join('gateway', 'probe.ts'), to: '../grpc' },
+      { from: path.join('store', 'probe.ts'), to: '../nowhere/z' },
+    ]);
+  });
+});
