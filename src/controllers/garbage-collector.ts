@@ -15,7 +15,8 @@
  * run again on fresh state instead of acting on a stale view.
  */
 import type { ApiObject, CoreApi, OwnerReference, PropagationPolicy, RequestContext, ResourceTarget } from '../core/api';
-import { servedVerbs, type ResourceDefinition } from '../core/resources/definition';
+import type { ResourceDefinition } from '../core/resources/definition';
+import { verbsOf } from '../core/resources/endpoints';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
 import { StatusError } from '../status';
 import { Graph, type GraphNode, type GraphWork, Informer, isDeletingDependents } from './garbage-collector-graph';
@@ -34,7 +35,7 @@ const USER_AGENT = 'keelson-controller-manager/garbage-collector';
 
 /** Types the collector watches: stored types it can list, watch and delete. */
 function collectable(def: ResourceDefinition): boolean {
-  const verbs = servedVerbs(def);
+  const verbs = verbsOf(def);
   return (['list', 'watch', 'delete'] as const).every((v) => verbs.includes(v));
 }
 

@@ -5,7 +5,8 @@
  * client of the core (list/watch and writes through CoreApi), as upstream's controller is.
  */
 import type { ApiObject, CoreApi, RequestContext } from '../core/api';
-import { servedVerbs, type ResourceDefinition } from '../core/resources/definition';
+import type { ResourceDefinition } from '../core/resources/definition';
+import { verbsOf } from '../core/resources/endpoints';
 import { StatusError } from '../status';
 
 /** The finalizer upstream's namespace controller owns (a literal, not a vendor name). */
@@ -72,7 +73,7 @@ export class NamespaceLifecycleController {
     this.inFlight.add(name);
     try {
       for (const def of this.options.resources) {
-        if (!def.namespaced || !servedVerbs(def).includes('deletecollection')) continue;
+        if (!def.namespaced || !verbsOf(def).includes('deletecollection')) continue;
         await this.options.core.deleteCollection(
           { group: def.group, version: def.version, resource: def.resource, namespace: name },
           {},

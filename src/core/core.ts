@@ -18,15 +18,21 @@ import type {
   WriteOptions,
   WriteResult,
 } from './api';
-import { servedVerbs, type ResourceDefinition, type Verb } from './resources/definition';
+import type { ResourceDefinition, Verb } from './resources/definition';
+import { verbsAt } from './resources/endpoints';
 import { builtinResources } from './resources';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
 import { type Clock, systemClock } from '../clock';
-import { StatusError, badRequest, forbidden, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
-import { ResourceStore, type WriteScope } from './registry/resource-store';
-import { getScale, scaleFromBody, type ScaleObject } from './registry/scale';
+import { StatusError, badRequest, invalid, methodNotSupported, pathNotFound } from '../status';
+import { ResourceStore } from './registry/resource-store';
+import { ResourceReads } from './registry/resource-reads';
+import { type WriteSubresource, writeRequest } from './registry/write-request';
+import { getScale, scaleFromBody } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
+import { CachedStorage } from './cache/cached-storage';
+import { StoreStorage } from './storage/store-storage';
+import { Admission, type AdmissionPlugin, namespaceLifecycle } from './admission';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
@@ -44,6 +50,8 @@ export interface CoreOptions {
   compactionIntervalMs?: number;
   /** `--feature-gates`; default: release 1.32's defaults. */
   features?: FeatureGates;
+  /** Admission plugins run after the built-in ones (NamespaceLifecycle), in order. */
+  admission?: readonly AdmissionPlugin[];
 }
 
 export interface Core extends CoreApi {
@@ -56,7 +64,7 @@ export interface Core extends CoreApi {
 
 interface Resolved {
   store: ResourceStore;
-  subresource: '' | 'status' | 'scale' | 'finalize';
+  subresource: WriteSubresource;
 }
 
 function resourceKey(group: string, version: string, resource: string): string {
@@ -76,65 +84,39 @@ class InProcessCore implements Core {
     this.naming = options.naming;
     this.resources = options.resources ?? builtinResources(options.naming);
     this.features = options.features ?? defaultFeatureGates();
+    const { store, naming } = options;
     const clock = options.clock ?? systemClock;
-    this.cache = new WatchCache({ ...options.watchCache, store: options.store, naming: options.naming, clock });
-    const deps = { store: options.store, naming: options.naming, clock, cache: this.cache };
+    this.cache = new WatchCache({ ...options.watchCache, store, naming, clock });
+    const listVersion = `${naming.groups.meta}/v1`;
+    // Every type is read through its watch cache decorating the backing store.
+    const storage = (def: ResourceDefinition) => new CachedStorage(new StoreStorage(def, store, listVersion), this.cache, this.cache.register(def));
+    const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
+    if (!nsDef) throw new Error('the core needs the namespaces resource');
+    const ns = naming.namespaces;
+    const admission = new Admission([
+      namespaceLifecycle({ namespaces: new ResourceReads(nsDef, storage(nsDef), naming), immortal: [ns.default, ns.system, ns.public] }),
+      ...(options.admission ?? []),
+    ]);
+    const deps = { store, naming, clock, admission };
     for (const def of this.resources) {
-      this.stores.set(resourceKey(def.group, def.version, def.resource), new ResourceStore(def, deps, (ns, d, name) => this.admitNamespace(ns, d, name)));
+      this.stores.set(resourceKey(def.group, def.version, def.resource), new ResourceStore(def, deps, storage(def)));
     }
+    this.namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'))!;
     this.cache.start();
-    this.compactor = new Compactor({ store: options.store, clock, intervalMs: options.compactionIntervalMs });
-    const namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'));
-    if (!namespaces) throw new Error('the core needs the namespaces resource');
-    this.namespaces = namespaces;
+    this.compactor = new Compactor({ store, clock, intervalMs: options.compactionIntervalMs });
   }
 
-  /** NamespaceLifecycle admission: the namespace must exist and not be terminating. */
-  private async admitNamespace(namespace: string, def: ResourceDefinition, name: string): Promise<void> {
-    // Like upstream's NamespaceLifecycle: read the watch cache ("Any"), and only on a miss ask
-    // for the most recent state, so a namespace created a moment ago is still found.
-    let ns: ApiObject;
-    try {
-      ns = await this.namespaces.get(undefined, namespace, { resourceVersion: '0' });
-    } catch (err) {
-      if (!StatusError.is(err, 'NotFound')) throw err;
-      try {
-        ns = await this.namespaces.get(undefined, namespace, {});
-      } catch (again) {
-        if (StatusError.is(again, 'NotFound')) throw notFound({ group: '', resource: 'namespaces' }, namespace);
-        throw again;
-      }
-    }
-    if (ns.metadata?.deletionTimestamp) {
-      const err = forbidden(
-        { group: def.group, resource: def.resource },
-        name,
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      );
-      err.status.details!.causes = [
-        { reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' },
-      ];
-      throw err;
-    }
-  }
-
+  /** The target's store, after the one verb table (core/resources/endpoints.ts) allowed the verb there: 404 / 405 otherwise. */
   private resolve(target: ResourceTarget, verb: Verb): Resolved {
     const store = this.stores.get(resourceKey(target.group, target.version, target.resource));
     if (!store) throw pathNotFound();
     const def = store.def;
     const sub = target.subresource ?? '';
-    const served = sub === '' || (sub === 'status' && def.status) || (sub === 'scale' && def.scale) || (sub === 'finalize' && def.finalize);
-    if (!served) throw pathNotFound();
+    const verbs = verbsAt(def, sub);
+    if (!verbs) throw pathNotFound();
     if (def.namespaced && target.name !== undefined && !target.namespace) throw pathNotFound();
-    const gr = store.groupResource;
-    if (sub === '') {
-      if (!servedVerbs(def).includes(verb)) {
-        throw methodNotSupported(gr, verb);
-      }
-    } else if (!(sub === 'finalize' ? ['update'] : ['get', 'update', 'patch']).includes(verb)) {
-      throw methodNotSupported(gr, verb);
-    }
-    return { store, subresource: sub as Resolved['subresource'] };
+    if (!verbs.includes(verb)) throw methodNotSupported(store.groupResource, verb);
+    return { store, subresource: sub as WriteSubresource };
   }
 
   private requireName(target: ResourceTarget): string {
@@ -144,13 +126,13 @@ class InProcessCore implements Core {
 
   async get(target: ResourceTarget, options: GetOptions, _ctx: RequestContext): Promise<ApiObject> {
     const { store, subresource } = this.resolve(target, 'get');
-    const obj = await store.get(target.namespace, this.requireName(target), options);
-    return subresource === 'scale' ? getScale(store, obj) : obj;
+    const obj = await store.reads.get(target.namespace, this.requireName(target), options);
+    return subresource === 'scale' ? getScale(store.def, obj) : obj;
   }
 
   async list(target: ResourceTarget, options: ListOptions, _ctx: RequestContext): Promise<ApiList> {
     const { store } = this.resolve(target, 'list');
-    return store.list(target.namespace, options);
+    return store.reads.list(target.namespace, options);
   }
 
   async watch(target: ResourceTarget, options: ListOptions, _ctx: RequestContext): Promise<WatchStream> {
@@ -160,7 +142,7 @@ class InProcessCore implements Core {
       const byName = `metadata.name=${target.name}`;
       options = { ...options, fieldSelector: options.fieldSelector ? `${options.fieldSelector},${byName}` : byName };
     }
-    return store.watch(target.namespace, options);
+    return store.reads.watch(target.namespace, options);
   }
 
   async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
@@ -168,7 +150,7 @@ class InProcessCore implements Core {
     if (target.name !== undefined) throw methodNotSupported(store.groupResource, 'create');
     // Decode-time checks first, as upstream's create handler: type mismatches, then unknown and repeated fields.
     checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
-    return store.create(target.namespace, object, options, ctx);
+    return store.writes.create(writeRequest({ namespace: target.namespace, options, ctx }), object);
   }
 
   async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
@@ -176,33 +158,27 @@ class InProcessCore implements Core {
     const name = this.requireName(target);
     // fieldValidation: decode-time checks of the body, as for create.
     checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
+    const req = writeRequest({ namespace: target.namespace, name, subresource, options, ctx, requireResourceVersion: true });
     if (subresource === 'scale') {
-      const scale = scaleFromBody(object, name, target.namespace);
-      return this.writeScale(store, target, scale, options, ctx);
+      // The checked Scale becomes the object's replicas (the store tracks ownership).
+      return store.writeScale({ ...req, requireResourceVersion: false }, { kind: 'put', body: scaleFromBody(object, name, target.namespace) });
     }
-    return store.update(target.namespace, name, object, options, ctx, subresource || 'main');
+    return store.writes.update(req, object);
   }
 
   async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     const { store, subresource } = this.resolve(target, 'patch');
-    const name = this.requireName(target);
-    if (subresource === 'scale') return store.writeScale(target.namespace, name, { kind: 'patch', patch }, options, ctx);
-    const scope: WriteScope = subresource || 'main';
-    return store.patch(target.namespace, name, patch, options, ctx, scope);
+    const req = writeRequest({ namespace: target.namespace, name: this.requireName(target), subresource, options, ctx });
+    if (subresource === 'scale') return store.writeScale(req, { kind: 'patch', patch });
+    return store.patch(req, patch);
   }
 
-  /** PUT of `/scale`: the checked Scale becomes the object's replicas (the store tracks ownership). */
-  private async writeScale(store: ResourceStore, target: ResourceTarget, scale: ScaleObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
-    return store.writeScale(target.namespace, scale.metadata.name, { kind: 'put', body: scale }, options, ctx);
-  }
-
-  async delete(target: ResourceTarget, options: DeleteOptions, _ctx: RequestContext): Promise<DeleteResult> {
+  async delete(target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
     const { store } = this.resolve(target, 'delete');
-    if (target.subresource) throw methodNotSupported(store.groupResource, 'delete');
     const name = this.requireName(target);
     const { options: checked, gate } = this.unsafeDeleteOptions(options);
     const unsafe = checked.ignoreStoreReadErrorWithClusterBreakingPotential === true;
-    return store.delete(target.namespace, name, checked, { unsafeDeletionGate: gate, unsafe });
+    return store.writes.delete({ namespace: target.namespace, name, ctx }, checked, { unsafeDeletionGate: gate, unsafe });
   }
 
   /**
@@ -226,7 +202,7 @@ class InProcessCore implements Core {
    * listed object with the same options (objects gone meanwhile are skipped), answering with the
    * list as it was read. With `limit`, one page and its continue token.
    */
-  async deleteCollection(target: ResourceTarget, listOptions: ListOptions, deleteOptions: DeleteOptions, _ctx: RequestContext): Promise<ApiList> {
+  async deleteCollection(target: ResourceTarget, listOptions: ListOptions, deleteOptions: DeleteOptions, ctx: RequestContext): Promise<ApiList> {
     const { store } = this.resolve(target, 'deletecollection');
     const { options, gate } = this.unsafeDeleteOptions(deleteOptions);
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
@@ -234,10 +210,10 @@ class InProcessCore implements Core {
         fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is not allowed with DELETECOLLECTION, try again after removing the option'),
       ]);
     }
-    const listed = await store.list(target.namespace, listOptions.limit ? listOptions : { ...listOptions, continue: undefined });
+    const listed = await store.reads.list(target.namespace, listOptions.limit ? listOptions : { ...listOptions, continue: undefined });
     for (const item of listed.items) {
       try {
-        await store.delete(item.metadata?.namespace, item.metadata!.name!, options, { unsafeDeletionGate: gate });
+        await store.writes.delete({ namespace: item.metadata?.namespace, name: item.metadata!.name!, ctx }, options, { unsafeDeletionGate: gate });
       } catch (err) {
         if (!StatusError.is(err, 'NotFound')) throw err;
       }
@@ -250,7 +226,7 @@ class InProcessCore implements Core {
     const system = { user: { username: 'system:apiserver', groups: ['system:masters'] }, userAgent: 'keelson-apiserver' };
     for (const name of [ns.default, ns.system, ns.public, ns.nodeLease]) {
       try {
-        await this.namespaces.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, {}, system);
+        await this.namespaces.writes.create(writeRequest({ namespace: undefined, options: {}, ctx: system }), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       } catch (err) {
         if (!StatusError.is(err, 'AlreadyExists')) throw err;
       }

@@ -3,44 +3,13 @@
  * resources and subresources exist, and which verbs each one takes. Discovery and routing both
  * read this one index, so they cannot disagree.
  */
-import { servedVerbs, type ResourceDefinition, type Verb } from '../core/resources/definition';
-
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
-
-export interface SubresourceInfo {
-  name: string;
-  verbs: readonly Verb[];
-  /** What the subresource returns when it is not the parent's kind (scale: autoscaling/v1 Scale). */
-  responseKind?: GroupVersionKind;
-}
+import type { ResourceDefinition } from '../core/resources/definition';
 
 export interface ServedGroup {
   /** '' for the core group. */
   name: string;
   /** In order of preference. */
   versions: string[];
-}
-
-const SUBRESOURCE_VERBS: readonly Verb[] = ['get', 'patch', 'update'];
-
-/** The scale subresource answers with autoscaling/v1 Scale, upstream's only Scale version. */
-export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
-
-export function verbsOf(def: ResourceDefinition): Verb[] {
-  return [...servedVerbs(def)].sort();
-}
-
-/** Subresources in name order, as upstream's discovery lists them. */
-export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
-  const subs: SubresourceInfo[] = [];
-  if (def.finalize) subs.push({ name: 'finalize', verbs: ['update'] });
-  if (def.scale) subs.push({ name: 'scale', verbs: SUBRESOURCE_VERBS, responseKind: SCALE_KIND });
-  if (def.status) subs.push({ name: 'status', verbs: SUBRESOURCE_VERBS });
-  return subs;
 }
 
 function key(group: string, version: string): string {

@@ -9,7 +9,7 @@ import type { Clock } from '../../clock';
 import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
-import { decodeFromStorage } from '../registry/object-codec';
+import { decodeFromStorage } from '../storage/object-codec';
 import { CacheEvent, CachedObject, compareKeys, deepFreeze } from './cached-object';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';

@@ -16,7 +16,7 @@ import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
 import { type Clock, systemClock } from '../../clock';
 import { StoreError, type Store, type StoreEvent, type StoreWatch } from '../../store';
-import { REGISTRY_ROOT } from '../registry/keys';
+import { REGISTRY_ROOT } from '../storage/keys';
 import type { CachedObject } from './cached-object';
 import { ResourceCache, decodeCached } from './resource-cache';
 

@@ -20,8 +20,10 @@ import type { Clock } from '../../clock';
 import { type KeyValue, type Store, StoreError } from '../../store';
 import { type GroupResource, type Status, StatusError, internalError, invalid, notFound, successStatus } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
-import { objectKey } from './keys';
-import { deepCopy, encodeForStorage } from './object-codec';
+import { objectKey } from '../storage/keys';
+import { deepCopy, encodeForStorage } from '../storage/object-codec';
+import { storageError } from './storage-errors';
+import { isDryRun } from './write-request';
 import { beforeDelete, defaultGarbageCollectionPolicy, gcFinalizers, markAsDeleting } from './deletion';
 
 export interface DeletionHost {
@@ -31,14 +33,9 @@ export interface DeletionHost {
   readonly clock: Clock;
   /** The `AllowUnsafeMalformedObjectDeletion` gate. */
   readonly unsafeDeletion: boolean;
-  storageError(err: unknown, name: string): StatusError;
 }
 
 const decoder = new TextDecoder();
-
-function isDryRun(options: DeleteOptions): boolean {
-  return (options.dryRun ?? []).includes('All');
-}
 
 /** Upstream's storage.NewCorruptObjError for an undecodable value, as the 500 it becomes. */
 function corruptObject(kv: KeyValue, cause: string): StatusError {
@@ -94,7 +91,7 @@ export class DeleteFlow {
     try {
       kv = (await this.host.store.get(this.key)).kv;
     } catch (err) {
-      throw this.host.storageError(err, this.name);
+      throw storageError(err, this.host.groupResource, this.name);
     }
     if (!kv) throw notFound(this.host.groupResource, this.name);
     return kv;
@@ -160,7 +157,7 @@ export class DeleteFlow {
       return result;
     } catch (err) {
       if (StoreError.is(err, 'conflict') || StoreError.is(err, 'not-found')) throw new Restart();
-      throw this.host.storageError(err, this.name);
+      throw storageError(err, this.host.groupResource, this.name);
     }
   }
 
@@ -174,7 +171,7 @@ export class DeleteFlow {
         throw notFound(this.host.groupResource, this.name);
       }
       if (StoreError.is(err, 'conflict')) throw new Restart();
-      throw this.host.storageError(err, this.name);
+      throw storageError(err, this.host.groupResource, this.name);
     }
     return this.result(this.finished(obj), true);
   }
@@ -190,7 +187,7 @@ export class DeleteFlow {
     try {
       kv = (await this.host.store.get(this.key)).kv;
     } catch (err) {
-      throw this.host.storageError(err, this.name);
+      throw storageError(err, this.host.groupResource, this.name);
     }
     if (!kv || tryDecode(kv).ok) {
       throw invalid({ group: def.group, kind: def.resource }, this.name, [
@@ -200,7 +197,7 @@ export class DeleteFlow {
     try {
       await this.host.store.delete(this.key);
     } catch (err) {
-      if (!StoreError.is(err, 'not-found')) throw this.host.storageError(err, this.name);
+      if (!StoreError.is(err, 'not-found')) throw storageError(err, this.host.groupResource, this.name);
     }
     // The object cannot be shown: upstream answers with a bare Success naming the kind.
     const status: Status = { ...successStatus({ name: this.name, kind: def.kind }) };

@@ -7,6 +7,7 @@
  * BadRequest, and the spec wins. The message and causes stay upstream's
  * (`ListOptions.<meta group> "" is invalid: ...`).
  */
+import type { Freshness, WatchStart } from '../storage/resource-storage';
 import type { ListOptions } from '../api';
 import { badRequest, invalid, resourceExpired, type StatusError } from '../../status';
 import { fieldErrors, type FieldError } from '../validation/field-errors';
@@ -63,8 +64,6 @@ export function validateListOptions(options: ListOptions, isWatch: boolean, meta
   throw badRequest(status.message!, status.details?.causes);
 }
 
-/** How fresh a read must be: the spec's "Most recent", "Any" and "Not older than". */
-export type Freshness = { kind: 'most-recent' } | { kind: 'any' } | { kind: 'not-older-than'; revision: number };
 
 /** Where a list is served from (SPEC list table; upstream's delegation rules). */
 export type ListPlan =
@@ -93,24 +92,7 @@ export function planGet(resourceVersion: string | undefined): Freshness {
   return { kind: 'not-older-than', revision: rv };
 }
 
-/** How a watch starts (SPEC watch semantics and streaming list). */
-export interface WatchPlan {
-  /** "Start at Exact": every change after this revision, no synthetic events. */
-  exactAfter?: number;
-  /** Otherwise the stream starts at the cache's state, at least this fresh. */
-  freshness: Freshness;
-  /**
-   * Must the state be at least that fresh before the stream starts? A streaming list must (504
-   * ERROR otherwise, as upstream); a legacy watch starts anyway.
-   */
-  strict: boolean;
-  /** Synthetic ADDED events for the existing objects first ("Get State"). */
-  sendState: boolean;
-  /** End the state with a BOOKMARK annotated initial-events-end (streaming list). */
-  markInitialEnd: boolean;
-}
-
-export function planWatch(options: ListOptions): WatchPlan {
+export function planWatch(options: ListOptions): WatchStart {
   const rv = parseResourceVersion(options.resourceVersion);
   const freshness: Freshness = rv === undefined ? { kind: 'most-recent' } : rv === 0 ? { kind: 'any' } : { kind: 'not-older-than', revision: rv };
   switch (options.sendInitialEvents) {

@@ -5,7 +5,7 @@
 import type { ApiObject } from '../api';
 import { badRequest, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
-import type { ResourceStore } from './resource-store';
+import type { ResourceDefinition } from '../resources/definition';
 
 export interface ScaleObject extends ApiObject {
   apiVersion: 'autoscaling/v1';
@@ -15,8 +15,8 @@ export interface ScaleObject extends ApiObject {
   status: { replicas: number; selector?: string };
 }
 
-export function getScale(store: ResourceStore, obj: ApiObject): ScaleObject {
-  const scale = store.def.scale!;
+export function getScale(def: ResourceDefinition, obj: ApiObject): ScaleObject {
+  const scale = def.scale!;
   const meta = obj.metadata ?? {};
   return {
     apiVersion: 'autoscaling/v1',

@@ -12,11 +12,6 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 
 export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-/** The verbs a type serves on its main resource: its own list, or all of them when it gives none. */
-export function servedVerbs(def: Pick<ResourceDefinition, 'verbs'>): readonly Verb[] {
-  return def.verbs ?? ALL_VERBS;
-}
-
 /** How `metadata.name` is validated (upstream's ValidateNameFunc of each type). */
 export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'pathSegment';
 

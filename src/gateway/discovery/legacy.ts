@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResourceDefinition } from '../../core/resources/definition';
-import { type ResourceIndex, type ServedGroup, subresourcesOf, verbsOf } from '../resource-index';
+import type { ResourceIndex, ServedGroup } from '../resource-index';
+import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 
 export interface GroupVersionForDiscovery {
   groupVersion: string;

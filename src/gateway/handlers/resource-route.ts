@@ -8,7 +8,8 @@
 import type { ResourceTarget } from '../../core/api';
 import type { ResourceDefinition, Verb } from '../../core/resources/definition';
 import { StatusError, pathNotFound } from '../../status';
-import { type ResourceIndex, subresourcesOf, verbsOf } from '../resource-index';
+import type { ResourceIndex } from '../resource-index';
+import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 import type { ResourceRequestInfo } from '../types';
 
 export type ResourceAction = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';

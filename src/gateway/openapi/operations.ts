@@ -5,9 +5,9 @@
  * all-namespaces list, each with its query parameters, body and responses. The v2 and v3
  * writers render the same specs.
  */
-import { servedVerbs, type ResourceDefinition, type Verb } from '../../core/resources/definition';
+import type { ResourceDefinition, Verb } from '../../core/resources/definition';
 import type { ResourceIndex } from '../resource-index';
-import { SCALE_KIND, subresourcesOf } from '../resource-index';
+import { SCALE_KIND, subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 import type { OpenApiNames } from './names';
 import type { GroupVersionKind } from './schemas';
 
@@ -121,7 +121,7 @@ interface Context {
 }
 
 function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
-  const verbs = new Set<Verb>(servedVerbs(def));
+  const verbs = new Set<Verb>(verbsOf(def));
   const kind = def.kind;
   const gvk: GroupVersionKind = { group: def.group, kind, version: def.version };
   const obj = c.kindType(kind);

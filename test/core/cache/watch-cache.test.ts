@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createCore, type ApiObject, type Core } from '../../../src/core';
 import { encodeOnce } from '../../../src/core/cache';
-import { encodeForStorage } from '../../../src/core/registry/object-codec';
+import { encodeForStorage } from '../../../src/core/storage/object-codec';
 import { createStore, StoreError, type Store, type WatchHandlers } from '../../../src/store';
 import { ManualClock } from '../../../src/clock';
 import { cm, createConfigMap, ctx, flush, naming, namesOf, Recorder, rvOf } from '../registry/core-backends';

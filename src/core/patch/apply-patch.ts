@@ -7,8 +7,11 @@ import type { ApiObject, Patch } from '../api';
 import type { SchemaType } from '../../schema';
 import { unsupportedMediaType } from '../../status';
 import { goShapeStruct } from '../apply';
-import { SmpError, applyJsonPatch, applyMergePatch, decodeJsonPatch, strategicMergePatch, toStatusError } from '../patch';
-import { deepCopy } from './object-codec';
+import { applyJsonPatch, decodeJsonPatch } from './json-patch';
+import { applyMergePatch } from './merge-patch';
+import { strategicMergePatch } from './strategic';
+import { SmpError, toStatusError } from './smp-errors';
+import { deepCopy } from '../storage/object-codec';
 
 /** The patch media types in upstream's order, as its 415 message lists them. */
 export const SUPPORTED_PATCH_MEDIA_TYPES = [

@@ -1,0 +1,126 @@
+/**
+ * One PATCH request against a resource (upstream's patch handler over the generic store's
+ * Update): JSON, merge and strategic merge patches are applied to the current object (the
+ * algorithms live in core/patch) and the result goes through the update path (strategy,
+ * validation, admission, compare-and-swap, the writer's ownership as operation `Update`); an
+ * apply patch is merged by the field manager, and creates the object when it is absent.
+ */
+import type { ApiObject, ManagedFieldsEntry, Patch, WriteResult } from '../api';
+import { StatusError, badRequest, conflict, invalid } from '../../status';
+import { fieldErrors } from '../validation/field-errors';
+import { checkApplyPatch, checkPatchedFields, resourceType } from '../validation/field-validation';
+import {
+  ApplyConflicts,
+  ApplyValidationError,
+  type FieldManagerScope,
+  ManagedFieldsError,
+  applyConfiguration,
+  conflictError,
+  unknownError,
+} from '../apply';
+import { applyPatch } from '../patch';
+import { isObject } from '../../util/json-values';
+import { fieldManagerScope } from './managed-fields';
+import { type ResourceWrites, checkName } from './resource-writes';
+import type { WriteRequest } from './write-request';
+
+/** JSON, merge or strategic merge patch: patch the current object, then update. Absent objects are 404. */
+export async function patchObject(writes: ResourceWrites, req: WriteRequest, patch: Patch): Promise<WriteResult> {
+  const type = resourceType(writes.naming, writes.def);
+  const result = await writes.guaranteedUpdate(req, (current) => {
+    const patched = applyPatch(patch, current!, type);
+    if (!isObject(patched)) throw badRequest('the patched object is not an object');
+    if (type) checkPatchedFields({ patch, patched, type, directive: req.options.fieldValidation, ctx: req.ctx });
+    return writes.prepareUpdate(req, { body: patched, current: current! });
+  });
+  return writes.finishIfFinalized(req, result);
+}
+
+/** Group, version and kind as upstream prints a GroupVersionKind: `apps/v1, Kind=ReplicaSet`, `/v1, Kind=Pod`. */
+export function gvkString(apiVersion: unknown, kind: unknown): string {
+  const av = typeof apiVersion === 'string' ? apiVersion : '';
+  const slash = av.indexOf('/');
+  const group = slash < 0 ? '' : av.slice(0, slash);
+  const version = slash < 0 ? av : av.slice(slash + 1);
+  return `${group}/${version}, Kind=${typeof kind === 'string' ? kind : ''}`;
+}
+
+class CreateInstead {
+  constructor(
+    readonly object: ApiObject,
+    readonly managedFields: ManagedFieldsEntry[],
+  ) {}
+}
+
+function dropNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropNulls);
+  if (isObject(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = dropNulls(x);
+    return out;
+  }
+  return v;
+}
+
+/** Server-side apply of the request's configuration; creates the object when it is absent. */
+export async function applyObject(writes: ResourceWrites, req: WriteRequest, patch: Patch): Promise<WriteResult> {
+  const { def } = writes;
+  if (!req.options.fieldManager) {
+    throw invalid({ group: writes.naming.groups.meta, kind: 'PatchOptions' }, '', [fieldErrors.required('fieldManager', 'is required for apply patch')]);
+  }
+  const config = patch.body ?? {};
+  if (!isObject(config)) {
+    throw badRequest(`error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(config) ? 'array' : typeof config} into Go value of type map[string]interface {}`);
+  }
+  if (config.apiVersion !== writes.apiVersion || config.kind !== def.kind) {
+    throw badRequest(`invalid object type: ${gvkString(config.apiVersion, config.kind)}`);
+  }
+  const meta = isObject(config.metadata) ? config.metadata : {};
+  if (Array.isArray(meta.managedFields)) throw badRequest('metadata.managedFields must be nil');
+  const scope = fieldManagerScope(def, writes.apiVersion, req.subresource, writes.now(), writes.naming);
+  if (!scope) throw unknownError(`no schema for ${def.kind}`);
+  let result: WriteResult;
+  try {
+    // Only the main resource is created by an apply; subresources of absent objects are 404.
+    result = await writes.guaranteedUpdate(
+      req,
+      (current) => {
+        const applied = runApply(current, config as ApiObject, req, scope);
+        // Repeated keys in the body are judged after the apply itself succeeded, before anything is stored.
+        checkApplyPatch(patch, req.options.fieldValidation, req.ctx);
+        if (!current) {
+          const uid = applied.object.metadata?.uid;
+          if (uid) throw conflict(writes.groupResource, req.name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
+          checkName(applied.object, req.name);
+          throw new CreateInstead(applied.object, applied.object.metadata?.managedFields ?? []);
+        }
+        const body = applied.changed ? (dropNulls(applied.object) as ApiObject) : { ...current, metadata: { ...current.metadata } };
+        checkName(body, req.name);
+        return writes.prepareUpdate(req, { body, current, managedFields: applied.object.metadata?.managedFields ?? [] });
+      },
+      req.subresource === '',
+    );
+  } catch (err) {
+    if (!(err instanceof CreateInstead)) throw err;
+    const object = dropNulls(err.object) as ApiObject;
+    delete object.metadata?.managedFields;
+    return writes.create({ ...req, appliedManagedFields: err.managedFields }, object);
+  }
+  return writes.finishIfFinalized(req, result);
+}
+
+function runApply(current: ApiObject | undefined, config: ApiObject, req: WriteRequest, scope: FieldManagerScope) {
+  try {
+    return applyConfiguration(current, config, req.manager, req.options.force === true, scope);
+  } catch (err) {
+    if (err instanceof ApplyConflicts) throw conflictError(err);
+    if (err instanceof ApplyValidationError) {
+      const meta = isObject(config.metadata) ? config.metadata : {};
+      const where = `${typeof meta.namespace === 'string' ? meta.namespace : ''}/${typeof meta.name === 'string' ? meta.name : ''}`;
+      throw unknownError(`failed to create typed patch object (${where}; ${gvkString(config.apiVersion, config.kind)}): ${err.message}`);
+    }
+    if (err instanceof ManagedFieldsError) throw unknownError(`failed to decode managed fields: ${err.message}`);
+    if (err instanceof StatusError) throw err;
+    throw unknownError((err as Error).message);
+  }
+}

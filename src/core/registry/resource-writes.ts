@@ -1,0 +1,365 @@
+/**
+ * Writes of one resource type, owning their whole lifecycle: system metadata, the type's
+ * strategy and validation, admission, compare-and-swap writes on the store, deletion with
+ * finalizers, and translation of storage errors into Status errors. Configured by the type's
+ * ResourceDefinition, never subclassed. Patches, applies and `/scale` writes are orchestrated
+ * in patch-request.ts and scale-request.ts on top of `guaranteedUpdate` and `prepareUpdate`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ApiObject, DeleteOptions, DeleteResult, ManagedFieldsEntry, WriteResult } from '../api';
+import type { ResourceDefinition, StrategyContext } from '../resources/definition';
+import type { Admission } from '../admission';
+import type { Naming } from '../../naming';
+import type { Clock } from '../../clock';
+import { type KeyValue, type Store, StoreError } from '../../store';
+import { OPTIMISTIC_LOCK_MESSAGE, type GroupKind, type GroupResource, StatusError, alreadyExists, badRequest, conflict, invalid, notFound } from '../../status';
+import { rfc3339 } from '../../clock';
+import { fieldErrors, type FieldError } from '../validation/field-errors';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
+import { objectKey } from '../storage/keys';
+import { decodeFromStorage, deepCopy, encodeForStorage } from '../storage/object-codec';
+import { fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
+import { managedFieldsAfterUpdate } from '../apply';
+import { parseResourceVersion } from './list-options';
+import { DeleteFlow } from './delete-flow';
+import { storageError } from './storage-errors';
+import { type WriteRequest, admissionAttributes, isDryRun, strategyScope } from './write-request';
+
+export interface WriteDeps {
+  store: Store;
+  naming: Naming;
+  clock: Clock;
+  /** The admission chain every write runs through. */
+  admission: Admission;
+}
+
+/** How a delete runs: the `AllowUnsafeMalformedObjectDeletion` gate, and whether this is the unsafe delete. */
+export interface DeleteMode {
+  unsafeDeletionGate?: boolean;
+  unsafe?: boolean;
+}
+
+/** Computes the new object from the current one (undefined when absent). Pure; may be retried. */
+export type TryUpdate = (current: ApiObject | undefined) => ApiObject | Promise<ApiObject>;
+
+/** One step of an update: the object a client sent (or a patch produced) over the stored one. */
+export interface UpdateStep {
+  body: ApiObject;
+  current: ApiObject;
+  /** Given when the field manager already ran (apply, `/scale`); otherwise computed as operation `Update`. */
+  managedFields?: ManagedFieldsEntry[];
+}
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+const GENERATED_SUFFIX = 5;
+const MAX_GENERATE_ATTEMPTS = 8;
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < GENERATED_SUFFIX; i++) s += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
+  return s;
+}
+
+/** upstream's checkName: the object must name itself as the URL does. */
+export function checkName(obj: ApiObject, name: string): void {
+  const own = obj.metadata?.name ?? '';
+  if (own !== name) throw badRequest(`the name of the object (${own}) does not match the name on the URL (${name})`);
+}
+
+export class ResourceWrites {
+  readonly apiVersion: string;
+  readonly groupResource: GroupResource;
+  readonly groupKind: GroupKind;
+
+  constructor(
+    readonly def: ResourceDefinition,
+    private readonly deps: WriteDeps,
+  ) {
+    this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    this.groupResource = { group: def.group, resource: def.resource };
+    this.groupKind = { group: def.group, kind: def.kind };
+  }
+
+  get naming(): Naming {
+    return this.deps.naming;
+  }
+
+  now(): number {
+    return this.deps.clock.now();
+  }
+
+  private strategyContext(): StrategyContext {
+    return { naming: this.deps.naming, now: this.deps.clock.now() };
+  }
+
+  /** Check `apiVersion`/`kind` of a body and align its namespace with the request's (upstream's handler rules). */
+  checkBody(obj: ApiObject, namespace: string | undefined): ApiObject {
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+      throw badRequest(`the object provided is unrecognized (must be of type ${this.def.kind})`);
+    }
+    const expected = this.apiVersion;
+    if (obj.apiVersion !== undefined && obj.apiVersion !== '' && obj.apiVersion !== expected) {
+      throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expected})`);
+    }
+    if (obj.kind !== undefined && obj.kind !== '' && obj.kind !== this.def.kind) {
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${this.def.kind}): no kind "${String(obj.kind)}" is registered for version "${expected}"`,
+      );
+    }
+    const copy = deepCopy(obj);
+    copy.apiVersion = expected;
+    copy.kind = this.def.kind;
+    const meta = (copy.metadata ??= {});
+    if (typeof meta !== 'object' || Array.isArray(meta)) throw badRequest('metadata: must be an object');
+    const requested = this.def.namespaced ? namespace ?? '' : '';
+    const own = meta.namespace ?? '';
+    if (own !== requested) {
+      if (own === '' || requested === '') meta.namespace = requested || undefined;
+      else throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    if (!this.def.namespaced) delete meta.namespace;
+    return copy;
+  }
+
+  private validateNew(obj: ApiObject): FieldError[] {
+    const sctx = this.strategyContext();
+    return [
+      ...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule }),
+      ...(this.def.validate?.(obj, sctx) ?? []),
+    ];
+  }
+
+  private throwIfInvalid(errors: FieldError[], name: string): void {
+    if (errors.length > 0) throw invalid(this.groupKind, name, errors);
+  }
+
+  /**
+   * Create, in upstream's order: system metadata and defaults, the creator's ownership,
+   * mutating admission, the strategy, validation, validating admission, then the store
+   * (create-if-absent; a generated name is retried on collision).
+   */
+  async create(req: WriteRequest, body: ApiObject): Promise<WriteResult> {
+    const obj = this.checkBody(body, req.namespace);
+    let meta = obj.metadata!;
+    const now = this.deps.clock.now();
+    const sctx = this.strategyContext();
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(now);
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (this.def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    this.def.defaults?.(obj);
+    // Ownership of the decoded, defaulted object, before the strategy (upstream's create handler order).
+    meta.managedFields = req.appliedManagedFields ?? updateManagedFields(undefined, obj, { manager: req.manager, apiVersion: this.apiVersion, subresource: '' }, now);
+    if (meta.managedFields.length === 0) delete meta.managedFields;
+    const admission = this.deps.admission;
+    // The body may name the namespace where the request does not (an in-process or gRPC caller).
+    const where = { ...req, namespace: meta.namespace };
+    await admission.admit(admissionAttributes(this.def, where, 'CREATE', meta.name ?? '', { object: obj }));
+    meta = obj.metadata ??= {};
+    this.def.prepareForCreate?.(obj, sctx);
+    const generated = !meta.name && !!meta.generateName;
+    if (generated) meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
+    this.throwIfInvalid(this.validateNew(obj), meta.name ?? '');
+    await admission.validate(admissionAttributes(this.def, where, 'CREATE', meta.name!, { object: obj }));
+
+    if (isDryRun(req.options)) {
+      // Upstream's dry-run storage still refuses a name that is taken.
+      const existing = await this.deps.store.get(objectKey(this.def.resource, meta.namespace, meta.name!)).catch((err: unknown) => {
+        throw storageError(err, this.groupResource, meta.name!);
+      });
+      if (existing.kv) throw alreadyExists(this.groupResource, meta.name!);
+      return { object: obj, created: true };
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const kv = await this.deps.store.create(objectKey(this.def.resource, meta.namespace, meta.name!), encodeForStorage(obj));
+        return { object: decodeFromStorage(kv), created: true };
+      } catch (err) {
+        if (StoreError.is(err, 'exists')) {
+          if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
+            meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
+            continue;
+          }
+          throw alreadyExists(this.groupResource, meta.name!);
+        }
+        throw storageError(err, this.groupResource, meta.name!);
+      }
+    }
+  }
+
+  /**
+   * The compare-and-swap loop (upstream's GuaranteedUpdate): read, compute, write guarded by
+   * the read's revision, and on a conflict recompute from the value the store returned.
+   * An unchanged object is not written (no new resourceVersion), as upstream does.
+   */
+  async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false): Promise<WriteResult> {
+    const name = req.name;
+    const key = objectKey(this.def.resource, req.namespace, name);
+    let current: KeyValue | undefined;
+    try {
+      current = (await this.deps.store.get(key)).kv;
+    } catch (err) {
+      throw storageError(err, this.groupResource, name);
+    }
+    for (;;) {
+      const currentObj = current ? decodeFromStorage(current) : undefined;
+      if (!currentObj && !allowCreate) throw notFound(this.groupResource, name);
+      const next = await tryUpdate(currentObj ? deepCopy(currentObj) : undefined);
+      if (isDryRun(req.options)) return { object: next, created: !currentObj };
+      const bytes = encodeForStorage(next);
+      try {
+        if (!current) {
+          const kv = await this.deps.store.create(key, bytes);
+          return { object: decodeFromStorage(kv), created: true };
+        }
+        if (Buffer.compare(Buffer.from(bytes), Buffer.from(encodeForStorage(currentObj!))) === 0) {
+          return { object: currentObj!, created: false };
+        }
+        const kv = await this.deps.store.update(key, bytes, current.modRevision);
+        return { object: decodeFromStorage(kv), created: false };
+      } catch (err) {
+        if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
+          current = err.current;
+          continue;
+        }
+        if (StoreError.is(err, 'not-found')) {
+          current = undefined;
+          continue;
+        }
+        throw storageError(err, this.groupResource, name);
+      }
+    }
+  }
+
+  /**
+   * Turn a client's full object (PUT, or the result of a patch) into the object to store, given
+   * the current one: system fields from the stored object, defaults, the writer's ownership
+   * (after defaults, before the strategy, as upstream's handlers run the field manager),
+   * mutating admission, the strategy of the request's scope, validation, validating admission.
+   */
+  async prepareUpdate(req: WriteRequest, step: UpdateStep): Promise<ApiObject> {
+    const { current } = step;
+    const obj = this.checkBody(step.body, current.metadata?.namespace);
+    let meta = obj.metadata!;
+    const cur = current.metadata!;
+    const name = cur.name!;
+    checkName(obj, name);
+    const rv = meta.resourceVersion;
+    if (rv === undefined || rv === '') {
+      if (req.requireResourceVersion && !this.def.allowUnconditionalUpdate) {
+        // upstream names the resource, not the kind, in this error.
+        throw invalid({ group: this.def.group, kind: this.def.resource }, name, [fieldErrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
+      }
+    } else {
+      parseResourceVersion(rv);
+      if (rv !== cur.resourceVersion) throw conflict(this.groupResource, name, OPTIMISTIC_LOCK_MESSAGE);
+    }
+    // System fields come from the stored object (upstream's BeforeUpdate): a missing uid is the
+    // stored one, a different one fails validation; timestamps and deletion marks cannot change.
+    if (!meta.uid) meta.uid = cur.uid;
+    meta.creationTimestamp = cur.creationTimestamp;
+    meta.resourceVersion = cur.resourceVersion;
+    if (cur.deletionTimestamp) meta.deletionTimestamp = cur.deletionTimestamp;
+    if (cur.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds === undefined) {
+      meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
+    }
+    if (cur.generation !== undefined) meta.generation = cur.generation;
+    else delete meta.generation;
+    if (meta.generateName === undefined && cur.generateName !== undefined) meta.generateName = cur.generateName;
+    if (meta.managedFields === undefined && cur.managedFields !== undefined) meta.managedFields = cur.managedFields;
+    delete meta.selfLink;
+
+    const sctx = this.strategyContext();
+    const scope = strategyScope(req);
+    this.def.defaults?.(obj);
+    const entries = step.managedFields ?? this.managedFieldsAfterWrite(current, obj, scope, req.manager);
+    if (entries.length > 0) meta.managedFields = entries;
+    else delete meta.managedFields;
+    const admission = this.deps.admission;
+    await admission.admit(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
+    meta = obj.metadata ??= {};
+    const sub = scope === 'main' ? undefined : this.def[scope]!;
+    if (sub) sub.prepareForUpdate(obj, current, sctx);
+    else this.def.prepareForUpdate?.(obj, current, sctx);
+    if (this.def.tracksGeneration && scope === 'main' && JSON.stringify(obj.spec) !== JSON.stringify(current.spec)) {
+      meta.generation = (cur.generation ?? 0) + 1;
+    }
+    const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj)];
+    if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
+    else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
+    this.throwIfInvalid(errors, name);
+    await admission.validate(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
+    keepManagedFieldsTimes(obj, current);
+    return obj;
+  }
+
+  /** managedFields after a non-apply write by `manager` (operation `Update`). */
+  private managedFieldsAfterWrite(current: ApiObject | undefined, next: ApiObject, scope: 'main' | 'status' | 'finalize', manager: string): ManagedFieldsEntry[] {
+    const fm = fieldManagerScope(this.def, this.apiVersion, scope === 'main' ? '' : scope, this.deps.clock.now(), this.deps.naming);
+    return fm ? managedFieldsAfterUpdate(current, next, manager, fm) : (next.metadata?.managedFields ?? []);
+  }
+
+  /** PUT on the main resource, `/status` or `/finalize`: update, or create where the type allows it. */
+  async update(req: WriteRequest, body: ApiObject): Promise<WriteResult> {
+    const checked = this.checkBody(body, req.namespace);
+    checkName(checked, req.name);
+    let result: WriteResult;
+    try {
+      result = await this.guaranteedUpdate(req, (current) => this.prepareUpdate(req, { body: checked, current: current! }));
+    } catch (err) {
+      // PUT of an absent object creates it where the type allows (upstream AllowCreateOnUpdate).
+      if (!(req.subresource === '' && this.def.allowCreateOnUpdate && StatusError.is(err, 'NotFound'))) throw err;
+      return this.create(req, checked);
+    }
+    return this.finishIfFinalized(req, result);
+  }
+
+  /** An update that removed the last finalizer of a terminating object removes it (upstream's finalizer handling). */
+  async finishIfFinalized(req: WriteRequest, result: WriteResult): Promise<WriteResult> {
+    const meta = result.object.metadata ?? {};
+    if (isDryRun(req.options) || !meta.deletionTimestamp || (meta.finalizers ?? []).length > 0 || this.keepsTerminating(result.object)) return result;
+    try {
+      await this.deps.store.delete(objectKey(this.def.resource, req.namespace, req.name), Number(meta.resourceVersion));
+    } catch (err) {
+      if (!StoreError.is(err, 'not-found') && !StoreError.is(err, 'conflict')) throw storageError(err, this.groupResource, req.name);
+    }
+    return result;
+  }
+
+  /** Types that hold their own finalizers outside metadata (namespaces' spec.finalizers) stay until those are gone. */
+  private keepsTerminating(obj: ApiObject): boolean {
+    return this.def.pendingFinalizers?.(obj) ?? false;
+  }
+
+  /**
+   * DELETE of one object (delete-flow.ts): mutating admission first (upstream's delete handler),
+   * then preconditions, graceful deletion, the garbage collector's finalizers, Terminating while
+   * finalizers remain, dry run. `unsafe` is the checked
+   * `ignoreStoreReadErrorWithClusterBreakingPotential`: remove an undecodable object.
+   */
+  async delete(
+    target: Pick<WriteRequest, 'namespace' | 'name' | 'ctx'>,
+    options: DeleteOptions,
+    mode: DeleteMode = {},
+  ): Promise<DeleteResult> {
+    const req = { ...target, subresource: '' as const, options };
+    await this.deps.admission.admit(admissionAttributes(this.def, req, 'DELETE', target.name, {}));
+    const flow = new DeleteFlow(
+      {
+        def: this.def,
+        groupResource: this.groupResource,
+        store: this.deps.store,
+        clock: this.deps.clock,
+        unsafeDeletion: mode.unsafeDeletionGate ?? false,
+      },
+      target.namespace,
+      target.name,
+      options,
+    );
+    return mode.unsafe ? flow.runUnsafe() : flow.run();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * One write request, as it travels down the write path: what the caller asked (target,
+ * options, who), and what the registry derived from it once (the field manager, whether a
+ * resourceVersion is required, which strategy applies). Every step of a create, update, patch,
+ * apply or `/scale` write takes this one object instead of a list of positional flags.
+ */
+import type { ApiObject, ManagedFieldsEntry, RequestContext, WriteOptions } from '../api';
+import type { AdmissionAttributes, AdmissionOperation } from '../admission';
+import type { ResourceDefinition } from '../resources/definition';
+import { managerFromUserAgent } from './managed-fields';
+
+/** The part of an object a write addresses: the main resource or one of its subresources. */
+export type WriteSubresource = '' | 'status' | 'scale' | 'finalize';
+
+/** Which strategy prepares and validates the write: `/scale` writes go through the main one. */
+export type WriteScope = 'main' | 'status' | 'finalize';
+
+export interface WriteRequest {
+  readonly namespace: string | undefined;
+  /** The object's name from the URL; '' on a create, where the body names it. */
+  readonly name: string;
+  readonly subresource: WriteSubresource;
+  readonly options: WriteOptions;
+  readonly ctx: RequestContext;
+  /** `fieldManager`, else derived from the User-Agent as upstream does. */
+  readonly manager: string;
+  /**
+   * PUT must carry `metadata.resourceVersion` unless the type allows unconditional updates;
+   * patches and applies need not (upstream's update and patch handlers).
+   */
+  readonly requireResourceVersion: boolean;
+  /** Set when an apply turns into a create: the ownership the apply computed. */
+  readonly appliedManagedFields?: ManagedFieldsEntry[];
+}
+
+export interface WriteRequestInit {
+  namespace: string | undefined;
+  name?: string;
+  subresource?: WriteSubresource;
+  options: WriteOptions;
+  ctx: RequestContext;
+  requireResourceVersion?: boolean;
+}
+
+export function writeRequest(init: WriteRequestInit): WriteRequest {
+  return {
+    namespace: init.namespace,
+    name: init.name ?? '',
+    subresource: init.subresource ?? '',
+    options: init.options,
+    ctx: init.ctx,
+    manager: init.options.fieldManager || managerFromUserAgent(init.ctx.userAgent),
+    requireResourceVersion: init.requireResourceVersion ?? false,
+  };
+}
+
+export function strategyScope(req: WriteRequest): WriteScope {
+  return req.subresource === '' || req.subresource === 'scale' ? 'main' : req.subresource;
+}
+
+export function isDryRun(options: { dryRun?: string[] }): boolean {
+  return (options.dryRun ?? []).includes('All');
+}
+
+/** What admission sees of this request writing `object` over `oldObject`. */
+export function admissionAttributes(
+  def: ResourceDefinition,
+  req: Pick<WriteRequest, 'namespace' | 'subresource' | 'options' | 'ctx'>,
+  operation: AdmissionOperation,
+  name: string,
+  objects: { object?: ApiObject; oldObject?: ApiObject },
+): AdmissionAttributes {
+  return {
+    operation,
+    group: def.group,
+    version: def.version,
+    kind: def.kind,
+    resource: def.resource,
+    subresource: req.subresource,
+    namespace: def.namespaced ? req.namespace : undefined,
+    name,
+    ...objects,
+    dryRun: isDryRun(req.options),
+    user: req.ctx.user,
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * The one table of what a type serves: its main resource and each subresource, with the verbs
+ * each takes. The gateway's routing and discovery and the core's own check (which the gRPC
+ * door relies on) all read it, so a verb cannot be served by one door and refused by another.
+ */
+import { ALL_VERBS, type ResourceDefinition, type Verb } from './definition';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** A subresource of a type, as routing and discovery see it. */
+export interface SubresourceInfo {
+  name: 'finalize' | 'scale' | 'status';
+  /** In name order, as upstream's discovery lists them. */
+  verbs: readonly Verb[];
+  /** What the subresource returns when it is not the parent's kind (scale: autoscaling/v1 Scale). */
+  responseKind?: GroupVersionKind;
+}
+
+/** The scale subresource answers with autoscaling/v1 Scale, upstream's only Scale version. */
+export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+
+/** `/status` and `/scale` take get, patch and update (upstream's status and scale REST storage). */
+const READ_WRITE: readonly Verb[] = ['get', 'patch', 'update'];
+/** `/finalize` takes only update (upstream's namespace finalize REST). */
+const UPDATE_ONLY: readonly Verb[] = ['update'];
+
+/** The verbs a type serves on its main resource, in name order: its own list, or all of them. */
+export function verbsOf(def: Pick<ResourceDefinition, 'verbs'>): Verb[] {
+  return [...(def.verbs ?? ALL_VERBS)].sort();
+}
+
+/** The subresources a type serves, in name order. */
+export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
+  const subs: SubresourceInfo[] = [];
+  if (def.finalize) subs.push({ name: 'finalize', verbs: UPDATE_ONLY });
+  if (def.scale) subs.push({ name: 'scale', verbs: READ_WRITE, responseKind: SCALE_KIND });
+  if (def.status) subs.push({ name: 'status', verbs: READ_WRITE });
+  return subs;
+}
+
+/**
+ * The verbs served at `subresource` ('' for the main resource), or undefined when the type has
+ * no such subresource.
+ */
+export function verbsAt(def: ResourceDefinition, subresource: string): readonly Verb[] | undefined {
+  if (subresource === '') return verbsOf(def);
+  return subresourcesOf(def).find((s) => s.name === subresource)?.verbs;
+}

@@ -1,0 +1,110 @@
+/**
+ * The admission chain as the core runs it on the embedded store: NamespaceLifecycle as upstream
+ * (404 / 403 on create, the system namespaces cannot be deleted), and further plugins in order —
+ * the mutating phase before the strategy, the validating phase after validation and before
+ * storage, nothing stored when a plugin refuses.
+ */
+import type { AdmissionAttributes, AdmissionPlugin } from '../../../src/core/admission';
+import type { ApiObject } from '../../../src/core';
+import { StatusError, forbidden } from '../../../src/status';
+import { cm, coreBackend, ctx, nsTarget } from '../registry/core-backends';
+
+/** The Status a rejected call carried. */
+function statusOf(err: unknown) {
+  if (!(err instanceof StatusError)) throw new Error(`expected a StatusError, got ${String(err)}`);
+  return err.status;
+}
+
+const backend = coreBackend('embedded');
+afterEach(() => backend.closeAll());
+afterAll(() => backend.teardown());
+
+const configMap = (name: string, extra: Partial<ApiObject> = {}): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' }, ...extra });
+
+describe('NamespaceLifecycle', () => {
+  it('refuses to delete the system namespaces, as upstream', async () => {
+    const { core } = await backend.open();
+    for (const name of ['default', 'kube-system', 'kube-public']) {
+      const err = await core.delete(nsTarget(name), {}, ctx).catch((e: unknown) => e);
+      expect(statusOf(err)).toMatchObject({ code: 403, reason: 'Forbidden', message: `namespaces "${name}" is forbidden: this namespace may not be deleted` });
+    }
+    expect((await core.get(nsTarget('default'), {}, ctx)).metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('refuses content in a namespace that does not exist', async () => {
+    const { core } = await backend.open();
+    const err = await core.create(cm('nowhere'), configMap('c'), {}, ctx).catch((e: unknown) => e);
+    expect(statusOf(err)).toMatchObject({ code: 404, reason: 'NotFound', message: 'namespaces "nowhere" not found' });
+  });
+});
+
+describe('further admission plugins', () => {
+  function recorder(name: string, seen: string[], hooks: Partial<Pick<AdmissionPlugin, 'admit' | 'validate'>> = {}): AdmissionPlugin {
+    return {
+      name,
+      admit: (a) => {
+        seen.push(`${name}.admit ${a.operation} ${a.resource}/${a.subresource} ${a.namespace ?? ''}/${a.name} dryRun=${a.dryRun} user=${a.user.username}`);
+        return hooks.admit?.(a);
+      },
+      validate: (a) => {
+        seen.push(`${name}.validate ${a.operation} ${a.resource}/${a.subresource} ${a.namespace ?? ''}/${a.name}`);
+        return hooks.validate?.(a);
+      },
+    };
+  }
+
+  it('run in order on create: every mutating phase before the strategy, every validating phase after it', async () => {
+    const seen: string[] = [];
+    let validatedName = '';
+    const first = recorder('First', seen, {
+      admit: (a) => {
+        // Mutating: a label added here is stored.
+        a.object!.metadata = { ...a.object!.metadata, labels: { admitted: 'yes' } };
+      },
+      validate: (a) => {
+        // Validating: sees the object after the strategy (the generated name is set).
+        validatedName = a.object!.metadata!.name!;
+      },
+    });
+    const { core } = await backend.open({ admission: [first, recorder('Second', seen)] });
+    // The system namespaces created at start went through the chain too.
+    expect(seen.filter((l) => l.startsWith('First.admit CREATE namespaces/'))).toHaveLength(4);
+    seen.length = 0;
+    const created = await core.create(cm('default'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } }, {}, ctx);
+    expect(seen).toEqual([
+      'First.admit CREATE configmaps/ default/ dryRun=false user=admin',
+      'Second.admit CREATE configmaps/ default/ dryRun=false user=admin',
+      `First.validate CREATE configmaps/ default/${created.object.metadata!.name}`,
+      `Second.validate CREATE configmaps/ default/${created.object.metadata!.name}`,
+    ]);
+    expect(validatedName).toMatch(/^gen-[a-z0-9]{5}$/);
+    expect(created.object.metadata?.labels).toEqual({ admitted: 'yes' });
+  });
+
+  it('see updates, patches and /status writes with the stored object, and dry runs as such', async () => {
+    const seen: string[] = [];
+    const olds: Array<string | undefined> = [];
+    const plugin = recorder('P', seen, { validate: (a) => void olds.push(a.oldObject?.metadata?.resourceVersion) });
+    const { core } = await backend.open({ admission: [plugin] });
+    const created = await core.create(cm('default'), configMap('c'), {}, ctx);
+    seen.length = 0;
+    olds.length = 0;
+    await core.patch(cm('default', 'c'), { type: 'merge', body: { data: { a: '2' } } }, { dryRun: ['All'] }, ctx);
+    expect(seen).toEqual(['P.admit UPDATE configmaps/ default/c dryRun=true user=admin', 'P.validate UPDATE configmaps/ default/c']);
+    expect(olds).toEqual([created.object.metadata!.resourceVersion]);
+  });
+
+  it('refuse with their own Status, and nothing is stored', async () => {
+    const deny: AdmissionPlugin = {
+      name: 'Deny',
+      validate: (a: AdmissionAttributes) => {
+        if (a.object?.data && (a.object.data as Record<string, string>).forbidden) throw forbidden({ group: '', resource: a.resource }, a.name, 'denied by Deny');
+      },
+    };
+    const { core } = await backend.open({ admission: [deny] });
+    const err = await core.create(cm('default'), configMap('c', { data: { forbidden: 'x' } }), {}, ctx).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect(statusOf(err)).toMatchObject({ code: 403, message: 'configmaps "c" is forbidden: denied by Deny' });
+    await expect(core.get(cm('default', 'c'), {}, ctx)).rejects.toMatchObject({ status: { code: 404 } });
+  });
+});
