@@ -24,8 +24,12 @@ export interface StrictJson {
   readonly value: unknown;
   /** Keys repeated within one object, in document order. */
   readonly duplicates: readonly DuplicateKey[];
-  /** Where `key` first appeared in `object` (a decoded object of `value`), or undefined. */
-  keySeq(object: object, key: string): number | undefined;
+  /**
+   * Where each key path of `value` first appeared in the document (its `seq`), kept only when
+   * there are duplicates to order against. Paths under a repeated key are those of the value
+   * that was kept (the last).
+   */
+  readonly firstSeen: ReadonlyMap<string, number>;
 }
 
 class Malformed extends Error {}
@@ -35,7 +39,7 @@ class Parser {
   private i = 0;
   private seq = 0;
   readonly duplicates: DuplicateKey[] = [];
-  readonly order = new WeakMap<object, Map<string, number>>();
+  readonly firstSeen = new Map<string, number>();
 
   /** Remember where keys first appeared (only needed when there are duplicates to order against). */
   constructor(
@@ -109,8 +113,7 @@ class Parser {
   private object(path: string): Record<string, unknown> {
     this.i++;
     const obj: Record<string, unknown> = {};
-    const keys = new Map<string, number>();
-    if (this.trackOrder) this.order.set(obj, keys);
+    const keys = new Set<string>();
     this.space();
     if (this.s.charCodeAt(this.i) === 0x7d) {
       this.i++;
@@ -122,8 +125,13 @@ class Parser {
       const key = this.string();
       const seq = this.seq++;
       const keyPath = joinKey(path, key);
-      if (keys.has(key)) this.duplicates.push({ path: keyPath, seq });
-      else keys.set(key, seq);
+      if (keys.has(key)) {
+        this.duplicates.push({ path: keyPath, seq });
+        if (this.trackOrder) this.forgetBelow(keyPath);
+      } else {
+        keys.add(key);
+        if (this.trackOrder) this.firstSeen.set(keyPath, seq);
+      }
       this.space();
       if (this.s.charCodeAt(this.i) !== 0x3a) throw new Malformed();
       this.i++;
@@ -135,6 +143,13 @@ class Parser {
       const c = this.s.charCodeAt(this.i++);
       if (c === 0x7d) return obj;
       if (c !== 0x2c) throw new Malformed();
+    }
+  }
+
+  /** A repeated key's earlier value is dropped: so are the positions of the paths inside it. */
+  private forgetBelow(path: string): void {
+    for (const p of this.firstSeen.keys()) {
+      if (p.startsWith(`${path}.`) || p.startsWith(`${path}[`)) this.firstSeen.delete(p);
     }
   }
 
@@ -156,7 +171,7 @@ class Parser {
   }
 }
 
-const NO_ORDER = (): undefined => undefined;
+const NO_ORDER: ReadonlyMap<string, number> = new Map();
 
 /**
  * Decode JSON text, reporting duplicate keys. Throws `JSON.parse`'s SyntaxError on malformed
@@ -175,12 +190,12 @@ export function decodeStrictJson(input: string | Uint8Array): StrictJson {
     }
   } catch {
     // Malformed (JSON.parse throws its own message) or too deep for this parser.
-    return { value: JSON.parse(text) as unknown, duplicates: [], keySeq: NO_ORDER };
+    return { value: JSON.parse(text) as unknown, duplicates: [], firstSeen: NO_ORDER };
   }
-  if (parser.duplicates.length === 0) return { value, duplicates: [], keySeq: NO_ORDER };
+  if (parser.duplicates.length === 0) return { value, duplicates: [], firstSeen: NO_ORDER };
   return {
     value,
     duplicates: parser.duplicates,
-    keySeq: (object, key) => parser.order.get(object)?.get(key),
+    firstSeen: parser.firstSeen,
   };
 }

@@ -35,7 +35,37 @@ export interface RequestContext {
   warnings?: string[];
   /** Aborted when the client goes away. */
   signal?: AbortSignal;
+  /**
+   * What the door's strict decoder saw in the request body (create, update, patch), for
+   * `fieldValidation`: repeated keys can only be seen in the bytes. Plain data, so the gRPC
+   * door carries it as the in-process gateway does. Absent (in-process callers, formats that
+   * cannot repeat a key), unknown fields are still found and dropped.
+   */
+  decodeReport?: DecodeReport;
 }
+
+/** A key given twice in one JSON object: Go's field path and its position among the document's keys. */
+export interface RepeatedJsonKey {
+  path: string;
+  seq: number;
+}
+
+/** A key given twice in one YAML mapping, as go-yaml reports it: 1-based line, the key as Go's `%#v` prints it. */
+export interface RepeatedYamlKey {
+  line: number;
+  key: string;
+}
+
+export type DecodeReport =
+  /**
+   * A JSON object body: its repeated keys and, when there are any, where each key path first
+   * appeared (to merge unknown fields with them in document order, as upstream's one-pass decoder does).
+   */
+  | { kind: 'json'; duplicates: RepeatedJsonKey[]; firstSeen?: RepeatedJsonKey[] }
+  /** A YAML object body, or an apply patch: its repeated keys. */
+  | { kind: 'yaml'; duplicates: RepeatedYamlKey[] }
+  /** A JSON, merge or strategic merge patch: its strict errors, already in upstream's words. */
+  | { kind: 'patch'; errors: string[] };
 
 /** Any API object, as plain JSON-shaped data. */
 export interface ApiObject {

@@ -4,12 +4,11 @@
  * upstream's serializers word them. PATCH bodies map their Content-Type to a patch type
  * (SPEC "Modifying requests" 2); apply patches are YAML.
  */
-import type { ApiObject, Patch, PatchType } from '../core/api';
+import type { ApiObject, DecodeReport, Patch, PatchType } from '../core/api';
 import { badRequest, unsupportedMediaType } from '../status';
 import { decodeStrictJson } from '../codecs/strict-json';
 import { joinIndex, joinKey } from '../codecs/go-strings';
 import { decodeStrictYaml } from '../codecs/strict-yaml';
-import { type BodyRecord, recordBody, recordPatch } from '../core/validation/field-validation';
 import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';
 import type { GatewayRequest } from './types';
 
@@ -53,15 +52,17 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
  * Decode JSON and YAML bodies with the strict decoders, which also report keys given twice
  * (for `fieldValidation`, SPEC "Modifying requests" 3); other formats cannot repeat a field.
  */
-function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; record?: BodyRecord } {
+function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; report?: DecodeReport } {
   try {
     if (codec.mediaType === JSON_MEDIA_TYPE) {
-      const { value, duplicates, keySeq } = decodeStrictJson(body);
-      return { value, record: { format: 'json', duplicates, keySeq } };
+      const { value, duplicates, firstSeen } = decodeStrictJson(body);
+      const report: DecodeReport = { kind: 'json', duplicates: [...duplicates] };
+      if (firstSeen.size > 0) report.firstSeen = [...firstSeen].map(([path, seq]) => ({ path, seq }));
+      return { value, report };
     }
     if (codec.mediaType === YAML_MEDIA_TYPE) {
       const { value, duplicates } = decodeStrictYaml(body);
-      return { value, record: { format: 'yaml', duplicates } };
+      return { value, report: { kind: 'yaml', duplicates: [...duplicates] } };
     }
   } catch (err) {
     throw badRequest(decodeMessage(codec, new CodecError(codec.mediaType, (err as Error).message)));
@@ -71,16 +72,16 @@ function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; recor
 
 /**
  * Decode an object body (create, update): it must be a JSON object. What the strict decoder
- * found travels with the object to the core, which reports it with the unknown fields.
+ * found goes to the core with the request (`RequestContext.decodeReport`), which reports it
+ * with the unknown fields.
  */
-export function decodeObject(codec: Codec, body: Uint8Array): ApiObject {
-  const { value, record } = decodeRecorded(codec, body);
+export function decodeObject(codec: Codec, body: Uint8Array): { object: ApiObject; report?: DecodeReport } {
+  const { value, report } = decodeRecorded(codec, body);
   if (!isObject(value)) {
     const text = Buffer.from(body).toString('utf8').slice(0, 200);
     throw badRequest(`Object 'Kind' is missing in '${text}'`);
   }
-  if (record) recordBody(value, record);
-  return value as ApiObject;
+  return { object: value as ApiObject, report };
 }
 
 /**
@@ -110,14 +111,15 @@ const JSON_PATCH_OP_FIELDS = new Set(['op', 'path', 'from', 'value']);
  * repeated operation fields (`json patch unknown field "[0].foo"`), and repeated keys inside
  * values, in document order.
  */
-function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; seq: number }[], keySeq: (o: object, k: string) => number | undefined): string[] {
+function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; seq: number }[], firstSeen: ReadonlyMap<string, number>): string[] {
   const items: { seq: number; text: string }[] = duplicates.map((d) => ({ seq: d.seq, text: `json patch duplicate field ${JSON.stringify(d.path)}` }));
   if (Array.isArray(value)) {
     value.forEach((op, i) => {
       if (!isObject(op)) return;
       for (const key of Object.keys(op)) {
         if (!JSON_PATCH_OP_FIELDS.has(key)) {
-          items.push({ seq: keySeq(op, key) ?? Number.MAX_SAFE_INTEGER, text: `json patch unknown field ${JSON.stringify(joinKey(joinIndex('', i), key))}` });
+          const path = joinKey(joinIndex('', i), key);
+          items.push({ seq: firstSeen.get(path) ?? Number.MAX_SAFE_INTEGER, text: `json patch unknown field ${JSON.stringify(path)}` });
         }
       }
     });
@@ -130,10 +132,10 @@ function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; se
 
 /**
  * Decode a patch document: JSON for the JSON-based types, YAML for apply. The strict decoders'
- * findings (repeated keys, unknown JSON patch operation fields) travel with the patch to the
- * core for `fieldValidation`.
+ * findings (repeated keys, unknown JSON patch operation fields) go to the core with the request
+ * for `fieldValidation`.
  */
-export function decodePatch(type: PatchType, body: Uint8Array): Patch {
+export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; report: DecodeReport } {
   if (type === 'apply') {
     let decoded;
     try {
@@ -141,9 +143,7 @@ export function decodePatch(type: PatchType, body: Uint8Array): Patch {
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
-    const patch: Patch = { type, body: decoded.value };
-    recordPatch(patch, { yamlDuplicates: decoded.duplicates });
-    return patch;
+    return { patch: { type, body: decoded.value }, report: { kind: 'yaml', duplicates: [...decoded.duplicates] } };
   }
   let decoded;
   try {
@@ -151,11 +151,9 @@ export function decodePatch(type: PatchType, body: Uint8Array): Patch {
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
-  const patch: Patch = { type, body: decoded.value };
   const errors =
     type === 'json'
-      ? jsonPatchErrors(decoded.value, decoded.duplicates, decoded.keySeq)
+      ? jsonPatchErrors(decoded.value, decoded.duplicates, decoded.firstSeen)
       : [...new Set(decoded.duplicates.map((d) => `duplicate field ${JSON.stringify(d.path)}`))];
-  recordPatch(patch, { errors });
-  return patch;
+  return { patch: { type, body: decoded.value }, report: { kind: 'patch', errors } };
 }

@@ -6,6 +6,7 @@
 import type { CoreApi } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';
 import type { Naming } from '../naming';
+import type { FeatureGates } from '../features';
 import { createExpressApp, createNodeListener } from './express-adapter';
 import type { HealthChecks } from './handlers/health';
 import type { VersionInfo } from './handlers/version';
@@ -33,6 +34,8 @@ export interface GatewayOptions {
   codecs?: Codecs;
   authorizers?: readonly Authorizer[];
   watchTimeoutMs?: () => number;
+  /** The server's feature gates (`--feature-gates`), for the codecs they switch (CBOR, compression). */
+  features?: FeatureGates;
   /** Errors that were not StatusErrors (bugs), for the log. */
   onUnexpectedError?: (err: unknown) => void;
 }

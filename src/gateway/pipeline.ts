@@ -5,7 +5,8 @@
  */
 import type { CoreApi } from '../core/api';
 import type { Naming } from '../naming';
-import { type Codecs, gatewayCodecs } from './codecs';
+import { type Codecs, encodingFeatures, gatewayCodecs } from './codecs';
+import type { FeatureGates } from '../features';
 import type { HealthChecks } from './handlers/health';
 import { createRouter } from './handlers/router';
 import type { VersionInfo } from './handlers/version';
@@ -29,6 +30,8 @@ export interface PipelineOptions {
   version: VersionInfo;
   serverAddress: () => string;
   codecs?: Codecs;
+  /** The server's feature gates: the default codecs follow them (CBOR, compression). */
+  features?: FeatureGates;
   /** Defaults to the superuser rule plus upstream's bootstrap public/discovery grants. */
   authorizers?: readonly Authorizer[];
   watchTimeoutMs?: () => number;
@@ -36,7 +39,7 @@ export interface PipelineOptions {
 }
 
 export function createPipeline(options: PipelineOptions): Handler {
-  const codecs = options.codecs ?? gatewayCodecs(options.naming);
+  const codecs = options.codecs ?? gatewayCodecs(options.naming, options.features && encodingFeatures(options.features));
   const authorizers = options.authorizers ?? [superuserAuthorizer, bootstrapPolicyAuthorizer(options.naming)];
   const steps: Step[] = [
     recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),

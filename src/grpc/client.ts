@@ -217,6 +217,7 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
 function callerOf(ctx: RequestContext): Caller {
   const caller: Caller = { user: ctx.user };
   if (ctx.userAgent !== undefined) caller.userAgent = ctx.userAgent;
+  if (ctx.decodeReport !== undefined) caller.decodeReport = ctx.decodeReport;
   return caller;
 }
 

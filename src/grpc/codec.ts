@@ -15,6 +15,7 @@ import type { Unknown } from '../gen/keelson/core/v1/envelope';
 import type {
   ApiList,
   ApiObject,
+  DecodeReport,
   DeleteOptions,
   DeleteResult,
   GetOptions,
@@ -30,10 +31,11 @@ import { badRequest } from '../status';
 import { decodeList, decodeObject, decodeObjectOrStatus, decodeStatus, encodeEnvelope } from './envelope';
 import { FIELD_VALIDATIONS, PATCH_TYPES, PROPAGATION_POLICIES, RESOURCE_VERSION_MATCHES, WATCH_EVENT_TYPES } from './enums';
 
-/** What of a RequestContext crosses the wire: who asks, and with which user agent. */
+/** What of a RequestContext crosses the wire: who asks, with which user agent, and what the door saw in the body. */
 export interface Caller {
   user: UserInfo;
   userAgent?: string;
+  decodeReport?: DecodeReport;
 }
 
 /** A request: the CoreApi method's arguments (without the context) plus the caller. */
@@ -252,7 +254,29 @@ function encodeCaller(caller: Caller): pb.Caller {
   return {
     user: { username: caller.user.username, uid: caller.user.uid, groups: [...caller.user.groups], extra },
     userAgent: caller.userAgent,
+    decodeReport: caller.decodeReport && encodeDecodeReport(caller.decodeReport),
   };
+}
+
+function encodeDecodeReport(report: DecodeReport): pb.DecodeReport {
+  switch (report.kind) {
+    case 'json':
+      return { json: { duplicates: report.duplicates, firstSeen: report.firstSeen ?? [] } };
+    case 'yaml':
+      return { yaml: { duplicates: report.duplicates } };
+    case 'patch':
+      return { patch: { errors: report.errors } };
+  }
+}
+
+function decodeDecodeReport(report: pb.DecodeReport | undefined): DecodeReport | undefined {
+  if (report?.json) {
+    const { duplicates, firstSeen } = report.json;
+    return firstSeen.length > 0 ? { kind: 'json', duplicates, firstSeen } : { kind: 'json', duplicates };
+  }
+  if (report?.yaml) return { kind: 'yaml', duplicates: report.yaml.duplicates };
+  if (report?.patch) return { kind: 'patch', errors: report.patch.errors };
+  return undefined;
 }
 
 function decodeCaller(caller: pb.Caller | undefined): Caller {
@@ -260,7 +284,7 @@ function decodeCaller(caller: pb.Caller | undefined): Caller {
   const { username, uid, groups } = caller.user;
   const entries = Object.entries(caller.user.extra);
   const extra = entries.length > 0 ? Object.fromEntries(entries.map(([key, value]) => [key, value.values])) : undefined;
-  return compact({ user: compact({ username, uid, groups, extra }), userAgent: caller.userAgent });
+  return compact({ user: compact({ username, uid, groups, extra }), userAgent: caller.userAgent, decodeReport: decodeDecodeReport(caller.decodeReport) });
 }
 
 function encodeListOptions(options: ListOptions): pb.ListOptions {

@@ -172,6 +172,7 @@ async function send(call: grpc.ServerWritableStream<WatchRequest, WatchResponse>
 function contextFor(caller: Caller, warnings: string[], signal: AbortSignal): RequestContext {
   const ctx: RequestContext = { user: caller.user, warnings, signal };
   if (caller.userAgent !== undefined) ctx.userAgent = caller.userAgent;
+  if (caller.decodeReport !== undefined) ctx.decodeReport = caller.decodeReport;
   return ctx;
 }
 

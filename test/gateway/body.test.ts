@@ -10,8 +10,8 @@ describe('request bodies', () => {
   });
 
   it('decodes objects from JSON and YAML', () => {
-    expect(decodeObject(jsonCodec, Buffer.from('{"kind":"Pod"}'))).toEqual({ kind: 'Pod' });
-    expect(decodeObject(yamlCodec, Buffer.from('kind: Pod\nmetadata:\n  name: a\n'))).toEqual({ kind: 'Pod', metadata: { name: 'a' } });
+    expect(decodeObject(jsonCodec, Buffer.from('{"kind":"Pod"}')).object).toEqual({ kind: 'Pod' });
+    expect(decodeObject(yamlCodec, Buffer.from('kind: Pod\nmetadata:\n  name: a\n')).object).toEqual({ kind: 'Pod', metadata: { name: 'a' } });
   });
 
   it('answers 400 for malformed bodies and for bodies that are not objects', () => {
@@ -56,8 +56,8 @@ describe('request bodies', () => {
   });
 
   it('decodes apply patches as YAML and the others as JSON', () => {
-    expect(decodePatch('apply', Buffer.from('kind: Pod\n'))).toEqual({ type: 'apply', body: { kind: 'Pod' } });
-    expect(decodePatch('json', Buffer.from('[{"op":"remove","path":"/a"}]'))).toEqual({ type: 'json', body: [{ op: 'remove', path: '/a' }] });
+    expect(decodePatch('apply', Buffer.from('kind: Pod\n')).patch).toEqual({ type: 'apply', body: { kind: 'Pod' } });
+    expect(decodePatch('json', Buffer.from('[{"op":"remove","path":"/a"}]')).patch).toEqual({ type: 'json', body: [{ op: 'remove', path: '/a' }] });
     expect(() => decodePatch('merge', Buffer.from('{'))).toThrow(expect.objectContaining({ code: 400 }));
   });
 });

@@ -106,21 +106,6 @@ export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject
   return managedFieldsAfterUpdate(prev, next, who.manager, scope);
 }
 
-/** managedFields an apply computed for the object it creates, keyed by the create's options. */
-const precomputed = new WeakMap<object, ManagedFieldsEntry[]>();
-
-/** Options for the create an apply turns into, carrying the apply's managedFields. */
-export function withPrecomputedOnCreate<T extends object>(options: T, entries: ManagedFieldsEntry[]): T {
-  const copy = { ...options };
-  precomputed.set(copy, entries);
-  return copy;
-}
-
-/** The managedFields an apply computed for this create, if it is one. */
-export function precomputedOnCreate(options: object): ManagedFieldsEntry[] | undefined {
-  return precomputed.get(options);
-}
-
 /** JSON with object keys sorted, for comparisons that ignore key order. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => {

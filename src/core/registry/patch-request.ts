@@ -87,7 +87,7 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
       (current) => {
         const applied = runApply(current, config as ApiObject, req, scope);
         // Repeated keys in the body are judged after the apply itself succeeded, before anything is stored.
-        checkApplyPatch(patch, req.options.fieldValidation, req.ctx);
+        checkApplyPatch(req.options.fieldValidation, req.ctx);
         if (!current) {
           const uid = applied.object.metadata?.uid;
           if (uid) throw conflict(writes.groupResource, req.name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);

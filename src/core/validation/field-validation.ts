@@ -11,43 +11,20 @@
  *   error: ...` (upstream's patch handler);
  * - apply patches: 400 `error strict decoding YAML: ...` for repeated keys.
  *
- * Repeated keys can only be seen in the bytes, so the gateway decodes bodies with the strict
- * decoders and records what it found against the decoded value (`recordBody`, `recordPatch`);
- * the core then checks the value against the schema and reports both together, in upstream's
- * order. A value that comes without a record (gRPC, in-process callers) still has its unknown
- * fields found and dropped.
+ * Repeated keys can only be seen in the bytes, so the doors decode bodies with the strict
+ * decoders and send what they found with the request (`RequestContext.decodeReport`); the core
+ * then checks the value against the schema and reports both together, in upstream's order. A
+ * request without a report (in-process callers) still has its unknown fields found and dropped.
  */
-import type { ApiObject, FieldValidation, Patch, RequestContext } from '../api';
+import type { ApiObject, FieldValidation, Patch, RepeatedJsonKey, RequestContext } from '../api';
 import type { Naming } from '../../naming';
 import type { ResourceDefinition } from '../resources/definition';
 import { type SchemaType, schemaRegistry } from '../../schema';
-import type { DuplicateKey } from '../../codecs/strict-json';
-import { type DuplicateYamlKey, yamlDuplicateMessage } from '../../codecs/strict-yaml';
+import { yamlDuplicateMessage } from '../../codecs/strict-yaml';
 import { StatusError, badRequest, invalid } from '../../status';
 import { fieldErrors } from './field-errors';
 import { walkFields, type FieldWalk } from './unknown-fields';
 import { goPrint } from './unknown-fields-go';
-
-/** What the strict decoder saw in a body's bytes. */
-export type BodyRecord =
-  | { readonly format: 'json'; readonly duplicates: readonly DuplicateKey[]; keySeq(object: object, key: string): number | undefined }
-  | { readonly format: 'yaml'; readonly duplicates: readonly DuplicateYamlKey[] };
-
-/** What the strict decoder saw in a patch body: its strict errors, already worded. */
-export type PatchRecord = { readonly errors: readonly string[] } | { readonly yamlDuplicates: readonly DuplicateYamlKey[] };
-
-const bodies = new WeakMap<object, BodyRecord>();
-const patches = new WeakMap<object, PatchRecord>();
-
-/** Attach the decoder's findings to a decoded object body (the object passed on to the core). */
-export function recordBody(object: object, record: BodyRecord): void {
-  bodies.set(object, record);
-}
-
-/** Attach the decoder's findings to a decoded patch (the Patch passed on to the core). */
-export function recordPatch(patch: Patch, record: PatchRecord): void {
-  patches.set(patch, record);
-}
 
 /** Upstream's cap on accumulated strict errors (its strict JSON decoder keeps at most 100). */
 const MAX_STRICT_ERRORS = 100;
@@ -57,7 +34,7 @@ function under(path: string, prefixes: readonly string[]): boolean {
 }
 
 /** The strict errors of a walked JSON body, merged in document order and deduplicated. */
-function jsonStrictErrors(walk: FieldWalk, duplicates: readonly DuplicateKey[]): string[] {
+function jsonStrictErrors(walk: FieldWalk, duplicates: readonly RepeatedJsonKey[]): string[] {
   // Go reports a repeated key only where the schema has a field for it: a repeated unknown
   // field is reported once, as unknown, and nothing inside an open value is looked at.
   const items = [
@@ -104,19 +81,20 @@ export interface ObjectCheck {
  */
 export function checkObjectFields(check: ObjectCheck): void {
   const { object, type, kind, version, directive, ctx } = check;
-  const record = bodies.get(object);
+  const record = ctx.decodeReport;
+  const firstSeen = record?.kind === 'json' && record.firstSeen ? new Map(record.firstSeen.map((k) => [k.path, k.seq] as const)) : undefined;
   const walk = walkFields(object as Record<string, unknown>, type, {
-    keyOrder: record?.format === 'yaml' ? 'sorted' : 'document',
-    keySeq: record?.format === 'json' ? record.keySeq : undefined,
+    keyOrder: record?.kind === 'yaml' ? 'sorted' : 'document',
+    keySeq: firstSeen ? (path) => firstSeen.get(path) : undefined,
   });
   const cannotHandle = (detail: string): StatusError => badRequest(`${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${detail}`);
   if (walk.mismatch) throw cannotHandle(walk.mismatch.message);
   if (directive === 'Ignore') return;
   let errors: string[];
-  if (record?.format === 'yaml') {
+  if (record?.kind === 'yaml') {
     errors = record.duplicates.length ? [yamlDuplicateMessage(record.duplicates, false), ...unknownErrors(walk)] : unknownErrors(walk);
   } else {
-    errors = jsonStrictErrors(walk, record?.format === 'json' ? record.duplicates : []);
+    errors = jsonStrictErrors(walk, record?.kind === 'json' ? record.duplicates : []);
   }
   if (errors.length === 0) return;
   if (directive === 'Strict') throw cannotHandle(`strict decoding error: ${errors.join(', ')}`);
@@ -148,8 +126,8 @@ export function checkPatchedFields(check: PatchedCheck): void {
   const walk = walkFields(patched as Record<string, unknown>, type, { keyOrder: 'sorted' });
   if (walk.mismatch) throw patchInvalid(patch, patched, walk.mismatch.message);
   if (directive === 'Ignore') return;
-  const record = patches.get(patch);
-  const own = record && 'errors' in record ? record.errors : [];
+  const record = ctx.decodeReport;
+  const own = record?.kind === 'patch' ? record.errors : [];
   const errors = [...own, ...unknownErrors(walk)];
   if (errors.length === 0) return;
   if (directive === 'Strict') throw patchInvalid(patch, patched, `strict decoding error: ${errors.join(', ')}`);
@@ -157,10 +135,10 @@ export function checkPatchedFields(check: PatchedCheck): void {
 }
 
 /** Repeated keys in an apply patch (upstream checks them after the apply itself succeeded). */
-export function checkApplyPatch(patch: Patch, directive: FieldValidation | undefined, ctx: RequestContext): void {
-  const record = patches.get(patch);
-  if (directive === 'Ignore' || !record || !('yamlDuplicates' in record) || record.yamlDuplicates.length === 0) return;
-  const message = yamlDuplicateMessage(record.yamlDuplicates, true);
+export function checkApplyPatch(directive: FieldValidation | undefined, ctx: RequestContext): void {
+  const record = ctx.decodeReport;
+  if (directive === 'Ignore' || record?.kind !== 'yaml' || record.duplicates.length === 0) return;
+  const message = yamlDuplicateMessage(record.duplicates, true);
   if (directive === 'Strict') throw badRequest(`error strict decoding YAML: ${message}`);
   warn(ctx, [message]);
 }

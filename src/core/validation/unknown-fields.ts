@@ -44,7 +44,7 @@ export interface WalkOptions {
    */
   keyOrder?: 'document' | 'sorted';
   /** First position of `key` in `object` in the body, for merging with other strict errors. */
-  keySeq?: (object: object, key: string) => number | undefined;
+  keySeq?: (path: string) => number | undefined;
   /** Drop unknown fields from the value (default true). */
   prune?: boolean;
 }
@@ -105,7 +105,7 @@ class Walker {
       const prop = type.property.get(key);
       const keyPath = joinKey(path, key);
       if (!prop) {
-        this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(obj, key) });
+        this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
         this.open.push(keyPath);
         if (this.options.prune ?? true) delete obj[key];
         continue;

@@ -11,7 +11,7 @@
  * `application/apply-patch+cbor`) and whether large responses are gzipped.
  */
 import { type Clock, systemClock } from '../../clock';
-import type { CoreApi, GetOptions, Patch, RequestContext } from '../../core/api';
+import type { CoreApi, DecodeReport, GetOptions, Patch, RequestContext } from '../../core/api';
 import type { FeatureGates } from '../../features';
 import type { Naming } from '../../naming';
 import { StatusError, badRequest, notAcceptable, unsupportedMediaType } from '../../status';
@@ -47,8 +47,8 @@ export interface ResourceHandlerOptions {
   /** Milliseconds a watch without timeoutSeconds lasts; defaults to upstream's random 30–60 minutes. */
   watchTimeoutMs?: () => number;
   /**
-   * The server's feature gates. Default: those of an in-process core (it carries the gates
-   * built from `--feature-gates`), else the 1.32 defaults.
+   * The server's feature gates (`--feature-gates`): codecs built without explicit gates follow
+   * them. Default: the codecs' own gates, else the 1.32 defaults.
    */
   features?: FeatureGates;
   /** The time AGE columns count from. */
@@ -56,12 +56,6 @@ export interface ResourceHandlerOptions {
 }
 
 export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void>;
-
-/** The gates of an in-process core (`Core.features`); a remote core has none here. */
-function coreFeatures(core: CoreApi): FeatureGates | undefined {
-  const features = (core as { features?: FeatureGates }).features;
-  return features && typeof features.enabled === 'function' ? features : undefined;
-}
 
 /**
  * The endpoint's restrictions: Tables wherever upstream installs a TableConvertor (the
@@ -78,7 +72,7 @@ function restrictionsFor(route: ResourceRoute, naming: Naming): EndpointRestrict
  * configuration). The JSON, merge and strategic types have no CBOR form: 415, as any unknown
  * type, listing what is accepted.
  */
-async function readPatch(exchange: Exchange, codecs: Codecs): Promise<Patch> {
+async function readPatch(exchange: Exchange, codecs: Codecs): Promise<{ patch: Patch; report?: DecodeReport }> {
   const req = exchange.request;
   const contentType = req.headers['content-type'] ?? '';
   const mediaType = contentType.split(';')[0]!.trim();
@@ -86,7 +80,7 @@ async function readPatch(exchange: Exchange, codecs: Codecs): Promise<Patch> {
   if (cbor && mediaType === APPLY_PATCH_CBOR_MEDIA_TYPE) {
     const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
     try {
-      return { type: 'apply', body: cbor.decode(body) };
+      return { patch: { type: 'apply', body: cbor.decode(body) } };
     } catch (err) {
       throw badRequest(`error decoding CBOR: ${(err as Error).message}`);
     }
@@ -101,7 +95,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
   const watchTimeout = options.watchTimeoutMs ?? (() => defaultWatchTimeoutMs());
   const clock = options.clock ?? systemClock;
   // Codecs built without explicit gates follow the server's gates (CBOR, compression).
-  const gates = options.features ?? coreFeatures(core);
+  const gates = options.features;
   const ownCodecs = options.codecs.features === undefined && gates !== undefined;
   const codecs = ownCodecs ? gatewayCodecs(naming, encodingFeatures(gates)) : options.codecs;
   const metaCodecs = metaCodecsOf(codecs);
@@ -165,7 +159,8 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
         const codec = bodyCodec(req, codecs);
         const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
         const writeOptions = parseWriteOptions(req.query, naming, route.action === 'create' ? 'CreateOptions' : 'UpdateOptions');
-        const object = decodeObject(codec, body);
+        const { object, report } = decodeObject(codec, body);
+        if (report) ctx.decodeReport = report;
         if (route.action === 'create') {
           const result = await core.create(target, object, writeOptions, ctx);
           return respond(201, result.object);
@@ -174,7 +169,8 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
         return respond(result.created ? 201 : 200, result.object);
       }
       case 'patch': {
-        const patch = await readPatch(exchange, codecs);
+        const { patch, report } = await readPatch(exchange, codecs);
+        if (report) ctx.decodeReport = report;
         const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patch.type);
         const result = await core.patch(target, patch, writeOptions, ctx);
         return respond(result.created ? 201 : 200, result.object);

@@ -8,6 +8,7 @@
 import type { Naming } from '../../naming';
 import type { CoreApi } from '../../core/api';
 import type { Codecs } from '../codecs';
+import type { FeatureGates } from '../../features';
 import type { ResourceIndex } from '../resource-index';
 import { writeRawJson, writeText } from '../respond';
 import { type Exchange, type Handler, infoOf } from '../types';
@@ -27,6 +28,7 @@ export interface RouterOptions {
   version: VersionInfo;
   serverAddress: () => string;
   watchTimeoutMs?: () => number;
+  features?: FeatureGates;
 }
 
 /** Go's http.NotFound. */

@@ -77,7 +77,9 @@ describe('fieldValidation on patch', () => {
   async function patch(type: PatchType, body: string, fieldValidation?: FieldValidation, fieldManager?: string) {
     const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, warnings: [] };
     try {
-      const r = await core.patch(rs('p'), decodePatch(type, Buffer.from(body)), { ...(fieldValidation ? { fieldValidation } : {}), ...(fieldManager ? { fieldManager } : {}) }, ctx);
+      const decoded = decodePatch(type, Buffer.from(body));
+      ctx.decodeReport = decoded.report;
+      const r = await core.patch(rs('p'), decoded.patch, { ...(fieldValidation ? { fieldValidation } : {}), ...(fieldManager ? { fieldManager } : {}) }, ctx);
       return { object: r.object, warnings: ctx.warnings! };
     } catch (err) {
       return { error: err as StatusError, warnings: ctx.warnings! };

@@ -116,7 +116,8 @@ describe('fieldValidation on create', () => {
 
   async function create(body: string, format: 'json' | 'yaml', name: string, fieldValidation?: FieldValidation) {
     const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, warnings: [] };
-    const object = decodeObject(format === 'json' ? jsonCodec : yamlCodec, Buffer.from(body.replace('NAME', name)));
+    const { object, report } = decodeObject(format === 'json' ? jsonCodec : yamlCodec, Buffer.from(body.replace('NAME', name)));
+    ctx.decodeReport = report;
     try {
       const result = await core.create(rs(), object, fieldValidation ? { fieldValidation } : {}, ctx);
       return { object: result.object, warnings: ctx.warnings! };

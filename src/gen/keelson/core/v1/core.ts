@@ -292,7 +292,47 @@ export interface Caller {
     | UserInfo
     | undefined;
   /** Raw User-Agent of the original request, used to infer a field manager. */
-  userAgent?: string | undefined;
+  userAgent?:
+    | string
+    | undefined;
+  /** What the door's strict decoder saw in the request body, for fieldValidation. */
+  decodeReport?: DecodeReport | undefined;
+}
+
+/** Repeated keys can only be seen in a body's bytes; the door that decoded them reports them. */
+export interface DecodeReport {
+  json?: JsonDecodeReport | undefined;
+  yaml?: YamlDecodeReport | undefined;
+  patch?: PatchDecodeReport | undefined;
+}
+
+export interface JsonKeyPosition {
+  /** Go's field path, e.g. "spec.template.spec.containers[0].image". */
+  path: string;
+  /** Position among the document's keys. */
+  seq: number;
+}
+
+/** A JSON object body: repeated keys, and (when there are any) where each key path first appeared. */
+export interface JsonDecodeReport {
+  duplicates: JsonKeyPosition[];
+  firstSeen: JsonKeyPosition[];
+}
+
+export interface YamlKeyPosition {
+  line: number;
+  /** The key as Go's %#v prints it. */
+  key: string;
+}
+
+/** A YAML object body or apply patch: its repeated keys. */
+export interface YamlDecodeReport {
+  duplicates: YamlKeyPosition[];
+}
+
+/** A JSON, merge or strategic merge patch: its strict errors, already worded. */
+export interface PatchDecodeReport {
+  errors: string[];
 }
 
 /** Upstream's user.Info. */
@@ -637,7 +677,7 @@ export const ResourceTarget: MessageFns<ResourceTarget> = {
 };
 
 function createBaseCaller(): Caller {
-  return { user: undefined, userAgent: undefined };
+  return { user: undefined, userAgent: undefined, decodeReport: undefined };
 }
 
 export const Caller: MessageFns<Caller> = {
@@ -647,6 +687,9 @@ export const Caller: MessageFns<Caller> = {
     }
     if (message.userAgent !== undefined) {
       writer.uint32(18).string(message.userAgent);
+    }
+    if (message.decodeReport !== undefined) {
+      DecodeReport.encode(message.decodeReport, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -680,6 +723,14 @@ export const Caller: MessageFns<Caller> = {
             message.userAgent = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.decodeReport = DecodeReport.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -700,6 +751,11 @@ export const Caller: MessageFns<Caller> = {
         : isSet(object.user_agent)
         ? globalThis.String(object.user_agent)
         : undefined,
+      decodeReport: isSet(object.decodeReport)
+        ? DecodeReport.fromJSON(object.decodeReport)
+        : isSet(object.decode_report)
+        ? DecodeReport.fromJSON(object.decode_report)
+        : undefined,
     };
   },
 
@@ -711,6 +767,9 @@ export const Caller: MessageFns<Caller> = {
     if (message.userAgent !== undefined) {
       obj.userAgent = message.userAgent;
     }
+    if (message.decodeReport !== undefined) {
+      obj.decodeReport = DecodeReport.toJSON(message.decodeReport);
+    }
     return obj;
   },
 
@@ -721,6 +780,517 @@ export const Caller: MessageFns<Caller> = {
     const message = createBaseCaller();
     message.user = (object.user !== undefined && object.user !== null) ? UserInfo.fromPartial(object.user) : undefined;
     message.userAgent = object.userAgent ?? undefined;
+    message.decodeReport = (object.decodeReport !== undefined && object.decodeReport !== null)
+      ? DecodeReport.fromPartial(object.decodeReport)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDecodeReport(): DecodeReport {
+  return { json: undefined, yaml: undefined, patch: undefined };
+}
+
+export const DecodeReport: MessageFns<DecodeReport> = {
+  encode(message: DecodeReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.json !== undefined) {
+      JsonDecodeReport.encode(message.json, writer.uint32(10).fork()).join();
+    }
+    if (message.yaml !== undefined) {
+      YamlDecodeReport.encode(message.yaml, writer.uint32(18).fork()).join();
+    }
+    if (message.patch !== undefined) {
+      PatchDecodeReport.encode(message.patch, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DecodeReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDecodeReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.json = JsonDecodeReport.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.yaml = YamlDecodeReport.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.patch = PatchDecodeReport.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DecodeReport {
+    return {
+      json: isSet(object.json) ? JsonDecodeReport.fromJSON(object.json) : undefined,
+      yaml: isSet(object.yaml) ? YamlDecodeReport.fromJSON(object.yaml) : undefined,
+      patch: isSet(object.patch) ? PatchDecodeReport.fromJSON(object.patch) : undefined,
+    };
+  },
+
+  toJSON(message: DecodeReport): unknown {
+    const obj: any = {};
+    if (message.json !== undefined) {
+      obj.json = JsonDecodeReport.toJSON(message.json);
+    }
+    if (message.yaml !== undefined) {
+      obj.yaml = YamlDecodeReport.toJSON(message.yaml);
+    }
+    if (message.patch !== undefined) {
+      obj.patch = PatchDecodeReport.toJSON(message.patch);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DecodeReport>, I>>(base?: I): DecodeReport {
+    return DecodeReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DecodeReport>, I>>(object: I): DecodeReport {
+    const message = createBaseDecodeReport();
+    message.json = (object.json !== undefined && object.json !== null)
+      ? JsonDecodeReport.fromPartial(object.json)
+      : undefined;
+    message.yaml = (object.yaml !== undefined && object.yaml !== null)
+      ? YamlDecodeReport.fromPartial(object.yaml)
+      : undefined;
+    message.patch = (object.patch !== undefined && object.patch !== null)
+      ? PatchDecodeReport.fromPartial(object.patch)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseJsonKeyPosition(): JsonKeyPosition {
+  return { path: "", seq: 0 };
+}
+
+export const JsonKeyPosition: MessageFns<JsonKeyPosition> = {
+  encode(message: JsonKeyPosition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.seq !== 0) {
+      writer.uint32(16).uint32(message.seq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JsonKeyPosition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJsonKeyPosition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.seq = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JsonKeyPosition {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+    };
+  },
+
+  toJSON(message: JsonKeyPosition): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.seq !== 0) {
+      obj.seq = Math.round(message.seq);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JsonKeyPosition>, I>>(base?: I): JsonKeyPosition {
+    return JsonKeyPosition.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JsonKeyPosition>, I>>(object: I): JsonKeyPosition {
+    const message = createBaseJsonKeyPosition();
+    message.path = object.path ?? "";
+    message.seq = object.seq ?? 0;
+    return message;
+  },
+};
+
+function createBaseJsonDecodeReport(): JsonDecodeReport {
+  return { duplicates: [], firstSeen: [] };
+}
+
+export const JsonDecodeReport: MessageFns<JsonDecodeReport> = {
+  encode(message: JsonDecodeReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.duplicates) {
+      JsonKeyPosition.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.firstSeen) {
+      JsonKeyPosition.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JsonDecodeReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJsonDecodeReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.duplicates.push(JsonKeyPosition.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.firstSeen.push(JsonKeyPosition.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): JsonDecodeReport {
+    return {
+      duplicates: globalThis.Array.isArray(object?.duplicates)
+        ? object.duplicates.map((e: any) => JsonKeyPosition.fromJSON(e))
+        : [],
+      firstSeen: globalThis.Array.isArray(object?.firstSeen)
+        ? object.firstSeen.map((e: any) => JsonKeyPosition.fromJSON(e))
+        : globalThis.Array.isArray(object?.first_seen)
+        ? object.first_seen.map((e: any) => JsonKeyPosition.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: JsonDecodeReport): unknown {
+    const obj: any = {};
+    if (message.duplicates?.length) {
+      obj.duplicates = message.duplicates.map((e) => JsonKeyPosition.toJSON(e));
+    }
+    if (message.firstSeen?.length) {
+      obj.firstSeen = message.firstSeen.map((e) => JsonKeyPosition.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<JsonDecodeReport>, I>>(base?: I): JsonDecodeReport {
+    return JsonDecodeReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<JsonDecodeReport>, I>>(object: I): JsonDecodeReport {
+    const message = createBaseJsonDecodeReport();
+    message.duplicates = object.duplicates?.map((e) => JsonKeyPosition.fromPartial(e)) || [];
+    message.firstSeen = object.firstSeen?.map((e) => JsonKeyPosition.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseYamlKeyPosition(): YamlKeyPosition {
+  return { line: 0, key: "" };
+}
+
+export const YamlKeyPosition: MessageFns<YamlKeyPosition> = {
+  encode(message: YamlKeyPosition, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.line !== 0) {
+      writer.uint32(8).uint32(message.line);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): YamlKeyPosition {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseYamlKeyPosition();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.line = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): YamlKeyPosition {
+    return {
+      line: isSet(object.line) ? globalThis.Number(object.line) : 0,
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+    };
+  },
+
+  toJSON(message: YamlKeyPosition): unknown {
+    const obj: any = {};
+    if (message.line !== 0) {
+      obj.line = Math.round(message.line);
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<YamlKeyPosition>, I>>(base?: I): YamlKeyPosition {
+    return YamlKeyPosition.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<YamlKeyPosition>, I>>(object: I): YamlKeyPosition {
+    const message = createBaseYamlKeyPosition();
+    message.line = object.line ?? 0;
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
+function createBaseYamlDecodeReport(): YamlDecodeReport {
+  return { duplicates: [] };
+}
+
+export const YamlDecodeReport: MessageFns<YamlDecodeReport> = {
+  encode(message: YamlDecodeReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.duplicates) {
+      YamlKeyPosition.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): YamlDecodeReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseYamlDecodeReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.duplicates.push(YamlKeyPosition.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): YamlDecodeReport {
+    return {
+      duplicates: globalThis.Array.isArray(object?.duplicates)
+        ? object.duplicates.map((e: any) => YamlKeyPosition.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: YamlDecodeReport): unknown {
+    const obj: any = {};
+    if (message.duplicates?.length) {
+      obj.duplicates = message.duplicates.map((e) => YamlKeyPosition.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<YamlDecodeReport>, I>>(base?: I): YamlDecodeReport {
+    return YamlDecodeReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<YamlDecodeReport>, I>>(object: I): YamlDecodeReport {
+    const message = createBaseYamlDecodeReport();
+    message.duplicates = object.duplicates?.map((e) => YamlKeyPosition.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePatchDecodeReport(): PatchDecodeReport {
+  return { errors: [] };
+}
+
+export const PatchDecodeReport: MessageFns<PatchDecodeReport> = {
+  encode(message: PatchDecodeReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.errors) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PatchDecodeReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePatchDecodeReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.errors.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PatchDecodeReport {
+    return {
+      errors: globalThis.Array.isArray(object?.errors) ? object.errors.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: PatchDecodeReport): unknown {
+    const obj: any = {};
+    if (message.errors?.length) {
+      obj.errors = message.errors;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PatchDecodeReport>, I>>(base?: I): PatchDecodeReport {
+    return PatchDecodeReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PatchDecodeReport>, I>>(object: I): PatchDecodeReport {
+    const message = createBasePatchDecodeReport();
+    message.errors = object.errors?.map((e) => e) || [];
     return message;
   },
 };
