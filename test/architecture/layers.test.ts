@@ -68,6 +68,51 @@ export function layerViolations(files: ReadonlyMap<string, string>): Violation[]
   return out;
 }
 
+/** A cycle among the folders of `src/core` (the files at its top count as one unit, `core`), or undefined. */
+export function coreCycle(files: ReadonlyMap<string, string>): string[] | undefined {
+  const CORE = path.join(SRC, 'core');
+  const unit = (file: string): string | undefined => {
+    const rel = path.relative(CORE, file);
+    if (rel.startsWith('..')) return undefined;
+    const parts = rel.split(path.sep);
+    if (parts.length > 1) return parts[0]!;
+    // `../apply` names a folder (its index), `../api` a file at core's top.
+    return fs.existsSync(`${file}.ts`) || file.endsWith('.ts') ? 'core' : parts[0]!;
+  };
+  const edges = new Map<string, Set<string>>();
+  for (const [file, source] of files) {
+    const from = unit(file);
+    if (!from) continue;
+    for (const spec of relativeImports(source)) {
+      const to = unit(path.resolve(path.dirname(file), spec));
+      if (to && to !== from && from !== 'core') (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
+    }
+  }
+  // Depth-first search for a back edge.
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of edges.get(node) ?? []) {
+      if (state.get(next) === 'open') return [...stack.slice(stack.indexOf(next)), next];
+      if (!state.has(next)) {
+        const found = visit(next);
+        if (found) return found;
+      }
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return undefined;
+  };
+  for (const node of edges.keys()) {
+    if (state.has(node)) continue;
+    const found = visit(node);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 describe('layers of src/', () => {
   const files = new Map(sourceFiles(SRC).map((f) => [f, fs.readFileSync(f, 'utf8')] as const));
 
@@ -78,6 +123,19 @@ describe('layers of src/', () => {
 
   it('no module imports a layer above or beside its own', () => {
     expect(layerViolations(files)).toEqual([]);
+  });
+
+  it('the folders of src/core import each other without cycles (the top-level files wire them)', () => {
+    expect(coreCycle(files)).toBeUndefined();
+  });
+
+  it('finds a cycle among core folders', () => {
+    const probe = new Map([
+      [path.join(SRC, 'core', 'registry', 'a.ts'), "import { b } from '../patch/b';"],
+      [path.join(SRC, 'core', 'patch', 'b.ts'), "import type { c } from '../apply';"],
+      [path.join(SRC, 'core', 'apply', 'index.ts'), "import { a } from '../registry/a';"],
+    ]);
+    expect(coreCycle(probe)).toEqual(['registry', 'patch', 'apply', 'registry']);
   });
 
   it('finds an import against the direction', () => {

@@ -7,7 +7,7 @@
 import { type PathElement, elementString, fieldElement, serializeElement } from './fieldpath';
 import { FieldSet } from './set';
 import { type Atom, ItemKeyError, isObject, itemAtom, itemElement, jsonEqual, memberAtom } from './typed';
-import { goPrint, goType } from '../patch/go-values';
+import { goPrint, goType } from '../../codecs/go-values';
 
 /** A validation error of an applied configuration: the path as upstream prints it, and the message. */
 export interface ValidationError {

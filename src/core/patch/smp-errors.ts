@@ -5,7 +5,7 @@
  * "rejected" message, and anything else leaves upstream as a bare 500.
  */
 import { StatusError, badRequest } from '../../status';
-import { goPrint, goType } from './go-values';
+import { goPrint, goType } from '../../codecs/go-values';
 
 export type SmpErrorKind = 'badRequest' | 'unprocessable' | 'internal';
 

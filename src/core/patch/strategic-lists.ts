@@ -3,7 +3,7 @@
  * result (items named by the patch in the patch's order, interleaved with the live-only items
  * in their live order), as upstream's normalizeElementOrder computes it.
  */
-import { goEqual, goPrint, goType, sliceStable } from './go-values';
+import { goEqual, goPrint, goType, sliceStable } from '../../codecs/go-values';
 import { ERR_NO_LIST_OF_LISTS, SmpError, errBadArgType, errNoMergeKey } from './smp-errors';
 
 type JsonMap = Record<string, unknown>;

@@ -7,7 +7,7 @@
  * (strategicpatch.StrategicMergeMapPatch with parallel lists merged and unmatched nulls ignored).
  */
 import type { SchemaType } from '../../schema';
-import { goEqual, goKind, goPrint, goType } from './go-values';
+import { goEqual, goKind, goPrint, goType } from '../../codecs/go-values';
 import { type PatchSchema, lookupForSlice, lookupForStruct, mainStrategy, schemaOfType } from './strategic-schema';
 import {
   ERR_BAD_PATCH_FORMAT_PRIMITIVE_LIST,

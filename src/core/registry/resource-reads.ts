@@ -11,7 +11,8 @@ import { type GroupResource, badRequest, notFound } from '../../status';
 import { parseSelection } from '../selectors';
 import { collectionPrefix, objectKey } from '../storage/keys';
 import type { ListAt, ResourceStorage } from '../storage/resource-storage';
-import { decodeContinue, encodeContinue, planGet, planList, planWatch, validateListOptions } from './list-options';
+import { planGet, planList, planWatch, validateListOptions } from './list-options';
+import { decodeContinue, encodeContinue } from '../storage/continue-token';
 
 export class ResourceReads {
   readonly apiVersion: string;

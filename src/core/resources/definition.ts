@@ -5,6 +5,9 @@
  */
 import type { Naming } from '../../naming';
 import type { ApiObject } from '../api';
+import type { NameRule } from '../validation/names';
+
+export type { NameRule } from '../validation/names';
 import type { FieldError } from '../validation/field-errors';
 import type { TableDefinition } from '../table/types';
 
@@ -12,8 +15,6 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 
 export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-/** How `metadata.name` is validated (upstream's ValidateNameFunc of each type). */
-export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'pathSegment';
 
 export interface StrategyContext {
   naming: Naming;

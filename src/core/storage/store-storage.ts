@@ -9,7 +9,7 @@ import type { ResourceDefinition } from '../resources/definition';
 import { StoreError, type KeyValue, type Store } from '../../store';
 import { StatusError, resourceExpired, serviceUnavailable, tooLargeResourceVersion } from '../../status';
 import { selectableFieldsOf } from '../selectors';
-import { LIST_EXPIRED_MESSAGE, continueExpired } from '../registry/list-options';
+import { LIST_EXPIRED_MESSAGE, continueExpired } from './continue-token';
 import { decodeFromStorage } from './object-codec';
 import type { Chunk, Freshness, ListRequest, ObjectStorage } from './resource-storage';
 

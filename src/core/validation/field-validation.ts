@@ -18,7 +18,6 @@
  */
 import type { ApiObject, FieldValidation, Patch, RepeatedJsonKey, RequestContext } from '../api';
 import type { Naming } from '../../naming';
-import type { ResourceDefinition } from '../resources/definition';
 import { type SchemaType, schemaRegistry } from '../../schema';
 import { yamlDuplicateMessage } from '../../codecs/strict-yaml';
 import { StatusError, badRequest, invalid } from '../../status';
@@ -143,8 +142,15 @@ export function checkApplyPatch(directive: FieldValidation | undefined, ctx: Req
   warn(ctx, [message]);
 }
 
+/** A served type's group, version and kind. */
+export interface TypeName {
+  group: string;
+  version: string;
+  kind: string;
+}
+
 /** The schema type of a resource's kind under a naming profile, if Keelson has one. */
-export function resourceType(naming: Naming, def: Pick<ResourceDefinition, 'group' | 'version' | 'kind'>): SchemaType | undefined {
+export function resourceType(naming: Naming, def: TypeName): SchemaType | undefined {
   const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
   return schemaRegistry(naming).kind(apiVersion, def.kind)?.type;
 }
@@ -153,7 +159,7 @@ export function resourceType(naming: Naming, def: Pick<ResourceDefinition, 'grou
  * `checkObjectFields` for a body sent to a resource (create, update). A body that names another
  * kind or version is left alone: the store rejects it with upstream's 400.
  */
-export function checkBodyFields(naming: Naming, def: ResourceDefinition, object: ApiObject, directive: FieldValidation | undefined, ctx: RequestContext): void {
+export function checkBodyFields(naming: Naming, def: TypeName, object: ApiObject, directive: FieldValidation | undefined, ctx: RequestContext): void {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return;
   const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
   if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== def.kind)) return;

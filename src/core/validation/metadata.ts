@@ -5,7 +5,7 @@
  * every write (SPEC "Shared metadata").
  */
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api';
-import type { NameRule } from '../resources/definition';
+import type { NameRule } from './names';
 import { fieldErrors, FieldPath, type FieldError } from './field-errors';
 import { GO_NIL, goStringSlice, goTime, immutableWithRendering, invalidWithRendering } from './go-format';
 import { byteLength, isQualifiedName, isValidLabelValue, validateName } from './names';

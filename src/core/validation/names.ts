@@ -4,7 +4,6 @@
  * detail messages (apimachinery `util/validation`), empty when the value is fine; callers wrap
  * them into field errors with the path they know.
  */
-import type { NameRule } from '../resources/definition';
 
 export const DNS1123_LABEL_MAX_LENGTH = 63;
 export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
@@ -138,6 +137,9 @@ function maskTrailingDash(prefix: string): string {
   if (!prefix.endsWith('-')) return prefix;
   return `${prefix.slice(0, Math.max(0, prefix.length - 2))}a`;
 }
+
+/** How `metadata.name` is validated (upstream's ValidateNameFunc of each type). */
+export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'pathSegment';
 
 /**
  * Check a name (or, with `prefix`, a generateName) against a type's name rule; upstream's

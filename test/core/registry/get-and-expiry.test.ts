@@ -4,7 +4,7 @@
  * store has not reached: wait briefly on the clock, then `Too large resource version`), on both
  * backends. Time only moves through the ManualClock.
  */
-import { CONTINUE_EXPIRED_MESSAGE } from '../../../src/core/registry/list-options';
+import { CONTINUE_EXPIRED_MESSAGE } from '../../../src/core/storage/continue-token';
 import { Compactor } from '../../../src/core/cache';
 import { BACKENDS, coreBackend, cm, createConfigMap, createNamespace, ctx, flush, namesOf, rvOf, statusOf, type TestCore } from './core-backends';
 

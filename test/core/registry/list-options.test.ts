@@ -3,9 +3,8 @@
  * for (the list, get and watch tables), the invalid combinations, and continue tokens.
  */
 import type { ListOptions } from '../../../src/core';
+import { decodeContinue, encodeContinue } from '../../../src/core/storage/continue-token';
 import {
-  decodeContinue,
-  encodeContinue,
   listOptionsErrors,
   planGet,
   planList,

@@ -5,9 +5,7 @@
  * orders, so only the same algorithm gives the same result).
  */
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject } from '../util/json-values';
 
 /** The Go type of a decoded JSON value (numbers decoded with integers preserved). */
 export function goType(value: unknown): string {
