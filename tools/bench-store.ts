@@ -1,7 +1,7 @@
 /**
  * Store throughput, both backends side by side, with raw etcd3 puts as the reference the
- * design budgets against (DESIGN.md "Budgets": a create should cost little more than one
- * guarded etcd txn). Starts its own etcd; runs in well under a minute.
+ * create budgets are measured against (docs/BENCHMARKS.md, "Budgets": a create should cost
+ * little more than one guarded etcd txn). Starts its own etcd; runs in well under a minute.
  *
  *   node -r @swc-node/register tools/bench-store.ts [secondsPerCell]
  */

@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: Keelson against its limits, side by side in one run (issue 7, DESIGN.md
- * "Budgets"). Starts what it needs — etcd on loopback, Keelson processes compiled to plain JS,
+ * `npm run bench`: Keelson against its limits, side by side in one run (issue 7;
+ * docs/BENCHMARKS.md, "Budgets"). Starts what it needs — etcd on loopback, Keelson processes compiled to plain JS,
  * a bare https server, a load-generator process — and prints one Markdown table plus the
  * budget checks. See docs/BENCHMARKS.md.
  *

@@ -1,7 +1,7 @@
 /**
  * The bench's output: one Markdown table (a row per scenario case, with Keelson's figures, the
  * reference measured in the same run, the ratio, CPU per operation and latency), then the
- * budgets from DESIGN.md checked against the rows. Markdown so that a run pastes straight into
+ * budgets (docs/BENCHMARKS.md, "Budgets") checked against the rows. Markdown so that a run pastes straight into
  * docs/BENCHMARKS.md.
  */
 
@@ -80,7 +80,7 @@ export function renderTable(rows: Row[]): string {
 }
 
 export function renderBudgets(checks: BudgetCheck[]): string {
-  const lines = ['| budget (DESIGN.md) | target | measured | |', '|---|---|---|---|'];
+  const lines = ['| budget (docs/BENCHMARKS.md) | target | measured | |', '|---|---|---|---|'];
   for (const c of checks) lines.push(`| ${[c.budget, c.target, c.measured, c.met === undefined ? 'not run' : c.met ? 'met' : 'MISSED'].map(escape).join(' | ')} |`);
   return lines.join('\n');
 }
