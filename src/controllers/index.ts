@@ -1,6 +1,6 @@
 /**
  * Controllers that run in the server process (`--controllers`), each an ordinary API client of
- * the core. DESIGN.md "Controllers".
+ * the core, as kube-controller-manager's controllers are clients of kube-apiserver.
  */
 import type { Core } from '../core';
 import { NamespaceLifecycleController } from './namespace-lifecycle';

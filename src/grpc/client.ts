@@ -1,6 +1,6 @@
 /**
  * CoreApi over gRPC: what a gateway started with `--core-address` uses instead of the
- * in-process core (DESIGN.md "Request path"). It behaves as the in-process core does:
+ * in-process core (the request path in docs/ARCHITECTURE.md). It behaves as the in-process core does:
  * failures reject with a StatusError equal to the one the core raised, warnings land in
  * `ctx.warnings`, and aborting `ctx.signal` cancels the call.
  */

@@ -1,6 +1,6 @@
 /**
- * Objects cross the gRPC door in an envelope shaped as upstream's `runtime.Unknown` (SPEC
- * "Content negotiation and encodings" 3): apiVersion and kind readable up front, the object
+ * Objects cross the gRPC door in an envelope shaped as upstream's `runtime.Unknown` (the
+ * protobuf envelope's message, docs/API.md, "Content negotiation" 3): apiVersion and kind readable up front, the object
  * serialized in `raw`. Today `raw` is JSON and `contentType` says so; a later change can
  * carry the protobuf encoding (`contentType` unset) without touching the schema, and
  * decoders already refuse what they cannot read instead of misreading it.

@@ -1,7 +1,7 @@
 /**
  * Every vendor-dependent name Keelson serves comes from here.
  *
- * SPEC.md writes the vendor word as `platform`; the `kubernetes` profile serves upstream's
+ * The default profile writes the vendor word as `platform`; the `kubernetes` profile serves upstream's
  * names so that unmodified kubectl and client libraries work. Upstream spells its vendor
  * word three ways — `k8s.io` in API group names, `kubernetes.io` in label and annotation
  * keys, `kube-` in system namespace names — and the platform profile maps all three to

@@ -1,4 +1,4 @@
-/** The one definition of every type Keelson serves (DESIGN.md "One source for every fact about a type"). */
+/** The one definition of every type Keelson serves (each fact written once; protobuf, JSON, validation, patch, apply and OpenAPI derive from it). */
 export * from './types';
 export * from './registry';
 export { RESOURCE_KINDS, UNVERSIONED_META_KINDS, META_GROUP_KINDS, PER_GROUP_VERSION_KINDS } from './kinds';

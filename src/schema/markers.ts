@@ -1,5 +1,5 @@
 /**
- * How a field merges, with upstream's fallbacks applied once here (SPEC "Modifying requests" 7):
+ * How a field merges, with upstream's fallbacks applied once here (docs/API.md, "Merge markers"):
  * strategic merge patch, server-side apply and OpenAPI read these instead of the raw markers.
  */
 import type { SchemaType } from './registry';

@@ -1,6 +1,6 @@
 /**
  * The schema registry: every type definition resolved and checked once, plus the kinds served
- * under one naming profile (DESIGN.md "Names that depend on the vendor"). Look types up by
+ * under one naming profile (docs/API.md, "Naming profiles"). Look types up by
  * qualified name (`core.v1.PodSpec`) and kinds by apiVersion and kind.
  */
 import type { Naming } from '../naming';

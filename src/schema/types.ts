@@ -1,8 +1,8 @@
 /**
  * The schema language: one declarative definition per API type, from which the protobuf codec,
  * the Go-ordered JSON encoder and (issue 5) validation, unknown-field pruning, strategic merge
- * patch, server-side apply and OpenAPI are derived (DESIGN.md "One source for every fact about
- * a type").
+ * patch, server-side apply and OpenAPI are derived, so that no fact about a type is written
+ * twice.
  *
  * A definition records what upstream's Go struct says about each field: its JSON name, its
  * protobuf number, its value type, whether the Go field is a pointer, whether its JSON tag has
@@ -46,7 +46,7 @@ export type ValueType =
   /** A map with string keys; protobuf writes its entries sorted by key. */
   | { readonly kind: 'map'; readonly value: ValueType };
 
-/** Upstream's list markers (SPEC "Modifying requests" 7). */
+/** Upstream's list markers (docs/API.md, "Merge markers"). */
 export type ListType = 'atomic' | 'set' | 'map';
 /** `mapType` on maps, `structType` on structs. */
 export type ElementRelationship = 'atomic' | 'granular';
@@ -79,7 +79,7 @@ export interface FieldDef {
   readonly inline: boolean;
   /** Required in OpenAPI: neither `+optional` nor `omitempty` upstream (or `+required`). */
   readonly required: boolean;
-  /** `+listType`; absent when upstream has none (then `patchStrategy` decides, SPEC 7). */
+  /** `+listType`; absent when upstream has none (then `patchStrategy` decides, docs/API.md, "Merge markers"). */
   readonly listType?: ListType;
   /** `+listMapKey` (in order), only with `listType: 'map'`. */
   readonly listMapKeys?: readonly string[];

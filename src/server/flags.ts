@@ -1,5 +1,5 @@
 /**
- * Command-line flags with kube-apiserver's names (DESIGN.md "Start-up"), in both `--flag value`
+ * Command-line flags with kube-apiserver's names (README, "Flags"), in both `--flag value`
  * and `--flag=value` forms. Parsing is a pure function of the arguments (and of `readFile`,
  * for the TLS files it must check): it returns a typed config, the help text, or a typed error
  * naming the flag, so that the entry point refuses to start with a clear message.
@@ -132,7 +132,7 @@ export function parseFeatureGates(value: string): Record<string, boolean> {
   return gates;
 }
 
-/** The syntax, then the catalog: unknown gates and disabling a locked GA gate refuse to start (SPEC "Feature-gate stages"). */
+/** The syntax, then the catalog: unknown gates and disabling a locked GA gate refuse to start (docs/API.md, "Feature gates"). */
 function parseKnownFeatureGates(value: string): Record<string, boolean> {
   const gates = parseFeatureGates(value);
   try {

@@ -65,7 +65,7 @@ function openBackend(config: ServerConfig, features: FeatureGates, log: (message
   }
   const store = config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir });
   const core = createCore({ store, naming, features, compactionIntervalMs: config.compactionIntervalMs, watchCache: { windowMs: config.watchCacheWindowMs } });
-  // Controllers are API clients of the in-process core (DESIGN.md "Controllers"); a gateway in
+  // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
   return {

@@ -1,7 +1,8 @@
 /**
- * The cluster's PKI under `--data-dir`, made on first start and reused afterwards (DESIGN.md
- * "Start-up"): a CA (`ca.crt`, `ca.key`), a serving certificate for 127.0.0.1, ::1, localhost
- * and the bind address (`serving.crt`, `serving.key`), and an admin client certificate
+ * The cluster's PKI under `--data-dir`, made on first start and reused afterwards (so that
+ * `npm start` needs no setup; README, "The two commands"): a CA (`ca.crt`, `ca.key`), a
+ * serving certificate for 127.0.0.1, ::1, localhost and the bind address (`serving.crt`,
+ * `serving.key`), and an admin client certificate
  * (CN `admin`, O `system:masters`: cluster-admin by the superuser rule) for admin.kubeconfig.
  * A certificate is made again when it is missing, unreadable, not signed by the CA, close to
  * expiry, or (serving) lacks a needed name. P-256 keys, PKCS#8 PEM.

@@ -3,9 +3,10 @@
  *
  * Why not etcd3's high-level `Watcher`: it silently reconnects and resumes (the store contract is
  * to report a lost connection once and stop), and on etcd 3.4 it drops the `compact_revision`
- * of a watch canceled for compaction (TOOLCHAIN.md), which callers need to relist. One stream
- * per watch keeps the bookkeeping trivial; the API server holds a handful of watches (one per
- * resource in the watch cache), so the extra HTTP/2 streams cost nothing that matters.
+ * of a watch canceled for compaction (etcd3's watcher only emits "Watcher canceled: "), which
+ * callers need to relist. One stream per watch keeps the bookkeeping trivial; the API server
+ * holds a handful of watches (one per resource in the watch cache), so the extra HTTP/2 streams
+ * cost nothing that matters.
  */
 import type { Etcd3, IDuplexStream, IEvent, IKeyValue, IWatchRequest, IWatchResponse } from 'etcd3';
 import { classifyEtcdError, errorMessage } from './etcd-errors';

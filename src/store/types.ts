@@ -3,8 +3,9 @@
  *
  * Every write bumps one global revision; every key remembers the revision that created it and
  * the revision that last modified it. The API server's resourceVersion is that revision. The
- * interface holds only the operations the API server needs (DESIGN.md "Store"), so that a
- * second backend (the embedded SQLite store) can implement exactly the same semantics.
+ * interface holds only the operations the API server needs (as kine recognises only the
+ * transaction shapes kube-apiserver sends), so that a second backend (the embedded SQLite
+ * store) can implement exactly the same semantics.
  */
 
 export interface KeyValue {
