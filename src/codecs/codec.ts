@@ -1,6 +1,7 @@
 /**
- * A wire format as a record (STYLE.md practice 6): its media type, how to encode a value, how
- * to decode a body, and, for formats that can stream, how to frame one watch event.
+ * A wire format as a record: its media type, how to encode a value, how to decode a body, and,
+ * for formats that can stream, how to frame one watch event. One record per format, kept in a
+ * Map keyed by media type, so that negotiation is a pure function over the list.
  */
 export interface EncodeOptions {
   pretty?: boolean;

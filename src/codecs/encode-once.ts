@@ -1,6 +1,6 @@
 /**
- * Encode a shared value once per wire format (DESIGN.md "Watch cache": each event is encoded
- * once per format and the bytes are shared by every watcher).
+ * Encode a shared value once per wire format, so that every watcher of one event gets the same
+ * bytes (as upstream's cacher shares a cachingObject's serializations).
  *
  * The watch cache hands every watcher the same frozen event object for one change (and the same
  * frozen object to every get and list), so a door can key its encoded bytes on that object:

@@ -3,7 +3,7 @@
  * object. Upstream decodes request bodies with its JSON library's strict mode, which keeps the
  * last value (as `JSON.parse` does) and reports each duplicate by its path in Go's notation —
  * keys joined with `.`, array indexes as `[i]` (`spec.template.spec.containers[0].image`) —
- * for `fieldValidation` (SPEC "Modifying requests" 3).
+ * for `fieldValidation` (docs/API.md, "Field validation").
  *
  * The decoder also remembers where each key first appeared, so that strict errors found later
  * against the schema (unknown fields) can be merged with the duplicates in document order, as

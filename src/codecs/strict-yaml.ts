@@ -3,7 +3,7 @@
  * with go-yaml v2, which keeps the last value; in strict mode it converts a second time and
  * lists every repeated key as `line N: key "name" already set in map` (go-yaml's wording, N the
  * 1-based line of the repeated entry's value, in the order go-yaml decodes: a mapping's values
- * before the mapping's own repeated keys). SPEC "Modifying requests" 3.
+ * before the mapping's own repeated keys). docs/API.md, "Field validation".
  *
  * Parsing follows the YAML codec: YAML 1.1, merge keys, timestamps left as strings.
  */

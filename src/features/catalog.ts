@@ -1,6 +1,6 @@
 /**
  * The feature gates Keelson knows, with their stage and default at release 1.32 (upstream's
- * versioned specs of its apiserver library, resolved at 1.32). SPEC "Feature-gate stages": alpha
+ * versioned specs of its apiserver library, resolved at 1.32). docs/API.md, "Feature gates": alpha
  * gates default off and may be enabled, beta gates default on and may be disabled, GA gates
  * are on, non-operational and locked (disabling one fails), deprecated gates warn when set.
  */

@@ -1,8 +1,7 @@
 /**
  * Feature gates as a value: the catalog's defaults overlaid with `--feature-gates`, checked
  * the way upstream's component-base checks them (unknown gate, locked GA gate), with the
- * warnings upstream logs for setting GA or deprecated gates (SPEC "Feature-gate stages",
- * "Errors" 7). Immutable once built, and passed to whoever needs it: no global state.
+ * warnings upstream logs for setting GA or deprecated gates (docs/API.md, "Feature gates"). Immutable once built, and passed to whoever needs it: no global state.
  */
 import { ALL_ALPHA, ALL_BETA, FEATURE_CATALOG, type FeatureSpec } from './catalog';
 

@@ -1,4 +1,4 @@
-/** Feature gates (SPEC "Feature-gate stages"): the 1.32 catalog and the gates built from `--feature-gates`. */
+/** Feature gates (docs/API.md, "Feature gates"): the 1.32 catalog and the gates built from `--feature-gates`. */
 export { FEATURE_CATALOG, ALL_ALPHA, ALL_BETA, type FeatureSpec, type FeatureStage } from './catalog';
 export { buildFeatureGates, defaultFeatureGates, FeatureGateError, type BuiltFeatureGates, type FeatureGates } from './feature-gates';
 

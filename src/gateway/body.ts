@@ -2,7 +2,7 @@
  * Request bodies: the Content-Type picks the codec (absent means JSON, unknown is 415), the
  * body is read with upstream's 3 MiB limit (413), and decoding failures are 400s worded as
  * upstream's serializers word them. PATCH bodies map their Content-Type to a patch type
- * (SPEC "Modifying requests" 2); apply patches are YAML.
+ * (docs/API.md, "Patch types"); apply patches are YAML.
  */
 import type { ApiObject, DecodeReport, Patch, PatchType } from '../core/api';
 import { badRequest, unsupportedMediaType } from '../status';
@@ -50,7 +50,7 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
 
 /**
  * Decode JSON and YAML bodies with the strict decoders, which also report keys given twice
- * (for `fieldValidation`, SPEC "Modifying requests" 3); other formats cannot repeat a field.
+ * (for `fieldValidation`, docs/API.md, "Field validation"); other formats cannot repeat a field.
  */
 function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; report?: DecodeReport } {
   try {

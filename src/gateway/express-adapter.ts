@@ -200,7 +200,7 @@ export function createExpressApp(handle: GatewayHandle, onError: (err: unknown) 
 
 /**
  * The same dispatch without Express, for deployments that measure Express' per-request cost
- * against the DESIGN.md budgets (see `StartGatewayOptions.adapter`).
+ * against the budgets in docs/BENCHMARKS.md (see `StartGatewayOptions.adapter`).
  */
 export function createNodeListener(handle: GatewayHandle, onError: (err: unknown) => void = () => {}): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => dispatch(handle, req, res, onError);

@@ -1,6 +1,6 @@
 /**
  * The HTTP gateway: HTTPS, the step pipeline, discovery and the resource handlers, in front of
- * a `CoreApi` (DESIGN.md "Request path"). `createGateway` gives the socket-free handler (tests
+ * a `CoreApi` (the request path in docs/ARCHITECTURE.md). `createGateway` gives the socket-free handler (tests
  * call it with plain objects); `startGateway` serves it over HTTPS through Express.
  */
 import type { CoreApi } from '../core/api';

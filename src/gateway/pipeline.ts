@@ -1,5 +1,6 @@
 /**
- * The gateway pipeline: steps written in the order they run (STYLE.md practice 5), ending in
+ * The gateway pipeline: steps written in the order they run (unlike upstream's handler chain,
+ * which is built inside out), each `(next) => next` in its own file, ending in
  * the router. Impersonation and audit slot in between authentication and authorization when
  * they exist.
  */

@@ -3,7 +3,7 @@
  * goes through `writeError`), plain text and upstream's raw indented JSON. Warnings collected
  * while serving become `Warning: 299 - "..."` headers (RFC 7234 5.5) when the head is sent.
  *
- * Compression (SPEC "Content negotiation" 6, gate APIResponseCompression): as upstream's
+ * Compression (docs/API.md, "Content negotiation" 6, gate APIResponseCompression): as upstream's
  * deferredResponseWriter, a body over 128 KiB to a client that accepts gzip is sent gzipped
  * (level 1, upstream's choice of speed over ratio) with `Content-Encoding: gzip` and
  * `Vary: Accept-Encoding`; smaller bodies go as they are. Watches never pass through here.

@@ -1,7 +1,6 @@
 /**
  * The gateway's plain request/response objects. Steps and handlers see only these, never
- * Express or node:http, so every one of them can be tested without a socket (STYLE.md
- * practice 5). `express-adapter.ts` is the only place that builds them from a real request.
+ * Express or node:http, so every one of them can be tested without a socket. `express-adapter.ts` is the only place that builds them from a real request.
  */
 import type { UserInfo } from '../core/api';
 import { badRequest } from '../status';
@@ -92,7 +91,7 @@ export interface Exchange {
 
 export type Handler = (exchange: Exchange) => Promise<void>;
 
-/** A pipeline step: wraps the rest of the pipeline (STYLE.md practice 5). */
+/** A pipeline step: wraps the rest of the pipeline, as an interceptor `(next) => next`. */
 export type Step = (next: Handler) => Handler;
 
 export function createExchange(request: GatewayRequest, response: GatewayResponse): Exchange {

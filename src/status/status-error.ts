@@ -263,7 +263,7 @@ export function timeout(message: string, retryAfterSeconds?: number): StatusErro
   return failure('Timeout', message, retryAfterSeconds !== undefined ? { retryAfterSeconds } : undefined);
 }
 
-/** 504 for a resourceVersion the store has not reached yet (SPEC "Unrecognized versions"). */
+/** 504 for a resourceVersion the store has not reached yet (docs/API.md, "Reads and resourceVersion"). */
 export function tooLargeResourceVersion(requested: number, current: number, retryAfterSeconds: number): StatusError {
   return failure('Timeout', `Too large resource version: ${requested}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],

@@ -1,6 +1,6 @@
 /**
- * `application/vnd.<vendor>.protobuf` as a codec record (STYLE.md practice 6), shaped like the
- * gateway's `Codec`: the envelope around schema-driven object bytes, and watch frames.
+ * `application/vnd.<vendor>.protobuf` as a codec record (`Codec` in ../codec.ts): the envelope
+ * around schema-driven object bytes, and watch frames.
  */
 import { type Codec, CodecError } from '../codec';
 import type { Naming } from '../../naming';

@@ -1,5 +1,5 @@
 /**
- * Upstream's protobuf envelope (SPEC "Content negotiation" 3): the 4-byte prefix `6b 38 73 00`
+ * Upstream's protobuf envelope (docs/API.md, "Content negotiation" 3): the 4-byte prefix `6b 38 73 00`
  * and a proto2 `runtime.Unknown` — typeMeta (1: apiVersion 1, kind 2), raw (2), contentEncoding
  * (3), contentType (4). Upstream's marshaller writes typeMeta and both strings always (empty
  * strings included) and raw when non-nil, so re-encoding a decoded envelope gives the same bytes.

@@ -1,5 +1,5 @@
 /**
- * `application/cbor` (SPEC "Content negotiation" 4; alpha, gate `CBORServingAndStorage`): one
+ * `application/cbor` (docs/API.md, "Content negotiation" 4; alpha, gate `CBORServingAndStorage`): one
  * self-described CBOR item per body, written as upstream's CBOR serializer writes it
  * (src/codecs/cbor). Watches are `application/cbor-seq`, a CBOR sequence of self-described
  * `{type, object}` events, as upstream answers a CBOR watch (RFC 9110 lets it deviate from the

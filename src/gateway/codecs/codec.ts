@@ -4,7 +4,7 @@ import type { Codec } from '../../codecs/codec';
 export { type Codec, CodecError, type EncodeOptions } from '../../codecs/codec';
 
 /**
- * What the feature gates decide about encodings (SPEC "Content negotiation" 4 and 6):
+ * What the feature gates decide about encodings (docs/API.md, "Content negotiation" 4 and 6):
  * `CBORServingAndStorage` (alpha, off by default) adds CBOR; `APIResponseCompression` (beta, on
  * by default) gzips large responses.
  */

@@ -33,7 +33,7 @@ function memoizedProtobuf(codec: ProtobufCodec): Codec {
 
 /**
  * What the gateway serves, in upstream's order (JSON first, the default; then YAML; then the
- * vendor's protobuf envelope, SPEC "Content negotiation" 3; then CBOR when its gate is on, as
+ * vendor's protobuf envelope, docs/API.md, "Content negotiation" 3; then CBOR when its gate is on, as
  * upstream appends it to the codec factory).
  */
 export function gatewayCodecs(naming: Naming, features?: EncodingFeatures): Codecs {

@@ -1,5 +1,5 @@
 /**
- * Content negotiation as pure functions over the codec list (SPEC "Content negotiation" 1-2),
+ * Content negotiation as pure functions over the codec list (docs/API.md, "Content negotiation"),
  * following upstream's negotiation package clause by clause:
  *
  * - `Accept` is parsed and ordered as goautoneg does it (its insertion-sort comparator: a higher

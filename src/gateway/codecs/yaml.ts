@@ -1,5 +1,5 @@
 /**
- * `application/yaml` (SPEC "Content negotiation" 2). Upstream converts between YAML and JSON
+ * `application/yaml` (docs/API.md, "Content negotiation" 2). Upstream converts between YAML and JSON
  * with YAML 1.1 rules (go-yaml v2 through the sigs yaml package): map keys in go-yaml's natural order,
  * sequences not indented under their key, no line wrapping, and strings that YAML 1.1 would
  * read as something else (`"yes"`, timestamps) quoted; timestamps stay strings on input.

@@ -1,6 +1,6 @@
 /**
- * Discovery, served by the gateway from the definitions (DESIGN.md "Request path" 2: non-resource
- * paths never reach the core). On `/api` and `/apis` a client that asks for
+ * Discovery, served by the gateway from the definitions (non-resource paths never reach the
+ * core; docs/API.md, "Other endpoints"). On `/api` and `/apis` a client that asks for
  * `as=APIGroupDiscoveryList;g=apidiscovery...;v=v2` (or v2beta1) gets the aggregated document,
  * as upstream's WrappedHandler decides; everyone else gets the unaggregated documents.
  */

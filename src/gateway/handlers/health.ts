@@ -1,6 +1,6 @@
 /**
  * `/livez`, `/readyz`, `/healthz` and `/<endpoint>/<check>`, worded exactly as upstream's
- * healthz package words them (SPEC "Other endpoints"): `ok`, or with `verbose` one
+ * healthz package words them (docs/API.md, "Other endpoints"): `ok`, or with `verbose` one
  * `[+]<check> ok` line per check and `<endpoint> check passed`; `exclude=<check>` skips a check
  * (`[+]<check> excluded: ok`); any failure is a 500 listing every check with reasons withheld.
  */

@@ -3,7 +3,7 @@
  * a collection path takes GET (list/watch), POST and DELETE; an object path GET, PUT, PATCH,
  * DELETE; a subresource path the verbs of that subresource; a namespaced type's
  * all-namespaces path only GET. A path with no route is 404, a route without the method 405,
- * both with go-restful's generic messages (SPEC "Endpoints").
+ * both with go-restful's generic messages (docs/API.md, "Endpoints").
  */
 import type { ResourceTarget } from '../../core/api';
 import type { ResourceDefinition, Verb } from '../../core/resources/definition';

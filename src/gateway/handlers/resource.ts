@@ -1,11 +1,11 @@
 /**
  * The resource handler: one CoreApi call per request. The response format is negotiated and
- * the body's format checked before the core is called (DESIGN.md "Request path" 1), query
+ * the body's format checked before the core is called (so a 406 or 415 costs nothing), query
  * parameters are decoded and validated into the core's option types, and results map to
  * upstream's status codes: create 201, update/patch 200 or 201 when they created, delete 200
- * or 202 as the core says (SPEC "Endpoints").
+ * or 202 as the core says (docs/API.md, "Endpoints").
  *
- * Encodings (SPEC "Content negotiation"): an `Accept` clause may ask for a Table or the
+ * Encodings (docs/API.md, "Content negotiation"): an `Accept` clause may ask for a Table or the
  * PartialObjectMetadata forms, which every response of the endpoint honours (upstream's
  * transformResponseObject); the feature gates decide whether CBOR is served (bodies, watches,
  * `application/apply-patch+cbor`) and whether large responses are gzipped.

@@ -3,10 +3,10 @@
  * them (JSON: one document per line; protobuf: length-prefixed frames; CBOR: an
  * `application/cbor-seq` sequence; YAML cannot stream, as upstream, so it is 406), each written
  * as it arrives. The stream ends when the core ends it, the client goes away, or the timeout
- * passes: `timeoutSeconds`, else upstream's random 30–60 minutes (SPEC "Watch events").
+ * passes: `timeoutSeconds`, else upstream's random 30–60 minutes (docs/API.md, "Watch").
  *
- * Events the cache shares between watchers are encoded once per format (DESIGN.md "Watch
- * cache"). A watch asking for a Table or PartialObjectMetadata gets each event's object
+ * Events the cache shares between watchers are encoded once per format, and every watcher
+ * gets the same bytes (as upstream's cacher shares its cachingObject's serializations). A watch asking for a Table or PartialObjectMetadata gets each event's object
  * converted, as upstream's watchEmbeddedEncoder does: a Table of one row, with the column
  * definitions on the first event only. Watches are never compressed (upstream streams them
  * past its compressing writer).

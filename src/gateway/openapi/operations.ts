@@ -1,6 +1,6 @@
 /**
  * The operations each served resource offers, as upstream's route builder lays them out
- * (SPEC "Endpoints"): the collection path (list, create, deletecollection), the object path
+ * (docs/API.md, "Endpoints"): the collection path (list, create, deletecollection), the object path
  * (read, replace, patch, delete), the subresources (status, scale, finalize) and the
  * all-namespaces list, each with its query parameters, body and responses. The v2 and v3
  * writers render the same specs.

@@ -2,7 +2,7 @@
  * DeleteOptions for DELETE and deletecollection: from the request body when there is one
  * (JSON or YAML, `kind: DeleteOptions`), otherwise from the DELETE query parameters, as
  * upstream's delete handlers do; then upstream's ValidateDeleteOptions (422).
- * SPEC "Shared metadata" (DeleteOptions) and "Modifying requests" 8.
+ * docs/API.md, "Object deletion".
  */
 import type { DeleteOptions, Preconditions, PropagationPolicy } from '../../core/api';
 import { type FieldError, fieldErrors } from '../../core/validation/field-errors';

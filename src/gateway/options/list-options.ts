@@ -1,7 +1,8 @@
 /**
- * The LIST parameter set (SPEC "Endpoints") decoded into `ListOptions`, then checked with the
- * core's list-option rules (upstream's ValidateListOptions wording, answered as 400 as SPEC
- * "Errors" says), so a bad combination is refused before the core is called.
+ * The LIST parameter set (docs/API.md, "Endpoints") decoded into `ListOptions`, then checked
+ * with the core's list-option rules (upstream's ValidateListOptions wording, answered as 400:
+ * docs/API.md, "Reads and resourceVersion"), so a bad combination is refused before the core is
+ * called.
  */
 import type { ListOptions, ResourceVersionMatch } from '../../core/api';
 import { validateListOptions } from '../../core/registry/list-options';

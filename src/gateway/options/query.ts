@@ -42,7 +42,7 @@ export function queryString(query: URLSearchParams, name: string): string | unde
   return v ? v : undefined;
 }
 
-/** A list parameter (`dryRun=All&dryRun=...`); empty values (`?dryRun`) mean "not set" (SPEC "Modifying requests" 4). */
+/** A list parameter (`dryRun=All&dryRun=...`); empty values (`?dryRun`) mean "not set" (docs/API.md, "Endpoints"). */
 export function queryList(query: URLSearchParams, name: string): string[] | undefined {
   const values = query.getAll(name).filter((v) => v !== '');
   return values.length ? values : undefined;

@@ -1,5 +1,5 @@
 /**
- * The WRITE and PATCH parameter sets (SPEC "Endpoints") decoded into `WriteOptions` and
+ * The WRITE and PATCH parameter sets (docs/API.md, "Endpoints") decoded into `WriteOptions` and
  * checked with upstream's ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions
  * (422 `CreateOptions.meta... "" is invalid: ...`).
  */

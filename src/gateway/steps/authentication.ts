@@ -3,7 +3,7 @@
  * user (subject CN) and groups (each O), plus `system:authenticated`; no certificate means
  * anonymous. A certificate that is presented but does not verify is a 401, never anonymous:
  * upstream wraps its authenticators in a fail-on-error union before the anonymous one
- * (SPEC "Authentication", client certificates).
+ * (docs/API.md, "Authentication and authorization").
  */
 import type { UserInfo } from '../../core/api';
 import { unauthorized } from '../../status';

@@ -1,7 +1,7 @@
 /**
  * Step 3: authorization. Authorizers return a closed decision and a union walks them in order;
  * the first allow or deny wins, and when none has an opinion the request is denied with 403
- * (SPEC "Authorization"). Until RBAC lands, the chain holds the `system:masters` superuser
+ * (docs/API.md, "Authentication and authorization"). Until RBAC lands, the chain holds the `system:masters` superuser
  * rule and the fixed grants of upstream's bootstrap roles `system:public-info-viewer`,
  * `system:discovery` and `system:basic-user`.
  */
@@ -50,7 +50,7 @@ export function attributesFor(user: UserInfo, info: RequestInfo): AuthorizationA
   };
 }
 
-/** Group `system:masters` is unrestricted (SPEC "Authorization", RBAC escalation rules). */
+/** Group `system:masters` is unrestricted, as upstream's authorizer union puts its superuser first. */
 export const superuserAuthorizer: Authorizer = {
   authorize: (a) => (a.user.groups.includes(SUPERUSER_GROUP) ? { decision: 'allow' } : { decision: 'noOpinion' }),
 };
