@@ -2,7 +2,7 @@
  * The core's one interface. Both doors reach the core through it: the HTTP gateway calls an
  * in-process implementation directly (plain objects, no serialization), and the gRPC client
  * implements the same interface over the wire, so a gateway can sit in another process
- * (`--core-address`). DESIGN.md "Request path".
+ * (`--core-address`). docs/ARCHITECTURE.md follows one request through it.
  */
 import type { Status } from '../status';
 
@@ -29,7 +29,7 @@ export interface ResourceTarget {
 
 export interface RequestContext {
   user: UserInfo;
-  /** Raw User-Agent header, used to infer a field manager (SPEC "Modifying requests" 5). */
+  /** Raw User-Agent header, used to infer a field manager (docs/API.md, "Field managers and server-side apply"). */
   userAgent?: string;
   /** Warnings collected while serving, returned to HTTP clients as `Warning` headers. */
   warnings?: string[];
@@ -131,7 +131,7 @@ export interface GetOptions {
   resourceVersion?: string;
 }
 
-/** The LIST parameter set (SPEC "Endpoints"), already parsed and type-checked by the door. */
+/** The LIST parameter set (docs/API.md, "Endpoints"), already parsed and type-checked by the door. */
 export interface ListOptions {
   resourceVersion?: string;
   resourceVersionMatch?: ResourceVersionMatch;

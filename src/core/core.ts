@@ -1,7 +1,7 @@
 /**
  * The in-process core: resolves a request's target to its resource's generic store and runs
  * the pipeline (verb check → strategy/validation → admission → storage). Both doors call it
- * through `CoreApi` (DESIGN.md "Request path").
+ * through `CoreApi` (the request path in docs/ARCHITECTURE.md).
  */
 import type {
   ApiList,
@@ -182,7 +182,7 @@ class InProcessCore implements Core {
   }
 
   /**
-   * `ignoreStoreReadErrorWithClusterBreakingPotential` (SPEC "Modifying requests" 8): dropped
+   * `ignoreStoreReadErrorWithClusterBreakingPotential` (docs/API.md, "Object deletion" 5): dropped
    * while the `AllowUnsafeMalformedObjectDeletion` gate is off, as upstream does; with the gate
    * on, it takes no other option (422 DeleteOptions).
    */

@@ -1,7 +1,7 @@
 /**
  * Status errors of server-side apply, worded as upstream words them: the 409 listing every
- * conflicting field with its manager (SPEC "Errors" rule 1), and the 500 upstream answers for an
- * applied configuration its schema rejects.
+ * conflicting field with its manager (docs/API.md, "Field managers and server-side apply"),
+ * and the 500 upstream answers for an applied configuration its schema rejects.
  */
 import { StatusError } from '../../status';
 import { pathString } from './fieldpath';

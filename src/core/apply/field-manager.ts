@@ -1,5 +1,6 @@
 /**
- * The field manager: what every write does to managedFields (SPEC "Modifying requests" 5, 6).
+ * The field manager: what every write does to managedFields (docs/API.md, "Field managers and
+ * server-side apply", "Clearing managedFields").
  * Updates and non-apply patches move ownership of what they change to their manager with
  * operation `Update`; applies merge the configuration, record it as the applier's fields with
  * operation `Apply`, drop what the applier gave up, and fail on conflicts unless forced. The

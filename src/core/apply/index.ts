@@ -1,4 +1,4 @@
-/** Server-side apply and field ownership (SPEC "Modifying requests" 5–7). */
+/** Server-side apply and field ownership (docs/API.md, "Modifying requests"). */
 export { FieldSet } from './set';
 export { type Path, type PathElement, fieldElement, pathString, serializeElement } from './fieldpath';
 export { type FieldManagerScope, type ApplyResult, applyConfiguration, managedFieldsAfterUpdate } from './field-manager';

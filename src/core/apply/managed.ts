@@ -108,8 +108,8 @@ export function encodeManaged(managed: Managed): ManagedFieldsEntry[] {
 }
 
 /**
- * A list of one entry with nothing in it (`[{}]`) asks to reset managedFields (SPEC "Modifying
- * requests" 6). An empty list does not: the SPEC keeps the stored entries for it, so that
+ * A list of one entry with nothing in it (`[{}]`) asks to reset managedFields (docs/API.md,
+ * "Clearing managedFields"). An empty list does not: the stored entries are kept for it, so that
  * clients that drop the field never clear it.
  */
 export function isResetRequest(entries: unknown): boolean {

@@ -3,7 +3,7 @@
  * set (members) and the elements below which more paths are (children). The operations and
  * the FieldsV1 encoding follow upstream's structured-merge-diff: a member with children is
  * written as `".": {}` inside its own object, a member without children as `{}`, keys in
- * upstream's element order (SPEC "Modifying requests" 5).
+ * upstream's element order (docs/API.md, "Field managers and server-side apply").
  */
 import { type Path, type PathElement, compareElements, parseElement, serializeElement } from './fieldpath';
 

@@ -1,8 +1,7 @@
 /**
  * What server-side apply needs to know about a value's schema, read from the one definition of
- * each type (DESIGN.md "One source for every fact about a type") with the marker fallbacks of
- * SPEC "Modifying requests" 7: scalars are leaves; structs and maps are granular or atomic;
- * lists are atomic, sets (`v:` items) or maps keyed by their listMapKeys (`k:` items).
+ * each type (src/schema) with upstream's marker fallbacks (docs/API.md, "Merge markers"):
+ * scalars are leaves; structs and maps are granular or atomic; lists are atomic, sets (`v:` items) or maps keyed by their listMapKeys (`k:` items).
  */
 import {
   type FieldDef,

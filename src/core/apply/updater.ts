@@ -1,7 +1,7 @@
 /**
  * Ownership bookkeeping of server-side apply (upstream's structured-merge-diff merge.Updater):
  * who owns which fields after an update or an apply, which applies conflict, and which fields
- * an applier's new configuration lets go of (SPEC "Modifying requests" 5).
+ * an applier's new configuration lets go of (docs/API.md, "Field managers and server-side apply").
  *
  * Keelson serves one version of each kind, so managers recorded at another apiVersion cannot be
  * converted; they are dropped, as upstream drops managers of versions it no longer serves.

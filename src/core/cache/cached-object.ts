@@ -1,8 +1,8 @@
 /**
  * What the watch cache holds: each stored object decoded once, deep-frozen, and shared by every
  * reader (gets, lists, watchers), plus one shared record per change. Frozen objects can be
- * encoded once per wire format and the bytes reused (encode-once.ts), which is DESIGN.md's
- * "each event is encoded once per wire format and shared by every watcher".
+ * encoded once per wire format and the bytes reused (encode-once.ts), so that each event is
+ * encoded once per format however many watchers receive it, as upstream's cachingObject does.
  */
 import type { ApiObject, WatchEvent } from '../api';
 

@@ -1,6 +1,6 @@
 /**
  * The history of one resource: the recent changes in revision order, kept for a time window
- * (5 minutes by default, SPEC Limits "Watch history retention") and up to a count. A watch
+ * (5 minutes by default, docs/API.md, "Watch") and up to a count. A watch
  * resumes from it; a resume point older than what it still holds is 410 Expired with
  * upstream's message `too old resource version: X (Y)`.
  */

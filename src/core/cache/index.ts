@@ -1,5 +1,6 @@
 /**
- * The watch cache (DESIGN.md "Watch cache"), the store compactor, and `encodeOnce` for the doors.
+ * The watch cache (upstream's cacher; docs/API.md, "Watch"), the store compactor, and
+ * `encodeOnce` for the doors.
  */
 export { WatchCache, type WatchCacheOptions, DEFAULT_WINDOW_MS, DEFAULT_FRESHNESS_TIMEOUT_MS, DEFAULT_WATCHER_BUFFER } from './watch-cache';
 export { ResourceCache, TooOldResourceVersion, type WatchRequest } from './resource-cache';

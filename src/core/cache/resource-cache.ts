@@ -16,7 +16,7 @@ import { CacheWatcher } from './cache-watcher';
 
 export interface ResourceCacheSettings {
   clock: Clock;
-  /** History window (SPEC Limits: 5 minutes by default). */
+  /** History window (5 minutes by default; docs/API.md, "Watch"). */
   windowMs: number;
   /** At most this many changes kept per resource, whatever their age. */
   maxEvents: number;

@@ -1,5 +1,5 @@
 /**
- * The watch caches of one API server process (DESIGN.md "Watch cache"): one ResourceCache per
+ * The watch caches of one API server process (upstream's cacher, one per type): one ResourceCache per
  * served type, all fed by a single store watch over the whole keyspace.
  *
  * Why one watch over everything rather than one per resource: a consistent ("Most recent") read
@@ -24,7 +24,7 @@ export interface WatchCacheOptions {
   store: Store;
   naming: Naming;
   clock?: Clock;
-  /** History window per resource (SPEC Limits: 5 minutes by default). */
+  /** History window per resource (5 minutes by default; docs/API.md, "Watch"). */
   windowMs?: number;
   /** At most this many changes kept per resource, whatever their age. */
   maxEventsPerResource?: number;

@@ -1,6 +1,6 @@
 /**
- * Applying a JSON, merge or strategic merge PATCH body to the current object (SPEC "Modifying
- * requests" 2). Apply patches go through server-side apply (core/apply) instead. Strategic
+ * Applying a JSON, merge or strategic merge PATCH body to the current object (docs/API.md,
+ * "Patch types"). Apply patches go through server-side apply (core/apply) instead. Strategic
  * merge patch reads merge keys and strategies from the kind's schema.
  */
 import type { ApiObject, Patch } from '../api';

@@ -1,4 +1,4 @@
-/** The non-apply patch types (SPEC "Modifying requests" 2): JSON patch, merge patch, strategic merge patch. */
+/** The non-apply patch types (docs/API.md, "Patch types"): JSON patch, merge patch, strategic merge patch. */
 export { applyJsonPatch, decodeJsonPatch } from './json-patch';
 export { applyMergePatch } from './merge-patch';
 export { strategicMergePatch } from './strategic';

@@ -1,5 +1,5 @@
 /**
- * Strategic merge patch (`application/strategic-merge-patch+json`, SPEC "Modifying requests" 2):
+ * Strategic merge patch (`application/strategic-merge-patch+json`, docs/API.md, "Patch types"):
  * JSON merge patch where a field's `patchStrategy` decides how lists merge — by `patchMergeKey`
  * for lists of objects, as sets for lists of scalars, replaced otherwise — plus the directives
  * `$patch: replace|delete` (maps and list items), `$retainKeys`, `$deleteFromPrimitiveList/<f>`

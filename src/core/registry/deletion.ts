@@ -1,5 +1,5 @@
 /**
- * The rules of a delete request (SPEC "States and transitions / Object deletion"), as upstream's
+ * The rules of a delete request (docs/API.md, "Object deletion"), as upstream's
  * generic store and `rest.BeforeDelete` apply them, kept apart from the storage calls:
  *
  * - preconditions (`uid`, `resourceVersion`) → 409;

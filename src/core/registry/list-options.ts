@@ -1,10 +1,10 @@
 /**
- * The resourceVersion rules of SPEC "List, chunking and consistency", as pure functions:
- * parsing, the invalid LIST/watch parameter combinations, which read a request asks for (the
- * spec's get, list and watch tables), and continue tokens.
+ * The resourceVersion rules of docs/API.md, "Reads and resourceVersion" and "Watch", as pure
+ * functions: parsing, the invalid LIST/watch parameter combinations, which read a request asks
+ * for (the get, list and watch tables), and continue tokens.
  *
- * Upstream answers the invalid combinations with 422 Invalid; the spec's errors table says 400
- * BadRequest, and the spec wins. The message and causes stay upstream's
+ * Upstream answers the invalid combinations with 422 Invalid; Keelson answers 400 BadRequest
+ * (docs/API.md, "Errors"). The message and causes stay upstream's
  * (`ListOptions.<meta group> "" is invalid: ...`).
  */
 import type { Freshness, WatchStart } from '../storage/resource-storage';
@@ -55,7 +55,7 @@ export function listOptionsErrors(options: ListOptions, isWatch: boolean): Field
   return errs;
 }
 
-/** Reject an invalid combination: 400 (SPEC Errors) with upstream's Invalid message and causes. */
+/** Reject an invalid combination: 400 (docs/API.md, "Errors") with upstream's Invalid message and causes. */
 export function validateListOptions(options: ListOptions, isWatch: boolean, metaGroup: string): void {
   const errs = listOptionsErrors(options, isWatch);
   if (options.limit !== undefined && options.limit < 0) errs.push(fieldErrors.invalid('limit', options.limit, 'must be non-negative'));
@@ -65,7 +65,7 @@ export function validateListOptions(options: ListOptions, isWatch: boolean, meta
 }
 
 
-/** Where a list is served from (SPEC list table; upstream's delegation rules). */
+/** Where a list is served from (docs/API.md, "Reads and resourceVersion"; upstream's delegation rules). */
 export type ListPlan =
   /** From the watch cache, chunked by `limit` if set; later chunks come from the store. */
   | { source: 'cache'; freshness: Freshness }
@@ -84,7 +84,7 @@ export function planList(options: ListOptions): ListPlan {
   return { source: 'cache', freshness: { kind: 'not-older-than', revision: rv } };
 }
 
-/** get: unset = Most recent, `0` = Any, non-zero = Not older than (SPEC). */
+/** get: unset = Most recent, `0` = Any, non-zero = Not older than (docs/API.md, "Reads and resourceVersion"). */
 export function planGet(resourceVersion: string | undefined): Freshness {
   const rv = parseResourceVersion(resourceVersion);
   if (rv === undefined) return { kind: 'most-recent' };

@@ -1,6 +1,6 @@
 /**
  * rbac/v1 ClusterRole: cluster-wide rules (non-resource URLs allowed) and an optional
- * aggregation rule whose selectors a controller uses to fill `rules` (SPEC "Aggregated ClusterRole").
+ * aggregation rule whose selectors a controller uses to fill `rules` (docs/API.md, "RBAC kinds").
  */
 import type { ApiObject } from '../api';
 import { fieldErrors, FieldPath, type FieldError } from '../validation/field-errors';

@@ -1,6 +1,6 @@
 /**
- * One typed definition per resource type (STYLE.md practice 1): names, scope, subresources,
- * defaults, strategy hooks, validation, selectable fields. The generic registry
+ * One typed definition per resource type (the role of upstream's per-type strategy): names,
+ * scope, subresources, defaults, strategy hooks, validation, selectable fields. The generic registry
  * (core/registry) owns the lifecycle and is configured by these; definitions never subclass it.
  */
 import type { Naming } from '../../naming';
@@ -96,8 +96,8 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   selectableFields?(obj: T): Record<string, string>;
 
   /**
-   * Table columns and the cells of a row (upstream's printer for the type, SPEC "Table
-   * representation"); absent: upstream's default `Name` / `Created At`.
+   * Table columns and the cells of a row (upstream's printer for the type; docs/API.md,
+   * "Content negotiation" 5); absent: upstream's default `Name` / `Created At`.
    */
   table?: TableDefinition<T>;
 }

@@ -1,5 +1,5 @@
 /**
- * events/v1 Event (SPEC "Event resource"; upstream pkg/apis/core/validation/events.go with the
+ * events/v1 Event (docs/API.md, "Event"; upstream pkg/apis/core/validation/events.go with the
  * strict rules of the events group). Error paths use upstream's internal field names
  * (`involvedObject`, `message`, `firstTimestamp`, ...) exactly as upstream reports them.
  */

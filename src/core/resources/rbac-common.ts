@@ -1,5 +1,5 @@
 /**
- * What the four RBAC kinds share (SPEC "RoleBinding"; upstream pkg/apis/rbac/validation and
+ * What the four RBAC kinds share (docs/API.md, "RBAC kinds"; upstream pkg/apis/rbac/validation and
  * rbac/v1 defaults): policy rules, role references, subjects, and their defaults.
  */
 import type { ApiObject } from '../api';
@@ -117,7 +117,7 @@ export function defaultBinding(binding: RoleBindingLike, rbacGroup: string): voi
   }
 }
 
-/** SPEC RoleBinding rule 4: roleRef never changes; upstream prints the new one as a Go struct. */
+/** roleRef never changes (docs/API.md, "RBAC kinds"); upstream prints the new one as a Go struct. */
 export function validateRoleRefUnchanged(binding: RoleBindingLike, old: RoleBindingLike): FieldError[] {
   const a = binding.roleRef ?? ({} as Partial<RoleRef>);
   const b = old.roleRef ?? ({} as Partial<RoleRef>);

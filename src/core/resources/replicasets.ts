@@ -1,5 +1,5 @@
 /**
- * apps/v1 ReplicaSet (SPEC "ReplicaSet"; upstream pkg/registry/apps/replicaset and
+ * apps/v1 ReplicaSet (docs/API.md, "ReplicaSet"; upstream pkg/registry/apps/replicaset and
  * pkg/apis/apps/validation): a spec/status split with generation tracking, `/status` and
  * `/scale`, a required non-empty selector that must match the template's labels and, in
  * apps/v1, never changes.
@@ -133,7 +133,7 @@ export function validateReplicaSetUpdate(rs: ReplicaSet, old: ReplicaSet): Field
 function defaultReplicaSet(rs: ReplicaSet): void {
   const spec = (rs.spec ??= {});
   spec.replicas ??= DEFAULT_REPLICAS;
-  // SPEC Limits: default 0. (Upstream's JSON omits a zero here; its protobuf carries it.)
+  // Default 0 (docs/API.md, "ReplicaSet"). (Upstream's JSON omits a zero here; its protobuf carries it.)
   spec.minReadySeconds ??= 0;
   const template = (spec.template ??= {});
   // Templates serialise their metadata's zero creationTimestamp as null, as upstream's do.
@@ -141,7 +141,7 @@ function defaultReplicaSet(rs: ReplicaSet): void {
   if (template.metadata.creationTimestamp === undefined) template.metadata.creationTimestamp = null;
   template.spec ??= { containers: [] };
   defaultPodSpec(template.spec);
-  // SPEC: empty ReplicaSet labels default to those of the pods it manages.
+  // Empty ReplicaSet labels default to its template's (docs/API.md, "ReplicaSet").
   const meta = (rs.metadata ??= {});
   const templateLabels = template.metadata.labels;
   if (Object.keys(meta.labels ?? {}).length === 0 && templateLabels && Object.keys(templateLabels).length > 0) meta.labels = { ...templateLabels };

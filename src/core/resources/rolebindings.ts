@@ -1,5 +1,5 @@
 /**
- * rbac/v1 RoleBinding (SPEC "RoleBinding"): binds subjects to a Role in its namespace or to a
+ * rbac/v1 RoleBinding (docs/API.md, "RBAC kinds"): binds subjects to a Role in its namespace or to a
  * ClusterRole; `roleRef` is required and never changes.
  */
 import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, subjectsStrings, type TableDefinition } from '../table';

@@ -1,4 +1,4 @@
-/** rbac/v1 Role: namespaced rules; no non-resource URLs (SPEC "RoleBinding", related kinds). */
+/** rbac/v1 Role: namespaced rules; no non-resource URLs (docs/API.md, "RBAC kinds"). */
 import type { ApiObject } from '../api';
 import { defineTyped } from './common';
 import type { DefineResource } from './definition';

@@ -2,7 +2,7 @@
  * Label selectors in upstream's string syntax (`labels.Parse`): `a=b`, `a==b`, `a!=b`,
  * `a in (x,y)`, `a notin (x,y)`, `a` (exists), `!a` (does not exist), `a>1`, `a<1`,
  * comma-separated and ANDed. The lexer, the grammar and every error message follow upstream, so
- * that a bad selector answers the same 400 text (SPEC Errors; issue 4 "invalid selectors").
+ * that a bad selector answers the same 400 text (docs/API.md, "Reads and resourceVersion").
  */
 import { isQualifiedName, isValidLabelValue } from '../validation/names';
 

@@ -1,6 +1,6 @@
 /**
  * A request's label and field selectors, parsed and checked against one resource type: what
- * list, watch and deletecollection filter on (SPEC "List, chunking and consistency"). Bad
+ * list, watch and deletecollection filter on (docs/API.md, "Reads and resourceVersion"). Bad
  * selectors are 400 BadRequest with upstream's messages.
  */
 import type { ApiObject } from '../api';

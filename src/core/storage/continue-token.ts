@@ -18,7 +18,7 @@ export interface ContinueToken {
 }
 
 /**
- * Upstream's message for a continue token whose revision was compacted (SPEC Errors: 410). The
+ * Upstream's message for a continue token whose revision was compacted (410; docs/API.md, "Errors"). The
  * Status also carries a fresh token that continues at the latest revision.
  */
 export const CONTINUE_EXPIRED_MESSAGE =

@@ -1,5 +1,5 @@
 /**
- * Storage keys follow upstream's layout (DESIGN.md "Store"): `/registry/<resource>/<namespace>/<name>`
+ * Storage keys follow upstream's layout: `/registry/<resource>/<namespace>/<name>`
  * for namespaced objects, `/registry/<resource>/<name>` for cluster-scoped ones. Upstream
  * keys a few types under a group-specific prefix; Keelson keys by resource name only, which
  * is unique among the types it serves.

@@ -1,5 +1,5 @@
 /**
- * Objects and lists as metav1.Table (SPEC "Table representation"), as upstream's TableConvertor
+ * Objects and lists as metav1.Table (docs/API.md, "Content negotiation" 5), as upstream's TableConvertor
  * and asTable build them: the type's definition gives columns and cells, or upstream's default
  * (`Name`, `Created At`) for types without one; list metadata (resourceVersion, continue,
  * remainingItemCount) or the object's resourceVersion rides on the Table; each row carries the

@@ -1,8 +1,8 @@
 /**
- * metav1.Table and the per-type table definitions the resource modules declare (STYLE.md
- * practice 1: a type's columns live in its own module). A definition gives every column
- * upstream's printer defines, wide ones (`priority: 1`) included, and a row function producing
- * one cell per column: upstream's server always prints wide and lets clients hide columns.
+ * metav1.Table and the per-type table definitions the resource modules declare (a type's
+ * columns live in its own module, not in one file for every type as upstream's printers do).
+ * A definition gives every column upstream's printer defines, wide ones (`priority: 1`)
+ * included, and a row function producing one cell per column: upstream's server always prints wide and lets clients hide columns.
  */
 
 /** metav1.TableColumnDefinition; every field is written, empty or not. */

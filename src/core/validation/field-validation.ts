@@ -1,5 +1,5 @@
 /**
- * `fieldValidation` on POST, PUT and PATCH (SPEC "Modifying requests" 3): unknown fields are
+ * `fieldValidation` on POST, PUT and PATCH (docs/API.md, "Field validation"): unknown fields are
  * always dropped, never stored; duplicate fields keep their last value; `Ignore` says nothing,
  * `Warn` (the default) adds one warning per field (`unknown field "spec.foo"`,
  * `duplicate field "spec.replicas"`, or go-yaml's `line 5: key "name" already set in map`), and

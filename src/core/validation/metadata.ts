@@ -2,7 +2,7 @@
  * ObjectMeta validation, as upstream's `ValidateObjectMeta` / `ValidateObjectMetaUpdate`
  * (apimachinery `api/validation/objectmeta.go` plus the built-in types' finalizer-name check of
  * `pkg/apis/core/validation`). Pure functions over plain metadata; the registry runs them on
- * every write (SPEC "Shared metadata").
+ * every write (docs/API.md, "Object metadata").
  */
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api';
 import type { NameRule } from './names';

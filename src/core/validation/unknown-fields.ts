@@ -1,8 +1,8 @@
 /**
- * Walk a decoded object against its type's one definition (src/core/schema): find the fields
+ * Walk a decoded object against its type's one definition (src/schema): find the fields
  * the schema does not declare and drop them, and find the first value of the wrong JSON type.
  * Upstream gets both from decoding into Go structs: unknown fields are strict errors
- * (`unknown field "spec.foo"`, reported under `fieldValidation`, SPEC "Modifying requests" 3),
+ * (`unknown field "spec.foo"`, reported under `fieldValidation`, docs/API.md, "Field validation"),
  * a type mismatch is a decode error that fails the request whatever `fieldValidation` says
  * ("always type-checked").
  *
