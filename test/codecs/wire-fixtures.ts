@@ -1,6 +1,9 @@
 /**
- * Upstream's wire fixtures (../shared/fixtures/wire/ beside the project, never copied into it):
- * one kind per base name with `.json`, `.yaml` and `.pb`. Tests skip, saying so, where absent.
+ * Upstream's wire fixtures: release 1.32's serialized objects (the `testdata/HEAD` compatibility
+ * data of k8s.io/api v0.32.1, every field filled, `kubernetes` naming profile), one kind per base
+ * name with `.json`, `.yaml` and `.pb` (the protobuf envelope). They are not part of the
+ * repository: CI provides them in a folder beside the checkout (`WIRE_DIR`), and tests skip,
+ * saying so, where it is absent.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,6 +1,6 @@
 /**
- * The delete request the garbage collector builds on (SPEC "Object deletion", "Modifying
- * requests" 4 and 8), through an in-process core: preconditions, dry run, graceful pod
+ * The delete request the garbage collector builds on (docs/API.md, "Object deletion" and "Dry
+ * run"), through an in-process core: preconditions, dry run, graceful pod
  * deletion, finalizers, deletecollection, and the unsafe deletion of undecodable objects.
  */
 import type { ApiObject } from '../../src/core';

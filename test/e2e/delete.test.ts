@@ -1,5 +1,5 @@
 /**
- * Deletion end to end (SPEC "Object deletion", issue 5 item 6) against the real server process:
+ * Deletion end to end (docs/API.md, "Object deletion"; issue 5 item 6) against the real server process:
  * `kubectl delete --cascade=orphan|background|foreground` on a ReplicaSet that owns pods (the
  * garbage collector runs in the server as an API client), DeleteOptions from the body or the
  * query with preconditions and the legacy orphanDependents, and the unsafe deletion of an

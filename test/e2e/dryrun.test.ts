@@ -1,5 +1,5 @@
 /**
- * dryRun=All end to end (SPEC "Modifying requests" 4, issue 5 item 5): every verb runs all its
+ * dryRun=All end to end (docs/API.md, "Dry run"; issue 5 item 5): every verb runs all its
  * stages but storage and answers as the real request would — generated name, uid and
  * creationTimestamp on create, validation and conflicts as usual — and nothing is persisted;
  * bad values are refused. Both backends, over HTTPS, and kubectl's `--dry-run=server`.

@@ -1,5 +1,5 @@
 /**
- * Response compression through the running server (SPEC "Content negotiation" 6): with
+ * Response compression through the running server (docs/API.md, "Content negotiation" 6): with
  * `APIResponseCompression` on (the default) get and list responses over upstream's 128 KiB
  * threshold come gzipped to clients that accept gzip, smaller ones and watches do not; with the
  * gate off nothing is compressed. kubectl (whose Go transport asks for gzip) reads both.

@@ -1,5 +1,5 @@
 /**
- * fieldValidation end to end (SPEC "Modifying requests" 3, issue 5 item 4): the real server
+ * fieldValidation end to end (docs/API.md, "Field validation"; issue 5 item 4): the real server
  * process over HTTPS on both backends — Strict answers 400 listing every unknown and repeated
  * field and stores nothing, Warn answers with one `Warning` header per field, Ignore is silent,
  * unknown fields are never stored — and unmodified kubectl with its default validation.

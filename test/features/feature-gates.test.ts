@@ -1,7 +1,7 @@
 import { FEATURE_CATALOG, FeatureGateError, Features, buildFeatureGates, defaultFeatureGates } from '../../src/features';
 import { parseFlags } from '../../src/server/flags';
 
-describe('feature gates at release 1.32 (SPEC "Feature-gate stages")', () => {
+describe("feature gates at release 1.32 (stages as upstream's component-base treats them)", () => {
   it('alpha gates default off, beta gates default on, GA gates are on', () => {
     const gates = defaultFeatureGates();
     expect(gates.enabled(Features.AllowUnsafeMalformedObjectDeletion)).toBe(false);

@@ -62,7 +62,7 @@ describe('JSON and protobuf presence facts', () => {
   });
 });
 
-describe('effective markers (SPEC "Modifying requests" 7 fallbacks)', () => {
+describe("effective markers (upstream's fallbacks, docs/API.md: Merge markers)", () => {
   it('prefers listType and falls back on patchStrategy, then atomic', () => {
     const base: FieldDef = { name: 'x', number: 1, type: { kind: 'list', item: { kind: 'message', type: 'core.v1.Container' } }, pointer: false, omitEmpty: true, inline: false, required: false };
     expect(effectiveListType({ ...base, patchStrategy: 'merge', patchMergeKey: 'name' })).toBe('map');

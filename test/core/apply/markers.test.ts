@@ -1,5 +1,5 @@
 /**
- * Ownership follows the schema's markers (SPEC "Modifying requests" 7): map-lists and sets are
+ * Ownership follows the schema's markers (docs/API.md, "Merge markers"): map-lists and sets are
  * owned item by item, atomic lists and structs as one field, granular maps key by key.
  */
 import { BACKENDS, coreBackend, statusOf } from '../registry/core-backends';

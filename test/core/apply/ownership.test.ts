@@ -1,5 +1,5 @@
 /**
- * Server-side apply ownership (SPEC "Modifying requests" 5): create by apply, last writer owns,
+ * Server-side apply ownership (docs/API.md, "Field managers and server-side apply"): create by apply, last writer owns,
  * equal values share, conflicts with upstream's Status, force, giving fields up and removing
  * them when nobody owns them, updates moving ownership with operation `Update`. Both backends.
  */

@@ -1,8 +1,8 @@
 /**
- * Clearing managedFields (SPEC "Modifying requests" 6), update (PUT) and non-apply patch
- * semantics (items 1 and 2): conflicts on stale versions, create on update per type, 404 for
- * patches of absent objects, 400 for renames, 422 for invalid results with nothing stored,
- * and kubectl's client-side apply annotation meeting server-side apply.
+ * Clearing managedFields (docs/API.md, "Clearing managedFields"), update (PUT) and non-apply
+ * patch semantics ("Update and conflicts", "Patch types"): conflicts on stale versions, create
+ * on update per type, 404 for patches of absent objects, 400 for renames, 422 for invalid
+ * results with nothing stored, and kubectl's client-side apply annotation meeting server-side apply.
  */
 import { BACKENDS, coreBackend, statusOf } from '../registry/core-backends';
 import type { ApiObject, Core } from '../../../src/core';

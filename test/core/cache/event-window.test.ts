@@ -1,6 +1,6 @@
 /**
- * The history window: changes kept for a time (SPEC Limits: 5 minutes) and up to a count, and
- * the resume point below which a watch gets 410.
+ * The history window: changes kept for a time (5 minutes by default; docs/API.md, "Watch") and
+ * up to a count, and the resume point below which a watch gets 410.
  */
 import { CacheEvent, CachedObject } from '../../../src/core/cache';
 import { EventWindow } from '../../../src/core/cache/event-window';

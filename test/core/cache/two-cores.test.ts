@@ -1,6 +1,6 @@
 /**
  * Two API server processes on one etcd, each with its own watch cache and compactor
- * (DESIGN.md "Watch cache"; issue 4): they agree on every read, resume each other's versions and
+ * (issue 4): they agree on every read, resume each other's versions and
  * tokens, and compact about once per interval between them.
  */
 import { Compactor } from '../../../src/core/cache';

@@ -1,6 +1,5 @@
 /**
- * SPEC "Watch events" and the watch rows of "List, chunking and consistency", served by the
- * watch cache, on both backends: event types, Get State vs Start at Exact, resuming, 410 as an
+ * The watch rules of docs/API.md, "Watch", served by the watch cache, on both backends: event types, Get State vs Start at Exact, resuming, 410 as an
  * ERROR event, bookmarks, streaming lists, timeoutSeconds, selectors, slow watchers.
  */
 import type { ApiObject, ListOptions } from '../../../src/core';

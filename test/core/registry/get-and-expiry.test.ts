@@ -1,5 +1,5 @@
 /**
- * SPEC get semantics (unset = Most recent, 0 = Any, non-zero = Not older than), the 410 paths
+ * get semantics (unset = Most recent, 0 = Any, non-zero = Not older than), the 410 paths
  * (Exact on a compacted revision, an expired continue token) and the 504 path (a version the
  * store has not reached: wait briefly on the clock, then `Too large resource version`), on both
  * backends. Time only moves through the ManualClock.

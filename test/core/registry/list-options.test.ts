@@ -1,5 +1,5 @@
 /**
- * The pure rules behind SPEC "List, chunking and consistency": which read each combination asks
+ * The pure rules behind docs/API.md, "Reads and resourceVersion" and "Watch": which read each combination asks
  * for (the list, get and watch tables), the invalid combinations, and continue tokens.
  */
 import type { ListOptions } from '../../../src/core';

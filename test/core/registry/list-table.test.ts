@@ -1,5 +1,5 @@
 /**
- * SPEC "List, chunking and consistency": every cell of the list table, on both backends.
+ * docs/API.md, "Reads and resourceVersion": every cell of the list table, on both backends.
  *
  * Fixture: configmaps c0..c4 in one namespace; `mid` is the revision after c0..c2 existed, and
  * c0 was updated after all five were created. An Exact read at `mid` therefore sees three items

@@ -1,5 +1,5 @@
 /**
- * fieldValidation on PATCH (SPEC "Modifying requests" 3) through the in-process core, with
+ * fieldValidation on PATCH (docs/API.md, "Field validation") through the in-process core, with
  * patches decoded as the gateway decodes them: the patch body's own strict errors first
  * (repeated keys; unknown or repeated JSON patch operation fields, upstream's
  * `json patch ...` wording), then the unknown fields of the result in Go's sorted order;

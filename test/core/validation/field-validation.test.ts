@@ -1,5 +1,5 @@
 /**
- * fieldValidation (SPEC "Modifying requests" 3) on create bodies through the in-process core:
+ * fieldValidation (docs/API.md, "Field validation") on create bodies through the in-process core:
  * the gateway's strict decoders find repeated keys, the core finds unknown fields against the
  * schema, and both are reported in upstream's order and wording (the strings below are
  * upstream's field_validation integration test expectations, with a ReplicaSet for the

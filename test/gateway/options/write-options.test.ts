@@ -14,7 +14,7 @@ describe('WRITE and PATCH parameters', () => {
     expect(parseWriteOptions(q(''), naming, 'UpdateOptions')).toEqual({});
   });
 
-  it('treats ?dryRun without a value as not set (SPEC "Modifying requests" 4)', () => {
+  it('treats ?dryRun without a value as not set', () => {
     expect(parseWriteOptions(q('dryRun'), naming, 'CreateOptions')).toEqual({});
   });
 
