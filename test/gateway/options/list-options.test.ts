@@ -43,7 +43,7 @@ describe('LIST parameters', () => {
     expect(parse('timeoutSeconds=-1').options.timeoutSeconds).toBe(-1);
   });
 
-  it('answers 400 with upstream ListOptions wording for forbidden combinations (400, not upstream's 422)', () => {
+  it('answers 400 with upstream ListOptions wording for forbidden combinations (where upstream answers 422)', () => {
     expect(() => parse('resourceVersionMatch=Exact')).toThrow(
       expect.objectContaining({
         status: expect.objectContaining({
