@@ -1,5 +1,5 @@
 /**
- * Builders for writing type definitions compactly (src/core/schema/defs). Defaults follow the
+ * Builders for writing type definitions compactly (src/schema/defs). Defaults follow the
  * common case upstream: a non-pointer field whose JSON tag has `omitempty`, optional, no markers.
  */
 import type {

@@ -1,5 +1,5 @@
 /**
- * The special types' protobuf messages and JSON forms (see the table in core/schema/types.ts),
+ * The special types' protobuf messages and JSON forms (see the table in src/schema/types.ts),
  * written the way upstream's hand-written marshallers write them.
  */
 import type { Reader } from 'protobufjs/minimal';

@@ -1,6 +1,6 @@
 /**
  * OpenAPI schemas of every type, generated from the one definition of each type
- * (src/core/schema): properties with their JSON names, `required`, formats, and the merge
+ * (src/schema): properties with their JSON names, `required`, formats, and the merge
  * markers under the profile's extension names (`x-<vendor>-list-type`, `-list-map-keys`,
  * `-map-type`, `-patch-strategy`, `-patch-merge-key`), top-level kinds tagged with
  * `x-<vendor>-group-version-kind`. Shapes follow upstream's documents: in v3 a reference with
