@@ -1,7 +1,7 @@
 /**
  * The in-process core: resolves a request's target to its resource's generic store and runs
  * the pipeline (verb check → strategy/validation → admission → storage). Both doors call it
- * through `CoreApi` (the request path in docs/ARCHITECTURE.md).
+ * through `CoreApi` (docs/ARCHITECTURE.md, "The path of one create").
  */
 import type {
   ApiList,

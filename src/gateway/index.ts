@@ -1,7 +1,8 @@
 /**
  * The HTTP gateway: HTTPS, the step pipeline, discovery and the resource handlers, in front of
- * a `CoreApi` (the request path in docs/ARCHITECTURE.md). `createGateway` gives the socket-free handler (tests
- * call it with plain objects); `startGateway` serves it over HTTPS through Express.
+ * a `CoreApi` (docs/ARCHITECTURE.md, "The path of one create"). `createGateway` gives the
+ * socket-free handler (tests call it with plain objects); `startGateway` serves it over HTTPS
+ * through Express.
  */
 import type { CoreApi } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';

@@ -1,8 +1,8 @@
 /**
  * CoreApi over gRPC: what a gateway started with `--core-address` uses instead of the
- * in-process core (the request path in docs/ARCHITECTURE.md). It behaves as the in-process core does:
- * failures reject with a StatusError equal to the one the core raised, warnings land in
- * `ctx.warnings`, and aborting `ctx.signal` cancels the call.
+ * in-process core (docs/ARCHITECTURE.md, "The path of one create"). It behaves as the
+ * in-process core does: failures reject with a StatusError equal to the one the core raised,
+ * warnings land in `ctx.warnings`, and aborting `ctx.signal` cancels the call.
  */
 import * as grpc from '@grpc/grpc-js';
 import { CoreClient, CoreService, type WatchResponse } from '../gen/keelson/core/v1/core';

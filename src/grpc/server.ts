@@ -1,7 +1,7 @@
 /**
  * The core's gRPC door: serves any CoreApi (normally the in-process core) as the
  * `keelson.core.v1.Core` service, so gateways and controllers in other processes reach the
- * same pipeline as the in-process gateway (the request path in docs/ARCHITECTURE.md).
+ * same pipeline as the in-process gateway (docs/ARCHITECTURE.md, "The path of one create").
  *
  * Authentication is not done here: the caller's UserInfo travels in each request and is
  * trusted as sent, because only gateways (which authenticated the original request) are

@@ -1,6 +1,6 @@
 /**
  * Reads of one resource type: get, list (chunked, at one revision, with selectors) and watch,
- * with upstream's resourceVersion semantics (docs/ARCHITECTURE.md, "Watch cache"). This class
+ * with upstream's resourceVersion semantics (docs/API.md, "Reads and resourceVersion"). This class
  * turns options into storage requests and storage answers into API objects; which source
  * answers is the storage's business (the watch cache decorating the backing store).
  */
