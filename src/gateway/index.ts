@@ -8,6 +8,7 @@ import type { CoreApi } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';
 import type { Naming } from '../naming';
 import type { FeatureGates } from '../features';
+import type { Authenticator } from '../authn';
 import { createExpressApp, createNodeListener } from './express-adapter';
 import type { HealthChecks } from './handlers/health';
 import type { VersionInfo } from './handlers/version';
@@ -37,6 +38,10 @@ export interface GatewayOptions {
   watchTimeoutMs?: () => number;
   /** The server's feature gates (`--feature-gates`), for the codecs they switch (CBOR, compression). */
   features?: FeatureGates;
+  /** The authenticator chain (src/authn); default: client certificates and anonymous requests. */
+  authenticator?: Authenticator;
+  /** Why a request was refused as unauthenticated, for the server log (never the client). */
+  onUnauthenticated?: (reason: string) => void;
   /** Errors that were not StatusErrors (bugs), for the log. */
   onUnexpectedError?: (err: unknown) => void;
 }

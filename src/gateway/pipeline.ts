@@ -8,6 +8,7 @@ import type { CoreApi } from '../core/api';
 import type { Naming } from '../naming';
 import { type Codecs, encodingFeatures, gatewayCodecs } from './codecs';
 import type { FeatureGates } from '../features';
+import type { Authenticator } from '../authn';
 import type { HealthChecks } from './handlers/health';
 import { createRouter } from './handlers/router';
 import type { VersionInfo } from './handlers/version';
@@ -33,6 +34,10 @@ export interface PipelineOptions {
   codecs?: Codecs;
   /** The server's feature gates: the default codecs follow them (CBOR, compression). */
   features?: FeatureGates;
+  /** The authenticator chain (src/authn); default: client certificates and anonymous requests. */
+  authenticator?: Authenticator;
+  /** Why a request was refused as unauthenticated, for the server log (never the client). */
+  onUnauthenticated?: (reason: string) => void;
   /** Defaults to the superuser rule plus upstream's bootstrap public/discovery grants. */
   authorizers?: readonly Authorizer[];
   watchTimeoutMs?: () => number;
@@ -45,7 +50,7 @@ export function createPipeline(options: PipelineOptions): Handler {
   const steps: Step[] = [
     recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),
     requestInfoStep,
-    authenticationStep,
+    authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
     authorizationStep(authorizers),
   ];
   return compose(steps, createRouter({ ...options, codecs }));

@@ -5,17 +5,9 @@
 import type { UserInfo } from '../core/api';
 import { badRequest } from '../status';
 
-/** What the TLS layer learned about the client certificate, if one was presented. */
-export interface PeerCertificate {
-  /** True when the chain verified against the client CA (and the dates are valid). */
-  verified: boolean;
-  /** Why verification failed, when it did. */
-  verifyError?: string;
-  commonName: string;
-  organizations: string[];
-  /** Extended key usage OIDs, when the certificate carries the extension. */
-  extKeyUsage?: string[];
-}
+import type { PeerCertificate } from '../authn';
+
+export type { PeerCertificate } from '../authn';
 
 export interface GatewayRequest {
   /** Upper-case HTTP method. */

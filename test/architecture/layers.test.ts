@@ -18,6 +18,7 @@ export const LAYERS: Record<string, number> = {
   store: 3,
   core: 4,
   gen: 5,
+  authn: 5,
   gateway: 6,
   grpc: 6,
   controllers: 7,

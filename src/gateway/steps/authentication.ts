@@ -1,47 +1,51 @@
 /**
- * Step 2: authentication. A client certificate that verified against the cluster CA names the
- * user (subject CN) and groups (each O), plus `system:authenticated`; no certificate means
- * anonymous. A certificate that is presented but does not verify is a 401, never anonymous:
- * upstream wraps its authenticators in a fail-on-error union before the anonymous one
- * (docs/API.md, "Authentication and authorization").
+ * Step 2: authentication. The request's credentials — the client certificate the TLS layer
+ * verified, and the token of `Authorization: Bearer <token>` — go to the server's authenticator
+ * chain (src/authn). Credentials that no method accepts are a 401 with upstream's bare
+ * `Unauthorized` Status (the reason goes to the log only); none at all is `system:anonymous`
+ * unless anonymous requests are disabled.
  */
-import type { UserInfo } from '../../core/api';
+import { type Authenticator, type Credentials, createAuthenticator } from '../../authn';
 import { unauthorized } from '../../status';
-import type { PeerCertificate, Step } from '../types';
+import type { GatewayRequest, Step } from '../types';
 
-export const ANONYMOUS_USER = 'system:anonymous';
-export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';
-export const AUTHENTICATED_GROUP = 'system:authenticated';
+export { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, anonymousUser } from '../../authn';
 
-/** id-kp-clientAuth, which upstream's x509 authenticator requires when the certificate restricts its usages. */
-const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
-const ANY_EXTENDED_KEY_USAGE_OID = '2.5.29.37.0';
+/** Client certificates and anonymous requests: the chain when nothing else is configured. */
+export const DEFAULT_AUTHENTICATOR: Authenticator = createAuthenticator({ certificates: true, tokens: [], anonymous: true });
 
-export type AuthenticationResult =
-  | { outcome: 'authenticated'; user: UserInfo }
-  | { outcome: 'anonymous'; user: UserInfo }
-  | { outcome: 'rejected'; reason: string };
-
-export function anonymousUser(): UserInfo {
-  return { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] };
+/** Upstream's bearer token rule: `Bearer` (any case), a space, a non-empty token; other schemes are not tokens. */
+export function bearerTokenOf(header: string | undefined): string | undefined {
+  const value = header?.trim();
+  if (!value) return undefined;
+  const parts = value.split(' ');
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer') return undefined;
+  return parts[1] === '' ? undefined : parts[1];
 }
 
-export function authenticateCertificate(cert: PeerCertificate | undefined): AuthenticationResult {
-  if (!cert) return { outcome: 'anonymous', user: anonymousUser() };
-  if (!cert.verified) return { outcome: 'rejected', reason: cert.verifyError ?? 'certificate did not verify' };
-  const usages = cert.extKeyUsage;
-  if (usages && !usages.includes(CLIENT_AUTH_OID) && !usages.includes(ANY_EXTENDED_KEY_USAGE_OID)) {
-    return { outcome: 'rejected', reason: 'certificate is not valid for client authentication' };
-  }
-  if (!cert.commonName) return { outcome: 'rejected', reason: 'certificate has no common name' };
-  const groups = [...cert.organizations];
-  if (!groups.includes(AUTHENTICATED_GROUP)) groups.push(AUTHENTICATED_GROUP);
-  return { outcome: 'authenticated', user: { username: cert.commonName, groups } };
+export function credentialsOf(request: GatewayRequest): Credentials {
+  const credentials: Credentials = {};
+  if (request.peerCertificate) credentials.certificate = request.peerCertificate;
+  const token = bearerTokenOf(request.headers.authorization);
+  if (token !== undefined) credentials.token = token;
+  return credentials;
 }
 
-export const authenticationStep: Step = (next) => async (exchange) => {
-  const result = authenticateCertificate(exchange.request.peerCertificate);
-  if (result.outcome === 'rejected') throw unauthorized();
-  exchange.user = result.user;
-  return next(exchange);
-};
+export interface AuthenticationStepOptions {
+  authenticator?: Authenticator;
+  /** Where a refusal's reason goes (never to the client). */
+  onRejected?: (reason: string) => void;
+}
+
+export function authenticationStep(options: AuthenticationStepOptions = {}): Step {
+  const authenticator = options.authenticator ?? DEFAULT_AUTHENTICATOR;
+  return (next) => async (exchange) => {
+    const result = await authenticator.authenticate(credentialsOf(exchange.request));
+    if (result.outcome !== 'authenticated') {
+      options.onRejected?.(result.outcome === 'rejected' ? result.reason : 'no opinion');
+      throw unauthorized();
+    }
+    exchange.user = result.user;
+    return next(exchange);
+  };
+}

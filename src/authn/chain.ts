@@ -1,0 +1,43 @@
+/**
+ * The request authenticator, as upstream composes it: the client certificate first, then each
+ * bearer-token method in turn; the first that authenticates decides. Credentials that were
+ * presented but that no method accepts are a 401 — never anonymous. A request that presents
+ * none is `system:anonymous` in `system:unauthenticated`, or a 401 with `--anonymous-auth=false`.
+ * Every authenticated user is also in `system:authenticated`.
+ */
+import { authenticateCertificate } from './x509';
+import { anonymousUser, withAuthenticatedGroup } from './users';
+import type { AuthenticationResult, Authenticator, Credentials, TokenAuthenticator } from './types';
+
+export interface AuthenticatorOptions {
+  /** Verify client certificates (`--client-ca-file`); the TLS layer did the chain check. */
+  certificates: boolean;
+  /** Bearer-token methods, tried in order. */
+  tokens: readonly TokenAuthenticator[];
+  /** `--anonymous-auth` (default true). */
+  anonymous: boolean;
+}
+
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  return {
+    async authenticate(credentials: Credentials): Promise<AuthenticationResult> {
+      const reasons: string[] = [];
+      if (credentials.certificate && options.certificates) {
+        const result = authenticateCertificate(credentials.certificate);
+        if (result.outcome === 'authenticated') return { ...result, user: withAuthenticatedGroup(result.user) };
+        if (result.outcome === 'rejected') reasons.push(result.reason);
+      }
+      if (credentials.token !== undefined) {
+        for (const method of options.tokens) {
+          const result = await method.authenticateToken(credentials.token);
+          if (result.outcome === 'authenticated') return { ...result, user: withAuthenticatedGroup(result.user) };
+          if (result.outcome === 'rejected') reasons.push(`${method.name}: ${result.reason}`);
+        }
+        reasons.push('invalid bearer token');
+      }
+      if (reasons.length > 0) return { outcome: 'rejected', reason: reasons.join('; ') };
+      // A certificate nobody is configured to check is ignored, as upstream without a client CA.
+      return options.anonymous ? { outcome: 'authenticated', user: anonymousUser() } : { outcome: 'rejected', reason: 'anonymous requests are disabled' };
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Authentication: who is asking. Both doors hand the credentials a request presented — a client
+ * certificate from the TLS layer, a bearer token from a header or gRPC metadata — to one
+ * `Authenticator`, which answers with upstream's user attributes (username, uid, groups, extra)
+ * or refuses. Each method is one module implementing a small interface; `chain.ts` combines them
+ * as upstream's request authenticator union does.
+ */
+import type { UserInfo } from '../core/api';
+
+/** What the TLS layer learned about the client certificate, if one was presented. */
+export interface PeerCertificate {
+  /** True when the chain verified against the client CA (and the dates are valid). */
+  verified: boolean;
+  /** Why verification failed, when it did. */
+  verifyError?: string;
+  commonName: string;
+  organizations: string[];
+  /** Extended key usage OIDs, when the certificate carries the extension. */
+  extKeyUsage?: string[];
+}
+
+/** The credentials of one request. */
+export interface Credentials {
+  certificate?: PeerCertificate;
+  /** The token of `Authorization: Bearer <token>` (HTTPS) or the `authorization` metadata (gRPC). */
+  token?: string;
+}
+
+/**
+ * One method's answer: a user; no opinion (the credential is not of its kind, e.g. a token
+ * that is not a JWT); or a refusal (the credential is of its kind but invalid: expired, bad
+ * signature, revoked). The reason of a refusal is for the server log, never for the client.
+ */
+export type AuthenticationResult =
+  | { outcome: 'authenticated'; user: UserInfo; audiences?: string[] }
+  | { outcome: 'noOpinion' }
+  | { outcome: 'rejected'; reason: string };
+
+/** A method that authenticates bearer tokens. */
+export interface TokenAuthenticator {
+  /** Upstream's name for the method, for logs and metrics. */
+  readonly name: string;
+  authenticateToken(token: string): AuthenticationResult | Promise<AuthenticationResult>;
+}
+
+/** The whole chain, as the doors call it. */
+export interface Authenticator {
+  authenticate(credentials: Credentials): Promise<AuthenticationResult>;
+}
+
+export const NO_OPINION: AuthenticationResult = { outcome: 'noOpinion' };
+
+export function rejected(reason: string): AuthenticationResult {
+  return { outcome: 'rejected', reason };
+}
