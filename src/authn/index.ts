@@ -4,3 +4,4 @@ export { authenticateCertificate } from './x509';
 export { TokenFileError, parseTokenFile, tokenFileAuthenticator, type TokenFile } from './token-file';
 export { BOOTSTRAP_GROUP, BOOTSTRAP_USER_PREFIX, bootstrapTokenAuthenticator, type BootstrapTokenOptions, type SecretReader } from './bootstrap-token';
 export { createAuthenticator, type AuthenticatorOptions } from './chain';
+export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';

@@ -4,17 +4,13 @@
  * own ETag, query parsing and `X-Powered-By` are off: the pipeline does its own work.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket, PeerCertificate as NodePeerCertificate } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import express from 'express';
 import { requestEntityTooLarge } from '../status';
+import { describePeer } from '../authn';
 import { type GatewayRequest, type GatewayResponse, type PeerCertificate, parseRequestTarget } from './types';
 
 export type GatewayHandle = (request: GatewayRequest, response: GatewayResponse) => Promise<void>;
-
-function asList(value: string | string[] | undefined): string[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? value : [value];
-}
 
 /** Per connection: getPeerCertificate() builds a fresh object on every call, so ask once. */
 const peerCache = new WeakMap<TLSSocket, PeerCertificate | null>();
@@ -30,17 +26,9 @@ export function peerCertificateOf(socket: TLSSocket): PeerCertificate | undefine
 
 function readPeerCertificate(socket: TLSSocket): PeerCertificate | undefined {
   if (typeof socket.getPeerCertificate !== 'function') return undefined;
-  const cert = socket.getPeerCertificate() as NodePeerCertificate & { ext_key_usage?: string[] };
-  if (!cert || Object.keys(cert).length === 0 || !cert.subject) return undefined;
-  const subject = cert.subject as unknown as Record<string, string | string[] | undefined>;
-  const result: PeerCertificate = {
-    verified: socket.authorized,
-    commonName: asList(subject.CN)[0] ?? '',
-    organizations: asList(subject.O),
-  };
-  if (!socket.authorized && socket.authorizationError) result.verifyError = String(socket.authorizationError);
-  if (cert.ext_key_usage) result.extKeyUsage = cert.ext_key_usage;
-  return result;
+  const cert = socket.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return undefined;
+  return describePeer(cert, socket.authorized, socket.authorizationError ? String(socket.authorizationError) : undefined);
 }
 
 /** Node already joins repeated request headers with ", " (only set-cookie stays a list, which requests do not use). */

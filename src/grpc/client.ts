@@ -42,6 +42,8 @@ import { clientCredentials, type GrpcClientTlsOptions } from './tls';
 export interface GrpcCoreClientOptions {
   /** Plaintext when absent. */
   tls?: GrpcClientTlsOptions;
+  /** A bearer token sent with every call (`authorization` metadata), for callers without a client certificate. */
+  token?: string;
 }
 
 export type GrpcCoreClient = CoreApi & {
@@ -70,6 +72,11 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
   if (options.tls?.serverName) channelOptions['grpc.ssl_target_name_override'] = options.tls.serverName;
   const stub = new CoreClient(address, clientCredentials(options.tls), channelOptions);
   const liveWatches = new Set<WatchStream>();
+  const metadata = (): grpc.Metadata => {
+    const m = new grpc.Metadata();
+    if (options.token !== undefined) m.set('authorization', `Bearer ${options.token}`);
+    return m;
+  };
 
   function unary<Args extends unknown[], Result, Req, Res>(
     method: MethodDefinition<Req, Res>,
@@ -87,7 +94,7 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
         method.requestSerialize,
         method.responseDeserialize,
         request,
-        new grpc.Metadata(),
+        metadata(),
         {},
         (err, response) => {
           signal?.removeEventListener('abort', onAbort);
@@ -128,7 +135,7 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
       method.requestSerialize,
       method.responseDeserialize,
       request,
-      new grpc.Metadata(),
+      metadata(),
       {},
     );
     // The call reports its final status as an 'error' event even after the consumer stopped

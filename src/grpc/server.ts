@@ -3,11 +3,15 @@
  * `keelson.core.v1.Core` service, so gateways and controllers in other processes reach the
  * same pipeline as the in-process gateway (docs/ARCHITECTURE.md, "The path of one create").
  *
- * Authentication is not done here: the caller's UserInfo travels in each request and is
- * trusted as sent, because only gateways (which authenticated the original request) are
- * meant to reach this port. Restrict who can connect with mutual TLS
- * (`tls.requireClientCert`) or by binding to a private address.
+ * Every call is authenticated by the same chain as the HTTPS door (src/authn): the bearer token
+ * of the `authorization` metadata and the client certificate, checked against the client CA.
+ * The user a request names (its `Caller`) is believed only from a caller allowed to act for
+ * others — a gateway in front of this core, identified by its own client certificate — as
+ * upstream believes an authenticating proxy's headers only from `--requestheader-allowed-names`;
+ * any other caller is the user it authenticated as. `authentication: 'trust-caller'` keeps the
+ * old behaviour for processes that own both ends (tests, an embedding program).
  */
+import type { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { CoreService, type CoreServer, type WatchRequest, type WatchResponse } from '../gen/keelson/core/v1/core';
 import type { CoreApi, RequestContext, WatchStream } from '../core/api';
@@ -27,6 +31,10 @@ import {
 } from './codec';
 import { toGrpcStatus } from './errors';
 import { toBuffer, type PemInput } from './tls';
+import { type Authenticator, type Credentials, describePeer, parseCaBundle, verifyLeaf } from '../authn';
+import type { UserInfo } from '../core/api';
+import { unauthorized } from '../status';
+import { type Clock, systemClock } from '../clock';
 
 export interface GrpcServerTlsOptions {
   /** PEM private key of the server certificate. */
@@ -39,11 +47,26 @@ export interface GrpcServerTlsOptions {
   requireClientCert?: boolean;
 }
 
+export interface GrpcAuthentication {
+  /** The server's authenticator chain, shared with the HTTPS door. */
+  authenticator: Authenticator;
+  /**
+   * Authenticated usernames allowed to act for the user each request names (gateways in front
+   * of this core). Empty: nobody may.
+   */
+  proxyUsers?: readonly string[];
+  /** Why a call was refused as unauthenticated, for the server log (never the client). */
+  onRejected?: (reason: string) => void;
+  clock?: Clock;
+}
+
 export interface GrpcCoreServerOptions {
   /** `host:port`; port 0 picks a free port (read it back from `address`). */
   address: string;
   /** Plaintext when absent. */
   tls?: GrpcServerTlsOptions;
+  /** How callers are identified; `'trust-caller'` believes the user each request names. */
+  authentication: GrpcAuthentication | 'trust-caller';
 }
 
 export interface GrpcCoreServer {
@@ -69,7 +92,8 @@ const SERVER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
 export async function startGrpcCoreServer(core: CoreApi, options: GrpcCoreServerOptions): Promise<GrpcCoreServer> {
   const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
   const liveWatches = new Set<() => void>();
-  server.addService(CoreService, coreHandlers(core, liveWatches));
+  const identify = identifier(options);
+  server.addService(CoreService, coreHandlers(core, liveWatches, identify));
   const port = await bind(server, options.address, serverCredentials(options.tls));
   let closing: Promise<void> | undefined;
   return {
@@ -81,16 +105,56 @@ export async function startGrpcCoreServer(core: CoreApi, options: GrpcCoreServer
   };
 }
 
-function coreHandlers(core: CoreApi, liveWatches: Set<() => void>): CoreServer {
+/** Who a call is: from its credentials, or the user it names when the caller may act for others. */
+type Identify = (call: SurfaceCall, caller: Caller) => Promise<UserInfo>;
+type SurfaceCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+function identifier(options: GrpcCoreServerOptions): Identify {
+  const auth = options.authentication;
+  if (auth === 'trust-caller') return async (_call, caller) => caller.user;
+  const cas = options.tls?.ca ? parseCaBundle(toBuffer(options.tls.ca)) : [];
+  const clock = auth.clock ?? systemClock;
+  const proxies = new Set(auth.proxyUsers ?? []);
+  return async (call, caller) => {
+    const result = await auth.authenticator.authenticate(credentialsOf(call, cas, clock.now()));
+    if (result.outcome !== 'authenticated') {
+      auth.onRejected?.(result.outcome === 'rejected' ? result.reason : 'no opinion');
+      throw unauthorized();
+    }
+    return proxies.has(result.user.username) ? caller.user : result.user;
+  };
+}
+
+/**
+ * The bearer token of the `authorization` metadata and the client certificate, verified against
+ * the client CA. grpc-js shows a call only the certificates its TLS layer verified, so a
+ * certificate from another CA looks like none at all here (the call is anonymous, or 401 with
+ * anonymous requests disabled) where the HTTPS door refuses it outright.
+ */
+function credentialsOf(call: SurfaceCall, cas: readonly X509Certificate[], now: number): Credentials {
+  const credentials: Credentials = {};
+  const header = call.metadata.get('authorization')[0];
+  const match = typeof header === 'string' ? /^\s*bearer ([^ ]+)/i.exec(header) : null;
+  if (match) credentials.token = match[1]!;
+  const peer = call.getAuthContext?.()?.sslPeerCertificate;
+  if (peer?.raw && cas.length > 0) {
+    const { verified, error } = verifyLeaf(peer.raw, cas, now);
+    const described = describePeer(peer, verified, error);
+    if (described) credentials.certificate = described;
+  }
+  return credentials;
+}
+
+function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, identify: Identify): CoreServer {
   return {
-    get: unary(getCodec, ([target, options], ctx) => core.get(target, options, ctx)),
-    list: unary(listCodec, ([target, options], ctx) => core.list(target, options, ctx)),
-    watch: watchHandler(core, liveWatches),
-    create: unary(createCodec, ([target, object, options], ctx) => core.create(target, object, options, ctx)),
-    update: unary(updateCodec, ([target, object, options], ctx) => core.update(target, object, options, ctx)),
-    patch: unary(patchCodec, ([target, patch, options], ctx) => core.patch(target, patch, options, ctx)),
-    delete: unary(deleteCodec, ([target, options], ctx) => core.delete(target, options, ctx)),
-    deleteCollection: unary(deleteCollectionCodec, ([target, listOptions, deleteOptions], ctx) =>
+    get: unary(identify, getCodec, ([target, options], ctx) => core.get(target, options, ctx)),
+    list: unary(identify, listCodec, ([target, options], ctx) => core.list(target, options, ctx)),
+    watch: watchHandler(core, liveWatches, identify),
+    create: unary(identify, createCodec, ([target, object, options], ctx) => core.create(target, object, options, ctx)),
+    update: unary(identify, updateCodec, ([target, object, options], ctx) => core.update(target, object, options, ctx)),
+    patch: unary(identify, patchCodec, ([target, patch, options], ctx) => core.patch(target, patch, options, ctx)),
+    delete: unary(identify, deleteCodec, ([target, options], ctx) => core.delete(target, options, ctx)),
+    deleteCollection: unary(identify, deleteCollectionCodec, ([target, listOptions, deleteOptions], ctx) =>
       core.deleteCollection(target, listOptions, deleteOptions, ctx),
     ),
   };
@@ -98,6 +162,7 @@ function coreHandlers(core: CoreApi, liveWatches: Set<() => void>): CoreServer {
 
 /** One unary method: decode, call the core with a fresh context, encode the result or the failure. */
 function unary<Args extends unknown[], Result, Req, Res>(
+  identify: Identify,
   codec: MethodCodec<Args, Result, Req, Res>,
   invoke: (args: Args, ctx: RequestContext) => Promise<Result>,
 ): grpc.handleUnaryCall<Req, Res> {
@@ -108,7 +173,8 @@ function unary<Args extends unknown[], Result, Req, Res>(
     void (async () => {
       try {
         const { args, caller } = codec.decodeRequest(call.request);
-        const result = await invoke(args, contextFor(caller, warnings, abort.signal));
+        const user = await identify(call, caller);
+        const result = await invoke(args, contextFor({ ...caller, user }, warnings, abort.signal));
         callback(null, codec.encodeResponse(result, warnings));
       } catch (err) {
         callback(toGrpcStatus(err, warnings));
@@ -122,7 +188,7 @@ function unary<Args extends unknown[], Result, Req, Res>(
  * cancels (the core's stream is closed) or the core ends the stream (the call ends OK).
  * A failure before `started` fails the call, so the client's `watch()` rejects.
  */
-function watchHandler(core: CoreApi, liveWatches: Set<() => void>): grpc.handleServerStreamingCall<WatchRequest, WatchResponse> {
+function watchHandler(core: CoreApi, liveWatches: Set<() => void>, identify: Identify): grpc.handleServerStreamingCall<WatchRequest, WatchResponse> {
   return (call) => {
     const abort = new AbortController();
     const warnings: string[] = [];
@@ -136,7 +202,8 @@ function watchHandler(core: CoreApi, liveWatches: Set<() => void>): grpc.handleS
     void (async () => {
       try {
         const { args, caller } = watchRequestCodec.decodeRequest(call.request);
-        stream = await core.watch(args[0], args[1], contextFor(caller, warnings, abort.signal));
+        const user = await identify(call, caller);
+        stream = await core.watch(args[0], args[1], contextFor({ ...caller, user }, warnings, abort.signal));
         if (abort.signal.aborted) return;
         liveWatches.add(stop);
         await send(call, encodeWatchStarted(warnings), abort.signal);
@@ -179,11 +246,28 @@ function contextFor(caller: Caller, warnings: string[], signal: AbortSignal): Re
 function serverCredentials(tls: GrpcServerTlsOptions | undefined): grpc.ServerCredentials {
   if (!tls) return grpc.ServerCredentials.createInsecure();
   if (tls.requireClientCert && !tls.ca) throw new Error('grpc server: requireClientCert needs a ca to verify client certificates');
+  if (tls.ca && !tls.requireClientCert) {
+    // Ask for a client certificate without requiring one (callers may use bearer tokens);
+    // the authenticator verifies what is presented against the CA.
+    const provider = staticCertificates(toBuffer(tls.ca), toBuffer(tls.cert), toBuffer(tls.key));
+    return grpc.experimental.createCertificateProviderServerCredentials(provider, provider, false);
+  }
   return grpc.ServerCredentials.createSsl(
     tls.ca ? toBuffer(tls.ca) : null,
     [{ private_key: toBuffer(tls.key), cert_chain: toBuffer(tls.cert) }],
     tls.requireClientCert ?? false,
   );
+}
+
+/** Fixed certificates for grpc-js's certificate-provider credentials (the only way to ask for an optional client certificate). */
+function staticCertificates(ca: Buffer, certificate: Buffer, privateKey: Buffer): grpc.experimental.CertificateProvider {
+  // grpc-js registers its watcher after adding the listener: answer on the next tick.
+  return {
+    addCaCertificateListener: (listener) => queueMicrotask(() => listener({ caCertificate: ca })),
+    removeCaCertificateListener: () => undefined,
+    addIdentityCertificateListener: (listener) => queueMicrotask(() => listener({ certificate, privateKey })),
+    removeIdentityCertificateListener: () => undefined,
+  };
 }
 
 function bind(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> {

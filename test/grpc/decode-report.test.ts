@@ -27,7 +27,7 @@ beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-grpc-report-'));
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
   await core.ready();
-  server = await startGrpcCoreServer(core, { address: '127.0.0.1:0' });
+  server = await startGrpcCoreServer(core, { address: '127.0.0.1:0', authentication: 'trust-caller' });
   client = createGrpcCoreClient(server.address);
 });
 

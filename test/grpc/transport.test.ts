@@ -72,7 +72,7 @@ describe('gRPC transport', () => {
   let client: GrpcCoreClient | undefined;
 
   async function serve(core: CoreApi): Promise<GrpcCoreClient> {
-    server = await startGrpcCoreServer(core, { address: '127.0.0.1:0' });
+    server = await startGrpcCoreServer(core, { address: '127.0.0.1:0', authentication: 'trust-caller' });
     client = createGrpcCoreClient(server.address);
     return client;
   }
@@ -303,7 +303,7 @@ describe('gRPC transport', () => {
   });
 
   it('reports an unreachable core as 503 ServiceUnavailable', async () => {
-    const probe = await startGrpcCoreServer(testCore({}), { address: '127.0.0.1:0' });
+    const probe = await startGrpcCoreServer(testCore({}), { address: '127.0.0.1:0', authentication: 'trust-caller' });
     const address = probe.address;
     await probe.close();
     const api = createGrpcCoreClient(address);
