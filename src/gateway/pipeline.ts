@@ -14,6 +14,7 @@ import { createRouter } from './handlers/router';
 import type { VersionInfo } from './handlers/version';
 import type { ResourceIndex } from './resource-index';
 import { authenticationStep } from './steps/authentication';
+import { impersonationStep } from './steps/impersonation';
 import { type Authorizer, authorizationStep, bootstrapPolicyAuthorizer, superuserAuthorizer } from './steps/authorization';
 import { recoverStep } from './steps/recover';
 import { requestInfoStep } from './steps/request-info';
@@ -51,6 +52,7 @@ export function createPipeline(options: PipelineOptions): Handler {
     recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),
     requestInfoStep,
     authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
+    impersonationStep({ authorizers, naming: options.naming }),
     authorizationStep(authorizers),
   ];
   return compose(steps, createRouter({ ...options, codecs }));

@@ -1,5 +1,5 @@
 /**
- * Step 3: authorization. Authorizers return a closed decision and a union walks them in order;
+ * Step 4: authorization. Authorizers return a closed decision and a union walks them in order;
  * the first allow or deny wins, and when none has an opinion the request is denied with 403
  * (docs/API.md, "Authentication and authorization"). Until RBAC lands, the chain holds the `system:masters` superuser
  * rule and the fixed grants of upstream's bootstrap roles `system:public-info-viewer`,
