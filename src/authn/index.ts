@@ -5,3 +5,4 @@ export { TokenFileError, parseTokenFile, tokenFileAuthenticator, type TokenFile 
 export { BOOTSTRAP_GROUP, BOOTSTRAP_USER_PREFIX, bootstrapTokenAuthenticator, type BootstrapTokenOptions, type SecretReader } from './bootstrap-token';
 export { createAuthenticator, type AuthenticatorOptions } from './chain';
 export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';
+export { tokenReviewHandler, type TokenReviewOptions } from './token-review';

@@ -33,6 +33,7 @@ import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 import { CachedStorage } from './cache/cached-storage';
 import { StoreStorage } from './storage/store-storage';
 import { Admission, type AdmissionPlugin, namespaceLifecycle } from './admission';
+import { type CreateHandler, selfSubjectReviewHandler } from './handlers';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
@@ -52,6 +53,11 @@ export interface CoreOptions {
   features?: FeatureGates;
   /** Admission plugins run after the built-in ones (NamespaceLifecycle), in order. */
   admission?: readonly AdmissionPlugin[];
+  /**
+   * Handlers of types that are never stored, by resource name (e.g. `tokenreviews`). Such a
+   * type is served only with a handler; SelfSubjectReview always has one.
+   */
+  handlers?: Readonly<Record<string, CreateHandler>>;
 }
 
 export interface Core extends CoreApi {
@@ -76,16 +82,19 @@ class InProcessCore implements Core {
   readonly resources: readonly ResourceDefinition[];
   readonly features: FeatureGates;
   private readonly stores = new Map<string, ResourceStore>();
+  private readonly handled = new Map<string, { def: ResourceDefinition; handler: CreateHandler }>();
   private readonly namespaces: ResourceStore;
   private readonly cache: WatchCache;
   private readonly compactor: Compactor;
 
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
-    this.resources = options.resources ?? builtinResources(options.naming);
     this.features = options.features ?? defaultFeatureGates();
     const { store, naming } = options;
     const clock = options.clock ?? systemClock;
+    const handlers: Record<string, CreateHandler> = { selfsubjectreviews: selfSubjectReviewHandler(clock), ...options.handlers };
+    const all = options.resources ?? builtinResources(naming);
+    this.resources = all.filter((def) => !def.notStored || handlers[def.resource]);
     this.cache = new WatchCache({ ...options.watchCache, store, naming, clock });
     const listVersion = `${naming.groups.meta}/v1`;
     // Every type is read through its watch cache decorating the backing store.
@@ -99,7 +108,9 @@ class InProcessCore implements Core {
     ]);
     const deps = { store, naming, clock, admission };
     for (const def of this.resources) {
-      this.stores.set(resourceKey(def.group, def.version, def.resource), new ResourceStore(def, deps, storage(def)));
+      const key = resourceKey(def.group, def.version, def.resource);
+      if (def.notStored) this.handled.set(key, { def, handler: handlers[def.resource]! });
+      else this.stores.set(key, new ResourceStore(def, deps, storage(def)));
     }
     this.namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'))!;
     this.cache.start();
@@ -108,8 +119,14 @@ class InProcessCore implements Core {
 
   /** The target's store, after the one verb table (core/resources/endpoints.ts) allowed the verb there: 404 / 405 otherwise. */
   private resolve(target: ResourceTarget, verb: Verb): Resolved {
-    const store = this.stores.get(resourceKey(target.group, target.version, target.resource));
-    if (!store) throw pathNotFound();
+    const key = resourceKey(target.group, target.version, target.resource);
+    const store = this.stores.get(key);
+    if (!store) {
+      // A type that is never stored serves create alone.
+      const handled = this.handled.get(key);
+      if (handled) throw methodNotSupported({ group: handled.def.group, resource: handled.def.resource }, verb);
+      throw pathNotFound();
+    }
     const def = store.def;
     const sub = target.subresource ?? '';
     const verbs = verbsAt(def, sub);
@@ -117,6 +134,33 @@ class InProcessCore implements Core {
     if (def.namespaced && target.name !== undefined && !target.namespace) throw pathNotFound();
     if (!verbs.includes(verb)) throw methodNotSupported(store.groupResource, verb);
     return { store, subresource: sub as WriteSubresource };
+  }
+
+  /**
+   * A create of a type that is never stored: the path and body are checked as for any create
+   * (404 / 405, kind and version, fieldValidation), then the handler answers.
+   */
+  private async createHandled(
+    def: ResourceDefinition,
+    handler: CreateHandler,
+    target: ResourceTarget,
+    object: ApiObject,
+    options: WriteOptions,
+    ctx: RequestContext,
+  ): Promise<WriteResult> {
+    if (target.subresource || target.namespace || target.name !== undefined) throw pathNotFound();
+    if (object === null || typeof object !== 'object' || Array.isArray(object)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
+    const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    if (object.apiVersion && object.apiVersion !== apiVersion) {
+      throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`);
+    }
+    if (object.kind && object.kind !== def.kind) {
+      throw badRequest(`the object provided is unrecognized (must be of type ${def.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
+    }
+    checkBodyFields(this.naming, def, object, options.fieldValidation, ctx);
+    if (object.metadata?.namespace) throw badRequest(`namespace is not allowed on this type: ${object.metadata.namespace}`);
+    const answer = await handler.create({ ...object, apiVersion, kind: def.kind }, options, ctx);
+    return { object: answer, created: true };
   }
 
   private requireName(target: ResourceTarget): string {
@@ -146,6 +190,8 @@ class InProcessCore implements Core {
   }
 
   async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const handled = this.handled.get(resourceKey(target.group, target.version, target.resource));
+    if (handled) return this.createHandled(handled.def, handled.handler, target, object, options, ctx);
     const { store } = this.resolve(target, 'create');
     if (target.name !== undefined) throw methodNotSupported(store.groupResource, 'create');
     // Decode-time checks first, as upstream's create handler: type mismatches, then unknown and repeated fields.

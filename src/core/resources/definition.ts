@@ -52,6 +52,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   categories?: string[];
   /** Verbs served on the main resource; default ALL_VERBS. */
   verbs?: readonly Verb[];
+  /**
+   * Never stored: a create is answered by a handler (upstream's review APIs, whose REST storage
+   * only creates). The core serves the type only when it was given a handler for it
+   * (`CoreOptions.handlers`, keyed by resource name); such a type serves `create` alone.
+   */
+  notStored?: true;
   nameRule: NameRule;
 
   /** `metadata.generation` starts at 1 and grows by one on every change of `spec` (upstream: types with a spec/status split). */

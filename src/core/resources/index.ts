@@ -15,6 +15,7 @@ import { defineRoleBindings } from './rolebindings';
 import { defineRoles } from './roles';
 import { defineSecrets } from './secrets';
 import { defineServiceAccounts } from './serviceaccounts';
+import { defineSelfSubjectReviews, defineTokenReviews } from './reviews';
 
 const BUILTIN = [
   defineNamespaces,
@@ -28,6 +29,8 @@ const BUILTIN = [
   defineClusterRoles,
   defineClusterRoleBindings,
   defineEvents,
+  defineTokenReviews,
+  defineSelfSubjectReviews,
 ];
 
 export function builtinResources(naming: Naming): ResourceDefinition[] {

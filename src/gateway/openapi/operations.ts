@@ -125,7 +125,9 @@ function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
   const kind = def.kind;
   const gvk: GroupVersionKind = { group: def.group, kind, version: def.version };
   const obj = c.kindType(kind);
-  const list = c.kindType(`${kind}List`);
+  // Types that only create (reviews) have no list kind.
+  const listed = verbs.has('list') || verbs.has('watch') || verbs.has('deletecollection');
+  const list = listed ? c.kindType(`${kind}List`) : obj;
   const status: Payload = { type: c.typeName('', 'v1', 'Status') };
   const deleteOptions: Payload = { type: c.typeName('', 'v1', 'DeleteOptions') };
   const ns = def.namespaced ? 'Namespaced' : '';

@@ -39,9 +39,9 @@ describe('builtinResources', () => {
     expect(def.version).toBe('v1');
   });
 
-  it('gives every type all eight verbs except namespaces, which lack deletecollection', () => {
+  it('gives every stored type all eight verbs except namespaces, which lack deletecollection; reviews only create', () => {
     for (const def of defs) {
-      const expected = def.resource === 'namespaces' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS;
+      const expected = def.notStored ? ['create'] : def.resource === 'namespaces' ? ALL_VERBS.filter((v) => v !== 'deletecollection') : ALL_VERBS;
       expect([...(def.verbs ?? ALL_VERBS)].sort()).toEqual([...expected].sort());
     }
   });
@@ -49,7 +49,7 @@ describe('builtinResources', () => {
   it('names groups through the naming profile', () => {
     const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
     const p = platform.groups;
-    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events]);
+    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.authentication, p.authentication]);
     expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
   });
 
