@@ -1,14 +1,18 @@
 /**
  * Command-line flags with kube-apiserver's names (README, "Flags"), in both `--flag value`
- * and `--flag=value` forms. Parsing is a pure function of the arguments (and of `readFile`,
- * for the TLS files it must check): it returns a typed config, the help text, or a typed error
- * naming the flag, so that the entry point refuses to start with a clear message.
+ * and `--flag=value` forms (booleans also as a bare `--flag`). Each flag is declared once, in
+ * `FLAGS`: its name, the config field it sets, its default, how its value parses and its help;
+ * the defaults, the parser and the help text all come from that table. Parsing is a pure
+ * function of the arguments (and of `readFile`, for the files it must check): it returns a typed
+ * config, the help text, or a typed error naming the flag, so that the entry point refuses to
+ * start with a clear message.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type Vendor, VENDORS, isVendor } from '../naming';
 import { FeatureGateError, buildFeatureGates } from '../features';
+import { GATEWAY_USER } from './pki';
 
 export interface ServingCertificate {
   certFile: string;
@@ -36,6 +40,24 @@ export interface ServerConfig {
   compactionIntervalMs: number;
   /** --watch-cache-window in milliseconds: how long the watch cache keeps recent events. */
   watchCacheWindowMs: number;
+  /** --anonymous-auth: requests without credentials are `system:anonymous` (else 401). */
+  anonymousAuth: boolean;
+  /** --client-ca-file: PEM CA bundle for client certificates; default the generated CA under dataDir. */
+  clientCaFile?: string;
+  /** --token-auth-file: static bearer tokens (CSV). */
+  tokenAuthFile?: string;
+  /** --enable-bootstrap-token-auth. */
+  enableBootstrapTokenAuth: boolean;
+  /** --api-audiences: the audiences the API server identifies as (TokenReview's default). */
+  apiAudiences: string[];
+  /** --grpc-bind-address. */
+  grpcBindAddress: string;
+  /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
+  grpcPort?: number;
+  /** --requestheader-allowed-names: client-certificate users allowed to act for the user a gRPC request names. */
+  requestheaderAllowedNames: string[];
+  /** --core-only: serve only the gRPC door (no HTTPS gateway), for deployments that split them. */
+  coreOnly: boolean;
 }
 
 export interface FlagError {
@@ -52,67 +74,269 @@ export interface FlagIo {
 
 const defaultIo: FlagIo = { readFile: (path) => readFileSync(path, 'utf8') };
 
-export const DEFAULTS = {
-  bindAddress: '127.0.0.1',
-  securePort: 6443,
-  dataDir: './data',
-  vendor: 'platform' as Vendor,
-  controllers: ['*'],
-  compactionIntervalMs: 5 * 60_000,
-  watchCacheWindowMs: 5 * 60_000,
-};
-
-type FlagName =
-  | 'bind-address'
-  | 'secure-port'
-  | 'tls-cert-file'
-  | 'tls-private-key-file'
-  | 'etcd-servers'
-  | 'data-dir'
-  | 'vendor'
-  | 'core-address'
-  | 'controllers'
-  | 'feature-gates'
-  | 'etcd-compaction-interval'
-  | 'watch-cache-window';
-
-const USAGE: Record<FlagName, string> = {
-  'bind-address': `The IP address on which to listen for --secure-port. (default ${DEFAULTS.bindAddress})`,
-  'secure-port': `The port on which to serve HTTPS with authentication and authorization; 0 picks a free port. (default ${DEFAULTS.securePort})`,
-  'tls-cert-file': 'File containing the default x509 serving certificate (PEM). Without it, one is generated under --data-dir.',
-  'tls-private-key-file': 'File containing the default x509 private key matching --tls-cert-file.',
-  'etcd-servers': 'Comma-separated list of etcd servers to connect with (scheme://ip:port). Without it, the embedded store under --data-dir is used.',
-  'data-dir': `Directory for the embedded store, the generated PKI and admin.kubeconfig. (default ${DEFAULTS.dataDir})`,
-  vendor: `Naming profile of the served API: ${VENDORS.join(' or ')}. (default ${DEFAULTS.vendor})`,
-  'core-address': 'host:port of a remote core; the gateway then serves it as a pure gRPC client.',
-  controllers: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'. (default *)",
-  'etcd-compaction-interval': 'The interval of compaction requests to the store (either backend), a duration such as 5m0s; 0 disables compaction. (default 5m0s)',
-  'watch-cache-window': 'How long the watch cache keeps recent events for watches that resume from an older resourceVersion, a duration such as 5m0s. (default 5m0s)',
-  'feature-gates': 'A set of key=value pairs that describe feature gates for alpha/experimental features, e.g. A=true,B=false.',
-};
-
-export function helpText(): string {
-  const lines = ['Usage: keelson [flags]', '', 'Flags:'];
-  for (const [name, usage] of Object.entries(USAGE)) lines.push(`      --${name} string`.padEnd(40) + usage);
-  lines.push('  -h, --help'.padEnd(40) + 'help for keelson');
-  return `${lines.join('\n')}\n`;
-}
-
 class FlagFailure extends Error {
-  constructor(readonly flag: string, message: string) {
+  constructor(
+    readonly flag: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
-function invalid(flag: FlagName, value: string, reason: string): FlagFailure {
+function invalid(flag: string, value: string, reason: string): FlagFailure {
   return new FlagFailure(`--${flag}`, `invalid argument ${JSON.stringify(value)} for "--${flag}" flag: ${reason}`);
 }
 
-/** Go's strconv.ParseBool, which feature gates use. */
+/**
+ * One flag. `field` is where its value goes; `parse` turns the text into the value (it sees the
+ * value so far, for repeatable flags); `shownDefault` is what help prints as the default.
+ */
+interface Flag<K extends keyof ServerConfig = keyof ServerConfig> {
+  name: string;
+  field: K;
+  /** The value's type as help prints it (pflag's names). */
+  type: 'string' | 'int' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'ip';
+  usage: string;
+  default?: ServerConfig[K];
+  shownDefault?: string;
+  parse(value: string, name: string, previous: ServerConfig[K] | undefined): ServerConfig[K];
+}
+
+function flag<K extends keyof ServerConfig>(spec: Flag<K>): Flag {
+  return spec as unknown as Flag;
+}
+
+const DEFAULT_WINDOW_MS = 5 * 60_000;
+
+/** Every flag, in the order help lists them. */
+const FLAGS: readonly Flag[] = [
+  flag({
+    name: 'bind-address',
+    field: 'bindAddress',
+    type: 'ip',
+    default: '127.0.0.1',
+    usage: 'The IP address on which to listen for --secure-port.',
+    parse: (v, n) => parseIp(n, v),
+  }),
+  flag({
+    name: 'secure-port',
+    field: 'securePort',
+    type: 'int',
+    default: 6443,
+    usage: 'The port on which to serve HTTPS with authentication and authorization; 0 picks a free port.',
+    parse: (v, n) => parsePort(n, v, 0),
+  }),
+  flag({
+    name: 'tls-cert-file',
+    field: 'servingCertificate',
+    type: 'string',
+    usage: 'File containing the default x509 serving certificate (PEM). Without it, one is generated under --data-dir.',
+    parse: (v, n, prev) => ({ ...(prev ?? { keyFile: '', cert: '', key: '' }), certFile: nonEmpty(n, v) }),
+  }),
+  flag({
+    name: 'tls-private-key-file',
+    field: 'servingCertificate',
+    type: 'string',
+    usage: 'File containing the default x509 private key matching --tls-cert-file.',
+    parse: (v, n, prev) => ({ ...(prev ?? { certFile: '', cert: '', key: '' }), keyFile: nonEmpty(n, v) }),
+  }),
+  flag({
+    name: 'etcd-servers',
+    field: 'etcdServers',
+    type: 'strings',
+    usage: 'Comma-separated list of etcd servers to connect with (scheme://ip:port). Without it, the embedded store under --data-dir is used.',
+    parse: (v, n) => parseEtcdServers(n, v),
+  }),
+  flag({
+    name: 'data-dir',
+    field: 'dataDir',
+    type: 'string',
+    default: './data',
+    usage: 'Directory for the embedded store, the generated PKI and admin.kubeconfig.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'vendor',
+    field: 'vendor',
+    type: 'string',
+    default: 'platform' as Vendor,
+    usage: `Naming profile of the served API: ${VENDORS.join(' or ')}.`,
+    parse: (v, n) => {
+      if (!isVendor(v)) throw invalid(n, v, `must be one of ${VENDORS.join(', ')}`);
+      return v;
+    },
+  }),
+  flag({
+    name: 'core-address',
+    field: 'coreAddress',
+    type: 'string',
+    usage: 'host:port of a remote core; the gateway then serves it as a pure gRPC client.',
+    parse: (v, n) => parseHostPort(n, v),
+  }),
+  flag({
+    name: 'controllers',
+    field: 'controllers',
+    type: 'strings',
+    default: ['*'],
+    usage: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'.",
+    parse: (v, n) => parseList(n, v),
+  }),
+  flag({
+    name: 'feature-gates',
+    field: 'featureGates',
+    type: 'mapStringBool',
+    default: {},
+    shownDefault: '',
+    usage: 'A set of key=value pairs that describe feature gates for alpha/experimental features, e.g. A=true,B=false.',
+    parse: (v) => parseKnownFeatureGates(v),
+  }),
+  flag({
+    name: 'etcd-compaction-interval',
+    field: 'compactionIntervalMs',
+    type: 'duration',
+    default: DEFAULT_WINDOW_MS,
+    shownDefault: '5m0s',
+    usage: 'The interval of compaction requests to the store (either backend), a duration such as 5m0s; 0 disables compaction.',
+    parse: (v, n) => parseDuration(n, v),
+  }),
+  flag({
+    name: 'watch-cache-window',
+    field: 'watchCacheWindowMs',
+    type: 'duration',
+    default: DEFAULT_WINDOW_MS,
+    shownDefault: '5m0s',
+    usage: 'How long the watch cache keeps recent events for watches that resume from an older resourceVersion, a duration such as 5m0s.',
+    parse: (v, n) => {
+      const ms = parseDuration(n, v);
+      if (ms <= 0) throw invalid(n, v, 'must be positive');
+      return ms;
+    },
+  }),
+  flag({
+    name: 'anonymous-auth',
+    field: 'anonymousAuth',
+    type: 'bool',
+    default: true,
+    usage: 'Enables anonymous requests to the secure port: requests not rejected by another authentication method are treated as system:anonymous in group system:unauthenticated.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'client-ca-file',
+    field: 'clientCaFile',
+    type: 'string',
+    usage: 'A client certificate signed by one of the authorities in this file authenticates with the identity of its CommonName (and one group per Organization). Default: the CA generated under --data-dir.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'token-auth-file',
+    field: 'tokenAuthFile',
+    type: 'string',
+    usage: 'Bearer tokens for the secure port, from this CSV file: token, user name, user uid and optionally "group1,group2".',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'enable-bootstrap-token-auth',
+    field: 'enableBootstrapTokenAuth',
+    type: 'bool',
+    default: false,
+    usage: "Enable to allow secrets of type 'bootstrap.<vendor>/token' in the system namespace to be used for TLS bootstrapping authentication.",
+    parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'api-audiences',
+    field: 'apiAudiences',
+    type: 'strings',
+    default: [],
+    shownDefault: '',
+    usage: 'Identifiers of the API. TokenReviews without audiences are checked against these.',
+    parse: (v, n) => parseList(n, v),
+  }),
+  flag({
+    name: 'grpc-bind-address',
+    field: 'grpcBindAddress',
+    type: 'ip',
+    default: '127.0.0.1',
+    usage: 'The IP address on which to serve the core over gRPC (--grpc-port).',
+    parse: (v, n) => parseIp(n, v),
+  }),
+  flag({
+    name: 'grpc-port',
+    field: 'grpcPort',
+    type: 'int',
+    usage: 'Serve the core over gRPC (TLS with the serving certificate, authenticated like HTTPS) on this port; 0 picks a free port. Unset: not served.',
+    parse: (v, n) => parsePort(n, v, 0),
+  }),
+  flag({
+    name: 'requestheader-allowed-names',
+    field: 'requestheaderAllowedNames',
+    type: 'strings',
+    default: [GATEWAY_USER],
+    usage: 'Client certificate common names allowed to act for the end user a gRPC request names (gateways in front of this core).',
+    parse: (v, n) => parseList(n, v),
+  }),
+  flag({
+    name: 'core-only',
+    field: 'coreOnly',
+    type: 'bool',
+    default: false,
+    usage: 'Serve only the core over gRPC (needs --grpc-port), without the HTTPS gateway.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+];
+
+const BY_NAME = new Map(FLAGS.map((f) => [f.name, f] as const));
+
+/** Every flag's name, in help order (the README's table lists them all; a test keeps it so). */
+export function flagNames(): string[] {
+  return FLAGS.map((f) => f.name);
+}
+
+/** The defaults, from the table. */
+export function defaultConfig(): ServerConfig {
+  const config: Partial<Record<keyof ServerConfig, unknown>> = {};
+  for (const f of FLAGS) if (f.default !== undefined) config[f.field] = structuredClone(f.default);
+  return config as ServerConfig;
+}
+
+export const DEFAULTS: Readonly<ServerConfig> = defaultConfig();
+
+function shownDefault(f: Flag): string {
+  if (f.shownDefault !== undefined) return f.shownDefault;
+  if (f.default === undefined) return '';
+  return Array.isArray(f.default) ? f.default.join(',') : String(f.default);
+}
+
+export function helpText(): string {
+  const lines = ['Usage: keelson [flags]', '', 'Flags:'];
+  for (const f of FLAGS) {
+    const shown = shownDefault(f);
+    lines.push(`      --${f.name} ${f.type === 'bool' ? '' : f.type}`.trimEnd().padEnd(48) + f.usage + (shown ? ` (default ${shown})` : ''));
+  }
+  lines.push('  -h, --help'.padEnd(48) + 'help for keelson');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Go's strconv.ParseBool, which bool flags and feature gates use. */
 function parseGoBool(value: string): boolean | undefined {
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
   if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
   return undefined;
+}
+
+function parseBool(name: string, value: string): boolean {
+  const b = parseGoBool(value);
+  if (b === undefined) throw invalid(name, value, `strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
+  return b;
+}
+
+function nonEmpty(name: string, value: string): string {
+  if (!value) throw invalid(name, value, 'must not be empty');
+  return value;
+}
+
+function parseIp(name: string, value: string): string {
+  if (!isIP(value)) throw invalid(name, value, 'must be an IP address');
+  return value;
 }
 
 export function parseFeatureGates(value: string): Record<string, boolean> {
@@ -144,48 +368,48 @@ function parseKnownFeatureGates(value: string): Record<string, boolean> {
   return gates;
 }
 
-function parsePort(flag: FlagName, value: string, min: number): number {
-  if (!/^\d+$/.test(value)) throw invalid(flag, value, `strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+function parsePort(name: string, value: string, min: number): number {
+  if (!/^\d+$/.test(value)) throw invalid(name, value, `strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
   const n = Number(value);
-  if (n < min || n > 65535) throw invalid(flag, value, `must be between ${min} and 65535, inclusive`);
+  if (n < min || n > 65535) throw invalid(name, value, `must be between ${min} and 65535, inclusive`);
   return n;
 }
 
-function parseList(flag: FlagName, value: string): string[] {
+function parseList(name: string, value: string): string[] {
   const items = value.split(',').map((s) => s.trim());
-  if (items.some((s) => s === '')) throw invalid(flag, value, 'empty element in list');
+  if (items.some((s) => s === '')) throw invalid(name, value, 'empty element in list');
   return items;
 }
 
-function parseEtcdServers(value: string): string[] {
-  const urls = parseList('etcd-servers', value);
+function parseEtcdServers(name: string, value: string): string[] {
+  const urls = parseList(name, value);
   for (const u of urls) {
     let parsed: URL;
     try {
       parsed = new URL(u);
     } catch {
-      throw invalid('etcd-servers', value, `${JSON.stringify(u)} is not a URL`);
+      throw invalid(name, value, `${JSON.stringify(u)} is not a URL`);
     }
     if (!['http:', 'https:', 'unix:', 'unixs:'].includes(parsed.protocol)) {
-      throw invalid('etcd-servers', value, `${JSON.stringify(u)} must use http, https, unix or unixs`);
+      throw invalid(name, value, `${JSON.stringify(u)} must use http, https, unix or unixs`);
     }
   }
   return urls;
 }
 
-function parseHostPort(flag: FlagName, value: string): string {
+function parseHostPort(name: string, value: string): string {
   const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(value);
-  if (!m) throw invalid(flag, value, 'must be host:port');
-  parsePort(flag, m[2], 1);
+  if (!m) throw invalid(name, value, 'must be host:port');
+  parsePort(name, m[2]!, 1);
   return value;
 }
 
 function loadServingCertificate(certFile: string, keyFile: string, io: FlagIo): ServingCertificate {
-  const read = (flag: FlagName, path: string) => {
+  const read = (flagName: string, path: string) => {
     try {
       return io.readFile(path);
     } catch (err) {
-      throw new FlagFailure(`--${flag}`, `--${flag}: cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
+      throw new FlagFailure(`--${flagName}`, `--${flagName}: cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
     }
   };
   const cert = read('tls-cert-file', certFile);
@@ -211,7 +435,7 @@ function loadServingCertificate(certFile: string, keyFile: string, io: FlagIo): 
 const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A Go duration (`5m0s`, `90s`, `1h30m`, `0`) in milliseconds, as kube-apiserver's duration flags take. */
-export function parseDuration(flag: FlagName, value: string): number {
+export function parseDuration(name: string, value: string): number {
   if (value === '0') return 0;
   const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
   let total = 0;
@@ -220,96 +444,50 @@ export function parseDuration(flag: FlagName, value: string): number {
     total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
     consumed = re.lastIndex;
   }
-  if (consumed === 0 || consumed !== value.length) throw invalid(flag, value, `time: invalid duration ${JSON.stringify(value)}`);
+  if (consumed === 0 || consumed !== value.length) throw invalid(name, value, `time: invalid duration ${JSON.stringify(value)}`);
   return total;
 }
 
 /** Parse `argv` (without the node and script paths). */
 export function parseFlags(argv: readonly string[], io: FlagIo = defaultIo): FlagParseResult {
-  const values = new Map<FlagName, string>();
   try {
+    const config = defaultConfig();
+    const seen = new Set<string>();
     for (let i = 0; i < argv.length; i++) {
-      const arg = argv[i];
+      const arg = argv[i]!;
       if (arg === '--help' || arg === '-h') return { kind: 'help', text: helpText() };
       if (!arg.startsWith('--')) throw new FlagFailure('', `unexpected argument ${JSON.stringify(arg)}; every option is a --flag`);
       const eq = arg.indexOf('=');
-      const name = (eq < 0 ? arg.slice(2) : arg.slice(2, eq)) as FlagName;
-      if (!(name in USAGE)) throw new FlagFailure(eq < 0 ? arg : arg.slice(0, eq), `unknown flag: ${eq < 0 ? arg : arg.slice(0, eq)}`);
+      const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      const f = BY_NAME.get(name);
+      if (!f) throw new FlagFailure(eq < 0 ? arg : arg.slice(0, eq), `unknown flag: ${eq < 0 ? arg : arg.slice(0, eq)}`);
       let value: string;
-      if (eq >= 0) {
-        value = arg.slice(eq + 1);
-      } else {
-        if (i + 1 >= argv.length) throw new FlagFailure(`--${name}`, `flag needs an argument: --${name}`);
-        value = argv[++i];
-      }
-      values.set(name, value);
+      if (eq >= 0) value = arg.slice(eq + 1);
+      else if (f.type === 'bool') value = 'true'; // pflag: a bare boolean flag means true
+      else if (i + 1 >= argv.length) throw new FlagFailure(`--${name}`, `flag needs an argument: --${name}`);
+      else value = argv[++i]!;
+      (config as unknown as Record<string, unknown>)[f.field] = f.parse(value, name, config[f.field] as never);
+      seen.add(name);
     }
-    return { kind: 'config', config: buildConfig(values, io) };
+    return { kind: 'config', config: finish(config, seen, io) };
   } catch (err) {
     if (err instanceof FlagFailure) return { kind: 'error', error: { flag: err.flag, message: err.message } };
     throw err;
   }
 }
 
-function buildConfig(values: Map<FlagName, string>, io: FlagIo): ServerConfig {
-  const config: ServerConfig = {
-    bindAddress: DEFAULTS.bindAddress,
-    securePort: DEFAULTS.securePort,
-    dataDir: DEFAULTS.dataDir,
-    vendor: DEFAULTS.vendor,
-    controllers: [...DEFAULTS.controllers],
-    featureGates: {},
-    compactionIntervalMs: DEFAULTS.compactionIntervalMs,
-    watchCacheWindowMs: DEFAULTS.watchCacheWindowMs,
-  };
-  for (const [name, value] of values) {
-    switch (name) {
-      case 'bind-address':
-        if (!isIP(value)) throw invalid(name, value, 'must be an IP address');
-        config.bindAddress = value;
-        break;
-      case 'secure-port':
-        config.securePort = parsePort(name, value, 0);
-        break;
-      case 'etcd-servers':
-        config.etcdServers = parseEtcdServers(value);
-        break;
-      case 'data-dir':
-        if (!value) throw invalid(name, value, 'must not be empty');
-        config.dataDir = value;
-        break;
-      case 'vendor':
-        if (!isVendor(value)) throw invalid(name, value, `must be one of ${VENDORS.join(', ')}`);
-        config.vendor = value;
-        break;
-      case 'core-address':
-        config.coreAddress = parseHostPort(name, value);
-        break;
-      case 'controllers':
-        config.controllers = parseList(name, value);
-        break;
-      case 'feature-gates':
-        config.featureGates = parseKnownFeatureGates(value);
-        break;
-      case 'etcd-compaction-interval':
-        config.compactionIntervalMs = parseDuration(name, value);
-        break;
-      case 'watch-cache-window':
-        config.watchCacheWindowMs = parseDuration(name, value);
-        if (config.watchCacheWindowMs <= 0) throw invalid(name, value, 'must be positive');
-        break;
-      case 'tls-cert-file':
-      case 'tls-private-key-file':
-        if (!value) throw invalid(name, value, 'must not be empty');
-        break;
-    }
+/** Checks across flags: the serving certificate pair, and what --core-only needs. */
+function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): ServerConfig {
+  const hasCert = seen.has('tls-cert-file');
+  const hasKey = seen.has('tls-private-key-file');
+  if (hasCert !== hasKey) {
+    const missing = hasCert ? '--tls-private-key-file' : '--tls-cert-file';
+    throw new FlagFailure(missing, `${missing} is required when ${hasCert ? '--tls-cert-file' : '--tls-private-key-file'} is set: give both or neither`);
   }
-  const certFile = values.get('tls-cert-file');
-  const keyFile = values.get('tls-private-key-file');
-  if ((certFile === undefined) !== (keyFile === undefined)) {
-    const missing = certFile === undefined ? '--tls-cert-file' : '--tls-private-key-file';
-    throw new FlagFailure(missing, `${missing} is required when ${certFile === undefined ? '--tls-private-key-file' : '--tls-cert-file'} is set: give both or neither`);
+  if (config.servingCertificate) {
+    config.servingCertificate = loadServingCertificate(config.servingCertificate.certFile, config.servingCertificate.keyFile, io);
   }
-  if (certFile !== undefined && keyFile !== undefined) config.servingCertificate = loadServingCertificate(certFile, keyFile, io);
+  if (config.coreOnly && config.grpcPort === undefined) throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
+  if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');
   return config;
 }

@@ -4,14 +4,19 @@
  * --core-address), and the HTTPS gateway. `main.ts` is this plus flags, logging and signals;
  * tests call `startServer` directly.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
-import { createGrpcCoreClient } from '../grpc';
+import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreServer } from '../grpc';
+import { type Authenticator, type TokenAuthenticator, bootstrapTokenAuthenticator, createAuthenticator, parseTokenFile, tokenFileAuthenticator, tokenReviewHandler } from '../authn';
+import { StatusError } from '../status';
+import { systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
-import { keelsonVersion, startGateway } from '../gateway';
+import { type RunningServer, keelsonVersion, startGateway } from '../gateway';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
@@ -19,7 +24,7 @@ import { type Store, createStore } from '../store';
 import type { ServerConfig } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
-import { ensurePki } from './pki';
+import { type Pki, ensurePki } from './pki';
 
 export type { ServerConfig } from './flags';
 export { parseFlags } from './flags';
@@ -45,6 +50,8 @@ export interface RunningKeelson {
   ready: Promise<void>;
   /** Stop serving, end open watches, close the core and the store. Idempotent. */
   close(): Promise<void>;
+  /** `host:port` of the core's gRPC door, when served (`--grpc-port`). */
+  grpcAddress?: string;
 }
 
 const PACKAGE_VERSION = '0.1.0';
@@ -57,14 +64,33 @@ interface Backend {
   close(): Promise<void>;
 }
 
-function openBackend(config: ServerConfig, features: FeatureGates, log: (message: string) => void): Backend {
+interface BackendDeps {
+  features: FeatureGates;
+  pki: Pki;
+  /** The server's authenticator chain: TokenReview answers with it. */
+  authenticator: Authenticator;
+  log: (message: string) => void;
+}
+
+function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   const naming = createNaming(config.vendor);
   if (config.coreAddress) {
-    const client = createGrpcCoreClient(config.coreAddress);
+    // The gateway presents its own client certificate; the core lets it act for the end user.
+    const host = config.coreAddress.slice(0, config.coreAddress.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+    const client = createGrpcCoreClient(config.coreAddress, {
+      tls: { ca: deps.pki.caCert, cert: deps.pki.gatewayCert, key: deps.pki.gatewayKey, ...(isIP(host) ? { serverName: 'localhost' } : {}) },
+    });
     return { core: client, resources: builtinResources(naming), ready: async () => {}, close: async () => client.close() };
   }
   const store = config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir });
-  const core = createCore({ store, naming, features, compactionIntervalMs: config.compactionIntervalMs, watchCache: { windowMs: config.watchCacheWindowMs } });
+  const core = createCore({
+    store,
+    naming,
+    features: deps.features,
+    compactionIntervalMs: config.compactionIntervalMs,
+    watchCache: { windowMs: config.watchCacheWindowMs },
+    handlers: { tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: config.apiAudiences }) },
+  });
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
@@ -74,13 +100,65 @@ function openBackend(config: ServerConfig, features: FeatureGates, log: (message
     store,
     ready: async () => {
       await core.ready();
-      controllers = startControllers(core, enabledControllers(config.controllers), log);
+      controllers = startControllers(core, enabledControllers(config.controllers), deps.log);
     },
     close: async () => {
       controllers?.stop();
       await core.close();
     },
   };
+}
+
+/** The identity the server reads its own Secrets with (bootstrap tokens). */
+const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:masters'] } };
+
+/**
+ * The authenticator chain from the flags: client certificates (checked by TLS against the
+ * client CA), `--token-auth-file`, bootstrap tokens (read through `core()` from the watch
+ * cache), anonymous unless `--anonymous-auth=false`.
+ */
+function buildAuthenticator(config: ServerConfig, core: () => CoreApi, log: (message: string) => void): Authenticator {
+  const naming = createNaming(config.vendor);
+  const tokens: TokenAuthenticator[] = [];
+  if (config.tokenAuthFile) {
+    let text: string;
+    try {
+      text = readFileSync(config.tokenAuthFile, 'utf8');
+    } catch (err) {
+      throw new Error(`--token-auth-file: cannot read ${JSON.stringify(config.tokenAuthFile)}: ${(err as Error).message}`);
+    }
+    const file = parseTokenFile(text, config.tokenAuthFile);
+    for (const w of file.warnings) log(w);
+    tokens.push(tokenFileAuthenticator(file));
+  }
+  if (config.enableBootstrapTokenAuth) {
+    tokens.push(
+      bootstrapTokenAuthenticator({
+        namespace: naming.namespaces.system,
+        secretType: naming.bootstrapTokenSecretType,
+        clock: systemClock,
+        secrets: async (namespace, name) => {
+          try {
+            return await core().get({ group: '', version: 'v1', resource: 'secrets', namespace, name }, { resourceVersion: '0' }, SERVER_CONTEXT);
+          } catch (err) {
+            if (StatusError.is(err, 'NotFound')) return undefined;
+            throw err;
+          }
+        },
+      }),
+    );
+  }
+  return createAuthenticator({ certificates: true, tokens, anonymous: config.anonymousAuth });
+}
+
+/** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
+function clientCaOf(config: ServerConfig, pki: Pki): string {
+  if (!config.clientCaFile) return pki.caCert;
+  try {
+    return readFileSync(config.clientCaFile, 'utf8');
+  } catch (err) {
+    throw new Error(`--client-ca-file: cannot read ${JSON.stringify(config.clientCaFile)}: ${(err as Error).message}`);
+  }
 }
 
 export async function startServer(config: ServerConfig, options: StartServerOptions = {}): Promise<RunningKeelson> {
@@ -95,29 +173,48 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   // One set of gates serves the core and the gateway's codecs (CBOR, compression).
   const { gates: features, warnings } = buildFeatureGates(config.featureGates);
   for (const w of warnings) log(w);
-  const backend = openBackend(config, features, log);
+  const clientCa = clientCaOf(config, pki);
+  let backend: Backend | undefined;
+  const authenticator = buildAuthenticator(config, () => backend!.core, log);
+  backend = openBackend(config, { features, pki, authenticator, log });
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
-  let server;
+  // Why a request was refused (never the credential itself).
+  const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
+  let grpc: GrpcCoreServer | undefined;
+  let server: RunningServer | undefined;
   try {
-    server = await startGateway({
+    if (config.grpcPort !== undefined && !config.coreAddress) {
+      grpc = await startGrpcCoreServer(backend.core, {
+        address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
+        tls: { key: serving.key, cert: serving.cert, ca: clientCa },
+        authentication: { authenticator, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
+      });
+      log(`serving the core over gRPC on ${grpc.address}`);
+    }
+    if (!config.coreOnly) server = await startGateway({
       core: backend.core,
       resources: backend.resources,
       naming,
       codecs: gatewayCodecs(naming, encodingFeatures(features)),
       health: serverHealthChecks(state, backend.store),
       version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
-      tls: { cert: serving.cert, key: serving.key, clientCa: pki.caCert },
+      tls: { cert: serving.cert, key: serving.key, clientCa },
       host: config.bindAddress,
       port: config.securePort,
       adapter: options.adapter,
+      authenticator,
+      onUnauthenticated,
       onUnexpectedError: (err) => log(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     });
   } catch (err) {
+    await grpc?.close().catch(() => {});
     await backend.close().catch(() => {});
     throw err;
   }
+  const opened = backend;
 
-  const url = serverUrl(config.bindAddress, server.port);
+  const port = server?.port ?? 0;
+  const url = serverUrl(config.bindAddress, port);
   const kubeconfigPath = path.join(dataDir, 'admin.kubeconfig');
   const certificateAuthority = config.servingCertificate ? pki.caCert + config.servingCertificate.cert : pki.caCert;
   const content = renderKubeconfig({ server: url, certificateAuthority, clientCertificate: pki.adminCert, clientKey: pki.adminKey });
@@ -127,11 +224,12 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const close = () =>
     (closing ??= (async () => {
       state.shuttingDown = true;
-      await server.close();
-      await backend.close();
+      await server?.close();
+      await grpc?.close();
+      await opened.close();
     })());
 
-  const ready = backend.ready().then(() => {
+  const ready = opened.ready().then(() => {
     state.coreReady = true;
   });
   if (options.waitForReady ?? true) {
@@ -144,5 +242,5 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   } else {
     ready.catch((err) => log(`the core failed to start: ${err instanceof Error ? err.message : String(err)}`));
   }
-  return { port: server.port, url, kubeconfigPath, dataDir, ready, close };
+  return { port, url, kubeconfigPath, dataDir, ready, close, ...(grpc ? { grpcAddress: grpc.address } : {}) };
 }

@@ -28,6 +28,8 @@ const BACKDATE_MS = 60 * 60 * 1000;
 
 export const ADMIN_USER = 'admin';
 export const ADMIN_GROUP = 'system:masters';
+/** The identity a gateway presents to a remote core's gRPC door (allowed to act for end users by default). */
+export const GATEWAY_USER = 'system:keelson-gateway';
 
 export interface Pki {
   caCert: string;
@@ -35,6 +37,8 @@ export interface Pki {
   servingKey: string;
   adminCert: string;
   adminKey: string;
+  gatewayCert: string;
+  gatewayKey: string;
 }
 
 export interface EnsurePkiOptions {
@@ -204,11 +208,14 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
     ? undefined
     : await ensureLeaf('serving', { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server', names: servingNames(options.extraServingNames) });
   const admin = await ensureLeaf('admin', { subject: [{ CN: [ADMIN_USER] }, { O: [ADMIN_GROUP] }], usage: 'client' });
+  const gateway = await ensureLeaf('gateway', { subject: [{ CN: [GATEWAY_USER] }], usage: 'client' });
   return {
     caCert: ca.certPem,
     servingCert: serving?.certPem ?? '',
     servingKey: serving?.keyPem ?? '',
     adminCert: admin.certPem,
     adminKey: admin.keyPem,
+    gatewayCert: gateway.certPem,
+    gatewayKey: gateway.keyPem,
   };
 }

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type FlagIo, parseFeatureGates, parseFlags } from '../../src/server/flags';
+import { type FlagIo, flagNames, parseFeatureGates, parseFlags } from '../../src/server/flags';
 
 function config(args: string[], io?: FlagIo) {
   const r = parseFlags(args, io);
@@ -38,7 +38,25 @@ describe('flags', () => {
       featureGates: {},
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,
+      anonymousAuth: true,
+      enableBootstrapTokenAuth: false,
+      apiAudiences: [],
+      grpcBindAddress: '127.0.0.1',
+      requestheaderAllowedNames: ['system:keelson-gateway'],
+      coreOnly: false,
     });
+  });
+
+  it('declares each flag once: help lists every flag with its default, and booleans take a bare --flag', () => {
+    const r = parseFlags(['--help']);
+    const text = r.kind === 'help' ? r.text : '';
+    for (const name of ['bind-address', 'secure-port', 'anonymous-auth', 'token-auth-file', 'client-ca-file', 'grpc-port', 'core-only']) expect(text).toContain(`--${name}`);
+    expect(text).toMatch(/--secure-port int +.*\(default 6443\)/);
+    expect(text).toMatch(/--anonymous-auth +.*\(default true\)/);
+    expect(config(['--anonymous-auth=false', '--enable-bootstrap-token-auth'])).toMatchObject({ anonymousAuth: false, enableBootstrapTokenAuth: true });
+    expect(error(['--anonymous-auth=maybe'])).toEqual({ flag: '--anonymous-auth', message: 'invalid argument "maybe" for "--anonymous-auth" flag: strconv.ParseBool: parsing "maybe": invalid syntax' });
+    expect(config(['--grpc-port', '0', '--core-only', '--requestheader-allowed-names', 'gw-a,gw-b'])).toMatchObject({ grpcPort: 0, coreOnly: true, requestheaderAllowedNames: ['gw-a', 'gw-b'] });
+    expect(error(['--core-only'])).toEqual({ flag: '--core-only', message: '--core-only needs --grpc-port: a core-only process serves only the gRPC door' });
   });
 
   it('accepts both --flag value and --flag=value', () => {
@@ -130,5 +148,12 @@ describe('duration flags', () => {
       error: { flag: '--etcd-compaction-interval', message: 'invalid argument "5 minutes" for "--etcd-compaction-interval" flag: time: invalid duration "5 minutes"' },
     });
     expect(parseFlags(['--watch-cache-window=0']).kind).toBe('error');
+  });
+});
+
+describe('the README', () => {
+  it('lists every flag the server takes', () => {
+    const readme = readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+    expect(flagNames().filter((name) => !readme.includes(`\`--${name}\``))).toEqual([]);
   });
 });
