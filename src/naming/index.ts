@@ -26,6 +26,11 @@ export interface Naming {
   /** A label or annotation key below the key domain, e.g. `key('bootstrapping')` → `kubernetes.io/bootstrapping`. */
   key(name: string, subdomain?: string): string;
 
+  /**
+   * The API group of each schema package (`core.v1.Pod` → '', `rbac.v1.Role` →
+   * `rbac.authorization.<domain>`): the groups the schema's kinds are served in, as data.
+   */
+  readonly apiGroups: Readonly<Record<GroupKey, string>>;
   readonly groups: {
     readonly rbac: string;
     readonly events: string;
@@ -79,11 +84,24 @@ export function isVendor(value: string): value is Vendor {
   return (VENDORS as readonly string[]).includes(value);
 }
 
+/** The schema packages whose kinds are served, each in one API group. */
+export type GroupKey = 'core' | 'apps' | 'autoscaling' | 'rbac' | 'events' | 'authentication' | 'authorization' | 'meta';
+
 export function createNaming(vendor: Vendor): Naming {
   const w = WORDS[vendor];
   const group = (prefix: string): string => `${prefix}.${w.groupDomain}`;
   const key = (name: string, subdomain?: string): string =>
     subdomain ? `${subdomain}.${w.keyDomain}/${name}` : `${w.keyDomain}/${name}`;
+  const groups = {
+    rbac: group('rbac.authorization'),
+    events: group('events'),
+    meta: group('meta'),
+    authentication: group('authentication'),
+    authorization: group('authorization'),
+    apiDiscovery: group('apidiscovery'),
+    apiserverConfig: group('apiserver.config'),
+    clientAuthentication: group('client.authentication'),
+  };
   return {
     vendor,
     word: w.word,
@@ -91,15 +109,17 @@ export function createNaming(vendor: Vendor): Naming {
     keyDomain: w.keyDomain,
     group,
     key,
-    groups: {
-      rbac: group('rbac.authorization'),
-      events: group('events'),
-      meta: group('meta'),
-      authentication: group('authentication'),
-      authorization: group('authorization'),
-      apiDiscovery: group('apidiscovery'),
-      apiserverConfig: group('apiserver.config'),
-      clientAuthentication: group('client.authentication'),
+    groups,
+    // Upstream's unsuffixed groups keep their names under every profile.
+    apiGroups: {
+      core: '',
+      apps: 'apps',
+      autoscaling: 'autoscaling',
+      rbac: groups.rbac,
+      events: groups.events,
+      authentication: groups.authentication,
+      authorization: groups.authorization,
+      meta: groups.meta,
     },
     namespaces: {
       default: 'default',

@@ -1,5 +1,5 @@
 /** The one definition of every type Keelson serves (each fact written once; protobuf, JSON, validation, patch, apply and OpenAPI derive from it). */
 export * from './types';
 export * from './registry';
-export { RESOURCE_KINDS, UNVERSIONED_META_KINDS, META_GROUP_KINDS, PER_GROUP_VERSION_KINDS } from './kinds';
+export { UNVERSIONED_META_KINDS, META_GROUP_KINDS, PER_GROUP_VERSION_KINDS } from './kinds';
 export { effectiveListMapKeys, effectiveListType, effectiveMapType, effectiveStructType } from './markers';

@@ -8,24 +8,21 @@ function kinds(group: GroupKey, version: string, pkg: string, names: readonly st
   return names.map((kind) => ({ group, version, kind, type: `${pkg}.${kind}` }));
 }
 
-/** Kinds served as resources (and their lists) or subresources, one group version each. */
-export const RESOURCE_KINDS: readonly KindDef[] = [
-  ...kinds('core', 'v1', 'core.v1', [
-    'Namespace', 'NamespaceList', 'Pod', 'PodList', 'Secret', 'SecretList',
-    'ConfigMap', 'ConfigMapList', 'ServiceAccount', 'ServiceAccountList',
-  ]),
-  ...kinds('apps', 'v1', 'apps.v1', ['ReplicaSet', 'ReplicaSetList']),
-  ...kinds('autoscaling', 'v1', 'autoscaling.v1', ['Scale']),
-  ...kinds('rbac', 'v1', 'rbac.v1', [
-    'Role', 'RoleList', 'RoleBinding', 'RoleBindingList',
-    'ClusterRole', 'ClusterRoleList', 'ClusterRoleBinding', 'ClusterRoleBindingList',
-  ]),
-  ...kinds('events', 'v1', 'events.v1', ['Event', 'EventList']),
-  ...kinds('authentication', 'v1', 'authentication.v1', ['SelfSubjectReview', 'TokenRequest', 'TokenReview']),
-  ...kinds('authorization', 'v1', 'authorization.v1', [
-    'LocalSubjectAccessReview', 'SelfSubjectAccessReview', 'SelfSubjectRulesReview', 'SubjectAccessReview',
-  ]),
-];
+/**
+ * Kinds served as resources (and their lists), subresources and reviews: every type that embeds
+ * TypeMeta outside the meta package, named `<group key>.<version>.<Kind>`. A type declared in
+ * the schema with `typeMeta` is a kind; there is no list to keep in step.
+ */
+export function resourceKindsOf(types: Iterable<{ readonly name: string; readonly typeMeta: boolean }>): KindDef[] {
+  const out: KindDef[] = [];
+  for (const t of types) {
+    if (!t.typeMeta) continue;
+    const [pkg, version, kind] = t.name.split('.') as [GroupKey | 'meta', string, string];
+    if (pkg === 'meta') continue;
+    out.push({ group: pkg, version, kind, type: t.name });
+  }
+  return out;
+}
 
 /**
  * meta/v1 kinds upstream registers in the core `v1` version (they travel as `apiVersion: v1`:

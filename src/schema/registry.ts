@@ -5,7 +5,7 @@
  */
 import type { Naming } from '../naming';
 import { ALL_PACKAGES } from './defs';
-import { META_GROUP_KINDS, PER_GROUP_VERSION_KINDS, RESOURCE_KINDS, UNVERSIONED_META_KINDS } from './kinds';
+import { META_GROUP_KINDS, PER_GROUP_VERSION_KINDS, UNVERSIONED_META_KINDS, resourceKindsOf } from './kinds';
 import type { FieldDef, GroupKey, KindDef, PackageDef, TypeDef, ValueType } from './types';
 
 /** A JSON property of a type: a field of its own or of an inline-embedded struct. */
@@ -145,20 +145,16 @@ export function schemaTypes(): ReadonlyMap<string, SchemaType> {
   return compiledTypes;
 }
 
+let resourceKindList: readonly KindDef[] | undefined;
+
+/** The served resource kinds, derived from the types that embed TypeMeta (kinds.ts). */
+export function resourceKinds(): readonly KindDef[] {
+  resourceKindList ??= resourceKindsOf(schemaTypes().values());
+  return resourceKindList;
+}
+
 export function groupName(naming: Naming, key: GroupKey): string {
-  switch (key) {
-    case 'core':
-      return '';
-    case 'apps':
-    case 'autoscaling':
-      return key;
-    case 'rbac':
-    case 'events':
-    case 'authentication':
-    case 'authorization':
-    case 'meta':
-      return naming.groups[key];
-  }
+  return naming.apiGroups[key];
 }
 
 function apiVersionOf(group: string, version: string): string {
@@ -181,7 +177,7 @@ export function schemaRegistry(naming: Naming): SchemaRegistry {
     const group = groupName(naming, k.group);
     return { apiVersion: apiVersionOf(group, k.version), group, version: k.version, kind: k.kind, type: type(k.type) };
   };
-  const kinds = [...RESOURCE_KINDS, ...UNVERSIONED_META_KINDS, ...META_GROUP_KINDS].map(serve);
+  const kinds = [...resourceKinds(), ...UNVERSIONED_META_KINDS, ...META_GROUP_KINDS].map(serve);
   const byKey = new Map(kinds.map((k) => [`${k.apiVersion}\n${k.kind}`, k]));
   const groupVersions = new Set(kinds.map((k) => k.apiVersion));
   const perGroupVersion = new Map(UNVERSIONED_META_KINDS.map((k) => [k.kind, type(k.type)]));

@@ -13,6 +13,7 @@
  * `meta.v1.ObjectMeta`. Inside a package's definitions a bare name (`PodSpec`) means a type of
  * the same package.
  */
+import type { GroupKey } from '../naming';
 
 /** Scalars. `bytes` is base64 (standard alphabet, padded) in JSON. */
 export type ScalarType = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'bytes';
@@ -111,7 +112,7 @@ export interface TypeDef {
  * The API groups of Keelson's types, vendor-neutral. The naming profile turns them into group
  * names (`rbac` → `naming.groups.rbac`, e.g. `rbac.authorization.<vendor domain>`).
  */
-export type GroupKey = 'core' | 'apps' | 'autoscaling' | 'rbac' | 'events' | 'authentication' | 'authorization' | 'meta';
+export type { GroupKey } from '../naming';
 
 /** A top-level kind (something with apiVersion and kind) and the type that defines it. */
 export interface KindDef {

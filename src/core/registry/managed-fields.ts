@@ -6,7 +6,7 @@
  */
 import type { ApiObject, ManagedFieldsEntry } from '../api';
 import { rfc3339 } from '../../clock';
-import { RESOURCE_KINDS, type SchemaType, schemaTypes } from '../../schema';
+import { type SchemaType, resourceKinds, schemaTypes } from '../../schema';
 import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
@@ -67,7 +67,7 @@ export function schemaTypeOf(apiVersion: string, kind: string): SchemaType | und
   const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
   const key = `${version}/${kind}`;
   if (!typesByVersionKind.has(key)) {
-    const k = RESOURCE_KINDS.find((d) => d.kind === kind && d.version === version);
+    const k = resourceKinds().find((d) => d.kind === kind && d.version === version);
     typesByVersionKind.set(key, k ? schemaTypes().get(k.type) : undefined);
   }
   return typesByVersionKind.get(key);
