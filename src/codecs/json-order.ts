@@ -13,15 +13,14 @@ import { CodecError, type Codec } from './codec';
 import type { Naming } from '../naming';
 import { type SchemaRegistry, type SchemaType, schemaRegistry, type ValueType } from '../schema';
 import { compareGoStrings, escapeGoHtml, goJsonString } from './go-strings';
+import { isObject } from '../util/json-values';
 
 export interface JsonOrderOptions {
   /** Indentation per level (`'  '` as `json.Indent` in upstream's fixtures); empty: compact. */
   indent?: string;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isPlainObject = isObject<Record<string, unknown>>;
 
 class Printer {
   constructor(

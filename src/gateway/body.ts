@@ -6,22 +6,18 @@
  */
 import type { ApiObject, DecodeReport, Patch, PatchType } from '../core/api';
 import { badRequest, unsupportedMediaType } from '../status';
+import { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
 import { decodeStrictJson } from '../codecs/strict-json';
 import { joinIndex, joinKey } from '../codecs/go-strings';
 import { decodeStrictYaml } from '../codecs/strict-yaml';
 import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';
 import type { GatewayRequest } from './types';
+import { isObject } from '../util/json-values';
 
 /** Upstream's default MaxRequestBodyBytes. */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
-/** PATCH media types in upstream's order, as its 415 message lists them. */
-export const PATCH_MEDIA_TYPES: ReadonlyMap<string, PatchType> = new Map<string, PatchType>([
-  ['application/json-patch+json', 'json'],
-  ['application/merge-patch+json', 'merge'],
-  ['application/strategic-merge-patch+json', 'strategic'],
-  ['application/apply-patch+yaml', 'apply'],
-]);
+export { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
 
 function decodeMessage(codec: Codec, err: unknown): string {
   const msg = err instanceof CodecError ? err.message : String(err);
@@ -39,9 +35,6 @@ export function decodeBody(codec: Codec, body: Uint8Array): unknown {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The input codec for a request with a body (415 before the body is read). */
 export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {

@@ -11,7 +11,7 @@
  */
 import { Metadata, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 import { StatusTrailer } from '../gen/keelson/core/v1/core';
-import { GrpcCode, REASON_CODES, StatusError, type Status, type StatusReason } from '../status';
+import { GrpcCode, REASON_CODES, StatusError, type Status, type StatusReason, statusError } from '../status';
 import { decodeStatus, encodeEnvelope } from './envelope';
 
 /** Trailing-metadata key of the StatusTrailer; `-bin` makes gRPC carry it as raw bytes. */
@@ -96,16 +96,7 @@ export function fromGrpcError(err: unknown): { error: StatusError; warnings: str
  * FAILED_PRECONDITION, DATA_LOSS) become 500 InternalError.
  */
 export function statusErrorForGrpcCode(code: number, message: string): StatusError {
-  const reason = REASON_BY_GRPC_CODE.get(code) ?? 'InternalError';
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    code: REASON_CODES[reason].http,
-  });
+  return statusError(REASON_BY_GRPC_CODE.get(code) ?? 'InternalError', message);
 }
 
 const REASON_BY_GRPC_CODE: ReadonlyMap<number, StatusReason> = (() => {

@@ -151,6 +151,11 @@ export function groupKindString(gk: GroupKind): string {
   return gk.group ? `${gk.kind}.${gk.group}` : gk.kind;
 }
 
+/** A Failure Status of `reason` with its HTTP code from REASON_CODES (for reasons without a helper of their own). */
+export function statusError(reason: StatusReason, message: string): StatusError {
+  return failure(reason, message);
+}
+
 function failure(reason: StatusReason, message: string, details?: StatusDetails, codeOverride?: number): StatusError {
   const status: Status = {
     kind: 'Status',

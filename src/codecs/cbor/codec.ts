@@ -18,13 +18,12 @@
 import type { SchemaRegistry, SchemaType, ValueType } from '../../schema';
 import { CborDecodeError, CborReader, type ReadShape, readCbor } from './reader';
 import { CborWriter, MAJOR, SELF_DESCRIBED_PREFIX, TAG_EXPECTED_BASE64, sortedKeys } from './writer';
+import { isObject } from '../../util/json-values';
 
 type Json = unknown;
 type JsonObject = Record<string, unknown>;
 
-function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isPlainObject = isObject<JsonObject>;
 
 function presentKeys(value: JsonObject): string[] {
   return Object.keys(value).filter((k) => value[k] !== undefined);

@@ -18,6 +18,7 @@ import { readSpecial, specialZero, writeSpecial } from './special';
 import { ProtoWriter as Writer } from './writer';
 import { compareGoStrings } from '../go-strings';
 import { ProtobufDecodeError, readInt64, skipField, tag, WIRE } from './wire-format';
+import { isObject as isObjectOf } from '../../util/json-values';
 
 export type JsonObject = Record<string, unknown>;
 export type TypeLookup = (name: string) => SchemaType;
@@ -39,9 +40,7 @@ export class ProtobufEncodeError extends Error {
   }
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isObject = isObjectOf<JsonObject>;
 
 function wireOf(type: ValueType): number {
   if (type.kind === 'scalar') {

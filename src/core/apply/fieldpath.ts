@@ -7,6 +7,7 @@
  */
 import { goJsonString } from '../../codecs/go-strings';
 import { compareGoStrings } from '../../codecs/go-strings';
+import { isObject } from '../../util/json-values';
 
 export interface KeyField {
   readonly name: string;
@@ -26,9 +27,6 @@ export function fieldElement(name: string): PathElement {
   return { kind: 'field', name };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * upstream's total order of values: numbers, strings, booleans, lists, maps, null, each

@@ -12,6 +12,7 @@ import { goShapeStruct } from './normalize';
 import type { FieldSet } from './set';
 import { isObject, rootAtom } from './typed';
 import { compareValues, fieldSetOf, type ValidationError } from './walk';
+import { deepCopy } from '../../util/json-values';
 
 /** upstream's total annotation size limit (ValidateAnnotationsSize). */
 const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
@@ -45,7 +46,7 @@ export function allowedByLastApplied(live: ApiObject, scope: FieldManagerScope):
 
 /** `object` with the annotation set to `config` (without the annotation itself, newline-terminated as Go's JSON encoder writes it), unless that makes annotations too large. */
 export function withLastApplied(object: ApiObject, config: ApiObject, key: string): ApiObject {
-  const copy = JSON.parse(JSON.stringify(config)) as ApiObject;
+  const copy = deepCopy(config);
   const configAnnotations = copy.metadata?.annotations;
   if (configAnnotations) delete configAnnotations[key];
   const annotations: Record<string, string> = { ...(object.metadata?.annotations ?? {}), [key]: `${goJson(copy)}\n` };

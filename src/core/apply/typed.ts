@@ -16,6 +16,7 @@ import {
   schemaTypes,
 } from '../../schema';
 import type { KeyField, PathElement } from './fieldpath';
+import { isObject } from '../../util/json-values';
 
 /** The JSON scalars a field accepts (upstream's schema.Scalar); `any` for values the schema leaves open. */
 export type ScalarKind = 'numeric' | 'string' | 'boolean' | 'untyped' | 'any';
@@ -90,9 +91,7 @@ export function memberAtom(atom: Atom, name: string): Atom | undefined {
   return atom.type.typeMeta && (name === 'kind' || name === 'apiVersion') ? { kind: 'scalar', scalar: 'string' } : undefined;
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isObject };
 
 export class ItemKeyError extends Error {}
 

@@ -5,6 +5,7 @@
  * encoded once per format however many watchers receive it, as upstream's cachingObject does.
  */
 import type { ApiObject, WatchEvent } from '../api';
+import { compareGoStrings } from '../../codecs/go-strings';
 
 /** Freeze a JSON value and everything in it; returns it, now immutable. */
 export function deepFreeze<T>(value: T): T {
@@ -104,20 +105,7 @@ export class CacheEvent {
 }
 
 /**
- * Key order as the backends order keys (memcmp of UTF-8 = code point order), so that a chunk
- * cut from the cache continues correctly from the store. UTF-16 order differs from code point
- * order only between surrogates and U+E000..U+FFFF.
+ * Key order as the backends order keys (memcmp of UTF-8 = code point order, which is Go's string
+ * order), so that a chunk cut from the cache continues correctly from the store.
  */
-export function compareKeys(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
-}
+export const compareKeys = compareGoStrings;

@@ -11,25 +11,9 @@ import { applyJsonPatch, decodeJsonPatch } from './json-patch';
 import { applyMergePatch } from './merge-patch';
 import { strategicMergePatch } from './strategic';
 import { SmpError, toStatusError } from './smp-errors';
-import { deepCopy } from '../storage/object-codec';
+import { deepCopy, dropNulls } from '../../util/json-values';
+import { PATCH_MEDIA_TYPES } from './media-types';
 
-/** The patch media types in upstream's order, as its 415 message lists them. */
-export const SUPPORTED_PATCH_MEDIA_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-  'application/apply-patch+yaml',
-];
-
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = dropNulls(x);
-    return out;
-  }
-  return v;
-}
 
 /**
  * The object `patch` makes of `current`. JSON patch addresses the object as upstream encodes it
@@ -47,7 +31,7 @@ export function applyPatch(patch: Patch, current: ApiObject, type: SchemaType | 
       return dropNulls(applyJsonPatch(goView, ops)) as ApiObject;
     }
     case 'strategic': {
-      if (!type) throw unsupportedMediaType(SUPPORTED_PATCH_MEDIA_TYPES.filter((t) => !t.startsWith('application/strategic')));
+      if (!type) throw unsupportedMediaType([...PATCH_MEDIA_TYPES].filter(([, t]) => t !== 'strategic').map(([mediaType]) => mediaType));
       try {
         return strategicMergePatch(deepCopy(current) as Record<string, unknown>, deepCopy(patch.body), type) as ApiObject;
       } catch (err) {

@@ -3,4 +3,5 @@ export { applyJsonPatch, decodeJsonPatch } from './json-patch';
 export { applyMergePatch } from './merge-patch';
 export { strategicMergePatch } from './strategic';
 export { SmpError, plainError, rejectedRequest, toStatusError } from './smp-errors';
-export { SUPPORTED_PATCH_MEDIA_TYPES, applyPatch } from './apply-patch';
+export { applyPatch } from './apply-patch';
+export { PATCH_MEDIA_TYPES } from './media-types';

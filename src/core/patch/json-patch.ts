@@ -7,6 +7,7 @@
  */
 import { StatusError, badRequest, requestEntityTooLarge } from '../../status';
 import { rejectedRequest } from './smp-errors';
+import { deepCopy, isObject } from '../../util/json-values';
 
 /** upstream's maxJSONPatchOperations. */
 const MAX_OPERATIONS = 10000;
@@ -15,13 +16,7 @@ type Container = Record<string, unknown> | unknown[];
 
 class PatchFailure extends Error {}
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
-function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
-}
 
 function decodeKey(part: string): string {
   return part.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -116,7 +111,7 @@ function applyOne(doc: Container, op: Record<string, unknown> | null): Container
     case 'add': {
       const at = findObject(doc, path());
       if (!at) throw new PatchFailure('add operation does not apply: doc is missing path');
-      add(at.con, at.key, clone(value() ?? null));
+      add(at.con, at.key, deepCopy(value() ?? null));
       return doc;
     }
     case 'remove': {
@@ -130,12 +125,12 @@ function applyOne(doc: Container, op: Record<string, unknown> | null): Container
       if (p === '') {
         const v = value();
         if (typeof v !== 'object' || v === null) throw new PatchFailure('replace operation value must be object or array');
-        return clone(v) as Container;
+        return deepCopy(v) as Container;
       }
       const at = findObject(doc, p);
       if (!at || !has(at.con, at.key)) throw new PatchFailure('replace operation does not apply: doc is missing key');
-      if (Array.isArray(at.con)) at.con[arrayIndex(at.con, at.key, at.con.length)] = clone(value() ?? null);
-      else at.con[at.key] = clone(value() ?? null);
+      if (Array.isArray(at.con)) at.con[arrayIndex(at.con, at.key, at.con.length)] = deepCopy(value() ?? null);
+      else at.con[at.key] = deepCopy(value() ?? null);
       return doc;
     }
     case 'move':
@@ -148,7 +143,7 @@ function applyOne(doc: Container, op: Record<string, unknown> | null): Container
       if (kind === 'move') remove(src.con, src.key);
       const at = findObject(doc, path());
       if (!at) throw new PatchFailure(`${kind} operation does not apply: doc is missing destination path`);
-      add(at.con, at.key, kind === 'copy' ? clone(v) : v);
+      add(at.con, at.key, kind === 'copy' ? deepCopy(v) : v);
       return doc;
     }
     case 'test': {
@@ -193,7 +188,7 @@ export function decodeJsonPatch(body: unknown): Array<Record<string, unknown> | 
 
 /** Apply decoded operations to a copy of `doc`; a failing operation is upstream's generic 422. */
 export function applyJsonPatch(doc: unknown, ops: ReadonlyArray<Record<string, unknown> | null>): unknown {
-  let out = clone(doc) as Container;
+  let out = deepCopy(doc) as Container;
   try {
     for (const op of ops) out = applyOne(out, op);
   } catch (err) {

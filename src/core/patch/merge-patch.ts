@@ -6,12 +6,11 @@
  */
 import { badRequest, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
+import { deepCopy, isObject as isObjectOf } from '../../util/json-values';
 
 type JsonMap = Record<string, unknown>;
 
-function isObject(v: unknown): v is JsonMap {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const isObject = isObjectOf<JsonMap>;
 
 function pruneNulls(v: unknown): unknown {
   if (isObject(v)) {
@@ -52,5 +51,5 @@ export function applyMergePatch(doc: JsonMap, patch: unknown): JsonMap {
       ),
     ]);
   }
-  return mergeDocs(JSON.parse(JSON.stringify(doc)) as JsonMap, JSON.parse(JSON.stringify(patch)) as JsonMap);
+  return mergeDocs(deepCopy(doc) as JsonMap, deepCopy(patch) as JsonMap);
 }

@@ -5,14 +5,13 @@
  */
 import { goEqual, goPrint, goType, sliceStable } from '../../codecs/go-values';
 import { ERR_NO_LIST_OF_LISTS, SmpError, errBadArgType, errNoMergeKey } from './smp-errors';
+import { isObject } from '../../util/json-values';
 
 type JsonMap = Record<string, unknown>;
 
 export type ElementKind = 'map' | 'scalar';
 
-function isMap(v: unknown): v is JsonMap {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const isMap = isObject<JsonMap>;
 
 /** The one element type of the given lists (upstream's sliceElementType). */
 export function sliceElementKind(...lists: unknown[][]): ElementKind {

@@ -19,6 +19,7 @@ import {
   errNoMergeKey,
 } from './smp-errors';
 import { mergeSliceWithoutDirectives, normalizeElementOrder, partition, sliceElementKind } from './strategic-lists';
+import { isObject } from '../../util/json-values';
 
 type JsonMap = Record<string, unknown>;
 
@@ -27,9 +28,7 @@ const RETAIN_KEYS = '$retainKeys';
 const DELETE_FROM_PRIMITIVE_LIST = '$deleteFromPrimitiveList';
 const SET_ELEMENT_ORDER = '$setElementOrder';
 
-function isMap(v: unknown): v is JsonMap {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const isMap = isObject<JsonMap>;
 
 /** Apply `patch` to `original` (a copy of the stored object) for a value of `type`. Both are consumed. */
 export function strategicMergePatch(original: JsonMap, patch: unknown, type: SchemaType): JsonMap {

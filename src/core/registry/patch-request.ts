@@ -19,7 +19,7 @@ import {
   unknownError,
 } from '../apply';
 import { applyPatch } from '../patch';
-import { isObject } from '../../util/json-values';
+import { dropNulls, isObject } from '../../util/json-values';
 import { fieldManagerScope } from './managed-fields';
 import { type ResourceWrites, checkName } from './resource-writes';
 import type { WriteRequest } from './write-request';
@@ -50,16 +50,6 @@ class CreateInstead {
     readonly object: ApiObject,
     readonly managedFields: ManagedFieldsEntry[],
   ) {}
-}
-
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (isObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = dropNulls(x);
-    return out;
-  }
-  return v;
 }
 
 /** Server-side apply of the request's configuration; creates the object when it is absent. */

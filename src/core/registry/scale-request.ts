@@ -24,7 +24,7 @@ import { schemaTypes } from '../../schema';
 import { rfc3339 } from '../../clock';
 
 import { applyPatch } from '../patch';
-import { deepCopy } from '../storage/object-codec';
+import { deepCopy } from '../../util/json-values';
 import { type ScaleObject, getScale, scaleFromBody } from './scale';
 import { gvkString } from './patch-request';
 import type { ResourceWrites } from './resource-writes';

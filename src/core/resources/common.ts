@@ -17,12 +17,4 @@ export function defineTyped<T extends ApiObject>(def: ResourceDefinition<T>): Re
   return def as unknown as ResourceDefinition;
 }
 
-/** Plain-object check for values decoded from JSON. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-/** Deep copy of JSON-shaped data. */
-export function cloneJson<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
-}

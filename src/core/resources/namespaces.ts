@@ -6,7 +6,8 @@
 import type { ApiObject } from '../api';
 import { fieldErrors, FieldPath, type FieldError } from '../validation/field-errors';
 import { FINALIZER_NAMESPACE, validateFinalizerName, validateStandardFinalizerName } from '../validation/metadata';
-import { cloneJson, defineTyped } from './common';
+import { defineTyped } from './common';
+import { deepCopy } from '../../util/json-values';
 import type { DefineResource, Verb } from './definition';
 import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 
@@ -82,13 +83,13 @@ export const defineNamespaces: DefineResource = (naming) => {
     },
     prepareForUpdate(ns, old) {
       // spec.finalizers only change through /finalize, status only through /status.
-      ns.spec = { ...ns.spec, finalizers: cloneJson(old.spec?.finalizers) };
-      ns.status = cloneJson(old.status);
+      ns.spec = { ...ns.spec, finalizers: deepCopy(old.spec?.finalizers) };
+      ns.status = deepCopy(old.status);
     },
     validate: validateNamespace,
     status: {
       prepareForUpdate(ns, old) {
-        ns.spec = cloneJson(old.spec);
+        ns.spec = deepCopy(old.spec);
       },
       validateUpdate: (ns) => validateNamespaceStatus(ns),
     },
@@ -96,12 +97,12 @@ export const defineNamespaces: DefineResource = (naming) => {
     finalize: {
       prepareForUpdate(ns, old) {
         const finalizers = ns.spec?.finalizers;
-        ns.spec = { ...cloneJson(old.spec), finalizers: cloneJson(finalizers) };
-        ns.status = cloneJson(old.status);
+        ns.spec = { ...deepCopy(old.spec), finalizers: deepCopy(finalizers) };
+        ns.status = deepCopy(old.status);
         if (ns.metadata) {
-          ns.metadata.labels = cloneJson(old.metadata?.labels);
-          ns.metadata.annotations = cloneJson(old.metadata?.annotations);
-          ns.metadata.finalizers = cloneJson(old.metadata?.finalizers);
+          ns.metadata.labels = deepCopy(old.metadata?.labels);
+          ns.metadata.annotations = deepCopy(old.metadata?.annotations);
+          ns.metadata.finalizers = deepCopy(old.metadata?.finalizers);
         }
       },
     },

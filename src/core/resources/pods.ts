@@ -8,7 +8,8 @@ import { fieldErrors, FieldPath, type FieldError } from '../validation/field-err
 import { semanticEqual } from '../validation/equality';
 import { GO_NIL, invalidWithRendering } from '../validation/go-format';
 import { inclusiveRangeError, isQualifiedName, validateName } from '../validation/names';
-import { cloneJson, defineTyped, STANDARD_VERBS } from './common';
+import { defineTyped, STANDARD_VERBS } from './common';
+import { deepCopy } from '../../util/json-values';
 import type { DefineResource } from './definition';
 import { defaultPodOnlyFields, defaultPodSpec, type Container, type PodSpec, type ResourceList } from './pod-spec';
 import { validatePodSpec } from './pod-spec-validation';
@@ -113,7 +114,7 @@ export function validatePodUpdate(pod: Pod, old: Pod): FieldError[] {
   const errs = validateActiveDeadlineUpdate(pod, old);
   if (errs.length > 0) return errs;
 
-  const munged = cloneJson(old.spec);
+  const munged = deepCopy(old.spec);
   munged.containers = munged.containers.map((c, i) => ({ ...c, image: pod.spec.containers[i]!.image }));
   if (munged.initContainers) munged.initContainers = munged.initContainers.map((c, i) => ({ ...c, image: pod.spec.initContainers![i]!.image }));
   munged.activeDeadlineSeconds = pod.spec.activeDeadlineSeconds;
@@ -223,7 +224,7 @@ export const definePods: DefineResource = () =>
       }
     },
     prepareForUpdate(pod, old) {
-      pod.status = cloneJson(old.status);
+      pod.status = deepCopy(old.status);
     },
     validate(pod) {
       const errs = validatePodSpec(pod.spec, SPEC);
@@ -235,10 +236,10 @@ export const definePods: DefineResource = () =>
     validateUpdate: (pod, old) => validatePodUpdate(pod, old),
     status: {
       prepareForUpdate(pod, old) {
-        pod.spec = cloneJson(old.spec);
+        pod.spec = deepCopy(old.spec);
         // Old kubelets corrupt owner references; /status never changes them (upstream).
         const meta = (pod.metadata ??= {});
-        if (old.metadata?.ownerReferences) meta.ownerReferences = cloneJson(old.metadata.ownerReferences);
+        if (old.metadata?.ownerReferences) meta.ownerReferences = deepCopy(old.metadata.ownerReferences);
         else delete meta.ownerReferences;
         if (pod.status && !pod.status.qosClass && old.status?.qosClass) pod.status.qosClass = old.status.qosClass;
       },

@@ -18,7 +18,8 @@ import {
   validateLabelSelector,
   type MetaLabelSelector,
 } from '../validation/selectors';
-import { cloneJson, defineTyped, STANDARD_VERBS } from './common';
+import { defineTyped, STANDARD_VERBS } from './common';
+import { deepCopy } from '../../util/json-values';
 import type { DefineResource } from './definition';
 import { defaultPodSpec, type PodTemplateSpec } from './pod-spec';
 import { validatePodTemplateSpec } from './pod-spec-validation';
@@ -189,13 +190,13 @@ export const defineReplicaSets: DefineResource = () =>
       rs.status = { replicas: 0 };
     },
     prepareForUpdate(rs, old) {
-      rs.status = cloneJson(old.status) ?? { replicas: 0 };
+      rs.status = deepCopy(old.status) ?? { replicas: 0 };
     },
     validate: (rs) => validateReplicaSetSpec(rs.spec ?? {}),
     validateUpdate: validateReplicaSetUpdate,
     status: {
       prepareForUpdate(rs, old) {
-        rs.spec = cloneJson(old.spec);
+        rs.spec = deepCopy(old.spec);
       },
       validateUpdate: (rs) => validateReplicaSetStatus(rs.status),
     },

@@ -28,7 +28,3 @@ export function decodeFromStorage(kv: KeyValue): ApiObject {
   return obj;
 }
 
-/** A deep copy through JSON: objects are plain JSON data. */
-export function deepCopy<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
-}

@@ -4,10 +4,9 @@
  * JSON-shaped data that means: a missing value equals any empty value ('' 0 false [] {} null),
  * recursively.
  */
+import { isObject } from '../../util/json-values';
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isPlainObject = isObject<Record<string, unknown>>;
 
 /** True for values Go would hold as a zero value: absent, null, '', 0, false, [], or an object of such. */
 export function isEmptyValue(value: unknown): boolean {

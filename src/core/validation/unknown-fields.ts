@@ -15,6 +15,7 @@ import { schemaTypes } from '../../schema';
 import { joinIndex, joinKey } from '../../codecs/go-strings';
 import { compareGoStrings } from '../../codecs/go-strings';
 import { goTypeName, jsonValueKind, scalarFits } from './unknown-fields-go';
+import { isObject } from '../../util/json-values';
 
 export interface UnknownField {
   /** Go's field path, e.g. `spec.template.spec.containers[0].foo`. */
@@ -51,9 +52,7 @@ export interface WalkOptions {
 
 type Json = Record<string, unknown>;
 
-function isPlainObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const isPlainObject = isObject<Json>;
 
 class Walker {
   readonly unknown: UnknownField[] = [];

@@ -18,6 +18,7 @@ import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order'
 import { escapeGoHtml } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
+import { isObject } from '../../util/json-values';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
@@ -88,9 +89,6 @@ export function indentJson(text: string, indent = '  '): string {
   return out;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The ordered compact JSON text of values, memoised on frozen (shared, immutable) objects. */
 class OrderedJson {

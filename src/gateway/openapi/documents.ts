@@ -11,8 +11,10 @@ import type { ResourceIndex } from '../resource-index';
 import { type OpenApiNames, openApiNames } from './names';
 import { type OperationSpec, type ParamSpec, type PathSpec, type Payload, groupVersionPaths } from './operations';
 import { type JsonSchema, type OpenApiVersion, SchemaBuilder, kindsByType, referencedNames, refPath } from './schemas';
+import { PATCH_MEDIA_TYPES as PATCH_TYPES } from '../../core/patch/media-types';
 
-export const PATCH_MEDIA_TYPES = ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'];
+/** The patch media types as upstream's OpenAPI lists them: sorted. */
+export const PATCH_MEDIA_TYPES = [...PATCH_TYPES.keys()].sort();
 
 export interface GroupVersionDocument {
   group: string;

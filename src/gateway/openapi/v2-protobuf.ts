@@ -9,6 +9,7 @@
  */
 import YAML from 'yaml';
 import { ProtoWriter } from '../../codecs/protobuf/writer';
+import { isObject as isObjectOf } from '../../util/json-values';
 
 type Json = Record<string, unknown>;
 
@@ -49,9 +50,7 @@ class Out {
   }
 }
 
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const isObject = isObjectOf<Json>;
 
 function schema(o: Out, s: Json): void {
   o.str(1, s.$ref);
