@@ -34,6 +34,7 @@ import { CachedStorage } from './cache/cached-storage';
 import { StoreStorage } from './storage/store-storage';
 import { Admission, type AdmissionPlugin, namespaceLifecycle } from './admission';
 import { type CreateHandler, selfSubjectReviewHandler } from './handlers';
+import { checkDecodedLimits, withinLimits } from '../codecs/limits';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
@@ -190,6 +191,7 @@ class InProcessCore implements Core {
   }
 
   async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    withinLimits(() => checkDecodedLimits(object));
     const handled = this.handled.get(resourceKey(target.group, target.version, target.resource));
     if (handled) return this.createHandled(handled.def, handled.handler, target, object, options, ctx);
     const { store } = this.resolve(target, 'create');
@@ -200,6 +202,7 @@ class InProcessCore implements Core {
   }
 
   async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    withinLimits(() => checkDecodedLimits(object));
     const { store, subresource } = this.resolve(target, 'update');
     const name = this.requireName(target);
     // fieldValidation: decode-time checks of the body, as for create.
@@ -213,6 +216,7 @@ class InProcessCore implements Core {
   }
 
   async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    withinLimits(() => checkDecodedLimits(patch.body));
     const { store, subresource } = this.resolve(target, 'patch');
     const req = writeRequest({ namespace: target.namespace, name: this.requireName(target), subresource, options, ctx });
     if (subresource === 'scale') return store.writeScale(req, { kind: 'patch', patch });

@@ -9,6 +9,7 @@ import { badRequest, unsupportedMediaType } from '../status';
 import { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
 import { decodeStrictJson } from '../codecs/strict-json';
 import { joinIndex, joinKey } from '../codecs/go-strings';
+import { checkDecodedLimits, checkRawNesting, withinLimits } from '../codecs/limits';
 import { decodeStrictYaml } from '../codecs/strict-yaml';
 import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';
 import type { GatewayRequest } from './types';
@@ -26,13 +27,22 @@ function decodeMessage(codec: Codec, err: unknown): string {
   return msg;
 }
 
-/** Decode with `codec`, turning malformed input into upstream's 400. */
+/** Text formats are checked for nesting before a parser sees them (codecs/limits.ts). */
+function isText(codec: Codec): boolean {
+  return codec.mediaType === JSON_MEDIA_TYPE || codec.mediaType === YAML_MEDIA_TYPE;
+}
+
+/** Decode with `codec`, turning malformed input into upstream's 400 and a body past the limits into 400 / 413. */
 export function decodeBody(codec: Codec, body: Uint8Array): unknown {
+  if (isText(codec)) withinLimits(() => checkRawNesting(Buffer.from(body).toString('utf8')));
+  let value: unknown;
   try {
-    return codec.decode(body);
+    value = codec.decode(body);
   } catch (err) {
     throw badRequest(decodeMessage(codec, err));
   }
+  withinLimits(() => checkDecodedLimits(value));
+  return value;
 }
 
 
@@ -46,21 +56,30 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
  * (for `fieldValidation`, docs/API.md, "Field validation"); other formats cannot repeat a field.
  */
 function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; report?: DecodeReport } {
+  if (!isText(codec)) return { value: decodeBody(codec, body) };
+  const text = Buffer.from(body).toString('utf8');
+  withinLimits(() => checkRawNesting(text));
+  const decoded = decodeStrictText(codec, text);
+  withinLimits(() => checkDecodedLimits(decoded.value));
+  return decoded;
+}
+
+function decodeStrictText(codec: Codec, text: string): { value: unknown; report?: DecodeReport } {
   try {
     if (codec.mediaType === JSON_MEDIA_TYPE) {
-      const { value, duplicates, firstSeen } = decodeStrictJson(body);
+      const { value, duplicates, firstSeen } = decodeStrictJson(text);
       const report: DecodeReport = { kind: 'json', duplicates: [...duplicates] };
       if (firstSeen.size > 0) report.firstSeen = [...firstSeen].map(([path, seq]) => ({ path, seq }));
       return { value, report };
     }
     if (codec.mediaType === YAML_MEDIA_TYPE) {
-      const { value, duplicates } = decodeStrictYaml(body);
+      const { value, duplicates } = decodeStrictYaml(text);
       return { value, report: { kind: 'yaml', duplicates: [...duplicates] } };
     }
   } catch (err) {
     throw badRequest(decodeMessage(codec, new CodecError(codec.mediaType, (err as Error).message)));
   }
-  return { value: decodeBody(codec, body) };
+  return { value: codec.decode(Buffer.from(text)) };
 }
 
 /**
@@ -129,21 +148,25 @@ function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; se
  * for `fieldValidation`.
  */
 export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; report: DecodeReport } {
+  const text = Buffer.from(body).toString('utf8');
+  withinLimits(() => checkRawNesting(text));
   if (type === 'apply') {
     let decoded;
     try {
-      decoded = decodeStrictYaml(body);
+      decoded = decodeStrictYaml(text);
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
+    withinLimits(() => checkDecodedLimits(decoded.value));
     return { patch: { type, body: decoded.value }, report: { kind: 'yaml', duplicates: [...decoded.duplicates] } };
   }
   let decoded;
   try {
-    decoded = decodeStrictJson(body);
+    decoded = decodeStrictJson(text);
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
+  withinLimits(() => checkDecodedLimits(decoded.value));
   const errors =
     type === 'json'
       ? jsonPatchErrors(decoded.value, decoded.duplicates, decoded.firstSeen)

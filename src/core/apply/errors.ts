@@ -3,7 +3,7 @@
  * conflicting field with its manager (docs/API.md, "Field managers and server-side apply"),
  * and the 500 upstream answers for an applied configuration its schema rejects.
  */
-import { StatusError } from '../../status';
+import { StatusError, badRequest } from '../../status';
 import { pathString } from './fieldpath';
 import { identityFields } from './managed';
 import type { ApplyConflicts } from './updater';
@@ -38,6 +38,14 @@ export function conflictError(err: ApplyConflicts): StatusError {
 }
 
 /** An error upstream does not turn into a Status of its own: 500 with the bare message and no reason. */
+/**
+ * An apply configuration that does not fit the schema (upstream's "failed to create typed patch
+ * object", which it answers 500): the client's mistake, so a 400 with upstream's text here.
+ */
+export function typedPatchError(message: string): StatusError {
+  return badRequest(message);
+}
+
 export function unknownError(message: string): StatusError {
   return new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 });
 }

@@ -4,6 +4,6 @@ export { type Path, type PathElement, fieldElement, pathString, serializeElement
 export { type FieldManagerScope, type ApplyResult, applyConfiguration, managedFieldsAfterUpdate } from './field-manager';
 export { ManagedFieldsError, decodeManaged, encodeManaged, managerIdentity } from './managed';
 export { ApplyConflicts, ApplyValidationError } from './updater';
-export { conflictError, printManager, unknownError } from './errors';
+export { conflictError, printManager, typedPatchError, unknownError } from './errors';
 export { SCALE_API_VERSION, type ScaleMapping, parentEntriesFromScale, scaleEntriesFromParent } from './scale';
 export { goShape, goShapeStruct } from './normalize';

@@ -2,6 +2,6 @@
 export { applyJsonPatch, decodeJsonPatch } from './json-patch';
 export { applyMergePatch } from './merge-patch';
 export { strategicMergePatch } from './strategic';
-export { SmpError, plainError, rejectedRequest, toStatusError } from './smp-errors';
+export { SmpError, rejectedRequest, toStatusError } from './smp-errors';
 export { applyPatch } from './apply-patch';
 export { PATCH_MEDIA_TYPES } from './media-types';

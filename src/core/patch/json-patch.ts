@@ -11,12 +11,21 @@ import { deepCopy, isObject } from '../../util/json-values';
 
 /** upstream's maxJSONPatchOperations. */
 const MAX_OPERATIONS = 10000;
+/**
+ * upstream's JSONPatchMaxCopyBytes (its default, the 3 MiB request limit): `copy` operations may
+ * grow the document by at most this much in total, so a small patch cannot copy a map into
+ * itself until the server runs out of memory.
+ */
+export const MAX_COPY_BYTES = 3 * 1024 * 1024;
 
 type Container = Record<string, unknown> | unknown[];
 
 class PatchFailure extends Error {}
 
-
+/** What one patch has used up so far. */
+interface Budget {
+  copied: number;
+}
 
 function decodeKey(part: string): string {
   return part.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -98,7 +107,7 @@ function stringField(op: Record<string, unknown>, name: string): string | undefi
   return v;
 }
 
-function applyOne(doc: Container, op: Record<string, unknown> | null): Container {
+function applyOne(doc: Container, op: Record<string, unknown> | null, budget: Budget): Container {
   const kind = op && typeof op.op === 'string' ? op.op : 'unknown';
   const o = op ?? {};
   const path = () => {
@@ -140,6 +149,13 @@ function applyOne(doc: Container, op: Record<string, unknown> | null): Container
       const src = findObject(doc, from);
       if (!src || !has(src.con, src.key)) throw new PatchFailure(`${kind} operation does not apply: doc is missing from path`);
       const v = get(src.con, src.key);
+      if (kind === 'copy') {
+        // Counted as upstream counts it: the JSON size of each copied value.
+        budget.copied += Buffer.byteLength(JSON.stringify(v) ?? 'null');
+        if (budget.copied > MAX_COPY_BYTES) {
+          throw new PatchFailure(`Unable to complete the copy, the accumulated size increase of copy is ${budget.copied}, exceeding the limit ${MAX_COPY_BYTES}`);
+        }
+      }
       if (kind === 'move') remove(src.con, src.key);
       const at = findObject(doc, path());
       if (!at) throw new PatchFailure(`${kind} operation does not apply: doc is missing destination path`);
@@ -189,8 +205,9 @@ export function decodeJsonPatch(body: unknown): Array<Record<string, unknown> | 
 /** Apply decoded operations to a copy of `doc`; a failing operation is upstream's generic 422. */
 export function applyJsonPatch(doc: unknown, ops: ReadonlyArray<Record<string, unknown> | null>): unknown {
   let out = deepCopy(doc) as Container;
+  const budget: Budget = { copied: 0 };
   try {
-    for (const op of ops) out = applyOne(out, op);
+    for (const op of ops) out = applyOne(out, op, budget);
   } catch (err) {
     if (err instanceof PatchFailure || err instanceof TypeError) throw rejectedRequest();
     throw err instanceof StatusError ? err : rejectedRequest();

@@ -2,7 +2,9 @@
  * Errors of patch application and the statuses upstream's patch handler turns them into
  * (handlers/patch.go interpretStrategicMergePatchError, jsonPatcher): malformed directives are
  * 400s with the error's text, list-of-lists and retainKeys mismatches are 422s with the generic
- * "rejected" message, and anything else leaves upstream as a bare 500.
+ * "rejected" message. Anything else (a list item without its merge key, a directive of the wrong
+ * type, lists of mixed element types) leaves upstream as a bare 500; it is the client's patch
+ * that is wrong, so here it is a 400 with upstream's text.
  */
 import { StatusError, badRequest } from '../../status';
 import { goPrint, goType } from '../../codecs/go-values';
@@ -62,11 +64,6 @@ export function rejectedRequest(): StatusError {
   });
 }
 
-/** A bare error upstream reports as 500 with its text and no reason. */
-export function plainError(message: string): StatusError {
-  return new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 });
-}
-
 export function toStatusError(err: SmpError): StatusError {
   switch (err.kind) {
     case 'badRequest':
@@ -74,6 +71,6 @@ export function toStatusError(err: SmpError): StatusError {
     case 'unprocessable':
       return rejectedRequest();
     case 'internal':
-      return plainError(err.message);
+      return badRequest(err.message);
   }
 }

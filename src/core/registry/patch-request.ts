@@ -9,6 +9,7 @@ import type { ApiObject, ManagedFieldsEntry, Patch, WriteResult } from '../api';
 import { StatusError, badRequest, conflict, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import { checkApplyPatch, checkPatchedFields, resourceType } from '../validation/field-validation';
+import { walkFields } from '../validation/unknown-fields';
 import {
   ApplyConflicts,
   ApplyValidationError,
@@ -16,6 +17,7 @@ import {
   ManagedFieldsError,
   applyConfiguration,
   conflictError,
+  typedPatchError,
   unknownError,
 } from '../apply';
 import { applyPatch } from '../patch';
@@ -84,7 +86,7 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
           checkName(applied.object, req.name);
           throw new CreateInstead(applied.object, applied.object.metadata?.managedFields ?? []);
         }
-        const body = applied.changed ? (dropNulls(applied.object) as ApiObject) : { ...current, metadata: { ...current.metadata } };
+        const body = applied.changed ? goZeroValues(writes, dropNulls(applied.object) as ApiObject) : { ...current, metadata: { ...current.metadata } };
         checkName(body, req.name);
         return writes.prepareUpdate(req, { body, current, managedFields: applied.object.metadata?.managedFields ?? [] });
       },
@@ -92,11 +94,22 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
     );
   } catch (err) {
     if (!(err instanceof CreateInstead)) throw err;
-    const object = dropNulls(err.object) as ApiObject;
+    const object = goZeroValues(writes, dropNulls(err.object) as ApiObject);
     delete object.metadata?.managedFields;
     return writes.create({ ...req, appliedManagedFields: err.managedFields }, object);
   }
   return writes.finishIfFinalized(req, result);
+}
+
+/**
+ * An applied object as Go would hold it: null list elements and non-pointer structs become zero
+ * values (`rules: [null]` → `[{}]`), so the type's strategy sees the shapes it expects and answers
+ * with validation errors, as upstream does.
+ */
+function goZeroValues(writes: ResourceWrites, object: ApiObject): ApiObject {
+  const type = resourceType(writes.naming, writes.def);
+  if (type) walkFields(object as Record<string, unknown>, type, { keyOrder: 'document' });
+  return object;
 }
 
 function runApply(current: ApiObject | undefined, config: ApiObject, req: WriteRequest, scope: FieldManagerScope) {
@@ -107,7 +120,7 @@ function runApply(current: ApiObject | undefined, config: ApiObject, req: WriteR
     if (err instanceof ApplyValidationError) {
       const meta = isObject(config.metadata) ? config.metadata : {};
       const where = `${typeof meta.namespace === 'string' ? meta.namespace : ''}/${typeof meta.name === 'string' ? meta.name : ''}`;
-      throw unknownError(`failed to create typed patch object (${where}; ${gvkString(config.apiVersion, config.kind)}): ${err.message}`);
+      throw typedPatchError(`failed to create typed patch object (${where}; ${gvkString(config.apiVersion, config.kind)}): ${err.message}`);
     }
     if (err instanceof ManagedFieldsError) throw unknownError(`failed to decode managed fields: ${err.message}`);
     if (err instanceof StatusError) throw err;

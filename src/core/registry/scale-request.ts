@@ -18,7 +18,7 @@ import {
   managedFieldsAfterUpdate,
   parentEntriesFromScale,
   scaleEntriesFromParent,
-  unknownError,
+  typedPatchError,
 } from '../apply';
 import { schemaTypes } from '../../schema';
 import { rfc3339 } from '../../clock';
@@ -64,7 +64,7 @@ function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite,
   } catch (err) {
     if (err instanceof ApplyConflicts) throw conflictError(err);
     if (err instanceof ApplyValidationError) {
-      throw unknownError(`failed to create typed patch object (${config.metadata?.namespace ?? ''}/${config.metadata?.name ?? ''}; ${gvk(config)}): ${err.message}`);
+      throw typedPatchError(`failed to create typed patch object (${config.metadata?.namespace ?? ''}/${config.metadata?.name ?? ''}; ${gvk(config)}): ${err.message}`);
     }
     throw err;
   }

@@ -62,6 +62,11 @@ class Walker {
 
   constructor(private readonly options: WalkOptions) {}
 
+  /** Nulls become Go's zero values where Go would decode them so (only when the walk may change the value). */
+  private get normalize(): boolean {
+    return this.options.prune ?? true;
+  }
+
   private keys(obj: Json): string[] {
     const keys = Object.keys(obj);
     return this.options.keyOrder === 'sorted' ? keys.sort(compareGoStrings) : keys;
@@ -79,7 +84,14 @@ class Walker {
         return;
       case 'list':
         if (!Array.isArray(v)) return this.mismatchAt(v, type, struct, fieldStack);
-        v.forEach((item, i) => this.value(item, type.item, joinIndex(path, i), struct, fieldStack));
+        v.forEach((item, i) => {
+          // Go decodes a null element into the element's zero value (`[null]` → `[{}]`, `[""]`).
+          if (item === null && this.normalize) {
+            const zero = zeroOf(type.item);
+            if (zero !== null) v[i] = item = zero;
+          }
+          this.value(item, type.item, joinIndex(path, i), struct, fieldStack);
+        });
         return;
       case 'map':
         if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, fieldStack);
@@ -103,6 +115,8 @@ class Walker {
       }
       const prop = type.property.get(key);
       const keyPath = joinKey(path, key);
+      // Go leaves a non-pointer struct at its zero value for a JSON null: an empty object here.
+      if (prop && obj[key] === null && this.normalize && prop.field.type.kind === 'message' && !prop.field.pointer) obj[key] = {};
       if (!prop) {
         this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
         this.open.push(keyPath);
@@ -117,6 +131,18 @@ class Walker {
     this.mismatch ??= {
       message: `json: cannot unmarshal ${jsonValueKind(v)} into Go struct field ${struct}.${fieldStack} of type ${goTypeName(type)}`,
     };
+  }
+}
+
+/** Go's zero value of a list element decoded from null, or null where Go keeps nil. */
+function zeroOf(type: ValueType): unknown {
+  switch (type.kind) {
+    case 'message':
+      return {};
+    case 'scalar':
+      return { string: '', bool: false, int32: 0, int64: 0, double: 0, bytes: null }[type.scalar];
+    default:
+      return null;
   }
 }
 

@@ -33,6 +33,7 @@ import {
   resourceEndpointRestrictions,
 } from '../codecs';
 import { parseDeleteOptions, parseListOptions, parseWriteOptions, queryString } from '../options';
+import { checkDecodedLimits, withinLimits } from '../../codecs/limits';
 import type { ResourceIndex } from '../resource-index';
 import { orderedStatus, writeError, writeObject, writeRawJson } from '../respond';
 import { type Exchange, type ResourceRequestInfo, userOf } from '../types';
@@ -80,7 +81,9 @@ async function readPatch(exchange: Exchange, codecs: Codecs): Promise<{ patch: P
   if (cbor && mediaType === APPLY_PATCH_CBOR_MEDIA_TYPE) {
     const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
     try {
-      return { patch: { type: 'apply', body: cbor.decode(body) } };
+      const value = cbor.decode(body);
+      withinLimits(() => checkDecodedLimits(value));
+      return { patch: { type: 'apply', body: value } };
     } catch (err) {
       throw badRequest(`error decoding CBOR: ${(err as Error).message}`);
     }

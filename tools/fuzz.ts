@@ -1,0 +1,47 @@
+/**
+ * The hostile-input run (docs/RELIABILITY.md): start the real server on the embedded store in a
+ * child process, send `--count` generated requests (default 20,000) and print the report.
+ *
+ *   node -r @swc-node/register tools/fuzz.ts [--count 20000] [--seed 1]
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { runFuzz } from './fuzz/run';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+async function main(): Promise<void> {
+  const count = arg('count', 20_000);
+  const seed = arg('seed', 1);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keelson-fuzz-'));
+  const root = path.resolve(__dirname, '..');
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, '--vendor', 'kubernetes', '--feature-gates', 'CBORServingAndStorage=true'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  while (!/keelson: ready/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`server exited:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = /on (https:\/\/[^ ]+:\d+) /.exec(out)![1]!;
+  const read = (f: string) => readFileSync(path.join(dataDir, f), 'utf8');
+  const started = Date.now();
+  const report = await runFuzz({ url, pid: child.pid!, tls: { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') } }, {
+    seed,
+    count,
+    onProgress: (n) => {
+      if (n % 1000 === 0) process.stderr.write(`${n} requests\n`);
+    },
+  });
+  console.log(JSON.stringify({ seed, seconds: Math.round((Date.now() - started) / 1000), ...report }, null, 2));
+  child.kill('SIGTERM');
+  rmSync(dataDir, { recursive: true, force: true });
+  if (report.serverErrors.length > 0 || !report.alive) process.exitCode = 1;
+}
+
+void main();
