@@ -2,7 +2,7 @@
  * The hostile-input run (docs/RELIABILITY.md): start the real server on the embedded store in a
  * child process, send `--count` generated requests (default 20,000) and print the report.
  *
- *   node -r @swc-node/register tools/fuzz.ts [--count 20000] [--seed 1]
+ *   node -r @swc-node/register tools/fuzz.ts [--count 20000] [--seed 1] [--only 12,40]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +18,9 @@ function arg(name: string, fallback: number): number {
 async function main(): Promise<void> {
   const count = arg('count', 20_000);
   const seed = arg('seed', 1);
+  // --only 12,40: replay those requests of the seed (to triage a failure).
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt > 0 ? process.argv[onlyAt + 1]!.split(',').map(Number) : undefined;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keelson-fuzz-'));
   const root = path.resolve(__dirname, '..');
   const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, '--vendor', 'kubernetes', '--feature-gates', 'CBORServingAndStorage=true'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -34,6 +37,7 @@ async function main(): Promise<void> {
   const report = await runFuzz({ url, pid: child.pid!, tls: { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') } }, {
     seed,
     count,
+    ...(only ? { only } : {}),
     onProgress: (n) => {
       if (n % 1000 === 0) process.stderr.write(`${n} requests\n`);
     },

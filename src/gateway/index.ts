@@ -43,7 +43,8 @@ export interface GatewayOptions {
   /** Why a request was refused as unauthenticated, for the server log (never the client). */
   onUnauthenticated?: (reason: string) => void;
   /** Errors that were not StatusErrors (bugs), for the log. */
-  onUnexpectedError?: (err: unknown) => void;
+  /** Errors that became a 5xx, with the request's id (its `Audit-Id` header), for the log. */
+  onUnexpectedError?: (err: unknown, request?: { id: string; method: string; path: string }) => void;
 }
 
 export interface Gateway {

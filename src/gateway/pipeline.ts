@@ -42,7 +42,8 @@ export interface PipelineOptions {
   /** Defaults to the superuser rule plus upstream's bootstrap public/discovery grants. */
   authorizers?: readonly Authorizer[];
   watchTimeoutMs?: () => number;
-  onUnexpectedError?: (err: unknown) => void;
+  /** Errors that became a 5xx, with the request's id (its `Audit-Id` header), for the log. */
+  onUnexpectedError?: (err: unknown, request?: { id: string; method: string; path: string }) => void;
 }
 
 export function createPipeline(options: PipelineOptions): Handler {

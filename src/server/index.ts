@@ -204,7 +204,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       adapter: options.adapter,
       authenticator,
       onUnauthenticated,
-      onUnexpectedError: (err) => log(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
+      onUnexpectedError: (err, request) =>
+        log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     });
   } catch (err) {
     await grpc?.close().catch(() => {});

@@ -22,6 +22,8 @@ async function main(): Promise<number> {
     return 1;
   }
   const config = parsed.config;
+  // A promise some request path forgot to handle is a bug to log, not a reason to stop serving everyone else.
+  process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
   // Listen for signals from the start, so a stop during start-up also closes cleanly.
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
     let signalled = false;

@@ -59,13 +59,14 @@ function send(agent: https.Agent, target: Target, req: Pick<FuzzRequest, 'method
   });
 }
 
-export async function runFuzz(target: Target, options: { seed: number; count: number; onProgress?: (done: number) => void }): Promise<FuzzReport> {
+export async function runFuzz(target: Target, options: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void }): Promise<FuzzReport> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key });
   for (const seed of seedObjects()) await send(agent, target, { method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) });
   global.gc?.();
   const idleRssMb = rssMb(target.pid);
   const report: FuzzReport = { requests: 0, byStatus: {}, serverErrors: [], alive: true, slowestMs: 0, slowestClass: '', idleRssMb, peakRssMb: idleRssMb, finalRssMb: idleRssMb };
-  for (let i = 0; i < options.count; i++) {
+  const indexes = options.only ?? Array.from({ length: options.count }, (_, i) => i);
+  for (const i of indexes) {
     const req = fuzzRequest(options.seed, i);
     const started = performance.now();
     let status: number;

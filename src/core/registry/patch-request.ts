@@ -108,7 +108,13 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
  */
 function goZeroValues(writes: ResourceWrites, object: ApiObject): ApiObject {
   const type = resourceType(writes.naming, writes.def);
-  if (type) walkFields(object as Record<string, unknown>, type, { keyOrder: 'document' });
+  if (!type) return object;
+  const walk = walkFields(object as Record<string, unknown>, type, { keyOrder: 'document' });
+  // A value the typed merge let through that Go could not decode: the configuration is wrong.
+  if (walk.mismatch) {
+    const meta = object.metadata ?? {};
+    throw typedPatchError(`failed to create typed patch object (${meta.namespace ?? ''}/${meta.name ?? ''}; ${gvkString(object.apiVersion, object.kind)}): ${walk.mismatch.message}`);
+  }
   return object;
 }
 

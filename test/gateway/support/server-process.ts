@@ -11,6 +11,8 @@ import type { ClientTls } from './https-client';
 const ROOT = path.resolve(__dirname, '../../..');
 
 export interface ServerProcess {
+  /** The server's process id (for RSS readings). */
+  pid: number;
   url: string;
   port: number;
   dataDir: string;
@@ -46,6 +48,7 @@ export async function startServerProcess(args: string[], options: { readyTimeout
   const read = (f: string) => readFile(path.join(dataDir, f), 'utf8');
   const admin = { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') };
   return {
+    pid: child.pid!,
     url: m[1],
     port: Number(m[2]),
     dataDir,
