@@ -1,6 +1,6 @@
 import type { Event } from '../../../src/core/resources';
 import { createNaming } from '../../../src/naming';
-import { create, definition, stored, update } from './lifecycle';
+import { create, definition, stored, update } from './through-store';
 
 const events = definition('events');
 const naming = createNaming('kubernetes');
@@ -19,30 +19,30 @@ const ev = (extra: Record<string, unknown> = {}) => ({
 });
 
 describe('events', () => {
-  it('accepts a complete event', () => {
-    expect(create(events, ev()).messages).toEqual([]);
+  it('accepts a complete event', async () => {
+    expect((await create(events, ev())).messages).toEqual([]);
   });
 
-  it('requires the reporting fields, action and reason', () => {
-    const { messages } = create(events, ev({ reportingController: '', reportingInstance: '', action: '', reason: '' }));
+  it('requires the reporting fields, action and reason', async () => {
+    const { messages } = await create(events, ev({ reportingController: '', reportingInstance: '', action: '', reason: '' }));
     expect(messages[0]).toBe('reportingController: Required value');
     expect(messages.slice(-3)).toEqual(['reportingInstance: Required value', 'action: Required value', 'reason: Required value']);
   });
 
-  it('requires eventTime and a Normal or Warning type', () => {
-    expect(create(events, ev({ eventTime: undefined, type: 'Info' })).messages).toEqual(['eventTime: Required value', 'type: Invalid value: "": has invalid value: Info']);
+  it('requires eventTime and a Normal or Warning type', async () => {
+    expect((await create(events, ev({ eventTime: undefined, type: 'Info' }))).messages).toEqual(['eventTime: Required value', 'type: Invalid value: "": has invalid value: Info']);
   });
 
-  it('limits lengths with upstream paths', () => {
-    expect(create(events, ev({ action: 'a'.repeat(129), note: 'n'.repeat(1025) })).messages).toEqual([
+  it('limits lengths with upstream paths', async () => {
+    expect((await create(events, ev({ action: 'a'.repeat(129), note: 'n'.repeat(1025) }))).messages).toEqual([
       'action: Invalid value: "": can have at most 128 characters',
       'message: Invalid value: "": can have at most 1024 characters',
     ]);
   });
 
-  it('refuses the deprecated fields in new events', () => {
+  it('refuses the deprecated fields in new events', async () => {
     expect(
-      create(events, ev({ deprecatedFirstTimestamp: '2024-05-01T00:00:00Z', deprecatedLastTimestamp: '2024-05-01T00:00:00Z', deprecatedCount: 3, deprecatedSource: { component: 'x' } })).messages,
+      (await create(events, ev({ deprecatedFirstTimestamp: '2024-05-01T00:00:00Z', deprecatedLastTimestamp: '2024-05-01T00:00:00Z', deprecatedCount: 3, deprecatedSource: { component: 'x' } }))).messages,
     ).toEqual([
       'firstTimestamp: Invalid value: "": needs to be unset',
       'lastTimestamp: Invalid value: "": needs to be unset',
@@ -51,32 +51,32 @@ describe('events', () => {
     ]);
   });
 
-  it('checks a series', () => {
-    expect(create(events, ev({ series: { count: 1 } })).messages).toEqual(['series.count: Invalid value: "": should be at least 2', 'series.lastObservedTime: Required value']);
+  it('checks a series', async () => {
+    expect((await create(events, ev({ series: { count: 1 } }))).messages).toEqual(['series.count: Invalid value: "": should be at least 2', 'series.lastObservedTime: Required value']);
   });
 
-  it('wants the regarded object in the event namespace unless the event is in default or the system namespace', () => {
-    expect(create(events, ev({ regarding: { kind: 'Node', name: 'n1' } })).messages).toEqual([]);
-    expect(create(events, ev({ metadata: { name: 'e', namespace: 'team' }, regarding: { kind: 'Node', name: 'n1' } })).messages).toEqual([
+  it('wants the regarded object in the event namespace unless the event is in default or the system namespace', async () => {
+    expect((await create(events, ev({ regarding: { kind: 'Node', name: 'n1' } }))).messages).toEqual([]);
+    expect((await create(events, ev({ metadata: { name: 'e', namespace: 'team' }, regarding: { kind: 'Node', name: 'n1' } }))).messages).toEqual([
       'involvedObject.namespace: Invalid value: "": does not match event.namespace',
     ]);
-    expect(create(events, ev({ metadata: { name: 'e', namespace: naming.namespaces.system }, regarding: { kind: 'Node', name: 'n1' } })).messages).toEqual([]);
+    expect((await create(events, ev({ metadata: { name: 'e', namespace: naming.namespaces.system }, regarding: { kind: 'Node', name: 'n1' } }))).messages).toEqual([]);
   });
 
-  it('keeps the content immutable on update', () => {
-    const old = stored<Event>(events, ev());
-    expect(update(events, { ...old, series: { count: 2, lastObservedTime: '2024-05-01T10:05:00.000000Z' } }, old).messages).toEqual([]);
-    expect(update(events, { ...old, note: 'changed', regarding: { kind: 'Pod', namespace: 'default', name: 'p' } }, old).messages).toEqual([
+  it('keeps the content immutable on update', async () => {
+    const old = await stored<Event>(events, ev());
+    expect((await update(events, { ...old, series: { count: 2, lastObservedTime: '2024-05-01T10:05:00.000000Z' } }, old)).messages).toEqual([]);
+    expect((await update(events, { ...old, note: 'changed', regarding: { kind: 'Pod', namespace: 'default', name: 'p' } }, old)).messages).toEqual([
       'involvedObject: Invalid value: core.ObjectReference{Kind:"Pod", Namespace:"default", Name:"p", UID:"", APIVersion:"", ResourceVersion:"", FieldPath:""}: field is immutable',
       'message: Invalid value: "changed": field is immutable',
     ]);
-    expect(update(events, { ...old, eventTime: '2024-05-01T11:00:00Z' }, old).messages).toEqual([
+    expect((await update(events, { ...old, eventTime: '2024-05-01T11:00:00Z' }, old)).messages).toEqual([
       'eventTime: Invalid value: 2024-05-01 11:00:00 +0000 UTC: field is immutable',
     ]);
   });
 
-  it('selects on the events group field labels', () => {
-    expect(events.selectableFields?.(stored(events, ev()))).toMatchObject({
+  it('selects on the events group field labels', async () => {
+    expect(events.selectableFields?.(await stored(events, ev()))).toMatchObject({
       reason: 'ScaledUp',
       type: 'Normal',
       reportingController: 'example.com/controller',

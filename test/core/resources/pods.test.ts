@@ -1,6 +1,6 @@
 import type { Pod } from '../../../src/core/resources';
 import { podQosClass } from '../../../src/core/resources/pods';
-import { create, definition, stored, update } from './lifecycle';
+import { create, definition, stored, update } from './through-store';
 
 const pods = definition('pods');
 const pod = (spec: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
@@ -10,8 +10,8 @@ const pod = (spec: Record<string, unknown> = {}, extra: Record<string, unknown> 
 });
 
 describe('pods: defaults', () => {
-  it('fills upstream pod and container defaults and sets status on create', () => {
-    const { object, messages } = create<Pod>(pods, pod({}, { status: { phase: 'Running' } }));
+  it('fills upstream pod and container defaults and sets status on create', async () => {
+    const { object, messages } = await create<Pod>(pods, pod({}, { status: { phase: 'Running' } }));
     expect(messages).toEqual([]);
     expect(object.spec).toMatchObject({
       restartPolicy: 'Always',
@@ -32,13 +32,13 @@ describe('pods: defaults', () => {
     expect(object.status).toEqual({ phase: 'Pending', qosClass: 'BestEffort' });
   });
 
-  it('pulls untagged and latest images Always', () => {
-    const { object } = create<Pod>(pods, pod({ containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'reg:5000/x:latest' }, { name: 'c', image: 'x@sha256:ab' }] }));
+  it('pulls untagged and latest images Always', async () => {
+    const { object } = await create<Pod>(pods, pod({ containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'reg:5000/x:latest' }, { name: 'c', image: 'x@sha256:ab' }] }));
     expect(object.spec.containers.map((c) => c.imagePullPolicy)).toEqual(['Always', 'Always', 'IfNotPresent']);
   });
 
-  it('keeps explicit values, copies limits to requests and defaults port protocol', () => {
-    const { object } = create<Pod>(
+  it('keeps explicit values, copies limits to requests and defaults port protocol', async () => {
+    const { object } = await create<Pod>(
       pods,
       pod({
         restartPolicy: 'Never',
@@ -54,19 +54,19 @@ describe('pods: defaults', () => {
     expect(object.status?.qosClass).toBe('Guaranteed');
   });
 
-  it('marks a gated pod unschedulable', () => {
-    const { object } = create<Pod>(pods, pod({ schedulingGates: [{ name: 'example.com/gate' }] }));
+  it('marks a gated pod unschedulable', async () => {
+    const { object } = await create<Pod>(pods, pod({ schedulingGates: [{ name: 'example.com/gate' }] }));
     expect(object.status?.conditions?.[0]).toMatchObject({ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' });
   });
 
-  it('keeps serviceAccount and serviceAccountName in step', () => {
-    expect(create<Pod>(pods, pod({ serviceAccount: 'builder' })).object.spec.serviceAccountName).toBe('builder');
-    expect(create<Pod>(pods, pod({ serviceAccountName: 'x' })).object.spec.serviceAccount).toBe('x');
+  it('keeps serviceAccount and serviceAccountName in step', async () => {
+    expect((await create<Pod>(pods, pod({ serviceAccount: 'builder' }))).object.spec.serviceAccountName).toBe('builder');
+    expect((await create<Pod>(pods, pod({ serviceAccountName: 'x' }))).object.spec.serviceAccount).toBe('x');
   });
 });
 
 describe('pods: QoS class', () => {
-  it('is Burstable with requests below limits', () => {
+  it('is Burstable with requests below limits', async () => {
     expect(podQosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '500m' }, limits: { cpu: '1' } } }] })).toBe('Burstable');
     expect(podQosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '1000m', memory: '1Gi' }, limits: { cpu: '1', memory: '1024Mi' } } }] })).toBe(
       'Guaranteed',
@@ -75,36 +75,36 @@ describe('pods: QoS class', () => {
 });
 
 describe('pods: validation', () => {
-  it('requires at least one container', () => {
-    expect(create(pods, pod({ containers: [] })).messages).toEqual(['spec.containers: Required value']);
+  it('requires at least one container', async () => {
+    expect((await create(pods, pod({ containers: [] }))).messages).toEqual(['spec.containers: Required value']);
   });
 
-  it('requires container names and images', () => {
-    expect(create(pods, pod({ containers: [{ name: '' }] })).messages).toEqual([
+  it('requires container names and images', async () => {
+    expect((await create(pods, pod({ containers: [{ name: '' }] }))).messages).toEqual([
       'spec.containers[0].name: Required value',
       'spec.containers[0].image: Required value',
     ]);
   });
 
-  it('wants DNS-label container names, unique across init and regular containers', () => {
-    const { messages } = create(pods, pod({ containers: [{ name: 'A', image: 'x' }, { name: 'b', image: 'x' }], initContainers: [{ name: 'b', image: 'y' }] }));
+  it('wants DNS-label container names, unique across init and regular containers', async () => {
+    const { messages } = await create(pods, pod({ containers: [{ name: 'A', image: 'x' }, { name: 'b', image: 'x' }], initContainers: [{ name: 'b', image: 'y' }] }));
     expect(messages[0]).toMatch(/^spec.containers\[0\].name: Invalid value: "A": a lowercase RFC 1123 label must consist of/);
     expect(messages[1]).toBe('spec.initContainers[0].name: Duplicate value: "b"');
-    expect(create(pods, pod({ containers: [{ name: 'a', image: 'x' }, { name: 'a', image: 'y' }] })).messages).toEqual([
+    expect((await create(pods, pod({ containers: [{ name: 'a', image: 'x' }, { name: 'a', image: 'y' }] }))).messages).toEqual([
       'spec.containers[1].name: Duplicate value: "a"',
     ]);
   });
 
-  it('offers the supported restart and DNS policies', () => {
-    expect(create(pods, pod({ restartPolicy: 'Sometimes', dnsPolicy: 'Custom' })).messages).toEqual([
+  it('offers the supported restart and DNS policies', async () => {
+    expect((await create(pods, pod({ restartPolicy: 'Sometimes', dnsPolicy: 'Custom' }))).messages).toEqual([
       'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
       'spec.dnsPolicy: Unsupported value: "Custom": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"',
     ]);
-    expect(create(pods, pod({ dnsPolicy: 'None' })).messages).toEqual(['spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None']);
+    expect((await create(pods, pod({ dnsPolicy: 'None' }))).messages).toEqual(['spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None']);
   });
 
-  it('checks ports, env names, pull policy and termination message policy', () => {
-    const { messages } = create(
+  it('checks ports, env names, pull policy and termination message policy', async () => {
+    const { messages } = await create(
       pods,
       pod({
         containers: [
@@ -130,8 +130,8 @@ describe('pods: validation', () => {
     ]);
   });
 
-  it('checks name-like spec fields', () => {
-    const { errors } = create(pods, pod({ nodeName: 'Node_1', serviceAccountName: 'SA', hostname: 'a.b', activeDeadlineSeconds: 0, volumes: [{ name: 'v' }, { name: 'v' }] }));
+  it('checks name-like spec fields', async () => {
+    const { errors } = await create(pods, pod({ nodeName: 'Node_1', serviceAccountName: 'SA', hostname: 'a.b', activeDeadlineSeconds: 0, volumes: [{ name: 'v' }, { name: 'v' }] }));
     expect(errors.map((e) => e.field)).toEqual([
       'spec.volumes[1].name',
       'spec.serviceAccountName',
@@ -141,8 +141,8 @@ describe('pods: validation', () => {
     ]);
   });
 
-  it('refuses ephemeral containers on create', () => {
-    expect(create(pods, pod({ ephemeralContainers: [{ name: 'debug', image: 'busybox' }] })).messages).toEqual([
+  it('refuses ephemeral containers on create', async () => {
+    expect((await create(pods, pod({ ephemeralContainers: [{ name: 'debug', image: 'busybox' }] }))).messages).toEqual([
       'spec.ephemeralContainers: Forbidden: cannot be set on create',
     ]);
   });
@@ -151,17 +151,17 @@ describe('pods: validation', () => {
 describe('pods: updates', () => {
   const old = () => stored<Pod>(pods, pod({ activeDeadlineSeconds: 100 }));
 
-  it('allows image changes and a shorter activeDeadlineSeconds', () => {
-    const o = old();
+  it('allows image changes and a shorter activeDeadlineSeconds', async () => {
+    const o = await old();
     const next = JSON.parse(JSON.stringify(o)) as Pod;
     next.spec.containers[0]!.image = 'nginx:1.28';
     next.spec.activeDeadlineSeconds = 50;
-    expect(update(pods, next, o).messages).toEqual([]);
+    expect((await update(pods, next, o)).messages).toEqual([]);
   });
 
-  it('refuses other spec changes with upstream message', () => {
-    const o = old();
-    const { messages } = update(pods, { ...o, spec: { ...o.spec, nodeName: 'node-1' } }, o);
+  it('refuses other spec changes with upstream message', async () => {
+    const o = await old();
+    const { messages } = await update(pods, { ...o, spec: { ...o.spec, nodeName: 'node-1' } }, o);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatch(
       /^spec: Forbidden: pod updates may not change fields other than `spec.containers\[\*\].image`,`spec.initContainers\[\*\].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` \(only additions to existing tolerations\),`spec.terminationGracePeriodSeconds` \(allow it to be set to 1 if it was previously negative\)\n/,
@@ -169,37 +169,37 @@ describe('pods: updates', () => {
     expect(messages[0]).toContain('nodeName');
   });
 
-  it('refuses adding containers and raising or dropping the deadline', () => {
-    const o = old();
-    expect(update(pods, { ...o, spec: { ...o.spec, containers: [...o.spec.containers, { name: 'b', image: 'x' }] } }, o).messages).toEqual([
+  it('refuses adding containers and raising or dropping the deadline', async () => {
+    const o = await old();
+    expect((await update(pods, { ...o, spec: { ...o.spec, containers: [...o.spec.containers, { name: 'b', image: 'x' }] } }, o)).messages).toEqual([
       'spec.containers: Forbidden: pod updates may not add or remove containers',
     ]);
-    expect(update(pods, { ...o, spec: { ...o.spec, activeDeadlineSeconds: 200 } }, o).messages).toEqual([
+    expect((await update(pods, { ...o, spec: { ...o.spec, activeDeadlineSeconds: 200 } }, o)).messages).toEqual([
       'spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to previous value',
     ]);
-    expect(update(pods, { ...o, spec: { ...o.spec, activeDeadlineSeconds: undefined } }, o).messages).toEqual([
+    expect((await update(pods, { ...o, spec: { ...o.spec, activeDeadlineSeconds: undefined } }, o)).messages).toEqual([
       'spec.activeDeadlineSeconds: Invalid value: "null": must not update from a positive integer to nil value',
     ]);
   });
 
-  it('allows adding tolerations and removing scheduling gates', () => {
-    const o = stored<Pod>(pods, pod({ tolerations: [{ key: 'a', operator: 'Exists' }], schedulingGates: [{ name: 'example.com/g' }] }));
+  it('allows adding tolerations and removing scheduling gates', async () => {
+    const o = await stored<Pod>(pods, pod({ tolerations: [{ key: 'a', operator: 'Exists' }], schedulingGates: [{ name: 'example.com/g' }] }));
     const next = { ...o, spec: { ...o.spec, tolerations: [{ key: 'a', operator: 'Exists' }, { key: 'b', operator: 'Exists' }], schedulingGates: [] } };
-    expect(update(pods, next, o).messages).toEqual([]);
+    expect((await update(pods, next, o)).messages).toEqual([]);
   });
 
-  it('keeps status on the main resource and spec on /status', () => {
-    const o = old();
-    expect(update<Pod>(pods, { ...o, status: { phase: 'Running' } }, o).object.status?.phase).toBe('Pending');
-    const viaStatus = update<Pod>(pods, { ...o, spec: { ...o.spec, nodeName: 'n1' }, status: { phase: 'Running', podIP: '10.0.0.1' } }, o, 'status');
+  it('keeps status on the main resource and spec on /status', async () => {
+    const o = await old();
+    expect((await update<Pod>(pods, { ...o, status: { phase: 'Running' } }, o)).object.status?.phase).toBe('Pending');
+    const viaStatus = await update<Pod>(pods, { ...o, spec: { ...o.spec, nodeName: 'n1' }, status: { phase: 'Running', podIP: '10.0.0.1' } }, o, 'status');
     expect(viaStatus.messages).toEqual([]);
     expect(viaStatus.object.spec.nodeName).toBeUndefined();
     expect(viaStatus.object.status).toMatchObject({ phase: 'Running', podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }], qosClass: 'BestEffort' });
   });
 
-  it('validates status pod IPs, nominated node and condition types', () => {
-    const o = old();
-    const { messages } = update(
+  it('validates status pod IPs, nominated node and condition types', async () => {
+    const o = await old();
+    const { messages } = await update(
       pods,
       { ...o, status: { podIPs: [{ ip: 'nope' }], nominatedNodeName: 'Bad_Node', conditions: [{ type: 'bad type', status: 'True' }, { type: 'Ready', status: 'True' }] } },
       o,
@@ -212,8 +212,8 @@ describe('pods: updates', () => {
 });
 
 describe('pods: field selectors', () => {
-  it('exposes the fields upstream registers', () => {
-    const p = stored<Pod>(pods, pod({ nodeName: 'n1', serviceAccountName: 'sa' }));
+  it('exposes the fields upstream registers', async () => {
+    const p = await stored<Pod>(pods, pod({ nodeName: 'n1', serviceAccountName: 'sa' }));
     expect(pods.selectableFields?.(p)).toEqual({
       'spec.nodeName': 'n1',
       'spec.restartPolicy': 'Always',
@@ -228,10 +228,10 @@ describe('pods: field selectors', () => {
 });
 
 describe('pods: /status and owner references', () => {
-  it('never changes owner references through /status', () => {
+  it('never changes owner references through /status', async () => {
     const owner = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'u1', controller: true };
-    const o = stored<Pod>(pods, pod({}, { metadata: { name: 'web', namespace: 'default', ownerReferences: [owner] } }));
+    const o = await stored<Pod>(pods, pod({}, { metadata: { name: 'web', namespace: 'default', ownerReferences: [owner] } }));
     const next = { ...o, metadata: { ...o.metadata, ownerReferences: [] }, status: { phase: 'Running' } };
-    expect(update<Pod>(pods, next, o, 'status').object.metadata?.ownerReferences).toEqual([owner]);
+    expect((await update<Pod>(pods, next, o, 'status')).object.metadata?.ownerReferences).toEqual([owner]);
   });
 });
