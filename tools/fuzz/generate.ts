@@ -6,6 +6,7 @@
  */
 import { encode as encodeCbor } from 'cbor-x';
 import YAML from 'yaml';
+import { seededRandom } from '../../src/util/seeded-random';
 
 export interface FuzzRequest {
   cls: string;
@@ -15,17 +16,7 @@ export interface FuzzRequest {
   body: Buffer;
 }
 
-/** mulberry32: small, fast, seedable. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = seededRandom;
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 

@@ -8,18 +8,9 @@ import type { ApiObject, ListOptions, WatchEvent } from '../../../src/core';
 import type { Store, StoreEvent } from '../../../src/store';
 import { StatusError } from '../../../src/status';
 import { BACKENDS, coreBackend, cm, createNamespace, ctx, Recorder, type TestCore } from '../registry/core-backends';
+import { seededRandom } from '../../../src/util/seeded-random';
 
-/** mulberry32: reproducible randomness. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const seeded = seededRandom;
 
 interface LogEntry {
   revision: number;
