@@ -6,3 +6,4 @@ export { BOOTSTRAP_GROUP, BOOTSTRAP_USER_PREFIX, bootstrapTokenAuthenticator, ty
 export { createAuthenticator, type AuthenticatorOptions } from './chain';
 export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';
 export { tokenReviewHandler, type TokenReviewOptions } from './token-review';
+export { SERVICE_ACCOUNT_PREFIX, keysOfPem, serviceAccountAuthenticator, tokenRequestHandler, type ObjectReader, type ServiceAccountTokenOptions } from './service-account';

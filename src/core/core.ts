@@ -84,6 +84,7 @@ class InProcessCore implements Core {
   readonly features: FeatureGates;
   private readonly stores = new Map<string, ResourceStore>();
   private readonly handled = new Map<string, { def: ResourceDefinition; handler: CreateHandler }>();
+  private readonly handlers: Readonly<Record<string, CreateHandler>>;
   private readonly namespaces: ResourceStore;
   private readonly cache: WatchCache;
   private readonly compactor: Compactor;
@@ -95,7 +96,11 @@ class InProcessCore implements Core {
     const clock = options.clock ?? systemClock;
     const handlers: Record<string, CreateHandler> = { selfsubjectreviews: selfSubjectReviewHandler(clock), ...options.handlers };
     const all = options.resources ?? builtinResources(naming);
-    this.resources = all.filter((def) => !def.notStored || handlers[def.resource]);
+    // Types and create-only subresources are served only with their handler.
+    this.resources = all
+      .filter((def) => !def.notStored || handlers[def.resource])
+      .map((def) => (def.createSubresources ? { ...def, createSubresources: def.createSubresources.filter((s) => handlers[`${def.resource}/${s.name}`]) } : def));
+    this.handlers = handlers;
     this.cache = new WatchCache({ ...options.watchCache, store, naming, clock });
     const listVersion = `${naming.groups.meta}/v1`;
     // Every type is read through its watch cache decorating the backing store.
@@ -164,6 +169,22 @@ class InProcessCore implements Core {
     return { object: answer, created: true };
   }
 
+  /** A create of a create-only subresource (serviceaccounts/token): its handler answers, given the parent object. */
+  private async createSubresource(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const { store } = this.resolve(target, 'create');
+    const sub = store.def.createSubresources!.find((s) => s.name === target.subresource)!;
+    const handler = this.handlers[`${store.def.resource}/${sub.name}`]!;
+    const parent = await store.reads.get(target.namespace, this.requireName(target), {});
+    const apiVersion = sub.kind.group ? `${sub.kind.group}/${sub.kind.version}` : sub.kind.version;
+    if (object === null || typeof object !== 'object' || Array.isArray(object)) throw badRequest(`the object provided is unrecognized (must be of type ${sub.kind.kind})`);
+    if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== sub.kind.kind)) {
+      throw badRequest(`the object provided is unrecognized (must be of type ${sub.kind.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
+    }
+    checkBodyFields(this.naming, sub.kind, object, options.fieldValidation, ctx);
+    const answer = await handler.create({ ...object, apiVersion, kind: sub.kind.kind }, options, ctx, parent);
+    return { object: answer, created: true };
+  }
+
   private requireName(target: ResourceTarget): string {
     if (!target.name) throw badRequest('name is required');
     return target.name;
@@ -194,6 +215,7 @@ class InProcessCore implements Core {
     withinLimits(() => checkDecodedLimits(object));
     const handled = this.handled.get(resourceKey(target.group, target.version, target.resource));
     if (handled) return this.createHandled(handled.def, handled.handler, target, object, options, ctx);
+    if (target.subresource) return this.createSubresource(target, object, options, ctx);
     const { store } = this.resolve(target, 'create');
     if (target.name !== undefined) throw methodNotSupported(store.groupResource, 'create');
     // Decode-time checks first, as upstream's create handler: type mismatches, then unknown and repeated fields.

@@ -9,8 +9,11 @@ import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 
 export interface CreateHandler {
-  /** Answer a create of `body` (already checked against the type's schema); the result is returned with 201. */
-  create(body: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<ApiObject>;
+  /**
+   * Answer a create of `body` (already checked against its kind's schema); the result is
+   * returned with 201. For a create-only subresource, `parent` is the object it belongs to.
+   */
+  create(body: ApiObject, options: WriteOptions, ctx: RequestContext, parent?: ApiObject): Promise<ApiObject>;
 }
 
 /** `kubectl auth whoami`: the caller's user attributes, as the request was authenticated (and impersonated). */

@@ -50,6 +50,14 @@ export interface ServerConfig {
   enableBootstrapTokenAuth: boolean;
   /** --api-audiences: the audiences the API server identifies as (TokenReview's default). */
   apiAudiences: string[];
+  /** --service-account-key-file (repeatable): PEM keys that verify service-account tokens. */
+  serviceAccountKeyFiles: string[];
+  /** --service-account-signing-key-file: the private key TokenRequest signs with; default one generated under dataDir. */
+  serviceAccountSigningKeyFile?: string;
+  /** --service-account-issuer (repeatable): the first issues, all are accepted; default `https://<word>.default.svc.cluster.local`. */
+  serviceAccountIssuers: string[];
+  /** --service-account-lookup: a token's account (and bound object) must still exist. */
+  serviceAccountLookup: boolean;
   /** --grpc-bind-address. */
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
@@ -250,6 +258,39 @@ const FLAGS: readonly Flag[] = [
     shownDefault: '',
     usage: 'Identifiers of the API. TokenReviews without audiences are checked against these.',
     parse: (v, n) => parseList(n, v),
+  }),
+  flag({
+    name: 'service-account-key-file',
+    field: 'serviceAccountKeyFiles',
+    type: 'strings',
+    default: [],
+    shownDefault: '',
+    usage: 'PEM file of public (or private) keys that verify service account tokens; repeatable. Default: the signing key.',
+    parse: (v, n, prev) => [...(prev ?? []), ...parseList(n, v)],
+  }),
+  flag({
+    name: 'service-account-signing-key-file',
+    field: 'serviceAccountSigningKeyFile',
+    type: 'string',
+    usage: 'Private key (PEM) that signs the tokens TokenRequest issues. Default: one generated under --data-dir.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'service-account-issuer',
+    field: 'serviceAccountIssuers',
+    type: 'strings',
+    default: [],
+    shownDefault: '',
+    usage: 'Issuer of service account tokens (the iss claim); repeatable: the first issues, every one is accepted. Default: https://<vendor word>.default.svc.cluster.local.',
+    parse: (v, n, prev) => [...(prev ?? []), nonEmpty(n, v)],
+  }),
+  flag({
+    name: 'service-account-lookup',
+    field: 'serviceAccountLookup',
+    type: 'bool',
+    default: true,
+    usage: 'A service account token is valid only while its account (and the object it is bound to) exists.',
+    parse: (v, n) => parseBool(n, v),
   }),
   flag({
     name: 'grpc-bind-address',

@@ -5,12 +5,25 @@
  * tests call `startServer` directly.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
 import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreServer } from '../grpc';
-import { type Authenticator, type TokenAuthenticator, bootstrapTokenAuthenticator, createAuthenticator, parseTokenFile, tokenFileAuthenticator, tokenReviewHandler } from '../authn';
+import {
+  type Authenticator,
+  type ServiceAccountTokenOptions,
+  type TokenAuthenticator,
+  bootstrapTokenAuthenticator,
+  createAuthenticator,
+  keysOfPem,
+  parseTokenFile,
+  serviceAccountAuthenticator,
+  tokenFileAuthenticator,
+  tokenRequestHandler,
+  tokenReviewHandler,
+} from '../authn';
 import { StatusError } from '../status';
 import { systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
@@ -69,6 +82,8 @@ interface BackendDeps {
   pki: Pki;
   /** The server's authenticator chain: TokenReview answers with it. */
   authenticator: Authenticator;
+  /** Service-account token settings: TokenRequest issues with them. */
+  serviceAccounts: ServiceAccountTokenOptions;
   log: (message: string) => void;
 }
 
@@ -89,7 +104,10 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
     watchCache: { windowMs: config.watchCacheWindowMs },
-    handlers: { tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: config.apiAudiences }) },
+    handlers: {
+      tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: deps.serviceAccounts.apiAudiences }),
+      'serviceaccounts/token': tokenRequestHandler(deps.serviceAccounts),
+    },
   });
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
   // front of a remote core leaves them to the core's process.
@@ -117,9 +135,9 @@ const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:
  * client CA), `--token-auth-file`, bootstrap tokens (read through `core()` from the watch
  * cache), anonymous unless `--anonymous-auth=false`.
  */
-function buildAuthenticator(config: ServerConfig, core: () => CoreApi, log: (message: string) => void): Authenticator {
+function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAccounts: ServiceAccountTokenOptions, log: (message: string) => void): Authenticator {
   const naming = createNaming(config.vendor);
-  const tokens: TokenAuthenticator[] = [];
+  const tokens: TokenAuthenticator[] = [serviceAccountAuthenticator(serviceAccounts)];
   if (config.tokenAuthFile) {
     let text: string;
     try {
@@ -151,6 +169,59 @@ function buildAuthenticator(config: ServerConfig, core: () => CoreApi, log: (mes
   return createAuthenticator({ certificates: true, tokens, anonymous: config.anonymousAuth });
 }
 
+function readFlagFile(flag: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`--${flag}: cannot read ${JSON.stringify(file)}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Service-account token settings from the flags: the signing key (`--service-account-signing-key-file`,
+ * else one generated once under the data dir), the verifying keys (`--service-account-key-file`,
+ * else the signing key), the issuers and audiences (default `--api-audiences`: the issuers, as upstream).
+ */
+async function serviceAccountSettings(config: ServerConfig, dataDir: string, core: () => CoreApi): Promise<ServiceAccountTokenOptions> {
+  const naming = createNaming(config.vendor);
+  let signingPem: string;
+  if (config.serviceAccountSigningKeyFile) {
+    signingPem = readFlagFile('service-account-signing-key-file', config.serviceAccountSigningKeyFile);
+  } else {
+    const file = path.join(dataDir, 'service-account.key');
+    try {
+      signingPem = await readFile(file, 'utf8');
+    } catch {
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+      signingPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      await writeFile(file, signingPem, { mode: 0o600 });
+    }
+  }
+  const signing = keysOfPem(signingPem);
+  if (!signing.privateKey) throw new Error('--service-account-signing-key-file: the file holds no private key');
+  const verifyingKeys = config.serviceAccountKeyFiles.length
+    ? config.serviceAccountKeyFiles.flatMap((file) => keysOfPem(readFlagFile('service-account-key-file', file)).publicKeys)
+    : signing.publicKeys;
+  const issuers = config.serviceAccountIssuers.length ? config.serviceAccountIssuers : [`https://${naming.word}.default.svc.cluster.local`];
+  return {
+    naming,
+    clock: systemClock,
+    issuers,
+    apiAudiences: config.apiAudiences.length ? config.apiAudiences : issuers,
+    verifyingKeys,
+    signingKey: signing.privateKey,
+    lookup: config.serviceAccountLookup,
+    objects: async (resource, namespace, name) => {
+      try {
+        return await core().get({ group: '', version: 'v1', resource, namespace, name }, { resourceVersion: '0' }, SERVER_CONTEXT);
+      } catch (err) {
+        if (StatusError.is(err, 'NotFound')) return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
 /** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
 function clientCaOf(config: ServerConfig, pki: Pki): string {
   if (!config.clientCaFile) return pki.caCert;
@@ -175,8 +246,9 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   for (const w of warnings) log(w);
   const clientCa = clientCaOf(config, pki);
   let backend: Backend | undefined;
-  const authenticator = buildAuthenticator(config, () => backend!.core, log);
-  backend = openBackend(config, { features, pki, authenticator, log });
+  const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core);
+  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log);
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, log });
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);

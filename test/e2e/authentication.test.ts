@@ -109,6 +109,19 @@ describe('authentication with kubectl', () => {
     expect(revoked.stderr).toContain('Unauthorized');
   });
 
+  it('kubectl create token: a service-account token (TokenRequest) that authenticates until the account is deleted', async () => {
+    expect(await kubectl(admin(), 'create', 'serviceaccount', 'builder', '-n', 'default')).toMatchObject({ code: 0 });
+    const created = await kubectl(admin(), 'create', 'token', 'builder', '-n', 'default', '--duration', '15m');
+    expect(created).toMatchObject({ code: 0 });
+    const token = created.stdout.trim();
+    expect(await whoami(['--token', token])).toMatchObject({ username: 'system:serviceaccount:default:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'] });
+    expect(await kubectl(admin(), 'delete', 'serviceaccount', 'builder', '-n', 'default')).toMatchObject({ code: 0 });
+    // The lookup reads the watch cache, which follows the delete within moments.
+    let revoked = '';
+    for (let i = 0; i < 50 && !revoked.includes('Unauthorized'); i++) revoked = (await kubectl(['--token', token], 'auth', 'whoami')).stderr;
+    expect(revoked).toContain('Unauthorized');
+  });
+
   it('TokenReview answers whether a token is valid and for whom', async () => {
     const review = (token: string) => JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
     for (const [token, expected] of [

@@ -44,6 +44,9 @@ describe('flags', () => {
       grpcBindAddress: '127.0.0.1',
       requestheaderAllowedNames: ['system:keelson-gateway'],
       coreOnly: false,
+      serviceAccountKeyFiles: [],
+      serviceAccountIssuers: [],
+      serviceAccountLookup: true,
     });
   });
 

@@ -86,6 +86,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   finalize?: StatusStrategy<T>;
   /** Present when the type has a `/scale` subresource. */
   scale?: ScaleSubresource;
+  /**
+   * Subresources that only create, answered by a handler with the parent object at hand
+   * (`serviceaccounts/token`: TokenRequest). Served only when the core has a handler for
+   * `<resource>/<name>` (`CoreOptions.handlers`).
+   */
+  createSubresources?: readonly CreateSubresource[];
 
   /**
    * True while the object holds finalizers of its own outside `metadata.finalizers` (namespaces'
@@ -106,6 +112,18 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    * "Content negotiation" 5); absent: upstream's default `Name` / `Created At`.
    */
   table?: TableDefinition<T>;
+}
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** A create-only subresource and the kind it takes and answers with. */
+export interface CreateSubresource {
+  name: string;
+  kind: GroupVersionKind;
 }
 
 /** A definition builder: definitions whose group names depend on the vendor take the naming profile. */

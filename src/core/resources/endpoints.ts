@@ -3,17 +3,13 @@
  * each takes. The gateway's routing and discovery and the core's own check (which the gRPC
  * door relies on) all read it, so a verb cannot be served by one door and refused by another.
  */
-import { ALL_VERBS, type ResourceDefinition, type Verb } from './definition';
+import { ALL_VERBS, type GroupVersionKind, type ResourceDefinition, type Verb } from './definition';
 
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
+export type { GroupVersionKind } from './definition';
 
 /** A subresource of a type, as routing and discovery see it. */
 export interface SubresourceInfo {
-  name: 'finalize' | 'scale' | 'status';
+  name: string;
   /** In name order, as upstream's discovery lists them. */
   verbs: readonly Verb[];
   /** What the subresource returns when it is not the parent's kind (scale: autoscaling/v1 Scale). */
@@ -27,6 +23,8 @@ export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1
 const READ_WRITE: readonly Verb[] = ['get', 'patch', 'update'];
 /** `/finalize` takes only update (upstream's namespace finalize REST). */
 const UPDATE_ONLY: readonly Verb[] = ['update'];
+/** Create-only subresources (serviceaccounts/token). */
+const CREATE_ONLY: readonly Verb[] = ['create'];
 
 /** The verbs a type serves on its main resource, in name order: its own list, or all of them. */
 export function verbsOf(def: Pick<ResourceDefinition, 'verbs'>): Verb[] {
@@ -39,7 +37,8 @@ export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
   if (def.finalize) subs.push({ name: 'finalize', verbs: UPDATE_ONLY });
   if (def.scale) subs.push({ name: 'scale', verbs: READ_WRITE, responseKind: SCALE_KIND });
   if (def.status) subs.push({ name: 'status', verbs: READ_WRITE });
-  return subs;
+  for (const sub of def.createSubresources ?? []) subs.push({ name: sub.name, verbs: CREATE_ONLY, responseKind: sub.kind });
+  return subs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /**

@@ -23,7 +23,7 @@ const SERVICE_ACCOUNT_TABLE: TableDefinition<ServiceAccount> = {
   row: (sa, { now }) => ({ cells: [sa.metadata?.name ?? '', (sa.secrets ?? []).length, since(sa.metadata?.creationTimestamp, now)] }),
 };
 
-export const defineServiceAccounts: DefineResource = () =>
+export const defineServiceAccounts: DefineResource = (naming) =>
   defineTyped<ServiceAccount>({
     group: '',
     version: 'v1',
@@ -37,4 +37,6 @@ export const defineServiceAccounts: DefineResource = () =>
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     table: SERVICE_ACCOUNT_TABLE,
+    // TokenRequest (`kubectl create token`), answered by the server's token issuer.
+    createSubresources: [{ name: 'token', kind: { group: naming.groups.authentication, version: 'v1', kind: 'TokenRequest' } }],
   });

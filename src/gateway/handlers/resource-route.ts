@@ -57,6 +57,7 @@ function methodsFor(shape: Shape, verbs: readonly Verb[]): Map<string, ResourceA
       break;
     case 'object':
     case 'subresource':
+      if (shape === 'subresource' && has('create')) m.set('POST', 'create');
       if (has('get')) addGet('get');
       if (has('update')) m.set('PUT', 'update');
       if (has('patch')) m.set('PATCH', 'patch');

@@ -7,7 +7,7 @@
  */
 import type { ResourceDefinition, Verb } from '../../core/resources/definition';
 import type { ResourceIndex } from '../resource-index';
-import { SCALE_KIND, subresourcesOf, verbsOf } from '../../core/resources/endpoints';
+import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 import type { OpenApiNames } from './names';
 import type { GroupVersionKind } from './schemas';
 
@@ -168,12 +168,17 @@ function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
   if (item.length) paths.push({ path: `${base}/{name}`, params: [P.name, ...nsParams, P.pretty], operations: item });
   for (const sub of subresourcesOf(def)) {
     const subKind = sub.responseKind ?? gvk;
-    const payload: Payload = sub.responseKind ? { type: c.typeName(SCALE_KIND.group, SCALE_KIND.version, SCALE_KIND.kind) } : obj;
+    const payload: Payload = sub.responseKind ? { type: c.typeName(sub.responseKind.group, sub.responseKind.version, sub.responseKind.kind) } : obj;
     const suffix = sub.name[0]!.toUpperCase() + sub.name.slice(1);
     const subGvk: GroupVersionKind = { group: subKind.group, kind: subKind.kind, version: subKind.version };
     const ops: OperationSpec[] = [];
     if (sub.verbs.includes('get')) {
       ops.push(op({ method: 'get', operationId: `read${c.prefix}${ns}${kind}${suffix}`, description: `read ${sub.name} of the specified ${kind}`, action: 'get', gvk: subGvk, params: [], responses: [{ code: '200', description: OK, payload }, unauthorized] }));
+    }
+    if (sub.verbs.includes('create')) {
+      ops.push(op({ method: 'post', operationId: `create${c.prefix}${ns}${kind}${suffix}`, description: `create ${sub.name} of a ${kind}`, action: 'post', gvk: subGvk, params: WRITE,
+        body: { payload, kind: 'object', required: true },
+        responses: [{ code: '200', description: OK, payload }, { code: '201', description: 'Created', payload }, { code: '202', description: 'Accepted', payload }, unauthorized] }));
     }
     if (sub.verbs.includes('update')) ops.push(replaceOp(c, `replace${c.prefix}${ns}${kind}${suffix}`, `replace ${sub.name} of the specified ${kind}`, subGvk, payload, op));
     if (sub.verbs.includes('patch')) ops.push(patchOp(c, `patch${c.prefix}${ns}${kind}${suffix}`, `partially update ${sub.name} of the specified ${kind}`, subGvk, payload, op));
