@@ -7,3 +7,4 @@ export { createAuthenticator, type AuthenticatorOptions } from './chain';
 export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';
 export { tokenReviewHandler, type TokenReviewOptions } from './token-review';
 export { SERVICE_ACCOUNT_PREFIX, keysOfPem, serviceAccountAuthenticator, tokenRequestHandler, type ObjectReader, type ServiceAccountTokenOptions } from './service-account';
+export { oidcAuthenticator, type OidcAuthenticator, type OidcOptions } from './oidc';

@@ -58,6 +58,18 @@ export interface ServerConfig {
   serviceAccountIssuers: string[];
   /** --service-account-lookup: a token's account (and bound object) must still exist. */
   serviceAccountLookup: boolean;
+  /** --oidc-issuer-url: enables OpenID Connect ID tokens (https only). */
+  oidcIssuerUrl?: string;
+  /** --oidc-client-id: the audience every ID token must be for. */
+  oidcClientId?: string;
+  oidcUsernameClaim: string;
+  oidcUsernamePrefix?: string;
+  oidcGroupsClaim?: string;
+  oidcGroupsPrefix?: string;
+  /** --oidc-required-claim (repeatable key=value). */
+  oidcRequiredClaims: Record<string, string>;
+  oidcCaFile?: string;
+  oidcSigningAlgs: string[];
   /** --grpc-bind-address. */
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
@@ -292,6 +304,36 @@ const FLAGS: readonly Flag[] = [
     usage: 'A service account token is valid only while its account (and the object it is bound to) exists.',
     parse: (v, n) => parseBool(n, v),
   }),
+  flag({
+    name: 'oidc-issuer-url',
+    field: 'oidcIssuerUrl',
+    type: 'string',
+    usage: 'The URL of the OpenID issuer, only https; its discovery document gives the signing keys. Enables OIDC ID tokens.',
+    parse: (v, n) => {
+      if (!v.startsWith('https://')) throw invalid(n, v, 'must be an https URL');
+      return v;
+    },
+  }),
+  flag({ name: 'oidc-client-id', field: 'oidcClientId', type: 'string', usage: 'The client ID every ID token must be issued to (its audience).', parse: (v, n) => nonEmpty(n, v) }),
+  flag({ name: 'oidc-username-claim', field: 'oidcUsernameClaim', type: 'string', default: 'sub', usage: 'The claim used as the user name; claims other than email are prefixed with the issuer URL unless --oidc-username-prefix says otherwise.', parse: (v, n) => nonEmpty(n, v) }),
+  flag({ name: 'oidc-username-prefix', field: 'oidcUsernamePrefix', type: 'string', usage: "Prefix of user names; '-' disables prefixing.", parse: (v) => v }),
+  flag({ name: 'oidc-groups-claim', field: 'oidcGroupsClaim', type: 'string', usage: 'The claim holding the user\'s groups (a string or a list of strings).', parse: (v, n) => nonEmpty(n, v) }),
+  flag({ name: 'oidc-groups-prefix', field: 'oidcGroupsPrefix', type: 'string', usage: 'Prefix of group names.', parse: (v) => v }),
+  flag({
+    name: 'oidc-required-claim',
+    field: 'oidcRequiredClaims',
+    type: 'mapStringBool',
+    default: {},
+    shownDefault: '',
+    usage: 'A key=value pair that must be in the ID token; repeatable.',
+    parse: (v, n, prev) => {
+      const eq = v.indexOf('=');
+      if (eq <= 0) throw invalid(n, v, 'must be key=value');
+      return { ...(prev ?? {}), [v.slice(0, eq)]: v.slice(eq + 1) };
+    },
+  }),
+  flag({ name: 'oidc-ca-file', field: 'oidcCaFile', type: 'string', usage: "The CA that signed the identity provider's certificate; default the host's roots.", parse: (v, n) => nonEmpty(n, v) }),
+  flag({ name: 'oidc-signing-algs', field: 'oidcSigningAlgs', type: 'strings', default: ['RS256'], usage: 'The accepted signing algorithms.', parse: (v, n) => parseList(n, v) }),
   flag({
     name: 'grpc-bind-address',
     field: 'grpcBindAddress',
@@ -530,5 +572,6 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   }
   if (config.coreOnly && config.grpcPort === undefined) throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');
+  if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
   return config;
 }

@@ -18,6 +18,7 @@ import {
   bootstrapTokenAuthenticator,
   createAuthenticator,
   keysOfPem,
+  oidcAuthenticator,
   parseTokenFile,
   serviceAccountAuthenticator,
   tokenFileAuthenticator,
@@ -135,7 +136,7 @@ const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:
  * client CA), `--token-auth-file`, bootstrap tokens (read through `core()` from the watch
  * cache), anonymous unless `--anonymous-auth=false`.
  */
-function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAccounts: ServiceAccountTokenOptions, log: (message: string) => void): Authenticator {
+function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAccounts: ServiceAccountTokenOptions, log: (message: string) => void, closers: Array<() => void>): Authenticator {
   const naming = createNaming(config.vendor);
   const tokens: TokenAuthenticator[] = [serviceAccountAuthenticator(serviceAccounts)];
   if (config.tokenAuthFile) {
@@ -165,6 +166,23 @@ function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAc
         },
       }),
     );
+  }
+  if (config.oidcIssuerUrl) {
+    const oidc = oidcAuthenticator({
+        issuerUrl: config.oidcIssuerUrl,
+        clientId: config.oidcClientId!,
+        usernameClaim: config.oidcUsernameClaim,
+        ...(config.oidcUsernamePrefix !== undefined ? { usernamePrefix: config.oidcUsernamePrefix } : {}),
+        ...(config.oidcGroupsClaim ? { groupsClaim: config.oidcGroupsClaim } : {}),
+        ...(config.oidcGroupsPrefix !== undefined ? { groupsPrefix: config.oidcGroupsPrefix } : {}),
+        requiredClaims: config.oidcRequiredClaims,
+        ...(config.oidcCaFile ? { ca: readFlagFile('oidc-ca-file', config.oidcCaFile) } : {}),
+        signingAlgs: config.oidcSigningAlgs,
+        clock: systemClock,
+        log,
+      });
+    closers.push(() => oidc.close());
+    tokens.push(oidc);
   }
   return createAuthenticator({ certificates: true, tokens, anonymous: config.anonymousAuth });
 }
@@ -247,7 +265,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const clientCa = clientCaOf(config, pki);
   let backend: Backend | undefined;
   const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core);
-  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log);
+  const closers: Array<() => void> = [];
+  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers);
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, log });
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
@@ -299,6 +318,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       state.shuttingDown = true;
       await server?.close();
       await grpc?.close();
+      for (const close of closers) close();
       await opened.close();
     })());
 

@@ -47,6 +47,9 @@ describe('flags', () => {
       serviceAccountKeyFiles: [],
       serviceAccountIssuers: [],
       serviceAccountLookup: true,
+      oidcUsernameClaim: 'sub',
+      oidcRequiredClaims: {},
+      oidcSigningAlgs: ['RS256'],
     });
   });
 
