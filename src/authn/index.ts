@@ -8,3 +8,4 @@ export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';
 export { tokenReviewHandler, type TokenReviewOptions } from './token-review';
 export { SERVICE_ACCOUNT_PREFIX, keysOfPem, serviceAccountAuthenticator, tokenRequestHandler, type ObjectReader, type ServiceAccountTokenOptions } from './service-account';
 export { oidcAuthenticator, type OidcAuthenticator, type OidcOptions } from './oidc';
+export { readWebhookConfig, webhookTokenAuthenticator, type WebhookClientConfig, type WebhookOptions } from './webhook';

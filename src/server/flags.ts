@@ -70,6 +70,12 @@ export interface ServerConfig {
   oidcRequiredClaims: Record<string, string>;
   oidcCaFile?: string;
   oidcSigningAlgs: string[];
+  /** --authentication-token-webhook-config-file: kubeconfig-format settings of a TokenReview webhook. */
+  authenticationTokenWebhookConfigFile?: string;
+  /** --authentication-token-webhook-cache-ttl in milliseconds. */
+  authenticationTokenWebhookCacheTtlMs: number;
+  /** --authentication-token-webhook-version: `v1beta1` or `v1`. */
+  authenticationTokenWebhookVersion: 'v1beta1' | 'v1';
   /** --grpc-bind-address. */
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
@@ -334,6 +340,33 @@ const FLAGS: readonly Flag[] = [
   }),
   flag({ name: 'oidc-ca-file', field: 'oidcCaFile', type: 'string', usage: "The CA that signed the identity provider's certificate; default the host's roots.", parse: (v, n) => nonEmpty(n, v) }),
   flag({ name: 'oidc-signing-algs', field: 'oidcSigningAlgs', type: 'strings', default: ['RS256'], usage: 'The accepted signing algorithms.', parse: (v, n) => parseList(n, v) }),
+  flag({
+    name: 'authentication-token-webhook-config-file',
+    field: 'authenticationTokenWebhookConfigFile',
+    type: 'string',
+    usage: 'File with webhook configuration for token authentication in kubeconfig format. The API server will query the remote service to determine authentication for bearer tokens.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'authentication-token-webhook-cache-ttl',
+    field: 'authenticationTokenWebhookCacheTtlMs',
+    type: 'duration',
+    default: 120_000,
+    shownDefault: '2m0s',
+    usage: 'The duration to cache responses from the webhook token authenticator.',
+    parse: (v, n) => parseDuration(n, v),
+  }),
+  flag({
+    name: 'authentication-token-webhook-version',
+    field: 'authenticationTokenWebhookVersion',
+    type: 'string',
+    default: 'v1beta1' as const,
+    usage: 'The API version of the TokenReview to send to and expect from the webhook: v1beta1 or v1.',
+    parse: (v, n) => {
+      if (v !== 'v1beta1' && v !== 'v1') throw invalid(n, v, 'must be v1beta1 or v1');
+      return v;
+    },
+  }),
   flag({
     name: 'grpc-bind-address',
     field: 'grpcBindAddress',

@@ -20,6 +20,8 @@ import {
   keysOfPem,
   oidcAuthenticator,
   parseTokenFile,
+  readWebhookConfig,
+  webhookTokenAuthenticator,
   serviceAccountAuthenticator,
   tokenFileAuthenticator,
   tokenRequestHandler,
@@ -164,6 +166,22 @@ function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAc
             throw err;
           }
         },
+      }),
+    );
+  }
+  if (config.authenticationTokenWebhookConfigFile) {
+    let client;
+    try {
+      client = readWebhookConfig(config.authenticationTokenWebhookConfigFile);
+    } catch (err) {
+      throw new Error(`--authentication-token-webhook-config-file: ${(err as Error).message}`);
+    }
+    tokens.push(
+      webhookTokenAuthenticator({
+        client,
+        apiVersion: `${naming.groups.authentication}/${config.authenticationTokenWebhookVersion}`,
+        cacheTtlMs: config.authenticationTokenWebhookCacheTtlMs,
+        clock: systemClock,
       }),
     );
   }

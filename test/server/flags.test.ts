@@ -50,6 +50,8 @@ describe('flags', () => {
       oidcUsernameClaim: 'sub',
       oidcRequiredClaims: {},
       oidcSigningAlgs: ['RS256'],
+      authenticationTokenWebhookCacheTtlMs: 120_000,
+      authenticationTokenWebhookVersion: 'v1beta1',
     });
   });
 
