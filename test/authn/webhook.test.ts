@@ -27,7 +27,7 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apiVersion: string; spec: { token: string } };
-      const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN ?? '';
+      const peer = String((req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN ?? '');
       reviews.push({ apiVersion: review.apiVersion, token: review.spec.token, peer });
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'TokenReview', status: answer(review.spec.token) }));
