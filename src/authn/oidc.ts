@@ -12,7 +12,7 @@
 import https from 'node:https';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { Clock } from '../clock';
-import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, rejected } from './types';
+import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, looksLikeJwt, rejected } from './types';
 
 export interface OidcOptions {
   issuerUrl: string;
@@ -106,6 +106,7 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
       cancelTimer?.();
     },
     async authenticateToken(token: string): Promise<AuthenticationResult> {
+      if (!looksLikeJwt(token)) return NO_OPINION;
       let unverified: Record<string, unknown>;
       try {
         unverified = decodeJwt(token) as Record<string, unknown>;

@@ -9,14 +9,14 @@
  * the audience and the times, and with `--service-account-lookup` (the default) that the account
  * and the bound object still exist with the same uid, so deleting either revokes the token.
  */
-import { randomUUID, type KeyObject, createPrivateKey, createPublicKey } from 'node:crypto';
+import { randomUUID, type KeyObject, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { SignJWT, decodeJwt, jwtVerify } from 'jose';
 import type { ApiObject } from '../core/api';
 import type { CreateHandler } from '../core/handlers';
 import type { Naming } from '../naming';
 import { type Clock, rfc3339 } from '../clock';
 import { badRequest, invalid } from '../status';
-import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, rejected } from './types';
+import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, looksLikeJwt, rejected } from './types';
 
 export const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
 const DEFAULT_EXPIRATION_SECONDS = 3600;
@@ -138,14 +138,19 @@ export function tokenRequestHandler(options: ServiceAccountTokenOptions): Create
 }
 
 /** The authenticator of service-account tokens. */
+/** Verified signatures are remembered (by token hash) while the token is valid; the lookup still runs every time. */
+const MAX_VERIFIED = 10_000;
+
 export function serviceAccountAuthenticator(options: ServiceAccountTokenOptions): TokenAuthenticator {
   const issuers = new Set(options.issuers);
+  const verified = new Map<string, { payload: Record<string, unknown>; expiresMs: number }>();
   const claimKey = options.naming.keyDomain;
   const extraKey = (name: string) => options.naming.key(name, 'authentication');
   return {
     name: 'service-account',
     async authenticateToken(token: string): Promise<AuthenticationResult> {
       // Only JWTs from our issuers are ours; anything else is another method's.
+      if (!looksLikeJwt(token)) return NO_OPINION;
       let unverified: Record<string, unknown>;
       try {
         unverified = decodeJwt(token) as Record<string, unknown>;
@@ -153,9 +158,11 @@ export function serviceAccountAuthenticator(options: ServiceAccountTokenOptions)
         return NO_OPINION;
       }
       if (typeof unverified.iss !== 'string' || !issuers.has(unverified.iss)) return NO_OPINION;
-      let payload: Record<string, unknown> | undefined;
+      const hash = createHash('sha256').update(token).digest('base64');
+      const remembered = verified.get(hash);
+      let payload: Record<string, unknown> | undefined = remembered && remembered.expiresMs > options.clock.now() ? remembered.payload : undefined;
       let failure = 'invalid signature';
-      for (const key of options.verifyingKeys) {
+      for (const key of payload ? [] : options.verifyingKeys) {
         try {
           payload = (
             await jwtVerify(token, key, {
@@ -174,6 +181,10 @@ export function serviceAccountAuthenticator(options: ServiceAccountTokenOptions)
         }
       }
       if (!payload) return rejected(`service account token: ${failure}`);
+      if (!remembered && typeof payload.exp === 'number') {
+        if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
+        verified.set(hash, { payload, expiresMs: payload.exp * 1000 });
+      }
       const claims = (payload[claimKey] ?? {}) as PrivateClaims;
       const sub = typeof payload.sub === 'string' ? payload.sub : '';
       const namespace = claims.namespace ?? '';

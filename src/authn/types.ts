@@ -50,6 +50,12 @@ export interface Authenticator {
 
 export const NO_OPINION: AuthenticationResult = { outcome: 'noOpinion' };
 
+/** A compact JWS has three dot-separated parts: anything else is not a JWT (cheaper than failing to decode one). */
+export function looksLikeJwt(token: string): boolean {
+  const parts = token.split('.');
+  return parts.length === 3 && parts[0] !== '' && parts[1] !== '';
+}
+
 export function rejected(reason: string): AuthenticationResult {
   return { outcome: 'rejected', reason };
 }
