@@ -16,6 +16,8 @@ export interface AuthenticatorOptions {
   tokens: readonly TokenAuthenticator[];
   /** `--anonymous-auth` (default true). */
   anonymous: boolean;
+  /** With anonymous access: only these paths (the structured configuration's `anonymous.conditions`). */
+  anonymousPaths?: readonly string[];
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
@@ -37,7 +39,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       }
       if (reasons.length > 0) return { outcome: 'rejected', reason: reasons.join('; ') };
       // A certificate nobody is configured to check is ignored, as upstream without a client CA.
-      return options.anonymous ? { outcome: 'authenticated', user: anonymousUser() } : { outcome: 'rejected', reason: 'anonymous requests are disabled' };
+      const allowed = options.anonymous && (!options.anonymousPaths || (credentials.path !== undefined && options.anonymousPaths.includes(credentials.path)));
+      return allowed ? { outcome: 'authenticated', user: anonymousUser() } : { outcome: 'rejected', reason: 'anonymous requests are disabled' };
     },
   };
 }

@@ -9,3 +9,4 @@ export { tokenReviewHandler, type TokenReviewOptions } from './token-review';
 export { SERVICE_ACCOUNT_PREFIX, keysOfPem, serviceAccountAuthenticator, tokenRequestHandler, type ObjectReader, type ServiceAccountTokenOptions } from './service-account';
 export { oidcAuthenticator, type OidcAuthenticator, type OidcOptions } from './oidc';
 export { readWebhookConfig, webhookTokenAuthenticator, type WebhookClientConfig, type WebhookOptions } from './webhook';
+export { AuthenticationConfigError, parseAuthenticationConfig, structuredAuthenticator, type AuthenticationConfig, type ReloadStatus, type StructuredAuthenticator } from './structured-config';

@@ -16,7 +16,16 @@ import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, looksLi
 
 export interface OidcOptions {
   issuerUrl: string;
+  /** The audience tokens must be for (`--oidc-client-id`); with `audiences`, any one of those. */
   clientId: string;
+  audiences?: readonly string[];
+  /** Where the discovery document is, when not under the issuer URL (structured configuration). */
+  discoveryUrl?: string;
+  /**
+   * Turn verified claims into a user (structured configuration's CEL mappings); default the
+   * `--oidc-*` claim and prefix rules.
+   */
+  mapClaims?: (claims: Record<string, unknown>) => AuthenticationResult;
   usernameClaim: string;
   /** undefined: upstream's default (the issuer and `#` for claims other than `email`); `-`: none. */
   usernamePrefix?: string;
@@ -72,7 +81,8 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
 
   async function load(): Promise<void> {
     lastFetch = options.clock.now();
-    const discovery = (await getJson(`${options.issuerUrl.replace(/\/$/, '')}/.well-known/openid-configuration`, options.ca)) as { issuer?: unknown; jwks_uri?: unknown };
+    const discoveryUrl = options.discoveryUrl ?? `${options.issuerUrl.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    const discovery = (await getJson(discoveryUrl, options.ca)) as { issuer?: unknown; jwks_uri?: unknown };
     if (discovery.issuer !== options.issuerUrl) throw new Error(`oidc: issuer did not match the issuer returned by provider, expected "${options.issuerUrl}" got "${String(discovery.issuer)}"`);
     if (typeof discovery.jwks_uri !== 'string' || !discovery.jwks_uri.startsWith('https://')) throw new Error('oidc: the discovery document has no https jwks_uri');
     const jwks = (await getJson(discovery.jwks_uri, options.ca)) as JSONWebKeySet;
@@ -126,7 +136,7 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
         claims = (
           await jwtVerify(token, keys, {
             issuer: options.issuerUrl,
-            audience: options.clientId,
+            audience: options.audiences ? [...options.audiences] : options.clientId,
             algorithms: [...options.signingAlgs],
             currentDate: new Date(options.clock.now()),
           })
@@ -134,6 +144,7 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
       } catch (err) {
         return rejected(`oidc: verify token: ${(err as Error).message}`);
       }
+      if (options.mapClaims) return options.mapClaims(claims);
       for (const [claim, value] of Object.entries(options.requiredClaims)) {
         if (claims[claim] !== value) return rejected(`oidc: required claim ${claim} has value ${JSON.stringify(claims[claim])}, expected ${JSON.stringify(value)}`);
       }

@@ -24,6 +24,8 @@ export interface Credentials {
   certificate?: PeerCertificate;
   /** The token of `Authorization: Bearer <token>` (HTTPS) or the `authorization` metadata (gRPC). */
   token?: string;
+  /** The request path, for anonymous access limited to some paths. */
+  path?: string;
 }
 
 /**

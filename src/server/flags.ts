@@ -70,6 +70,8 @@ export interface ServerConfig {
   oidcRequiredClaims: Record<string, string>;
   oidcCaFile?: string;
   oidcSigningAlgs: string[];
+  /** --authentication-config: structured authentication configuration (jwt issuers, anonymous), reloaded on change. */
+  authenticationConfigFile?: string;
   /** --authentication-token-webhook-config-file: kubeconfig-format settings of a TokenReview webhook. */
   authenticationTokenWebhookConfigFile?: string;
   /** --authentication-token-webhook-cache-ttl in milliseconds. */
@@ -341,6 +343,13 @@ const FLAGS: readonly Flag[] = [
   flag({ name: 'oidc-ca-file', field: 'oidcCaFile', type: 'string', usage: "The CA that signed the identity provider's certificate; default the host's roots.", parse: (v, n) => nonEmpty(n, v) }),
   flag({ name: 'oidc-signing-algs', field: 'oidcSigningAlgs', type: 'strings', default: ['RS256'], usage: 'The accepted signing algorithms.', parse: (v, n) => parseList(n, v) }),
   flag({
+    name: 'authentication-config',
+    field: 'authenticationConfigFile',
+    type: 'string',
+    usage: 'File with an AuthenticationConfiguration (JWT issuers with CEL claim mappings and validation rules, anonymous access); reloaded when it changes. Excludes the --oidc-* flags.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
     name: 'authentication-token-webhook-config-file',
     field: 'authenticationTokenWebhookConfigFile',
     type: 'string',
@@ -606,5 +615,8 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   if (config.coreOnly && config.grpcPort === undefined) throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');
   if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
+  if (config.authenticationConfigFile && config.oidcIssuerUrl) {
+    throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');
+  }
   return config;
 }

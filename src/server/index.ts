@@ -20,6 +20,7 @@ import {
   keysOfPem,
   oidcAuthenticator,
   parseTokenFile,
+  structuredAuthenticator,
   readWebhookConfig,
   webhookTokenAuthenticator,
   serviceAccountAuthenticator,
@@ -185,6 +186,23 @@ function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAc
       }),
     );
   }
+  let anonymous = config.anonymousAuth;
+  let anonymousPaths: string[] | undefined;
+  if (config.authenticationConfigFile) {
+    let structured;
+    try {
+      structured = structuredAuthenticator({ file: config.authenticationConfigFile, naming, clock: systemClock, serviceAccountIssuers: serviceAccounts.issuers, log });
+    } catch (err) {
+      throw new Error(`--authentication-config: ${(err as Error).message}`);
+    }
+    closers.push(() => structured.close());
+    tokens.push(structured);
+    const section = structured.config().anonymous;
+    if (section) {
+      anonymous = section.enabled;
+      if (section.paths.length > 0) anonymousPaths = section.paths;
+    }
+  }
   if (config.oidcIssuerUrl) {
     const oidc = oidcAuthenticator({
         issuerUrl: config.oidcIssuerUrl,
@@ -202,7 +220,7 @@ function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAc
     closers.push(() => oidc.close());
     tokens.push(oidc);
   }
-  return createAuthenticator({ certificates: true, tokens, anonymous: config.anonymousAuth });
+  return createAuthenticator({ certificates: true, tokens, anonymous, ...(anonymousPaths ? { anonymousPaths } : {}) });
 }
 
 function readFlagFile(flag: string, file: string): string {

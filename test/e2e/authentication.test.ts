@@ -184,3 +184,28 @@ describe('--anonymous-auth=false', () => {
     expect((await httpsRequest(`${closed.url}/version`, closed.admin)).status).toBe(200);
   });
 });
+
+describe('--authentication-config', () => {
+  let configured: ServerProcess | undefined;
+  afterAll(async () => {
+    await configured?.stop();
+  });
+
+  it('limits anonymous requests to the configured paths', async () => {
+    const file = path.join(dir, 'anonymous.yaml');
+    await writeFile(file, 'apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\nanonymous:\n  enabled: true\n  conditions:\n  - path: /livez\n  - path: /readyz\n');
+    configured = await startServerProcess(['--vendor', 'kubernetes', '--authentication-config', file]);
+    const ca = { ca: configured.admin.ca };
+    expect((await httpsRequest(`${configured.url}/livez`, ca)).status).toBe(200);
+    expect((await httpsRequest(`${configured.url}/version`, ca)).status).toBe(401);
+    expect((await httpsRequest(`${configured.url}/version`, configured.admin)).status).toBe(200);
+  });
+
+  it('refuses to start on a configuration with mistakes, naming the field', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    await writeFile(file, 'apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {url: "http://idp.example", audiences: [a]}\n  claimMappings: {username: {claim: sub, prefix: ""}}\n');
+    await expect(startServerProcess(['--vendor', 'kubernetes', '--authentication-config', file])).rejects.toThrow(
+      /--authentication-config: jwt\[0\]\.issuer\.url: Invalid value: "http:\/\/idp\.example": URL scheme must be https/,
+    );
+  });
+});

@@ -24,7 +24,7 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
 }
 
 export function credentialsOf(request: GatewayRequest): Credentials {
-  const credentials: Credentials = {};
+  const credentials: Credentials = { path: request.path };
   if (request.peerCertificate) credentials.certificate = request.peerCertificate;
   const token = bearerTokenOf(request.headers.authorization);
   if (token !== undefined) credentials.token = token;
