@@ -38,7 +38,8 @@ async function main(): Promise<number> {
 
   const store = config.coreAddress ? `remote core ${config.coreAddress}` : config.etcdServers ? `etcd ${config.etcdServers.join(',')}` : `embedded store in ${config.dataDir}`;
   const server = await startServer(config, { log, waitForReady: false });
-  log(`serving ${config.vendor} API on ${server.url} (port ${server.port}), ${store}`);
+  if (config.coreOnly) log(`serving the ${config.vendor} core over gRPC only on ${server.grpcAddress ?? '?'}, ${store}`);
+  else log(`serving ${config.vendor} API on ${server.url} (port ${server.port}), ${store}`);
   const kubeconfig = path.relative(process.cwd(), server.kubeconfigPath) || server.kubeconfigPath;
   const shown = kubeconfig.startsWith('..') ? server.kubeconfigPath : `./${kubeconfig}`;
   log(`admin kubeconfig: ${shown}`);

@@ -209,3 +209,54 @@ describe('--authentication-config', () => {
     );
   });
 });
+
+describe('a gateway in front of a core-only process', () => {
+  let core: ChildProcessInfo | undefined;
+  let gateway: ServerProcess | undefined;
+  afterAll(async () => {
+    await gateway?.stop();
+    core?.stop();
+  });
+
+  it('serves kubectl through the gateway, which passes the end user to the core over authenticated gRPC', async () => {
+    const shared = await mkdtemp(path.join(os.tmpdir(), 'keelson-split-'));
+    core = await startCoreOnly(shared);
+    gateway = await startServerProcess(['--vendor', 'kubernetes', '--core-address', core.address], { dataDir: shared });
+    const kube = ['--kubeconfig', gateway.kubeconfig];
+    const whoamiOut = await run(KUBECTL, [...kube, 'auth', 'whoami', '-o', 'json'], { timeout: 30_000 });
+    expect(JSON.parse(whoamiOut.stdout).status.userInfo).toEqual({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+    expect((await run(KUBECTL, [...kube, 'get', 'namespaces', '-o', 'name'], { timeout: 30_000 })).stdout).toContain('namespace/default');
+    // Only the gateway's certificate may name another user: a direct caller without credentials is anonymous, whoever it claims to be.
+    const direct = createGrpcCoreClient(core.address, { tls: { ca: gateway.admin.ca, serverName: 'localhost' } });
+    try {
+      const seen = await direct.create({ group: 'authentication.k8s.io', version: 'v1', resource: 'selfsubjectreviews' }, { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }, {}, { user: { username: 'admin', groups: ['system:masters'] } });
+      expect((seen.object.status as { userInfo: unknown }).userInfo).toEqual({ username: 'system:anonymous', groups: ['system:unauthenticated'] });
+    } finally {
+      direct.close();
+    }
+  });
+});
+
+interface ChildProcessInfo {
+  address: string;
+  stop(): void;
+}
+
+/** `--core-only --grpc-port 0` on `dataDir`; resolves with the gRPC address it logs. */
+async function startCoreOnly(dataDir: string): Promise<ChildProcessInfo> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--vendor', 'kubernetes', '--data-dir', dataDir, '--core-only', '--grpc-port', '0'], {
+    cwd: path.resolve(__dirname, '../..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!/keelson: ready/.test(out)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`core-only process did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const address = /over gRPC only on (\S+),/.exec(out)![1]!;
+  return { address, stop: () => child.kill('SIGTERM') };
+}
