@@ -10,9 +10,9 @@
  * `email_verified` is false is refused), groups from `--oidc-groups-claim` with its prefix.
  */
 import https from 'node:https';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { Clock } from '../clock';
-import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, looksLikeJwt, rejected } from './types';
+import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, claimedIssuer, rejected } from './types';
 
 export interface OidcOptions {
   issuerUrl: string;
@@ -116,14 +116,7 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
       cancelTimer?.();
     },
     async authenticateToken(token: string): Promise<AuthenticationResult> {
-      if (!looksLikeJwt(token)) return NO_OPINION;
-      let unverified: Record<string, unknown>;
-      try {
-        unverified = decodeJwt(token) as Record<string, unknown>;
-      } catch {
-        return NO_OPINION;
-      }
-      if (unverified.iss !== options.issuerUrl) return NO_OPINION;
+      if (claimedIssuer(token) !== options.issuerUrl) return NO_OPINION;
       if (!keys) return rejected('oidc: authenticator not initialized');
       try {
         const kid = decodeProtectedHeader(token).kid;

@@ -5,6 +5,7 @@
  * or refuses. Each method is one module implementing a small interface; `chain.ts` combines them
  * as upstream's request authenticator union does.
  */
+import { decodeJwt } from 'jose';
 import type { UserInfo } from '../core/api';
 
 /** What the TLS layer learned about the client certificate, if one was presented. */
@@ -52,10 +53,19 @@ export interface Authenticator {
 
 export const NO_OPINION: AuthenticationResult = { outcome: 'noOpinion' };
 
-/** A compact JWS has three dot-separated parts: anything else is not a JWT (cheaper than failing to decode one). */
-export function looksLikeJwt(token: string): boolean {
+/**
+ * The issuer a token claims, read without verifying anything, or undefined when the token is not
+ * a JWT (a compact JWS has three dot-separated parts; checked first, as cheaper than a failed decode).
+ */
+export function claimedIssuer(token: string): string | undefined {
   const parts = token.split('.');
-  return parts.length === 3 && parts[0] !== '' && parts[1] !== '';
+  if (parts.length !== 3 || parts[0] === '' || parts[1] === '') return undefined;
+  try {
+    const iss = (decodeJwt(token) as Record<string, unknown>).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function rejected(reason: string): AuthenticationResult {
