@@ -78,6 +78,8 @@ export interface ServerConfig {
   authenticationTokenWebhookCacheTtlMs: number;
   /** --authentication-token-webhook-version: `v1beta1` or `v1`. */
   authenticationTokenWebhookVersion: 'v1beta1' | 'v1';
+  /** --authorization-mode: the authorizers, in order (AlwaysAllow, AlwaysDeny, RBAC). */
+  authorizationModes: string[];
   /** --grpc-bind-address. */
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
@@ -374,6 +376,23 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => {
       if (v !== 'v1beta1' && v !== 'v1') throw invalid(n, v, 'must be v1beta1 or v1');
       return v;
+    },
+  }),
+  flag({
+    name: 'authorization-mode',
+    field: 'authorizationModes',
+    type: 'strings',
+    default: ['RBAC'],
+    usage: 'Ordered list of authorizers: AlwaysAllow, AlwaysDeny, RBAC (ABAC, Node and Webhook are not built yet). Group system:masters is always allowed.',
+    parse: (v, n) => {
+      const modes = parseList(n, v);
+      const known = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'ABAC', 'Node', 'Webhook'];
+      for (const m of modes) {
+        if (!known.includes(m)) throw invalid(n, v, `authorization mode ${JSON.stringify(m)} is not supported; supported: ${known.join(', ')}`);
+        if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC'].includes(m)) throw invalid(n, v, `authorization mode ${m} is not built yet`);
+      }
+      if (new Set(modes).size !== modes.length) throw invalid(n, v, 'authorization modes may not be repeated');
+      return modes;
     },
   }),
   flag({

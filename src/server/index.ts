@@ -33,7 +33,9 @@ import { systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
-import { type RunningServer, keelsonVersion, startGateway } from '../gateway';
+import { type Authorizer, type RunningServer, keelsonVersion, startGateway } from '../gateway';
+import { bootstrapPolicyAuthorizer, superuserAuthorizer } from '../gateway/steps/authorization';
+import { type RbacAuthorizer, rbacAuthorizer } from '../authz';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
@@ -276,6 +278,42 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
   };
 }
 
+/**
+ * The authorizers of `--authorization-mode`, in order, after the `system:masters` bypass. RBAC
+ * comes with upstream's bootstrap discovery and public-info grants (until the default roles are
+ * created) and starts indexing once the core is ready.
+ */
+function buildAuthorizers(config: ServerConfig, core: CoreApi, log: (message: string) => void): { authorizers: Authorizer[]; start(): Promise<void>; stop(): void } {
+  const naming = createNaming(config.vendor);
+  const authorizers: Authorizer[] = [superuserAuthorizer];
+  let rbac: RbacAuthorizer | undefined;
+  for (const mode of config.authorizationModes) {
+    switch (mode) {
+      case 'AlwaysAllow':
+        authorizers.push({ authorize: () => ({ decision: 'allow' }) });
+        break;
+      case 'AlwaysDeny':
+        authorizers.push({ authorize: () => ({ decision: 'deny', reason: '' }) });
+        break;
+      case 'RBAC': {
+        authorizers.push(bootstrapPolicyAuthorizer(naming));
+        // Created when the core is ready; until then RBAC has no opinion.
+        authorizers.push({ authorize: (a) => rbac?.authorize(a) ?? { decision: 'noOpinion' } });
+        break;
+      }
+    }
+  }
+  return {
+    authorizers,
+    async start() {
+      if (!config.authorizationModes.includes('RBAC')) return;
+      rbac = rbacAuthorizer({ api: core, naming, ctx: SERVER_CONTEXT, clock: systemClock });
+      await rbac.synced().catch((err: unknown) => log(`RBAC index failed to load: ${(err as Error).message}`));
+    },
+    stop: () => rbac?.stop(),
+  };
+}
+
 /** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
 function clientCaOf(config: ServerConfig, pki: Pki): string {
   if (!config.clientCaFile) return pki.caCert;
@@ -305,6 +343,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers);
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, log });
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
+  const authorization = buildAuthorizers(config, backend.core, log);
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
   let grpc: GrpcCoreServer | undefined;
@@ -330,6 +369,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       port: config.securePort,
       adapter: options.adapter,
       authenticator,
+      authorizers: authorization.authorizers,
       onUnauthenticated,
       onUnexpectedError: (err, request) =>
         log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
@@ -354,11 +394,13 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       state.shuttingDown = true;
       await server?.close();
       await grpc?.close();
+      authorization.stop();
       for (const close of closers) close();
       await opened.close();
     })());
 
-  const ready = opened.ready().then(() => {
+  const ready = opened.ready().then(async () => {
+    await authorization.start();
     state.coreReady = true;
   });
   if (options.waitForReady ?? true) {

@@ -19,6 +19,7 @@ export const LAYERS: Record<string, number> = {
   core: 4,
   gen: 5,
   authn: 5,
+  authz: 5,
   gateway: 6,
   grpc: 6,
   controllers: 7,

@@ -52,6 +52,7 @@ describe('flags', () => {
       oidcSigningAlgs: ['RS256'],
       authenticationTokenWebhookCacheTtlMs: 120_000,
       authenticationTokenWebhookVersion: 'v1beta1',
+      authorizationModes: ['RBAC'],
     });
   });
 

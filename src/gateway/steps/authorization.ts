@@ -11,24 +11,9 @@ import type { Naming } from '../../naming';
 import { type RequestInfo, type Step, infoOf, userOf } from '../types';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
 
-export interface AuthorizationAttributes {
-  user: UserInfo;
-  verb: string;
-  isResourceRequest: boolean;
-  path: string;
-  namespace: string;
-  apiGroup: string;
-  apiVersion: string;
-  resource: string;
-  subresource: string;
-  name: string;
-}
+import type { AuthorizationAttributes, Authorizer, Decision } from '../../authz';
 
-export type Decision = { decision: 'allow' } | { decision: 'deny'; reason: string } | { decision: 'noOpinion'; reason?: string };
-
-export interface Authorizer {
-  authorize(attributes: AuthorizationAttributes): Decision | Promise<Decision>;
-}
+export type { AuthorizationAttributes, Authorizer, Decision } from '../../authz';
 
 export const SUPERUSER_GROUP = 'system:masters';
 

@@ -1,0 +1,2 @@
+export type { AuthorizationAttributes, Authorizer, Decision } from './types';
+export { appliesTo, rbacAuthorizer, ruleAllows, type RbacAuthorizer, type RbacOptions } from './rbac';

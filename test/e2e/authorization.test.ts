@@ -1,0 +1,74 @@
+/**
+ * RBAC end to end (kubernetes profile, kubectl 1.32): a RoleBinding grants what its Role says
+ * in its namespace and nothing elsewhere; a ClusterRoleBinding grants cluster-wide; users
+ * without bindings are refused with upstream's 403; `system:masters` is always allowed.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { KUBECTL } from './support/kubectl';
+
+const run = promisify(execFile);
+let dir: string;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-authz-e2e-'));
+  await writeFile(path.join(dir, 'tokens.csv'), 'alice-token,alice,uid-a\nbob-token,bob,uid-b,"watchers"\n');
+  server = await startServerProcess(['--vendor', 'kubernetes', '--token-auth-file', path.join(dir, 'tokens.csv')]);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function kubectl(credentials: string[], ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = ['--kubeconfig', '/dev/null', '--server', server.url, '--certificate-authority', path.join(server.dataDir, 'ca.crt'), ...credentials];
+  try {
+    const { stdout, stderr } = await run(KUBECTL, [...base, ...args], { timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+const admin = () => ['--client-certificate', path.join(server.dataDir, 'admin.crt'), '--client-key', path.join(server.dataDir, 'admin.key')];
+const alice = ['--token', 'alice-token'];
+const bob = ['--token', 'bob-token'];
+
+/** Retry while RBAC's index catches up with a binding just written (it follows watches). */
+async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < 50; i++) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+describe('RBAC', () => {
+  it('a RoleBinding grants its Role in its namespace only', async () => {
+    expect(await kubectl(admin(), 'create', 'namespace', 'team-a')).toMatchObject({ code: 0 });
+    const denied = await kubectl(alice, 'get', 'pods', '-n', 'team-a');
+    expect(denied.stderr).toContain('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-a"');
+    expect(await kubectl(admin(), 'create', 'role', 'pod-reader', '-n', 'team-a', '--verb=get,list,watch', '--resource=pods')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-reads', '-n', 'team-a', '--role=pod-reader', '--user=alice')).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await kubectl(alice, 'get', 'pods', '-n', 'team-a')).code === 0)).toBe(true);
+    expect((await kubectl(alice, 'get', 'pods', '-n', 'default')).stderr).toContain('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"');
+    expect((await kubectl(alice, 'delete', 'pod', 'x', '-n', 'team-a')).stderr).toContain('pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team-a"');
+    // Impersonating alice gives alice's rights, no more.
+    expect((await kubectl(admin(), '--as', 'alice', 'get', 'configmaps', '-n', 'team-a')).stderr).toContain('User "alice" cannot list resource "configmaps"');
+  });
+
+  it('a ClusterRoleBinding to a group grants cluster-wide', async () => {
+    expect((await kubectl(bob, 'get', 'namespaces')).code).not.toBe(0);
+    expect(await kubectl(admin(), 'create', 'clusterrole', 'ns-reader', '--verb=get,list', '--resource=namespaces')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'clusterrolebinding', 'watchers-read-ns', '--clusterrole=ns-reader', '--group=watchers')).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await kubectl(bob, 'get', 'namespaces', '-o', 'name')).stdout.includes('namespace/team-a'))).toBe(true);
+    expect((await kubectl(alice, 'get', 'namespaces')).code).not.toBe(0);
+  });
+});
