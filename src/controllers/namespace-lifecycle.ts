@@ -82,7 +82,8 @@ export class NamespaceLifecycleController {
         );
       }
       for (const def of this.options.resources) {
-        if (!def.namespaced) continue;
+        // Types that are never stored (LocalSubjectAccessReview) have nothing to wait for.
+        if (!def.namespaced || !verbsOf(def).includes('list')) continue;
         const left = await this.options.core.list({ group: def.group, version: def.version, resource: def.resource, namespace: name }, { limit: 1 }, this.ctx);
         if (left.items.length > 0) {
           // Objects still finalizing: look again shortly, as upstream's controller requeues.

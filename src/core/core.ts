@@ -154,7 +154,7 @@ class InProcessCore implements Core {
     options: WriteOptions,
     ctx: RequestContext,
   ): Promise<WriteResult> {
-    if (target.subresource || target.namespace || target.name !== undefined) throw pathNotFound();
+    if (target.subresource || target.name !== undefined || !!target.namespace !== def.namespaced) throw pathNotFound();
     if (object === null || typeof object !== 'object' || Array.isArray(object)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     if (object.apiVersion && object.apiVersion !== apiVersion) {
@@ -164,8 +164,14 @@ class InProcessCore implements Core {
       throw badRequest(`the object provided is unrecognized (must be of type ${def.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
     }
     checkBodyFields(this.naming, def, object, options.fieldValidation, ctx);
-    if (object.metadata?.namespace) throw badRequest(`namespace is not allowed on this type: ${object.metadata.namespace}`);
-    const answer = await handler.create({ ...object, apiVersion, kind: def.kind }, options, ctx);
+    const ownNamespace = object.metadata?.namespace;
+    if (!def.namespaced && ownNamespace) throw badRequest(`namespace is not allowed on this type: ${ownNamespace}`);
+    if (def.namespaced && ownNamespace && ownNamespace !== target.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    const body: ApiObject = { ...object, apiVersion, kind: def.kind };
+    if (def.namespaced) body.metadata = { ...(object.metadata ?? {}), namespace: target.namespace };
+    const answer = await handler.create(body, options, ctx);
     return { object: answer, created: true };
   }
 

@@ -34,8 +34,8 @@ import { enabledControllers, startControllers, type RunningControllers } from '.
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { type Authorizer, type RunningServer, keelsonVersion, startGateway } from '../gateway';
-import { bootstrapPolicyAuthorizer, superuserAuthorizer } from '../gateway/steps/authorization';
-import { type RbacAuthorizer, rbacAuthorizer } from '../authz';
+import { authorizeAll, bootstrapPolicyAuthorizer, superuserAuthorizer } from '../gateway/steps/authorization';
+import { type Authorize, type RbacAuthorizer, accessReviewHandlers, rbacAuthorizer } from '../authz';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
@@ -85,6 +85,8 @@ interface Backend {
 
 interface BackendDeps {
   features: FeatureGates;
+  /** The authorizer chain: the access reviews answer with it. */
+  authorize: Authorize;
   pki: Pki;
   /** The server's authenticator chain: TokenReview answers with it. */
   authenticator: Authenticator;
@@ -113,6 +115,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     handlers: {
       tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: deps.serviceAccounts.apiAudiences }),
       'serviceaccounts/token': tokenRequestHandler(deps.serviceAccounts),
+      ...accessReviewHandlers(deps.authorize, naming),
     },
   });
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
@@ -341,9 +344,11 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core);
   const closers: Array<() => void> = [];
   const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers);
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, log });
+  let authorization: ReturnType<typeof buildAuthorizers> | undefined;
+  const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, log });
+  authorization = buildAuthorizers(config, backend.core, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
-  const authorization = buildAuthorizers(config, backend.core, log);
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
   let grpc: GrpcCoreServer | undefined;

@@ -64,6 +64,14 @@ describe('RBAC', () => {
     expect((await kubectl(admin(), '--as', 'alice', 'get', 'configmaps', '-n', 'team-a')).stderr).toContain('User "alice" cannot list resource "configmaps"');
   });
 
+  it('kubectl auth can-i asks a SelfSubjectAccessReview, for oneself or (--as) another user', async () => {
+    expect(await kubectl(alice, 'auth', 'can-i', 'list', 'pods', '-n', 'team-a')).toMatchObject({ code: 0, stdout: 'yes\n' });
+    expect(await kubectl(alice, 'auth', 'can-i', 'list', 'pods', '-n', 'default')).toMatchObject({ code: 1, stdout: 'no\n' });
+    expect(await kubectl(alice, 'auth', 'can-i', 'delete', 'pods', '-n', 'team-a')).toMatchObject({ code: 1 });
+    expect(await kubectl(admin(), 'auth', 'can-i', 'get', 'pods', '-n', 'team-a', '--as', 'alice')).toMatchObject({ code: 0, stdout: 'yes\n' });
+    expect(await kubectl(admin(), 'auth', 'can-i', '*', '*')).toMatchObject({ code: 0, stdout: 'yes\n' });
+  });
+
   it('a ClusterRoleBinding to a group grants cluster-wide', async () => {
     expect((await kubectl(bob, 'get', 'namespaces')).code).not.toBe(0);
     expect(await kubectl(admin(), 'create', 'clusterrole', 'ns-reader', '--verb=get,list', '--resource=namespaces')).toMatchObject({ code: 0 });

@@ -15,7 +15,13 @@ import { defineRoleBindings } from './rolebindings';
 import { defineRoles } from './roles';
 import { defineSecrets } from './secrets';
 import { defineServiceAccounts } from './serviceaccounts';
-import { defineSelfSubjectReviews, defineTokenReviews } from './reviews';
+import {
+  defineLocalSubjectAccessReviews,
+  defineSelfSubjectAccessReviews,
+  defineSelfSubjectReviews,
+  defineSubjectAccessReviews,
+  defineTokenReviews,
+} from './reviews';
 
 const BUILTIN = [
   defineNamespaces,
@@ -31,6 +37,9 @@ const BUILTIN = [
   defineEvents,
   defineTokenReviews,
   defineSelfSubjectReviews,
+  defineSubjectAccessReviews,
+  defineSelfSubjectAccessReviews,
+  defineLocalSubjectAccessReviews,
 ];
 
 export function builtinResources(naming: Naming): ResourceDefinition[] {

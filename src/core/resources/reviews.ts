@@ -1,21 +1,22 @@
 /**
- * authentication/v1 TokenReview and SelfSubjectReview: never stored, created to ask a question
- * (is this token valid? who am I?), as upstream serves them. The answers come from handlers the
+ * authentication/v1 TokenReview and SelfSubjectReview, authorization/v1 SubjectAccessReview,
+ * SelfSubjectAccessReview and LocalSubjectAccessReview: never stored, created to ask a question
+ * (is this token valid? who am I? may they do this?), as upstream serves them. The answers come from handlers the
  * server gives the core (core/handlers.ts); the schema and discovery facts live here.
  */
 import type { Naming } from '../../naming';
 import { defineTyped } from './common';
 import type { DefineResource, ResourceDefinition } from './definition';
 
-/** A cluster-scoped review kind of the authentication group: create only, never stored. */
-function review(naming: Naming, kind: string, singular: string): ResourceDefinition {
+/** A review kind: create only, never stored (cluster-scoped unless `namespaced`). */
+function review(naming: Naming, kind: string, singular: string, group = naming.groups.authentication, namespaced = false): ResourceDefinition {
   return defineTyped({
-    group: naming.groups.authentication,
+    group,
     version: 'v1',
     kind,
     resource: `${singular}s`,
     singular,
-    namespaced: false,
+    namespaced,
     verbs: ['create'],
     notStored: true,
     nameRule: 'dns1123Subdomain',
@@ -27,3 +28,9 @@ function review(naming: Naming, kind: string, singular: string): ResourceDefinit
 export const defineTokenReviews: DefineResource = (naming) => review(naming, 'TokenReview', 'tokenreview');
 
 export const defineSelfSubjectReviews: DefineResource = (naming) => review(naming, 'SelfSubjectReview', 'selfsubjectreview');
+
+/** authorization/v1: may a user (or I) do this? Answered by the server's authorizers. */
+export const defineSubjectAccessReviews: DefineResource = (naming) => review(naming, 'SubjectAccessReview', 'subjectaccessreview', naming.groups.authorization);
+export const defineSelfSubjectAccessReviews: DefineResource = (naming) => review(naming, 'SelfSubjectAccessReview', 'selfsubjectaccessreview', naming.groups.authorization);
+export const defineLocalSubjectAccessReviews: DefineResource = (naming) =>
+  review(naming, 'LocalSubjectAccessReview', 'localsubjectaccessreview', naming.groups.authorization, true);
