@@ -1,3 +1,4 @@
 export type { AuthorizationAttributes, Authorizer, Decision } from './types';
 export { appliesTo, rbacAuthorizer, ruleAllows, type RbacAuthorizer, type RbacOptions } from './rbac';
 export { accessReviewHandlers, type Authorize } from './access-review';
+export { authorizeAll, forbiddenError } from './chain';

@@ -32,7 +32,8 @@ import {
 import { toGrpcStatus } from './errors';
 import { toBuffer, type PemInput } from './tls';
 import { type Authenticator, type Credentials, describePeer, parseCaBundle, verifyLeaf } from '../authn';
-import type { UserInfo } from '../core/api';
+import type { ResourceTarget, UserInfo } from '../core/api';
+import { type AuthorizationAttributes, type Decision, forbiddenError } from '../authz';
 import { unauthorized } from '../status';
 import { type Clock, systemClock } from '../clock';
 
@@ -50,6 +51,11 @@ export interface GrpcServerTlsOptions {
 export interface GrpcAuthentication {
   /** The server's authenticator chain, shared with the HTTPS door. */
   authenticator: Authenticator;
+  /**
+   * The server's authorizer chain, shared with the HTTPS door: each call is authorized for the
+   * user it runs as (the end user, when a gateway names one), as the HTTPS door authorizes.
+   */
+  authorize?: (attributes: AuthorizationAttributes) => Promise<Decision>;
   /**
    * Authenticated usernames allowed to act for the user each request names (gateways in front
    * of this core). Empty: nobody may.
@@ -105,8 +111,11 @@ export async function startGrpcCoreServer(core: CoreApi, options: GrpcCoreServer
   };
 }
 
-/** Who a call is: from its credentials, or the user it names when the caller may act for others. */
-type Identify = (call: SurfaceCall, caller: Caller) => Promise<UserInfo>;
+/**
+ * Who a call is — from its credentials, or the user it names when the caller may act for others —
+ * and whether that user may make it (`verb` on `target`).
+ */
+type Identify = (call: SurfaceCall, caller: Caller, verb: string, target: ResourceTarget) => Promise<UserInfo>;
 type SurfaceCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 
 function identifier(options: GrpcCoreServerOptions): Identify {
@@ -115,13 +124,30 @@ function identifier(options: GrpcCoreServerOptions): Identify {
   const cas = options.tls?.ca ? parseCaBundle(toBuffer(options.tls.ca)) : [];
   const clock = auth.clock ?? systemClock;
   const proxies = new Set(auth.proxyUsers ?? []);
-  return async (call, caller) => {
+  return async (call, caller, verb, target) => {
     const result = await auth.authenticator.authenticate(credentialsOf(call, cas, clock.now()));
     if (result.outcome !== 'authenticated') {
       auth.onRejected?.(result.outcome === 'rejected' ? result.reason : 'no opinion');
       throw unauthorized();
     }
-    return proxies.has(result.user.username) ? caller.user : result.user;
+    const user = proxies.has(result.user.username) ? caller.user : result.user;
+    if (auth.authorize) {
+      const attributes: AuthorizationAttributes = {
+        user,
+        verb,
+        isResourceRequest: true,
+        path: '',
+        namespace: target.namespace ?? '',
+        apiGroup: target.group,
+        apiVersion: target.version,
+        resource: target.resource,
+        subresource: target.subresource ?? '',
+        name: target.name ?? '',
+      };
+      const decision = await auth.authorize(attributes);
+      if (decision.decision !== 'allow') throw forbiddenError(attributes, decision.reason ?? '');
+    }
+    return user;
   };
 }
 
@@ -147,14 +173,14 @@ function credentialsOf(call: SurfaceCall, cas: readonly X509Certificate[], now: 
 
 function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, identify: Identify): CoreServer {
   return {
-    get: unary(identify, getCodec, ([target, options], ctx) => core.get(target, options, ctx)),
-    list: unary(identify, listCodec, ([target, options], ctx) => core.list(target, options, ctx)),
+    get: unary(identify, 'get', getCodec, ([target, options], ctx) => core.get(target, options, ctx)),
+    list: unary(identify, 'list', listCodec, ([target, options], ctx) => core.list(target, options, ctx)),
     watch: watchHandler(core, liveWatches, identify),
-    create: unary(identify, createCodec, ([target, object, options], ctx) => core.create(target, object, options, ctx)),
-    update: unary(identify, updateCodec, ([target, object, options], ctx) => core.update(target, object, options, ctx)),
-    patch: unary(identify, patchCodec, ([target, patch, options], ctx) => core.patch(target, patch, options, ctx)),
-    delete: unary(identify, deleteCodec, ([target, options], ctx) => core.delete(target, options, ctx)),
-    deleteCollection: unary(identify, deleteCollectionCodec, ([target, listOptions, deleteOptions], ctx) =>
+    create: unary(identify, 'create', createCodec, ([target, object, options], ctx) => core.create(target, object, options, ctx)),
+    update: unary(identify, 'update', updateCodec, ([target, object, options], ctx) => core.update(target, object, options, ctx)),
+    patch: unary(identify, 'patch', patchCodec, ([target, patch, options], ctx) => core.patch(target, patch, options, ctx)),
+    delete: unary(identify, 'delete', deleteCodec, ([target, options], ctx) => core.delete(target, options, ctx)),
+    deleteCollection: unary(identify, 'deletecollection', deleteCollectionCodec, ([target, listOptions, deleteOptions], ctx) =>
       core.deleteCollection(target, listOptions, deleteOptions, ctx),
     ),
   };
@@ -163,6 +189,7 @@ function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, identify: Ide
 /** One unary method: decode, call the core with a fresh context, encode the result or the failure. */
 function unary<Args extends unknown[], Result, Req, Res>(
   identify: Identify,
+  verb: string,
   codec: MethodCodec<Args, Result, Req, Res>,
   invoke: (args: Args, ctx: RequestContext) => Promise<Result>,
 ): grpc.handleUnaryCall<Req, Res> {
@@ -173,7 +200,7 @@ function unary<Args extends unknown[], Result, Req, Res>(
     void (async () => {
       try {
         const { args, caller } = codec.decodeRequest(call.request);
-        const user = await identify(call, caller);
+        const user = await identify(call, caller, verb, args[0] as ResourceTarget);
         const result = await invoke(args, contextFor({ ...caller, user }, warnings, abort.signal));
         callback(null, codec.encodeResponse(result, warnings));
       } catch (err) {
@@ -202,7 +229,7 @@ function watchHandler(core: CoreApi, liveWatches: Set<() => void>, identify: Ide
     void (async () => {
       try {
         const { args, caller } = watchRequestCodec.decodeRequest(call.request);
-        const user = await identify(call, caller);
+        const user = await identify(call, caller, 'watch', args[0]);
         stream = await core.watch(args[0], args[1], contextFor({ ...caller, user }, warnings, abort.signal));
         if (abort.signal.aborted) return;
         liveWatches.add(stop);

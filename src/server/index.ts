@@ -358,7 +358,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       grpc = await startGrpcCoreServer(backend.core, {
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
         tls: { key: serving.key, cert: serving.cert, ca: clientCa },
-        authentication: { authenticator, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
+        authentication: { authenticator, authorize, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
       });
       log(`serving the core over gRPC on ${grpc.address}`);
     }

@@ -44,6 +44,8 @@ describe('gRPC door authentication', () => {
       tls: { key: pki.server.key, cert: pki.server.cert, ca: pki.ca },
       authentication: {
         authenticator: createAuthenticator({ certificates: true, tokens: [tokens], anonymous: true }),
+        // Anyone may get; only bob may not create (the core behind answers every create with its own error).
+        authorize: async (a) => (a.verb === 'create' && a.user.username === 'bob' ? { decision: 'noOpinion' } : { decision: 'allow' }),
         proxyUsers: ['keelson-gateway'],
         onRejected: (reason) => rejections.push(reason),
       },
@@ -97,6 +99,14 @@ describe('gRPC door authentication', () => {
 
   it('a certificate from another CA naming a gateway is not a gateway: the call is anonymous', async () => {
     expect(await userSeen(client({ cert: foreign.client }))).toEqual({ username: 'system:anonymous', groups: ['system:unauthenticated'] });
+  });
+
+  it('authorizes each call for the user it runs as, with upstream\'s 403', async () => {
+    const err = await client({ token: 'bob-token' }).create({ ...target, name: undefined }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }, {}, claimed).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as StatusError).status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'configmaps is forbidden: User "bob" cannot create resource "configmaps" in API group "" in the namespace "default"' });
   });
 
   it('watches are authenticated the same way', async () => {

@@ -6,14 +6,12 @@
  * `system:discovery` and `system:basic-user`.
  */
 import type { UserInfo } from '../../core/api';
-import { StatusError, forbidden } from '../../status';
 import type { Naming } from '../../naming';
 import { type RequestInfo, type Step, infoOf, userOf } from '../types';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
+import { type AuthorizationAttributes, type Authorizer, authorizeAll, forbiddenError } from '../../authz';
 
-import type { AuthorizationAttributes, Authorizer, Decision } from '../../authz';
-
-export type { AuthorizationAttributes, Authorizer, Decision } from '../../authz';
+export { type AuthorizationAttributes, type Authorizer, type Decision, authorizeAll, forbiddenError } from '../../authz';
 
 export const SUPERUSER_GROUP = 'system:masters';
 
@@ -85,39 +83,6 @@ export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
       return { decision: 'noOpinion' };
     },
   };
-}
-
-/** Walk the authorizers in order; the first allow or deny is final. */
-export async function authorizeAll(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes): Promise<Decision> {
-  const reasons: string[] = [];
-  for (const authorizer of authorizers) {
-    const d = await authorizer.authorize(attributes);
-    if (d.decision !== 'noOpinion') return d;
-    if (d.reason) reasons.push(d.reason);
-  }
-  return { decision: 'noOpinion', reason: reasons.join('\n') };
-}
-
-/** Upstream's responsewriters.Forbidden message and Status. */
-export function forbiddenError(a: AuthorizationAttributes, reason: string): StatusError {
-  const suffix = reason ? `: ${reason}` : '';
-  const username = a.user.username;
-  if (!a.isResourceRequest) {
-    return new StatusError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: `forbidden: User ${JSON.stringify(username)} cannot ${a.verb} path ${JSON.stringify(a.path)}${suffix}`,
-      reason: 'Forbidden',
-      details: {},
-      code: 403,
-    });
-  }
-  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  const scope = a.namespace ? `in the namespace ${JSON.stringify(a.namespace)}` : 'at the cluster scope';
-  const msg = `User ${JSON.stringify(username)} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`;
-  return forbidden({ group: a.apiGroup, resource: a.resource }, a.name, msg + suffix);
 }
 
 export function authorizationStep(authorizers: readonly Authorizer[]): Step {
