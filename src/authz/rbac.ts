@@ -14,7 +14,7 @@ import type { Naming } from '../naming';
 import type { Clock } from '../clock';
 import type { AuthorizationAttributes, Authorizer, Decision } from './types';
 
-interface PolicyRule {
+export interface PolicyRule {
   verbs?: string[];
   apiGroups?: string[];
   resources?: string[];
@@ -145,6 +145,10 @@ class Informer {
 export interface RbacAuthorizer extends Authorizer {
   /** Resolves once every kind was listed. */
   synced(): Promise<void>;
+  /** Every rule RBAC grants `user` at `namespace` ('' for the cluster scope: cluster bindings only). */
+  rulesFor(user: AuthorizationAttributes['user'], namespace: string): PolicyRule[];
+  /** The rules of a role a binding refers to, if it exists. */
+  roleRules(ref: { kind?: string; name?: string }, namespace: string): PolicyRule[] | undefined;
   stop(): void;
 }
 
@@ -193,7 +197,19 @@ export function rbacAuthorizer(options: RbacOptions): RbacAuthorizer {
   const allowedBy = (a: AuthorizationAttributes, bindings: readonly Binding[], namespace: string): Binding | undefined =>
     bindings.find((b) => b.subjects.some((s) => appliesTo(s, a.user, namespace)) && rulesOf(b.roleRef, b.namespace).some((r) => ruleAllows(a, r)));
 
+  const roleExists = (ref: Binding['roleRef'], namespace: string | undefined): boolean =>
+    ref.kind === 'ClusterRole' ? informers.clusterroles.objects.has(`/${ref.name ?? ''}`) : !!namespace && informers.roles.objects.has(`${namespace}/${ref.name ?? ''}`);
   return {
+    rulesFor(user, namespace) {
+      const rules: PolicyRule[] = [];
+      const from = (bindings: readonly Binding[], ns: string) => {
+        for (const b of bindings) if (b.subjects.some((s) => appliesTo(s, user, ns))) rules.push(...rulesOf(b.roleRef, b.namespace));
+      };
+      from(clusterBindings, '');
+      if (namespace) from(bindingsByNamespace.get(namespace) ?? [], namespace);
+      return rules;
+    },
+    roleRules: (ref, namespace) => (roleExists(ref, namespace) ? rulesOf(ref, namespace) : undefined),
     synced: () => Promise.all(Object.values(informers).map((i) => i.synced)).then(() => rebuild()),
     stop: () => Object.values(informers).forEach((i) => i.stop()),
     authorize(a): Decision {

@@ -35,7 +35,8 @@ import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { type Authorizer, type RunningServer, keelsonVersion, startGateway } from '../gateway';
 import { authorizeAll, bootstrapPolicyAuthorizer, superuserAuthorizer } from '../gateway/steps/authorization';
-import { type Authorize, type RbacAuthorizer, accessReviewHandlers, rbacAuthorizer } from '../authz';
+import { type Authorize, type RbacAuthorizer, accessReviewHandlers, rbacAuthorizer, rbacEscalationPlugin } from '../authz';
+import type { AdmissionPlugin } from '../core/admission';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
@@ -85,6 +86,8 @@ interface Backend {
 
 interface BackendDeps {
   features: FeatureGates;
+  /** RBAC's privilege-escalation rules, as an admission plugin. */
+  admission: AdmissionPlugin[];
   /** The authorizer chain: the access reviews answer with it. */
   authorize: Authorize;
   pki: Pki;
@@ -112,6 +115,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
     watchCache: { windowMs: config.watchCacheWindowMs },
+    admission: deps.admission,
     handlers: {
       tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: deps.serviceAccounts.apiAudiences }),
       'serviceaccounts/token': tokenRequestHandler(deps.serviceAccounts),
@@ -286,7 +290,11 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
  * comes with upstream's bootstrap discovery and public-info grants (until the default roles are
  * created) and starts indexing once the core is ready.
  */
-function buildAuthorizers(config: ServerConfig, core: CoreApi, log: (message: string) => void): { authorizers: Authorizer[]; start(): Promise<void>; stop(): void } {
+function buildAuthorizers(
+  config: ServerConfig,
+  core: CoreApi,
+  log: (message: string) => void,
+): { authorizers: Authorizer[]; rbac(): RbacAuthorizer | undefined; start(): Promise<void>; stop(): void } {
   const naming = createNaming(config.vendor);
   const authorizers: Authorizer[] = [superuserAuthorizer];
   let rbac: RbacAuthorizer | undefined;
@@ -308,6 +316,7 @@ function buildAuthorizers(config: ServerConfig, core: CoreApi, log: (message: st
   }
   return {
     authorizers,
+    rbac: () => rbac,
     async start() {
       if (!config.authorizationModes.includes('RBAC')) return;
       rbac = rbacAuthorizer({ api: core, naming, ctx: SERVER_CONTEXT, clock: systemClock });
@@ -346,7 +355,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers);
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
   const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, log });
+  const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, admission: [escalation], log });
   authorization = buildAuthorizers(config, backend.core, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).

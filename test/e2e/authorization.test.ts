@@ -80,3 +80,31 @@ describe('RBAC', () => {
     expect((await kubectl(alice, 'get', 'namespaces')).code).not.toBe(0);
   });
 });
+
+describe('RBAC privilege escalation', () => {
+  it('refuses roles and bindings that grant more than the writer holds, unless escalate / bind allow it', async () => {
+    expect(await kubectl(admin(), 'create', 'namespace', 'team-b')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'clusterrole', 'ns-lister', '--verb=list', '--resource=namespaces')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'role', 'rbac-manager', '-n', 'team-b', '--verb=create,get,list', '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'role', 'pod-viewer', '-n', 'team-b', '--verb=get,list', '--resource=pods')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-manages', '-n', 'team-b', '--role=rbac-manager', '--user=alice')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-views', '-n', 'team-b', '--role=pod-viewer', '--user=alice')).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await kubectl(alice, 'get', 'roles', '-n', 'team-b')).code === 0)).toBe(true);
+
+    // What she holds she may grant.
+    expect(await kubectl(alice, 'create', 'role', 'readers', '-n', 'team-b', '--verb=get', '--resource=pods')).toMatchObject({ code: 0 });
+    // More than she holds is refused, listing what she lacks.
+    const escalate = await kubectl(alice, 'create', 'role', 'deleters', '-n', 'team-b', '--verb=get,delete', '--resource=pods');
+    expect(escalate.code).not.toBe(0);
+    expect(escalate.stderr).toContain('roles.rbac.authorization.k8s.io "deleters" is forbidden: user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}');
+    // Binding a role with rights she lacks is refused...
+    const bind = await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob');
+    expect(bind.stderr).toContain('is attempting to grant RBAC permissions not currently held');
+    // A role that does not exist cannot be bound either.
+    expect((await kubectl(alice, 'create', 'rolebinding', 'ghost', '-n', 'team-b', '--role=nonexistent', '--user=bob')).stderr).toContain('roles.rbac.authorization.k8s.io "nonexistent" not found');
+    // ...until she may `bind` that role.
+    expect(await kubectl(admin(), 'create', 'role', 'binder', '-n', 'team-b', '--verb=bind', '--resource=clusterroles.rbac.authorization.k8s.io', '--resource-name=ns-lister')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-binds', '-n', 'team-b', '--role=binder', '--user=alice')).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob')).code === 0)).toBe(true);
+  });
+});
