@@ -14,13 +14,9 @@ import type { Naming } from '../naming';
 import type { Clock } from '../clock';
 import type { AuthorizationAttributes, Authorizer, Decision } from './types';
 
-export interface PolicyRule {
-  verbs?: string[];
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  nonResourceURLs?: string[];
-}
+import { type PolicyRule, rulesOfObject } from './rules';
+
+export type { PolicyRule } from './rules';
 
 interface Subject {
   kind?: string;
@@ -192,7 +188,7 @@ export function rbacAuthorizer(options: RbacOptions): RbacAuthorizer {
   }
   const rulesOf = (ref: Binding['roleRef'], namespace: string | undefined): PolicyRule[] => {
     const obj = ref.kind === 'ClusterRole' ? informers.clusterroles.objects.get(`/${ref.name ?? ''}`) : ref.kind === 'Role' && namespace ? informers.roles.objects.get(`${namespace}/${ref.name ?? ''}`) : undefined;
-    return Array.isArray(obj?.rules) ? (obj!.rules as PolicyRule[]).filter((r) => r && typeof r === 'object') : [];
+    return rulesOfObject(obj);
   };
   const allowedBy = (a: AuthorizationAttributes, bindings: readonly Binding[], namespace: string): Binding | undefined =>
     bindings.find((b) => b.subjects.some((s) => appliesTo(s, a.user, namespace)) && rulesOf(b.roleRef, b.namespace).some((r) => ruleAllows(a, r)));
