@@ -9,7 +9,8 @@
  * binding whose role does not exist grants nothing until the role appears. RBAC never denies: it
  * allows or has no opinion.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchStream } from '../core/api';
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import { Informer } from '../core/informer';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
 import type { AuthorizationAttributes, Authorizer, Decision } from './types';
@@ -71,70 +72,6 @@ export function appliesTo(subject: Subject, user: AuthorizationAttributes['user'
     }
     default:
       return false;
-  }
-}
-
-/** One kind's objects, listed then followed by a watch; relisted when the watch ends. */
-class Informer {
-  readonly objects = new Map<string, ApiObject>();
-  private stream?: WatchStream;
-  private stopped = false;
-  readonly synced: Promise<void>;
-
-  constructor(
-    private readonly api: CoreApi,
-    private readonly target: ResourceTarget,
-    private readonly ctx: RequestContext,
-    private readonly onChange: () => void,
-    private readonly clock: Clock,
-  ) {
-    this.synced = this.run();
-  }
-
-  private key(obj: ApiObject): string {
-    return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-  }
-
-  private async run(): Promise<void> {
-    const list = await this.api.list(this.target, {}, this.ctx);
-    this.objects.clear();
-    for (const item of list.items) this.objects.set(this.key(item), item);
-    this.onChange();
-    void this.follow(list.metadata.resourceVersion ?? '0');
-  }
-
-  private async follow(resourceVersion: string): Promise<void> {
-    let rv = resourceVersion;
-    while (!this.stopped) {
-      try {
-        this.stream = await this.api.watch(this.target, { resourceVersion: rv, allowWatchBookmarks: true }, this.ctx);
-        for await (const event of this.stream) {
-          if (event.type === 'ERROR') throw new Error('watch expired');
-          rv = event.object.metadata?.resourceVersion ?? rv;
-          if (event.type === 'BOOKMARK') continue;
-          if (event.type === 'DELETED') this.objects.delete(this.key(event.object));
-          else this.objects.set(this.key(event.object), event.object);
-          this.onChange();
-        }
-      } catch {
-        if (this.stopped) return;
-        // Start over from a fresh list (the history may be gone).
-        try {
-          const list = await this.api.list(this.target, {}, this.ctx);
-          this.objects.clear();
-          for (const item of list.items) this.objects.set(this.key(item), item);
-          rv = list.metadata.resourceVersion ?? '0';
-          this.onChange();
-        } catch {
-          await new Promise<void>((r) => this.clock.setTimeout(r, 1000));
-        }
-      }
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.stream?.close();
   }
 }
 

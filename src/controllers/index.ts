@@ -5,12 +5,15 @@
 import type { Core } from '../core';
 import { NamespaceLifecycleController } from './namespace-lifecycle';
 import { GarbageCollector } from './garbage-collector';
+import { ClusterRoleAggregationController } from './clusterrole-aggregation';
+import { systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
 export { GarbageCollector } from './garbage-collector';
+export { ClusterRoleAggregationController, aggregatedRules } from './clusterrole-aggregation';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
-export const CONTROLLER_NAMES = ['namespace', 'garbagecollector'] as const;
+export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation'] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 export interface RunningControllers {
@@ -35,6 +38,9 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const gc = new GarbageCollector({ core, resources: core.resources, user, log });
     gc.start();
     running.push(gc);
+  }
+  if (names.includes('clusterrole-aggregation')) {
+    running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user, clock: systemClock, log }));
   }
   return { stop: () => running.forEach((c) => c.stop()) };
 }

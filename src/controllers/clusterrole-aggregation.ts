@@ -1,0 +1,89 @@
+/**
+ * The ClusterRole aggregation controller, as upstream's: a ClusterRole with an
+ * `aggregationRule` gets as its rules the union of the rules of every other ClusterRole its
+ * `clusterRoleSelectors` select (selected roles taken in name order, each rule once). Any
+ * ClusterRole change re-evaluates every aggregated role, so a role labelled later — or
+ * unlabelled, or deleted — is reflected. An ordinary API client of the core.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { ApiObject, CoreApi, RequestContext } from '../core/api';
+import { Informer } from '../core/informer';
+import { labelSelectorMatches } from '../core/validation/selectors';
+import type { Clock } from '../clock';
+import { StatusError } from '../status';
+
+type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
+
+export interface ClusterRoleAggregationOptions {
+  core: CoreApi;
+  rbacGroup: string;
+  user: RequestContext['user'];
+  clock: Clock;
+  log?: (message: string) => void;
+}
+
+/** The rules `role` aggregates from `roles` (undefined when it has no aggregationRule). */
+export function aggregatedRules(role: ApiObject, roles: Iterable<ApiObject>): unknown[] | undefined {
+  const rule = role.aggregationRule as { clusterRoleSelectors?: unknown } | null | undefined;
+  if (!rule || typeof rule !== 'object') return undefined;
+  const selectors = Array.isArray(rule.clusterRoleSelectors) ? (rule.clusterRoleSelectors as MetaLabelSelector[]) : [];
+  const byName = [...roles].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+  const rules: unknown[] = [];
+  for (const selector of selectors) {
+    for (const other of byName) {
+      if (other.metadata?.name === role.metadata?.name || !labelSelectorMatches(selector, other.metadata?.labels)) continue;
+      for (const r of Array.isArray(other.rules) ? other.rules : []) {
+        if (!rules.some((have) => isDeepStrictEqual(have, r))) rules.push(r);
+      }
+    }
+  }
+  return rules;
+}
+
+export class ClusterRoleAggregationController {
+  private readonly informer: Informer;
+  private readonly ctx: RequestContext;
+  private scheduled = false;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: ClusterRoleAggregationOptions) {
+    this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/clusterrole-aggregation-controller' };
+    this.informer = new Informer(options.core, { group: options.rbacGroup, version: 'v1', resource: 'clusterroles' }, this.ctx, () => this.schedule(), options.clock);
+  }
+
+  /** Resolves once the first list was read and acted on. */
+  async synced(): Promise<void> {
+    await this.informer.synced;
+    await this.running;
+  }
+
+  stop(): void {
+    this.informer.stop();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.running = this.running.then(async () => {
+      this.scheduled = false;
+      await this.syncAll();
+    });
+  }
+
+  private async syncAll(): Promise<void> {
+    const roles = [...this.informer.objects.values()];
+    for (const role of roles) {
+      const rules = aggregatedRules(role, roles);
+      if (!rules || isDeepStrictEqual(rules, Array.isArray(role.rules) ? role.rules : [])) continue;
+      const name = role.metadata!.name!;
+      try {
+        await this.options.core.update({ group: this.options.rbacGroup, version: 'v1', resource: 'clusterroles', name }, { ...role, rules }, {}, this.ctx);
+      } catch (err) {
+        // A conflict or a deletion brings a watch event, which syncs again.
+        if (!StatusError.is(err, 'Conflict') && !StatusError.is(err, 'NotFound')) {
+          this.options.log?.(`clusterrole-aggregation: updating ${name}: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+}

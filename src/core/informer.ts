@@ -1,0 +1,73 @@
+/**
+ * An informer: one kind's objects held in memory, listed and then kept current by a watch
+ * through `CoreApi` (so it works in process and across the gRPC door alike); when the watch
+ * ends or expires it lists again. The authorizers and controllers read from it instead of the
+ * store.
+ */
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchStream } from './api';
+import type { Clock } from '../clock';
+
+/** One kind's objects, listed then followed by a watch; relisted when the watch ends. */
+export class Informer {
+  readonly objects = new Map<string, ApiObject>();
+  private stream?: WatchStream;
+  private stopped = false;
+  readonly synced: Promise<void>;
+
+  constructor(
+    private readonly api: CoreApi,
+    private readonly target: ResourceTarget,
+    private readonly ctx: RequestContext,
+    private readonly onChange: () => void,
+    private readonly clock: Clock,
+  ) {
+    this.synced = this.run();
+  }
+
+  private key(obj: ApiObject): string {
+    return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+  }
+
+  private async run(): Promise<void> {
+    const list = await this.api.list(this.target, {}, this.ctx);
+    this.objects.clear();
+    for (const item of list.items) this.objects.set(this.key(item), item);
+    this.onChange();
+    void this.follow(list.metadata.resourceVersion ?? '0');
+  }
+
+  private async follow(resourceVersion: string): Promise<void> {
+    let rv = resourceVersion;
+    while (!this.stopped) {
+      try {
+        this.stream = await this.api.watch(this.target, { resourceVersion: rv, allowWatchBookmarks: true }, this.ctx);
+        for await (const event of this.stream) {
+          if (event.type === 'ERROR') throw new Error('watch expired');
+          rv = event.object.metadata?.resourceVersion ?? rv;
+          if (event.type === 'BOOKMARK') continue;
+          if (event.type === 'DELETED') this.objects.delete(this.key(event.object));
+          else this.objects.set(this.key(event.object), event.object);
+          this.onChange();
+        }
+      } catch {
+        if (this.stopped) return;
+        // Start over from a fresh list (the history may be gone).
+        try {
+          const list = await this.api.list(this.target, {}, this.ctx);
+          this.objects.clear();
+          for (const item of list.items) this.objects.set(this.key(item), item);
+          rv = list.metadata.resourceVersion ?? '0';
+          this.onChange();
+        } catch {
+          await new Promise<void>((r) => this.clock.setTimeout(r, 1000));
+        }
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stream?.close();
+  }
+}
+
