@@ -9,9 +9,10 @@ import type { ApiObject, RequestContext, UserInfo } from '../core/api';
 import type { CreateHandler } from '../core/handlers';
 import type { Naming } from '../naming';
 import { badRequest, invalid } from '../status';
-import type { AuthorizationAttributes, Decision } from './types';
+import type { AuthorizationAttributes, Decision, RulesResult } from './types';
 
 export type Authorize = (attributes: AuthorizationAttributes) => Promise<Decision>;
+export type RulesFor = (user: UserInfo, namespace: string) => RulesResult;
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -74,9 +75,21 @@ function userOfSpec(kind: string, naming: Naming, spec: Record<string, unknown>)
 
 const specOf = (body: ApiObject) => (isObj(body.spec) ? body.spec : {});
 
-/** The three handlers, by resource name, for `CoreOptions.handlers`. */
-export function accessReviewHandlers(authorize: Authorize, naming: Naming): Record<string, CreateHandler> {
+/** The four handlers, by resource name, for `CoreOptions.handlers`. */
+export function accessReviewHandlers(authorize: Authorize, naming: Naming, rulesFor: RulesFor): Record<string, CreateHandler> {
   return {
+    // What may I do in this namespace? (`kubectl auth can-i --list`.) Upstream answers with the status only.
+    selfsubjectrulesreviews: {
+      async create(body, _options, ctx: RequestContext) {
+        const namespace = str(specOf(body).namespace);
+        if (!namespace) throw badRequest('no namespace on request');
+        const r = rulesFor(ctx.user, namespace);
+        const status: Record<string, unknown> = { resourceRules: r.resourceRules, nonResourceRules: r.nonResourceRules, incomplete: r.incomplete };
+        // Upstream's aggregate error text: one error as it is, several in brackets.
+        if (r.errors.length) status.evaluationError = r.errors.length === 1 ? r.errors[0] : `[${r.errors.join(', ')}]`;
+        return { apiVersion: body.apiVersion, kind: body.kind, metadata: { creationTimestamp: null }, spec: {}, status };
+      },
+    },
     selfsubjectaccessreviews: {
       async create(body, _options, ctx: RequestContext) {
         return answered(body, await authorize(attributesOf('SelfSubjectAccessReview', naming, specOf(body), ctx.user)));

@@ -3,17 +3,38 @@
  * final, no opinion from all is a 403 with upstream's message.
  */
 import { StatusError, forbidden } from '../status';
-import type { AuthorizationAttributes, Authorizer, Decision } from './types';
+import type { UserInfo } from '../core/api';
+import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
-/** Walk the authorizers in order; the first allow or deny is final. */
+/**
+ * Walk the authorizers in order; the first allow or deny is final. A named authorizer's reason
+ * is prefixed with its name (`RBAC: allowed by …`), and when none has an opinion the reason
+ * says what each named one answered — which authorizers were asked and why they did not allow.
+ */
 export async function authorizeAll(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes): Promise<Decision> {
   const reasons: string[] = [];
   for (const authorizer of authorizers) {
     const d = await authorizer.authorize(attributes);
-    if (d.decision !== 'noOpinion') return d;
-    if (d.reason) reasons.push(d.reason);
+    if (d.decision === 'deny') return d;
+    if (d.decision === 'allow') return d.reason && authorizer.name ? { decision: 'allow', reason: `${authorizer.name}: ${d.reason}` } : d;
+    if (authorizer.name) reasons.push(`${authorizer.name}: ${d.reason || 'no opinion'}`);
+    else if (d.reason) reasons.push(d.reason);
   }
-  return { decision: 'noOpinion', reason: reasons.join('\n') };
+  return { decision: 'noOpinion', reason: reasons.join('; ') };
+}
+
+/** Upstream's union of rule resolvers: every authorizer's rules; incomplete if any is. */
+export function rulesForAll(authorizers: readonly Authorizer[], user: UserInfo, namespace: string): RulesResult {
+  const all: RulesResult = { resourceRules: [], nonResourceRules: [], incomplete: false, errors: [] };
+  for (const authorizer of authorizers) {
+    if (!authorizer.rulesFor) continue;
+    const r = authorizer.rulesFor(user, namespace);
+    all.resourceRules.push(...r.resourceRules);
+    all.nonResourceRules.push(...r.nonResourceRules);
+    all.incomplete ||= r.incomplete;
+    all.errors.push(...r.errors);
+  }
+  return all;
 }
 
 /** Upstream's responsewriters.Forbidden message and Status. */

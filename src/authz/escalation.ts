@@ -34,7 +34,7 @@ export function rbacEscalationPlugin(options: EscalationOptions): AdmissionPlugi
   }
 
   function refuse(a: AdmissionAttributes, rules: readonly PolicyRule[], namespace: string): void {
-    const held = options.rbac()?.rulesFor(a.user, namespace) ?? [];
+    const held = options.rbac()?.policyRulesFor(a.user, namespace) ?? [];
     const missing = uncoveredRules(held, rules);
     if (missing.length === 0) return;
     const groups = a.user.groups.map((g) => JSON.stringify(g)).join(' ');

@@ -18,8 +18,27 @@ export interface AuthorizationAttributes {
   name: string;
 }
 
-export type Decision = { decision: 'allow' } | { decision: 'deny'; reason: string } | { decision: 'noOpinion'; reason?: string };
+export type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'noOpinion'; reason?: string };
 
 export interface Authorizer {
   authorize(attributes: AuthorizationAttributes): Decision | Promise<Decision>;
+  /** The name the chain reports it by (`RBAC`, `Node`, a webhook's name); unnamed ones are not reported. */
+  readonly name?: string;
+  /** What the authorizer allows `user` at `namespace`, for SelfSubjectRulesReview. */
+  rulesFor?(user: UserInfo, namespace: string): RulesResult;
+}
+
+/** The rules a user holds at one namespace, as upstream's RuleResolver answers for SelfSubjectRulesReview. */
+export interface RulesResult {
+  resourceRules: Array<{ verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] }>;
+  nonResourceRules: Array<{ verbs: string[]; nonResourceURLs?: string[] }>;
+  /** The authorizer cannot list everything it would allow (a webhook, say). */
+  incomplete: boolean;
+  /** What went wrong while collecting (a binding to a missing role, say). */
+  errors: string[];
+}
+
+/** An authorizer that can also list what it allows (upstream's RuleResolver). */
+export interface RuleResolver {
+  rulesFor(user: UserInfo, namespace: string): RulesResult;
 }

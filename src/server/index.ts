@@ -35,7 +35,7 @@ import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { type Authorizer, type RunningServer, keelsonVersion, startGateway } from '../gateway';
 import { authorizeAll, bootstrapPolicyAuthorizer, superuserAuthorizer } from '../gateway/steps/authorization';
-import { type Authorize, type RbacAuthorizer, accessReviewHandlers, rbacAuthorizer, rbacEscalationPlugin } from '../authz';
+import { type Authorize, type RbacAuthorizer, type RulesFor, accessReviewHandlers, rbacAuthorizer, rbacEscalationPlugin, rulesForAll } from '../authz';
 import type { AdmissionPlugin } from '../core/admission';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
@@ -90,6 +90,8 @@ interface BackendDeps {
   admission: AdmissionPlugin[];
   /** The authorizer chain: the access reviews answer with it. */
   authorize: Authorize;
+  /** The chain's rule resolvers: SelfSubjectRulesReview answers with them. */
+  rulesFor: RulesFor;
   pki: Pki;
   /** The server's authenticator chain: TokenReview answers with it. */
   authenticator: Authenticator;
@@ -119,7 +121,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     handlers: {
       tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: deps.serviceAccounts.apiAudiences }),
       'serviceaccounts/token': tokenRequestHandler(deps.serviceAccounts),
-      ...accessReviewHandlers(deps.authorize, naming),
+      ...accessReviewHandlers(deps.authorize, naming, deps.rulesFor),
     },
   });
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
@@ -301,15 +303,27 @@ function buildAuthorizers(
   for (const mode of config.authorizationModes) {
     switch (mode) {
       case 'AlwaysAllow':
-        authorizers.push({ authorize: () => ({ decision: 'allow' }) });
+        authorizers.push({
+          name: 'AlwaysAllow',
+          authorize: () => ({ decision: 'allow' }),
+          rulesFor: () => ({ resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false, errors: [] }),
+        });
         break;
       case 'AlwaysDeny':
-        authorizers.push({ authorize: () => ({ decision: 'deny', reason: '' }) });
+        authorizers.push({
+          name: 'AlwaysDeny',
+          authorize: () => ({ decision: 'deny', reason: 'Everything is forbidden.' }),
+          rulesFor: () => ({ resourceRules: [], nonResourceRules: [], incomplete: false, errors: [] }),
+        });
         break;
       case 'RBAC': {
         authorizers.push(bootstrapPolicyAuthorizer(naming));
         // Created when the core is ready; until then RBAC has no opinion.
-        authorizers.push({ authorize: (a) => rbac?.authorize(a) ?? { decision: 'noOpinion' } });
+        authorizers.push({
+          name: 'RBAC',
+          authorize: (a) => rbac?.authorize(a) ?? { decision: 'noOpinion', reason: 'the RBAC index is still loading' },
+          rulesFor: (user, namespace) => rbac?.rulesFor(user, namespace) ?? { resourceRules: [], nonResourceRules: [], incomplete: true, errors: [] },
+        });
         break;
       }
     }
@@ -355,8 +369,9 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers);
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
   const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
+  const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, admission: [escalation], log });
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log });
   authorization = buildAuthorizers(config, backend.core, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).

@@ -66,10 +66,45 @@ describe('RBAC', () => {
 
   it('kubectl auth can-i asks a SelfSubjectAccessReview, for oneself or (--as) another user', async () => {
     expect(await kubectl(alice, 'auth', 'can-i', 'list', 'pods', '-n', 'team-a')).toMatchObject({ code: 0, stdout: 'yes\n' });
-    expect(await kubectl(alice, 'auth', 'can-i', 'list', 'pods', '-n', 'default')).toMatchObject({ code: 1, stdout: 'no\n' });
+    // kubectl prints the reason after "no": the nearest miss among alice's own bindings.
+    expect(await kubectl(alice, 'auth', 'can-i', 'list', 'pods', '-n', 'default')).toMatchObject({
+      code: 1,
+      stdout: 'no - RBAC: RoleBinding "alice-reads/team-a" of Role "pod-reader" grants get, list, watch on pods in namespace "team-a" only\n',
+    });
     expect(await kubectl(alice, 'auth', 'can-i', 'delete', 'pods', '-n', 'team-a')).toMatchObject({ code: 1 });
     expect(await kubectl(admin(), 'auth', 'can-i', 'get', 'pods', '-n', 'team-a', '--as', 'alice')).toMatchObject({ code: 0, stdout: 'yes\n' });
     expect(await kubectl(admin(), 'auth', 'can-i', '*', '*')).toMatchObject({ code: 0, stdout: 'yes\n' });
+  });
+
+  it('a 403 says why: the nearest miss among the caller\'s own bindings, never anyone else\'s', async () => {
+    const del = await kubectl(alice, 'delete', 'pod', 'x', '-n', 'team-a');
+    expect(del.stderr).toContain(
+      'pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team-a": RBAC: RoleBinding "alice-reads/team-a" of Role "pod-reader" grants get, list, watch on pods, not delete',
+    );
+    // bob has no binding about secrets: the reason names nothing of anyone else's.
+    const secrets = await kubectl(bob, 'get', 'secrets', '-n', 'team-a');
+    expect(secrets.stderr).toContain('secrets is forbidden: User "bob" cannot list resource "secrets" in API group "" in the namespace "team-a": RBAC: no binding for this user or their groups grants list on secrets');
+    expect(secrets.stderr).not.toContain('alice');
+    // The same text is the SubjectAccessReview's reason.
+    const review = JSON.stringify({
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: { user: 'alice', resourceAttributes: { namespace: 'team-a', verb: 'delete', resource: 'pods' } },
+    });
+    await writeFile(path.join(dir, 'sar.json'), review);
+    const sar = await kubectl(admin(), 'create', '--validate=false', '-f', path.join(dir, 'sar.json'), '-o', 'json');
+    expect(JSON.parse(sar.stdout).status).toEqual({
+      allowed: false,
+      reason: 'RBAC: RoleBinding "alice-reads/team-a" of Role "pod-reader" grants get, list, watch on pods, not delete',
+    });
+  });
+
+  it('kubectl auth can-i --list shows the rules held in a namespace (SelfSubjectRulesReview)', async () => {
+    const list = await kubectl(alice, 'auth', 'can-i', '--list', '-n', 'team-a');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^pods\s+\[\]\s+\[\]\s+\[get list watch\]$/m);
+    const elsewhere = await kubectl(alice, 'auth', 'can-i', '--list', '-n', 'default');
+    expect(elsewhere.stdout).not.toMatch(/^pods\s/m);
   });
 
   it('a ClusterRoleBinding to a group grants cluster-wide', async () => {

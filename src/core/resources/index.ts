@@ -18,6 +18,7 @@ import { defineServiceAccounts } from './serviceaccounts';
 import {
   defineLocalSubjectAccessReviews,
   defineSelfSubjectAccessReviews,
+  defineSelfSubjectRulesReviews,
   defineSelfSubjectReviews,
   defineSubjectAccessReviews,
   defineTokenReviews,
@@ -39,6 +40,7 @@ const BUILTIN = [
   defineSelfSubjectReviews,
   defineSubjectAccessReviews,
   defineSelfSubjectAccessReviews,
+  defineSelfSubjectRulesReviews,
   defineLocalSubjectAccessReviews,
 ];
 

@@ -1,6 +1,6 @@
 /**
  * authentication/v1 TokenReview and SelfSubjectReview, authorization/v1 SubjectAccessReview,
- * SelfSubjectAccessReview and LocalSubjectAccessReview: never stored, created to ask a question
+ * SelfSubjectAccessReview, LocalSubjectAccessReview and SelfSubjectRulesReview: never stored, created to ask a question
  * (is this token valid? who am I? may they do this?), as upstream serves them. The answers come from handlers the
  * server gives the core (core/handlers.ts); the schema and discovery facts live here.
  */
@@ -32,5 +32,6 @@ export const defineSelfSubjectReviews: DefineResource = (naming) => review(namin
 /** authorization/v1: may a user (or I) do this? Answered by the server's authorizers. */
 export const defineSubjectAccessReviews: DefineResource = (naming) => review(naming, 'SubjectAccessReview', 'subjectaccessreview', naming.groups.authorization);
 export const defineSelfSubjectAccessReviews: DefineResource = (naming) => review(naming, 'SelfSubjectAccessReview', 'selfsubjectaccessreview', naming.groups.authorization);
+export const defineSelfSubjectRulesReviews: DefineResource = (naming) => review(naming, 'SelfSubjectRulesReview', 'selfsubjectrulesreview', naming.groups.authorization);
 export const defineLocalSubjectAccessReviews: DefineResource = (naming) =>
   review(naming, 'LocalSubjectAccessReview', 'localsubjectaccessreview', naming.groups.authorization, true);

@@ -49,7 +49,7 @@ describe('builtinResources', () => {
   it('names groups through the naming profile', () => {
     const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
     const p = platform.groups;
-    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization]);
+    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
     expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
   });
 
