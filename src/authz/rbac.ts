@@ -78,6 +78,7 @@ export function appliesTo(subject: Subject, user: AuthorizationAttributes['user'
 
 export interface RbacAuthorizer extends Authorizer {
   rulesFor(user: UserInfo, namespace: string): RulesResult;
+  authorize(attributes: AuthorizationAttributes): Decision;
   /** Resolves once every kind was listed. */
   synced(): Promise<void>;
   /** Every rule RBAC grants `user` at `namespace` ('' for the cluster scope: cluster bindings only). */

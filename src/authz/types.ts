@@ -16,6 +16,11 @@ export interface AuthorizationAttributes {
   resource: string;
   subresource: string;
   name: string;
+  /**
+   * The request's field selector, for list, watch and deletecollection under the
+   * `AuthorizeWithSelectors` gate (a kubelet lists only its pods by `spec.nodeName`).
+   */
+  fieldSelector?: ReadonlyArray<{ field: string; operator: '=' | '!='; value: string }>;
 }
 
 export type Decision = { decision: 'allow'; reason?: string } | { decision: 'deny'; reason: string } | { decision: 'noOpinion'; reason?: string };

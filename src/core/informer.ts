@@ -7,6 +7,13 @@
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchStream } from './api';
 import type { Clock } from '../clock';
 
+/** One object's change, with what the informer held before; none for a (re)list, which replaces everything. */
+export interface InformerChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: ApiObject;
+  previous: ApiObject | undefined;
+}
+
 /** One kind's objects, listed then followed by a watch; relisted when the watch ends. */
 export class Informer {
   readonly objects = new Map<string, ApiObject>();
@@ -18,7 +25,7 @@ export class Informer {
     private readonly api: CoreApi,
     private readonly target: ResourceTarget,
     private readonly ctx: RequestContext,
-    private readonly onChange: () => void,
+    private readonly onChange: (change?: InformerChange) => void,
     private readonly clock: Clock,
   ) {
     this.synced = this.run();
@@ -45,9 +52,11 @@ export class Informer {
           if (event.type === 'ERROR') throw new Error('watch expired');
           rv = event.object.metadata?.resourceVersion ?? rv;
           if (event.type === 'BOOKMARK') continue;
-          if (event.type === 'DELETED') this.objects.delete(this.key(event.object));
-          else this.objects.set(this.key(event.object), event.object);
-          this.onChange();
+          const key = this.key(event.object);
+          const previous = this.objects.get(key);
+          if (event.type === 'DELETED') this.objects.delete(key);
+          else this.objects.set(key, event.object);
+          this.onChange({ type: event.type, object: event.object, previous });
         }
       } catch {
         if (this.stopped) return;

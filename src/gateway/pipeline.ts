@@ -54,7 +54,7 @@ export function createPipeline(options: PipelineOptions): Handler {
     requestInfoStep,
     authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
     impersonationStep({ authorizers, naming: options.naming }),
-    authorizationStep(authorizers),
+    authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true),
   ];
   return compose(steps, createRouter({ ...options, codecs }));
 }

@@ -392,6 +392,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       resources: backend.resources,
       naming,
       codecs: gatewayCodecs(naming, encodingFeatures(features)),
+      features,
       health: serverHealthChecks(state, backend.store),
       version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
       tls: { cert: serving.cert, key: serving.key, clientCa },

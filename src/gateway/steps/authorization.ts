@@ -8,6 +8,7 @@
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
 import { type RequestInfo, type Step, infoOf, userOf } from '../types';
+import { parseFieldSelector } from '../../core/selectors/field-selector';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
 import { type AuthorizationAttributes, type Authorizer, authorizeAll, forbiddenError } from '../../authz';
 
@@ -15,7 +16,18 @@ export { type AuthorizationAttributes, type Authorizer, type Decision, authorize
 
 export const SUPERUSER_GROUP = 'system:masters';
 
-export function attributesFor(user: UserInfo, info: RequestInfo): AuthorizationAttributes {
+/** The field selector's requirements, for the verbs that select (none when it does not parse: the handler answers 400). */
+function fieldRequirements(verb: string, query: URLSearchParams | undefined): AuthorizationAttributes['fieldSelector'] {
+  const text = query?.get('fieldSelector');
+  if (!text || !['list', 'watch', 'deletecollection'].includes(verb)) return undefined;
+  try {
+    return parseFieldSelector(text).requirements;
+  } catch {
+    return undefined;
+  }
+}
+
+export function attributesFor(user: UserInfo, info: RequestInfo, query?: URLSearchParams, withSelectors = false): AuthorizationAttributes {
   if (!info.isResourceRequest) {
     return { user, verb: info.verb, isResourceRequest: false, path: info.path, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
   }
@@ -30,6 +42,7 @@ export function attributesFor(user: UserInfo, info: RequestInfo): AuthorizationA
     resource: info.resource,
     subresource: info.subresource,
     name: info.name,
+    ...(withSelectors ? { fieldSelector: fieldRequirements(info.verb, query) } : {}),
   };
 }
 
@@ -85,9 +98,9 @@ export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
   };
 }
 
-export function authorizationStep(authorizers: readonly Authorizer[]): Step {
+export function authorizationStep(authorizers: readonly Authorizer[], withSelectors = false): Step {
   return (next) => async (exchange) => {
-    const attributes = attributesFor(userOf(exchange), infoOf(exchange));
+    const attributes = attributesFor(userOf(exchange), infoOf(exchange), exchange.request.query, withSelectors);
     const d = await authorizeAll(authorizers, attributes);
     if (d.decision === 'allow') return next(exchange);
     throw forbiddenError(attributes, d.reason ?? '');
