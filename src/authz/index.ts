@@ -5,3 +5,4 @@ export { authorizeAll, forbiddenError, rulesForAll } from './chain';
 export { reconcilePolicy, reconcileRole, reconcileBinding, type ReconcileSummary } from './reconcile';
 export { rbacEscalationPlugin, type EscalationOptions } from './escalation';
 export type { PolicyRule } from './rbac';
+export { bootstrapPolicy, type BootstrapPolicy } from './bootstrap-policy';
