@@ -9,7 +9,8 @@ import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from 
 /**
  * Walk the authorizers in order; the first allow or deny is final. A named authorizer's reason
  * is prefixed with its name (`RBAC: allowed by …`), and when none has an opinion the reason
- * says what each named one answered — which authorizers were asked and why they did not allow.
+ * joins what each one that had something to say answered — which authorizer looked at the
+ * request and why it did not allow it.
  */
 export async function authorizeAll(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes): Promise<Decision> {
   const reasons: string[] = [];
@@ -17,8 +18,8 @@ export async function authorizeAll(authorizers: readonly Authorizer[], attribute
     const d = await authorizer.authorize(attributes);
     if (d.decision === 'deny') return d;
     if (d.decision === 'allow') return d.reason && authorizer.name ? { decision: 'allow', reason: `${authorizer.name}: ${d.reason}` } : d;
-    if (authorizer.name) reasons.push(`${authorizer.name}: ${d.reason || 'no opinion'}`);
-    else if (d.reason) reasons.push(d.reason);
+    // An authorizer with nothing to say about this request (Node, for a user that is no node) is left out.
+    if (d.reason) reasons.push(authorizer.name ? `${authorizer.name}: ${d.reason}` : d.reason);
   }
   return { decision: 'noOpinion', reason: reasons.join('; ') };
 }

@@ -10,7 +10,8 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { type Vendor, VENDORS, isVendor } from '../naming';
+import { type Vendor, VENDORS, createNaming, isVendor } from '../naming';
+import { readAbacPolicyFile } from '../authz/abac';
 import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
 
@@ -80,6 +81,8 @@ export interface ServerConfig {
   authenticationTokenWebhookVersion: 'v1beta1' | 'v1';
   /** --authorization-mode: the authorizers, in order (AlwaysAllow, AlwaysDeny, RBAC). */
   authorizationModes: string[];
+  /** --authorization-policy-file: ABAC's policy, one JSON object per line. */
+  authorizationPolicyFile?: string;
   /** --grpc-bind-address. */
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
@@ -383,17 +386,24 @@ const FLAGS: readonly Flag[] = [
     field: 'authorizationModes',
     type: 'strings',
     default: ['RBAC'],
-    usage: 'Ordered list of authorizers: AlwaysAllow, AlwaysDeny, RBAC (ABAC, Node and Webhook are not built yet). Group system:masters is always allowed.',
+    usage: 'Ordered list of authorizers: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node (Webhook is not built yet). Group system:masters is always allowed.',
     parse: (v, n) => {
       const modes = parseList(n, v);
       const known = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'ABAC', 'Node', 'Webhook'];
       for (const m of modes) {
         if (!known.includes(m)) throw invalid(n, v, `authorization mode ${JSON.stringify(m)} is not supported; supported: ${known.join(', ')}`);
-        if (!['AlwaysAllow', 'AlwaysDeny', 'RBAC'].includes(m)) throw invalid(n, v, `authorization mode ${m} is not built yet`);
+        if (m === 'Webhook') throw invalid(n, v, `authorization mode ${m} is not built yet`);
       }
       if (new Set(modes).size !== modes.length) throw invalid(n, v, 'authorization modes may not be repeated');
       return modes;
     },
+  }),
+  flag({
+    name: 'authorization-policy-file',
+    field: 'authorizationPolicyFile',
+    type: 'string',
+    usage: 'File with authorization policy in JSON-lines format, used with --authorization-mode=ABAC.',
+    parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'grpc-bind-address',
@@ -636,6 +646,20 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
   if (config.authenticationConfigFile && config.oidcIssuerUrl) {
     throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');
+  }
+  // As upstream's authorization options validate them.
+  if (config.authorizationModes.includes('ABAC') && !config.authorizationPolicyFile) {
+    throw new FlagFailure('--authorization-policy-file', "authorization-mode ABAC's authorization policy file not passed");
+  }
+  if (config.authorizationPolicyFile && !config.authorizationModes.includes('ABAC')) {
+    throw new FlagFailure('--authorization-policy-file', 'cannot specify --authorization-policy-file without mode ABAC');
+  }
+  if (config.authorizationPolicyFile) {
+    try {
+      readAbacPolicyFile(config.authorizationPolicyFile, createNaming(config.vendor));
+    } catch (err) {
+      throw new FlagFailure('--authorization-policy-file', (err as Error).message);
+    }
   }
   return config;
 }

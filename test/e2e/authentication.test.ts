@@ -142,7 +142,7 @@ describe('authentication with kubectl', () => {
     expect((await httpsRequest(`${server.url}/version`, ca)).status).toBe(200);
     const r = await httpsRequest(`${server.url}/api/v1/namespaces`, ca);
     expect(r.status).toBe(403);
-    expect(JSON.parse(r.body)).toMatchObject({ message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope' });
+    expect(JSON.parse(r.body)).toMatchObject({ message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope: RBAC: no binding for this user or their groups grants list on namespaces' });
   });
 
   it('serves the core over gRPC from the same process, authenticating the same tokens', async () => {
@@ -234,7 +234,7 @@ describe('a gateway in front of a core-only process', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect((err as StatusError).status).toMatchObject({ code: 403, message: 'secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "kube-system"' });
+      expect((err as StatusError).status).toMatchObject({ code: 403, message: 'secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "kube-system": RBAC: no binding for this user or their groups grants list on secrets' });
     } finally {
       direct.close();
     }

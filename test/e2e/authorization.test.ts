@@ -17,8 +17,8 @@ let server: ServerProcess;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-authz-e2e-'));
-  await writeFile(path.join(dir, 'tokens.csv'), 'alice-token,alice,uid-a\nbob-token,bob,uid-b,"watchers"\n');
-  server = await startServerProcess(['--vendor', 'kubernetes', '--token-auth-file', path.join(dir, 'tokens.csv')]);
+  await writeFile(path.join(dir, 'tokens.csv'), 'alice-token,alice,uid-a\nbob-token,bob,uid-b,"watchers"\nnode-token,system:node:n1,uid-n,"system:nodes"\n');
+  server = await startServerProcess(['--vendor', 'kubernetes', '--token-auth-file', path.join(dir, 'tokens.csv'), '--authorization-mode', 'Node,RBAC']);
 });
 
 afterAll(async () => {
@@ -105,6 +105,11 @@ describe('RBAC', () => {
     expect(list.stdout).toMatch(/^pods\s+\[\]\s+\[\]\s+\[get list watch\]$/m);
     const elsewhere = await kubectl(alice, 'auth', 'can-i', '--list', '-n', 'default');
     expect(elsewhere.stdout).not.toMatch(/^pods\s/m);
+    // Everyone authenticated holds the default discovery and self-review rules.
+    expect(elsewhere.stdout).toMatch(/^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$/m);
+    expect(elsewhere.stdout).toMatch(/^\s+\[\/api\/\*\]\s+\[\]\s+\[get\]$/m);
+    // cluster-admin, through the default binding of system:masters.
+    expect((await kubectl(admin(), 'auth', 'can-i', '--list', '-n', 'team-a')).stdout).toMatch(/^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$/m);
   });
 
   it('a ClusterRoleBinding to a group grants cluster-wide', async () => {
@@ -113,6 +118,90 @@ describe('RBAC', () => {
     expect(await kubectl(admin(), 'create', 'clusterrolebinding', 'watchers-read-ns', '--clusterrole=ns-reader', '--group=watchers')).toMatchObject({ code: 0 });
     expect(await eventually(async () => (await kubectl(bob, 'get', 'namespaces', '-o', 'name')).stdout.includes('namespace/team-a'))).toBe(true);
     expect((await kubectl(alice, 'get', 'namespaces')).code).not.toBe(0);
+  });
+});
+
+describe('the default policy', () => {
+  it('creates upstream\'s roles and bindings with the bootstrapping label and autoupdate annotation', async () => {
+    const roles = JSON.parse((await kubectl(admin(), 'get', 'clusterroles', '-l', 'kubernetes.io/bootstrapping=rbac-defaults', '-o', 'json')).stdout).items as Array<{ metadata: { name: string; annotations: Record<string, string> } }>;
+    const names = roles.map((r) => r.metadata.name);
+    for (const name of ['cluster-admin', 'admin', 'edit', 'view', 'system:basic-user', 'system:discovery', 'system:public-info-viewer', 'system:node', 'system:controller:replicaset-controller']) {
+      expect(names).toContain(name);
+    }
+    expect(roles.every((r) => r.metadata.annotations['rbac.authorization.kubernetes.io/autoupdate'] === 'true')).toBe(true);
+    const binding = JSON.parse((await kubectl(admin(), 'get', 'clusterrolebinding', 'cluster-admin', '-o', 'json')).stdout);
+    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:masters' }]);
+    expect((await kubectl(admin(), 'get', 'rolebindings', '-n', 'kube-system', '-o', 'name')).stdout).toContain('rolebinding.rbac.authorization.k8s.io/system::leader-locking-kube-controller-manager');
+  });
+
+  it('aggregates admin, edit and view, including a ClusterRole labelled later', async () => {
+    const rulesOf = async (name: string) => JSON.parse((await kubectl(admin(), 'get', 'clusterrole', name, '-o', 'json')).stdout).rules ?? [];
+    expect(await eventually(async () => (await rulesOf('view')).some((r: { resources?: string[] }) => r.resources?.includes('pods')))).toBe(true);
+    const widgets = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widgets-view' }, rules: [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }] };
+    await writeFile(path.join(dir, 'widgets.json'), JSON.stringify(widgets));
+    expect(await kubectl(admin(), 'create', '-f', path.join(dir, 'widgets.json'))).toMatchObject({ code: 0 });
+    expect((await rulesOf('view')).some((r: { apiGroups?: string[] }) => r.apiGroups?.includes('example.com'))).toBe(false);
+    expect(await kubectl(admin(), 'label', 'clusterrole', 'widgets-view', 'rbac.authorization.k8s.io/aggregate-to-view=true')).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await rulesOf('view')).some((r: { apiGroups?: string[] }) => r.apiGroups?.includes('example.com')))).toBe(true);
+    // edit aggregates view's pieces too (aggregate-to-edit roles carry the view label chain upstream uses).
+    expect(await eventually(async () => (await rulesOf('admin')).length > 0)).toBe(true);
+    // A user bound to view reads pods but may not delete them.
+    expect(await kubectl(admin(), 'create', 'rolebinding', 'bob-views', '-n', 'team-a', '--clusterrole=view', '--user=bob')).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await kubectl(bob, 'auth', 'can-i', 'list', 'pods', '-n', 'team-a')).code === 0)).toBe(true);
+    expect((await kubectl(bob, 'auth', 'can-i', 'delete', 'pods', '-n', 'team-a')).code).toBe(1);
+  });
+
+  it('kubectl auth reconcile creates and widens roles and bindings from a file', async () => {
+    const file = path.join(dir, 'reconcile.yaml');
+    await writeFile(
+      file,
+      [
+        'apiVersion: rbac.authorization.k8s.io/v1',
+        'kind: Role',
+        'metadata: {name: cm-editor, namespace: team-a}',
+        'rules: [{apiGroups: [""], resources: [configmaps], verbs: [get, update]}]',
+        '---',
+        'apiVersion: rbac.authorization.k8s.io/v1',
+        'kind: RoleBinding',
+        'metadata: {name: cm-editors, namespace: team-a}',
+        'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: cm-editor}',
+        'subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}]',
+        '',
+      ].join('\n'),
+    );
+    const first = await kubectl(admin(), 'auth', 'reconcile', '-f', file);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toContain('role.rbac.authorization.k8s.io/cm-editor reconciled');
+    expect(await eventually(async () => (await kubectl(alice, 'auth', 'can-i', 'update', 'configmaps', '-n', 'team-a')).code === 0)).toBe(true);
+    // Narrow it by hand; reconcile adds back what is missing and keeps what was added.
+    expect(await kubectl(admin(), 'patch', 'role', 'cm-editor', '-n', 'team-a', '--type=json', '-p', '[{"op":"replace","path":"/rules","value":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]}]')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'auth', 'reconcile', '-f', file)).toMatchObject({ code: 0 });
+    const rules = JSON.parse((await kubectl(admin(), 'get', 'role', 'cm-editor', '-n', 'team-a', '-o', 'json')).stdout).rules;
+    expect(rules).toEqual(expect.arrayContaining([expect.objectContaining({ resources: ['secrets'] }), expect.objectContaining({ resources: ['configmaps'] })]));
+  });
+});
+
+describe('Node authorizer', () => {
+  const kubelet = ['--token', 'node-token'];
+  it('a kubelet reads what pods bound to it refer to, and nothing else', async () => {
+    expect(await kubectl(admin(), 'create', 'secret', 'generic', 'mine', '-n', 'team-a', '--from-literal=a=b')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'secret', 'generic', 'theirs', '-n', 'team-a', '--from-literal=a=b')).toMatchObject({ code: 0 });
+    const pod = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'on-n1', namespace: 'team-a' },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 's', secret: { secretName: 'mine' } }] },
+    });
+    await writeFile(path.join(dir, 'pod.json'), pod);
+    expect(await kubectl(admin(), 'create', '-f', path.join(dir, 'pod.json'))).toMatchObject({ code: 0 });
+    expect(await eventually(async () => (await kubectl(kubelet, 'get', 'secret', 'mine', '-n', 'team-a')).code === 0)).toBe(true);
+    const theirs = await kubectl(kubelet, 'get', 'secret', 'theirs', '-n', 'team-a');
+    expect(theirs.stderr).toContain('secrets "theirs" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "team-a": Node: no relationship found between node \'n1\' and this object');
+    // Its pods by spec.nodeName, not everyone's.
+    expect(await kubectl(kubelet, 'get', 'pods', '-A', '--field-selector', 'spec.nodeName=n1', '-o', 'name')).toMatchObject({ code: 0, stdout: 'pod/on-n1\n' });
+    expect((await kubectl(kubelet, 'get', 'pods', '-A')).stderr).toContain('can only list/watch pods with spec.nodeName field selector');
+    // Authorization comes before routing, so the answer is the same whether or not Nodes are served.
+    expect((await kubectl(kubelet, 'get', '--raw', '/api/v1/nodes/n2')).stderr).toContain("node 'n1' cannot read 'n2', only its own Node object");
   });
 });
 

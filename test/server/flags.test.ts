@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type FlagIo, flagNames, parseFeatureGates, parseFlags } from '../../src/server/flags';
@@ -164,5 +164,27 @@ describe('the README', () => {
   it('lists every flag the server takes', () => {
     const readme = readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
     expect(flagNames().filter((name) => !readme.includes(`\`--${name}\``))).toEqual([]);
+  });
+});
+
+describe('authorization flags', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'keelson-authz-flags-'));
+  const good = path.join(dir, 'policy.jsonl');
+  const bad = path.join(dir, 'bad.jsonl');
+  writeFileSync(good, '{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"user": "alice", "namespace": "*", "resource": "*", "apiGroup": "*"}}\n');
+  writeFileSync(bad, '# a comment\n{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy"\n');
+
+  test('modes are checked, ABAC needs its policy file and the file needs ABAC', () => {
+    expect(config(['--vendor', 'kubernetes', '--authorization-mode', 'Node,ABAC,RBAC', '--authorization-policy-file', good]).authorizationModes).toEqual(['Node', 'ABAC', 'RBAC']);
+    expect(error(['--authorization-mode', 'ABAC'])).toEqual({ flag: '--authorization-policy-file', message: "authorization-mode ABAC's authorization policy file not passed" });
+    expect(error(['--authorization-policy-file', good])).toEqual({ flag: '--authorization-policy-file', message: 'cannot specify --authorization-policy-file without mode ABAC' });
+    expect(error(['--authorization-mode', 'RBAC,Magic']).message).toContain('authorization mode "Magic" is not supported');
+    expect(error(['--authorization-mode', 'RBAC,RBAC']).message).toContain('may not be repeated');
+  });
+
+  test('a bad policy file refuses to start, naming the line', () => {
+    const e = error(['--vendor', 'kubernetes', '--authorization-mode', 'ABAC', '--authorization-policy-file', bad]);
+    expect(e.flag).toBe('--authorization-policy-file');
+    expect(e.message).toContain(`${bad}, line 2`);
   });
 });
