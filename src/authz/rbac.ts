@@ -48,6 +48,14 @@ function resourceMatches(rule: PolicyRule, resource: string, subresource: string
   return false;
 }
 
+/** Is the rule about the request's resource (or URL), whatever its verbs and resource names? */
+function ruleAbout(a: AuthorizationAttributes, rule: PolicyRule): boolean {
+  if (!a.isResourceRequest) {
+    return (rule.nonResourceURLs ?? []).some((u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))));
+  }
+  return has(rule.apiGroups, a.apiGroup) && resourceMatches(rule, a.resource, a.subresource);
+}
+
 /** Upstream's RuleAllows. */
 export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolean {
   if (!has(rule.verbs, a.verb)) return false;
@@ -224,40 +232,41 @@ export function rbacAuthorizer(options: RbacOptions): RbacAuthorizer {
     return out;
   };
 
-  /** The closest a binding of this user came to allowing `a`, in words; undefined when none came near. */
+  /**
+   * The closest a binding of this user came to allowing `a`, in words; undefined when none came
+   * near. Bindings in scope (cluster, or the request's namespace) come first; only when none of
+   * them is about the same thing are the user's RoleBindings elsewhere looked at. The text is
+   * built for the winner only: a refusal must stay cheap.
+   */
   const nearestMiss = (a: AuthorizationAttributes): string | undefined => {
-    let best: { score: number; text: string } | undefined;
+    let best: { score: number; binding: Binding; about: PolicyRule[]; inScope: boolean } | undefined;
     const consider = (entries: Applicable[], inScope: boolean) => {
       for (const { binding } of entries) {
-        const rules = rulesOf(binding.roleRef, binding.namespace) ?? [];
+        const rules = rulesOf(binding.roleRef, binding.namespace);
+        if (!rules) continue;
         // Rules about the same thing (resource or URL), whatever their verbs and names.
-        const about = rules.filter((r) => ruleAllows({ ...a, verb: '*' }, { ...r, verbs: ['*'], resourceNames: [] }));
+        const about = rules.filter((r) => ruleAbout(a, r));
         if (about.length === 0) continue;
-        const verbs = [...new Set(about.flatMap((r) => r.verbs ?? []))];
-        const verbOk = about.filter((r) => has(r.verbs, a.verb));
-        const thing = a.isResourceRequest ? resourceText(a) : JSON.stringify(a.path);
-        let score: number;
-        let text: string;
-        if (!inScope) {
-          score = verbOk.length > 0 ? 2 : 1;
-          text = `${describeBinding(binding)} grants ${verbs.join(', ')} on ${thing} in namespace ${JSON.stringify(binding.namespace ?? '')} only`;
-        } else if (verbOk.length === 0) {
-          score = 4;
-          text = `${describeBinding(binding)} grants ${verbs.join(', ')} on ${thing}, not ${a.verb}`;
-        } else {
-          const names = [...new Set(verbOk.flatMap((r) => r.resourceNames ?? []))];
-          score = 5;
-          text = `${describeBinding(binding)} grants ${a.verb} on ${thing} named ${names.map((n) => JSON.stringify(n)).join(', ')} only`;
-        }
-        if (!best || score > best.score) best = { score, text };
+        const verbOk = about.some((r) => has(r.verbs, a.verb));
+        const score = inScope ? (verbOk ? 5 : 4) : verbOk ? 2 : 1;
+        if (!best || score > best.score) best = { score, binding, about, inScope };
       }
     };
     fresh();
     consider(lookup(clusterIndex, a.user), true);
-    if (a.isResourceRequest) {
-      for (const [ns, index] of namespaceIndex) consider(lookup(index, a.user), ns === a.namespace);
+    if (a.isResourceRequest && a.namespace) consider(lookup(namespaceIndex.get(a.namespace), a.user), true);
+    if (!best && a.isResourceRequest) {
+      for (const [ns, index] of namespaceIndex) if (ns !== a.namespace) consider(lookup(index, a.user), false);
     }
-    return best?.text;
+    if (!best) return undefined;
+    const { binding, about, inScope } = best;
+    const thing = a.isResourceRequest ? resourceText(a) : JSON.stringify(a.path);
+    const verbs = [...new Set(about.flatMap((r) => r.verbs ?? []))];
+    if (!inScope) return `${describeBinding(binding)} grants ${verbs.join(', ')} on ${thing} in namespace ${JSON.stringify(binding.namespace ?? '')} only`;
+    const verbOk = about.filter((r) => has(r.verbs, a.verb));
+    if (verbOk.length === 0) return `${describeBinding(binding)} grants ${verbs.join(', ')} on ${thing}, not ${a.verb}`;
+    const names = [...new Set(verbOk.flatMap((r) => r.resourceNames ?? []))];
+    return `${describeBinding(binding)} grants ${a.verb} on ${thing} named ${names.map((n) => JSON.stringify(n)).join(', ')} only`;
   };
 
   return {
