@@ -69,7 +69,7 @@ function plain(value: unknown): unknown {
   return value;
 }
 
-function compile(expression: unknown, field: string, errors: string[]): Evaluate | undefined {
+export function compileCel(expression: unknown, field: string, errors: string[]): Evaluate | undefined {
   if (typeof expression !== 'string' || expression === '') {
     errors.push(`${field}: Required value`);
     return undefined;
@@ -101,7 +101,7 @@ function mapping(raw: unknown, field: string, errors: string[], options: { prefi
   }
   if (hasExpression) {
     if (raw.prefix !== undefined) errors.push(`${field}.prefix: Invalid value: ${JSON.stringify(raw.prefix)}: may not be specified when expression is set`);
-    const expression = compile(raw.expression, `${field}.expression`, errors);
+    const expression = compileCel(raw.expression, `${field}.expression`, errors);
     return expression ? { expression } : undefined;
   }
   if (options.prefixRequired && typeof raw.prefix !== 'string') {
@@ -159,7 +159,7 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
         if (rule.expression !== undefined) errors.push(`${f}: Invalid value: "": claim and expression can't both be set`);
         claimRules.push({ claim: rule.claim, requiredValue: typeof rule.requiredValue === 'string' ? rule.requiredValue : '' });
       } else {
-        const expression = compile(rule.expression, `${f}.expression`, errors);
+        const expression = compileCel(rule.expression, `${f}.expression`, errors);
         if (expression) claimRules.push({ expression, message: typeof rule.message === 'string' ? rule.message : '' });
       }
     });
@@ -187,14 +187,14 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
         errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: ${naming.keyDomain} and ${naming.groupDomain} domains are reserved`);
       } else if (keys.has(key)) errors.push(`${f}.key: Duplicate value: ${JSON.stringify(key)}`);
       keys.add(key);
-      const value = compile(e.valueExpression, `${f}.valueExpression`, errors);
+      const value = compileCel(e.valueExpression, `${f}.valueExpression`, errors);
       if (key && value) extra.push({ key, value });
     });
     const userRules: JwtIssuerConfig['userRules'] = [];
     (Array.isArray(raw.userValidationRules) ? raw.userValidationRules : []).forEach((rule: unknown, j: number) => {
       const f = `${at}.userValidationRules[${j}]`;
       if (!isObj(rule)) return void errors.push(`${f}: Invalid value: must be an object`);
-      const expression = compile(rule.expression, `${f}.expression`, errors);
+      const expression = compileCel(rule.expression, `${f}.expression`, errors);
       if (expression) userRules.push({ expression, message: typeof rule.message === 'string' ? rule.message : '' });
     });
     const config: JwtIssuerConfig = { url, audiences, claimRules, username: username ?? {}, extra, userRules };

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type Vendor, VENDORS, createNaming, isVendor } from '../naming';
 import { readAbacPolicyFile } from '../authz/abac';
+import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
 
@@ -83,6 +84,13 @@ export interface ServerConfig {
   authorizationModes: string[];
   /** --authorization-policy-file: ABAC's policy, one JSON object per line. */
   authorizationPolicyFile?: string;
+  /** --authorization-config: an AuthorizationConfiguration file (excludes the mode and webhook flags). */
+  authorizationConfigFile?: string;
+  /** --authorization-webhook-*: the legacy Webhook mode's settings. */
+  authorizationWebhookConfigFile?: string;
+  authorizationWebhookVersion: 'v1beta1' | 'v1';
+  authorizationWebhookCacheAuthorizedTtlMs: number;
+  authorizationWebhookCacheUnauthorizedTtlMs: number;
   /** --grpc-bind-address. */
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
@@ -386,17 +394,59 @@ const FLAGS: readonly Flag[] = [
     field: 'authorizationModes',
     type: 'strings',
     default: ['RBAC'],
-    usage: 'Ordered list of authorizers: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node (Webhook is not built yet). Group system:masters is always allowed.',
+    usage: 'Ordered list of authorizers: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook. Group system:masters is always allowed. Excludes --authorization-config.',
     parse: (v, n) => {
       const modes = parseList(n, v);
       const known = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'ABAC', 'Node', 'Webhook'];
       for (const m of modes) {
         if (!known.includes(m)) throw invalid(n, v, `authorization mode ${JSON.stringify(m)} is not supported; supported: ${known.join(', ')}`);
-        if (m === 'Webhook') throw invalid(n, v, `authorization mode ${m} is not built yet`);
       }
       if (new Set(modes).size !== modes.length) throw invalid(n, v, 'authorization modes may not be repeated');
       return modes;
     },
+  }),
+  flag({
+    name: 'authorization-config',
+    field: 'authorizationConfigFile',
+    type: 'string',
+    usage: 'File with an AuthorizationConfiguration (ordered authorizers, webhooks with caches, failure policy and CEL match conditions); reloaded on change and every minute. Excludes --authorization-mode and --authorization-webhook-*.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'authorization-webhook-config-file',
+    field: 'authorizationWebhookConfigFile',
+    type: 'string',
+    usage: 'File in kubeconfig format naming the SubjectAccessReview webhook, used with --authorization-mode=Webhook.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'authorization-webhook-version',
+    field: 'authorizationWebhookVersion',
+    type: 'string',
+    default: 'v1beta1' as const,
+    usage: 'The API version of the SubjectAccessReview to send to and expect from the webhook: v1beta1 or v1.',
+    parse: (v, n) => {
+      if (v !== 'v1beta1' && v !== 'v1') throw invalid(n, v, 'must be v1beta1 or v1');
+      return v;
+    },
+  }),
+  flag({
+    name: 'authorization-webhook-cache-authorized-ttl',
+    field: 'authorizationWebhookCacheAuthorizedTtlMs',
+    type: 'duration',
+    default: 300_000,
+    shownDefault: '5m0s',
+    usage: "The duration to cache 'authorized' responses from the webhook authorizer.",
+    parse: (v, n) => parseDuration(n, v),
+  }),
+  flag({
+    name: 'authorization-webhook-cache-unauthorized-ttl',
+    field: 'authorizationWebhookCacheUnauthorizedTtlMs',
+    type: 'duration',
+    default: 30_000,
+    shownDefault: '30s',
+    usage: "The duration to cache 'unauthorized' responses from the webhook authorizer.",
+    parse: (v, n) => parseDuration(n, v),
   }),
   flag({
     name: 'authorization-policy-file',
@@ -648,6 +698,26 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
     throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');
   }
   // As upstream's authorization options validate them.
+  if (config.authorizationConfigFile) {
+    const legacy = ['authorization-mode', 'authorization-webhook-config-file', 'authorization-webhook-version', 'authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl'];
+    if (legacy.some((f) => seen.has(f))) {
+      throw new FlagFailure('--authorization-config', '--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined');
+    }
+    let parsed;
+    try {
+      parsed = parseAuthorizationConfig(io.readFile(config.authorizationConfigFile), createNaming(config.vendor));
+    } catch (err) {
+      throw new FlagFailure('--authorization-config', `${config.authorizationConfigFile}: ${(err as Error).message}`);
+    }
+    // The file's order is the chain's; the mode list mirrors it for the rest of the server.
+    config.authorizationModes = [...new Set(parsed.authorizers.map((a) => a.type))];
+  }
+  if (config.authorizationModes.includes('Webhook') && !config.authorizationWebhookConfigFile && !config.authorizationConfigFile) {
+    throw new FlagFailure('--authorization-webhook-config-file', "authorization-mode Webhook's authorization config file not passed");
+  }
+  if (config.authorizationWebhookConfigFile && !config.authorizationModes.includes('Webhook')) {
+    throw new FlagFailure('--authorization-webhook-config-file', 'cannot specify --authorization-webhook-config-file without mode Webhook');
+  }
   if (config.authorizationModes.includes('ABAC') && !config.authorizationPolicyFile) {
     throw new FlagFailure('--authorization-policy-file', "authorization-mode ABAC's authorization policy file not passed");
   }

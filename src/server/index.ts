@@ -33,24 +33,10 @@ import { systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
-import { type Authorizer, type RunningServer, keelsonVersion, startGateway } from '../gateway';
-import { authorizeAll, bootstrapPolicyAuthorizer, superuserAuthorizer } from '../gateway/steps/authorization';
-import {
-  type Authorize,
-  type NodeAuthorizer,
-  type RbacAuthorizer,
-  type RulesFor,
-  abacAuthorizer,
-  accessReviewHandlers,
-  bootstrapPolicy,
-  nodeAuthorizer,
-  rbacAuthorizer,
-  rbacEscalationPlugin,
-  readAbacPolicyFile,
-  reconcilePolicy,
-  rulesForAll,
-} from '../authz';
-import { rulesOfObject } from '../authz/rules';
+import { type RunningServer, keelsonVersion, startGateway } from '../gateway';
+import { authorizeAll } from '../gateway/steps/authorization';
+import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
+import { buildAuthorizers } from './authorization';
 import type { AdmissionPlugin } from '../core/admission';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
@@ -307,83 +293,6 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
   };
 }
 
-/**
- * The authorizers of `--authorization-mode`, in order, after the `system:masters` bypass. RBAC
- * comes with upstream's bootstrap discovery and public-info grants (until the default roles are
- * created) and starts indexing once the core is ready.
- */
-function buildAuthorizers(
-  config: ServerConfig,
-  core: CoreApi,
-  features: FeatureGates,
-  log: (message: string) => void,
-): { authorizers: Authorizer[]; rbac(): RbacAuthorizer | undefined; start(): Promise<void>; stop(): void } {
-  const naming = createNaming(config.vendor);
-  const authorizers: Authorizer[] = [superuserAuthorizer];
-  let rbac: RbacAuthorizer | undefined;
-  let node: NodeAuthorizer | undefined;
-  for (const mode of config.authorizationModes) {
-    switch (mode) {
-      case 'AlwaysAllow':
-        authorizers.push({
-          name: 'AlwaysAllow',
-          authorize: () => ({ decision: 'allow' }),
-          rulesFor: () => ({ resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false, errors: [] }),
-        });
-        break;
-      case 'AlwaysDeny':
-        authorizers.push({
-          name: 'AlwaysDeny',
-          authorize: () => ({ decision: 'deny', reason: 'Everything is forbidden.' }),
-          rulesFor: () => ({ resourceRules: [], nonResourceRules: [], incomplete: false, errors: [] }),
-        });
-        break;
-      case 'RBAC': {
-        // Until the index is loaded, upstream's discovery and public-info grants stand in.
-        const early = bootstrapPolicyAuthorizer(naming);
-        authorizers.push({
-          name: 'RBAC',
-          authorize: (a) => rbac?.authorize(a) ?? early.authorize(a),
-          rulesFor: (user, namespace) => rbac?.rulesFor(user, namespace) ?? { resourceRules: [], nonResourceRules: [], incomplete: true, errors: [] },
-        });
-        break;
-      }
-      case 'Node':
-        authorizers.push({
-          name: 'Node',
-          authorize: (a) => node?.authorize(a) ?? { decision: 'noOpinion', reason: 'the node graph is still loading' },
-          rulesFor: (user, namespace) => node?.rulesFor!(user, namespace) ?? { resourceRules: [], nonResourceRules: [], incomplete: false, errors: [] },
-        });
-        break;
-      case 'ABAC': {
-        const abac = abacAuthorizer(readAbacPolicyFile(config.authorizationPolicyFile!, naming));
-        authorizers.push({ ...abac, name: 'ABAC' });
-        break;
-      }
-    }
-  }
-  // The rules every node holds beyond its graph are the system:node role's, as upstream's NodeRules.
-  const nodeRules = () => rulesOfObject(bootstrapPolicy(naming).clusterRoles.find((r) => r.metadata?.name === 'system:node'));
-  return {
-    authorizers,
-    rbac: () => rbac,
-    async start() {
-      if (config.authorizationModes.includes('Node')) {
-        const withSelectors = features.enabled('AuthorizeNodeWithSelectors') && features.enabled('AuthorizeWithSelectors');
-        node = nodeAuthorizer({ api: core, naming, ctx: SERVER_CONTEXT, clock: systemClock, nodeRules: nodeRules(), withSelectors });
-        await node.synced().catch((err: unknown) => log(`the node authorizer's graph failed to load: ${(err as Error).message}`));
-      }
-      if (!config.authorizationModes.includes('RBAC')) return;
-      rbac = rbacAuthorizer({ api: core, naming, ctx: SERVER_CONTEXT, clock: systemClock });
-      await rbac.synced().catch((err: unknown) => log(`RBAC index failed to load: ${(err as Error).message}`));
-    },
-    stop: () => {
-      rbac?.stop();
-      node?.stop();
-    },
-  };
-}
-
 /** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
 function clientCaOf(config: ServerConfig, pki: Pki): string {
   if (!config.clientCaFile) return pki.caCert;
@@ -416,7 +325,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log });
-  authorization = buildAuthorizers(config, backend.core, features, log);
+  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);

@@ -53,6 +53,9 @@ describe('flags', () => {
       authenticationTokenWebhookCacheTtlMs: 120_000,
       authenticationTokenWebhookVersion: 'v1beta1',
       authorizationModes: ['RBAC'],
+      authorizationWebhookCacheAuthorizedTtlMs: 300000,
+      authorizationWebhookCacheUnauthorizedTtlMs: 30000,
+      authorizationWebhookVersion: 'v1beta1',
     });
   });
 
