@@ -19,11 +19,12 @@ export const LAYERS: Record<string, number> = {
   core: 4,
   gen: 5,
   authn: 5,
-  authz: 5,
-  gateway: 6,
-  grpc: 6,
-  controllers: 7,
-  server: 8,
+  // Authorization reuses authentication's webhook client, CEL compiler and user names.
+  authz: 6,
+  gateway: 7,
+  grpc: 7,
+  controllers: 8,
+  server: 9,
 };
 
 const SRC = path.join(__dirname, '..', '..', 'src');
