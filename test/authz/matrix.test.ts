@@ -1,7 +1,7 @@
 /**
  * The authorization matrix: every combination of user, verb, resource (with subresources),
  * name and namespace — over 2,000 cases per mode — against a fixed set of roles and bindings,
- * for the modes AlwaysAllow, AlwaysDeny, RBAC and ABAC, each behind the `system:masters` rule
+ * for the modes AlwaysAllow, AlwaysDeny, RBAC, ABAC and Node, each behind the `system:masters` rule
  * as the server chains them.
  *
  * The expected decisions do not come from the code under test. For each user, what they hold
@@ -14,7 +14,19 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { abacAuthorizer, authorizeAll, loadAbacPolicy, rbacAuthorizer, type AuthorizationAttributes, type Authorizer, type RbacAuthorizer } from '../../src/authz';
+import {
+  abacAuthorizer,
+  authorizeAll,
+  bootstrapPolicy,
+  loadAbacPolicy,
+  nodeAuthorizer,
+  rbacAuthorizer,
+  type AuthorizationAttributes,
+  type Authorizer,
+  type NodeAuthorizer,
+  type RbacAuthorizer,
+} from '../../src/authz';
+import { rulesOfObject } from '../../src/authz/rules';
 import { superuserAuthorizer } from '../../src/gateway/steps/authorization';
 import { createCore, type ApiObject, type Core, type RequestContext } from '../../src/core';
 import { createStore } from '../../src/store';
@@ -63,6 +75,7 @@ const USERS: Record<string, string[]> = {
   'system:serviceaccount:team-b:bot': ['system:serviceaccounts'],
   ops: [],
   admin: ['system:masters'],
+  'system:node:n1': ['system:nodes', 'system:authenticated'],
 };
 
 // ---- what each user holds under RBAC, read off the fixture by hand ---------------------------
@@ -120,6 +133,17 @@ const ABAC_HELD: Record<string, Held[]> = {
   admin: [{ verbs: '*', group: '*', resources: '*', namespaces: '*' }],
 };
 const ABAC_URLS_HELD: Record<string, Array<[string, string]>> = { ops: [['get', '/metrics/*']], admin: [['*', '*']] };
+
+// ---- under Node: a kubelet on n1, where the pod team-a/settings runs, referring to the
+// ConfigMap and the Secret named settings (the graph subdivides pods, configmaps, secrets;
+// the static system:node rules grant nothing about replicasets, and no URL) -----------------
+
+const NODE_HELD: Held[] = [
+  { verbs: READ, group: '', resources: ['configmaps', 'secrets'], names: ['settings'], namespaces: ['team-a'] },
+  // A bound pod, read by name; mirror pods may be created and deleted anywhere (NodeRestriction's business).
+  { verbs: READ, group: '', resources: ['pods'], names: ['settings'], namespaces: ['team-a'] },
+  { verbs: ['create', 'delete'], group: '', resources: ['pods'], namespaces: '*' },
+];
 
 // ---- the cases ----------------------------------------------------------------------------
 
@@ -189,6 +213,10 @@ function expected(mode: string, a: AuthorizationAttributes): boolean {
       return superuser;
     case 'RBAC':
       return a.isResourceRequest ? holds(HELD[a.user.username] ?? [], a.verb, a.apiGroup, resource, a.name, a.namespace) : urlHeld(URLS_HELD[a.user.username] ?? [], a.verb, a.path);
+    case 'Node':
+      if (superuser) return true;
+      if (a.user.username !== 'system:node:n1' || !a.isResourceRequest) return false;
+      return holds(NODE_HELD, a.verb, a.apiGroup, resource, a.name, a.namespace);
     case 'ABAC':
       return a.isResourceRequest ? holds(ABAC_HELD[a.user.username] ?? [], a.verb, a.apiGroup, resource, a.name, a.namespace) : urlHeld(ABAC_URLS_HELD[a.user.username] ?? [], a.verb, a.path);
   }
@@ -200,6 +228,7 @@ function expected(mode: string, a: AuthorizationAttributes): boolean {
 let dir: string;
 let core: Core;
 let rbac: RbacAuthorizer;
+let node: NodeAuthorizer;
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-authz-matrix-'));
@@ -218,10 +247,25 @@ beforeAll(async () => {
   }
   rbac = rbacAuthorizer({ api: core, naming, ctx: admin, clock: systemClock });
   await rbac.synced();
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'settings', namespace: 'team-a' },
+    spec: {
+      nodeName: 'n1',
+      containers: [{ name: 'c', image: 'i', envFrom: [{ configMapRef: { name: 'settings' } }] }],
+      volumes: [{ name: 's', secret: { secretName: 'settings' } }],
+    },
+  };
+  await core.create({ group: '', version: 'v1', resource: 'pods', namespace: 'team-a' }, pod, {}, admin);
+  const nodeRules = rulesOfObject(bootstrapPolicy(naming).clusterRoles.find((r) => r.metadata?.name === 'system:node'));
+  node = nodeAuthorizer({ api: core, naming, ctx: admin, clock: systemClock, nodeRules, withSelectors: true });
+  await node.synced();
 });
 
 afterAll(async () => {
   rbac.stop();
+  node.stop();
   await core.close();
   await fs.rm(dir, { recursive: true, force: true });
 });
@@ -230,6 +274,7 @@ const MODES: Record<string, () => Authorizer> = {
   AlwaysAllow: () => ({ authorize: () => ({ decision: 'allow' }) }),
   AlwaysDeny: () => ({ authorize: () => ({ decision: 'deny', reason: 'Everything is forbidden.' }) }),
   RBAC: () => rbac,
+  Node: () => node,
   ABAC: () => abacAuthorizer(loadAbacPolicy(POLICY, 'policy.jsonl', naming)),
 };
 
@@ -251,5 +296,7 @@ describe.each(Object.keys(MODES))('mode %s', (mode) => {
     expect(wrong).toEqual([]);
     // The table is not degenerate: both answers occur (but for the all-or-nothing modes).
     if (mode === 'RBAC' || mode === 'ABAC') expect(allowed).toBeGreaterThan(100);
+    // Node: admin's 260 cases, and 21 for the kubelet (6 configmap/secret reads, 3 pod reads, 12 mirror-pod writes).
+    if (mode === 'Node') expect(allowed).toBe(260 + 21);
   });
 });
