@@ -59,11 +59,12 @@ export function readWebhookConfig(file: string): WebhookClientConfig {
   return config;
 }
 
-function post(client: WebhookClientConfig, body: string): Promise<{ status: number; json: unknown }> {
+/** POST a JSON review to the webhook and read its JSON answer (shared with the Webhook authorizer). */
+export function postReview(client: WebhookClientConfig, body: string, timeoutMs = 10_000): Promise<{ status: number; json: unknown }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       client.server,
-      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, ca: client.ca, cert: client.cert, key: client.key, timeout: 10_000 },
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, ca: client.ca, cert: client.cert, key: client.key, timeout: timeoutMs },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -71,12 +72,13 @@ function post(client: WebhookClientConfig, body: string): Promise<{ status: numb
           try {
             resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
           } catch (err) {
-            reject(err);
+            reject(new Error(`the answer is not JSON: ${(err as Error).message}`));
           }
         });
+        res.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
   });
@@ -107,7 +109,7 @@ export function webhookTokenAuthenticator(options: WebhookOptions): TokenAuthent
       if (hit && hit.expires > now) return hit.result;
       let answer;
       try {
-        answer = await post(options.client, JSON.stringify({ apiVersion: options.apiVersion, kind: 'TokenReview', spec: { token } }));
+        answer = await postReview(options.client, JSON.stringify({ apiVersion: options.apiVersion, kind: 'TokenReview', spec: { token } }));
       } catch (err) {
         return rejected(`webhook: ${(err as Error).message}`);
       }

@@ -8,9 +8,8 @@
  * review's spec as `request` — decide whether the webhook is asked at all: any false skips it,
  * an error with no false follows the failure policy.
  */
-import https from 'node:https';
 import type { Clock } from '../clock';
-import type { WebhookClientConfig } from '../authn/webhook';
+import { type WebhookClientConfig, postReview } from '../authn/webhook';
 import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
 export type FailurePolicy = 'NoOpinion' | 'Deny';
@@ -47,30 +46,6 @@ export function reviewSpec(a: AuthorizationAttributes): Record<string, unknown> 
     spec.nonResourceAttributes = { path: a.path, verb: a.verb };
   }
   return spec;
-}
-
-function post(client: WebhookClientConfig, body: string, timeoutMs: number): Promise<{ status: number; json: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      client.server,
-      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, ca: client.ca, cert: client.cert, key: client.key, timeout: timeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          try {
-            resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-          } catch (err) {
-            reject(new Error(`the answer is not JSON: ${(err as Error).message}`));
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 export interface WebhookAuthorizer extends Authorizer {
@@ -120,7 +95,7 @@ export function webhookAuthorizer(options: WebhookAuthorizerOptions): WebhookAut
       let answer: { status: number; json: unknown };
       try {
         options.onEvent?.('call');
-        answer = await post(options.client, JSON.stringify({ apiVersion: options.apiVersion, kind: 'SubjectAccessReview', spec: body }), options.timeoutMs);
+        answer = await postReview(options.client, JSON.stringify({ apiVersion: options.apiVersion, kind: 'SubjectAccessReview', spec: body }), options.timeoutMs);
       } catch (err) {
         options.onEvent?.('failure');
         return failed((err as Error).message);

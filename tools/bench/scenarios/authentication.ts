@@ -30,7 +30,7 @@ import { micros } from '../report';
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 
 /** CPU µs per call of `fn`, measured over `ms` after a warm-up. */
-async function cpuPerCall(fn: () => Promise<unknown>, ms: number): Promise<number> {
+export async function cpuPerCall(fn: () => Promise<unknown>, ms: number): Promise<number> {
   for (let i = 0; i < 200; i++) await fn();
   const start = process.cpuUsage();
   const until = performance.now() + ms;
