@@ -6,14 +6,16 @@ import type { Core } from '../core';
 import { NamespaceLifecycleController } from './namespace-lifecycle';
 import { GarbageCollector } from './garbage-collector';
 import { ClusterRoleAggregationController } from './clusterrole-aggregation';
+import { ReplicaSetController } from './replicaset';
 import { systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
 export { GarbageCollector } from './garbage-collector';
 export { ClusterRoleAggregationController, aggregatedRules } from './clusterrole-aggregation';
+export { ReplicaSetController, rankForDeletion, isPodActive } from './replicaset';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
-export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation'] as const;
+export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation', 'replicaset'] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 export interface RunningControllers {
@@ -41,6 +43,11 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
   }
   if (names.includes('clusterrole-aggregation')) {
     running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user, clock: systemClock, log }));
+  }
+  if (names.includes('replicaset')) {
+    const rs = new ReplicaSetController({ core, naming: core.naming, user, clock: systemClock, log });
+    rs.start();
+    running.push(rs);
   }
   return { stop: () => running.forEach((c) => c.stop()) };
 }

@@ -11,6 +11,7 @@ import type { ServerProcess } from '../gateway/support/server-process';
 import { startServerOnBackend } from './support/backend';
 import { kubectlFor } from './support/kubectl';
 import { webReplicaSetYaml } from './support/manifests';
+import { API_ONLY } from '../gateway/support/server-process';
 
 
 function csaReplicaSet(containers: string): string {
@@ -93,7 +94,7 @@ describe.each([
   const getJson = async (...args: string[]) => JSON.parse(await kubectl('-n', 'ssa', 'get', ...args, '-o', 'json', '--show-managed-fields'));
 
   beforeAll(async () => {
-    server = await startServerOnBackend(useEtcd);
+    server = await startServerOnBackend(useEtcd, ['--vendor', 'kubernetes', ...API_ONLY]);
     await kubectl('create', 'namespace', 'ssa');
   });
 

@@ -17,6 +17,7 @@ import { createNaming } from '../../src/naming';
 import { describeWithFixtures, parseFixtureYaml, wireFixtures } from '../codecs/wire-fixtures';
 import type { ClientTls } from '../gateway/support/https-client';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { API_ONLY } from '../gateway/support/server-process';
 
 const PB = 'application/vnd.kubernetes.protobuf';
 const RBAC = 'rbac.authorization.k8s.io';
@@ -157,7 +158,7 @@ describeWithFixtures('upstream wire fixtures through the running server', () => 
   const serverCodec = createProtobufCodec(createNaming('kubernetes'));
 
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes']);
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
     const ns = await request(`${server.url}/api/v1/namespaces`, server.admin, 'POST', { 'content-type': 'application/json' }, Buffer.from('{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fixtures"}}'));
     expect(ns.status).toBe(201);
   });

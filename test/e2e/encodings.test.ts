@@ -11,6 +11,7 @@ import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { createNaming } from '../../src/naming';
 import type { ClientTls } from '../gateway/support/https-client';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { API_ONLY } from '../gateway/support/server-process';
 
 const naming = createNaming('kubernetes');
 const PB = 'application/vnd.kubernetes.protobuf';
@@ -67,7 +68,7 @@ describe('every encoding on every verb (CBOR gate on)', () => {
   const CM = '/api/v1/namespaces/default/configmaps';
 
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes', '--feature-gates', 'CBORServingAndStorage=true']);
+    server = await startServerProcess(['--vendor', 'kubernetes', '--feature-gates', 'CBORServingAndStorage=true', ...API_ONLY]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -205,7 +206,7 @@ describe('every encoding on every verb (CBOR gate on)', () => {
 describe('CBOR with its gate off (the default)', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes']);
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
   });
   afterAll(async () => {
     await server?.stop();

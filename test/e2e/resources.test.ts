@@ -5,6 +5,7 @@
 import { httpsRequest, type HttpsResult } from '../gateway/support/https-client';
 import type { ServerProcess } from '../gateway/support/server-process';
 import { startServerOnBackend } from './support/backend';
+import { API_ONLY } from '../gateway/support/server-process';
 
 const RBAC = 'rbac.authorization.k8s.io';
 
@@ -73,7 +74,7 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
   let server: ServerProcess;
 
   beforeAll(async () => {
-    server = await startServerOnBackend(backend);
+    server = await startServerOnBackend(backend, ['--vendor', 'kubernetes', ...API_ONLY]);
   });
 
   afterAll(async () => {

@@ -8,6 +8,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import https from 'node:https';
 import { promisify } from 'node:util';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { API_ONLY } from '../gateway/support/server-process';
 
 const run = promisify(execFile);
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
@@ -65,7 +66,7 @@ describe('Tables for kubectl and HTTP clients', () => {
   const kubectl = async (...args: string[]) => (await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '-n', 'tables', ...args], { timeout: 30_000 })).stdout;
 
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes']);
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
     await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, 'create', 'namespace', 'tables']);
     const child = spawn('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, 'create', '--validate=false', '-f', '-']);
     child.stdin.end(MANIFEST);

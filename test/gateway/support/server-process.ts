@@ -23,6 +23,12 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
+/**
+ * Flags for tests of the API machinery itself: no ReplicaSet controller acting on the
+ * ReplicaSets they store (pods appearing, status changing under them).
+ */
+export const API_ONLY = ['--controllers', '*,-replicaset'];
+
 export async function startServerProcess(args: string[], options: { readyTimeoutMs?: number; dataDir?: string } = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'keelson-e2e-')));
   const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, ...args], {
