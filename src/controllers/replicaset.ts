@@ -269,6 +269,8 @@ export class ReplicaSetController {
     let failure: string | undefined;
     if (needsSync && !rs.metadata?.deletionTimestamp) failure = await this.manage(rs, active);
     await this.updateStatus(rs, active, failure);
+    // A failed create is retried by the queue, with its backoff.
+    if (failure) throw new Error(failure);
   }
 
   private ownerReference(rs: ApiObject): OwnerReference {
@@ -386,8 +388,9 @@ export class ReplicaSetController {
     const others = (current.conditions ?? []).filter((c) => c.type !== 'ReplicaFailure');
     const had = (current.conditions ?? []).find((c) => c.type === 'ReplicaFailure');
     const want = spec.replicas ?? 1;
+    // As upstream, an existing condition is kept as it is (its message names the first failure).
     if (failure) {
-      status.conditions = [...others, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: had?.lastTransitionTime ?? rfc3339(now), reason: 'FailedCreate', message: failure }];
+      status.conditions = had ? current.conditions : [...others, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: rfc3339(now), reason: 'FailedCreate', message: failure }];
     } else if (had && active.length < want) {
       status.conditions = current.conditions;
     } else if (others.length) {

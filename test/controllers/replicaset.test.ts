@@ -1,0 +1,192 @@
+/**
+ * The ReplicaSet controller against a real core on the embedded store: scaling 0 → 100 → 10 → 0
+ * converges with the right status, deleted pods are replaced, a template change leaves
+ * existing pods alone, orphans are adopted and mislabelled pods released, failed creates show
+ * as events and the ReplicaFailure condition, and surplus pods go in upstream's order.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ReplicaSetController, rankForDeletion } from '../../src/controllers';
+import { createCore, type ApiObject, type Core, type RequestContext } from '../../src/core';
+import { createStore } from '../../src/store';
+import { createNaming } from '../../src/naming';
+import { systemClock } from '../../src/clock';
+import type { AdmissionPlugin } from '../../src/core/admission';
+import { forbidden } from '../../src/status';
+
+const naming = createNaming('kubernetes');
+const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
+const NS = 'apps';
+const rsTarget = (name?: string, subresource?: string) => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: NS, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
+const podTarget = (name?: string) => ({ group: '', version: 'v1', resource: 'pods', namespace: NS, ...(name ? { name } : {}) });
+
+let dir: string;
+let core: Core;
+let controller: ReplicaSetController;
+
+function replicaSet(name: string, replicas: number, image = 'nginx:1'): ApiObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name, namespace: NS },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name, tier: 'web' } }, spec: { containers: [{ name: 'c', image }] } },
+    },
+  };
+}
+
+async function podsOf(name: string): Promise<ApiObject[]> {
+  const list = await core.list(podTarget(), { labelSelector: `app=${name}` }, admin);
+  return list.items.filter((p) => !p.metadata?.deletionTimestamp);
+}
+
+async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function scale(name: string, replicas: number): Promise<void> {
+  const rs = await core.get(rsTarget(name), {}, admin);
+  await core.update(rsTarget(name), { ...rs, spec: { ...(rs.spec as object), replicas } }, {}, admin);
+}
+
+async function converged(name: string, replicas: number): Promise<void> {
+  await until(`${name} at ${replicas}`, async () => {
+    const rs = await core.get(rsTarget(name), {}, admin);
+    const status = (rs.status ?? {}) as { replicas?: number; observedGeneration?: number };
+    return (await podsOf(name)).length === replicas && (status.replicas ?? 0) === replicas && status.observedGeneration === rs.metadata?.generation;
+  });
+}
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-rs-controller-'));
+  const refusePods: AdmissionPlugin = {
+    name: 'RefuseLabelledPods',
+    validate(a) {
+      if (a.resource === 'pods' && a.operation === 'CREATE' && a.object?.metadata?.labels?.refuse === 'yes') {
+        throw forbidden({ group: '', resource: 'pods' }, a.name, 'pods are refused here');
+      }
+    },
+  };
+  core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0, admission: [refusePods] });
+  await core.ready();
+  await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }, {}, admin);
+  controller = new ReplicaSetController({ core, naming, user: admin.user, clock: systemClock });
+  controller.start();
+});
+
+afterAll(async () => {
+  controller.stop();
+  await core.close();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+test('scales 0 → 100 → 10 → 0 with the right status, owner references and names', async () => {
+  await core.create(rsTarget(), replicaSet('web', 0), {}, admin);
+  await converged('web', 0);
+  await scale('web', 100);
+  await converged('web', 100);
+  const pods = await podsOf('web');
+  const rs = await core.get(rsTarget('web'), {}, admin);
+  for (const p of pods) {
+    expect(p.metadata?.name).toMatch(/^web-[a-z0-9]{5}$/);
+    expect(p.metadata?.labels).toEqual({ app: 'web', tier: 'web' });
+    expect(p.metadata?.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: rs.metadata?.uid, controller: true, blockOwnerDeletion: true }]);
+  }
+  expect(rs.status).toMatchObject({ replicas: 100, fullyLabeledReplicas: 100, observedGeneration: rs.metadata?.generation });
+  // No pod is ready (no node runs them): ready and available are zero, and upstream leaves zero counts out.
+  expect((rs.status as { readyReplicas?: number }).readyReplicas ?? 0).toBe(0);
+  await scale('web', 10);
+  await converged('web', 10);
+  await scale('web', 0);
+  await converged('web', 0);
+});
+
+test('a deleted pod is replaced; a template change leaves existing pods alone', async () => {
+  await core.create(rsTarget(), replicaSet('api', 3), {}, admin);
+  await converged('api', 3);
+  const before = (await podsOf('api')).map((p) => p.metadata!.name!).sort();
+  await core.delete(podTarget(before[0]), { gracePeriodSeconds: 0 }, admin);
+  await until('a replacement', async () => {
+    const now = (await podsOf('api')).map((p) => p.metadata!.name!);
+    return now.length === 3 && !now.includes(before[0]!);
+  });
+  const rs = structuredClone(await core.get(rsTarget('api'), {}, admin));
+  const spec = rs.spec as { template: { spec: { containers: Array<{ image: string }> } } };
+  spec.template.spec.containers[0]!.image = 'nginx:2';
+  await core.update(rsTarget('api'), rs, {}, admin);
+  await converged('api', 3);
+  const images = (await podsOf('api')).map((p) => (p.spec as { containers: Array<{ image: string }> }).containers[0]!.image);
+  expect(images).toEqual(['nginx:1', 'nginx:1', 'nginx:1']);
+});
+
+test('orphans matching the selector are adopted, pods relabelled away are released', async () => {
+  const orphan = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stray', namespace: NS, labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'x' }] } };
+  await core.create(podTarget(), orphan, {}, admin);
+  await core.create(rsTarget(), replicaSet('db', 2), {}, admin);
+  await converged('db', 2);
+  const rs = await core.get(rsTarget('db'), {}, admin);
+  const stray = await core.get(podTarget('stray'), {}, admin);
+  expect(stray.metadata?.ownerReferences).toEqual([expect.objectContaining({ uid: rs.metadata?.uid, controller: true })]);
+  // Relabel one: it is released and replaced.
+  await core.patch(podTarget('stray'), { type: 'merge', body: { metadata: { labels: { app: 'elsewhere' } } } }, {}, admin);
+  await until('the release', async () => !(await core.get(podTarget('stray'), {}, admin)).metadata?.ownerReferences);
+  await converged('db', 2);
+});
+
+test('failed creates show as FailedCreate events and the ReplicaFailure condition, cleared once creates succeed', async () => {
+  // The test core's admission refuses pods labelled refuse=yes (as a quota would).
+  const bad = replicaSet('broken', 2);
+  (bad.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels.refuse = 'yes';
+  await core.create(rsTarget(), bad, {}, admin);
+  const condition = async () => ((await core.get(rsTarget('broken'), {}, admin)).status as { conditions?: Array<{ type: string; reason?: string; message?: string }> } | undefined)?.conditions?.find((c) => c.type === 'ReplicaFailure');
+  await until('ReplicaFailure', async () => !!(await condition()));
+  expect(await condition()).toMatchObject({ type: 'ReplicaFailure', reason: 'FailedCreate', message: expect.stringContaining('pods are refused here') });
+  const events = await core.list({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NS }, {}, admin);
+  expect(events.items.find((e) => e.reason === 'FailedCreate' && (e.regarding as { name: string }).name === 'broken')).toMatchObject({ type: 'Warning', note: expect.stringMatching(/^Error creating: .*pods are refused here/) });
+  // Slow start: the first batch of one failed, so no second was tried.
+  expect(await podsOf('broken')).toHaveLength(0);
+  // Fix the template: pods come, the condition goes.
+  const rs = structuredClone(await core.get(rsTarget('broken'), {}, admin));
+  delete (rs.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels.refuse;
+  await core.update(rsTarget('broken'), rs, {}, admin);
+  await converged('broken', 2);
+  await until('the condition cleared', async () => !(await condition()));
+});
+
+test('creates and deletes are recorded as events v1', async () => {
+  await core.create(rsTarget(), replicaSet('evented', 1), {}, admin);
+  await converged('evented', 1);
+  await scale('evented', 0);
+  await converged('evented', 0);
+  await until('both events', async () => {
+    const events = (await core.list({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NS }, {}, admin)).items.filter((e) => (e.regarding as { name: string }).name === 'evented');
+    return ['SuccessfulCreate', 'SuccessfulDelete'].every((r) => events.some((e) => e.reason === r));
+  });
+  const created = (await core.list({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NS }, {}, admin)).items.find((e) => e.reason === 'SuccessfulCreate' && (e.regarding as { name: string }).name === 'evented')!;
+  expect(created).toMatchObject({ type: 'Normal', action: 'Create', reportingController: 'kubernetes.io/replicaset-controller', note: expect.stringMatching(/^Created pod: evented-[a-z0-9]{5}$/) });
+});
+
+test('deletion ranking: unscheduled, pending, not ready, cheaper, more restarts, newer go first', () => {
+  const pod = (name: string, o: { node?: string; phase?: string; ready?: boolean; cost?: number; restarts?: number; created?: string }): ApiObject => ({
+    metadata: { name, creationTimestamp: o.created ?? '2026-01-01T00:00:00Z', ...(o.cost !== undefined ? { annotations: { 'controller.kubernetes.io/pod-deletion-cost': String(o.cost) } } : {}) },
+    spec: o.node ? { nodeName: o.node } : {},
+    status: { phase: o.phase ?? 'Running', conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }], containerStatuses: [{ restartCount: o.restarts ?? 0 }] },
+  });
+  const order = rankForDeletion([
+    pod('running-ready-old', { node: 'n', ready: true }),
+    pod('running-ready-new', { node: 'n', ready: true, created: '2026-02-01T00:00:00Z' }),
+    pod('running-ready-restarts', { node: 'n', ready: true, restarts: 3 }),
+    pod('running-ready-costly', { node: 'n', ready: true, cost: 100 }),
+    pod('running-notready', { node: 'n' }),
+    pod('pending', { node: 'n', phase: 'Pending' }),
+    pod('unscheduled', { phase: 'Pending' }),
+  ]).map((p) => p.metadata!.name);
+  expect(order).toEqual(['unscheduled', 'pending', 'running-notready', 'running-ready-restarts', 'running-ready-new', 'running-ready-old', 'running-ready-costly']);
+});
