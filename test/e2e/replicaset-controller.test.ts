@@ -1,0 +1,93 @@
+/**
+ * The ReplicaSet controller as a kubectl 1.32 user sees it, on a server process with its
+ * default controllers: pods appear and follow `kubectl scale`, `kubectl wait --for=jsonpath`
+ * sees the status converge, `kubectl get events` shows what the controller did, and deleting
+ * with `--cascade=background` removes the pods while `--cascade=orphan` leaves them.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { kubectlFor } from './support/kubectl';
+
+let server: ServerProcess;
+const kubectl = kubectlFor(() => server);
+
+beforeAll(async () => {
+  server = await startServerProcess(['--vendor', 'kubernetes']);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function podNames(selector: string): Promise<string[]> {
+  const out = await kubectl('get', 'pods', '-n', 'default', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}');
+  return out
+    .split('\n')
+    .filter((l) => l.trim() && l.trim().split(' ').length === 1)
+    .map((l) => l.trim());
+}
+
+async function eventually(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
+
+function replicaSet(name: string, replicas: number): string {
+  return JSON.stringify({
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name, namespace: 'default' },
+    spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+  });
+}
+
+test('kubectl scale and wait follow the pods the controller creates and deletes; events tell the story', async () => {
+  const file = path.join(server.dataDir, 'web.json');
+  await writeFile(file, replicaSet('web', 3));
+  await kubectl('create', '-f', file);
+  await kubectl('wait', 'rs/web', '--for=jsonpath={.status.replicas}=3', '--timeout=30s');
+  expect(await podNames('app=web')).toHaveLength(3);
+  await kubectl('scale', 'rs/web', '--replicas=7');
+  await kubectl('wait', 'rs/web', '--for=jsonpath={.status.replicas}=7', '--timeout=30s');
+  expect(await podNames('app=web')).toHaveLength(7);
+  await kubectl('scale', 'rs/web', '--replicas=2');
+  await kubectl('wait', 'rs/web', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
+  expect(await eventually(async () => (await podNames('app=web')).length === 2)).toBe(true);
+  const events = await kubectl('get', 'events', '-n', 'default', '--field-selector', 'regarding.name=web', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}').catch(() =>
+    kubectl('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}'),
+  );
+  expect(events).toContain('SuccessfulCreate');
+  expect(events).toContain('SuccessfulDelete');
+  // A deleted pod is replaced.
+  const [first] = await podNames('app=web');
+  await kubectl('delete', 'pod', first!, '--wait=false');
+  expect(await eventually(async () => {
+    const names = await podNames('app=web');
+    return names.length === 2 && !names.includes(first!);
+  })).toBe(true);
+});
+
+test('delete --cascade=background removes the pods; --cascade=orphan leaves them, without their owner', async () => {
+  const gone = path.join(server.dataDir, 'gone.json');
+  await writeFile(gone, replicaSet('gone', 2));
+  await kubectl('create', '-f', gone);
+  await kubectl('wait', 'rs/gone', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
+  await kubectl('delete', 'rs/gone', '--cascade=background');
+  expect(await eventually(async () => (await podNames('app=gone')).length === 0)).toBe(true);
+
+  const kept = path.join(server.dataDir, 'kept.json');
+  await writeFile(kept, replicaSet('kept', 2));
+  await kubectl('create', '-f', kept);
+  await kubectl('wait', 'rs/kept', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
+  await kubectl('delete', 'rs/kept', '--cascade=orphan');
+  expect(await eventually(async () => {
+    const owners = await kubectl('get', 'pods', '-n', 'default', '-l', 'app=kept', '-o', 'jsonpath={range .items[*]}{.metadata.ownerReferences}{"|"}{end}');
+    return owners === '||';
+  })).toBe(true);
+  expect(await podNames('app=kept')).toHaveLength(2);
+});
