@@ -7,15 +7,17 @@ import { NamespaceLifecycleController } from './namespace-lifecycle';
 import { GarbageCollector } from './garbage-collector';
 import { ClusterRoleAggregationController } from './clusterrole-aggregation';
 import { ReplicaSetController } from './replicaset';
+import { ServiceAccountController } from './serviceaccounts';
 import { systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
 export { GarbageCollector } from './garbage-collector';
 export { ClusterRoleAggregationController, aggregatedRules } from './clusterrole-aggregation';
 export { ReplicaSetController, rankForDeletion, isPodActive } from './replicaset';
+export { ServiceAccountController, DEFAULT_SERVICE_ACCOUNT } from './serviceaccounts';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
-export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation', 'replicaset'] as const;
+export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation', 'replicaset', 'serviceaccount'] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 export interface RunningControllers {
@@ -48,6 +50,11 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const rs = new ReplicaSetController({ core, naming: core.naming, user, clock: systemClock, log });
     rs.start();
     running.push(rs);
+  }
+  if (names.includes('serviceaccount')) {
+    const sa = new ServiceAccountController({ core, user, clock: systemClock, log });
+    sa.start();
+    running.push(sa);
   }
   return { stop: () => running.forEach((c) => c.stop()) };
 }

@@ -1,0 +1,80 @@
+/**
+ * The service-account controller, as upstream's: every active namespace has a ServiceAccount
+ * named `default`, created when the namespace appears and again when it is deleted. A namespace
+ * being deleted gets none. An ordinary API client of the core.
+ */
+import type { ApiObject, CoreApi, RequestContext } from '../core/api';
+import { Informer, type InformerChange } from '../core/informer';
+import type { Clock } from '../clock';
+import { StatusError } from '../status';
+import { WorkQueue } from './garbage-collector-queue';
+
+export const DEFAULT_SERVICE_ACCOUNT = 'default';
+
+export interface ServiceAccountControllerOptions {
+  core: CoreApi;
+  user: RequestContext['user'];
+  clock: Clock;
+  log?: (message: string) => void;
+}
+
+export class ServiceAccountController {
+  private readonly namespaces: Informer;
+  private readonly accounts: Informer;
+  private readonly queue: WorkQueue<string>;
+  private readonly ctx: RequestContext;
+
+  constructor(private readonly options: ServiceAccountControllerOptions) {
+    this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/serviceaccount-controller' };
+    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns));
+    const all = () => {
+      for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
+    };
+    this.namespaces = new Informer(options.core, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()), options.clock);
+    this.accounts = new Informer(
+      options.core,
+      { group: '', version: 'v1', resource: 'serviceaccounts' },
+      this.ctx,
+      (c?: InformerChange) => {
+        if (!c) return all();
+        if (c.type === 'DELETED' && c.object.metadata?.name === DEFAULT_SERVICE_ACCOUNT) this.queue.add(c.object.metadata.namespace!);
+      },
+      options.clock,
+    );
+  }
+
+  start(): void {
+    void Promise.all([this.namespaces.synced, this.accounts.synced])
+      .then(() => this.queue.start())
+      .catch((err: unknown) => this.options.log?.(`serviceaccount-controller: informers failed to start: ${(err as Error).message}`));
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all([this.namespaces.synced, this.accounts.synced]);
+    await this.queue.idle();
+  }
+
+  stop(): void {
+    this.queue.stop();
+    this.namespaces.stop();
+    this.accounts.stop();
+  }
+
+  private async sync(namespace: string): Promise<void> {
+    const ns: ApiObject | undefined = this.namespaces.objects.get(`/${namespace}`);
+    if (!ns || ns.metadata?.deletionTimestamp || (ns.status as { phase?: string } | undefined)?.phase === 'Terminating') return;
+    if (this.accounts.objects.has(`${namespace}/${DEFAULT_SERVICE_ACCOUNT}`)) return;
+    try {
+      await this.options.core.create(
+        { group: '', version: 'v1', resource: 'serviceaccounts', namespace },
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace } },
+        {},
+        this.ctx,
+      );
+    } catch (err) {
+      // Already there (the informer lags), or the namespace is going away: nothing to do.
+      if (StatusError.is(err, 'AlreadyExists') || StatusError.is(err, 'Forbidden') || StatusError.is(err, 'NotFound')) return;
+      throw err;
+    }
+  }
+}
