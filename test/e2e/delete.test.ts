@@ -12,6 +12,7 @@ import { Etcd3 } from 'etcd3';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
+import { API_ONLY } from '../gateway/support/server-process';
 
 const run = promisify(execFile);
 
@@ -49,7 +50,8 @@ describe('kubectl delete --cascade on a ReplicaSet that owns pods', () => {
   const podBase = '/api/v1/namespaces/default/pods';
 
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes']);
+    // The pods here are made by hand to show the garbage collector's cascades: no ReplicaSet controller races them.
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -122,7 +124,7 @@ describe.each([
 
   beforeAll(async () => {
     etcd = await startEtcd();
-    const args = ['--vendor', 'kubernetes', '--etcd-servers', etcd.endpoint];
+    const args = ['--vendor', 'kubernetes', '--etcd-servers', etcd.endpoint, ...API_ONLY];
     if (gate) args.push('--feature-gates', 'AllowUnsafeMalformedObjectDeletion=true');
     server = await startServerProcess(args);
     raw = new Etcd3({ hosts: etcd.endpoint });
