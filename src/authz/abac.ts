@@ -35,7 +35,7 @@ export interface AbacPolicy {
 const SPEC_FIELDS = ['user', 'group', 'apiGroup', 'resource', 'namespace', 'nonResourcePath'] as const;
 const V0_FIELDS = ['user', 'group', 'resource', 'namespace'] as const;
 
-/** The policy file's API group: upstream's is named in the label-key domain (`kubernetes.io`), not `k8s.io`. */
+/** The policy file's API group: upstream names it in the label-key domain, not the API-group domain. */
 export function abacGroup(naming: Naming): string {
   return `abac.authorization.${naming.keyDomain}`;
 }

@@ -1,5 +1,5 @@
 export type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
-export { appliesTo, rbacAuthorizer, ruleAllows, type RbacAuthorizer, type RbacOptions } from './rbac';
+export { rbacAuthorizer, ruleAllows, type RbacAuthorizer, type RbacOptions } from './rbac';
 export { abacAuthorizer, abacGroup, abacPolicyAllows, loadAbacPolicy, readAbacPolicyFile, type AbacPolicy } from './abac';
 export { accessReviewHandlers, type Authorize, type RulesFor } from './access-review';
 export { authorizeAll, forbiddenError, rulesForAll } from './chain';

@@ -168,7 +168,7 @@ export function nodeAuthorizer(options: NodeAuthorizerOptions): NodeAuthorizer {
     if (a.subresource) return noOpinion('cannot get subresource');
     return related(node, type, a);
   };
-  const ownNode = (node: string, a: AuthorizationAttributes): Decision | undefined => {
+  const ownNode = (node: string, a: AuthorizationAttributes): Decision => {
     if (a.subresource === '') {
       if (['create', 'update', 'patch'].includes(a.verb)) return allow;
       if (['get', 'list', 'watch'].includes(a.verb)) {
@@ -232,7 +232,7 @@ export function nodeAuthorizer(options: NodeAuthorizerOptions): NodeAuthorizer {
             if (a.subresource !== 'token') return noOpinion('can only create token subresource of serviceaccount');
             return related(node, 'serviceaccount', a);
           case 'nodes':
-            if (options.withSelectors) return ownNode(node, a)!;
+            if (options.withSelectors) return ownNode(node, a);
             break;
           case 'pods':
             if (options.withSelectors) return pods(node, a);

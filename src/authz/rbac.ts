@@ -16,7 +16,9 @@ import type { Clock } from '../clock';
 import type { UserInfo } from '../core/api';
 import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
-import { type PolicyRule, rulesOfObject } from './rules';
+import { type PolicyRule, listHas, ruleAbout, ruleAllows, rulesOfObject } from './rules';
+
+export { ruleAllows } from './rules';
 
 export type { PolicyRule } from './rules';
 
@@ -34,55 +36,6 @@ interface Binding {
 }
 
 const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
-
-function has(list: readonly string[] | undefined, value: string): boolean {
-  return !!list && (list.includes('*') || list.includes(value));
-}
-
-function resourceMatches(rule: PolicyRule, resource: string, subresource: string): boolean {
-  const combined = subresource ? `${resource}/${subresource}` : resource;
-  for (const r of rule.resources ?? []) {
-    if (r === '*' || r === combined) return true;
-    if (subresource && (r === `*/${subresource}` || r === `${resource}/*`)) return true;
-  }
-  return false;
-}
-
-/** Is the rule about the request's resource (or URL), whatever its verbs and resource names? */
-function ruleAbout(a: AuthorizationAttributes, rule: PolicyRule): boolean {
-  if (!a.isResourceRequest) {
-    return (rule.nonResourceURLs ?? []).some((u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))));
-  }
-  return has(rule.apiGroups, a.apiGroup) && resourceMatches(rule, a.resource, a.subresource);
-}
-
-/** Upstream's RuleAllows. */
-export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolean {
-  if (!has(rule.verbs, a.verb)) return false;
-  if (!a.isResourceRequest) {
-    return (rule.nonResourceURLs ?? []).some((u) => u === '*' || u === a.path || (u.endsWith('*') && a.path.startsWith(u.slice(0, -1))));
-  }
-  if (!has(rule.apiGroups, a.apiGroup)) return false;
-  if (!resourceMatches(rule, a.resource, a.subresource)) return false;
-  const names = rule.resourceNames ?? [];
-  return names.length === 0 || names.includes(a.name);
-}
-
-/** Does `subject` (of a binding in `namespace`) name this user? */
-export function appliesTo(subject: Subject, user: AuthorizationAttributes['user'], bindingNamespace: string): boolean {
-  switch (subject.kind) {
-    case 'User':
-      return subject.name === user.username;
-    case 'Group':
-      return !!subject.name && user.groups.includes(subject.name);
-    case 'ServiceAccount': {
-      const ns = subject.namespace || bindingNamespace;
-      return !!ns && user.username === `${SERVICE_ACCOUNT_PREFIX}${ns}:${subject.name ?? ''}`;
-    }
-    default:
-      return false;
-  }
-}
 
 export interface RbacAuthorizer extends Authorizer {
   rulesFor(user: UserInfo, namespace: string): RulesResult;
@@ -247,7 +200,7 @@ export function rbacAuthorizer(options: RbacOptions): RbacAuthorizer {
         // Rules about the same thing (resource or URL), whatever their verbs and names.
         const about = rules.filter((r) => ruleAbout(a, r));
         if (about.length === 0) continue;
-        const verbOk = about.some((r) => has(r.verbs, a.verb));
+        const verbOk = about.some((r) => listHas(r.verbs, a.verb));
         const score = inScope ? (verbOk ? 5 : 4) : verbOk ? 2 : 1;
         if (!best || score > best.score) best = { score, binding, about, inScope };
       }
@@ -263,7 +216,7 @@ export function rbacAuthorizer(options: RbacOptions): RbacAuthorizer {
     const thing = a.isResourceRequest ? resourceText(a) : JSON.stringify(a.path);
     const verbs = [...new Set(about.flatMap((r) => r.verbs ?? []))];
     if (!inScope) return `${describeBinding(binding)} grants ${verbs.join(', ')} on ${thing} in namespace ${JSON.stringify(binding.namespace ?? '')} only`;
-    const verbOk = about.filter((r) => has(r.verbs, a.verb));
+    const verbOk = about.filter((r) => listHas(r.verbs, a.verb));
     if (verbOk.length === 0) return `${describeBinding(binding)} grants ${verbs.join(', ')} on ${thing}, not ${a.verb}`;
     const names = [...new Set(verbOk.flatMap((r) => r.resourceNames ?? []))];
     return `${describeBinding(binding)} grants ${a.verb} on ${thing} named ${names.map((n) => JSON.stringify(n)).join(', ')} only`;

@@ -2,8 +2,10 @@
  * RBAC policy rules as sets of permissions: a rule breaks down into atoms (one verb on one
  * group/resource/name, or on one URL), and upstream's Covers asks whether every atom of the
  * servant rules is held by some owner rule. The escalation check and the reconciliation of the
- * default roles both ask it.
+ * default roles both ask it. The matching primitives (verb, group, resource with subresource
+ * wildcards, URL) serve RBAC's decisions and that check alike.
  */
+import type { AuthorizationAttributes } from './types';
 
 export interface PolicyRule {
   verbs?: string[];
@@ -13,16 +15,37 @@ export interface PolicyRule {
   nonResourceURLs?: string[];
 }
 
-function matches(owner: readonly string[] | undefined, value: string): boolean {
-  return !!owner && (owner.includes('*') || owner.includes(value));
+/** A rule's list holds the value, or `*`. */
+export function listHas(list: readonly string[] | undefined, value: string): boolean {
+  return !!list && (list.includes('*') || list.includes(value));
 }
 
-function ownerCoversResource(owner: readonly string[] | undefined, resource: string): boolean {
-  if (!owner) return false;
-  if (owner.includes('*') || owner.includes(resource)) return true;
+/** A rule's resources cover `resource` or `resource/subresource`: exactly, `*`, `resource/*`, or a wildcard resource with the same subresource. */
+export function resourceCovered(resources: readonly string[] | undefined, resource: string): boolean {
+  if (!resources) return false;
+  if (resources.includes('*') || resources.includes(resource)) return true;
   const slash = resource.indexOf('/');
   if (slash < 0) return false;
-  return owner.includes(`${resource.slice(0, slash)}/*`) || owner.includes(`*${resource.slice(slash)}`);
+  return resources.includes(`${resource.slice(0, slash)}/*`) || resources.includes(`*${resource.slice(slash)}`);
+}
+
+/** A non-resource URL pattern matches the path: `*`, exactly, or a prefix ending in `*`. */
+export function nonResourceUrlMatches(pattern: string, path: string): boolean {
+  return pattern === '*' || pattern === path || (pattern.endsWith('*') && path.startsWith(pattern.slice(0, -1)));
+}
+
+/** Is the rule about the request's resource (or URL), whatever its verbs and resource names? */
+export function ruleAbout(a: AuthorizationAttributes, rule: PolicyRule): boolean {
+  if (!a.isResourceRequest) return (rule.nonResourceURLs ?? []).some((u) => nonResourceUrlMatches(u, a.path));
+  return listHas(rule.apiGroups, a.apiGroup) && resourceCovered(rule.resources, a.subresource ? `${a.resource}/${a.subresource}` : a.resource);
+}
+
+/** Upstream's RuleAllows. */
+export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolean {
+  if (!listHas(rule.verbs, a.verb) || !ruleAbout(a, rule)) return false;
+  if (!a.isResourceRequest) return true;
+  const names = rule.resourceNames ?? [];
+  return names.length === 0 || names.includes(a.name);
 }
 
 /** One atomic permission of a rule. */
@@ -51,11 +74,9 @@ export function atomsOf(rule: PolicyRule): Atom[] {
 
 /** Does `owner` hold `atom`? */
 export function coversAtom(owner: PolicyRule, atom: Atom): boolean {
-  if (!matches(owner.verbs, atom.verb)) return false;
-  if (atom.url !== undefined) {
-    return (owner.nonResourceURLs ?? []).some((u) => u === '*' || u === atom.url || (u.endsWith('*') && atom.url!.startsWith(u.slice(0, -1))));
-  }
-  if (!matches(owner.apiGroups, atom.group!) || !ownerCoversResource(owner.resources, atom.resource!)) return false;
+  if (!listHas(owner.verbs, atom.verb)) return false;
+  if (atom.url !== undefined) return (owner.nonResourceURLs ?? []).some((u) => nonResourceUrlMatches(u, atom.url!));
+  if (!listHas(owner.apiGroups, atom.group!) || !resourceCovered(owner.resources, atom.resource!)) return false;
   const names = owner.resourceNames ?? [];
   return names.length === 0 || (atom.name !== undefined && names.includes(atom.name));
 }

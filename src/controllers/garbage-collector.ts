@@ -20,7 +20,7 @@ import { verbsOf } from '../core/resources/endpoints';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
 import { StatusError } from '../status';
 import { Graph, type GraphNode, type GraphWork, Informer, isDeletingDependents } from './garbage-collector-graph';
-import { WorkQueue } from './garbage-collector-queue';
+import { WorkQueue } from './work-queue';
 
 export interface GarbageCollectorOptions {
   core: CoreApi;

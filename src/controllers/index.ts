@@ -13,7 +13,7 @@ import { systemClock } from '../clock';
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
 export { GarbageCollector } from './garbage-collector';
 export { ClusterRoleAggregationController, aggregatedRules } from './clusterrole-aggregation';
-export { ReplicaSetController, rankForDeletion, isPodActive } from './replicaset';
+export { ReplicaSetController, rankForDeletion, isPodActive, podDeletionCostKey } from './replicaset';
 export { ServiceAccountController, DEFAULT_SERVICE_ACCOUNT } from './serviceaccounts';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */

@@ -24,14 +24,13 @@ import type { Clock } from '../clock';
 import { rfc3339, rfc3339Micro } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue } from './garbage-collector-queue';
+import { WorkQueue } from './work-queue';
 
 type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
 
 const BURST_REPLICAS = 500;
 const EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
 const CONTROLLER_NAME = 'replicaset-controller';
-const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
 export interface ReplicaSetControllerOptions {
   core: CoreApi;
@@ -78,10 +77,13 @@ function isAvailable(p: ApiObject, minReadySeconds: number, now: number): boolea
   return !Number.isNaN(since) && since + minReadySeconds * 1000 <= now;
 }
 
+/** The annotation that makes a pod cheaper or dearer to delete: `controller.<key domain>/pod-deletion-cost`. */
+export const podDeletionCostKey = (naming: Naming) => naming.key('pod-deletion-cost', 'controller');
+
 /** Upstream's deletion order: the first pods of the result are deleted first. */
-export function rankForDeletion(pods: readonly ApiObject[]): ApiObject[] {
+export function rankForDeletion(pods: readonly ApiObject[], deletionCostKey: string): ApiObject[] {
   const phaseRank: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
-  const cost = (p: ApiObject) => Number(p.metadata?.annotations?.[POD_DELETION_COST] ?? 0) || 0;
+  const cost = (p: ApiObject) => Number(p.metadata?.annotations?.[deletionCostKey] ?? 0) || 0;
   const restarts = (p: ApiObject) => (podStatus(p).containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
   const created = (p: ApiObject) => Date.parse(p.metadata?.creationTimestamp ?? '') || 0;
   const nodeName = (p: ApiObject) => ((p.spec ?? {}) as { nodeName?: string }).nodeName ?? '';
@@ -177,10 +179,8 @@ export class ReplicaSetController {
 
   /** The ReplicaSets in the pod's namespace whose selector matches it (for orphans). */
   private matching(pod: ApiObject): string[] {
-    const ns = pod.metadata?.namespace ?? '';
     const out: string[] = [];
-    for (const rs of this.replicaSets.objects.values()) {
-      if (rs.metadata?.namespace !== ns) continue;
+    for (const rs of this.replicaSets.inNamespace(pod.metadata?.namespace ?? '')) {
       const selector = specOf(rs).selector;
       if (selector && Object.keys(selector).length > 0 && labelSelectorMatches(selector, pod.metadata?.labels)) out.push(key(rs));
     }
@@ -250,8 +250,7 @@ export class ReplicaSetController {
 
     const owned: ApiObject[] = [];
     let fresh: ApiObject | undefined;
-    for (const pod of this.pods.objects.values()) {
-      if (pod.metadata?.namespace !== namespace) continue;
+    for (const pod of [...this.pods.inNamespace(namespace)]) {
       const ref = controllerOf(pod);
       if (ref?.uid === rs.metadata?.uid) {
         if (selects(pod)) owned.push(pod);
@@ -324,7 +323,7 @@ export class ReplicaSetController {
       return failure;
     }
     if (diff > 0) {
-      const victims = rankForDeletion(active).slice(0, Math.min(diff, BURST_REPLICAS));
+      const victims = rankForDeletion(active, podDeletionCostKey(this.options.naming)).slice(0, Math.min(diff, BURST_REPLICAS));
       this.expectations.expect(rsKey, 0, victims.map(key));
       await Promise.all(
         victims.map(async (pod) => {

@@ -7,7 +7,7 @@ import type { ApiObject, CoreApi, RequestContext } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import type { Clock } from '../clock';
 import { StatusError } from '../status';
-import { WorkQueue } from './garbage-collector-queue';
+import { WorkQueue } from './work-queue';
 
 export const DEFAULT_SERVICE_ACCOUNT = 'default';
 

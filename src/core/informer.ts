@@ -17,6 +17,8 @@ export interface InformerChange {
 /** One kind's objects, listed then followed by a watch; relisted when the watch ends. */
 export class Informer {
   readonly objects = new Map<string, ApiObject>();
+  /** The same objects by namespace ('' for cluster-scoped ones), for controllers that work per namespace. */
+  private readonly byNamespace = new Map<string, Map<string, ApiObject>>();
   private stream?: WatchStream;
   private stopped = false;
   readonly synced: Promise<void>;
@@ -35,12 +37,39 @@ export class Informer {
     return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
   }
 
-  private async run(): Promise<void> {
+  /** The objects in one namespace. */
+  inNamespace(namespace: string): Iterable<ApiObject> {
+    return this.byNamespace.get(namespace)?.values() ?? [];
+  }
+
+  private put(key: string, obj: ApiObject): void {
+    this.objects.set(key, obj);
+    const ns = obj.metadata?.namespace ?? '';
+    let inNs = this.byNamespace.get(ns);
+    if (!inNs) this.byNamespace.set(ns, (inNs = new Map()));
+    inNs.set(key, obj);
+  }
+
+  private remove(key: string, obj: ApiObject): void {
+    this.objects.delete(key);
+    const ns = obj.metadata?.namespace ?? '';
+    const inNs = this.byNamespace.get(ns);
+    inNs?.delete(key);
+    if (inNs?.size === 0) this.byNamespace.delete(ns);
+  }
+
+  /** Replace everything with a fresh list; its resourceVersion is where the watch resumes. */
+  private async relist(): Promise<string> {
     const list = await this.api.list(this.target, {}, this.ctx);
     this.objects.clear();
-    for (const item of list.items) this.objects.set(this.key(item), item);
+    this.byNamespace.clear();
+    for (const item of list.items) this.put(this.key(item), item);
     this.onChange();
-    void this.follow(list.metadata.resourceVersion ?? '0');
+    return list.metadata.resourceVersion ?? '0';
+  }
+
+  private async run(): Promise<void> {
+    void this.follow(await this.relist());
   }
 
   private async follow(resourceVersion: string): Promise<void> {
@@ -54,19 +83,15 @@ export class Informer {
           if (event.type === 'BOOKMARK') continue;
           const key = this.key(event.object);
           const previous = this.objects.get(key);
-          if (event.type === 'DELETED') this.objects.delete(key);
-          else this.objects.set(key, event.object);
+          if (event.type === 'DELETED') this.remove(key, event.object);
+          else this.put(key, event.object);
           this.onChange({ type: event.type, object: event.object, previous });
         }
       } catch {
         if (this.stopped) return;
         // Start over from a fresh list (the history may be gone).
         try {
-          const list = await this.api.list(this.target, {}, this.ctx);
-          this.objects.clear();
-          for (const item of list.items) this.objects.set(this.key(item), item);
-          rv = list.metadata.resourceVersion ?? '0';
-          this.onChange();
+          rv = await this.relist();
         } catch {
           await new Promise<void>((r) => this.clock.setTimeout(r, 1000));
         }

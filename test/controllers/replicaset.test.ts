@@ -7,7 +7,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ReplicaSetController, rankForDeletion } from '../../src/controllers';
+import { ReplicaSetController, podDeletionCostKey, rankForDeletion } from '../../src/controllers';
 import { createCore, type ApiObject, type Core, type RequestContext } from '../../src/core';
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
@@ -187,6 +187,6 @@ test('deletion ranking: unscheduled, pending, not ready, cheaper, more restarts,
     pod('running-notready', { node: 'n' }),
     pod('pending', { node: 'n', phase: 'Pending' }),
     pod('unscheduled', { phase: 'Pending' }),
-  ]).map((p) => p.metadata!.name);
+  ], podDeletionCostKey(naming)).map((p) => p.metadata!.name);
   expect(order).toEqual(['unscheduled', 'pending', 'running-notready', 'running-ready-restarts', 'running-ready-new', 'running-ready-old', 'running-ready-costly']);
 });

@@ -11,6 +11,7 @@ import { type RequestInfo, type Step, infoOf, userOf } from '../types';
 import { parseFieldSelector } from '../../core/selectors/field-selector';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
 import { type AuthorizationAttributes, type Authorizer, authorizeAll, forbiddenError } from '../../authz';
+import { nonResourceUrlMatches } from '../../authz/rules';
 
 export { type AuthorizationAttributes, type Authorizer, type Decision, authorizeAll, forbiddenError } from '../../authz';
 
@@ -51,13 +52,6 @@ export const superuserAuthorizer: Authorizer = {
   authorize: (a) => (a.user.groups.includes(SUPERUSER_GROUP) ? { decision: 'allow' } : { decision: 'noOpinion' }),
 };
 
-/** An RBAC-style non-resource URL match: exact, or a prefix ending in `*`. */
-function matchesNonResourceUrl(rule: string, path: string): boolean {
-  if (rule === '*') return true;
-  if (rule.endsWith('*')) return path.startsWith(rule.slice(0, -1));
-  return rule === path;
-}
-
 interface BootstrapGrant {
   groups: readonly string[];
   nonResourceURLs?: readonly string[];
@@ -86,7 +80,7 @@ export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
       for (const grant of grants) {
         if (!grant.groups.some((g) => a.user.groups.includes(g))) continue;
         if (!a.isResourceRequest && grant.nonResourceURLs && a.verb === 'get') {
-          if (grant.nonResourceURLs.some((rule) => matchesNonResourceUrl(rule, a.path))) return { decision: 'allow' };
+          if (grant.nonResourceURLs.some((rule) => nonResourceUrlMatches(rule, a.path))) return { decision: 'allow' };
         }
         const r = grant.resources;
         if (a.isResourceRequest && r && r.apiGroup === a.apiGroup && r.verbs.includes(a.verb) && !a.subresource && r.resources.includes(a.resource)) {
