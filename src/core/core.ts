@@ -34,6 +34,7 @@ import { CachedStorage } from './cache/cached-storage';
 import { StoreStorage } from './storage/store-storage';
 import { Admission, type AdmissionPlugin, namespaceLifecycle } from './admission';
 import { type CreateHandler, selfSubjectReviewHandler } from './handlers';
+import { podBindingHandler } from './registry/binding';
 import { checkDecodedLimits, withinLimits } from '../codecs/limits';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
@@ -94,7 +95,14 @@ class InProcessCore implements Core {
     this.features = options.features ?? defaultFeatureGates();
     const { store, naming } = options;
     const clock = options.clock ?? systemClock;
-    const handlers: Record<string, CreateHandler> = { selfsubjectreviews: selfSubjectReviewHandler(clock), ...options.handlers };
+    const pods = () => this.stores.get(resourceKey('', 'v1', 'pods'))!.writes;
+    const binding = podBindingHandler(pods, clock);
+    const handlers: Record<string, CreateHandler> = {
+      selfsubjectreviews: selfSubjectReviewHandler(clock),
+      'pods/binding': binding,
+      bindings: binding,
+      ...options.handlers,
+    };
     const all = options.resources ?? builtinResources(naming);
     // Types and create-only subresources are served only with their handler.
     this.resources = all

@@ -34,6 +34,7 @@ export interface Naming {
   readonly groups: {
     readonly rbac: string;
     readonly events: string;
+    readonly coordination: string;
     readonly meta: string;
     readonly authentication: string;
     readonly authorization: string;
@@ -85,7 +86,7 @@ export function isVendor(value: string): value is Vendor {
 }
 
 /** The schema packages whose kinds are served, each in one API group. */
-export type GroupKey = 'core' | 'apps' | 'autoscaling' | 'rbac' | 'events' | 'authentication' | 'authorization' | 'meta';
+export type GroupKey = 'core' | 'apps' | 'autoscaling' | 'rbac' | 'events' | 'coordination' | 'authentication' | 'authorization' | 'meta';
 
 export function createNaming(vendor: Vendor): Naming {
   const w = WORDS[vendor];
@@ -95,6 +96,7 @@ export function createNaming(vendor: Vendor): Naming {
   const groups = {
     rbac: group('rbac.authorization'),
     events: group('events'),
+    coordination: group('coordination'),
     meta: group('meta'),
     authentication: group('authentication'),
     authorization: group('authorization'),
@@ -117,6 +119,7 @@ export function createNaming(vendor: Vendor): Naming {
       autoscaling: 'autoscaling',
       rbac: groups.rbac,
       events: groups.events,
+      coordination: groups.coordination,
       authentication: groups.authentication,
       authorization: groups.authorization,
       meta: groups.meta,

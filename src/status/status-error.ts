@@ -280,6 +280,14 @@ export function internalError(message: string): StatusError {
   return failure('InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 }
 
+/**
+ * An error the server could not classify (upstream's StatusReasonUnknown, reason left empty):
+ * what a REST handler returning a plain error becomes, e.g. an aggregate of field errors.
+ */
+export function unclassifiedError(message: string, code = 500): StatusError {
+  return new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code });
+}
+
 export function serviceUnavailable(message: string): StatusError {
   return failure('ServiceUnavailable', message);
 }

@@ -9,7 +9,9 @@ import { defineClusterRoles } from './clusterroles';
 import { defineConfigMaps } from './configmaps';
 import { defineEvents } from './events';
 import { defineNamespaces } from './namespaces';
-import { definePods } from './pods';
+import { defineBindings, definePods } from './pods';
+import { defineNodes } from './nodes';
+import { defineLeases } from './leases';
 import { defineReplicaSets } from './replicasets';
 import { defineRoleBindings } from './rolebindings';
 import { defineRoles } from './roles';
@@ -27,6 +29,8 @@ import {
 const BUILTIN = [
   defineNamespaces,
   definePods,
+  defineBindings,
+  defineNodes,
   defineSecrets,
   defineConfigMaps,
   defineServiceAccounts,
@@ -36,6 +40,7 @@ const BUILTIN = [
   defineClusterRoles,
   defineClusterRoleBindings,
   defineEvents,
+  defineLeases,
   defineTokenReviews,
   defineSelfSubjectReviews,
   defineSubjectAccessReviews,
@@ -51,6 +56,9 @@ export function builtinResources(naming: Naming): ResourceDefinition[] {
 export type { ResourceDefinition, DefineResource, NameRule, Verb, StrategyContext } from './definition';
 export type { Namespace } from './namespaces';
 export type { Pod, PodStatus, PodCondition } from './pods';
+export type { Node, NodeSpec, NodeStatus, NodeCondition, Taint } from './nodes';
+export { nodeIsReady, TAINT_EFFECTS } from './nodes';
+export type { Lease, LeaseSpec } from './leases';
 export type { PodSpec, PodTemplateSpec, Container } from './pod-spec';
 export type { Secret } from './secrets';
 export type { ConfigMap } from './configmaps';

@@ -166,6 +166,27 @@ export function validatePodStatusUpdate(pod: Pod, old: Pod): FieldError[] {
   return errs;
 }
 
+const BINDING_KIND = { group: '', version: 'v1', kind: 'Binding' };
+
+/**
+ * core/v1 `bindings`: the legacy form of `pods/<name>/binding`, create only, never stored (the
+ * Binding's own name names the pod).
+ */
+export const defineBindings: DefineResource = () =>
+  defineTyped({
+    group: '',
+    version: 'v1',
+    kind: 'Binding',
+    resource: 'bindings',
+    singular: 'binding',
+    namespaced: true,
+    verbs: ['create'],
+    notStored: true,
+    nameRule: 'dns1123Subdomain',
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: false,
+  });
+
 /** upstream's Pod printer (the status logic is podCells in core/table). */
 const POD_TABLE: TableDefinition<Pod> = {
   columns: [
@@ -201,6 +222,8 @@ export const definePods: DefineResource = () =>
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
+    // A scheduler's Binding (`pods/<name>/binding`), answered by the core's binding handler.
+    createSubresources: [{ name: 'binding', kind: BINDING_KIND }],
 
     defaults(pod) {
       pod.spec ??= { containers: [] };

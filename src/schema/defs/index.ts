@@ -4,7 +4,9 @@ import { APPS_V1 } from './apps-v1';
 import { AUTHENTICATION_V1 } from './authentication-v1';
 import { AUTHORIZATION_V1 } from './authorization-v1';
 import { AUTOSCALING_V1 } from './autoscaling-v1';
+import { COORDINATION_V1 } from './coordination-v1';
 import { CORE_V1_CONTAINER } from './core-v1-container';
+import { CORE_V1_NODE } from './core-v1-node';
 import { CORE_V1_OBJECTS } from './core-v1-objects';
 import { CORE_V1_POD } from './core-v1-pod';
 import { CORE_V1_POD_STATUS } from './core-v1-pod-status';
@@ -24,10 +26,12 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   CORE_V1_CONTAINER,
   CORE_V1_VOLUME,
   CORE_V1_SCHEDULING,
+  CORE_V1_NODE,
   APPS_V1,
   AUTOSCALING_V1,
   RBAC_V1,
   EVENTS_V1,
+  COORDINATION_V1,
   AUTHENTICATION_V1,
   AUTHORIZATION_V1,
 ];

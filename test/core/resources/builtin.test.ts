@@ -29,6 +29,9 @@ describe('builtinResources', () => {
     [`${RBAC}/clusterroles`, 'clusterrole', false, undefined, undefined],
     [`${RBAC}/clusterrolebindings`, 'clusterrolebinding', false, undefined, undefined],
     [`${EVENTS}/events`, 'event', true, ['ev'], undefined],
+    ['/nodes', 'node', false, ['no'], undefined],
+    ['/bindings', 'binding', true, undefined, undefined],
+    ['coordination.k8s.io/leases', 'lease', true, undefined, undefined],
   ])('serves %s as upstream discovery lists it', (key, singular, namespaced, shortNames, categories) => {
     const def = byResource.get(key)!;
     expect(def).toBeDefined();
@@ -49,13 +52,15 @@ describe('builtinResources', () => {
   it('names groups through the naming profile', () => {
     const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
     const p = platform.groups;
-    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
+    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.coordination, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
     expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
   });
 
   it('gives subresources to the types upstream does', () => {
     const withStatus = defs.filter((d) => d.status).map((d) => d.resource).sort();
-    expect(withStatus).toEqual(['namespaces', 'pods', 'replicasets']);
+    expect(withStatus).toEqual(['namespaces', 'nodes', 'pods', 'replicasets']);
+    const creates = defs.flatMap((d) => (d.createSubresources ?? []).map((s) => `${d.resource}/${s.name}`)).sort();
+    expect(creates).toEqual(['pods/binding', 'serviceaccounts/token']);
     expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);
     expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets']);
   });
