@@ -8,6 +8,8 @@ import { GarbageCollector } from './garbage-collector';
 import { ClusterRoleAggregationController } from './clusterrole-aggregation';
 import { ReplicaSetController } from './replicaset';
 import { ServiceAccountController } from './serviceaccounts';
+import { SimulatedNodes } from './simulated-nodes';
+import { Scheduler } from './scheduler';
 import { systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -15,6 +17,9 @@ export { GarbageCollector } from './garbage-collector';
 export { ClusterRoleAggregationController, aggregatedRules } from './clusterrole-aggregation';
 export { ReplicaSetController, rankForDeletion, isPodActive, podDeletionCostKey } from './replicaset';
 export { ServiceAccountController, DEFAULT_SERVICE_ACCOUNT } from './serviceaccounts';
+export { SimulatedNodes, MAX_SIMULATED_NODES, NODE_LEASE_DURATION_SECONDS, SIMULATED_NODE_MAX_PODS } from './simulated-nodes';
+export { Scheduler, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tolerates, nodeMatches, podRequest } from './scheduler';
+export { EventRecorder } from './events';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
 export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation', 'replicaset', 'serviceaccount'] as const;
@@ -30,7 +35,12 @@ export function enabledControllers(spec: readonly string[]): ControllerName[] {
   return CONTROLLER_NAMES.filter((n) => !spec.includes(`-${n}`) && (all || spec.includes(n)));
 }
 
-export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void): RunningControllers {
+export interface ControllerOptions {
+  /** `--simulated-nodes`: that many simulated nodes, and with any the scheduler (0: neither). */
+  simulatedNodes?: number;
+}
+
+export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void, options: ControllerOptions = {}): RunningControllers {
   const user = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
   const running: { stop(): void }[] = [];
   if (names.includes('namespace')) {
@@ -55,6 +65,15 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const sa = new ServiceAccountController({ core, user, clock: systemClock, log });
     sa.start();
     running.push(sa);
+  }
+  const count = options.simulatedNodes ?? 0;
+  if (count > 0) {
+    const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count, log });
+    nodes.start();
+    running.push(nodes);
+    const scheduler = new Scheduler({ core, naming: core.naming, clock: systemClock, log });
+    scheduler.start();
+    running.push(scheduler);
   }
   return { stop: () => running.forEach((c) => c.stop()) };
 }

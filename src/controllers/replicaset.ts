@@ -21,10 +21,11 @@ import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core
 import { Informer, type InformerChange } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
 import type { Clock } from '../clock';
-import { rfc3339, rfc3339Micro } from '../clock';
+import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
+import { EventRecorder } from './events';
 
 type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
 
@@ -138,10 +139,20 @@ export class ReplicaSetController {
   private readonly expectations: Expectations;
   private readonly ctx: RequestContext;
   private readonly appsGroup = 'apps';
+  private readonly events: EventRecorder;
 
   constructor(private readonly options: ReplicaSetControllerOptions) {
     this.ctx = { user: options.user, userAgent: `keelson-controller-manager/${CONTROLLER_NAME}` };
     this.expectations = new Expectations(options.clock);
+    this.events = new EventRecorder({
+      core: options.core,
+      naming: options.naming,
+      clock: options.clock,
+      ctx: this.ctx,
+      controller: `${options.naming.keyDomain}/${CONTROLLER_NAME}`,
+      instance: options.instance ?? `${CONTROLLER_NAME}-keelson`,
+      log: options.log,
+    });
     this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2 });
     this.replicaSets = new Informer(options.core, { group: this.appsGroup, version: 'v1', resource: 'replicasets' }, this.ctx, (c) => this.onReplicaSet(c), options.clock);
     this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c) => this.onPod(c), options.clock);
@@ -410,27 +421,8 @@ export class ReplicaSetController {
     }
   }
 
-  /** An events v1 Event about the ReplicaSet; failures to record are only logged. */
-  private async event(rs: ApiObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): Promise<void> {
-    const now = this.options.clock.now();
-    const namespace = rs.metadata!.namespace!;
-    const event: ApiObject = {
-      apiVersion: `${this.options.naming.groups.events}/v1`,
-      kind: 'Event',
-      metadata: { name: `${rs.metadata!.name!}.${now.toString(16)}${Math.floor(Math.random() * 0xffffff).toString(16)}`, namespace },
-      eventTime: rfc3339Micro(now),
-      reportingController: `${this.options.naming.keyDomain}/${CONTROLLER_NAME}`,
-      reportingInstance: this.options.instance ?? `${CONTROLLER_NAME}-keelson`,
-      action,
-      reason,
-      regarding: { kind: 'ReplicaSet', apiVersion: `${this.appsGroup}/v1`, namespace, name: rs.metadata!.name!, uid: rs.metadata!.uid!, resourceVersion: rs.metadata?.resourceVersion },
-      note,
-      type,
-    };
-    try {
-      await this.options.core.create({ group: this.options.naming.groups.events, version: 'v1', resource: 'events', namespace }, event, {}, this.ctx);
-    } catch (err) {
-      this.options.log?.(`${CONTROLLER_NAME}: recording ${reason} for ${key(rs)}: ${(err as Error).message}`);
-    }
+  /** An events v1 Event about the ReplicaSet. */
+  private event(rs: ApiObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): Promise<void> {
+    return this.events.record({ apiVersion: `${this.appsGroup}/v1`, kind: 'ReplicaSet', object: rs }, type, reason, action, note);
   }
 }

@@ -15,6 +15,7 @@ import { readAbacPolicyFile } from '../authz/abac';
 import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
+import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
 
 export interface ServingCertificate {
   certFile: string;
@@ -37,6 +38,8 @@ export interface ServerConfig {
   /** host:port of a remote core; the gateway then calls it over gRPC. */
   coreAddress?: string;
   controllers: string[];
+  /** --simulated-nodes: simulated nodes (and the scheduler) run in process; 0 disables both. */
+  simulatedNodes: number;
   featureGates: Record<string, boolean>;
   /** --etcd-compaction-interval in milliseconds (either backend); 0 disables compaction. */
   compactionIntervalMs: number;
@@ -221,6 +224,18 @@ const FLAGS: readonly Flag[] = [
     default: ['*'],
     usage: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'.",
     parse: (v, n) => parseList(n, v),
+  }),
+  flag({
+    name: 'simulated-nodes',
+    field: 'simulatedNodes',
+    type: 'int',
+    default: 1,
+    usage: `Number of simulated nodes that register, heartbeat and run the pods bound to them, with a scheduler binding pending pods to them; 0 disables both (at most ${MAX_SIMULATED_NODES}).`,
+    parse: (v, n) => {
+      const count = Number(v);
+      if (!/^\d+$/.test(v) || count > MAX_SIMULATED_NODES) throw invalid(n, v, `must be an integer from 0 to ${MAX_SIMULATED_NODES}`);
+      return count;
+    },
   }),
   flag({
     name: 'feature-gates',

@@ -71,8 +71,8 @@ async function waitReady(port: number, ca: string, child: Child, timeoutMs: numb
 }
 
 export async function startKeelson(build: Build, options: KeelsonOptions): Promise<KeelsonServer> {
-  // The scenarios measure the API itself: no ReplicaSet controller turns their ReplicaSets into pods.
-  const args = ['--secure-port', '0', '--data-dir', options.dataDir, '--bench-adapter', options.adapter ?? 'express', '--controllers', '*,-replicaset'];
+  // The scenarios measure the API itself: no ReplicaSet controller turns their ReplicaSets into pods, no simulated node runs them.
+  const args = ['--secure-port', '0', '--data-dir', options.dataDir, '--bench-adapter', options.adapter ?? 'express', '--controllers', '*,-replicaset', '--simulated-nodes', '0'];
   if (options.store.kind === 'etcd') args.push('--etcd-servers', options.store.endpoint);
   const execArgv = ['--expose-gc'];
   if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);

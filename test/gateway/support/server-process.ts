@@ -25,9 +25,10 @@ export interface ServerProcess {
 
 /**
  * Flags for tests of the API machinery itself: no ReplicaSet controller acting on the
- * ReplicaSets they store (pods appearing, status changing under them).
+ * ReplicaSets they store and no simulated node or scheduler acting on their pods (pods
+ * appearing, status changing under them).
  */
-export const API_ONLY = ['--controllers', '*,-replicaset'];
+export const API_ONLY = ['--controllers', '*,-replicaset', '--simulated-nodes', '0'];
 
 export async function startServerProcess(args: string[], options: { readyTimeoutMs?: number; dataDir?: string } = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'keelson-e2e-')));
