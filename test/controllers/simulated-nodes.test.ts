@@ -107,7 +107,7 @@ describe('simulated nodes and the scheduler', () => {
     await eventually(async () => ((await t.core.get(pods('default', 'web'), {}, ctx)) as PodLike).status.phase === 'Running');
     const deleted = await t.core.delete(pods('default', 'web'), {}, ctx);
     // Marked first (the pod is bound and running), then removed by its node.
-    expect(deleted.object.metadata?.deletionTimestamp).toBeDefined();
+    expect((deleted.object as ApiObject).metadata?.deletionTimestamp).toBeDefined();
     await eventually(async () => (await getOrUndefined(t.core, pods('default', 'web'))) === undefined);
   });
 

@@ -1,8 +1,9 @@
 /**
  * The ReplicaSet controller as a kubectl 1.32 user sees it, on a server process with its
- * default controllers: pods appear and follow `kubectl scale`, `kubectl wait --for=jsonpath`
- * sees the status converge, `kubectl get events` shows what the controller did, and deleting
- * with `--cascade=background` removes the pods while `--cascade=orphan` leaves them.
+ * default controllers and one simulated node: pods appear, are scheduled and run, and follow
+ * `kubectl scale`; `kubectl wait --for=jsonpath` sees the status converge, `kubectl get events`
+ * shows what the controller and the scheduler did, and deleting with `--cascade=background`
+ * or `foreground` removes the pods while `--cascade=orphan` leaves them.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -90,4 +91,46 @@ test('delete --cascade=background removes the pods; --cascade=orphan leaves them
     return owners === '||';
   })).toBe(true);
   expect(await podNames('app=kept')).toHaveLength(2);
+});
+
+test('kubectl get nodes shows the simulated node Ready; its Lease heartbeats in kube-node-lease', async () => {
+  const nodes = await kubectl('get', 'nodes');
+  expect(nodes.split('\n')[0]).toMatch(/^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION$/);
+  expect(nodes).toMatch(/keelson-node-0\s+Ready\s+<none>\s+\S+\s+v1\.32\.0/);
+  const wide = await kubectl('get', 'nodes', '-o', 'wide');
+  expect(wide).toMatch(/172\.18\.0\.2\s+<none>\s+Keelson simulated node/);
+  expect(await eventually(async () => (await kubectl('get', 'leases', '-n', 'kube-node-lease')).includes('keelson-node-0'))).toBe(true);
+});
+
+test('a ReplicaSet scaled 0 → 100 → 10 → 0 converges with every pod running and ready, and a correct status', async () => {
+  const file = path.join(server.dataDir, 'many.json');
+  await writeFile(file, replicaSet('many', 0));
+  await kubectl('create', '-f', file);
+  await kubectl('wait', 'rs/many', '--for=jsonpath={.status.observedGeneration}=1', '--timeout=30s');
+  await kubectl('scale', 'rs/many', '--replicas=100');
+  await kubectl('wait', 'rs/many', '--for=jsonpath={.status.availableReplicas}=100', '--timeout=60s');
+  const status = JSON.parse(await kubectl('get', 'rs/many', '-o', 'jsonpath={.status}'));
+  expect(status).toMatchObject({ replicas: 100, fullyLabeledReplicas: 100, readyReplicas: 100, availableReplicas: 100, observedGeneration: 2 });
+  const phases = await kubectl('get', 'pods', '-n', 'default', '-l', 'app=many', '-o', 'jsonpath={range .items[*]}{.status.phase}{"\\n"}{end}');
+  expect(phases.trim().split('\n').filter((p) => p === 'Running')).toHaveLength(100);
+  await kubectl('wait', 'pods', '-l', 'app=many', '--for=condition=Ready', '--timeout=60s');
+  await kubectl('scale', 'rs/many', '--replicas=10');
+  await kubectl('wait', 'rs/many', '--for=jsonpath={.status.readyReplicas}=10', '--timeout=60s');
+  expect(await eventually(async () => (await podNames('app=many')).length === 10, 60_000)).toBe(true);
+  await kubectl('scale', 'rs/many', '--replicas=0');
+  await kubectl('wait', 'rs/many', '--for=jsonpath={.status.replicas}=0', '--timeout=60s');
+  // Every deleted pod went through graceful deletion and was finished by its node.
+  expect(await eventually(async () => (await kubectl('get', 'pods', '-n', 'default', '-l', 'app=many', '-o', 'name')).trim() === '', 60_000)).toBe(true);
+  const scheduled = await kubectl('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}');
+  expect(scheduled).toContain('Scheduled');
+});
+
+test('delete --cascade=foreground keeps the ReplicaSet until its running pods are gone', async () => {
+  const file = path.join(server.dataDir, 'fg.json');
+  await writeFile(file, replicaSet('fg', 3));
+  await kubectl('create', '-f', file);
+  await kubectl('wait', 'rs/fg', '--for=jsonpath={.status.readyReplicas}=3', '--timeout=30s');
+  await kubectl('delete', 'rs/fg', '--cascade=foreground', '--timeout=60s');
+  expect((await kubectl('get', 'rs', '-n', 'default', '--ignore-not-found', '-o', 'name')).includes('fg')).toBe(false);
+  expect(await podNames('app=fg')).toHaveLength(0);
 });

@@ -35,6 +35,7 @@ describe('flags', () => {
       dataDir: './data',
       vendor: 'platform',
       controllers: ['*'],
+      simulatedNodes: 1,
       featureGates: {},
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,
@@ -111,6 +112,8 @@ describe('flags', () => {
     [['--feature-gates', 'A'], '--feature-gates', 'invalid argument "A" for "--feature-gates" flag: missing bool value for A'],
     [['--feature-gates', 'A=yes'], '--feature-gates', 'invalid argument "A=yes" for "--feature-gates" flag: invalid value of A=yes, err: strconv.ParseBool: parsing "yes": invalid syntax'],
     [['--core-address', 'nowhere'], '--core-address', 'invalid argument "nowhere" for "--core-address" flag: must be host:port'],
+    [['--simulated-nodes', '-1'], '--simulated-nodes', 'invalid argument "-1" for "--simulated-nodes" flag: must be an integer from 0 to 2000'],
+    [['--simulated-nodes', '2001'], '--simulated-nodes', 'invalid argument "2001" for "--simulated-nodes" flag: must be an integer from 0 to 2000'],
     [['--data-dir='], '--data-dir', 'invalid argument "" for "--data-dir" flag: must not be empty'],
     [['--tls-cert-file', '/x.crt'], '--tls-private-key-file', '--tls-private-key-file is required when --tls-cert-file is set: give both or neither'],
   ])('refuses %j, naming %s', (args, flag, message) => {
