@@ -29,7 +29,8 @@ export interface BootstrapTokenOptions {
   clock: Clock;
 }
 
-function dataOf(secret: ApiObject, key: string): string | undefined {
+/** A Secret's `data` value, decoded from base64 as text. */
+export function secretData(secret: ApiObject, key: string): string | undefined {
   const data = secret.data;
   if (typeof data !== 'object' || data === null) return undefined;
   const value = (data as Record<string, unknown>)[key];
@@ -44,7 +45,7 @@ function sameSecret(a: string, b: string): boolean {
 
 /** The extra groups of a token secret, or undefined when one of them is not a bootstrappers group. */
 function extraGroups(secret: ApiObject): string[] | undefined {
-  const raw = dataOf(secret, 'auth-extra-groups');
+  const raw = secretData(secret, 'auth-extra-groups');
   if (!raw) return [];
   const groups = raw.split(',').map((g) => g.trim()).filter((g) => g !== '');
   return groups.every((g) => EXTRA_GROUP.test(g)) ? groups : undefined;
@@ -59,15 +60,15 @@ export function bootstrapTokenAuthenticator(options: BootstrapTokenOptions): Tok
       const [, id, tokenSecret] = match as unknown as [string, string, string];
       const secret = await options.secrets(options.namespace, `bootstrap-token-${id}`);
       if (!secret || secret.metadata?.deletionTimestamp || secret.type !== options.secretType) return NO_OPINION;
-      const storedSecret = dataOf(secret, 'token-secret');
+      const storedSecret = secretData(secret, 'token-secret');
       if (storedSecret === undefined || !sameSecret(storedSecret, tokenSecret)) return NO_OPINION;
-      if (dataOf(secret, 'token-id') !== id) return NO_OPINION;
-      const expiration = dataOf(secret, 'expiration');
+      if (secretData(secret, 'token-id') !== id) return NO_OPINION;
+      const expiration = secretData(secret, 'expiration');
       if (expiration !== undefined) {
         const at = Date.parse(expiration);
         if (Number.isNaN(at) || at <= options.clock.now()) return NO_OPINION;
       }
-      if (dataOf(secret, 'usage-bootstrap-authentication') !== 'true') return NO_OPINION;
+      if (secretData(secret, 'usage-bootstrap-authentication') !== 'true') return NO_OPINION;
       const extra = extraGroups(secret);
       if (!extra) return NO_OPINION;
       return { outcome: 'authenticated', user: { username: `${BOOTSTRAP_USER_PREFIX}${id}`, groups: [BOOTSTRAP_GROUP, ...extra] } };

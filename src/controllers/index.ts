@@ -9,6 +9,8 @@ import { ClusterRoleAggregationController } from './clusterrole-aggregation';
 import { ReplicaSetController } from './replicaset';
 import { ServiceAccountController } from './serviceaccounts';
 import { SimulatedNodes } from './simulated-nodes';
+import { RootCaPublisher } from './root-ca-publisher';
+import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { Scheduler } from './scheduler';
 import { systemClock } from '../clock';
 
@@ -20,10 +22,24 @@ export { ServiceAccountController, DEFAULT_SERVICE_ACCOUNT } from './serviceacco
 export { SimulatedNodes, MAX_SIMULATED_NODES, NODE_LEASE_DURATION_SECONDS, SIMULATED_NODE_MAX_PODS } from './simulated-nodes';
 export { Scheduler, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tolerates, nodeMatches, podRequest } from './scheduler';
 export { EventRecorder } from './events';
+export { RootCaPublisher } from './root-ca-publisher';
+export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
-export const CONTROLLER_NAMES = ['namespace', 'garbagecollector', 'clusterrole-aggregation', 'replicaset', 'serviceaccount'] as const;
+export const CONTROLLER_NAMES = [
+  'namespace',
+  'garbagecollector',
+  'clusterrole-aggregation',
+  'replicaset',
+  'serviceaccount',
+  'root-ca-cert-publisher',
+  'tokencleaner',
+  'bootstrapsigner',
+] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+
+/** Controllers `*` leaves out, as upstream does: they run only when named. */
+export const DISABLED_BY_DEFAULT: ReadonlySet<ControllerName> = new Set(['tokencleaner', 'bootstrapsigner']);
 
 export interface RunningControllers {
   stop(): void;
@@ -32,12 +48,14 @@ export interface RunningControllers {
 /** Upstream's `--controllers` syntax: `*` for all, a name to enable, `-name` to disable. */
 export function enabledControllers(spec: readonly string[]): ControllerName[] {
   const all = spec.includes('*');
-  return CONTROLLER_NAMES.filter((n) => !spec.includes(`-${n}`) && (all || spec.includes(n)));
+  return CONTROLLER_NAMES.filter((n) => !spec.includes(`-${n}`) && (spec.includes(n) || (all && !DISABLED_BY_DEFAULT.has(n))));
 }
 
 export interface ControllerOptions {
   /** `--simulated-nodes`: that many simulated nodes, and with any the scheduler (0: neither). */
   simulatedNodes?: number;
+  /** The CA bundle `root-ca-cert-publisher` publishes in every namespace. */
+  rootCA?: string;
 }
 
 export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void, options: ControllerOptions = {}): RunningControllers {
@@ -65,6 +83,22 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const sa = new ServiceAccountController({ core, user, clock: systemClock, log });
     sa.start();
     running.push(sa);
+  }
+  if (names.includes('root-ca-cert-publisher') && options.rootCA) {
+    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: systemClock, user, rootCA: options.rootCA, log });
+    publisher.start();
+    running.push(publisher);
+  }
+  const tokenOptions = { core, naming: core.naming, clock: systemClock, user, log };
+  if (names.includes('tokencleaner')) {
+    const cleaner = new TokenCleaner(tokenOptions);
+    cleaner.start();
+    running.push(cleaner);
+  }
+  if (names.includes('bootstrapsigner')) {
+    const signer = new BootstrapSigner(tokenOptions);
+    signer.start();
+    running.push(signer);
   }
   const count = options.simulatedNodes ?? 0;
   if (count > 0) {

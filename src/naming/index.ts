@@ -67,6 +67,8 @@ export interface Naming {
   readonly execInfoEnv: string;
   /** Secret type of bootstrap tokens. */
   readonly bootstrapTokenSecretType: string;
+  /** The ConfigMap in every namespace holding the cluster's root CA (`kube-root-ca.crt`). */
+  readonly rootCaConfigMap: string;
 }
 
 interface VendorWords {
@@ -141,5 +143,6 @@ export function createNaming(vendor: Vendor): Naming {
     },
     execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
     bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,
+    rootCaConfigMap: `${w.namespacePrefix}-root-ca.crt`,
   };
 }

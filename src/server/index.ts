@@ -139,7 +139,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       if (summary.created + summary.updated + summary.recreated > 0) {
         deps.log(`default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`);
       }
-      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes });
+      const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
+      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA });
     },
     close: async () => {
       controllers?.stop();

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { API_ONLY, startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
 import { startServerOnBackend } from './support/backend';
 
@@ -89,7 +89,7 @@ describe('kubectl --dry-run=server', () => {
   const kubectl = async (...args: string[]) => (await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, ...args], { timeout: 30_000 })).stdout;
 
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes']);
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
   });
   afterAll(async () => {
     await server?.stop();

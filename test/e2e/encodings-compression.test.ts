@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import https from 'node:https';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { API_ONLY, startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 
 const run = promisify(execFile);
 const CM = '/api/v1/namespaces/default/configmaps';
@@ -51,7 +51,7 @@ async function fill(server: ServerProcess): Promise<void> {
 describe('compression with APIResponseCompression on (default)', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes']);
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
     await fill(server);
   });
   afterAll(async () => {
@@ -101,7 +101,7 @@ describe('compression with APIResponseCompression on (default)', () => {
 describe('compression with APIResponseCompression=false', () => {
   let server: ServerProcess;
   beforeAll(async () => {
-    server = await startServerProcess(['--vendor', 'kubernetes', '--feature-gates', 'APIResponseCompression=false']);
+    server = await startServerProcess(['--vendor', 'kubernetes', '--feature-gates', 'APIResponseCompression=false', ...API_ONLY]);
     await fill(server);
   });
   afterAll(async () => {

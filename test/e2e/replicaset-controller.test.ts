@@ -5,7 +5,7 @@
  * shows what the controller and the scheduler did, and deleting with `--cascade=background`
  * or `foreground` removes the pods while `--cascade=orphan` leaves them.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
@@ -100,6 +100,14 @@ test('kubectl get nodes shows the simulated node Ready; its Lease heartbeats in 
   const wide = await kubectl('get', 'nodes', '-o', 'wide');
   expect(wide).toMatch(/172\.18\.0\.2\s+<none>\s+Keelson simulated node/);
   expect(await eventually(async () => (await kubectl('get', 'leases', '-n', 'kube-node-lease')).includes('keelson-node-0'))).toBe(true);
+});
+
+test('every namespace has kube-root-ca.crt with the CA that verifies the server, and a default ServiceAccount', async () => {
+  await kubectl('create', 'namespace', 'team-a');
+  expect(await eventually(async () => (await kubectl('get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '--ignore-not-found', '-o', 'name')).trim() !== '')).toBe(true);
+  const ca = await kubectl('get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '-o', 'jsonpath={.data.ca\\.crt}');
+  expect(ca).toBe(await readFile(path.join(server.dataDir, 'ca.crt'), 'utf8'));
+  expect(await eventually(async () => (await kubectl('get', 'serviceaccount', 'default', '-n', 'team-a', '--ignore-not-found', '-o', 'name')).trim() !== '')).toBe(true);
 });
 
 test('a ReplicaSet scaled 0 → 100 → 10 → 0 converges with every pod running and ready, and a correct status', async () => {

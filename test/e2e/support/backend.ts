@@ -3,12 +3,12 @@
  * is stopped together with the server.
  */
 import { startEtcd } from '../../support/etcd';
-import { startServerProcess, type ServerProcess } from '../../gateway/support/server-process';
+import { API_ONLY, startServerProcess, type ServerProcess } from '../../gateway/support/server-process';
 
 export type Backend = 'embedded' | 'etcd';
 
-/** Start `src/server/main.ts` with `args` (default `--vendor kubernetes`); `stop()` also stops its etcd. */
-export async function startServerOnBackend(backend: Backend | boolean, args: string[] = ['--vendor', 'kubernetes']): Promise<ServerProcess> {
+/** Start `src/server/main.ts` with `args` (default `--vendor kubernetes`, API machinery only); `stop()` also stops its etcd. */
+export async function startServerOnBackend(backend: Backend | boolean, args: string[] = ['--vendor', 'kubernetes', ...API_ONLY]): Promise<ServerProcess> {
   if (backend !== 'etcd' && backend !== true) return startServerProcess(args);
   const etcd = await startEtcd();
   let server: ServerProcess;

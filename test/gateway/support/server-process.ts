@@ -25,10 +25,10 @@ export interface ServerProcess {
 
 /**
  * Flags for tests of the API machinery itself: no ReplicaSet controller acting on the
- * ReplicaSets they store and no simulated node or scheduler acting on their pods (pods
- * appearing, status changing under them).
+ * ReplicaSets they store, no root CA ConfigMap in their namespaces and no simulated node or
+ * scheduler acting on their pods (objects appearing, status changing under them).
  */
-export const API_ONLY = ['--controllers', '*,-replicaset', '--simulated-nodes', '0'];
+export const API_ONLY = ['--controllers', '*,-replicaset,-root-ca-cert-publisher', '--simulated-nodes', '0'];
 
 export async function startServerProcess(args: string[], options: { readyTimeoutMs?: number; dataDir?: string } = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'keelson-e2e-')));
