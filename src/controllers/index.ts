@@ -11,6 +11,7 @@ import { ServiceAccountController } from './serviceaccounts';
 import { SimulatedNodes } from './simulated-nodes';
 import { RootCaPublisher } from './root-ca-publisher';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
+import { LeaderElector } from './leader-election';
 import { Scheduler } from './scheduler';
 import { systemClock } from '../clock';
 
@@ -22,6 +23,7 @@ export { ServiceAccountController, DEFAULT_SERVICE_ACCOUNT } from './serviceacco
 export { SimulatedNodes, MAX_SIMULATED_NODES, NODE_LEASE_DURATION_SECONDS, SIMULATED_NODE_MAX_PODS } from './simulated-nodes';
 export { Scheduler, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tolerates, nodeMatches, podRequest } from './scheduler';
 export { EventRecorder } from './events';
+export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } from './leader-election';
 export { RootCaPublisher } from './root-ca-publisher';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
@@ -56,9 +58,13 @@ export interface ControllerOptions {
   simulatedNodes?: number;
   /** The CA bundle `root-ca-cert-publisher` publishes in every namespace. */
   rootCA?: string;
+  /** `--leader-elect`: run only while holding the leader Lease. */
+  leaderElect?: boolean;
+  /** This process's leader-election identity (default `<hostname>_<uuid>`). */
+  identity?: string;
 }
 
-export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void, options: ControllerOptions = {}): RunningControllers {
+function runControllers(core: Core, names: readonly ControllerName[], log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
   const user = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
   const running: { stop(): void }[] = [];
   if (names.includes('namespace')) {
@@ -100,14 +106,55 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     signer.start();
     running.push(signer);
   }
-  const count = options.simulatedNodes ?? 0;
-  if (count > 0) {
-    const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count, log });
-    nodes.start();
-    running.push(nodes);
-    const scheduler = new Scheduler({ core, naming: core.naming, clock: systemClock, log });
-    scheduler.start();
-    running.push(scheduler);
-  }
   return { stop: () => running.forEach((c) => c.stop()) };
+}
+
+/** The scheduler and the simulated nodes (`--simulated-nodes`), which act for the cluster's nodes. */
+function runNodes(core: Core, log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
+  const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count: options.simulatedNodes ?? 0, log });
+  const scheduler = new Scheduler({ core, naming: core.naming, clock: systemClock, log });
+  nodes.start();
+  scheduler.start();
+  return {
+    stop: () => {
+      scheduler.stop();
+      nodes.stop();
+    },
+  };
+}
+
+/**
+ * Start the controllers (and, with `simulatedNodes`, the scheduler and the nodes). With
+ * `leaderElect`, each group runs only while this process holds its Lease
+ * (`<prefix>-controller-manager`, `<prefix>-scheduler`), so several processes on one store
+ * run them once.
+ */
+export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void, options: ControllerOptions = {}): RunningControllers {
+  const groups: Array<{ lease: string; run: () => RunningControllers }> = [{ lease: core.naming.leaderLeases.controllerManager, run: () => runControllers(core, names, log, options) }];
+  if ((options.simulatedNodes ?? 0) > 0) groups.push({ lease: core.naming.leaderLeases.scheduler, run: () => runNodes(core, log, options) });
+  if (!options.leaderElect) {
+    const running = groups.map((g) => g.run());
+    return { stop: () => running.forEach((r) => r.stop()) };
+  }
+  const user = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
+  const electors = groups.map((g) => {
+    let running: RunningControllers | undefined;
+    const elector = new LeaderElector({
+      core,
+      naming: core.naming,
+      clock: systemClock,
+      user,
+      name: g.lease,
+      identity: options.identity,
+      onStartedLeading: () => (running = g.run()),
+      onStoppedLeading: () => {
+        running?.stop();
+        running = undefined;
+      },
+      log,
+    });
+    elector.start();
+    return elector;
+  });
+  return { stop: () => electors.forEach((e) => void e.stop()) };
 }

@@ -69,6 +69,8 @@ export interface Naming {
   readonly bootstrapTokenSecretType: string;
   /** The ConfigMap in every namespace holding the cluster's root CA (`kube-root-ca.crt`). */
   readonly rootCaConfigMap: string;
+  /** Leader-election Leases in the system namespace (`kube-controller-manager`, `kube-scheduler`). */
+  readonly leaderLeases: { readonly controllerManager: string; readonly scheduler: string };
 }
 
 interface VendorWords {
@@ -144,5 +146,6 @@ export function createNaming(vendor: Vendor): Naming {
     execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
     bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,
     rootCaConfigMap: `${w.namespacePrefix}-root-ca.crt`,
+    leaderLeases: { controllerManager: `${w.namespacePrefix}-controller-manager`, scheduler: `${w.namespacePrefix}-scheduler` },
   };
 }

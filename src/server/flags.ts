@@ -40,6 +40,8 @@ export interface ServerConfig {
   controllers: string[];
   /** --simulated-nodes: simulated nodes (and the scheduler) run in process; 0 disables both. */
   simulatedNodes: number;
+  /** --leader-elect: controllers (and scheduler and nodes) run only while this process holds their Lease. */
+  leaderElect: boolean;
   featureGates: Record<string, boolean>;
   /** --etcd-compaction-interval in milliseconds (either backend); 0 disables compaction. */
   compactionIntervalMs: number;
@@ -236,6 +238,14 @@ const FLAGS: readonly Flag[] = [
       if (!/^\d+$/.test(v) || count > MAX_SIMULATED_NODES) throw invalid(n, v, `must be an integer from 0 to ${MAX_SIMULATED_NODES}`);
       return count;
     },
+  }),
+  flag({
+    name: 'leader-elect',
+    field: 'leaderElect',
+    type: 'bool',
+    default: true,
+    usage: 'Start a leader election client and gain leadership before running the controllers, the scheduler and the simulated nodes, so that several servers on one store run each of them once.',
+    parse: (v, n) => parseBool(n, v),
   }),
   flag({
     name: 'feature-gates',

@@ -140,7 +140,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         deps.log(`default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`);
       }
       const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
-      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA });
+      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect });
     },
     close: async () => {
       controllers?.stop();

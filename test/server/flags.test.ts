@@ -36,6 +36,7 @@ describe('flags', () => {
       vendor: 'platform',
       controllers: ['*'],
       simulatedNodes: 1,
+      leaderElect: true,
       featureGates: {},
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,

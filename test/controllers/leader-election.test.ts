@@ -1,0 +1,78 @@
+/**
+ * Leader election over a Lease, two candidates on one in-process core, time on a manual clock.
+ */
+import { LeaderElector } from '../../src/controllers';
+import { createNaming } from '../../src/naming';
+import { ManualClock } from '../../src/clock';
+import { ctx, eventually, openCore, type TestCore } from './support';
+
+const naming = createNaming('kubernetes');
+const lease = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'kube-system', name: 'kube-controller-manager' };
+
+describe('leader election', () => {
+  let t: TestCore;
+  let clock: ManualClock;
+  const log: string[] = [];
+  const candidate = (identity: string) =>
+    new LeaderElector({
+      core: t.core,
+      naming,
+      clock,
+      user: ctx.user,
+      name: 'kube-controller-manager',
+      identity,
+      onStartedLeading: () => log.push(`${identity} leads`),
+      onStoppedLeading: () => log.push(`${identity} stops`),
+    });
+  const holder = async () => ((await t.core.get(lease, {}, ctx)).spec as { holderIdentity?: string }).holderIdentity;
+  /** Let the candidates' rounds (async store calls) run after moving the clock. */
+  const advance = async (ms: number) => {
+    for (let done = 0; done < ms; done += 1000) {
+      clock.advance(1000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  beforeEach(async () => {
+    t = await openCore();
+    clock = new ManualClock(Date.UTC(2026, 10, 25, 11, 0, 0));
+    log.length = 0;
+  });
+  afterEach(async () => t.close());
+
+  it('lets one candidate lead; a released lease passes to the other at once', async () => {
+    const a = candidate('a');
+    a.start();
+    await eventually(async () => a.isLeader);
+    const b = candidate('b');
+    b.start();
+    await advance(20_000);
+    expect(b.isLeader).toBe(false);
+    expect(await holder()).toBe('a');
+    await a.stop();
+    expect(await holder()).toBe('');
+    await advance(2_000);
+    await eventually(async () => b.isLeader);
+    expect(await holder()).toBe('b');
+    const spec = (await t.core.get(lease, {}, ctx)).spec as { leaseTransitions: number; leaseDurationSeconds: number };
+    expect(spec).toMatchObject({ leaseTransitions: 1, leaseDurationSeconds: 15 });
+    expect(log).toEqual(['a leads', 'a stops', 'b leads']);
+    await b.stop();
+  });
+
+  it('takes over from a leader that stopped renewing, once the lease duration has passed on its own clock', async () => {
+    const a = candidate('a');
+    a.start();
+    await eventually(async () => a.isLeader);
+    // a crashes: it never renews again and never releases.
+    (a as unknown as { cancel: () => void }).cancel();
+    const b = candidate('b');
+    b.start();
+    await advance(10_000);
+    expect(b.isLeader).toBe(false);
+    await advance(8_000);
+    await eventually(async () => b.isLeader);
+    expect(await holder()).toBe('b');
+    await b.stop();
+  });
+});
