@@ -346,6 +346,17 @@ export class SimulatedNodes {
     const condition = (type: string): Condition => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now });
     const scheduled = previous.conditions?.find((c) => c.type === 'PodScheduled') ?? condition('PodScheduled');
     const containerId = (name: string) => `keelson://${pod.metadata?.uid ?? ''}/${name}`;
+    const status = (c: { name: string; image?: string }, state: Record<string, unknown>, started: boolean) => ({
+      name: c.name,
+      state,
+      lastState: {},
+      ready: true,
+      restartCount: 0,
+      image: c.image ?? '',
+      imageID: '',
+      containerID: containerId(c.name),
+      started,
+    });
     return {
       ...previous,
       phase: 'Running',
@@ -356,31 +367,9 @@ export class SimulatedNodes {
       podIPs: [{ ip }],
       startTime: previous.startTime ?? now,
       ...(spec.initContainers?.length
-        ? {
-            initContainerStatuses: spec.initContainers.map((c) => ({
-              name: c.name,
-              state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now, containerID: containerId(c.name) } },
-              lastState: {},
-              ready: true,
-              restartCount: 0,
-              image: c.image ?? '',
-              imageID: '',
-              containerID: containerId(c.name),
-              started: false,
-            })),
-          }
+        ? { initContainerStatuses: spec.initContainers.map((c) => status(c, { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now, containerID: containerId(c.name) } }, false)) }
         : {}),
-      containerStatuses: (spec.containers ?? []).map((c) => ({
-        name: c.name,
-        state: { running: { startedAt: now } },
-        lastState: {},
-        ready: true,
-        restartCount: 0,
-        image: c.image ?? '',
-        imageID: '',
-        containerID: containerId(c.name),
-        started: true,
-      })),
+      containerStatuses: (spec.containers ?? []).map((c) => status(c, { running: { startedAt: now } }, true)),
     };
   }
 }
