@@ -74,12 +74,11 @@ export class TokenCleaner {
   }
 
   start(): void {
-    void this.secrets.synced.then(() => this.queue.start()).catch((err: unknown) => this.options.log?.(`token-cleaner: informer failed to start: ${(err as Error).message}`));
+    this.queue.startWhen(this.secrets.synced, (err) => this.options.log?.(`token-cleaner: informer failed to start: ${err.message}`));
   }
 
-  async idle(): Promise<void> {
-    await this.secrets.synced;
-    await this.queue.idle();
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   stop(): void {
@@ -137,14 +136,11 @@ export class BootstrapSigner {
   }
 
   start(): void {
-    void Promise.all([this.secrets.synced, this.configMaps.synced])
-      .then(() => this.queue.start())
-      .catch((err: unknown) => this.options.log?.(`bootstrap-signer: informers failed to start: ${(err as Error).message}`));
+    this.queue.startWhen(Promise.all([this.secrets.synced, this.configMaps.synced]), (err) => this.options.log?.(`bootstrap-signer: informers failed to start: ${err.message}`));
   }
 
-  async idle(): Promise<void> {
-    await Promise.all([this.secrets.synced, this.configMaps.synced]);
-    await this.queue.idle();
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   stop(): void {

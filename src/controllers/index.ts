@@ -64,8 +64,11 @@ export interface ControllerOptions {
   identity?: string;
 }
 
+/** Who the in-process controllers (and their leader election) act as. */
+const CONTROLLER_MANAGER_USER = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
+
 function runControllers(core: Core, names: readonly ControllerName[], log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
-  const user = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
+  const user = CONTROLLER_MANAGER_USER;
   const running: { stop(): void }[] = [];
   if (names.includes('namespace')) {
     const c = new NamespaceLifecycleController({ core, resources: core.resources, user, log });
@@ -136,14 +139,13 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const running = groups.map((g) => g.run());
     return { stop: () => running.forEach((r) => r.stop()) };
   }
-  const user = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
   const electors = groups.map((g) => {
     let running: RunningControllers | undefined;
     const elector = new LeaderElector({
       core,
       naming: core.naming,
       clock: systemClock,
-      user,
+      user: CONTROLLER_MANAGER_USER,
       name: g.lease,
       identity: options.identity,
       onStartedLeading: () => (running = g.run()),

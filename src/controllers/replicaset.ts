@@ -159,18 +159,18 @@ export class ReplicaSetController {
   }
 
   start(): void {
-    void Promise.all([this.replicaSets.synced, this.pods.synced])
-      .then(() => {
-        this.queue.start();
+    this.queue.startWhen(
+      Promise.all([this.replicaSets.synced, this.pods.synced]),
+      (err) => this.options.log?.(`${CONTROLLER_NAME}: informers failed to start: ${err.message}`),
+      () => {
         for (const rs of this.replicaSets.objects.values()) this.queue.add(key(rs));
-      })
-      .catch((err: unknown) => this.options.log?.(`${CONTROLLER_NAME}: informers failed to start: ${(err as Error).message}`));
+      },
+    );
   }
 
   /** Resolves when both informers were listed and the queue has nothing left to do. */
-  async idle(): Promise<void> {
-    await Promise.all([this.replicaSets.synced, this.pods.synced]);
-    await this.queue.idle();
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   stop(): void {

@@ -52,14 +52,11 @@ export class RootCaPublisher {
   }
 
   start(): void {
-    void Promise.all([this.namespaces.synced, this.configMaps.synced])
-      .then(() => this.queue.start())
-      .catch((err: unknown) => this.options.log?.(`root-ca-cert-publisher: informers failed to start: ${(err as Error).message}`));
+    this.queue.startWhen(Promise.all([this.namespaces.synced, this.configMaps.synced]), (err) => this.options.log?.(`root-ca-cert-publisher: informers failed to start: ${err.message}`));
   }
 
-  async idle(): Promise<void> {
-    await Promise.all([this.namespaces.synced, this.configMaps.synced]);
-    await this.queue.idle();
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   stop(): void {

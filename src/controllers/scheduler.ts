@@ -162,6 +162,8 @@ export class Scheduler {
   private readonly assumed = new Map<string, string>();
   /** Pods no node fitted, tried again when the cluster changes. */
   private readonly unschedulable = new Set<string>();
+  /** Each pod's request, parsed once per informer object (a change brings a new object). */
+  private readonly requests = new WeakMap<ApiObject, Request>();
 
   constructor(private readonly options: SchedulerOptions) {
     this.ctx = { user: { username: 'system:kube-scheduler', groups: ['system:authenticated'] }, userAgent: `keelson-scheduler/${DEFAULT_SCHEDULER_NAME}` };
@@ -172,14 +174,11 @@ export class Scheduler {
   }
 
   start(): void {
-    void Promise.all([this.pods.synced, this.nodes.synced])
-      .then(() => this.queue.start())
-      .catch((err: unknown) => this.options.log?.(`scheduler: informers failed to start: ${(err as Error).message}`));
+    this.queue.startWhen(Promise.all([this.pods.synced, this.nodes.synced]), (err) => this.options.log?.(`scheduler: informers failed to start: ${err.message}`));
   }
 
-  async idle(): Promise<void> {
-    await Promise.all([this.pods.synced, this.nodes.synced]);
-    await this.queue.idle();
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   stop(): void {
@@ -228,7 +227,7 @@ export class Scheduler {
     const use = new Map<string, { pods: number; cpu: number; memory: number }>();
     const add = (nodeName: string, pod: ApiObject) => {
       const u = use.get(nodeName) ?? { pods: 0, cpu: 0, memory: 0 };
-      const r = podRequest(pod);
+      const r = this.requestOf(pod);
       u.pods += 1;
       u.cpu += r.cpu;
       u.memory += r.memory;
@@ -239,6 +238,12 @@ export class Scheduler {
       if (nodeName && !finished(pod)) add(nodeName, pod);
     }
     return use;
+  }
+
+  private requestOf(pod: ApiObject): Request {
+    let r = this.requests.get(pod);
+    if (!r) this.requests.set(pod, (r = podRequest(pod)));
+    return r;
   }
 
   /** Why `node` cannot take `pod` (upstream's filter reasons), or undefined when it can. */
@@ -252,7 +257,7 @@ export class Scheduler {
     const allocatable = node.status?.allocatable ?? {};
     const cap = (name: string, scale: number) => (allocatable[name] !== undefined ? quantityValue(allocatable[name]!) * scale : undefined);
     const u = used ?? { pods: 0, cpu: 0, memory: 0 };
-    const want = podRequest(pod);
+    const want = this.requestOf(pod);
     const reasons: string[] = [];
     const pods = cap('pods', 1);
     if (pods !== undefined && u.pods + 1 > pods) reasons.push('Too many pods');

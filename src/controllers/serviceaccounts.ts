@@ -44,14 +44,11 @@ export class ServiceAccountController {
   }
 
   start(): void {
-    void Promise.all([this.namespaces.synced, this.accounts.synced])
-      .then(() => this.queue.start())
-      .catch((err: unknown) => this.options.log?.(`serviceaccount-controller: informers failed to start: ${(err as Error).message}`));
+    this.queue.startWhen(Promise.all([this.namespaces.synced, this.accounts.synced]), (err) => this.options.log?.(`serviceaccount-controller: informers failed to start: ${err.message}`));
   }
 
-  async idle(): Promise<void> {
-    await Promise.all([this.namespaces.synced, this.accounts.synced]);
-    await this.queue.idle();
+  idle(): Promise<void> {
+    return this.queue.idle();
   }
 
   stop(): void {

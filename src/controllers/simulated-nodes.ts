@@ -138,8 +138,9 @@ export class SimulatedNodes {
       if (this.stopped) return;
       this.queue.start();
       for (const node of this.nodes.values()) {
-        this.every(node, LEASE_RENEW_MS, () => this.renewLease(node));
-        this.every(node, STATUS_REPORT_MS, () => this.reportStatus(node));
+        this.every(node, LEASE_RENEW_MS, () => this.renewLease(node), true);
+        // Registration has just reported the status.
+        this.every(node, STATUS_REPORT_MS, () => this.reportStatus(node), false);
       }
     })().catch((err: unknown) => this.options.log?.(`simulated nodes: failed to start: ${(err as Error).message}`));
   }
@@ -157,11 +158,11 @@ export class SimulatedNodes {
     this.pods.stop();
   }
 
-  /** Run `work` now and then every `ms` on the injected clock, logging failures. */
-  private every(node: SimulatedNode, ms: number, work: () => Promise<void>): void {
+  /** Run `work` every `ms` on the injected clock (and at once when `now`), logging failures. */
+  private every(node: SimulatedNode, ms: number, work: () => Promise<void>, now: boolean): void {
     const run = () => void work().catch((err: unknown) => this.options.log?.(`simulated node ${node.name}: ${(err as Error).message}`));
     this.timers.push(this.options.clock.setInterval(run, ms));
-    run();
+    if (now) run();
   }
 
   private nodeObject(node: SimulatedNode): ApiObject {

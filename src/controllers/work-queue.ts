@@ -21,6 +21,8 @@ export class WorkQueue<T> {
   private stopped = false;
   private active = 0;
   private idleWaiters: (() => void)[] = [];
+  /** What processing waits for (the controller's informers listing); `idle` waits for it too. */
+  private ready: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly keyOf: (item: T) => string,
@@ -46,6 +48,20 @@ export class WorkQueue<T> {
     this.pump();
   }
 
+  /**
+   * Begin processing once `ready` resolves (the informers the work reads from have listed), then
+   * run `onStart`; `onFailure` hears why it never did.
+   */
+  startWhen(ready: Promise<unknown>, onFailure: (err: Error) => void, onStart?: () => void): void {
+    this.ready = ready;
+    void ready
+      .then(() => {
+        this.start();
+        onStart?.();
+      })
+      .catch(onFailure);
+  }
+
   stop(): void {
     this.stopped = true;
     this.queued.clear();
@@ -55,9 +71,10 @@ export class WorkQueue<T> {
     this.notifyIdle();
   }
 
-  /** Resolves when nothing is queued, running or waiting for a retry. */
-  idle(): Promise<void> {
-    if (this.isIdle()) return Promise.resolve();
+  /** Resolves when what `startWhen` waits for is done and nothing is queued, running or waiting for a retry. */
+  async idle(): Promise<void> {
+    await this.ready;
+    if (this.isIdle()) return;
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 

@@ -101,10 +101,9 @@ export function validateNode(node: Node): FieldError[] {
   if ((spec.taints ?? []).length > 0) errs.push(...validateTaints(spec.taints!));
   const cidrs = spec.podCIDRs ?? [];
   const path = SPEC.child('podCIDRs');
-  cidrs.forEach((cidr, i) => {
-    if (!isCidr(cidr)) errs.push(fieldErrors.invalid(path.index(i), cidr, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'));
-  });
-  if (cidrs.length > 1 && errs.length === 0) {
+  const invalid = cidrs.flatMap((cidr, i) => (isCidr(cidr) ? [] : [fieldErrors.invalid(path.index(i), cidr, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')]));
+  errs.push(...invalid);
+  if (cidrs.length > 1 && invalid.length === 0) {
     const families = new Set(cidrs.map((c) => isIP(c.slice(0, c.indexOf('/')))));
     if (cidrs.length > 2 || families.size !== 2) errs.push(fieldErrors.invalid(path, cidrs, 'may specify no more than one CIDR for each IP family'));
   }
