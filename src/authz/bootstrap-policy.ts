@@ -199,7 +199,7 @@ export function bootstrapPolicy(naming: Naming): BootstrapPolicy {
     clusterRole('system:kube-controller-manager', [
       events(),
       r('create', COORD, 'leases'),
-      r('get update', COORD, 'leases', 'kube-controller-manager'),
+      r('get update', COORD, 'leases', naming.leaderLeases.controllerManager),
       r('create', CORE, 'secrets serviceaccounts'),
       r('delete', CORE, 'secrets'),
       r('get', CORE, 'configmaps namespaces secrets serviceaccounts'),
@@ -213,7 +213,7 @@ export function bootstrapPolicy(naming: Naming): BootstrapPolicy {
     clusterRole('system:kube-scheduler', [
       events(),
       r('create', COORD, 'leases'),
-      r('get update', COORD, 'leases', 'kube-scheduler'),
+      r('get update', COORD, 'leases', naming.leaderLeases.scheduler),
       r(READ, CORE, 'nodes'),
       r('delete get list watch', CORE, 'pods'),
       r('create', CORE, 'bindings pods/binding'),

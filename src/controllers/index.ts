@@ -3,6 +3,9 @@
  * the core, as kube-controller-manager's controllers are clients of kube-apiserver.
  */
 import type { Core } from '../core';
+import type { UserInfo } from '../core/api';
+import type { Naming } from '../naming';
+import { SERVICE_ACCOUNT_PREFIX } from '../authn/service-account';
 import { NamespaceLifecycleController } from './namespace-lifecycle';
 import { GarbageCollector } from './garbage-collector';
 import { ClusterRoleAggregationController } from './clusterrole-aggregation';
@@ -12,7 +15,7 @@ import { SimulatedNodes } from './simulated-nodes';
 import { RootCaPublisher } from './root-ca-publisher';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { LeaderElector } from './leader-election';
-import { Scheduler } from './scheduler';
+import { Scheduler, SCHEDULER_USER } from './scheduler';
 import { systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -21,7 +24,7 @@ export { ClusterRoleAggregationController, aggregatedRules } from './clusterrole
 export { ReplicaSetController, rankForDeletion, isPodActive, podDeletionCostKey } from './replicaset';
 export { ServiceAccountController, DEFAULT_SERVICE_ACCOUNT } from './serviceaccounts';
 export { SimulatedNodes, MAX_SIMULATED_NODES, NODE_LEASE_DURATION_SECONDS, SIMULATED_NODE_MAX_PODS } from './simulated-nodes';
-export { Scheduler, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tolerates, nodeMatches, podRequest } from './scheduler';
+export { Scheduler, SCHEDULER_USER, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tolerates, nodeMatches, podRequest } from './scheduler';
 export { EventRecorder } from './events';
 export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } from './leader-election';
 export { RootCaPublisher } from './root-ca-publisher';
@@ -44,7 +47,8 @@ export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 export const DISABLED_BY_DEFAULT: ReadonlySet<ControllerName> = new Set(['tokencleaner', 'bootstrapsigner']);
 
 export interface RunningControllers {
-  stop(): void;
+  /** Stop them; resolves once any leader Lease held has been released. */
+  stop(): Promise<void>;
 }
 
 /** Upstream's `--controllers` syntax: `*` for all, a name to enable, `-name` to disable. */
@@ -62,64 +66,100 @@ export interface ControllerOptions {
   leaderElect?: boolean;
   /** This process's leader-election identity (default `<hostname>_<uuid>`). */
   identity?: string;
+  /**
+   * `--use-service-account-credentials`: each controller acts as its own service account in the
+   * system namespace (`system:serviceaccount:<system>:<controller's account>`, bound to
+   * `system:controller:<account>`), as upstream's; otherwise all act as the controller manager.
+   */
+  useServiceAccountCredentials?: boolean;
 }
 
-/** Who the in-process controllers (and their leader election) act as. */
-const CONTROLLER_MANAGER_USER = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
+/**
+ * Who the controllers (and their leader election) act as, unless each has its own service account.
+ * In process the core takes the groups as given (cluster-admin, as the controllers' writes need
+ * without service-account credentials); over gRPC the credential decides them.
+ */
+export const CONTROLLER_MANAGER_USER: UserInfo = { username: 'system:kube-controller-manager', groups: ['system:masters', 'system:authenticated'] };
+
+/** Upstream's service account of each controller (kube-controller-manager's `--use-service-account-credentials`). */
+export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string>> = {
+  namespace: 'namespace-controller',
+  garbagecollector: 'generic-garbage-collector',
+  'clusterrole-aggregation': 'clusterrole-aggregation-controller',
+  replicaset: 'replicaset-controller',
+  serviceaccount: 'service-account-controller',
+  'root-ca-cert-publisher': 'root-ca-cert-publisher',
+  tokencleaner: 'token-cleaner',
+  bootstrapsigner: 'bootstrap-signer',
+};
+
+/** The user a controller acts as. */
+export function controllerUser(naming: Naming, name: ControllerName, useServiceAccountCredentials: boolean | undefined): UserInfo {
+  if (!useServiceAccountCredentials) return CONTROLLER_MANAGER_USER;
+  const namespace = naming.namespaces.system;
+  return {
+    username: `${SERVICE_ACCOUNT_PREFIX}${namespace}:${CONTROLLER_SERVICE_ACCOUNTS[name]}`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+  };
+}
 
 function runControllers(core: Core, names: readonly ControllerName[], log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
-  const user = CONTROLLER_MANAGER_USER;
+  const userOf = (name: ControllerName) => controllerUser(core.naming, name, options.useServiceAccountCredentials);
   const running: { stop(): void }[] = [];
   if (names.includes('namespace')) {
+    const user = userOf('namespace');
     const c = new NamespaceLifecycleController({ core, resources: core.resources, user, log });
     void c.start();
     running.push(c);
   }
   if (names.includes('garbagecollector')) {
+    const user = userOf('garbagecollector');
     const gc = new GarbageCollector({ core, resources: core.resources, user, log });
     gc.start();
     running.push(gc);
   }
   if (names.includes('clusterrole-aggregation')) {
-    running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user, clock: systemClock, log }));
+    running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: systemClock, log }));
   }
   if (names.includes('replicaset')) {
-    const rs = new ReplicaSetController({ core, naming: core.naming, user, clock: systemClock, log });
+    const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: systemClock, log });
     rs.start();
     running.push(rs);
   }
   if (names.includes('serviceaccount')) {
-    const sa = new ServiceAccountController({ core, user, clock: systemClock, log });
+    const sa = new ServiceAccountController({ core, user: userOf('serviceaccount'), clock: systemClock, log });
     sa.start();
     running.push(sa);
   }
   if (names.includes('root-ca-cert-publisher') && options.rootCA) {
-    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: systemClock, user, rootCA: options.rootCA, log });
+    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log });
     publisher.start();
     running.push(publisher);
   }
-  const tokenOptions = { core, naming: core.naming, clock: systemClock, user, log };
+  const tokenOptions = { core, naming: core.naming, clock: systemClock, log };
   if (names.includes('tokencleaner')) {
-    const cleaner = new TokenCleaner(tokenOptions);
+    const cleaner = new TokenCleaner({ ...tokenOptions, user: userOf('tokencleaner') });
     cleaner.start();
     running.push(cleaner);
   }
   if (names.includes('bootstrapsigner')) {
-    const signer = new BootstrapSigner(tokenOptions);
+    const signer = new BootstrapSigner({ ...tokenOptions, user: userOf('bootstrapsigner') });
     signer.start();
     running.push(signer);
   }
-  return { stop: () => running.forEach((c) => c.stop()) };
+  return {
+    stop: async () => running.forEach((c) => c.stop()),
+  };
 }
 
 /** The scheduler and the simulated nodes (`--simulated-nodes`), which act for the cluster's nodes. */
 function runNodes(core: Core, log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
-  const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count: options.simulatedNodes ?? 0, log });
+  const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count: options.simulatedNodes ?? 0, watchAs: SCHEDULER_USER, log });
   const scheduler = new Scheduler({ core, naming: core.naming, clock: systemClock, log });
   nodes.start();
   scheduler.start();
   return {
-    stop: () => {
+    stop: async () => {
       scheduler.stop();
       nodes.stop();
     },
@@ -133,11 +173,13 @@ function runNodes(core: Core, log: ((m: string) => void) | undefined, options: C
  * run them once.
  */
 export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void, options: ControllerOptions = {}): RunningControllers {
-  const groups: Array<{ lease: string; run: () => RunningControllers }> = [{ lease: core.naming.leaderLeases.controllerManager, run: () => runControllers(core, names, log, options) }];
-  if ((options.simulatedNodes ?? 0) > 0) groups.push({ lease: core.naming.leaderLeases.scheduler, run: () => runNodes(core, log, options) });
+  // A process with no controllers (or no nodes) does not take their Lease from one that has them.
+  const groups: Array<{ lease: string; user: UserInfo; run: () => RunningControllers }> = [];
+  if (names.length > 0) groups.push({ lease: core.naming.leaderLeases.controllerManager, user: CONTROLLER_MANAGER_USER, run: () => runControllers(core, names, log, options) });
+  if ((options.simulatedNodes ?? 0) > 0) groups.push({ lease: core.naming.leaderLeases.scheduler, user: SCHEDULER_USER, run: () => runNodes(core, log, options) });
   if (!options.leaderElect) {
     const running = groups.map((g) => g.run());
-    return { stop: () => running.forEach((r) => r.stop()) };
+    return { stop: async () => void (await Promise.all(running.map((r) => r.stop()))) };
   }
   const electors = groups.map((g) => {
     let running: RunningControllers | undefined;
@@ -145,12 +187,12 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
       core,
       naming: core.naming,
       clock: systemClock,
-      user: CONTROLLER_MANAGER_USER,
+      user: g.user,
       name: g.lease,
       identity: options.identity,
       onStartedLeading: () => (running = g.run()),
       onStoppedLeading: () => {
-        running?.stop();
+        void running?.stop();
         running = undefined;
       },
       log,
@@ -158,5 +200,5 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     elector.start();
     return elector;
   });
-  return { stop: () => electors.forEach((e) => void e.stop()) };
+  return { stop: async () => void (await Promise.all(electors.map((e) => e.stop()))) };
 }

@@ -15,7 +15,7 @@
  * "0/N nodes are available: …" message) and a `FailedScheduling` event, and is tried again when
  * a node or another pod changes.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import { quantityValue } from '../core/resources/quantity';
 import type { Clock } from '../clock';
@@ -152,6 +152,9 @@ export function nodeMatches(pod: ApiObject, node: ApiObject): boolean {
   });
 }
 
+/** Who the scheduler (and its leader election) acts as: upstream's kube-scheduler user. */
+export const SCHEDULER_USER: UserInfo = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
+
 export class Scheduler {
   private readonly pods: Informer;
   private readonly nodes: Informer;
@@ -166,7 +169,7 @@ export class Scheduler {
   private readonly requests = new WeakMap<ApiObject, Request>();
 
   constructor(private readonly options: SchedulerOptions) {
-    this.ctx = { user: { username: 'system:kube-scheduler', groups: ['system:authenticated'] }, userAgent: `keelson-scheduler/${DEFAULT_SCHEDULER_NAME}` };
+    this.ctx = { user: SCHEDULER_USER, userAgent: `keelson-scheduler/${DEFAULT_SCHEDULER_NAME}` };
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: DEFAULT_SCHEDULER_NAME, instance: `${DEFAULT_SCHEDULER_NAME}-keelson`, log: options.log });
     this.queue = new WorkQueue<string>((k) => k, (k) => this.schedule(k), { workers: 1 });
     this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c?: InformerChange) => this.onPod(c), options.clock);

@@ -15,7 +15,7 @@
  *   a pod marked for graceful deletion is removed (grace 0, uid precondition), as a kubelet does
  *   once its containers have stopped.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import type { Clock } from '../clock';
 import { rfc3339, rfc3339Micro } from '../clock';
@@ -39,6 +39,8 @@ export interface SimulatedNodesOptions {
   count: number;
   /** Node names are `<prefix>-<index>`. */
   prefix?: string;
+  /** Who the shared watch of all pods acts as (a node may list only its own). */
+  watchAs: UserInfo;
   log?: (message: string) => void;
 }
 
@@ -121,7 +123,9 @@ export class SimulatedNodes {
       const node = new SimulatedNode(`${prefix}-${i}`, i);
       this.nodes.set(node.name, node);
     }
-    const agentCtx: RequestContext = { user: { username: 'system:node-agent', groups: ['system:nodes', 'system:authenticated'] }, userAgent: `kubelet/${SIMULATED_KUBELET_VERSION} (linux/amd64) keelson` };
+    // One watch of all pods for every node (as kwok keeps), through the scheduler's identity; each
+    // node writes as itself.
+    const agentCtx: RequestContext = { user: options.watchAs, userAgent: `kubelet/${SIMULATED_KUBELET_VERSION} (linux/amd64) keelson` };
     this.queue = new WorkQueue<string>((k) => k, (k) => this.syncPod(k), { workers: 2 });
     this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, agentCtx, (c?: InformerChange) => this.onPod(c), options.clock);
   }

@@ -42,8 +42,11 @@ import { clientCredentials, type GrpcClientTlsOptions } from './tls';
 export interface GrpcCoreClientOptions {
   /** Plaintext when absent. */
   tls?: GrpcClientTlsOptions;
-  /** A bearer token sent with every call (`authorization` metadata), for callers without a client certificate. */
-  token?: string;
+  /**
+   * A bearer token sent with every call (`authorization` metadata), for callers without a client
+   * certificate; a function is asked on every call (a token that is renewed before it expires).
+   */
+  token?: string | (() => string | undefined);
 }
 
 export type GrpcCoreClient = CoreApi & {
@@ -74,7 +77,8 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
   const liveWatches = new Set<WatchStream>();
   const metadata = (): grpc.Metadata => {
     const m = new grpc.Metadata();
-    if (options.token !== undefined) m.set('authorization', `Bearer ${options.token}`);
+    const token = typeof options.token === 'function' ? options.token() : options.token;
+    if (token !== undefined) m.set('authorization', `Bearer ${token}`);
     return m;
   };
 

@@ -16,6 +16,7 @@ import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
 import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
+import { CONTROLLER_NAMES } from '../controllers';
 
 export interface ServingCertificate {
   certFile: string;
@@ -42,6 +43,15 @@ export interface ServerConfig {
   simulatedNodes: number;
   /** --leader-elect: controllers (and scheduler and nodes) run only while this process holds their Lease. */
   leaderElect: boolean;
+  /** --controllers-only: run only the controllers (and scheduler and nodes) against --core-address. */
+  controllersOnly: boolean;
+  /** --kubeconfig: the credentials a --controllers-only process presents to the core. */
+  kubeconfig?: string;
+  /** --cluster-signing-cert-file/--cluster-signing-key-file: the CA a --controllers-only process signs its scheduler's and nodes' client certificates with. */
+  clusterSigningCertFile?: string;
+  clusterSigningKeyFile?: string;
+  /** --use-service-account-credentials: each controller acts as its own service account. */
+  useServiceAccountCredentials: boolean;
   featureGates: Record<string, boolean>;
   /** --etcd-compaction-interval in milliseconds (either backend); 0 disables compaction. */
   compactionIntervalMs: number;
@@ -224,8 +234,18 @@ const FLAGS: readonly Flag[] = [
     field: 'controllers',
     type: 'strings',
     default: ['*'],
-    usage: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'.",
-    parse: (v, n) => parseList(n, v),
+    usage: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'; empty enables none.",
+    parse: (v, n) => {
+      // As upstream's string-slice flag: an empty value is an empty list.
+      if (v === '') return [];
+      const items = parseList(n, v);
+      const known = new Set<string>(CONTROLLER_NAMES);
+      // Upstream's controller manager refuses names it does not know.
+      for (const item of items) {
+        if (item !== '*' && !known.has(item.replace(/^-/, ''))) throw invalid(n, v, `"${item.replace(/^-/, '')}" is not in the list of known controllers`);
+      }
+      return items;
+    },
   }),
   flag({
     name: 'simulated-nodes',
@@ -246,6 +266,43 @@ const FLAGS: readonly Flag[] = [
     default: true,
     usage: 'Start a leader election client and gain leadership before running the controllers, the scheduler and the simulated nodes, so that several servers on one store run each of them once.',
     parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'use-service-account-credentials',
+    field: 'useServiceAccountCredentials',
+    type: 'bool',
+    default: false,
+    usage: 'If true, each controller acts as its own service account in the system namespace (bound to system:controller:<name>) instead of as the controller manager.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'controllers-only',
+    field: 'controllersOnly',
+    type: 'bool',
+    default: false,
+    usage: 'Run only the controllers (and, with --simulated-nodes, the scheduler and the nodes) as API clients of the core at --core-address, authenticated with --kubeconfig; no store, no gateway.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'kubeconfig',
+    field: 'kubeconfig',
+    type: 'string',
+    usage: "With --controllers-only: kubeconfig whose current context gives the CA that verifies the core and the controller manager's client certificate or token (the server writes controller-manager.kubeconfig under --data-dir).",
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'cluster-signing-cert-file',
+    field: 'clusterSigningCertFile',
+    type: 'string',
+    usage: 'With --controllers-only: PEM CA certificate the client certificates of the scheduler and the simulated nodes are signed with (the cluster CA, ca.crt under the server\'s --data-dir).',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'cluster-signing-key-file',
+    field: 'clusterSigningKeyFile',
+    type: 'string',
+    usage: 'With --controllers-only: PEM private key of --cluster-signing-cert-file.',
+    parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'feature-gates',
@@ -718,6 +775,25 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   }
   if (config.coreOnly && config.grpcPort === undefined) throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');
+  if (config.controllersOnly) {
+    if (!config.coreAddress) throw new FlagFailure('--controllers-only', '--controllers-only needs --core-address: the controllers are clients of a remote core');
+    if (!config.kubeconfig) throw new FlagFailure('--kubeconfig', '--controllers-only needs --kubeconfig: the credentials the controllers present to the core');
+    if (config.coreOnly) throw new FlagFailure('--controllers-only', '--controllers-only and --core-only exclude each other');
+  } else {
+    for (const f of ['kubeconfig', 'cluster-signing-cert-file', 'cluster-signing-key-file']) {
+      if (seen.has(f)) throw new FlagFailure(`--${f}`, `--${f} is used only with --controllers-only`);
+    }
+  }
+  if (seen.has('cluster-signing-cert-file') !== seen.has('cluster-signing-key-file')) {
+    const missing = seen.has('cluster-signing-cert-file') ? '--cluster-signing-key-file' : '--cluster-signing-cert-file';
+    throw new FlagFailure(missing, `${missing} is required with ${missing === '--cluster-signing-key-file' ? '--cluster-signing-cert-file' : '--cluster-signing-key-file'}: give both or neither`);
+  }
+  if (config.controllersOnly && config.simulatedNodes > 0 && !config.clusterSigningCertFile) {
+    throw new FlagFailure(
+      '--simulated-nodes',
+      '--simulated-nodes needs --cluster-signing-cert-file and --cluster-signing-key-file with --controllers-only: the scheduler and each node present a client certificate signed with them (or pass --simulated-nodes=0)',
+    );
+  }
   if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
   if (config.authenticationConfigFile && config.oidcIssuerUrl) {
     throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');

@@ -44,8 +44,8 @@ import { createNaming } from '../naming';
 import { type Store, createStore } from '../store';
 import type { ServerConfig } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
-import { renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
-import { type Pki, ensurePki } from './pki';
+import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
+import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
 
 export type { ServerConfig } from './flags';
 export { parseFlags } from './flags';
@@ -143,7 +143,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect });
     },
     close: async () => {
-      controllers?.stop();
+      await controllers?.stop().catch((err: unknown) => deps.log(`stopping the controllers: ${(err as Error).message}`));
       await core.close();
     },
   };
@@ -372,6 +372,17 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const certificateAuthority = config.servingCertificate ? pki.caCert + config.servingCertificate.cert : pki.caCert;
   const content = renderKubeconfig({ server: url, certificateAuthority, clientCertificate: pki.adminCert, clientKey: pki.adminKey });
   if (await writeKubeconfig(kubeconfigPath, content)) log(`wrote ${kubeconfigPath}`);
+  // What a controllers-only process presents (--kubeconfig), as kubeadm writes controller-manager.conf.
+  const controllerManagerPath = path.join(dataDir, 'controller-manager.kubeconfig');
+  const controllerManager = renderKubeconfig({
+    server: server ? url : `https://${grpc?.address ?? ''}`,
+    certificateAuthority,
+    clientCertificate: pki.controllerManagerCert,
+    clientKey: pki.controllerManagerKey,
+    userName: CONTROLLER_MANAGER_CERT_USER,
+    contextName: `${CONTROLLER_MANAGER_CERT_USER}@${CLUSTER_NAME}`,
+  });
+  await writeKubeconfig(controllerManagerPath, controllerManager);
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -4,8 +4,9 @@
  * close cleanly on SIGINT/SIGTERM (a second signal exits at once).
  */
 import path from 'node:path';
-import { parseFlags } from './flags';
+import { type ServerConfig, parseFlags } from './flags';
 import { startServer } from './index';
+import { startControllerProcess } from './controller-process';
 
 function log(line: string): void {
   process.stdout.write(`keelson: ${line}\n`);
@@ -36,6 +37,7 @@ async function main(): Promise<number> {
     process.on('SIGTERM', onSignal);
   });
 
+  if (config.controllersOnly) return runControllersOnly(config, stopped);
   const store = config.coreAddress ? `remote core ${config.coreAddress}` : config.etcdServers ? `etcd ${config.etcdServers.join(',')}` : `embedded store in ${config.dataDir}`;
   const server = await startServer(config, { log, waitForReady: false });
   if (config.coreOnly) log(`serving the ${config.vendor} core over gRPC only on ${server.grpcAddress ?? '?'}, ${store}`);
@@ -56,6 +58,30 @@ async function main(): Promise<number> {
   } catch (err) {
     process.stderr.write(`keelson: error while closing: ${String(err)}\n`);
   }
+  return 0;
+}
+
+/** `--controllers-only`: the controllers as clients of the core at `--core-address`, until a signal. */
+async function runControllersOnly(config: ServerConfig, stopped: Promise<NodeJS.Signals>): Promise<number> {
+  // Nothing else may hold the event loop: a standby's only work is a timer the clock does not keep alive.
+  const alive = setInterval(() => {}, 1 << 30);
+  const running = await startControllerProcess(config, { log });
+  log(`running controllers against the core at ${config.coreAddress} as the user of ${config.kubeconfig}`);
+  const failed = running.ready.then(
+    () => {
+      log('ready');
+      return new Promise<never>(() => {});
+    },
+    (err: unknown) => err as Error,
+  );
+  const outcome = await Promise.race([stopped, failed]);
+  await running.close().catch((err: unknown) => log(`error while closing: ${String(err)}`));
+  clearInterval(alive);
+  if (outcome instanceof Error) {
+    log(`the controllers failed to start: ${outcome.message}`);
+    return 1;
+  }
+  log(`${outcome}: shutting down`);
   return 0;
 }
 

@@ -30,6 +30,8 @@ export const ADMIN_USER = 'admin';
 export const ADMIN_GROUP = 'system:masters';
 /** The identity a gateway presents to a remote core's gRPC door (allowed to act for end users by default). */
 export const GATEWAY_USER = 'system:keelson-gateway';
+/** The controller manager's user (upstream's), for controllers run as a separate process. */
+export const CONTROLLER_MANAGER_CERT_USER = 'system:kube-controller-manager';
 
 export interface Pki {
   caCert: string;
@@ -39,6 +41,8 @@ export interface Pki {
   adminKey: string;
   gatewayCert: string;
   gatewayKey: string;
+  controllerManagerCert: string;
+  controllerManagerKey: string;
 }
 
 export interface EnsurePkiOptions {
@@ -209,6 +213,7 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
     : await ensureLeaf('serving', { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server', names: servingNames(options.extraServingNames) });
   const admin = await ensureLeaf('admin', { subject: [{ CN: [ADMIN_USER] }, { O: [ADMIN_GROUP] }], usage: 'client' });
   const gateway = await ensureLeaf('gateway', { subject: [{ CN: [GATEWAY_USER] }], usage: 'client' });
+  const controllerManager = await ensureLeaf('controller-manager', { subject: [{ CN: [CONTROLLER_MANAGER_CERT_USER] }], usage: 'client' });
   return {
     caCert: ca.certPem,
     servingCert: serving?.certPem ?? '',
@@ -217,5 +222,26 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
     adminKey: admin.keyPem,
     gatewayCert: gateway.certPem,
     gatewayKey: gateway.keyPem,
+    controllerManagerCert: controllerManager.certPem,
+    controllerManagerKey: controllerManager.keyPem,
   };
+}
+
+/**
+ * A client certificate for `username` in `groups` (CN and O, as the X.509 authenticator reads
+ * them), signed with a CA given as PEM: what a controller-manager process started with
+ * `--cluster-signing-cert-file`/`--cluster-signing-key-file` issues its scheduler and simulated
+ * nodes (upstream's kubelets get theirs from the same signer, through CSRs).
+ */
+export async function signClientCertificate(caCertPem: string, caKeyPem: string, username: string, groups: readonly string[], now = new Date()): Promise<{ cert: string; key: string }> {
+  let ca: KeyedCert;
+  try {
+    const key = await webcrypto.subtle.importKey('pkcs8', derOf(caKeyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
+    ca = { cert: new x509.X509Certificate(caCertPem), key, certPem: caCertPem, keyPem: caKeyPem };
+  } catch (err) {
+    throw new Error(`the signing CA is not a PEM certificate and PKCS#8 P-256 key: ${(err as Error).message}`);
+  }
+  const subject: x509.JsonName = [{ CN: [username] }, ...groups.map((g) => ({ O: [g] }))];
+  const leaf = await createLeaf(ca, { subject, usage: 'client' }, now);
+  return { cert: leaf.certPem, key: leaf.keyPem };
 }

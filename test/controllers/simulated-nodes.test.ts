@@ -4,7 +4,7 @@
  * graceful deletion finishes.
  */
 import type { ApiObject, ResourceTarget } from '../../src/core';
-import { ReplicaSetController, Scheduler, SimulatedNodes, fitErrorMessage, nodeMatches, tolerates } from '../../src/controllers';
+import { ReplicaSetController, Scheduler, SCHEDULER_USER, SimulatedNodes, fitErrorMessage, nodeMatches, tolerates } from '../../src/controllers';
 import { createNaming } from '../../src/naming';
 import { ManualClock, systemClock } from '../../src/clock';
 import { ctx, eventually, getOrUndefined, openCore, pods, replicaSet, rs, type TestCore } from './support';
@@ -31,7 +31,7 @@ describe('simulated nodes and the scheduler', () => {
 
   beforeEach(async () => {
     t = await openCore();
-    sim = new SimulatedNodes({ core: t.core, naming, clock: systemClock, count: 2 });
+    sim = new SimulatedNodes({ core: t.core, naming, clock: systemClock, count: 2, watchAs: SCHEDULER_USER });
     scheduler = new Scheduler({ core: t.core, naming, clock: systemClock });
     sim.start();
     scheduler.start();
@@ -136,7 +136,7 @@ describe('node heartbeats on the injected clock', () => {
   it('renews each node Lease every 10 s', async () => {
     const t = await openCore();
     const clock = new ManualClock(Date.UTC(2026, 10, 25, 9, 0, 0));
-    const sim = new SimulatedNodes({ core: t.core, naming, clock, count: 1 });
+    const sim = new SimulatedNodes({ core: t.core, naming, clock, count: 1, watchAs: SCHEDULER_USER });
     try {
       sim.start();
       await eventually(async () => (await getOrUndefined(t.core, leases('keelson-node-0'))) !== undefined);

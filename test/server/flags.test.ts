@@ -37,6 +37,8 @@ describe('flags', () => {
       controllers: ['*'],
       simulatedNodes: 1,
       leaderElect: true,
+      controllersOnly: false,
+      useServiceAccountCredentials: false,
       featureGates: {},
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,
@@ -145,6 +147,32 @@ describe('flags', () => {
       flag: '--tls-cert-file',
       message: '--tls-cert-file: cannot read "a": EACCES: permission denied',
     });
+  });
+});
+
+describe('controller flags', () => {
+  test('--controllers takes known names, * and -name, and an empty value enables none', () => {
+    expect(config(['--controllers=']).controllers).toEqual([]);
+    expect(config(['--controllers', '*,-replicaset,tokencleaner']).controllers).toEqual(['*', '-replicaset', 'tokencleaner']);
+    expect(error(['--controllers', '*,deployment'])).toEqual({ flag: '--controllers', message: 'invalid argument "*,deployment" for "--controllers" flag: "deployment" is not in the list of known controllers' });
+    expect(error(['--controllers', '-nosuch']).message).toMatch(/"nosuch" is not in the list of known controllers/);
+  });
+
+  test('--controllers-only needs a remote core and credentials, and signing files for simulated nodes', () => {
+    const base = ['--controllers-only', '--core-address', '127.0.0.1:7443', '--kubeconfig', '/tmp/cm.kubeconfig'];
+    expect(error(['--controllers-only', '--kubeconfig', 'k'])).toMatchObject({ flag: '--controllers-only', message: expect.stringMatching(/needs --core-address/) });
+    expect(error(['--controllers-only', '--core-address', '127.0.0.1:7443'])).toMatchObject({ flag: '--kubeconfig' });
+    expect(error([...base, '--core-only', '--grpc-port', '0']).message).toMatch(/exclude each other/);
+    expect(error(base)).toMatchObject({ flag: '--simulated-nodes', message: expect.stringMatching(/needs --cluster-signing-cert-file and --cluster-signing-key-file/) });
+    expect(config([...base, '--simulated-nodes', '0'])).toMatchObject({ controllersOnly: true, kubeconfig: '/tmp/cm.kubeconfig', simulatedNodes: 0 });
+    expect(config([...base, '--cluster-signing-cert-file', 'ca.crt', '--cluster-signing-key-file', 'ca.key', '--use-service-account-credentials'])).toMatchObject({
+      clusterSigningCertFile: 'ca.crt',
+      clusterSigningKeyFile: 'ca.key',
+      useServiceAccountCredentials: true,
+      simulatedNodes: 1,
+    });
+    expect(error([...base, '--cluster-signing-cert-file', 'ca.crt'])).toMatchObject({ flag: '--cluster-signing-key-file', message: expect.stringMatching(/give both or neither/) });
+    expect(error(['--kubeconfig', 'k'])).toEqual({ flag: '--kubeconfig', message: '--kubeconfig is used only with --controllers-only' });
   });
 });
 

@@ -3,7 +3,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ensurePki, servingNames } from '../../src/server/pki';
+import { ensurePki, servingNames, signClientCertificate } from '../../src/server/pki';
 
 let dir: string;
 beforeEach(async () => {
@@ -65,6 +65,22 @@ describe('PKI', () => {
     const pki = await ensurePki({ dataDir: dir, skipServing: true });
     expect(pki.servingCert).toBe('');
     await expect(stat(path.join(dir, 'serving.crt'))).rejects.toThrow();
+  });
+
+  it("makes the controller manager's client certificate, and signs client certificates with a CA given as PEM", async () => {
+    const pki = await ensurePki({ dataDir: dir });
+    const ca = new X509Certificate(pki.caCert);
+    const manager = new X509Certificate(pki.controllerManagerCert);
+    expect(manager.subject).toBe('CN=system:kube-controller-manager');
+    expect(manager.verify(ca.publicKey)).toBe(true);
+    const caKey = await readFile(path.join(dir, 'ca.key'), 'utf8');
+    const node = await signClientCertificate(pki.caCert, caKey, 'system:node:n1', ['system:nodes']);
+    const cert = new X509Certificate(node.cert);
+    expect(cert.subject).toBe('CN=system:node:n1\nO=system:nodes');
+    expect(cert.verify(ca.publicKey)).toBe(true);
+    expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    expect(cert.checkPrivateKey(createPrivateKey(node.key))).toBe(true);
+    await expect(signClientCertificate(pki.caCert, 'not a key', 'u', [])).rejects.toThrow(/the signing CA is not a PEM certificate and PKCS#8 P-256 key/);
   });
 
   it('lists serving names without wildcard addresses or duplicates', () => {

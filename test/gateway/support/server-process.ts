@@ -21,6 +21,8 @@ export interface ServerProcess {
   output(): string;
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number | null>;
+  /** SIGKILL, then wait for the exit. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -30,7 +32,14 @@ export interface ServerProcess {
  */
 export const API_ONLY = ['--controllers', '*,-replicaset,-root-ca-cert-publisher', '--simulated-nodes', '0'];
 
-export async function startServerProcess(args: string[], options: { readyTimeoutMs?: number; dataDir?: string } = {}): Promise<ServerProcess> {
+export interface StartServerProcessOptions {
+  readyTimeoutMs?: number;
+  dataDir?: string;
+  /** A process without the HTTPS gateway (`--controllers-only`): no URL and no admin credentials to wait for. */
+  noGateway?: boolean;
+}
+
+export async function startServerProcess(args: string[], options: StartServerProcessOptions = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'keelson-e2e-')));
   const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, ...args], {
     cwd: ROOT,
@@ -50,10 +59,10 @@ export async function startServerProcess(args: string[], options: { readyTimeout
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  const m = /on (https:\/\/[^ ]+:(\d+)) /.exec(out);
+  const m = options.noGateway ? ['', '', '0'] : /on (https:\/\/[^ ]+:(\d+)) /.exec(out);
   if (!m) throw new Error(`no URL in output:\n${out}`);
   const read = (f: string) => readFile(path.join(dataDir, f), 'utf8');
-  const admin = { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') };
+  const admin = options.noGateway ? { ca: '', cert: '', key: '' } : { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') };
   return {
     pid: child.pid!,
     url: m[1],
@@ -62,6 +71,10 @@ export async function startServerProcess(args: string[], options: { readyTimeout
     kubeconfig: path.join(dataDir, 'admin.kubeconfig'),
     admin,
     output: () => out,
+    async kill() {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       const code = await exited;
