@@ -37,6 +37,7 @@ import { type CreateHandler, selfSubjectReviewHandler } from './handlers';
 import { podBindingHandler } from './registry/binding';
 import { checkDecodedLimits, withinLimits } from '../codecs/limits';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
+import type { StateSource } from '../metrics';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
 import { checkBodyFields } from './validation/field-validation';
@@ -68,6 +69,14 @@ export interface Core extends CoreApi {
   /** Create the system namespaces if missing; resolves when the core can serve. */
   ready(): Promise<void>;
   close(): Promise<void>;
+  /** What the metrics and health checks read about the store and the watch cache (an in-process core only). */
+  state?(): CoreState;
+}
+
+/** The in-process core's store and watch cache, read by `/metrics` and `/readyz`. */
+export interface CoreState extends StateSource {
+  /** Resolves true once the watch cache has applied every change up to `revision`, false after `timeoutMs`. */
+  cacheFresh(revision: number, timeoutMs: number): Promise<boolean>;
 }
 
 interface Resolved {
@@ -324,6 +333,26 @@ class InProcessCore implements Core {
     this.compactor.stop();
     await this.cache.close();
     await this.options.store.close();
+  }
+
+  state(): CoreState {
+    const { store } = this.options;
+    return {
+      resources: () =>
+        [...this.cache.all()].map((c) => ({
+          resource: c.def.group ? `${c.def.resource}.${c.def.group}` : c.def.resource,
+          objects: c.size,
+          cachedEvents: c.windowSize,
+        })),
+      store: async () => ({
+        revision: await store.currentRevision(),
+        compactedRevision: await store.compactedRevision(),
+        sizeBytes: await store.sizeBytes(),
+        cacheRevision: this.cache.revision,
+        ...(this.compactor.lastCompactionMs !== undefined ? { lastCompactionMs: this.compactor.lastCompactionMs } : {}),
+      }),
+      cacheFresh: (revision, timeoutMs) => this.cache.waitFresh(revision, timeoutMs),
+    };
   }
 }
 

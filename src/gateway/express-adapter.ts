@@ -106,6 +106,9 @@ export function toGatewayResponse(res: ServerResponse): GatewayResponse {
     get headersSent() {
       return res.headersSent;
     },
+    get statusCode() {
+      return res.statusCode;
+    },
     setHeader: (name, value) => {
       res.setHeader(name, value as string | string[]);
     },

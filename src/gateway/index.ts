@@ -13,7 +13,8 @@ import { createExpressApp, createNodeListener } from './express-adapter';
 import type { HealthChecks } from './handlers/health';
 import type { VersionInfo } from './handlers/version';
 import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
-import { createPipeline } from './pipeline';
+import { type RequestLimits, createPipeline } from './pipeline';
+import type { ServerMetrics } from '../metrics';
 import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
@@ -24,6 +25,7 @@ export { keelsonVersion, type VersionInfo } from './handlers/version';
 export type { TlsMaterial, RunningServer } from './https-server';
 export type { Authorizer, Decision, AuthorizationAttributes } from './steps/authorization';
 export type { GatewayRequest, GatewayResponse, PeerCertificate } from './types';
+export type { RequestLimits } from './pipeline';
 
 export interface GatewayOptions {
   core: CoreApi;
@@ -45,6 +47,10 @@ export interface GatewayOptions {
   /** Errors that were not StatusErrors (bugs), for the log. */
   /** Errors that became a 5xx, with the request's id (its `Audit-Id` header), for the log. */
   onUnexpectedError?: (err: unknown, request?: { id: string; method: string; path: string }) => void;
+  /** Request metrics, and `/metrics`. */
+  metrics?: ServerMetrics;
+  /** In-flight limits and the request timeout; none when absent. */
+  limits?: RequestLimits;
 }
 
 export interface Gateway {

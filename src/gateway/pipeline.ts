@@ -17,6 +17,9 @@ import { authenticationStep } from './steps/authentication';
 import { impersonationStep } from './steps/impersonation';
 import { type Authorizer, authorizationStep, bootstrapPolicyAuthorizer, superuserAuthorizer } from './steps/authorization';
 import { recoverStep } from './steps/recover';
+import { metricsStep } from './steps/metrics';
+import { limitsStep } from './steps/limits';
+import type { ServerMetrics } from '../metrics';
 import { requestInfoStep } from './steps/request-info';
 import type { Handler, Step } from './types';
 
@@ -44,6 +47,16 @@ export interface PipelineOptions {
   watchTimeoutMs?: () => number;
   /** Errors that became a 5xx, with the request's id (its `Audit-Id` header), for the log. */
   onUnexpectedError?: (err: unknown, request?: { id: string; method: string; path: string }) => void;
+  /** Request metrics, and `/metrics`. */
+  metrics?: ServerMetrics;
+  /** In-flight limits and the request timeout (`--max-requests-inflight`, …); none when absent. */
+  limits?: RequestLimits;
+}
+
+export interface RequestLimits {
+  maxReadOnly: number;
+  maxMutating: number;
+  requestTimeoutMs: number;
 }
 
 export function createPipeline(options: PipelineOptions): Handler {
@@ -52,9 +65,11 @@ export function createPipeline(options: PipelineOptions): Handler {
   const steps: Step[] = [
     recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),
     requestInfoStep,
+    ...(options.metrics ? [metricsStep(options.metrics, options.index)] : []),
     authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
     impersonationStep({ authorizers, naming: options.naming }),
     authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true),
+    ...(options.limits ? [limitsStep({ ...options.limits, codecs, index: options.index, metrics: options.metrics })] : []),
   ];
   return compose(steps, createRouter({ ...options, codecs }));
 }

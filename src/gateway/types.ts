@@ -26,6 +26,8 @@ export interface GatewayRequest {
 
 export interface GatewayResponse {
   readonly headersSent: boolean;
+  /** The status set so far (200 until `writeHead`). */
+  readonly statusCode: number;
   setHeader(name: string, value: string | readonly string[]): void;
   /** Set the status and headers; they go out with the first write or `end`. */
   writeHead(status: number): void;

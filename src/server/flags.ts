@@ -57,6 +57,12 @@ export interface ServerConfig {
   compactionIntervalMs: number;
   /** --watch-cache-window in milliseconds: how long the watch cache keeps recent events. */
   watchCacheWindowMs: number;
+  /** --max-requests-inflight: read-only requests served at once (0: no limit). */
+  maxRequestsInflight: number;
+  /** --max-mutating-requests-inflight: mutating requests served at once (0: no limit). */
+  maxMutatingRequestsInflight: number;
+  /** --request-timeout in milliseconds: how long a non-long-running request may take. */
+  requestTimeoutMs: number;
   /** --anonymous-auth: requests without credentials are `system:anonymous` (else 401). */
   anonymousAuth: boolean;
   /** --client-ca-file: PEM CA bundle for client certificates; default the generated CA under dataDir. */
@@ -321,6 +327,35 @@ const FLAGS: readonly Flag[] = [
     shownDefault: '5m0s',
     usage: 'The interval of compaction requests to the store (either backend), a duration such as 5m0s; 0 disables compaction.',
     parse: (v, n) => parseDuration(n, v),
+  }),
+  flag({
+    name: 'max-requests-inflight',
+    field: 'maxRequestsInflight',
+    type: 'int',
+    default: 400,
+    usage: 'The maximum number of non-mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
+    parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'max-mutating-requests-inflight',
+    field: 'maxMutatingRequestsInflight',
+    type: 'int',
+    default: 200,
+    usage: 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
+    parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'request-timeout',
+    field: 'requestTimeoutMs',
+    type: 'duration',
+    default: 60_000,
+    shownDefault: '1m0s',
+    usage: 'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer.',
+    parse: (v, n) => {
+      const ms = parseDuration(n, v);
+      if (ms <= 0) throw invalid(n, v, 'must be greater than 0');
+      return ms;
+    },
   }),
   flag({
     name: 'watch-cache-window',
@@ -652,6 +687,12 @@ function parseKnownFeatureGates(value: string): Record<string, boolean> {
     throw err;
   }
   return gates;
+}
+
+/** A non-negative integer count. */
+function parseCount(name: string, value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw invalid(name, value, 'must be a non-negative integer');
+  return Number(value);
 }
 
 function parsePort(name: string, value: string, min: number): number {

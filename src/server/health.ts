@@ -6,6 +6,7 @@
  */
 import type { HealthCheck, HealthChecks } from '../gateway';
 import type { Store } from '../store';
+import type { CoreState } from '../core/core';
 
 const STORE_TIMEOUT_MS = 2000;
 
@@ -31,12 +32,31 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   });
 }
 
-export function serverHealthChecks(state: ServerHealthState, store: Store | undefined): HealthChecks {
+/** How long the watch cache may take to reach the store's revision before readyz fails. */
+const CACHE_LAG_TIMEOUT_MS = 2000;
+
+export function serverHealthChecks(state: ServerHealthState, store: Store | undefined, cache?: CoreState): HealthChecks {
   const ping: HealthCheck = { name: 'ping', check: () => {} };
   const log: HealthCheck = { name: 'log', check: () => {} };
   const storeChecks: HealthCheck[] = store
     ? [{ name: 'etcd', check: async () => void (await withTimeout(store.currentRevision(), STORE_TIMEOUT_MS, `the ${store.kind} store`)) }]
     : [];
+  // Keelson's own: the watch cache follows the store (a stalled store watch shows here, not as stale reads).
+  const cacheChecks: HealthCheck[] =
+    store && cache
+      ? [
+          {
+            name: 'watch-cache-lag',
+            check: async () => {
+              if (!state.coreReady) return;
+              const revision = await withTimeout(store.currentRevision(), STORE_TIMEOUT_MS, `the ${store.kind} store`);
+              if (await cache.cacheFresh(revision, CACHE_LAG_TIMEOUT_MS)) return;
+              const { cacheRevision } = await cache.store();
+              throw new Error(`the watch cache is at revision ${cacheRevision}, ${revision - cacheRevision} behind the store's ${revision} after ${CACHE_LAG_TIMEOUT_MS}ms`);
+            },
+          },
+        ]
+      : [];
   const coreReady: HealthCheck = {
     name: 'core-ready',
     check: () => {
@@ -51,7 +71,7 @@ export function serverHealthChecks(state: ServerHealthState, store: Store | unde
   };
   return {
     livez: [ping, log, ...storeChecks],
-    readyz: [ping, log, ...storeChecks, coreReady, shutdown],
+    readyz: [ping, log, ...storeChecks, ...cacheChecks, coreReady, shutdown],
     healthz: [ping, log, ...storeChecks],
   };
 }

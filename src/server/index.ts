@@ -10,6 +10,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
+import type { CoreState } from '../core/core';
 import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreServer } from '../grpc';
 import {
   type Authenticator,
@@ -42,6 +43,8 @@ import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
 import { type Store, createStore } from '../store';
+import { ServerMetrics } from '../metrics';
+import { timedStore } from './store-metrics';
 import type { ServerConfig } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
@@ -79,6 +82,8 @@ const PACKAGE_VERSION = '0.1.0';
 
 interface Backend {
   core: CoreApi;
+  /** The in-process core's store and cache state (absent in front of a remote core). */
+  state?: CoreState;
   resources: readonly ResourceDefinition[];
   store?: Store;
   ready(): Promise<void>;
@@ -99,6 +104,7 @@ interface BackendDeps {
   /** Service-account token settings: TokenRequest issues with them. */
   serviceAccounts: ServiceAccountTokenOptions;
   log: (message: string) => void;
+  metrics: ServerMetrics;
 }
 
 function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
@@ -111,7 +117,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     });
     return { core: client, resources: builtinResources(naming), ready: async () => {}, close: async () => client.close() };
   }
-  const store = config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir });
+  const store = timedStore(config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir }), deps.metrics);
   const core = createCore({
     store,
     naming,
@@ -125,11 +131,14 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       ...accessReviewHandlers(deps.authorize, naming, deps.rulesFor),
     },
   });
+  const state = core.state!();
+  deps.metrics.setStateSource(state);
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
   return {
     core,
+    state,
     resources: core.resources,
     store,
     ready: async () => {
@@ -325,7 +334,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log });
+  const metrics = new ServerMetrics();
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics });
   authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
@@ -347,7 +357,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       naming,
       codecs: gatewayCodecs(naming, encodingFeatures(features)),
       features,
-      health: serverHealthChecks(state, backend.store),
+      health: serverHealthChecks(state, backend.store, backend.state),
       version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
       tls: { cert: serving.cert, key: serving.key, clientCa },
       host: config.bindAddress,
@@ -356,6 +366,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       authenticator,
       authorizers: authorization.authorizers,
       onUnauthenticated,
+      metrics,
+      limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
       onUnexpectedError: (err, request) =>
         log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     });

@@ -175,6 +175,19 @@ export class EmbeddedLog {
     this.compactTxn(revision, previous);
   }
 
+  /** The database file with its write-ahead log (and shared-memory index), in bytes. */
+  sizeBytes(): number {
+    let total = 0;
+    for (const suffix of ['', '-wal', '-shm']) {
+      try {
+        total += fs.statSync(`${this.db.name}${suffix}`).size;
+      } catch {
+        // Not there (no WAL yet): nothing to count.
+      }
+    }
+    return total;
+  }
+
   close(): void {
     this.db.close();
   }

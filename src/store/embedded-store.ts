@@ -149,6 +149,11 @@ export class EmbeddedStore implements Store {
     return this.compacted;
   }
 
+  async sizeBytes(): Promise<number> {
+    this.assertOpen();
+    return this.log.sizeBytes();
+  }
+
   /**
    * Deletes every row superseded at or below `revision` plus tombstones at or below it, and
    * records the compacted revision. As on etcd, reads at `revision` itself still work. At or

@@ -186,6 +186,11 @@ export class EtcdStore implements Store {
     return Number(res.header.revision);
   }
 
+  async sizeBytes(): Promise<number> {
+    const status = await this.call(undefined, () => this.client.maintenance.status());
+    return Number(status.dbSize);
+  }
+
   async compactedRevision(): Promise<number> {
     const { kv } = await this.readCompactRevKey();
     return kv ? Number(kv.value.toString()) : 0;

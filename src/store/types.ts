@@ -158,6 +158,9 @@ export interface Store {
   /** Forget history below `revision`: later reads and watches below it fail with `compacted`. */
   compact(revision: number): Promise<void>;
 
+  /** Bytes the store takes on disk: etcd's database size, or the embedded file with its write-ahead log. */
+  sizeBytes(): Promise<number>;
+
   close(): Promise<void>;
 }
 

@@ -11,6 +11,7 @@ export const LAYERS: Record<string, number> = {
   naming: 0,
   clock: 0,
   util: 0,
+  metrics: 0,
   status: 0,
   features: 0,
   schema: 1,

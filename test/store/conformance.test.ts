@@ -159,6 +159,21 @@ describe.each<[string, () => BackendUnderTest]>([
     expect((await storeError(store.compact(current + 1000))).code).toBe('future-revision');
   });
 
+  test('sizeBytes reports the bytes on disk, which grow as values are written', async () => {
+    const before = await store.sizeBytes();
+    expect(before).toBeGreaterThan(0);
+    const prefix = freshPrefix();
+    const big = enc('x'.repeat(64 * 1024));
+    for (let i = 0; i < 32; i++) await store.create(`${prefix}${i}`, big);
+    // etcd reports the size its backend has committed (every 100 ms by default).
+    let after = await store.sizeBytes();
+    for (let tries = 0; after <= before && tries < 50; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await store.sizeBytes();
+    }
+    expect(after).toBeGreaterThan(before);
+  });
+
   test('compaction: reads and watches below it fail with compacted, reads at it still work', async () => {
     const prefix = freshPrefix();
     const a1 = await store.create(`${prefix}a`, enc('1'));

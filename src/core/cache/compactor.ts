@@ -31,6 +31,8 @@ export class Compactor {
   private seenCompacted?: number;
   private running?: Promise<void>;
   private readonly stopTimer: () => void;
+  /** When this process last compacted the store (ms since the epoch, the injected clock's). */
+  lastCompactionMs?: number;
 
   constructor(private readonly options: CompactorOptions) {
     const interval = options.intervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS;
@@ -62,6 +64,7 @@ export class Compactor {
       const nobodyElse = this.seenCompacted === compacted;
       if (nobodyElse && this.candidate !== undefined && this.candidate > compacted) {
         await store.compact(this.candidate);
+        this.lastCompactionMs = this.options.clock.now();
         this.seenCompacted = await store.compactedRevision();
       } else {
         this.seenCompacted = compacted;

@@ -75,6 +75,11 @@ export class ResourceCache {
     return this.objects.size;
   }
 
+  /** Events kept for resuming watches. */
+  get windowSize(): number {
+    return this.window.size;
+  }
+
   get watcherCount(): number {
     return this.watchers.size;
   }

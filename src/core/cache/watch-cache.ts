@@ -88,6 +88,11 @@ export class WatchCache {
     return cache;
   }
 
+  /** Every registered type's cache. */
+  all(): IterableIterator<ResourceCache> {
+    return this.caches.values();
+  }
+
   resource(resource: string): ResourceCache | undefined {
     return this.caches.get(resource);
   }

@@ -11,7 +11,9 @@
  * `application/apply-patch+cbor`) and whether large responses are gzipped.
  */
 import { type Clock, systemClock } from '../../clock';
-import type { CoreApi, DecodeReport, GetOptions, Patch, RequestContext } from '../../core/api';
+import type { CoreApi, DecodeReport, GetOptions, Patch, RequestContext, WatchEvent } from '../../core/api';
+import type { ResourceDefinition } from '../../core/resources/definition';
+import type { ServerMetrics } from '../../metrics';
 import type { FeatureGates } from '../../features';
 import type { Naming } from '../../naming';
 import { StatusError, badRequest, notAcceptable, unsupportedMediaType } from '../../status';
@@ -54,6 +56,8 @@ export interface ResourceHandlerOptions {
   features?: FeatureGates;
   /** The time AGE columns count from. */
   clock?: Clock;
+  /** Counts the watch events sent. */
+  metrics?: ServerMetrics;
 }
 
 export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void>;
@@ -97,6 +101,16 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
   const { core, naming, index } = options;
   const watchTimeout = options.watchTimeoutMs ?? (() => defaultWatchTimeoutMs());
   const clock = options.clock ?? systemClock;
+  const metrics = options.metrics;
+  const watchEvents = metrics
+    ? (def: ResourceDefinition) => {
+        const labels = { group: def.group, version: def.version, kind: def.kind };
+        return (_event: WatchEvent, bytes: number) => {
+          metrics.watchEvents.inc(labels);
+          metrics.watchEventSizes.observe(labels, bytes);
+        };
+      }
+    : undefined;
   // Codecs built without explicit gates follow the server's gates (CBOR, compression).
   const gates = options.features;
   const ownCodecs = options.codecs.features === undefined && gates !== undefined;
@@ -154,6 +168,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
           defaultTimeoutMs: watchTimeout(),
           restrictions,
           conversion: { definition: route.definition, naming, now: () => clock.now(), metaCodecs },
+          ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
         });
         return;
       }

@@ -10,6 +10,7 @@ import type { CoreApi } from '../../core/api';
 import type { Codecs } from '../codecs';
 import type { FeatureGates } from '../../features';
 import type { ResourceIndex } from '../resource-index';
+import type { ServerMetrics } from '../../metrics';
 import { writeRawJson, writeText } from '../respond';
 import { type Exchange, type Handler, infoOf } from '../types';
 import { createDiscoveryHandler, discoveryPathOf } from './discovery';
@@ -29,6 +30,8 @@ export interface RouterOptions {
   serverAddress: () => string;
   watchTimeoutMs?: () => number;
   features?: FeatureGates;
+  /** Served at `/metrics` when present. */
+  metrics?: ServerMetrics;
 }
 
 /** Go's http.NotFound. */
@@ -38,7 +41,7 @@ export function writeNotFoundPage(exchange: Exchange): void {
 
 /** Upstream's index at `/`: every served root path, sorted (metav1.RootPaths). */
 export function rootPaths(index: ResourceIndex, health: HealthChecks): string[] {
-  const paths = new Set<string>(['/api', '/apis', '/apis/', '/version']);
+  const paths = new Set<string>(['/api', '/apis', '/apis/', '/metrics', '/version']);
   for (const group of index.groups()) {
     for (const version of group.versions) paths.add(group.name ? `/apis/${group.name}/${version}` : `/api/${version}`);
     if (group.name) paths.add(`/apis/${group.name}`);
@@ -86,6 +89,14 @@ export function createRouter(options: RouterOptions): Handler {
     if (path === '/version' || path === '/version/') {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return serveVersion(exchange, options.version);
+    }
+    if (path === '/metrics' && options.metrics) {
+      if (!isGet(exchange.request.method)) throw methodNotAllowed();
+      const { contentType, body } = await options.metrics.text();
+      exchange.response.setHeader('Content-Type', contentType);
+      exchange.response.writeHead(200);
+      exchange.response.end(body);
+      return;
     }
     if (isOpenApiPath(path)) {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();

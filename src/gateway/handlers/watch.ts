@@ -49,6 +49,8 @@ export interface WatchRequest {
   conversion?: WatchConversion;
   /** The validated `includeObject` of a Table watch. */
   includeObject?: IncludeObject | '';
+  /** Called for every event written, with its size (`apiserver_watch_events_total`). */
+  onSent?: (event: WatchEvent, bytes: number) => void;
 }
 
 type Frame = (event: WatchEvent) => Buffer;
@@ -99,7 +101,9 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     res.flushHeaders();
     if (signal.aborted) return;
     for await (const event of watch) {
-      if (!res.write(frame(event))) await res.drain();
+      const bytes = frame(event);
+      w.onSent?.(event, bytes.length);
+      if (!res.write(bytes)) await res.drain();
       if (signal.aborted) break;
     }
   } finally {

@@ -46,6 +46,9 @@ export class RecordingResponse implements GatewayResponse {
   get headersSent(): boolean {
     return this.headersFlushed || this.ended || this.chunks.length > 0;
   }
+  get statusCode(): number {
+    return this.status || 200;
+  }
   setHeader(name: string, value: string | readonly string[]): void {
     this.headers[name.toLowerCase()] = value;
   }

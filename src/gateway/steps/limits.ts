@@ -1,0 +1,130 @@
+/**
+ * Step 6: self-defence, as upstream's max-in-flight and timeout filters (used by upstream when
+ * priority and fairness is off; Keelson has no priority and fairness):
+ *
+ * - at most `maxReadOnly` read-only and `maxMutating` mutating requests run at once
+ *   (`--max-requests-inflight`, `--max-mutating-requests-inflight`; 0: no limit); one more
+ *   answers 429 with `Retry-After: 1` and upstream's plain-text body. Long-running requests
+ *   (watches) are not counted, and members of `system:masters` are never refused;
+ * - a request that is not long-running and has not answered within `--request-timeout` (or its
+ *   shorter `?timeout=`) answers 504 with upstream's Timeout Status; its handler's later writes
+ *   are dropped and its context is aborted.
+ */
+import type { ServerMetrics } from '../../metrics';
+import { timeout, tooManyRequests } from '../../status';
+import type { Codecs } from '../codecs';
+import { writeError, writeText } from '../respond';
+import type { Exchange, GatewayResponse, Step } from '../types';
+import { isLongRunning, requestLabels } from './metrics';
+import type { ResourceIndex } from '../resource-index';
+
+/** Upstream's retryAfter for a refused request. */
+const RETRY_AFTER_SECONDS = 1;
+const READ_ONLY_VERBS = new Set(['get', 'list', 'watch', 'proxy']);
+const PRIVILEGED_GROUP = 'system:masters';
+
+export interface LimitsOptions {
+  /** `--max-requests-inflight`: read-only requests at once (0: no limit). */
+  maxReadOnly: number;
+  /** `--max-mutating-requests-inflight` (0: no limit). */
+  maxMutating: number;
+  /** `--request-timeout` in milliseconds (0: none). */
+  requestTimeoutMs: number;
+  codecs: Codecs;
+  index: ResourceIndex;
+  metrics?: ServerMetrics;
+}
+
+/** Upstream's `?timeout=` for non-watch requests: a Go duration, which may only shorten the server's timeout. */
+function requestedTimeoutMs(query: URLSearchParams): number | undefined {
+  const raw = query.get('timeout');
+  if (!raw) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(raw);
+  if (!m) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+  return Number(m[1]) * unit;
+}
+
+export function limitsStep(options: LimitsOptions): Step {
+  let readOnly = 0;
+  let mutating = 0;
+  const gauge = options.metrics?.inflight;
+  return (next) => async (exchange) => {
+    const info = exchange.info!;
+    if (isLongRunning(info)) return next(exchange);
+    const isReadOnly = READ_ONLY_VERBS.has(info.verb);
+    const limit = isReadOnly ? options.maxReadOnly : options.maxMutating;
+    const current = isReadOnly ? readOnly : mutating;
+    if (limit > 0 && current >= limit && !exchange.user?.groups.includes(PRIVILEGED_GROUP)) {
+      refuse(exchange, options);
+      return;
+    }
+    if (isReadOnly) readOnly++;
+    else mutating++;
+    gauge?.set({ request_kind: isReadOnly ? 'readOnly' : 'mutating' }, isReadOnly ? readOnly : mutating);
+    try {
+      await withTimeout(next, exchange, options);
+    } finally {
+      if (isReadOnly) readOnly--;
+      else mutating--;
+      gauge?.set({ request_kind: isReadOnly ? 'readOnly' : 'mutating' }, isReadOnly ? readOnly : mutating);
+    }
+  };
+}
+
+function refuse(exchange: Exchange, options: LimitsOptions): void {
+  const error = tooManyRequests('Too many requests, please try again later.', RETRY_AFTER_SECONDS);
+  if (options.metrics) {
+    const labels = requestLabels(exchange.info!, exchange.request.query, exchange.request.headers['content-type'], options.index);
+    options.metrics.terminations.inc({ ...labels, code: String(error.code) });
+  }
+  // Upstream answers with Go's http.Error, not a Status.
+  exchange.response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  writeText(exchange, error.code, `${error.status.message}\n`);
+}
+
+async function withTimeout(next: (exchange: Exchange) => Promise<void>, exchange: Exchange, options: LimitsOptions): Promise<void> {
+  const requested = requestedTimeoutMs(exchange.request.query);
+  const ms = requested !== undefined && (options.requestTimeoutMs === 0 || requested < options.requestTimeoutMs) ? requested : options.requestTimeoutMs;
+  if (!(ms > 0)) return next(exchange);
+  const real = exchange.response;
+  let expired = false;
+  const guarded: GatewayResponse = {
+    get headersSent() {
+      return expired || real.headersSent;
+    },
+    get statusCode() {
+      return real.statusCode;
+    },
+    setHeader: (name, value) => void (expired || real.setHeader(name, value)),
+    writeHead: (status) => void (expired || real.writeHead(status)),
+    flushHeaders: () => void (expired || real.flushHeaders()),
+    write: (chunk) => (expired ? true : real.write(chunk)),
+    drain: () => (expired ? Promise.resolve() : real.drain()),
+    end: (chunk) => void (expired || real.end(chunk)),
+  };
+  const inner: Exchange = Object.assign(Object.create(exchange) as Exchange, { response: guarded });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+    timer.unref?.();
+  });
+  const running = next(inner).then(() => 'done' as const);
+  const outcome = await Promise.race([running, timedOut]);
+  clearTimeout(timer);
+  if (outcome === 'done') return;
+  // The handler's own failure, after the answer went out, has nobody left to hear it.
+  running.catch(() => {});
+  if (real.headersSent) {
+    expired = true;
+    real.end();
+    return;
+  }
+  expired = true;
+  const error = timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
+  writeError(exchange, error, options.codecs);
+  if (options.metrics) {
+    const labels = requestLabels(exchange.info!, exchange.request.query, exchange.request.headers['content-type'], options.index);
+    options.metrics.terminations.inc({ ...labels, code: String(error.code) });
+  }
+}
