@@ -264,6 +264,8 @@ export interface StructuredAuthenticationOptions {
   /** How often the file is checked for changes. */
   reloadIntervalMs?: number;
   log?: (message: string) => void;
+  /** Called after each reload of a changed file (or a failed read), for the reload metrics. */
+  onReload?: (status: ReloadStatus) => void;
 }
 
 /** What the reload controller last did (upstream's reload metrics): when, and whether it took. */
@@ -319,6 +321,7 @@ export function structuredAuthenticator(options: StructuredAuthenticationOptions
     } catch (err) {
       log(`authentication config: reading ${options.file} failed: ${(err as Error).message}`);
       status = { ...status, lastTimestampSeconds: Math.floor(options.clock.now() / 1000), status: 'failure' };
+      options.onReload?.(status);
       return;
     }
     if (next === text) return;
@@ -332,11 +335,13 @@ export function structuredAuthenticator(options: StructuredAuthenticationOptions
       text = next;
       status = { lastTimestampSeconds: Math.floor(options.clock.now() / 1000), status: 'success', hash: hashOf(next) };
       log(`authentication config: reloaded ${options.file}`);
+      options.onReload?.(status);
     } catch (err) {
       // A bad edit: keep the last good configuration, say why.
       text = next;
       status = { ...status, lastTimestampSeconds: Math.floor(options.clock.now() / 1000), status: 'failure' };
       log(`authentication config: reload of ${options.file} failed, keeping the last good configuration: ${(err as Error).message}`);
+      options.onReload?.(status);
     }
   }
 

@@ -61,6 +61,8 @@ export function buildAuthorizers(
   serverContext: RequestContext,
   log: (message: string) => void,
   clock: Clock = systemClock,
+  /** Called after each reload of a changed configuration file (not the first load), for the reload metrics. */
+  onReload?: (status: 'success' | 'failure', atMs: number) => void,
 ): ServerAuthorization {
   const naming = createNaming(config.vendor);
   let rbac: RbacAuthorizer | undefined;
@@ -149,6 +151,7 @@ export function buildAuthorizers(
       reload.failures++;
       reload.lastError = (err as Error).message;
       log(`--authorization-config: cannot read ${file}, keeping the last good configuration: ${reload.lastError}`);
+      if (lastText !== undefined) onReload?.('failure', clock.now());
       return undefined;
     }
     if (text === lastText) return undefined;
@@ -156,12 +159,14 @@ export function buildAuthorizers(
       const entries = parseAuthorizationConfig(text, naming).authorizers;
       const chain = fromConfig(entries);
       types = new Set(entries.map((e) => e.type));
+      if (lastText !== undefined) onReload?.('success', clock.now());
       lastText = text;
       reload.successes++;
       reload.lastSuccessMs = clock.now();
       delete reload.lastError;
       return chain;
     } catch (err) {
+      if (lastText !== undefined) onReload?.('failure', clock.now());
       lastText = text;
       reload.failures++;
       reload.lastError = (err as Error).message;

@@ -6,7 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
@@ -166,7 +167,14 @@ const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:
  * client CA), `--token-auth-file`, bootstrap tokens (read through `core()` from the watch
  * cache), anonymous unless `--anonymous-auth=false`.
  */
-function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAccounts: ServiceAccountTokenOptions, log: (message: string) => void, closers: Array<() => void>): Authenticator {
+function buildAuthenticator(
+  config: ServerConfig,
+  core: () => CoreApi,
+  serviceAccounts: ServiceAccountTokenOptions,
+  log: (message: string) => void,
+  closers: Array<() => void>,
+  metrics: ServerMetrics,
+): Authenticator {
   const naming = createNaming(config.vendor);
   const tokens: TokenAuthenticator[] = [serviceAccountAuthenticator(serviceAccounts)];
   if (config.tokenAuthFile) {
@@ -218,7 +226,14 @@ function buildAuthenticator(config: ServerConfig, core: () => CoreApi, serviceAc
   if (config.authenticationConfigFile) {
     let structured;
     try {
-      structured = structuredAuthenticator({ file: config.authenticationConfigFile, naming, clock: systemClock, serviceAccountIssuers: serviceAccounts.issuers, log });
+      structured = structuredAuthenticator({
+        file: config.authenticationConfigFile,
+        naming,
+        clock: systemClock,
+        serviceAccountIssuers: serviceAccounts.issuers,
+        log,
+        onReload: (status) => metrics.configReloaded('authentication', { status: status.status, atMs: status.lastTimestampSeconds * 1000 }),
+      });
     } catch (err) {
       throw new Error(`--authentication-config: ${(err as Error).message}`);
     }
@@ -326,17 +341,18 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const { gates: features, warnings } = buildFeatureGates(config.featureGates);
   for (const w of warnings) log(w);
   const clientCa = clientCaOf(config, pki);
+  // Upstream labels reload metrics with a hash of the server's identity.
+  const metrics = new ServerMetrics(`sha256:${createHash('sha256').update(`${hostname()}_${randomUUID()}`).digest('hex')}`);
   let backend: Backend | undefined;
   const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core);
   const closers: Array<() => void> = [];
-  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers);
+  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers, metrics);
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
   const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
-  const metrics = new ServerMetrics();
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics });
-  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log);
+  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, systemClock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);

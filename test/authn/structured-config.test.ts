@@ -3,6 +3,7 @@
  * claim mappings and validation rules against an HTTPS provider served by the test, and reload:
  * a good edit takes effect, a bad one keeps the last good configuration.
  */
+import { ServerMetrics } from '../../src/metrics';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs/promises';
@@ -134,8 +135,14 @@ ${rules}`;
       .setExpirationTime(Math.floor(clock.now() / 1000) + 600)
       .sign(key.privateKey);
 
-  async function open(): Promise<StructuredAuthenticator> {
-    const a = structuredAuthenticator({ file, naming, clock, serviceAccountIssuers: [SA_ISSUER] });
+  async function open(metrics?: ServerMetrics): Promise<StructuredAuthenticator> {
+    const a = structuredAuthenticator({
+      file,
+      naming,
+      clock,
+      serviceAccountIssuers: [SA_ISSUER],
+      ...(metrics ? { onReload: (s) => metrics.configReloaded('authentication', { status: s.status, atMs: s.lastTimestampSeconds * 1000 }) } : {}),
+    });
     opened.push(a);
     await a.ready();
     return a;
@@ -173,7 +180,8 @@ ${rules}`;
 
   it('reloads a good edit, and keeps the last good configuration on a bad one', async () => {
     await fs.writeFile(file, config('    username: {claim: sub, prefix: "v1:"}'));
-    const a = await open();
+    const metrics = new ServerMetrics('sha256:test');
+    const a = await open(metrics);
     expect(await a.authenticateToken(await token({}))).toMatchObject({ user: { username: 'v1:alice' } });
     const before = a.reloadStatus();
     await fs.writeFile(file, config('    username: {claim: sub, prefix: "v2:"}'));
@@ -187,5 +195,10 @@ ${rules}`;
     await a.reload();
     expect(a.reloadStatus()).toMatchObject({ status: 'failure' });
     expect(await a.authenticateToken(await token({}))).toMatchObject({ user: { username: 'v2:alice' } });
+    // Upstream's reload metrics, as /metrics shows them.
+    const text = (await metrics.text()).body;
+    expect(text).toContain('apiserver_authentication_config_controller_automatic_reloads_total{status="success",apiserver_id_hash="sha256:test"} 1');
+    expect(text).toContain('apiserver_authentication_config_controller_automatic_reloads_total{status="failure",apiserver_id_hash="sha256:test"} 1');
+    expect(text).toMatch(/apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds\{status="failure",apiserver_id_hash="sha256:test"\} \d+/);
   });
 });
