@@ -121,7 +121,9 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   if (names.includes('clusterrole-aggregation')) {
     running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: systemClock, log }));
   }
-  if (names.includes('replicaset')) {
+  if (names.includes('replicaset') && !served(core, core.naming.apiGroups.apps, 'replicasets')) {
+    log?.('replicaset controller: not started, replicasets are not served (--runtime-config)');
+  } else if (names.includes('replicaset')) {
     const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: systemClock, log });
     rs.start();
     running.push(rs);
@@ -152,6 +154,10 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   };
 }
 
+function served(core: Core, group: string, resource: string): boolean {
+  return core.resources.some((d) => d.group === group && d.resource === resource);
+}
+
 /** The scheduler and the simulated nodes (`--simulated-nodes`), which act for the cluster's nodes. */
 function runNodes(core: Core, log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
   const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count: options.simulatedNodes ?? 0, watchAs: SCHEDULER_USER, log });
@@ -176,7 +182,9 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
   // A process with no controllers (or no nodes) does not take their Lease from one that has them.
   const groups: Array<{ lease: string; user: UserInfo; run: () => RunningControllers }> = [];
   if (names.length > 0) groups.push({ lease: core.naming.leaderLeases.controllerManager, user: CONTROLLER_MANAGER_USER, run: () => runControllers(core, names, log, options) });
-  if ((options.simulatedNodes ?? 0) > 0) groups.push({ lease: core.naming.leaderLeases.scheduler, user: SCHEDULER_USER, run: () => runNodes(core, log, options) });
+  const nodesServed = served(core, '', 'nodes') && served(core, core.naming.groups.coordination, 'leases');
+  if ((options.simulatedNodes ?? 0) > 0 && !nodesServed) log?.('simulated nodes: not started, nodes or leases are not served (--runtime-config)');
+  if ((options.simulatedNodes ?? 0) > 0 && nodesServed) groups.push({ lease: core.naming.leaderLeases.scheduler, user: SCHEDULER_USER, run: () => runNodes(core, log, options) });
   if (!options.leaderElect) {
     const running = groups.map((g) => g.run());
     return { stop: async () => void (await Promise.all(running.map((r) => r.stop()))) };

@@ -17,6 +17,7 @@ import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
 import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
 import { CONTROLLER_NAMES } from '../controllers';
+import { type RuntimeConfig, parseRuntimeConfig } from './runtime-config';
 
 export interface ServingCertificate {
   certFile: string;
@@ -53,6 +54,8 @@ export interface ServerConfig {
   /** --use-service-account-credentials: each controller acts as its own service account. */
   useServiceAccountCredentials: boolean;
   featureGates: Record<string, boolean>;
+  /** --runtime-config: group versions and resources switched on or off, in command-line order. */
+  runtimeConfig: RuntimeConfig;
   /** --etcd-compaction-interval in milliseconds (either backend); 0 disables compaction. */
   compactionIntervalMs: number;
   /** --watch-cache-window in milliseconds: how long the watch cache keeps recent events. */
@@ -157,7 +160,7 @@ interface Flag<K extends keyof ServerConfig = keyof ServerConfig> {
   name: string;
   field: K;
   /** The value's type as help prints it (pflag's names). */
-  type: 'string' | 'int' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'ip';
+  type: 'string' | 'int' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'mapStringString' | 'ip';
   usage: string;
   default?: ServerConfig[K];
   shownDefault?: string;
@@ -309,6 +312,22 @@ const FLAGS: readonly Flag[] = [
     type: 'string',
     usage: 'With --controllers-only: PEM private key of --cluster-signing-cert-file.',
     parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'runtime-config',
+    field: 'runtimeConfig',
+    type: 'mapStringString',
+    default: [] as RuntimeConfig,
+    shownDefault: '',
+    usage:
+      "A set of key=value pairs that enable or disable built-in APIs: <group>/<version> (or v1 for the core group), <group>/<version>/<resource>, or api/all, api/ga, api/beta, api/alpha for every version of that stability; 'true' when the value is omitted.",
+    parse: (v, n, prev) => {
+      try {
+        return [...(prev ?? []), ...parseRuntimeConfig(v)];
+      } catch (err) {
+        throw invalid(n, v, (err as Error).message);
+      }
+    },
   }),
   flag({
     name: 'feature-gates',

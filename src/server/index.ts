@@ -44,6 +44,7 @@ import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { createNaming } from '../naming';
 import { type Store, createStore } from '../store';
+import { applyRuntimeConfig } from './runtime-config';
 import { ServerMetrics } from '../metrics';
 import { timedStore } from './store-metrics';
 import type { ServerConfig } from './flags';
@@ -110,18 +111,25 @@ interface BackendDeps {
 
 function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   const naming = createNaming(config.vendor);
+  let resources: ResourceDefinition[];
+  try {
+    resources = applyRuntimeConfig(builtinResources(naming), config.runtimeConfig);
+  } catch (err) {
+    throw new Error(`--runtime-config: ${(err as Error).message}`);
+  }
   if (config.coreAddress) {
     // The gateway presents its own client certificate; the core lets it act for the end user.
     const host = config.coreAddress.slice(0, config.coreAddress.lastIndexOf(':')).replace(/^\[|\]$/g, '');
     const client = createGrpcCoreClient(config.coreAddress, {
       tls: { ca: deps.pki.caCert, cert: deps.pki.gatewayCert, key: deps.pki.gatewayKey, ...(isIP(host) ? { serverName: 'localhost' } : {}) },
     });
-    return { core: client, resources: builtinResources(naming), ready: async () => {}, close: async () => client.close() };
+    return { core: client, resources, ready: async () => {}, close: async () => client.close() };
   }
   const store = timedStore(config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir }), deps.metrics);
   const core = createCore({
     store,
     naming,
+    resources,
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
     watchCache: { windowMs: config.watchCacheWindowMs },

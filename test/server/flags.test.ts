@@ -40,6 +40,7 @@ describe('flags', () => {
       controllersOnly: false,
       useServiceAccountCredentials: false,
       featureGates: {},
+      runtimeConfig: [],
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,
       maxRequestsInflight: 400,
