@@ -22,13 +22,21 @@ export interface HttpsListenOptions {
   /** 0 picks a free port. */
   port: number;
   listener: RequestListener;
+  /** Ends open watches and waits (at most the given milliseconds) for the requests in flight. */
+  drain?: (timeoutMs: number) => Promise<void>;
 }
+
+/** Upstream's default request timeout: no request that is not a watch should take longer. */
+const DRAIN_TIMEOUT_MS = 60_000;
 
 export interface RunningServer {
   readonly port: number;
   readonly host: string;
-  /** Stop accepting, end open connections (watches included) and wait until the server closed. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting connections, end open watches, let the requests in flight answer (at most
+   * `drainTimeoutMs`, default 60 s), then close every connection and wait until the server closed.
+   */
+  close(drainTimeoutMs?: number): Promise<void>;
 }
 
 export async function listenHttps(options: HttpsListenOptions): Promise<RunningServer> {
@@ -55,11 +63,14 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
   return {
     port: address.port,
     host: options.host,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+    close(drainTimeoutMs = DRAIN_TIMEOUT_MS) {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await options.drain?.(drainTimeoutMs);
         server.closeAllConnections();
-      });
+        await closed;
+      })();
       return closing;
     },
   };

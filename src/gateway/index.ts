@@ -55,11 +55,41 @@ export interface GatewayOptions {
 
 export interface Gateway {
   handle(request: GatewayRequest, response: GatewayResponse): Promise<void>;
+  /**
+   * Graceful shutdown's middle part: end every open watch cleanly (the clients see the stream
+   * end and re-watch elsewhere) and wait, at most `timeoutMs`, for the other requests in flight
+   * to answer. New requests are still served meanwhile; stop accepting them first.
+   */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
-  const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources) });
-  return { handle: (request, response) => pipeline(createExchange(request, response)) };
+  const stopping = new AbortController();
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources), shutdown: stopping.signal });
+  return {
+    async handle(request, response) {
+      inFlight++;
+      try {
+        await pipeline(createExchange(request, response));
+      } finally {
+        if (--inFlight === 0) idle?.();
+      }
+    },
+    async drain(timeoutMs) {
+      stopping.abort();
+      if (inFlight === 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        timer.unref?.();
+        idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    },
+  };
 }
 
 export interface StartGatewayOptions extends Omit<GatewayOptions, 'serverAddress'> {
@@ -84,7 +114,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const gateway = createGateway({ ...options, serverAddress });
   const listener =
     options.adapter === 'node' ? createNodeListener(gateway.handle, options.onUnexpectedError) : createExpressApp(gateway.handle, options.onUnexpectedError);
-  const server = await listenHttps({ tls: options.tls, host: options.host, port: options.port, listener });
+  const server = await listenHttps({ tls: options.tls, host: options.host, port: options.port, listener, drain: (ms) => gateway.drain(ms) });
   port = server.port;
   return server;
 }

@@ -51,6 +51,8 @@ export interface PipelineOptions {
   metrics?: ServerMetrics;
   /** In-flight limits and the request timeout (`--max-requests-inflight`, …); none when absent. */
   limits?: RequestLimits;
+  /** Aborted when the server shuts down: open watches end. */
+  shutdown?: AbortSignal;
 }
 
 export interface RequestLimits {

@@ -66,6 +66,8 @@ export interface ServerConfig {
   maxMutatingRequestsInflight: number;
   /** --request-timeout in milliseconds: how long a non-long-running request may take. */
   requestTimeoutMs: number;
+  /** --shutdown-delay-duration in milliseconds: how long the server keeps serving, /readyz failing, after a stop signal. */
+  shutdownDelayMs: number;
   /** --anonymous-auth: requests without credentials are `system:anonymous` (else 401). */
   anonymousAuth: boolean;
   /** --client-ca-file: PEM CA bundle for client certificates; default the generated CA under dataDir. */
@@ -362,6 +364,16 @@ const FLAGS: readonly Flag[] = [
     default: 200,
     usage: 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
     parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'shutdown-delay-duration',
+    field: 'shutdownDelayMs',
+    type: 'duration',
+    default: 0,
+    shownDefault: '0s',
+    usage:
+      'Time to delay the termination. During that time the server keeps serving requests normally while /readyz fails, so load balancers stop sending new ones; then open watches end, requests in flight finish (up to --request-timeout) and the store closes.',
+    parse: (v, n) => parseDuration(n, v),
   }),
   flag({
     name: 'request-timeout',

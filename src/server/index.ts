@@ -423,8 +423,14 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      // Upstream's order: readyz fails at once, serving goes on for the delay, then listeners stop,
+      // watches end and requests in flight answer, and only then does the store close.
       state.shuttingDown = true;
-      await server?.close();
+      if (config.shutdownDelayMs > 0) {
+        log(`shutting down in ${config.shutdownDelayMs / 1000}s (--shutdown-delay-duration); /readyz fails meanwhile`);
+        await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
+      }
+      await server?.close(config.requestTimeoutMs);
       await grpc?.close();
       authorization.stop();
       for (const close of closers) close();

@@ -46,6 +46,7 @@ describe('flags', () => {
       maxRequestsInflight: 400,
       maxMutatingRequestsInflight: 200,
       requestTimeoutMs: 60_000,
+      shutdownDelayMs: 0,
       anonymousAuth: true,
       enableBootstrapTokenAuth: false,
       apiAudiences: [],

@@ -58,6 +58,8 @@ export interface ResourceHandlerOptions {
   clock?: Clock;
   /** Counts the watch events sent. */
   metrics?: ServerMetrics;
+  /** Aborted when the server shuts down: open watches end. */
+  shutdown?: AbortSignal;
 }
 
 export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void>;
@@ -169,6 +171,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
           restrictions,
           conversion: { definition: route.definition, naming, now: () => clock.now(), metaCodecs },
           ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
+          ...(options.shutdown ? { shutdown: options.shutdown } : {}),
         });
         return;
       }

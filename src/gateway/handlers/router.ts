@@ -32,6 +32,8 @@ export interface RouterOptions {
   features?: FeatureGates;
   /** Served at `/metrics` when present. */
   metrics?: ServerMetrics;
+  /** Aborted when the server shuts down: open watches end. */
+  shutdown?: AbortSignal;
 }
 
 /** Go's http.NotFound. */

@@ -49,6 +49,8 @@ export interface WatchRequest {
   conversion?: WatchConversion;
   /** The validated `includeObject` of a Table watch. */
   includeObject?: IncludeObject | '';
+  /** Aborted when the server shuts down: the stream ends cleanly. */
+  shutdown?: AbortSignal;
   /** Called for every event written, with its size (`apiserver_watch_events_total`). */
   onSent?: (event: WatchEvent, bytes: number) => void;
 }
@@ -95,6 +97,8 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
   const timer = setTimeout(close, timeoutMs);
   timer.unref?.();
   signal.addEventListener('abort', close, { once: true });
+  w.shutdown?.addEventListener('abort', close, { once: true });
+  if (w.shutdown?.aborted) close();
   const res = exchange.response;
   try {
     sendHead(exchange, 200, output.codec.stream!.mediaType);
@@ -109,6 +113,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', close);
+    w.shutdown?.removeEventListener('abort', close);
     watch.close();
     res.end();
   }
