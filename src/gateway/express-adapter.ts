@@ -94,6 +94,7 @@ export function toGatewayRequest(req: IncomingMessage, res: ServerResponse): Gat
     query,
     headers: headersOf(req),
     peerCertificate: peerCertificateOf(req.socket as TLSSocket),
+    remoteAddress: req.socket.remoteAddress,
     get signal() {
       return signal();
     },

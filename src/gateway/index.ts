@@ -15,6 +15,7 @@ import type { VersionInfo } from './handlers/version';
 import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
 import { type RequestLimits, createPipeline } from './pipeline';
 import type { ServerMetrics } from '../metrics';
+import type { AuditOptions } from './audit';
 import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
@@ -26,6 +27,7 @@ export type { TlsMaterial, RunningServer } from './https-server';
 export type { Authorizer, Decision, AuthorizationAttributes } from './steps/authorization';
 export type { GatewayRequest, GatewayResponse, PeerCertificate } from './types';
 export type { RequestLimits } from './pipeline';
+export { parseAuditPolicy, type AuditEvent, type AuditSink, type AuditPolicy } from './audit';
 
 export interface GatewayOptions {
   core: CoreApi;
@@ -51,6 +53,8 @@ export interface GatewayOptions {
   metrics?: ServerMetrics;
   /** In-flight limits and the request timeout; none when absent. */
   limits?: RequestLimits;
+  /** Audit events per the policy; none when absent. */
+  audit?: AuditOptions;
 }
 
 export interface Gateway {

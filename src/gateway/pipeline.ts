@@ -19,6 +19,7 @@ import { type Authorizer, authorizationStep, bootstrapPolicyAuthorizer, superuse
 import { recoverStep } from './steps/recover';
 import { metricsStep } from './steps/metrics';
 import { limitsStep } from './steps/limits';
+import { type AuditOptions, auditStep } from './audit';
 import type { ServerMetrics } from '../metrics';
 import { requestInfoStep } from './steps/request-info';
 import type { Handler, Step } from './types';
@@ -53,6 +54,8 @@ export interface PipelineOptions {
   limits?: RequestLimits;
   /** Aborted when the server shuts down: open watches end. */
   shutdown?: AbortSignal;
+  /** Audit events per the policy (`--audit-policy-file`); none when absent. */
+  audit?: AuditOptions;
 }
 
 export interface RequestLimits {
@@ -69,8 +72,9 @@ export function createPipeline(options: PipelineOptions): Handler {
     requestInfoStep,
     ...(options.metrics ? [metricsStep(options.metrics, options.index)] : []),
     authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
+    ...(options.audit ? [auditStep({ codecs, ...options.audit })] : []),
     impersonationStep({ authorizers, naming: options.naming }),
-    authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true),
+    authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
     ...(options.limits ? [limitsStep({ ...options.limits, codecs, index: options.index, metrics: options.metrics })] : []),
   ];
   return compose(steps, createRouter({ ...options, codecs }));

@@ -18,6 +18,8 @@ export interface GatewayRequest {
   /** Header values by lower-case name; repeated headers joined with ", ". */
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly peerCertificate?: PeerCertificate;
+  /** The client's address, for the audit log's sourceIPs. */
+  readonly remoteAddress?: string;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   /** Read the whole body; rejects with 413 past `limitBytes`. */
@@ -81,6 +83,10 @@ export interface Exchange {
   user?: UserInfo;
   /** Warnings to send as `Warning: 299 - "..."` headers. */
   readonly warnings: string[];
+  /** Set by the recover step: the request's id (its `Audit-Id` header). */
+  id?: string;
+  /** Set by the audit step when the request is audited: adds an annotation to its audit event. */
+  annotate?: (key: string, value: string) => void;
 }
 
 export type Handler = (exchange: Exchange) => Promise<void>;

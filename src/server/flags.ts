@@ -68,6 +68,13 @@ export interface ServerConfig {
   requestTimeoutMs: number;
   /** --shutdown-delay-duration in milliseconds: how long the server keeps serving, /readyz failing, after a stop signal. */
   shutdownDelayMs: number;
+  /** --audit-policy-file: which requests are audited, at which level. */
+  auditPolicyFile?: string;
+  /** --audit-log-path: where audit events go (`-`: stdout). */
+  auditLogPath?: string;
+  auditLogMaxSizeMb: number;
+  auditLogMaxBackups: number;
+  auditLogMaxAgeDays: number;
   /** --anonymous-auth: requests without credentials are `system:anonymous` (else 401). */
   anonymousAuth: boolean;
   /** --client-ca-file: PEM CA bundle for client certificates; default the generated CA under dataDir. */
@@ -363,6 +370,44 @@ const FLAGS: readonly Flag[] = [
     type: 'int',
     default: 200,
     usage: 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
+    parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'audit-policy-file',
+    field: 'auditPolicyFile',
+    type: 'string',
+    usage: 'Path to the file that defines the audit policy configuration.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'audit-log-path',
+    field: 'auditLogPath',
+    type: 'string',
+    usage: "If set, all requests coming to the apiserver will be logged to this file. '-' means standard out.",
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'audit-log-maxsize',
+    field: 'auditLogMaxSizeMb',
+    type: 'int',
+    default: 0,
+    usage: 'The maximum size in megabytes of the audit log file before it gets rotated.',
+    parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'audit-log-maxbackup',
+    field: 'auditLogMaxBackups',
+    type: 'int',
+    default: 0,
+    usage: 'The maximum number of old audit log files to retain. Setting a value of 0 will mean there\'s no restriction on the number of files.',
+    parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'audit-log-maxage',
+    field: 'auditLogMaxAgeDays',
+    type: 'int',
+    default: 0,
+    usage: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({

@@ -35,14 +35,15 @@ import { systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
-import { type RunningServer, keelsonVersion, startGateway } from '../gateway';
+import { type AuditPolicy, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
+import { type AuditLog, openAuditLog } from './audit-log';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
 import { buildAuthorizers } from './authorization';
 import type { AdmissionPlugin } from '../core/admission';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
-import { createNaming } from '../naming';
+import { type Naming, createNaming } from '../naming';
 import { type Store, createStore } from '../store';
 import { applyRuntimeConfig } from './runtime-config';
 import { ServerMetrics } from '../metrics';
@@ -326,6 +327,32 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
   };
 }
 
+/**
+ * Auditing, with both `--audit-policy-file` and `--audit-log-path` as upstream needs (either
+ * alone audits nothing; upstream logs the same). A bad policy refuses to start.
+ */
+function openAudit(config: ServerConfig, naming: Naming, log: (message: string) => void): { policy: AuditPolicy; log: AuditLog } | undefined {
+  if (!config.auditPolicyFile || !config.auditLogPath) {
+    if (config.auditPolicyFile || config.auditLogPath) log('auditing is off: it needs both --audit-policy-file and --audit-log-path');
+    return undefined;
+  }
+  let policy: AuditPolicy;
+  try {
+    policy = parseAuditPolicy(readFlagFile('audit-policy-file', config.auditPolicyFile), naming);
+  } catch (err) {
+    throw new Error(`--audit-policy-file: ${(err as Error).message}`);
+  }
+  const auditLog = openAuditLog({
+    path: config.auditLogPath,
+    maxSizeMb: config.auditLogMaxSizeMb,
+    maxBackups: config.auditLogMaxBackups,
+    maxAgeDays: config.auditLogMaxAgeDays,
+    clock: systemClock,
+    log,
+  });
+  return { policy, log: auditLog };
+}
+
 /** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
 function clientCaOf(config: ServerConfig, pki: Pki): string {
   if (!config.clientCaFile) return pki.caCert;
@@ -361,6 +388,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics });
   authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, systemClock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
+  const audit = openAudit(config, naming, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
@@ -391,6 +419,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       authorizers: authorization.authorizers,
       onUnauthenticated,
       metrics,
+      ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock: systemClock } } : {}),
       limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
       onUnexpectedError: (err, request) =>
         log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
@@ -435,6 +464,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       authorization.stop();
       for (const close of closers) close();
       await opened.close();
+      // The last events reach the file before the process may exit.
+      await audit?.log.close();
     })());
 
   const ready = opened.ready().then(async () => {

@@ -92,10 +92,17 @@ export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
   };
 }
 
-export function authorizationStep(authorizers: readonly Authorizer[], withSelectors = false): Step {
+export function authorizationStep(authorizers: readonly Authorizer[], withSelectors = false, naming?: Naming): Step {
+  const decisionKey = naming && `${naming.groups.authorization}/decision`;
+  const reasonKey = naming && `${naming.groups.authorization}/reason`;
   return (next) => async (exchange) => {
     const attributes = attributesFor(userOf(exchange), infoOf(exchange), exchange.request.query, withSelectors);
     const d = await authorizeAll(authorizers, attributes);
+    // Upstream's audit annotations of the decision.
+    if (exchange.annotate && decisionKey && reasonKey) {
+      exchange.annotate(decisionKey, d.decision === 'allow' ? 'allow' : 'forbid');
+      exchange.annotate(reasonKey, d.reason ?? '');
+    }
     if (d.decision === 'allow') return next(exchange);
     throw forbiddenError(attributes, d.reason ?? '');
   };

@@ -20,6 +20,7 @@ export interface RecoverOptions {
 export function recoverStep(options: RecoverOptions): Step {
   return (next) => async (exchange) => {
     const id = randomUUID();
+    exchange.id = id;
     exchange.response.setHeader('Audit-Id', id);
     try {
       await next(exchange);

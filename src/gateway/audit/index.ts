@@ -1,0 +1,253 @@
+/**
+ * The audit step, as upstream's WithAudit: after authentication, the policy decides the
+ * request's level from the requesting user and the request info; an audited request gets an
+ * `Event` (`audit.<domain>/v1`, upstream's schema and field order) at each stage the policy
+ * keeps — `RequestReceived`, `ResponseStarted` (watches), `ResponseComplete`, `Panic` — handed
+ * to the sink. `Request` adds the request body as `requestObject`, `RequestResponse` the
+ * response body as `responseObject` (JSON and YAML bodies; other encodings are left out).
+ * Other steps add annotations through `exchange.annotate` (the authorization decision,
+ * deprecated versions).
+ */
+import { gunzipSync } from 'node:zlib';
+import YAML from 'yaml';
+import type { Codecs } from '../codecs';
+import { rfc3339Micro, type Clock } from '../../clock';
+import type { UserInfo } from '../../core/api';
+import type { Naming } from '../../naming';
+import { StatusError, isStatus } from '../../status';
+import type { Exchange, GatewayRequest, GatewayResponse, RequestInfo, Step } from '../types';
+import { type AuditDecision, type AuditPolicy, type AuditStage, evaluatePolicy } from './policy';
+
+export { parseAuditPolicy, evaluatePolicy, type AuditPolicy, type AuditLevel, type AuditStage } from './policy';
+
+/** Where events go (the log file, stdout). */
+export type AuditSink = (event: AuditEvent) => void;
+
+export interface AuditEvent {
+  kind: 'Event';
+  apiVersion: string;
+  level: string;
+  auditID: string;
+  stage: AuditStage;
+  requestURI: string;
+  verb: string;
+  user: UserInfo;
+  impersonatedUser?: UserInfo;
+  sourceIPs?: string[];
+  userAgent?: string;
+  objectRef?: Record<string, string>;
+  responseStatus?: Record<string, unknown>;
+  requestObject?: unknown;
+  responseObject?: unknown;
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  annotations?: Record<string, string>;
+}
+
+export interface AuditOptions {
+  policy: AuditPolicy;
+  sink: AuditSink;
+  naming: Naming;
+  clock: Clock;
+  /** The codecs request and response bodies are decoded with; default: the gateway's. */
+  codecs?: Codecs;
+}
+
+/** The largest body kept as requestObject/responseObject; bigger ones are left out. */
+const MAX_CAPTURED_BYTES = 3 * 1024 * 1024;
+
+function requestUri(req: GatewayRequest): string {
+  const query = req.query.toString();
+  return query ? `${req.path}?${query}` : req.path;
+}
+
+function objectRefOf(info: RequestInfo): Record<string, string> | undefined {
+  if (!info.isResourceRequest) return undefined;
+  const ref: Record<string, string> = {};
+  if (info.resource) ref.resource = info.resource;
+  if (info.namespace) ref.namespace = info.namespace;
+  if (info.name) ref.name = info.name;
+  if (info.apiGroup) ref.apiGroup = info.apiGroup;
+  if (info.apiVersion) ref.apiVersion = info.apiVersion;
+  if (info.subresource) ref.subresource = info.subresource;
+  return ref;
+}
+
+/**
+ * A body as an object, whatever its encoding, as upstream logs the decoded object: through the
+ * gateway's codecs (JSON, YAML, protobuf, CBOR), else as JSON or YAML text (the patch types);
+ * undefined when it does not decode.
+ */
+function decodeBody(bytes: Buffer, contentType: string | undefined, codecs: Codecs, omitManagedFields: boolean): unknown {
+  const media = contentType?.split(';')[0]?.trim().toLowerCase() ?? 'application/json';
+  let value: unknown;
+  try {
+    const codec = codecs.get(media);
+    if (codec) value = codec.decode(bytes);
+    else if (media.endsWith('json')) value = JSON.parse(bytes.toString('utf8'));
+    else if (media.endsWith('yaml')) value = YAML.parse(bytes.toString('utf8'));
+    else return undefined;
+  } catch {
+    return undefined;
+  }
+  if (omitManagedFields && typeof value === 'object' && value !== null) {
+    const meta = (value as { metadata?: Record<string, unknown> }).metadata;
+    if (meta && 'managedFields' in meta) {
+      const { managedFields: _dropped, ...rest } = meta;
+      value = { ...(value as object), metadata: rest };
+    }
+  }
+  return value;
+}
+
+export function auditStep(options: AuditOptions & { codecs: Codecs }): Step {
+  const apiVersion = `${options.naming.group('audit')}/v1`;
+  return (next) => async (exchange) => {
+    const user = exchange.user!;
+    const info = exchange.info!;
+    const decision = evaluatePolicy(options.policy, user, info);
+    if (decision.level === 'None') return next(exchange);
+    return audited(next, exchange, user, info, decision, options, apiVersion);
+  };
+}
+
+async function audited(
+  next: (e: Exchange) => Promise<void>,
+  exchange: Exchange,
+  user: UserInfo,
+  info: RequestInfo,
+  decision: AuditDecision,
+  options: AuditOptions & { codecs: Codecs },
+  apiVersion: string,
+): Promise<void> {
+  const { request } = exchange;
+  const received = rfc3339Micro(options.clock.now());
+  const annotations: Record<string, string> = {};
+  exchange.annotate = (key, value) => void (annotations[key] = value);
+  const withBodies = decision.level === 'Request' || decision.level === 'RequestResponse';
+  let requestBytes: Buffer | undefined;
+  const responseChunks: Buffer[] = [];
+  let responseBytes = 0;
+  let responseType: string | undefined;
+  let responseEncoding: string | undefined;
+  let started = false;
+  const emit = (stage: AuditStage, extra: Partial<AuditEvent> = {}) => {
+    if (decision.omitStages.has(stage)) return;
+    const impersonated = exchange.user && exchange.user !== user ? exchange.user : undefined;
+    const event: AuditEvent = {
+      kind: 'Event',
+      apiVersion,
+      level: decision.level,
+      auditID: exchange.id ?? '',
+      stage,
+      requestURI: requestUri(request),
+      verb: info.verb,
+      user,
+      ...(impersonated ? { impersonatedUser: impersonated } : {}),
+      ...(request.remoteAddress ? { sourceIPs: [request.remoteAddress.replace(/^::ffff:/, '')] } : {}),
+      ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
+      ...(objectRefOf(info) ? { objectRef: objectRefOf(info) } : {}),
+      ...extra,
+      requestReceivedTimestamp: received,
+      stageTimestamp: rfc3339Micro(options.clock.now()),
+      ...(Object.keys(annotations).length ? { annotations: { ...annotations } } : {}),
+    };
+    options.sink(event);
+  };
+  emit('RequestReceived');
+
+  const real = exchange.response;
+  const capture = decision.level === 'RequestResponse' && !(info.isResourceRequest && info.verb === 'watch');
+  const onStart = () => {
+    if (started) return;
+    started = true;
+    // Upstream sends ResponseStarted for long-running requests only.
+    if (info.isResourceRequest && info.verb === 'watch') emit('ResponseStarted', { responseStatus: { metadata: {}, code: real.statusCode } });
+  };
+  const response: GatewayResponse = {
+    get headersSent() {
+      return real.headersSent;
+    },
+    get statusCode() {
+      return real.statusCode;
+    },
+    setHeader: (name, value) => {
+      const lower = name.toLowerCase();
+      if (lower === 'content-type') responseType = String(value);
+      if (lower === 'content-encoding') responseEncoding = String(value);
+      real.setHeader(name, value);
+    },
+    writeHead: (status) => real.writeHead(status),
+    flushHeaders: () => {
+      onStart();
+      real.flushHeaders();
+    },
+    write: (chunk) => {
+      onStart();
+      if (capture) keep(chunk);
+      return real.write(chunk);
+    },
+    drain: () => real.drain(),
+    end: (chunk) => {
+      if (capture && chunk !== undefined) keep(chunk);
+      real.end(chunk);
+    },
+  };
+  function keep(chunk: Uint8Array | string): void {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    responseBytes += b.length;
+    if (responseBytes <= MAX_CAPTURED_BYTES) responseChunks.push(b);
+  }
+  const audited: Exchange = Object.assign(Object.create(exchange) as Exchange, {
+    response,
+    request: withBodies
+      ? {
+          ...request,
+          signal: request.signal,
+          readBody: async (limit: number) => {
+            const body = await request.readBody(limit);
+            requestBytes = body;
+            return body;
+          },
+        }
+      : request,
+  });
+  // Later steps set the user (impersonation) on the object they were given.
+  Object.defineProperty(audited, 'user', {
+    get: () => exchange.user,
+    set: (u: UserInfo) => (exchange.user = u),
+  });
+
+  let failure: unknown;
+  try {
+    await next(audited);
+  } catch (err) {
+    failure = err;
+    throw err;
+  } finally {
+    const extra: Partial<AuditEvent> = {};
+    const status = failure !== undefined ? StatusError.from(failure).status : undefined;
+    const code = status?.code ?? real.statusCode;
+    extra.responseStatus = status ? { metadata: {}, status: status.status, message: status.message, reason: status.reason, code } : { metadata: {}, code };
+    if (withBodies && requestBytes && requestBytes.length <= MAX_CAPTURED_BYTES) {
+      const object = decodeBody(requestBytes, request.headers['content-type'], options.codecs, decision.omitManagedFields);
+      if (object !== undefined) extra.requestObject = object;
+    }
+    if (capture && responseBytes > 0 && responseBytes <= MAX_CAPTURED_BYTES) {
+      let bytes: Buffer | undefined = Buffer.concat(responseChunks);
+      if (responseEncoding === 'gzip') {
+        try {
+          bytes = gunzipSync(bytes);
+        } catch {
+          bytes = undefined;
+        }
+      }
+      const object = bytes && decodeBody(bytes, responseType, options.codecs, decision.omitManagedFields);
+      if (object !== undefined) {
+        extra.responseObject = object;
+        if (isStatus(object) && code >= 400) extra.responseStatus = { metadata: {}, status: object.status, message: object.message, reason: object.reason, code };
+      }
+    }
+    emit(failure !== undefined && !StatusError.is(failure) ? 'Panic' : 'ResponseComplete', extra);
+  }
+}
