@@ -39,6 +39,15 @@ export interface StatusStrategy<T extends ApiObject = ApiObject> {
   validateUpdate?(obj: T, old: T, ctx: StrategyContext): FieldError[];
 }
 
+/** When a served version was deprecated, when it goes, and what replaces it (minor releases of 1.x). */
+export interface Deprecation {
+  /** e.g. `1.29`. */
+  deprecatedIn: string;
+  /** e.g. `1.32`: the release it is no longer served in. */
+  removedIn?: string;
+  replacement?: { group: string; version: string; kind: string };
+}
+
 export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   /** API group; '' for the core group. */
   group: string;
@@ -52,6 +61,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   categories?: string[];
   /** Verbs served on the main resource; default ALL_VERBS. */
   verbs?: readonly Verb[];
+  /**
+   * This version's deprecation (upstream's prerelease-lifecycle markers): requests to it get a
+   * Warning, an audit annotation and `apiserver_requested_deprecated_apis` (docs/API.md,
+   * "Deprecated versions"). No version served in 1.32 is deprecated; tests mark one.
+   */
+  deprecation?: Deprecation;
   /**
    * Never stored: a create is answered by a handler (upstream's review APIs, whose REST storage
    * only creates). The core serves the type only when it was given a handler for it

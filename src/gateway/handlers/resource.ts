@@ -41,6 +41,7 @@ import { orderedStatus, writeError, writeObject, writeRawJson } from '../respond
 import { type Exchange, type ResourceRequestInfo, userOf } from '../types';
 import { type ResourceRoute, resolveResourceRoute } from './resource-route';
 import { defaultWatchTimeoutMs, serveWatch } from './watch';
+import { signalDeprecation } from './deprecation';
 
 export interface ResourceHandlerOptions {
   core: CoreApi;
@@ -123,6 +124,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
     const req = exchange.request;
     const route = resolveResourceRoute(info, req.method, index);
     const { target } = route;
+    if (route.definition.deprecation) signalDeprecation(exchange, route.definition, info, naming, options.metrics);
     const ctx: RequestContext = { user: userOf(exchange), warnings: exchange.warnings, signal: req.signal };
     if (req.headers['user-agent']) ctx.userAgent = req.headers['user-agent'];
     const restrictions = restrictionsFor(route, naming);
