@@ -16,6 +16,7 @@ import { type RunningServer, type TlsMaterial, listenHttps } from './https-serve
 import { type RequestLimits, createPipeline } from './pipeline';
 import type { ServerMetrics } from '../metrics';
 import type { AuditOptions } from './audit';
+import type { RequestLogEntry } from './steps/request-log';
 import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
@@ -27,6 +28,7 @@ export type { TlsMaterial, RunningServer } from './https-server';
 export type { Authorizer, Decision, AuthorizationAttributes } from './steps/authorization';
 export type { GatewayRequest, GatewayResponse, PeerCertificate } from './types';
 export type { RequestLimits } from './pipeline';
+export type { RequestLogEntry } from './steps/request-log';
 export { parseAuditPolicy, type AuditEvent, type AuditSink, type AuditPolicy } from './audit';
 
 export interface GatewayOptions {
@@ -55,6 +57,8 @@ export interface GatewayOptions {
   limits?: RequestLimits;
   /** Audit events per the policy; none when absent. */
   audit?: AuditOptions;
+  /** One entry per answered request. */
+  onRequestLogged?: (entry: RequestLogEntry) => void;
 }
 
 export interface Gateway {

@@ -19,6 +19,7 @@ import { type Authorizer, authorizationStep, bootstrapPolicyAuthorizer, superuse
 import { recoverStep } from './steps/recover';
 import { metricsStep } from './steps/metrics';
 import { limitsStep } from './steps/limits';
+import { type RequestLogEntry, requestLogStep } from './steps/request-log';
 import { type AuditOptions, auditStep } from './audit';
 import type { ServerMetrics } from '../metrics';
 import { requestInfoStep } from './steps/request-info';
@@ -56,6 +57,8 @@ export interface PipelineOptions {
   shutdown?: AbortSignal;
   /** Audit events per the policy (`--audit-policy-file`); none when absent. */
   audit?: AuditOptions;
+  /** One entry per answered request (the server logs them at `-v=3`). */
+  onRequestLogged?: (entry: RequestLogEntry) => void;
 }
 
 export interface RequestLimits {
@@ -70,6 +73,7 @@ export function createPipeline(options: PipelineOptions): Handler {
   const steps: Step[] = [
     recoverStep({ codecs, onUnexpectedError: options.onUnexpectedError }),
     requestInfoStep,
+    ...(options.onRequestLogged ? [requestLogStep(options.onRequestLogged)] : []),
     ...(options.metrics ? [metricsStep(options.metrics, options.index)] : []),
     authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
     ...(options.audit ? [auditStep({ codecs, ...options.audit })] : []),

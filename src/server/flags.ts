@@ -68,6 +68,10 @@ export interface ServerConfig {
   requestTimeoutMs: number;
   /** --shutdown-delay-duration in milliseconds: how long the server keeps serving, /readyz failing, after a stop signal. */
   shutdownDelayMs: number;
+  /** -v / --v: log verbosity (request lines from 3). */
+  verbosity: number;
+  /** --logging-format: text (default) or json. */
+  loggingFormat: 'text' | 'json';
   /** --audit-policy-file: which requests are audited, at which level. */
   auditPolicyFile?: string;
   /** --audit-log-path: where audit events go (`-`: stdout). */
@@ -371,6 +375,25 @@ const FLAGS: readonly Flag[] = [
     default: 200,
     usage: 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
     parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'v',
+    field: 'verbosity',
+    type: 'int',
+    default: 0,
+    usage: 'number for the log level verbosity (-v or --v); 3 logs one line per request.',
+    parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'logging-format',
+    field: 'loggingFormat',
+    type: 'string',
+    default: 'text' as const,
+    usage: 'Sets the log format. Permitted formats: "json", "text".',
+    parse: (v, n) => {
+      if (v !== 'text' && v !== 'json') throw invalid(n, v, 'permitted formats: "json", "text"');
+      return v;
+    },
   }),
   flag({
     name: 'audit-policy-file',
@@ -852,13 +875,20 @@ export function parseDuration(name: string, value: string): number {
 }
 
 /** Parse `argv` (without the node and script paths). */
-export function parseFlags(argv: readonly string[], io: FlagIo = defaultIo): FlagParseResult {
+export function parseFlags(args: readonly string[], io: FlagIo = defaultIo): FlagParseResult {
+  let argv = args;
   try {
     const config = defaultConfig();
     const seen = new Set<string>();
     for (let i = 0; i < argv.length; i++) {
       const arg = argv[i]!;
       if (arg === '--help' || arg === '-h') return { kind: 'help', text: helpText() };
+      // pflag's one shorthand kube-apiserver has: -v for --v.
+      if (arg === '-v' || arg.startsWith('-v=')) {
+        argv = [...argv.slice(0, i), `-${arg}`, ...argv.slice(i + 1)];
+        i--;
+        continue;
+      }
       if (!arg.startsWith('--')) throw new FlagFailure('', `unexpected argument ${JSON.stringify(arg)}; every option is a --flag`);
       const eq = arg.indexOf('=');
       const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);

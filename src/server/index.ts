@@ -35,7 +35,8 @@ import { systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
-import { type AuditPolicy, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
+import { type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
+import type { Logger } from './logging';
 import { type AuditLog, openAuditLog } from './audit-log';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
@@ -58,6 +59,8 @@ export { parseFlags } from './flags';
 
 export interface StartServerOptions {
   log?: (line: string) => void;
+  /** The structured log: request lines at verbosity 3 go to it. */
+  logger?: Logger;
   /** Wait for the core to bootstrap before resolving (default true). */
   waitForReady?: boolean;
   /**
@@ -82,6 +85,8 @@ export interface RunningKeelson {
 }
 
 const PACKAGE_VERSION = '0.1.0';
+/** Upstream's HTTP log level. */
+const REQUEST_LOG_VERBOSITY = 3;
 
 interface Backend {
   core: CoreApi;
@@ -421,6 +426,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       metrics,
       ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock: systemClock } } : {}),
       limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
+      ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY) ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) } : {}),
       onUnexpectedError: (err, request) =>
         log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     });

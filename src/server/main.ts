@@ -7,9 +7,13 @@ import path from 'node:path';
 import { type ServerConfig, parseFlags } from './flags';
 import { startServer } from './index';
 import { startControllerProcess } from './controller-process';
+import { type Logger, createLogger } from './logging';
+
+/** Text until the flags are read; then the format and verbosity they ask for. */
+let logger: Logger = createLogger({ format: 'text', verbosity: 0 });
 
 function log(line: string): void {
-  process.stdout.write(`keelson: ${line}\n`);
+  logger.info(line);
 }
 
 async function main(): Promise<number> {
@@ -23,6 +27,7 @@ async function main(): Promise<number> {
     return 1;
   }
   const config = parsed.config;
+  logger = createLogger({ format: config.loggingFormat, verbosity: config.verbosity });
   // A promise some request path forgot to handle is a bug to log, not a reason to stop serving everyone else.
   process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
   // Listen for signals from the start, so a stop during start-up also closes cleanly.
@@ -39,7 +44,7 @@ async function main(): Promise<number> {
 
   if (config.controllersOnly) return runControllersOnly(config, stopped);
   const store = config.coreAddress ? `remote core ${config.coreAddress}` : config.etcdServers ? `etcd ${config.etcdServers.join(',')}` : `embedded store in ${config.dataDir}`;
-  const server = await startServer(config, { log, waitForReady: false });
+  const server = await startServer(config, { log, logger, waitForReady: false });
   if (config.coreOnly) log(`serving the ${config.vendor} core over gRPC only on ${server.grpcAddress ?? '?'}, ${store}`);
   else log(`serving ${config.vendor} API on ${server.url} (port ${server.port}), ${store}`);
   const kubeconfig = path.relative(process.cwd(), server.kubeconfigPath) || server.kubeconfigPath;

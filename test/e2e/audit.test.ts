@@ -27,6 +27,7 @@ beforeAll(async () => {
     '--vendor', 'kubernetes', '--simulated-nodes', '0',
     '--audit-policy-file', policy, '--audit-log-path', logFile,
     '--token-auth-file', path.join(dir, 'tokens.csv'),
+    '-v', '3',
   ]);
   kubectl = kubectlFor(() => server);
 });
@@ -77,4 +78,12 @@ test('a forbidden request is audited with the decision and the refusal', async (
     annotations: { 'authorization.k8s.io/decision': 'forbid', 'authorization.k8s.io/reason': expect.any(String) },
   });
   expect(denied!.auditID).toBe(res.headers['audit-id']);
+});
+
+test('-v=3 logs one HTTP line per request, without credentials', async () => {
+  await httpsRequest(`${server.url}/api/v1/namespaces/default/configmaps?limit=1`, { ca: server.admin.ca }, { headers: { Authorization: 'Bearer nobody-token', 'User-Agent': 'probe/1.0' } });
+  await new Promise((r) => setTimeout(r, 200));
+  const line = server.output().split('\n').find((l) => l.includes('userAgent="probe/1.0"'));
+  expect(line).toMatch(/^keelson: HTTP verb="GET" URI="\/api\/v1\/namespaces\/default\/configmaps\?limit=1" latency="[\d.]+(ms|µs|s)" userAgent="probe\/1.0" audit-ID="[0-9a-f-]{36}" srcIP="127.0.0.1" resp=403$/);
+  expect(server.output()).not.toContain('nobody-token');
 });

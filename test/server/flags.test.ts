@@ -47,6 +47,8 @@ describe('flags', () => {
       maxMutatingRequestsInflight: 200,
       requestTimeoutMs: 60_000,
       shutdownDelayMs: 0,
+      verbosity: 0,
+      loggingFormat: 'text',
       auditLogMaxSizeMb: 0,
       auditLogMaxBackups: 0,
       auditLogMaxAgeDays: 0,
@@ -181,6 +183,16 @@ describe('controller flags', () => {
     });
     expect(error([...base, '--cluster-signing-cert-file', 'ca.crt'])).toMatchObject({ flag: '--cluster-signing-key-file', message: expect.stringMatching(/give both or neither/) });
     expect(error(['--kubeconfig', 'k'])).toEqual({ flag: '--kubeconfig', message: '--kubeconfig is used only with --controllers-only' });
+  });
+});
+
+describe('logging flags', () => {
+  test('-v and --v set the verbosity; --logging-format is text or json', () => {
+    expect(config(['-v', '3']).verbosity).toBe(3);
+    expect(config(['-v=4']).verbosity).toBe(4);
+    expect(config(['--v=2', '--logging-format', 'json'])).toMatchObject({ verbosity: 2, loggingFormat: 'json' });
+    expect(error(['--logging-format', 'xml'])).toEqual({ flag: '--logging-format', message: 'invalid argument "xml" for "--logging-format" flag: permitted formats: "json", "text"' });
+    expect(error(['-v', 'loud']).flag).toBe('--v');
   });
 });
 
