@@ -122,6 +122,7 @@ async function audited(
 ): Promise<void> {
   const { request } = exchange;
   const received = rfc3339Micro(options.clock.now());
+  const objectRef = objectRefOf(info);
   const annotations: Record<string, string> = {};
   exchange.annotate = (key, value) => void (annotations[key] = value);
   const withBodies = decision.level === 'Request' || decision.level === 'RequestResponse';
@@ -146,7 +147,7 @@ async function audited(
       ...(impersonated ? { impersonatedUser: impersonated } : {}),
       ...(request.remoteAddress ? { sourceIPs: [request.remoteAddress.replace(/^::ffff:/, '')] } : {}),
       ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
-      ...(objectRefOf(info) ? { objectRef: objectRefOf(info) } : {}),
+      ...(objectRef ? { objectRef } : {}),
       ...extra,
       requestReceivedTimestamp: received,
       stageTimestamp: rfc3339Micro(options.clock.now()),
@@ -198,7 +199,9 @@ async function audited(
     responseBytes += b.length;
     if (responseBytes <= MAX_CAPTURED_BYTES) responseChunks.push(b);
   }
-  const audited: Exchange = Object.assign(Object.create(exchange) as Exchange, {
+  // A Metadata-level request that is not a watch needs neither wrapper: the exchange goes on as it is.
+  const wrap = withBodies || capture || (info.isResourceRequest && info.verb === 'watch');
+  const audited: Exchange = !wrap ? exchange : Object.assign(Object.create(exchange) as Exchange, {
     response,
     request: withBodies
       ? {
@@ -213,10 +216,12 @@ async function audited(
       : request,
   });
   // Later steps set the user (impersonation) on the object they were given.
-  Object.defineProperty(audited, 'user', {
-    get: () => exchange.user,
-    set: (u: UserInfo) => (exchange.user = u),
-  });
+  if (wrap) {
+    Object.defineProperty(audited, 'user', {
+      get: () => exchange.user,
+      set: (u: UserInfo) => (exchange.user = u),
+    });
+  }
 
   let failure: unknown;
   try {
