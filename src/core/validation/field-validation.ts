@@ -7,8 +7,9 @@
  *
  * - create/update bodies: 400 `<Kind> in version "<v>" cannot be handled as a <Kind>: strict
  *   decoding error: ...` (upstream's create and update handlers);
- * - JSON, merge and strategic merge patches: 422 `patch: Invalid value: ...: strict decoding
- *   error: ...` (upstream's patch handler);
+ * - JSON, merge and strategic merge patches: 400 `strict decoding error: ...` — the spec's
+ *   400 for every verb (upstream's patch handler wraps the same text in a 422 `patch: Invalid
+ *   value`, which the spec overrides); a value of the wrong type stays upstream's 422;
  * - apply patches: 400 `error strict decoding YAML: ...` for repeated keys.
  *
  * Repeated keys can only be seen in the bytes, so the doors decode bodies with the strict
@@ -129,7 +130,7 @@ export function checkPatchedFields(check: PatchedCheck): void {
   const own = record?.kind === 'patch' ? record.errors : [];
   const errors = [...own, ...unknownErrors(walk)];
   if (errors.length === 0) return;
-  if (directive === 'Strict') throw patchInvalid(patch, patched, `strict decoding error: ${errors.join(', ')}`);
+  if (directive === 'Strict') throw badRequest(`strict decoding error: ${errors.join(', ')}`);
   warn(ctx, errors);
 }
 
