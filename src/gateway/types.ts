@@ -75,8 +75,14 @@ export type RequestInfo = ResourceRequestInfo | NonResourceRequestInfo;
 
 /** One request in flight: filled in by the steps in the order they run. */
 export interface Exchange {
-  readonly request: GatewayRequest;
-  readonly response: GatewayResponse;
+  /** Replaced in place by a step that must see the body (audit); never by anything else. */
+  request: GatewayRequest;
+  /**
+   * Replaced in place by a step that must see or stop what is written (audit, the request
+   * timeout). In place, not by a new exchange object: every later step and handler keeps
+   * seeing one object shape, which V8 optimises for.
+   */
+  response: GatewayResponse;
   /** Set by the request-info step. */
   info?: RequestInfo;
   /** Set by the authentication step. */

@@ -199,33 +199,32 @@ async function audited(
     responseBytes += b.length;
     if (responseBytes <= MAX_CAPTURED_BYTES) responseChunks.push(b);
   }
-  // A Metadata-level request that is not a watch needs neither wrapper: the exchange goes on as it is.
-  const wrap = withBodies || capture || (info.isResourceRequest && info.verb === 'watch');
-  const audited: Exchange = !wrap ? exchange : Object.assign(Object.create(exchange) as Exchange, {
-    response,
-    request: withBodies
-      ? {
-          ...request,
-          signal: request.signal,
-          readBody: async (limit: number) => {
-            const body = await request.readBody(limit);
-            requestBytes = body;
-            return body;
-          },
-        }
-      : request,
-  });
-  // Later steps set the user (impersonation) on the object they were given.
-  if (wrap) {
-    Object.defineProperty(audited, 'user', {
-      get: () => exchange.user,
-      set: (u: UserInfo) => (exchange.user = u),
-    });
+  // A Metadata-level request that is not a watch needs neither wrapper. The others are swapped in
+  // place (one exchange shape for every later step).
+  if (capture || (info.isResourceRequest && info.verb === 'watch')) exchange.response = response;
+  if (withBodies) {
+    const readBody = request.readBody.bind(request);
+    exchange.request = {
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      headers: request.headers,
+      peerCertificate: request.peerCertificate,
+      remoteAddress: request.remoteAddress,
+      get signal() {
+        return request.signal;
+      },
+      readBody: async (limit: number) => {
+        const body = await readBody(limit);
+        requestBytes = body;
+        return body;
+      },
+    };
   }
 
   let failure: unknown;
   try {
-    await next(audited);
+    await next(exchange);
   } catch (err) {
     failure = err;
     throw err;

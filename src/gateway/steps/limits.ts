@@ -83,48 +83,52 @@ function refuse(exchange: Exchange, options: LimitsOptions): void {
   writeText(exchange, error.code, `${error.status.message}\n`);
 }
 
+/**
+ * Run the rest of the pipeline under the request timeout. Nothing is wrapped unless the timer
+ * fires: then the 504 goes out on the real response and `exchange.response` is swapped for one
+ * that drops whatever the handler writes later.
+ */
 async function withTimeout(next: (exchange: Exchange) => Promise<void>, exchange: Exchange, options: LimitsOptions): Promise<void> {
   const requested = requestedTimeoutMs(exchange.request.query);
   const ms = requested !== undefined && (options.requestTimeoutMs === 0 || requested < options.requestTimeoutMs) ? requested : options.requestTimeoutMs;
   if (!(ms > 0)) return next(exchange);
+  const timer = setTimeout(() => expire(exchange, options), ms);
+  try {
+    await next(exchange);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function expire(exchange: Exchange, options: LimitsOptions): void {
   const real = exchange.response;
-  let expired = false;
-  const guarded: GatewayResponse = {
-    get headersSent() {
-      return expired || real.headersSent;
-    },
-    get statusCode() {
-      return real.statusCode;
-    },
-    setHeader: (name, value) => void (expired || real.setHeader(name, value)),
-    writeHead: (status) => void (expired || real.writeHead(status)),
-    flushHeaders: () => void (expired || real.flushHeaders()),
-    write: (chunk) => (expired ? true : real.write(chunk)),
-    drain: () => (expired ? Promise.resolve() : real.drain()),
-    end: (chunk) => void (expired || real.end(chunk)),
-  };
-  const inner: Exchange = Object.assign(Object.create(exchange) as Exchange, { response: guarded });
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-    timer.unref?.();
-  });
-  const running = next(inner).then(() => 'done' as const);
-  const outcome = await Promise.race([running, timedOut]);
-  clearTimeout(timer);
-  if (outcome === 'done') return;
-  // The handler's own failure, after the answer went out, has nobody left to hear it.
-  running.catch(() => {});
   if (real.headersSent) {
-    expired = true;
+    // Too late for a Status: end what was started.
+    exchange.response = droppingWrites(real);
     real.end();
     return;
   }
-  expired = true;
   const error = timeout('Timeout: request did not complete within requested timeout - context deadline exceeded');
   writeError(exchange, error, options.codecs);
+  exchange.response = droppingWrites(real);
   if (options.metrics) {
     const labels = requestLabels(exchange.info!, exchange.request.query, exchange.request.headers['content-type'], options.index);
     options.metrics.terminations.inc({ ...labels, code: String(error.code) });
   }
+}
+
+/** What the handler of a timed-out request writes to: nothing reaches the client any more. */
+function droppingWrites(real: GatewayResponse): GatewayResponse {
+  return {
+    headersSent: true,
+    get statusCode() {
+      return real.statusCode;
+    },
+    setHeader: () => {},
+    writeHead: () => {},
+    flushHeaders: () => {},
+    write: () => true,
+    drain: () => Promise.resolve(),
+    end: () => {},
+  };
 }

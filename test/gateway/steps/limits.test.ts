@@ -81,7 +81,9 @@ describe('limits step', () => {
       finished = true;
     });
     const slow = fakeExchange({ url: '/api/v1/namespaces/default/pods/x' });
-    await run(slow.exchange);
+    // The 504 goes out when the timer fires; the step itself waits for the handler.
+    const slowRun = run(slow.exchange);
+    await new Promise((r) => setTimeout(r, 100));
     expect(slow.response.status).toBe(504);
     expect(slow.response.json).toEqual({
       kind: 'Status',
@@ -93,7 +95,7 @@ describe('limits step', () => {
       code: 504,
     });
     hold.open();
-    await new Promise((r) => setTimeout(r, 10));
+    await slowRun;
     expect(finished).toBe(true);
     expect(slow.response.text).not.toContain('late');
 
@@ -101,7 +103,8 @@ describe('limits step', () => {
     const quick = gate();
     const short = fakeExchange({ url: '/api/v1/pods?timeout=20ms' });
     const longTimeout = pipeline(limitsStep({ ...options, requestTimeoutMs: 60_000 }), async () => quick.wait);
-    await longTimeout(short.exchange);
+    const shortRun = longTimeout(short.exchange);
+    await new Promise((r) => setTimeout(r, 80));
     expect(short.response.status).toBe(504);
     const watch = fakeExchange({ url: '/api/v1/pods?watch=true' });
     const watching = pipeline(limitsStep({ ...options, requestTimeoutMs: 10 }), async (e) => {
@@ -111,6 +114,7 @@ describe('limits step', () => {
     await watching;
     expect(watch.response.text).toBe('events');
     quick.open();
+    await shortRun;
   });
 });
 
