@@ -9,7 +9,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { FastCounter, FastHistogram } from './series';
 
 /** Upstream's request-latency buckets (apiserver_request_duration_seconds). */
 const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -67,15 +68,14 @@ export interface ConfigReload {
 /** A registry with every metric the server keeps; one per server, so tests and embedded servers stay apart. */
 export class ServerMetrics {
   readonly registry = new Registry();
-  readonly requests: Counter<keyof RequestLabels | 'code'>;
-  readonly requestDuration: Histogram<keyof RequestLabels>;
-  readonly responseSizes: Histogram<keyof RequestLabels>;
+  readonly requests: FastCounter<keyof RequestLabels | 'code'>;
+  readonly requestDuration: FastHistogram<keyof RequestLabels>;
   readonly inflight: Gauge<'request_kind'>;
   readonly longRunning: Gauge<keyof Omit<RequestLabels, 'dry_run'>>;
   readonly terminations: Counter<keyof RequestLabels | 'code'>;
-  readonly watchEvents: Counter<'group' | 'version' | 'kind'>;
-  readonly watchEventSizes: Histogram<'group' | 'version' | 'kind'>;
-  readonly storageDuration: Histogram<'operation' | 'type'>;
+  readonly watchEvents: FastCounter<'group' | 'version' | 'kind'>;
+  readonly watchEventSizes: FastHistogram<'group' | 'version' | 'kind'>;
+  readonly storageDuration: FastHistogram<'operation' | 'type'>;
   readonly deprecatedApis: Gauge<'group' | 'version' | 'resource' | 'subresource' | 'removed_release'>;
   private readonly reloads: Record<'authentication' | 'authorization', { last: Gauge<'status' | 'apiserver_id_hash'>; total: Counter<'status' | 'apiserver_id_hash'> }>;
   private source?: StateSource;
@@ -84,26 +84,20 @@ export class ServerMetrics {
     const registers = [this.registry];
     this.processGauges(registers);
     const requestLabels = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
-    this.requests = new Counter({
-      name: 'apiserver_request_total',
-      help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
-      labelNames: [...requestLabels, 'code'],
-      registers,
-    });
-    this.requestDuration = new Histogram({
-      name: 'apiserver_request_duration_seconds',
-      help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-      labelNames: requestLabels,
-      buckets: REQUEST_BUCKETS,
-      registers,
-    });
-    this.responseSizes = new Histogram({
-      name: 'apiserver_response_sizes',
-      help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.',
-      labelNames: requestLabels,
-      buckets: [1000, 10000, 100000, 1e6, 1e7, 1e8, 1e9],
-      registers,
-    });
+    // The per-request ones are FastCounter/FastHistogram (series.ts): no label hashing per call.
+    this.requests = new FastCounter(
+      'apiserver_request_total',
+      'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+      [...requestLabels, 'code'],
+      this.registry,
+    );
+    this.requestDuration = new FastHistogram(
+      'apiserver_request_duration_seconds',
+      'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+      requestLabels,
+      REQUEST_BUCKETS,
+      this.registry,
+    );
     this.inflight = new Gauge({
       name: 'apiserver_current_inflight_requests',
       help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
@@ -124,26 +118,9 @@ export class ServerMetrics {
       labelNames: [...requestLabels, 'code'],
       registers,
     });
-    this.watchEvents = new Counter({
-      name: 'apiserver_watch_events_total',
-      help: 'Number of events sent in watch clients',
-      labelNames: ['group', 'version', 'kind'],
-      registers,
-    });
-    this.watchEventSizes = new Histogram({
-      name: 'apiserver_watch_events_sizes',
-      help: 'Watch event size distribution in bytes',
-      labelNames: ['group', 'version', 'kind'],
-      buckets: WATCH_SIZE_BUCKETS,
-      registers,
-    });
-    this.storageDuration = new Histogram({
-      name: 'etcd_request_duration_seconds',
-      help: 'Etcd request latency in seconds for each operation and object type.',
-      labelNames: ['operation', 'type'],
-      buckets: STORAGE_BUCKETS,
-      registers,
-    });
+    this.watchEvents = new FastCounter('apiserver_watch_events_total', 'Number of events sent in watch clients', ['group', 'version', 'kind'], this.registry);
+    this.watchEventSizes = new FastHistogram('apiserver_watch_events_sizes', 'Watch event size distribution in bytes', ['group', 'version', 'kind'], WATCH_SIZE_BUCKETS, this.registry);
+    this.storageDuration = new FastHistogram('etcd_request_duration_seconds', 'Etcd request latency in seconds for each operation and object type.', ['operation', 'type'], STORAGE_BUCKETS, this.registry);
     this.deprecatedApis = new Gauge({
       name: 'apiserver_requested_deprecated_apis',
       help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',

@@ -4,6 +4,7 @@
  * its key belongs to (the resource segment of `/registry/<resource>/…`).
  */
 import type { ServerMetrics } from '../metrics';
+import type { HistogramSeries } from '../metrics/series';
 import type { Store } from '../store';
 
 function typeOf(key: string): string {
@@ -13,13 +14,20 @@ function typeOf(key: string): string {
 }
 
 export function timedStore(store: Store, metrics: ServerMetrics): Store {
-  const histogram = metrics.storageDuration;
+  const series = new Map<string, HistogramSeries>();
   const timed = async <T>(operation: string, key: string, call: () => Promise<T>): Promise<T> => {
-    const end = histogram.startTimer({ operation, type: typeOf(key) });
+    const type = typeOf(key);
+    const id = `${operation}\u0000${type}`;
+    let histogram = series.get(id);
+    if (!histogram) {
+      histogram = metrics.storageDuration.labels({ operation, type });
+      series.set(id, histogram);
+    }
+    const start = performance.now();
     try {
       return await call();
     } finally {
-      end();
+      histogram.observe((performance.now() - start) / 1000);
     }
   };
   return {

@@ -108,9 +108,11 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
   const watchEvents = metrics
     ? (def: ResourceDefinition) => {
         const labels = { group: def.group, version: def.version, kind: def.kind };
+        const events = metrics.watchEvents.labels(labels);
+        const sizes = metrics.watchEventSizes.labels(labels);
         return (_event: WatchEvent, bytes: number) => {
-          metrics.watchEvents.inc(labels);
-          metrics.watchEventSizes.observe(labels, bytes);
+          events.inc();
+          sizes.observe(bytes);
         };
       }
     : undefined;

@@ -7,6 +7,7 @@
  * so made-up paths cannot grow the label sets without bound.
  */
 import type { RequestLabels, ServerMetrics } from '../../metrics';
+import type { CounterSeries, HistogramSeries } from '../../metrics/series';
 import { StatusError } from '../../status';
 import type { ResourceIndex } from '../resource-index';
 import type { RequestInfo, Step } from '../types';
@@ -53,10 +54,10 @@ export function requestLabels(info: RequestInfo, query: URLSearchParams, content
   };
 }
 
-/** One label set's children, found by a joined key instead of prom-client hashing the labels on every call. */
+/** One label set's series, found by a joined key; the metric objects are not asked again. */
 interface Series {
-  duration: { observe(value: number): void };
-  byCode: Map<number, { inc(): void }>;
+  duration: HistogramSeries;
+  byCode: Map<number, CounterSeries>;
 }
 
 export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step {

@@ -59,9 +59,12 @@ export async function runOperations(ctx: Context): Promise<void> {
     };
     const policy = parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming);
     let lines = 0;
+    const limits = { maxReadOnly: 400, maxMutating: 200, requestTimeoutMs: 60_000 };
     const variants: Array<[string, ReturnType<typeof createGateway>]> = [
       ['plain pipeline', createGateway(base)],
+      ['with the in-flight limits and request timeout', createGateway({ ...base, limits })],
       ['with metrics', createGateway({ ...base, metrics: new ServerMetrics() })],
+      ['with limits and metrics (the server default)', createGateway({ ...base, limits, metrics: new ServerMetrics() })],
       ['with metrics and audit (Metadata, to a file)', createGateway({ ...base, metrics: new ServerMetrics(), audit: { policy, sink: auditLog.sink, naming, clock: systemClock } })],
       [
         'with metrics, audit and the -v=3 request line',
