@@ -94,7 +94,10 @@ export function toGatewayRequest(req: IncomingMessage, res: ServerResponse): Gat
     query,
     headers: headersOf(req),
     peerCertificate: peerCertificateOf(req.socket as TLSSocket),
-    remoteAddress: req.socket.remoteAddress,
+    // Read only by the audit log and the request log.
+    get remoteAddress() {
+      return req.socket.remoteAddress;
+    },
     get signal() {
       return signal();
     },
