@@ -730,7 +730,8 @@ export function helpText(): string {
   const lines = ['Usage: keelson [flags]', '', 'Flags:'];
   for (const f of FLAGS) {
     const shown = shownDefault(f);
-    lines.push(`      --${f.name} ${f.type === 'bool' ? '' : f.type}`.trimEnd().padEnd(48) + f.usage + (shown ? ` (default ${shown})` : ''));
+    const names = f.name === 'v' ? '  -v, --v' : `      --${f.name}`;
+    lines.push(`${names} ${f.type === 'bool' ? '' : f.type}`.trimEnd().padEnd(48) + f.usage + (shown ? ` (default ${shown})` : ''));
   }
   lines.push('  -h, --help'.padEnd(48) + 'help for keelson');
   return `${lines.join('\n')}\n`;

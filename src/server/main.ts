@@ -51,6 +51,14 @@ async function main(): Promise<number> {
   const shown = kubeconfig.startsWith('..') ? server.kubeconfigPath : `./${kubeconfig}`;
   log(`admin kubeconfig: ${shown}`);
   log(`try: kubectl --kubeconfig ${shown} get namespaces`);
+  if (config.vendor === 'kubernetes') {
+    log('every kubectl command works against this naming profile (--vendor kubernetes: upstream names)');
+  } else {
+    // kubectl's typed commands build requests with upstream group names (rbac.authorization.k8s.io, …).
+    log(
+      `in the ${config.vendor} profile kubectl's discovery-driven commands work (get, describe, delete, edit, apply -f, scale, wait); its typed commands (create role|clusterrole|rolebinding|clusterrolebinding|token, auth can-i) send upstream group names: start with --vendor kubernetes for those`,
+    );
+  }
   server.ready.then(
     () => log('ready'),
     () => {},

@@ -76,7 +76,12 @@ describe('flags', () => {
   it('declares each flag once: help lists every flag with its default, and booleans take a bare --flag', () => {
     const r = parseFlags(['--help']);
     const text = r.kind === 'help' ? r.text : '';
-    for (const name of ['bind-address', 'secure-port', 'anonymous-auth', 'token-auth-file', 'client-ca-file', 'grpc-port', 'core-only']) expect(text).toContain(`--${name}`);
+    for (const name of flagNames()) expect(text).toMatch(new RegExp(`--${name}\\b`));
+    // Every flag with a default shows it, as pflag's help does.
+    for (const [flag, shown] of [['secure-port', '6443'], ['max-requests-inflight', '400'], ['request-timeout', '1m0s'], ['logging-format', 'text'], ['use-service-account-credentials', 'false'], ['v', '0']]) {
+      expect(text).toMatch(new RegExp(`--${flag} .*\\(default ${shown}\\)`));
+    }
+    expect(text).toContain('  -v, --v int');
     expect(text).toMatch(/--secure-port int +.*\(default 6443\)/);
     expect(text).toMatch(/--anonymous-auth +.*\(default true\)/);
     expect(config(['--anonymous-auth=false', '--enable-bootstrap-token-auth'])).toMatchObject({ anonymousAuth: false, enableBootstrapTokenAuth: true });

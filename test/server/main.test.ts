@@ -34,6 +34,8 @@ describe('main', () => {
     expect(out).toMatch(new RegExp(`serving platform API on https://127\\.0\\.0\\.1:${server.port} \\(port ${server.port}\\)`));
     expect(out).toContain(`admin kubeconfig: ${server.kubeconfig}`);
     expect(out).toContain(`try: kubectl --kubeconfig ${server.kubeconfig} get namespaces`);
+    // The default profile says which kubectl commands need upstream's names.
+    expect(out).toContain("its typed commands (create role|clusterrole|rolebinding|clusterrolebinding|token, auth can-i) send upstream group names: start with --vendor kubernetes for those");
     expect(await server.stop()).toBe(0);
   });
 });

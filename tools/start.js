@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+/**
+ * `npm start`: the compiled server (tools/build.js compiles only when the sources changed, and
+ * `npm install` already did), run in this process from its own build directory, so a later
+ * rebuild never changes the files under a running server.
+ */
+'use strict';
+const path = require('node:path');
+const { ensureBuilt } = require('./build.js');
+
+let dir;
+try {
+  dir = ensureBuilt();
+} catch (err) {
+  process.stderr.write(`keelson: cannot build the server: ${err.message}\n`);
+  process.exit(1);
+}
+require(path.join(dir, 'src', 'server', 'main.js'));
