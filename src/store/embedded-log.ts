@@ -62,9 +62,10 @@ export class EmbeddedLog {
   private readonly getMetaStmt: Database.Statement<[string], number>;
   private readonly compactTxn: (revision: number, previous: number) => void;
 
-  constructor(dataDir: string) {
-    fs.mkdirSync(dataDir, { recursive: true });
-    this.db = new Database(path.join(dataDir, DATABASE_FILE), { timeout: 0 });
+  /** `dataDir` undefined: an in-memory database (gone when closed), for servers embedded in tests. */
+  constructor(dataDir: string | undefined) {
+    if (dataDir !== undefined) fs.mkdirSync(dataDir, { recursive: true });
+    this.db = new Database(dataDir === undefined ? ':memory:' : path.join(dataDir, DATABASE_FILE), { timeout: 0 });
     try {
       this.configure();
     } catch (err) {
@@ -177,6 +178,7 @@ export class EmbeddedLog {
 
   /** The database file with its write-ahead log (and shared-memory index), in bytes. */
   sizeBytes(): number {
+    if (this.db.memory) return (this.db.pragma('page_count', { simple: true }) as number) * (this.db.pragma('page_size', { simple: true }) as number);
     let total = 0;
     for (const suffix of ['', '-wal', '-shm']) {
       try {

@@ -24,8 +24,8 @@ import {
 } from './types';
 
 export interface EmbeddedStoreOptions {
-  /** Directory holding the database file (created if missing). */
-  dataDir: string;
+  /** Directory holding the database file (created if missing); absent: the database lives in memory. */
+  dataDir?: string;
   /** Revisions a replaying watch reads per event-loop turn. Default 1000. */
   replayWindow?: number;
 }

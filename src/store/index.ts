@@ -12,13 +12,15 @@ export * from './types';
 
 export type StoreOptions =
   | { kind: 'etcd'; endpoints: string[]; prefix?: string }
-  | { kind: 'embedded'; dataDir: string };
+  | { kind: 'embedded'; dataDir: string }
+  /** The embedded store with its database in memory: nothing on disk, gone when closed. */
+  | { kind: 'embedded'; inMemory: true };
 
 type OptionsOf<K extends StoreKind> = Extract<StoreOptions, { kind: K }>;
 
 const backends: { readonly [K in StoreKind]: (options: OptionsOf<K>) => Store } = {
   etcd: (options) => createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix }),
-  embedded: (options) => createEmbeddedStore({ dataDir: options.dataDir }),
+  embedded: (options) => createEmbeddedStore('inMemory' in options ? {} : { dataDir: options.dataDir }),
 };
 
 /** Opens the backend named by `options.kind`. The embedded store opens its file synchronously. */

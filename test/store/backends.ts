@@ -51,16 +51,17 @@ export function etcdBackend(): BackendUnderTest {
   };
 }
 
-export function embeddedBackend(): BackendUnderTest {
+/** The embedded store, on a file in a temporary directory or (`inMemory`) with its database in memory. */
+export function embeddedBackend(inMemory = false): BackendUnderTest {
   let store: Store | undefined;
   const dirs: string[] = [];
   const open = async () => {
     if (!store) {
-      const dataDir = await tempDir();
-      dirs.push(dataDir);
+      const dataDir = inMemory ? undefined : await tempDir();
+      if (dataDir) dirs.push(dataDir);
       // A small replay window, so a replaying watch takes many event-loop turns and the
       // racing-writes test really interleaves writes with the replay.
-      store = new EmbeddedStore({ dataDir, replayWindow: 16 });
+      store = new EmbeddedStore({ ...(dataDir ? { dataDir } : {}), replayWindow: 16 });
     }
     return store;
   };
@@ -71,7 +72,7 @@ export function embeddedBackend(): BackendUnderTest {
     async breakable() {
       const dataDir = await tempDir();
       dirs.push(dataDir);
-      const own = createStore({ kind: 'embedded', dataDir });
+      const own = inMemory ? createStore({ kind: 'embedded', inMemory: true }) : createStore({ kind: 'embedded', dataDir });
       return { store: own, cut: () => own.close(), cleanup: () => own.close() };
     },
     async teardown() {

@@ -10,7 +10,8 @@ import { WatchRecorder } from './watch-recorder';
 
 describe.each<[string, () => BackendUnderTest]>([
   ['etcd', etcdBackend],
-  ['embedded', embeddedBackend],
+  ['embedded', () => embeddedBackend()],
+  ['embedded in memory', () => embeddedBackend(true)],
 ])('%s store conformance', (_name, makeBackend) => {
   const backend = makeBackend();
   let store: Store;
