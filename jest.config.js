@@ -1,7 +1,9 @@
 /** Jest runs TypeScript through swc (no type-checking here: `npm test` runs `tsc --noEmit` first). */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
+  roots: ['<rootDir>/test', '<rootDir>/examples'],
+  // The examples import the package by its name, as its users do.
+  moduleNameMapper: { '^keelson$': '<rootDir>/src/library' },
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true } } }],

@@ -8,6 +8,7 @@
  * checks the hash when nothing changed.
  *
  *   node tools/build.js          build when stale, print the build directory
+ *   node tools/build.js --pack   the same, then copy it to lib/ (a real directory, for `npm pack`)
  */
 'use strict';
 const { spawnSync } = require('node:child_process');
@@ -160,9 +161,18 @@ function ensureBuilt(options = {}) {
 
 module.exports = { ensureBuilt, inputsHash };
 
+/** Copy a build into lib/, which the published package carries (npm packs no symbolic links). */
+function pack(dir) {
+  const lib = path.join(ROOT, 'lib');
+  fs.rmSync(lib, { recursive: true, force: true });
+  fs.cpSync(dir, lib, { recursive: true, filter: (src) => path.basename(src) !== '.complete' });
+  return lib;
+}
+
 if (require.main === module) {
   try {
-    process.stdout.write(`${ensureBuilt()}\n`);
+    const dir = ensureBuilt();
+    process.stdout.write(`${process.argv.includes('--pack') ? pack(dir) : dir}\n`);
   } catch (err) {
     process.stderr.write(`build: ${err.message}\n`);
     process.exit(1);

@@ -5,12 +5,15 @@
  * rebuild never changes the files under a running server.
  */
 'use strict';
+const fs = require('node:fs');
 const path = require('node:path');
 const { ensureBuilt } = require('./build.js');
 
+const ROOT = path.resolve(__dirname, '..');
 let dir;
 try {
-  dir = ensureBuilt();
+  // An installed package carries its build in lib/ and no sources.
+  dir = fs.existsSync(path.join(ROOT, 'src')) ? ensureBuilt() : path.join(ROOT, 'lib');
 } catch (err) {
   process.stderr.write(`keelson: cannot build the server: ${err.message}\n`);
   process.exit(1);

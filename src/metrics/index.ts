@@ -79,6 +79,7 @@ export class ServerMetrics {
   readonly deprecatedApis: Gauge<'group' | 'version' | 'resource' | 'subresource' | 'removed_release'>;
   private readonly reloads: Record<'authentication' | 'authorization', { last: Gauge<'status' | 'apiserver_id_hash'>; total: Counter<'status' | 'apiserver_id_hash'> }>;
   private source?: StateSource;
+  private stopDelay?: () => void;
 
   constructor(private readonly serverIdHash = '') {
     const registers = [this.registry];
@@ -143,6 +144,11 @@ export class ServerMetrics {
     });
     this.reloads = { authentication: reloadMetrics('authentication'), authorization: reloadMetrics('authorization') };
     this.stateGauges(registers);
+  }
+
+  /** Stop sampling the event loop (the server is closing). */
+  close(): void {
+    this.stopDelay?.();
   }
 
   /** Where the state gauges read from (the in-process core and its store); without one they stay empty. */
@@ -210,6 +216,7 @@ export class ServerMetrics {
     // Sampled by libuv's own timer, not per request.
     const delay = monitorEventLoopDelay({ resolution: 20 });
     delay.enable();
+    this.stopDelay = () => delay.disable();
     gauge('nodejs_eventloop_lag_p99_seconds', 'The 99th percentile of the event loop delay since the last scrape.', () => {
       const p99 = delay.percentile(99) / 1e9;
       delay.reset();

@@ -61,6 +61,8 @@ export interface StartServerOptions {
   log?: (line: string) => void;
   /** The structured log: request lines at verbosity 3 go to it. */
   logger?: Logger;
+  /** The embedded store keeps its database in memory (the data dir still holds the PKI and kubeconfigs). */
+  inMemoryStore?: boolean;
   /** Wait for the core to bootstrap before resolving (default true). */
   waitForReady?: boolean;
   /**
@@ -113,6 +115,7 @@ interface BackendDeps {
   serviceAccounts: ServiceAccountTokenOptions;
   log: (message: string) => void;
   metrics: ServerMetrics;
+  inMemoryStore?: boolean;
 }
 
 function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
@@ -131,7 +134,14 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     });
     return { core: client, resources, ready: async () => {}, close: async () => client.close() };
   }
-  const store = timedStore(config.etcdServers ? createStore({ kind: 'etcd', endpoints: config.etcdServers }) : createStore({ kind: 'embedded', dataDir: config.dataDir }), deps.metrics);
+  const store = timedStore(
+    config.etcdServers
+      ? createStore({ kind: 'etcd', endpoints: config.etcdServers })
+      : deps.inMemoryStore
+        ? createStore({ kind: 'embedded', inMemory: true })
+        : createStore({ kind: 'embedded', dataDir: config.dataDir }),
+    deps.metrics,
+  );
   const core = createCore({
     store,
     naming,
@@ -391,7 +401,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics });
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore });
   authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, systemClock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
   const audit = openAudit(config, naming, log);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
@@ -472,6 +482,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       await opened.close();
       // The last events reach the file before the process may exit.
       await audit?.log.close();
+      metrics.close();
     })());
 
   const ready = opened.ready().then(async () => {

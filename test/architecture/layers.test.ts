@@ -26,6 +26,7 @@ export const LAYERS: Record<string, number> = {
   grpc: 7,
   controllers: 8,
   server: 9,
+  library: 10,
 };
 
 const SRC = path.join(__dirname, '..', '..', 'src');

@@ -21,11 +21,12 @@ import { runAuthentication } from './scenarios/authentication';
 import { runAuthorization } from './scenarios/authorization';
 import { runControllers } from './scenarios/controllers';
 import { runOperations } from './scenarios/operations';
+import { runLibrary } from './scenarios/library';
 
-const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,3,4,5,6,7,8,9,10] [--rev <git rev>] [--profile[=create|get] [--profile-out file.cpuprofile]]`;
+const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,3,4,5,6,7,8,9,10,11] [--rev <git rev>] [--profile[=create|get] [--profile-out file.cpuprofile]]`;
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), profile: false };
+  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), profile: false };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     await attempt([8], () => runAuthorization(ctx));
     await attempt([9], () => runControllers(ctx));
     await attempt([10], () => runOperations(ctx));
+    await attempt([11], () => runLibrary(ctx));
     if (options.profile) {
       const which = options.profile;
       options.only.add(0);

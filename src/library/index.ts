@@ -1,0 +1,127 @@
+/**
+ * Keelson as a library (`import { startServer } from 'keelson'`): a real control-plane API
+ * inside a test — the same server `npm start` runs, on a free loopback port with its embedded
+ * store in memory, upstream's names by default (for client-node and client-go), controllers and
+ * a simulated node included. Several run side by side in one process; `stop()` leaves nothing
+ * open. The PKI is generated once per process and copied into each server's directory.
+ */
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseFlags, startServer as startKeelson } from '../server';
+import { renderKubeconfig } from '../server/kubeconfig';
+import { signClientCertificate } from '../server/pki';
+
+export interface ServerOptions {
+  /** Naming profile: `kubernetes` (default here: upstream's names, for unmodified clients) or `platform`. */
+  vendor?: 'kubernetes' | 'platform';
+  /** `--controllers` (default `['*']`); `[]` runs none, as envtest. */
+  controllers?: string[];
+  /** Simulated nodes with a scheduler (default 1; 0 for none). */
+  simulatedNodes?: number;
+  featureGates?: Record<string, boolean>;
+  /** `--authorization-mode` (default RBAC). */
+  authorizationModes?: string[];
+  /** Requests without credentials are `system:anonymous` (default true, as the server). */
+  anonymousAuth?: boolean;
+  /** `memory` (default: nothing on disk but the PKI) or `file` (a database in the server's temporary directory). */
+  store?: 'memory' | 'file';
+  /** Any other server flag, as on the command line (`['--request-timeout', '5s']`). */
+  flags?: string[];
+  /** Where the server's log lines go (default: nowhere). */
+  log?: (line: string) => void;
+}
+
+export interface Credentials {
+  /** PEM client certificate and key. */
+  cert: string;
+  key: string;
+}
+
+export interface UserCredentials extends Credentials {
+  /** A kubeconfig (YAML) for this user. */
+  kubeconfig: string;
+}
+
+export interface RunningServer {
+  /** e.g. `https://127.0.0.1:41234`. */
+  url: string;
+  /** The admin kubeconfig, as YAML (`KubeConfig.loadFromString`). */
+  kubeconfig: string;
+  /** The same, as a file (for kubectl `--kubeconfig`). */
+  kubeconfigPath: string;
+  /** The CA certificate (PEM) that verifies the server. */
+  ca: string;
+  /** A cluster-admin client certificate (`system:masters`). */
+  adminCredentials: Credentials;
+  /** A client certificate for `name` in `groups`, signed by the server's CA; RBAC decides what it may do. */
+  newUser(name: string, groups?: string[]): Promise<UserCredentials>;
+  /** Stop serving, close the store and remove the server's directory. */
+  stop(): Promise<void>;
+}
+
+/** The files of a PKI (and service-account key) generated once per process. */
+const PKI_FILES = ['ca.crt', 'ca.key', 'serving.crt', 'serving.key', 'admin.crt', 'admin.key', 'gateway.crt', 'gateway.key', 'controller-manager.crt', 'controller-manager.key', 'service-account.key'];
+let pkiSource: Promise<string> | undefined;
+
+function flagsOf(options: ServerOptions, dataDir: string): string[] {
+  const args = ['--secure-port', '0', '--data-dir', dataDir, '--vendor', options.vendor ?? 'kubernetes', '--leader-elect=false'];
+  args.push('--simulated-nodes', String(options.simulatedNodes ?? 1));
+  args.push(`--controllers=${(options.controllers ?? ['*']).join(',')}`);
+  if (options.featureGates && Object.keys(options.featureGates).length > 0) {
+    args.push('--feature-gates', Object.entries(options.featureGates).map(([k, v]) => `${k}=${v}`).join(','));
+  }
+  if (options.authorizationModes) args.push('--authorization-mode', options.authorizationModes.join(','));
+  if (options.anonymousAuth !== undefined) args.push(`--anonymous-auth=${options.anonymousAuth}`);
+  return [...args, ...(options.flags ?? [])];
+}
+
+/** Start a server; resolves once it is ready. */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'keelson-'));
+  const parsed = parseFlags(flagsOf(options, dataDir));
+  if (parsed.kind !== 'config') {
+    await rm(dataDir, { recursive: true, force: true });
+    throw new Error(parsed.kind === 'error' ? parsed.error.message : 'unexpected --help');
+  }
+  // The first server of the process generates the PKI; later ones start from a copy of it.
+  const source = pkiSource;
+  if (source) {
+    const from = await source;
+    await Promise.all(PKI_FILES.map((f) => copyFile(path.join(from, f), path.join(dataDir, f)).catch(() => undefined)));
+  }
+  let running;
+  try {
+    running = await startKeelson(parsed.config, { log: options.log ?? (() => {}), inMemoryStore: (options.store ?? 'memory') === 'memory' });
+  } catch (err) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  if (!source) pkiSource = (async () => {
+    // Kept apart from this server's directory, which goes when it stops.
+    const keep = await mkdtemp(path.join(os.tmpdir(), 'keelson-pki-'));
+    await Promise.all(PKI_FILES.map((f) => copyFile(path.join(dataDir, f), path.join(keep, f)).catch(() => undefined)));
+    return keep;
+  })();
+  const read = (f: string) => readFile(path.join(dataDir, f), 'utf8');
+  const [kubeconfig, ca, caKey, adminCert, adminKey] = await Promise.all([read('admin.kubeconfig'), read('ca.crt'), read('ca.key'), read('admin.crt'), read('admin.key')]);
+  let stopped: Promise<void> | undefined;
+  return {
+    url: running.url,
+    kubeconfig,
+    kubeconfigPath: running.kubeconfigPath,
+    ca,
+    adminCredentials: { cert: adminCert, key: adminKey },
+    async newUser(name, groups = []) {
+      const { cert, key } = await signClientCertificate(ca, caKey, name, groups);
+      return { cert, key, kubeconfig: renderKubeconfig({ server: running.url, certificateAuthority: ca, clientCertificate: cert, clientKey: key, userName: name, contextName: `${name}@keelson` }) };
+    },
+    stop() {
+      stopped ??= (async () => {
+        await running.close();
+        await rm(dataDir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}
