@@ -16,7 +16,7 @@ import { RootCaPublisher } from './root-ca-publisher';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { LeaderElector } from './leader-election';
 import { Scheduler, SCHEDULER_USER } from './scheduler';
-import { systemClock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
 export { GarbageCollector } from './garbage-collector';
@@ -72,6 +72,8 @@ export interface ControllerOptions {
    * `system:controller:<account>`), as upstream's; otherwise all act as the controller manager.
    */
   useServiceAccountCredentials?: boolean;
+  /** The time every controller, the nodes and leader election read (default the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -119,26 +121,26 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     running.push(gc);
   }
   if (names.includes('clusterrole-aggregation')) {
-    running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: systemClock, log }));
+    running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: options.clock ?? systemClock, log }));
   }
   if (names.includes('replicaset') && !served(core, core.naming.apiGroups.apps, 'replicasets')) {
     log?.('replicaset controller: not started, replicasets are not served (--runtime-config)');
   } else if (names.includes('replicaset')) {
-    const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: systemClock, log });
+    const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: options.clock ?? systemClock, log });
     rs.start();
     running.push(rs);
   }
   if (names.includes('serviceaccount')) {
-    const sa = new ServiceAccountController({ core, user: userOf('serviceaccount'), clock: systemClock, log });
+    const sa = new ServiceAccountController({ core, user: userOf('serviceaccount'), clock: options.clock ?? systemClock, log });
     sa.start();
     running.push(sa);
   }
   if (names.includes('root-ca-cert-publisher') && options.rootCA) {
-    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log });
+    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: options.clock ?? systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log });
     publisher.start();
     running.push(publisher);
   }
-  const tokenOptions = { core, naming: core.naming, clock: systemClock, log };
+  const tokenOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log };
   if (names.includes('tokencleaner')) {
     const cleaner = new TokenCleaner({ ...tokenOptions, user: userOf('tokencleaner') });
     cleaner.start();
@@ -160,8 +162,8 @@ function served(core: Core, group: string, resource: string): boolean {
 
 /** The scheduler and the simulated nodes (`--simulated-nodes`), which act for the cluster's nodes. */
 function runNodes(core: Core, log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
-  const nodes = new SimulatedNodes({ core, naming: core.naming, clock: systemClock, count: options.simulatedNodes ?? 0, watchAs: SCHEDULER_USER, log });
-  const scheduler = new Scheduler({ core, naming: core.naming, clock: systemClock, log });
+  const nodes = new SimulatedNodes({ core, naming: core.naming, clock: options.clock ?? systemClock, count: options.simulatedNodes ?? 0, watchAs: SCHEDULER_USER, log });
+  const scheduler = new Scheduler({ core, naming: core.naming, clock: options.clock ?? systemClock, log });
   nodes.start();
   scheduler.start();
   return {
@@ -194,7 +196,7 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     const elector = new LeaderElector({
       core,
       naming: core.naming,
-      clock: systemClock,
+      clock: options.clock ?? systemClock,
       user: g.user,
       name: g.lease,
       identity: options.identity,

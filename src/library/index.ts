@@ -11,6 +11,9 @@ import path from 'node:path';
 import { parseFlags, startServer as startKeelson } from '../server';
 import { renderKubeconfig } from '../server/kubeconfig';
 import { signClientCertificate } from '../server/pki';
+import type { Clock } from '../clock';
+
+export { ManualClock, systemClock, type Clock } from '../clock';
 
 export interface ServerOptions {
   /** Naming profile: `kubernetes` (default here: upstream's names, for unmodified clients) or `platform`. */
@@ -30,6 +33,11 @@ export interface ServerOptions {
   flags?: string[];
   /** Where the server's log lines go (default: nowhere). */
   log?: (line: string) => void;
+  /**
+   * The time the server reads (default the system clock): a `ManualClock` makes token expiry,
+   * TTLs, leases and bookmarks testable without sleeping. Its timers fire only as it advances.
+   */
+  clock?: Clock;
 }
 
 export interface Credentials {
@@ -92,7 +100,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   let running;
   try {
-    running = await startKeelson(parsed.config, { log: options.log ?? (() => {}), inMemoryStore: (options.store ?? 'memory') === 'memory' });
+    running = await startKeelson(parsed.config, {
+      log: options.log ?? (() => {}),
+      inMemoryStore: (options.store ?? 'memory') === 'memory',
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
   } catch (err) {
     await rm(dataDir, { recursive: true, force: true });
     throw err;

@@ -31,7 +31,7 @@ import {
   tokenReviewHandler,
 } from '../authn';
 import { StatusError } from '../status';
-import { systemClock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
@@ -63,6 +63,11 @@ export interface StartServerOptions {
   logger?: Logger;
   /** The embedded store keeps its database in memory (the data dir still holds the PKI and kubeconfigs). */
   inMemoryStore?: boolean;
+  /**
+   * The time the server reads (default the system clock): token expiry, TTLs, leases, bookmarks,
+   * compaction, controllers. Certificates are checked by TLS against the real time.
+   */
+  clock?: Clock;
   /** Wait for the core to bootstrap before resolving (default true). */
   waitForReady?: boolean;
   /**
@@ -116,6 +121,7 @@ interface BackendDeps {
   log: (message: string) => void;
   metrics: ServerMetrics;
   inMemoryStore?: boolean;
+  clock: Clock;
 }
 
 function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
@@ -146,6 +152,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     store,
     naming,
     resources,
+    clock: deps.clock,
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
     watchCache: { windowMs: config.watchCacheWindowMs },
@@ -174,7 +181,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         deps.log(`default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`);
       }
       const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
-      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect });
+      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect, useServiceAccountCredentials: config.useServiceAccountCredentials, clock: deps.clock });
     },
     close: async () => {
       await controllers?.stop().catch((err: unknown) => deps.log(`stopping the controllers: ${(err as Error).message}`));
@@ -198,6 +205,7 @@ function buildAuthenticator(
   log: (message: string) => void,
   closers: Array<() => void>,
   metrics: ServerMetrics,
+  clock: Clock,
 ): Authenticator {
   const naming = createNaming(config.vendor);
   const tokens: TokenAuthenticator[] = [serviceAccountAuthenticator(serviceAccounts)];
@@ -217,7 +225,7 @@ function buildAuthenticator(
       bootstrapTokenAuthenticator({
         namespace: naming.namespaces.system,
         secretType: naming.bootstrapTokenSecretType,
-        clock: systemClock,
+        clock,
         secrets: async (namespace, name) => {
           try {
             return await core().get({ group: '', version: 'v1', resource: 'secrets', namespace, name }, { resourceVersion: '0' }, SERVER_CONTEXT);
@@ -241,7 +249,7 @@ function buildAuthenticator(
         client,
         apiVersion: `${naming.groups.authentication}/${config.authenticationTokenWebhookVersion}`,
         cacheTtlMs: config.authenticationTokenWebhookCacheTtlMs,
-        clock: systemClock,
+        clock,
       }),
     );
   }
@@ -253,7 +261,7 @@ function buildAuthenticator(
       structured = structuredAuthenticator({
         file: config.authenticationConfigFile,
         naming,
-        clock: systemClock,
+        clock,
         serviceAccountIssuers: serviceAccounts.issuers,
         log,
         onReload: (status) => metrics.configReloaded('authentication', { status: status.status, atMs: status.lastTimestampSeconds * 1000 }),
@@ -280,7 +288,7 @@ function buildAuthenticator(
         requiredClaims: config.oidcRequiredClaims,
         ...(config.oidcCaFile ? { ca: readFlagFile('oidc-ca-file', config.oidcCaFile) } : {}),
         signingAlgs: config.oidcSigningAlgs,
-        clock: systemClock,
+        clock,
         log,
       });
     closers.push(() => oidc.close());
@@ -302,7 +310,7 @@ function readFlagFile(flag: string, file: string): string {
  * else one generated once under the data dir), the verifying keys (`--service-account-key-file`,
  * else the signing key), the issuers and audiences (default `--api-audiences`: the issuers, as upstream).
  */
-async function serviceAccountSettings(config: ServerConfig, dataDir: string, core: () => CoreApi): Promise<ServiceAccountTokenOptions> {
+async function serviceAccountSettings(config: ServerConfig, dataDir: string, core: () => CoreApi, clock: Clock): Promise<ServiceAccountTokenOptions> {
   const naming = createNaming(config.vendor);
   let signingPem: string;
   if (config.serviceAccountSigningKeyFile) {
@@ -325,7 +333,7 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
   const issuers = config.serviceAccountIssuers.length ? config.serviceAccountIssuers : [`https://${naming.word}.default.svc.cluster.local`];
   return {
     naming,
-    clock: systemClock,
+    clock,
     issuers,
     apiAudiences: config.apiAudiences.length ? config.apiAudiences : issuers,
     verifyingKeys,
@@ -346,7 +354,7 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
  * Auditing, with both `--audit-policy-file` and `--audit-log-path` as upstream needs (either
  * alone audits nothing; upstream logs the same). A bad policy refuses to start.
  */
-function openAudit(config: ServerConfig, naming: Naming, log: (message: string) => void): { policy: AuditPolicy; log: AuditLog } | undefined {
+function openAudit(config: ServerConfig, naming: Naming, log: (message: string) => void, clock: Clock): { policy: AuditPolicy; log: AuditLog } | undefined {
   if (!config.auditPolicyFile || !config.auditLogPath) {
     if (config.auditPolicyFile || config.auditLogPath) log('auditing is off: it needs both --audit-policy-file and --audit-log-path');
     return undefined;
@@ -362,7 +370,7 @@ function openAudit(config: ServerConfig, naming: Naming, log: (message: string) 
     maxSizeMb: config.auditLogMaxSizeMb,
     maxBackups: config.auditLogMaxBackups,
     maxAgeDays: config.auditLogMaxAgeDays,
-    clock: systemClock,
+    clock,
     log,
   });
   return { policy, log: auditLog };
@@ -394,16 +402,17 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   // Upstream labels reload metrics with a hash of the server's identity.
   const metrics = new ServerMetrics(`sha256:${createHash('sha256').update(`${hostname()}_${randomUUID()}`).digest('hex')}`);
   let backend: Backend | undefined;
-  const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core);
+  const clock = options.clock ?? systemClock;
+  const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core, clock);
   const closers: Array<() => void> = [];
-  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers, metrics);
+  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers, metrics, clock);
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
   const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore });
-  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, systemClock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
-  const audit = openAudit(config, naming, log);
+  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore, clock });
+  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, clock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
+  const audit = openAudit(config, naming, log, clock);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
@@ -434,7 +443,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       authorizers: authorization.authorizers,
       onUnauthenticated,
       metrics,
-      ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock: systemClock } } : {}),
+      ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock } } : {}),
       limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
       ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY) ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) } : {}),
       onUnexpectedError: (err, request) =>

@@ -4,7 +4,7 @@
  * whose rights RBAC decides, and nothing left running once stopped.
  */
 import * as k8s from '@kubernetes/client-node';
-import { startServer, type RunningServer } from '../../src/library';
+import { ManualClock, startServer, type RunningServer } from '../../src/library';
 
 function clientFor(kubeconfig: string): k8s.CoreV1Api {
   const kc = new k8s.KubeConfig();
@@ -54,4 +54,33 @@ test('several servers in one process, each its own cluster, stopped with nothing
 
 test('a bad option is refused with the flag error, leaving nothing behind', async () => {
   await expect(startServer({ controllers: ['nosuch'] })).rejects.toThrow(/"nosuch" is not in the list of known controllers/);
+});
+
+test('an injected clock drives expiry: a TokenRequest token stops working once the clock passes it', async () => {
+  const clock = new ManualClock(Date.now());
+  const server = await startServer({ clock, controllers: [], simulatedNodes: 0 });
+  try {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(server.kubeconfig);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'bot' } } });
+    const request = await core.createNamespacedServiceAccountToken({ name: 'bot', namespace: 'default', body: { spec: { audiences: [], expirationSeconds: 600 } } });
+    const token = request.status!.token;
+    const asBot = () => {
+      const bot = new k8s.KubeConfig();
+      bot.loadFromOptions({
+        clusters: [{ name: 'c', server: server.url, caData: Buffer.from(server.ca).toString('base64') }],
+        users: [{ name: 'bot', token }],
+        contexts: [{ name: 'c', cluster: 'c', user: 'bot' }],
+        currentContext: 'c',
+      });
+      return bot.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace: 'default' });
+    };
+    // Valid now: authenticated (RBAC then refuses a bare service account).
+    await expect(asBot()).rejects.toMatchObject({ code: 403 });
+    clock.advance(601_000);
+    await expect(asBot()).rejects.toMatchObject({ code: 401 });
+  } finally {
+    await server.stop();
+  }
 });
