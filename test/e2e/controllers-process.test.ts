@@ -7,10 +7,10 @@
  * status; two such processes run one active set of controllers; the leader killed mid-scale is
  * replaced and the scale converges with no extra pods.
  */
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
+import { createReplicaSet, eventually } from './support/replicasets';
 
 let core: ServerProcess;
 let grpcAddress: string;
@@ -46,29 +46,6 @@ async function startControllers(): Promise<ServerProcess> {
   return p;
 }
 
-async function eventually(check: () => Promise<boolean>, ms = 60_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return true;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return false;
-}
-
-async function createReplicaSet(name: string, replicas: number): Promise<void> {
-  const file = path.join(core.dataDir, `${name}.json`);
-  await writeFile(
-    file,
-    JSON.stringify({
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: { name, namespace: 'default' },
-      spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
-    }),
-  );
-  await kubectl('create', '-f', file);
-}
-
 /** Wait (longer than one kubectl call may take) for a ReplicaSet status field to read `value`. */
 async function waitStatus(name: string, field: string, value: number, ms = 120_000): Promise<void> {
   const ok = await eventually(async () => (await kubectl('get', `rs/${name}`, '-o', `jsonpath={.status.${field}}`)).trim() === String(value), ms);
@@ -86,7 +63,7 @@ test('controllers in their own process act through the gRPC door under their own
   expect(holders).toMatch(/^kube-controller-manager=\S+_[0-9a-f-]{36}$/m);
   expect(holders).toMatch(/^kube-scheduler=\S+_[0-9a-f-]{36}$/m);
 
-  await createReplicaSet('remote', 0);
+  await createReplicaSet(kubectl, core.dataDir, 'remote', 0);
   await kubectl('scale', 'rs/remote', '--replicas=100');
   await waitStatus('remote', 'readyReplicas', 100);
   const status = JSON.parse(await kubectl('get', 'rs/remote', '-o', 'json')).status;
@@ -112,7 +89,7 @@ test('controllers in their own process act through the gRPC door under their own
 
 test('two controller processes run one active set; the leader killed mid-scale is replaced with no extra pods', async () => {
   const first = await startControllers();
-  await createReplicaSet('standby', 4);
+  await createReplicaSet(kubectl, core.dataDir, 'standby', 4);
   await waitStatus('standby', 'readyReplicas', 4);
   const second = await startControllers();
   // The second waits: its controllers would otherwise create as well.

@@ -3,12 +3,13 @@
  * nodes run once (leader election through Leases), a stopped leader hands over, and a server
  * killed mid-scale converges after restart with no extra pods.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
+import { createReplicaSet, eventually } from './support/replicasets';
 
 let etcd: EtcdInstance;
 const servers: ServerProcess[] = [];
@@ -26,29 +27,6 @@ async function start(dataDir?: string): Promise<ServerProcess> {
   const server = await startServerProcess(['--vendor', 'kubernetes', '--etcd-servers', etcd.endpoint], dataDir ? { dataDir } : {});
   servers.push(server);
   return server;
-}
-
-async function eventually(check: () => Promise<boolean>, ms = 60_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return true;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return false;
-}
-
-async function createReplicaSet(kubectl: (...args: string[]) => Promise<string>, dir: string, name: string, replicas: number): Promise<void> {
-  const file = path.join(dir, `${name}.json`);
-  await writeFile(
-    file,
-    JSON.stringify({
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: { name, namespace: 'default' },
-      spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
-    }),
-  );
-  await kubectl('create', '-f', file);
 }
 
 const podCount = async (kubectl: (...args: string[]) => Promise<string>, app: string) =>

@@ -8,7 +8,7 @@
  */
 import type { RequestLabels, ServerMetrics } from '../../metrics';
 import type { CounterSeries, HistogramSeries } from '../../metrics/series';
-import { StatusError } from '../../status';
+import { thenWithCode } from './answered';
 import type { ResourceIndex } from '../resource-index';
 import type { RequestInfo, Step } from '../types';
 
@@ -79,16 +79,9 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
     const longRunning = isLongRunning(info);
     const { dry_run: _dryRun, ...longRunningLabels } = labels;
     if (longRunning) metrics.longRunning.inc(longRunningLabels);
-    let code: number | undefined;
-    try {
-      await next(exchange);
-    } catch (err) {
-      code = StatusError.from(err).code;
-      throw err;
-    } finally {
+    await thenWithCode(next, exchange, (status) => {
       if (longRunning) metrics.longRunning.dec(longRunningLabels);
       const one = seriesOf(labels);
-      const status = code ?? exchange.response.statusCode;
       let counter = one.byCode.get(status);
       if (!counter) {
         counter = metrics.requests.labels({ ...labels, code: String(status) });
@@ -96,6 +89,6 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
       }
       counter.inc();
       one.duration.observe((performance.now() - start) / 1000);
-    }
+    });
   };
 }

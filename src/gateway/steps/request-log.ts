@@ -3,7 +3,7 @@
  * (`"HTTP" verb URI latency userAgent audit-ID srcIP resp`): no headers but the user agent, so
  * no credential ever reaches the log.
  */
-import { StatusError } from '../../status';
+import { thenWithCode } from './answered';
 import type { Step } from '../types';
 
 export interface RequestLogEntry {
@@ -26,13 +26,7 @@ export function goDuration(ms: number): string {
 export function requestLogStep(onLogged: (entry: RequestLogEntry) => void): Step {
   return (next) => async (exchange) => {
     const start = performance.now();
-    let code: number | undefined;
-    try {
-      await next(exchange);
-    } catch (err) {
-      code = StatusError.from(err).code;
-      throw err;
-    } finally {
+    await thenWithCode(next, exchange, (resp) => {
       const { request } = exchange;
       const query = request.query.toString();
       onLogged({
@@ -42,8 +36,8 @@ export function requestLogStep(onLogged: (entry: RequestLogEntry) => void): Step
         ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
         ...(exchange.id ? { 'audit-ID': exchange.id } : {}),
         ...(request.remoteAddress ? { srcIP: request.remoteAddress.replace(/^::ffff:/, '') } : {}),
-        resp: code ?? exchange.response.statusCode,
+        resp,
       });
-    }
+    });
   };
 }
