@@ -77,9 +77,19 @@ export function isOpenApiPath(path: string): boolean {
   return path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/');
 }
 
+/**
+ * Documents already built, by what they are built from: servers in one process that serve the
+ * same types (a test suite's many library servers) build and hold them once.
+ */
+const builtDocuments = new Map<string, Built>();
+
 export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHandler {
   let built: Built | undefined;
+  const key = `${options.naming.vendor}\u0000${options.serverVersion}\u0000${options.index.definitions
+    .map((d) => `${d.group}/${d.version}/${d.resource}:${d.kind}:${d.namespaced}:${(d.verbs ?? []).join('+')}:${!!d.status}${!!d.scale}${!!d.finalize}:${(d.createSubresources ?? []).map((c) => c.name).join('+')}`)
+    .join(',')}`;
   const build = (): Built => {
+    built ??= builtDocuments.get(key);
     if (built) return built;
     const docs = buildOpenApiDocuments(options.naming, options.index, options.serverVersion);
     const v2Json = served(Buffer.from(JSON.stringify(docs.v2)));
@@ -97,6 +107,7 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHan
       groupVersions,
       lastModified: new Date().toUTCString(),
     };
+    builtDocuments.set(key, built);
     return built;
   };
 
