@@ -40,7 +40,7 @@ export class CachedStorage implements ResourceStorage {
     await hub.whenReady();
     if (!hub.isReady) throw serviceUnavailable('the watch cache is closed');
     if (request.exactAfter === undefined && request.freshness.kind !== 'any') {
-      const target = request.freshness.kind === 'most-recent' ? await this.inner.currentRevision() : request.freshness.revision;
+      const target = request.freshness.kind === 'most-recent' ? await this.hub.currentRevision(() => this.inner.currentRevision()) : request.freshness.revision;
       const fresh = await hub.waitFresh(target);
       // A streaming list must start synced to its version: upstream sends 504 as an ERROR event.
       if (!fresh && request.strict) return errorWatch(tooLargeResourceVersion(target, hub.revision, 1).status);
@@ -73,7 +73,7 @@ export class CachedStorage implements ResourceStorage {
       case 'any':
         return true;
       case 'most-recent':
-        return (await hub.waitFresh(await this.inner.currentRevision())) && hub.isReady;
+        return (await hub.waitFresh(await hub.currentRevision(() => this.inner.currentRevision()))) && hub.isReady;
       case 'not-older-than':
         if (await hub.waitFresh(freshness.revision)) return hub.isReady;
         if (!hub.isReady) return false;

@@ -12,6 +12,7 @@
  * Several API server processes on one etcd each keep their own WatchCache; they agree because
  * each follows the same revision sequence.
  */
+import { SharedRevision } from './shared-revision';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
 import { type Clock, systemClock } from '../../clock';
@@ -54,6 +55,7 @@ export class WatchCache {
   readonly freshnessTimeoutMs: number;
   private readonly retryMs: number;
   private readonly caches = new Map<string, ResourceCache>();
+  private sharedRevision?: SharedRevision;
   private current = 0;
   private ready = false;
   private closed = false;
@@ -95,6 +97,16 @@ export class WatchCache {
 
   resource(resource: string): ResourceCache | undefined {
     return this.caches.get(resource);
+  }
+
+  /**
+   * The store's current revision for a consistent read, one request shared by the reads that
+   * arrive while it is under way (shared-revision.ts). `read` is the storage's own call (all of
+   * them ask the same store).
+   */
+  currentRevision(read: () => Promise<number>): Promise<number> {
+    this.sharedRevision ??= new SharedRevision(read);
+    return this.sharedRevision.get();
   }
 
   /** Every change up to this revision has been applied. */
