@@ -15,8 +15,12 @@ function isDigit(c: string | undefined): boolean {
 }
 
 /** go-yaml v2's ordering of string map keys (sorter.go, keyList.Less). */
+const ASCII_LETTERS = /^[A-Za-z]*$/;
+
 export function compareGoYamlKeys(a: string, b: string): number {
   if (a === b) return 0;
+  // Letters only (most keys): code point order, a prefix first — what the walk below gives them.
+  if (ASCII_LETTERS.test(a) && ASCII_LETTERS.test(b)) return a < b ? -1 : 1;
   const ar = Array.from(a);
   const br = Array.from(b);
   for (let i = 0; i < ar.length && i < br.length; i++) {

@@ -7,6 +7,7 @@
  */
 import YAML from 'yaml';
 import { compareGoYamlKeys } from '../../codecs/yaml-order';
+import { fastYaml } from '../../codecs/yaml-fast';
 import { type Codec, CodecError } from './codec';
 
 export const YAML_MEDIA_TYPE = 'application/yaml';
@@ -19,7 +20,8 @@ const byGoYamlKey = (a: { key: unknown }, b: { key: unknown }) => compareGoYamlK
 export const yamlCodec: Codec = {
   mediaType: YAML_MEDIA_TYPE,
   encode(value) {
-    const text = YAML.stringify(value, { version: '1.1', sortMapEntries: byGoYamlKey, indentSeq: false, lineWidth: 0 });
+    // The objects the API serves take the fast path; anything it cannot write exactly goes to the library.
+    const text = fastYaml(value) ?? YAML.stringify(value, { version: '1.1', sortMapEntries: byGoYamlKey, indentSeq: false, lineWidth: 0 });
     return Buffer.from(text, 'utf8');
   },
   decode(body) {
