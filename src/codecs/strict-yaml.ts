@@ -7,6 +7,7 @@
  *
  * Parsing follows the YAML codec: YAML 1.1, merge keys, timestamps left as strings.
  */
+import { fastParseYaml } from './yaml-fast-parse';
 import YAML, { type Node as YamlNode, isAlias, isMap, isScalar, isSeq, LineCounter } from 'yaml';
 
 export interface DuplicateYamlKey {
@@ -63,6 +64,9 @@ function collect(node: unknown, lines: LineCounter, out: DuplicateYamlKey[]): vo
 /** Decode one YAML document, reporting repeated keys. Throws the YAML library's parse error on malformed input. */
 export function decodeStrictYaml(input: string | Uint8Array): StrictYaml {
   const text = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
+  // The fast path declines whatever holds a repeated key, so what it reads has none.
+  const fast = fastParseYaml(text);
+  if (fast !== undefined) return { value: fast, duplicates: [] };
   const lineCounter = new LineCounter();
   const doc = YAML.parseDocument(text, {
     version: '1.1',

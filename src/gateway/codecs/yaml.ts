@@ -8,11 +8,11 @@
 import YAML from 'yaml';
 import { compareGoYamlKeys } from '../../codecs/yaml-order';
 import { fastYaml } from '../../codecs/yaml-fast';
+import { YAML_PARSE_OPTIONS, fastParseYaml } from '../../codecs/yaml-fast-parse';
 import { type Codec, CodecError } from './codec';
 
 export const YAML_MEDIA_TYPE = 'application/yaml';
 
-const TIMESTAMP_TAG = 'tag:yaml.org,2002:timestamp';
 
 const keyText = (key: unknown): string => String(YAML.isScalar(key) ? key.value : key);
 const byGoYamlKey = (a: { key: unknown }, b: { key: unknown }) => compareGoYamlKeys(keyText(a.key), keyText(b.key));
@@ -27,11 +27,10 @@ export const yamlCodec: Codec = {
   decode(body) {
     const text = Buffer.from(body).toString('utf8');
     try {
-      return YAML.parse(text, {
-        version: '1.1',
-        merge: true,
-        customTags: (tags) => tags.filter((t) => typeof t === 'string' || t.tag !== TIMESTAMP_TAG),
-      }) as unknown;
+      // Block-style bodies of one-line scalars take the fast path; the rest goes to the library.
+      const fast = fastParseYaml(text);
+      if (fast !== undefined) return fast;
+      return YAML.parse(text, YAML_PARSE_OPTIONS) as unknown;
     } catch (err) {
       throw new CodecError(YAML_MEDIA_TYPE, (err as Error).message);
     }
