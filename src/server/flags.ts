@@ -728,12 +728,14 @@ function shownDefault(f: Flag): string {
 
 export function helpText(): string {
   const lines = ['Usage: keelson [flags]', '', 'Flags:'];
-  for (const f of FLAGS) {
+  const heads = FLAGS.map((f) => `${f.name === 'v' ? '  -v, --v' : `      --${f.name}`} ${f.type === 'bool' ? '' : f.type}`.trimEnd());
+  // pflag's layout: one column for the names, as wide as the widest, then the usage.
+  const width = Math.max(...heads.map((h) => h.length)) + 3;
+  FLAGS.forEach((f, i) => {
     const shown = shownDefault(f);
-    const names = f.name === 'v' ? '  -v, --v' : `      --${f.name}`;
-    lines.push(`${names} ${f.type === 'bool' ? '' : f.type}`.trimEnd().padEnd(48) + f.usage + (shown ? ` (default ${shown})` : ''));
-  }
-  lines.push('  -h, --help'.padEnd(48) + 'help for keelson');
+    lines.push(heads[i]!.padEnd(width) + f.usage + (shown ? ` (default ${shown})` : ''));
+  });
+  lines.push('  -h, --help'.padEnd(width) + 'help for keelson');
   return `${lines.join('\n')}\n`;
 }
 

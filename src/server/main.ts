@@ -56,7 +56,7 @@ async function main(): Promise<number> {
   } else {
     // kubectl's typed commands build requests with upstream group names (rbac.authorization.k8s.io, …).
     log(
-      `in the ${config.vendor} profile kubectl's discovery-driven commands work (get, describe, delete, edit, apply -f, scale, wait); its typed commands (create role|clusterrole|rolebinding|clusterrolebinding|token, auth can-i) send upstream group names: start with --vendor kubernetes for those`,
+      `in the ${config.vendor} profile kubectl's discovery-driven commands work (get, describe, delete, edit, apply -f, create -f, scale, wait, get --raw); its generator commands (create namespace|configmap|secret|role|rolebinding|clusterrole|clusterrolebinding|token) and auth can-i send upstream group names or upstream's protobuf: start with --vendor kubernetes for those`,
     );
   }
   server.ready.then(

@@ -82,6 +82,8 @@ describe('flags', () => {
       expect(text).toMatch(new RegExp(`--${flag} .*\\(default ${shown}\\)`));
     }
     expect(text).toContain('  -v, --v int');
+    // Names and usage never run together: the usage column starts after the widest name.
+    for (const line of text.split('\n').filter((l) => l.startsWith('  '))) expect(line).toMatch(/^ +(-[vh], )?--\S+( \S+)? {3,}\S/);
     expect(text).toMatch(/--secure-port int +.*\(default 6443\)/);
     expect(text).toMatch(/--anonymous-auth +.*\(default true\)/);
     expect(config(['--anonymous-auth=false', '--enable-bootstrap-token-auth'])).toMatchObject({ anonymousAuth: false, enableBootstrapTokenAuth: true });

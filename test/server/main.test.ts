@@ -35,7 +35,9 @@ describe('main', () => {
     expect(out).toContain(`admin kubeconfig: ${server.kubeconfig}`);
     expect(out).toContain(`try: kubectl --kubeconfig ${server.kubeconfig} get namespaces`);
     // The default profile says which kubectl commands need upstream's names.
-    expect(out).toContain("its typed commands (create role|clusterrole|rolebinding|clusterrolebinding|token, auth can-i) send upstream group names: start with --vendor kubernetes for those");
+    expect(out).toContain(
+      "its generator commands (create namespace|configmap|secret|role|rolebinding|clusterrole|clusterrolebinding|token) and auth can-i send upstream group names or upstream's protobuf: start with --vendor kubernetes for those",
+    );
     expect(await server.stop()).toBe(0);
   });
 });
