@@ -153,6 +153,16 @@ describe.each([
     expect(JSON.parse(warn.body).spec.zzz).toBeUndefined();
   });
 
+  it('PATCH of /scale: Strict is the same 400 naming the Scale\'s unknown field and stores nothing; Warn scales and warns', async () => {
+    const before = JSON.parse((await request(server, 'GET', `${base}/warn`)).body);
+    const patch = '{"spec":{"replicas":3,"foo":1}}';
+    const strict = await request(server, 'PATCH', `${base}/warn/scale?fieldValidation=Strict`, patch, 'application/merge-patch+json');
+    expect([strict.status, JSON.parse(strict.body)]).toEqual([400, expect.objectContaining({ kind: 'Status', reason: 'BadRequest', message: 'strict decoding error: unknown field "spec.foo"' })]);
+    expect(JSON.parse((await request(server, 'GET', `${base}/warn`)).body).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    const warn = await request(server, 'PATCH', `${base}/warn/scale`, patch, 'application/merge-patch+json');
+    expect([warn.status, warn.warnings, JSON.parse(warn.body).spec]).toEqual([200, [warning('unknown field "spec.foo"')], { replicas: 3 }]);
+  });
+
   it('a value of the wrong type is a 400 whatever the directive', async () => {
     const r = await request(server, 'POST', `${base}?fieldValidation=Ignore`, rsJson('typed').replace('"replicas":2', '"replicas":"two"'));
     expect(r.status).toBe(400);
@@ -181,5 +191,17 @@ describe('fieldValidation through kubectl 1.32 (default validation, no --validat
     const warned = await kubectl('create', '-f', file, '--validate=warn');
     expect(warned.stdout).toBe('replicaset.apps/kubectl-rs created\n');
     expect(warned.stderr).toContain('Warning: unknown field "spec.foo"');
+  });
+
+  it('patch --type=merge adding spec.foo: kubectl patch has no --validate, so the server\'s default Warn reports it and nothing of it is stored', async () => {
+    const file = path.join(server.dataDir, 'patched.yaml');
+    await writeFile(file, RS_YAML.replace('  replicas: 1\n', '').replace('  foo: bar\n', '').replace('yaml-rs', 'patched-rs'));
+    await kubectl('create', '-f', file);
+    const patched = await kubectl('-n', 'default', 'patch', 'rs', 'patched-rs', '--type=merge', '-p', '{"spec":{"foo":1}}');
+    expect(patched.stderr).toContain('Warning: unknown field "spec.foo"');
+    const scaled = await kubectl('-n', 'default', 'patch', 'rs', 'patched-rs', '--subresource=scale', '--type=merge', '-p', '{"spec":{"replicas":2,"foo":1}}');
+    expect(scaled.stderr).toContain('Warning: unknown field "spec.foo"');
+    const stored = JSON.parse((await kubectl('-n', 'default', 'get', 'rs', 'patched-rs', '-o', 'json')).stdout);
+    expect([stored.spec.foo, stored.spec.replicas]).toEqual([undefined, 2]);
   });
 });

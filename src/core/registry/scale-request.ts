@@ -2,7 +2,9 @@
  * Writes to the `/scale` subresource (PUT, any PATCH, apply): the request addresses an
  * autoscaling/v1 Scale made from the object; its `spec.replicas` goes back into the object.
  * Field ownership is tracked on the Scale with subresource `scale` and carried over to the
- * object's managedFields as upstream's ScaleHandler does (core/apply/scale.ts).
+ * object's managedFields as upstream's ScaleHandler does (core/apply/scale.ts). JSON, merge and
+ * strategic merge patches honour `fieldValidation` against the Scale's schema, as upstream's
+ * patch handler decodes a subresource's patched object into the subresource's own type.
  */
 import type { ApiObject, ManagedFieldsEntry, Patch, WriteResult } from '../api';
 import { badRequest, conflict } from '../../status';
@@ -25,6 +27,7 @@ import { rfc3339 } from '../../clock';
 
 import { applyPatch } from '../patch';
 import { deepCopy } from '../../util/json-values';
+import { checkPatchedFields } from '../validation/field-validation';
 import { type ScaleObject, getScale, scaleFromBody } from './scale';
 import { gvkString } from './patch-request';
 import type { ResourceWrites } from './resource-writes';
@@ -50,6 +53,8 @@ function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite,
   const scope = scaleScope(writes.now());
   if (write.kind === 'put' || write.patch.type !== 'apply') {
     const body = write.kind === 'put' ? write.body : applyPatch(write.patch, deepCopy(oldScale) as ApiObject, scope.type);
+    // Unknown and repeated fields of a patch: a 400 under Strict, warnings under Warn (docs/API.md, "Field validation").
+    if (write.kind === 'patch') checkPatchedFields({ patch: write.patch, patched: body, type: scope.type, directive: req.options.fieldValidation, ctx: req.ctx });
     const scale = scaleFromBody(body, req.name, req.namespace);
     const withUid = body.metadata?.uid ? { ...scale, metadata: { ...scale.metadata, uid: body.metadata.uid } } : scale;
     return { scale: withUid, entries: managedFieldsAfterUpdate(oldScale, { ...body, spec: scale.spec }, req.manager, scope) };

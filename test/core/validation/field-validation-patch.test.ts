@@ -3,7 +3,8 @@
  * patches decoded as the gateway decodes them: the patch body's own strict errors first
  * (repeated keys; unknown or repeated JSON patch operation fields, upstream's
  * `json patch ...` wording), then the unknown fields of the result in Go's sorted order;
- * Strict is upstream's 422 on `patch`, apply's repeated keys are its 400.
+ * Strict is the spec's 400 BadRequest (upstream's patch handler answers 422 on `patch`) and
+ * stores nothing, on the object and on its `/scale`; apply's repeated keys are upstream's 400.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ import { decodeStrictJson } from '../../../src/codecs/strict-json';
 import { decodeStrictYaml, yamlDuplicateMessage } from '../../../src/codecs/strict-yaml';
 import { warningsOf } from '../../../src/core/validation/field-validation';
 
-const rs = (name?: string): ResourceTarget => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: 'default', name });
+const rs = (name?: string, subresource?: string): ResourceTarget => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: 'default', name, ...(subresource ? { subresource } : {}) });
 
 describe('strict decoders', () => {
   it('JSON: repeated keys by Go path (map keys, indexes, top-level arrays); syntax errors keep JSON.parse\'s wording', () => {
@@ -74,17 +75,26 @@ describe('fieldValidation on patch', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function patch(type: PatchType, body: string, fieldValidation?: FieldValidation, fieldManager?: string) {
+  async function patchAt(target: ResourceTarget, type: PatchType, body: string, fieldValidation?: FieldValidation, fieldManager?: string) {
     const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, warnings: [] };
     try {
       const decoded = decodePatch(type, Buffer.from(body));
       ctx.decodeReport = decoded.report;
-      const r = await core.patch(rs('p'), decoded.patch, { ...(fieldValidation ? { fieldValidation } : {}), ...(fieldManager ? { fieldManager } : {}) }, ctx);
+      const r = await core.patch(target, decoded.patch, { ...(fieldValidation ? { fieldValidation } : {}), ...(fieldManager ? { fieldManager } : {}) }, ctx);
       return { object: r.object, warnings: ctx.warnings! };
     } catch (err) {
       return { error: err as StatusError, warnings: ctx.warnings! };
     }
   }
+  const patch = (type: PatchType, body: string, fieldValidation?: FieldValidation, fieldManager?: string) => patchAt(rs('p'), type, body, fieldValidation, fieldManager);
+  const stored = async () => (await core.get(rs('p'), {}, { user: { username: 'admin', groups: ['system:masters'] } })) as { metadata: { resourceVersion: string }; spec: Record<string, unknown> };
+
+  // One unknown field, `spec.foo`, added by each kind of patch (the Scale has a spec too).
+  const ADD_FOO: [PatchType, string][] = [
+    ['merge', '{"spec":{"foo":1}}'],
+    ['json', '[{"op":"add","path":"/spec/foo","value":1}]'],
+    ['strategic', '{"spec":{"foo":1}}'],
+  ];
 
   const MERGE = '{"spec":{"zz":1,"minReadySeconds":1,"minReadySeconds":2,"template":{"spec":{"containers":[{"name":"c","image":"nginx","bogus":1}]}}}}';
 
@@ -108,6 +118,45 @@ describe('fieldValidation on patch', () => {
     const body = '[{"op":"add","path":"/spec/unknown1","value":"v","foo":"bar"},{"op":"replace","path":"/spec/minReadySeconds","path":"/spec/minReadySeconds","value":3}]';
     const r = await patch('json', body);
     expect(r.warnings).toEqual(['json patch unknown field "[0].foo"', 'json patch duplicate field "[1].path"', 'unknown field "spec.unknown1"']);
+  });
+
+  it.each(ADD_FOO)('%s patch adding spec.foo: Strict is a 400 BadRequest Status naming it and stores nothing; Warn warns; Ignore is silent', async (type, body) => {
+    const before = await stored();
+    const strict = await patchAt(rs('p'), type, body, 'Strict');
+    expect(strict.error).toBeInstanceOf(StatusError);
+    expect(strict.error?.status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'BadRequest', code: 400, message: 'strict decoding error: unknown field "spec.foo"' });
+    expect((await stored()).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    const warn = await patchAt(rs('p'), type, body, 'Warn');
+    expect(warn.error).toBeUndefined();
+    expect(warn.warnings).toEqual(['unknown field "spec.foo"']);
+    expect((await stored()).spec.foo).toBeUndefined();
+    const ignore = await patchAt(rs('p'), type, body, 'Ignore');
+    expect([ignore.error, ignore.warnings]).toEqual([undefined, []]);
+  });
+
+  it.each(ADD_FOO)('%s patch of /scale adding spec.foo: checked against the Scale\'s schema like any patch, nothing stored under Strict', async (type, body) => {
+    const scale = rs('p', 'scale');
+    const withReplicas = type === 'json' ? body.replace(']', ',{"op":"replace","path":"/spec/replicas","value":4}]') : body.replace('{"foo"', '{"replicas":4,"foo"');
+    const before = await stored();
+    const strict = await patchAt(scale, type, withReplicas, 'Strict');
+    expect(strict.error?.status).toMatchObject({ reason: 'BadRequest', code: 400, message: 'strict decoding error: unknown field "spec.foo"' });
+    expect((await stored()).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    const warn = await patchAt(scale, type, withReplicas);
+    expect(warn.error).toBeUndefined();
+    expect(warn.warnings).toEqual(['unknown field "spec.foo"']);
+    expect((await stored()).spec.replicas).toBe(4);
+    const ignore = await patchAt(scale, type, body.replace('"value":1', '"value":2').replace('"foo":1', '"foo":2'), 'Ignore');
+    expect([ignore.error, ignore.warnings]).toEqual([undefined, []]);
+    await patchAt(scale, 'merge', '{"spec":{"replicas":1}}');
+  });
+
+  it('/scale: repeated keys of the patch too; Strict\'s strict errors come before the Scale\'s validation, as upstream decodes before it validates', async () => {
+    const scale = rs('p', 'scale');
+    const repeated = await patchAt(scale, 'merge', '{"spec":{"replicas":3,"replicas":2}}', 'Strict');
+    expect(repeated.error?.status).toMatchObject({ code: 400, message: 'strict decoding error: duplicate field "spec.replicas"' });
+    const negative = await patchAt(scale, 'merge', '{"spec":{"replicas":-1,"foo":1}}', 'Strict');
+    expect(negative.error?.status).toMatchObject({ code: 400, message: 'strict decoding error: unknown field "spec.foo"' });
+    expect((await stored()).spec.replicas).toBe(1);
   });
 
   it('apply: repeated keys are upstream\'s 400 under Strict and one warning per line under Warn', async () => {
