@@ -250,8 +250,9 @@ class InProcessCore implements Core {
     withinLimits(() => checkDecodedLimits(object));
     const { store, subresource } = this.resolve(target, 'update');
     const name = this.requireName(target);
-    // fieldValidation: decode-time checks of the body, as for create.
-    checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
+    // fieldValidation: decode-time checks of the body, as for create; a PUT of /scale sends a Scale.
+    const bodyType = subresource === 'scale' ? { group: this.naming.apiGroups.autoscaling, version: 'v1', kind: 'Scale' } : store.def;
+    checkBodyFields(this.naming, bodyType, object, options.fieldValidation, ctx);
     const req = writeRequest({ namespace: target.namespace, name, subresource, options, ctx, requireResourceVersion: true });
     if (subresource === 'scale') {
       // The checked Scale becomes the object's replicas (the store tracks ownership).
