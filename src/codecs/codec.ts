@@ -18,6 +18,12 @@ export interface Codec {
    * every JSON-shaped value can.
    */
   canEncode?(value: unknown): boolean;
+  /**
+   * The compact encoding of a large list as pieces whose concatenation is `encode(value)`, so a
+   * response can be written as it is produced; undefined for anything else (and absent for
+   * formats that cannot).
+   */
+  encodeChunks?(value: unknown): Iterable<string> | undefined;
   /** Watch framing (upstream's StreamSerializer + Framer); absent when the format cannot stream. */
   readonly stream?: {
     /** The Content-Type of a watch response in this format. */

@@ -84,6 +84,11 @@ function notEncodable(err: unknown): StatusError {
  * resolves once sent); callers that do not await it lose nothing.
  */
 export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string): void | Promise<void> {
+  // A large list to a client that takes it uncompressed goes out as it is encoded.
+  if (!output.pretty && output.contentEncoding !== 'gzip' && exchange.request.method !== 'HEAD') {
+    const pieces = output.codec.encodeChunks?.(value);
+    if (pieces) return writePieces(exchange, status, contentType ?? output.codec.mediaType, pieces);
+  }
   let body: Buffer;
   try {
     body = output.codec.encode(value, { pretty: output.pretty });
@@ -95,6 +100,29 @@ export function writeObject(exchange: Exchange, status: number, value: unknown, 
     return finishGzipped(exchange, status, type, body);
   }
   finish(exchange, status, type, body);
+}
+
+/** Bytes gathered before a write: large enough to keep writes few, small enough to hold little. */
+const STREAM_WRITE_BYTES = 64 * 1024;
+
+/**
+ * Write a body in pieces, without Content-Length (chunked), waiting for the socket to drain
+ * whenever it is full: a client that reads slowly holds a socket's worth of the response in
+ * memory, not the whole response.
+ */
+async function writePieces(exchange: Exchange, status: number, contentType: string, pieces: Iterable<string>): Promise<void> {
+  sendHead(exchange, status, contentType);
+  let batch = '';
+  // `exchange.response` is read afresh: a request timeout swaps in one that drops what comes later.
+  for (const piece of pieces) {
+    batch += piece;
+    if (batch.length < STREAM_WRITE_BYTES) continue;
+    const full = !exchange.response.write(Buffer.from(batch, 'utf8'));
+    batch = '';
+    if (full) await exchange.response.drain();
+    if (exchange.request.signal.aborted) break;
+  }
+  exchange.response.end(batch ? Buffer.from(batch, 'utf8') : undefined);
 }
 
 /** Upstream WriteRawJSON: indented JSON regardless of Accept (used by /version). */

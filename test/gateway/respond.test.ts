@@ -1,7 +1,42 @@
 import { StatusError, notFound, timeout } from '../../src/status';
 import { defaultCodecs, jsonCodec } from '../../src/gateway/codecs';
+import { STREAMED_LIST_ITEMS, createJsonCodec } from '../../src/gateway/codecs/json';
+import { createNaming } from '../../src/naming';
 import { warningHeaderValue, writeError, writeObject, writeRawJson, writeText } from '../../src/gateway/respond';
 import { fakeExchange } from './support/http';
+
+describe('streamed lists', () => {
+  const codec = createJsonCodec(createNaming('kubernetes'));
+  const list = (n: number) => ({
+    kind: 'ConfigMapList',
+    apiVersion: 'v1',
+    metadata: { resourceVersion: '7' },
+    items: Array.from({ length: n }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default' }, data: { k: 'v'.repeat(200) } })),
+  });
+
+  it('a large list goes out in pieces, without Content-Length, byte for byte what encode gives', async () => {
+    const value = list(STREAMED_LIST_ITEMS + 100);
+    const { exchange, response } = fakeExchange({ url: '/' });
+    const writes: number[] = [];
+    response.onWrite = (chunk) => writes.push(chunk.length);
+    await writeObject(exchange, 200, value, { codec, pretty: false });
+    expect(response.header('content-length')).toBeUndefined();
+    expect(writes.length).toBeGreaterThan(1);
+    expect(response.text).toBe(codec.encode(value).toString('utf8'));
+  });
+
+  it('small lists, pretty output and gzip-accepting clients get one body with its length', async () => {
+    for (const [value, output] of [
+      [list(3), { codec, pretty: false }],
+      [list(STREAMED_LIST_ITEMS), { codec, pretty: true }],
+      [list(STREAMED_LIST_ITEMS), { codec, pretty: false, contentEncoding: 'gzip' as const }],
+    ] as const) {
+      const { exchange, response } = fakeExchange({ url: '/' });
+      await writeObject(exchange, 200, value, output);
+      expect(response.header('content-length') ?? response.header('content-encoding')).toBeDefined();
+    }
+  });
+});
 
 describe('responses', () => {
   it('writes objects with Content-Type and Content-Length', () => {

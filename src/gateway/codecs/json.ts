@@ -119,14 +119,30 @@ class OrderedJson {
   }
 
   private list(value: Record<string, unknown>, itemType: string): string {
+    return [...this.listPieces(value, itemType)].join('');
+  }
+
+  /** A typed list's text in pieces: the head up to `"items":[`, each item (memoised per object version), the tail. */
+  *listPieces(value: Record<string, unknown>, itemType: string): Generator<string> {
     const parts: string[] = [];
     for (const key of ['kind', 'apiVersion']) if (value[key] !== undefined) parts.push(`"${key}":${plain(value[key])}`);
     if (value.metadata !== undefined) parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata, 'meta.v1.ListMeta')}`);
-    const items = (value.items as unknown[]).map((item) =>
-      isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item),
-    );
-    parts.push(`"items":[${items.join(',')}]`);
-    return `{${parts.join(',')}}`;
+    parts.push('"items":[');
+    yield `{${parts.join(',')}`;
+    let first = true;
+    for (const item of value.items as unknown[]) {
+      const text = isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item);
+      yield first ? text : `,${text}`;
+      first = false;
+    }
+    yield ']}';
+  }
+
+  /** The pieces of a large typed list (streamed responses), or undefined. */
+  chunks(value: unknown): Iterable<string> | undefined {
+    if (!isObject(value) || !Array.isArray(value.items) || value.items.length < STREAMED_LIST_ITEMS) return undefined;
+    const itemType = this.listItemType(value);
+    return itemType ? this.listPieces(value, itemType) : undefined;
   }
 
   /** metav1.Table: its fields in Go order, each row's object in its own upstream order. */
@@ -145,6 +161,14 @@ class OrderedJson {
   }
 }
 
+/** Lists from this many items on are written as they are encoded (respond.ts). */
+export const STREAMED_LIST_ITEMS = 500;
+
+function* withNewline(pieces: Iterable<string>): Generator<string> {
+  yield* pieces;
+  yield '\n';
+}
+
 /** `application/json` with upstream's key order and bytes (see the file comment). */
 export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
@@ -155,6 +179,10 @@ export function createJsonCodec(naming: Naming): Codec {
   return {
     mediaType: JSON_MEDIA_TYPE,
     encode: (value, options) => text(value, options?.pretty),
+    encodeChunks: (value) => {
+      const pieces = ordered.chunks(value);
+      return pieces && withNewline(pieces);
+    },
     decode,
     stream: {
       mediaType: JSON_MEDIA_TYPE,
