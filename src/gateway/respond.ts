@@ -8,7 +8,8 @@
  * (level 1, upstream's choice of speed over ratio) with `Content-Encoding: gzip` and
  * `Vary: Accept-Encoding`; smaller bodies go as they are. Watches never pass through here.
  */
-import { gzip } from 'node:zlib';
+import { once } from 'node:events';
+import { createGzip, gzip } from 'node:zlib';
 import { type Status, StatusError, notAcceptable } from '../status';
 import { type Codecs, type MediaTypeOptions, defaultRestrictions, negotiateMediaTypeOptions, responseContentEncoding, wantsPretty } from './codecs';
 import type { Exchange } from './types';
@@ -84,10 +85,11 @@ function notEncodable(err: unknown): StatusError {
  * resolves once sent); callers that do not await it lose nothing.
  */
 export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string): void | Promise<void> {
-  // A large list to a client that takes it uncompressed goes out as it is encoded.
-  if (!output.pretty && output.contentEncoding !== 'gzip' && exchange.request.method !== 'HEAD') {
+  // A large list goes out as it is encoded, through gzip when the client takes it.
+  if (!output.pretty && exchange.request.method !== 'HEAD') {
     const pieces = output.codec.encodeChunks?.(value);
-    if (pieces) return writePieces(exchange, status, contentType ?? output.codec.mediaType, pieces);
+    const type = contentType ?? output.codec.mediaType;
+    if (pieces) return output.contentEncoding === 'gzip' ? writePiecesGzipped(exchange, status, type, pieces) : writePieces(exchange, status, type, pieces);
   }
   let body: Buffer;
   try {
@@ -123,6 +125,32 @@ async function writePieces(exchange: Exchange, status: number, contentType: stri
     if (exchange.request.signal.aborted) break;
   }
   exchange.response.end(batch ? Buffer.from(batch, 'utf8') : undefined);
+}
+
+/** `writePieces` through a gzip stream (upstream's level), with backpressure on both sides. */
+async function writePiecesGzipped(exchange: Exchange, status: number, contentType: string, pieces: Iterable<string>): Promise<void> {
+  exchange.response.setHeader('Content-Encoding', 'gzip');
+  exchange.response.setHeader('Vary', 'Accept-Encoding');
+  sendHead(exchange, status, contentType);
+  const zip = createGzip({ level: GZIP_LEVEL });
+  zip.on('data', (chunk: Buffer) => {
+    if (exchange.response.write(chunk)) return;
+    zip.pause();
+    void exchange.response.drain().then(() => zip.resume());
+  });
+  const finished = once(zip, 'end');
+  let batch = '';
+  for (const piece of pieces) {
+    batch += piece;
+    if (batch.length < STREAM_WRITE_BYTES) continue;
+    const full = !zip.write(Buffer.from(batch, 'utf8'));
+    batch = '';
+    if (full) await once(zip, 'drain');
+    if (exchange.request.signal.aborted) break;
+  }
+  zip.end(batch ? Buffer.from(batch, 'utf8') : undefined);
+  await finished;
+  exchange.response.end();
 }
 
 /** Upstream WriteRawJSON: indented JSON regardless of Accept (used by /version). */

@@ -2,6 +2,7 @@ import { StatusError, notFound, timeout } from '../../src/status';
 import { defaultCodecs, jsonCodec } from '../../src/gateway/codecs';
 import { STREAMED_LIST_ITEMS, createJsonCodec } from '../../src/gateway/codecs/json';
 import { createNaming } from '../../src/naming';
+import { gunzipSync } from 'node:zlib';
 import { warningHeaderValue, writeError, writeObject, writeRawJson, writeText } from '../../src/gateway/respond';
 import { fakeExchange } from './support/http';
 
@@ -25,15 +26,23 @@ describe('streamed lists', () => {
     expect(response.text).toBe(codec.encode(value).toString('utf8'));
   });
 
-  it('small lists, pretty output and gzip-accepting clients get one body with its length', async () => {
+  it('to a client that takes gzip it streams through gzip, the same bytes once unzipped', async () => {
+    const value = list(STREAMED_LIST_ITEMS * 2);
+    const { exchange, response } = fakeExchange({ url: '/' });
+    await writeObject(exchange, 200, value, { codec, pretty: false, contentEncoding: 'gzip' });
+    expect(response.header('content-encoding')).toBe('gzip');
+    expect(response.header('content-length')).toBeUndefined();
+    expect(gunzipSync(Buffer.concat(response.chunks)).toString('utf8')).toBe(codec.encode(value).toString('utf8'));
+  });
+
+  it('small lists and pretty output get one body with its length', async () => {
     for (const [value, output] of [
       [list(3), { codec, pretty: false }],
       [list(STREAMED_LIST_ITEMS), { codec, pretty: true }],
-      [list(STREAMED_LIST_ITEMS), { codec, pretty: false, contentEncoding: 'gzip' as const }],
     ] as const) {
       const { exchange, response } = fakeExchange({ url: '/' });
       await writeObject(exchange, 200, value, output);
-      expect(response.header('content-length') ?? response.header('content-encoding')).toBeDefined();
+      expect(response.header('content-length')).toBeDefined();
     }
   });
 });
