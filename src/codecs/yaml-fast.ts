@@ -66,22 +66,21 @@ function sortedKeys(map: Record<string, unknown>): string[] {
     .sort(compareGoYamlKeys);
 }
 
-/** `key: value` lines of a map at `indent`; the first line may continue a `- ` already written. */
-function writeMap(map: Record<string, unknown>, indent: string, out: string[], firstPrefix: string): void {
-  let first = true;
-  for (const key of sortedKeys(map)) {
-    const prefix = first ? firstPrefix : indent;
-    first = false;
-    writeEntry(`${prefix}${stringText(key)}:`, map[key], indent, out);
-  }
+/**
+ * A map's `key: value` lines at `indent`, its keys already sorted (each map's keys are sorted
+ * once); the first line may continue a `- ` already written.
+ */
+function writeMap(map: Record<string, unknown>, keys: readonly string[], indent: string, out: string[], firstPrefix: string): void {
+  keys.forEach((key, i) => writeEntry(`${i === 0 ? firstPrefix : indent}${stringText(key)}:`, map[key], indent, out));
 }
 
 function writeEntry(head: string, value: unknown, indent: string, out: string[]): void {
   if (isMap(value)) {
-    if (sortedKeys(value).length === 0) out.push(`${head} {}`);
+    const keys = sortedKeys(value);
+    if (keys.length === 0) out.push(`${head} {}`);
     else {
       out.push(head);
-      writeMap(value, `${indent}  `, out, `${indent}  `);
+      writeMap(value, keys, `${indent}  `, out, `${indent}  `);
     }
   } else if (Array.isArray(value)) {
     if (value.length === 0) out.push(`${head} []`);
@@ -97,8 +96,9 @@ function writeEntry(head: string, value: unknown, indent: string, out: string[])
 function writeSeq(seq: unknown[], indent: string, out: string[]): void {
   for (const item of seq) {
     if (isMap(item)) {
-      if (sortedKeys(item).length === 0) out.push(`${indent}- {}`);
-      else writeMap(item, `${indent}  `, out, `${indent}- `);
+      const keys = sortedKeys(item);
+      if (keys.length === 0) out.push(`${indent}- {}`);
+      else writeMap(item, keys, `${indent}  `, out, `${indent}- `);
     } else if (Array.isArray(item) || item === undefined) {
       throw new Unsupported();
     } else {
@@ -112,8 +112,9 @@ export function fastYaml(value: unknown): string | undefined {
   if (!isMap(value)) return undefined;
   const out: string[] = [];
   try {
-    if (sortedKeys(value).length === 0) return '{}\n';
-    writeMap(value, '', out, '');
+    const keys = sortedKeys(value);
+    if (keys.length === 0) return '{}\n';
+    writeMap(value, keys, '', out, '');
   } catch (err) {
     if (err instanceof Unsupported) return undefined;
     throw err;

@@ -108,23 +108,32 @@ export function writeObject(exchange: Exchange, status: number, value: unknown, 
 const STREAM_WRITE_BYTES = 64 * 1024;
 
 /**
- * Write a body in pieces, without Content-Length (chunked), waiting for the socket to drain
- * whenever it is full: a client that reads slowly holds a socket's worth of the response in
- * memory, not the whole response.
+ * Feed `pieces` to a writer in batches of about STREAM_WRITE_BYTES, waiting on `drain` whenever
+ * it is full; stops early when the client goes away. Returns the last, partial batch.
  */
-async function writePieces(exchange: Exchange, status: number, contentType: string, pieces: Iterable<string>): Promise<void> {
-  sendHead(exchange, status, contentType);
+async function pump(exchange: Exchange, pieces: Iterable<string>, write: (chunk: Buffer) => boolean, drain: () => Promise<unknown>): Promise<Buffer | undefined> {
   let batch = '';
-  // `exchange.response` is read afresh: a request timeout swaps in one that drops what comes later.
   for (const piece of pieces) {
     batch += piece;
     if (batch.length < STREAM_WRITE_BYTES) continue;
-    const full = !exchange.response.write(Buffer.from(batch, 'utf8'));
+    const full = !write(Buffer.from(batch, 'utf8'));
     batch = '';
-    if (full) await exchange.response.drain();
+    if (full) await drain();
     if (exchange.request.signal.aborted) break;
   }
-  exchange.response.end(batch ? Buffer.from(batch, 'utf8') : undefined);
+  return batch ? Buffer.from(batch, 'utf8') : undefined;
+}
+
+/**
+ * Write a body in pieces, without Content-Length (chunked), waiting for the socket to drain
+ * whenever it is full: a client that reads slowly holds a socket's worth of the response in
+ * memory, not the whole response. `exchange.response` is read afresh each time: a request
+ * timeout swaps in one that drops what comes later.
+ */
+async function writePieces(exchange: Exchange, status: number, contentType: string, pieces: Iterable<string>): Promise<void> {
+  sendHead(exchange, status, contentType);
+  const rest = await pump(exchange, pieces, (chunk) => exchange.response.write(chunk), () => exchange.response.drain());
+  exchange.response.end(rest);
 }
 
 /** `writePieces` through a gzip stream (upstream's level), with backpressure on both sides. */
@@ -139,16 +148,8 @@ async function writePiecesGzipped(exchange: Exchange, status: number, contentTyp
     void exchange.response.drain().then(() => zip.resume());
   });
   const finished = once(zip, 'end');
-  let batch = '';
-  for (const piece of pieces) {
-    batch += piece;
-    if (batch.length < STREAM_WRITE_BYTES) continue;
-    const full = !zip.write(Buffer.from(batch, 'utf8'));
-    batch = '';
-    if (full) await once(zip, 'drain');
-    if (exchange.request.signal.aborted) break;
-  }
-  zip.end(batch ? Buffer.from(batch, 'utf8') : undefined);
+  const rest = await pump(exchange, pieces, (chunk) => zip.write(chunk), () => once(zip, 'drain'));
+  zip.end(rest);
   await finished;
   exchange.response.end();
 }

@@ -6,4 +6,5 @@
 export { startGrpcCoreServer, type GrpcCoreServer, type GrpcCoreServerOptions, type GrpcServerTlsOptions } from './server';
 export { createGrpcCoreClient, type GrpcCoreClient, type GrpcCoreClientOptions } from './client';
 export type { GrpcClientTlsOptions, PemInput } from './tls';
+export { serverNameFor } from './tls';
 export { STATUS_TRAILER_KEY } from './errors';

@@ -1,4 +1,5 @@
 /** TLS material for both ends of the gRPC door. */
+import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 
 /** PEM text, as a string or the bytes of a file. */
@@ -28,4 +29,14 @@ export function clientCredentials(tls: GrpcClientTlsOptions | undefined): grpc.C
     tls.key !== undefined ? toBuffer(tls.key) : null,
     tls.cert !== undefined ? toBuffer(tls.cert) : null,
   );
+}
+
+/**
+ * The name to verify a core's serving certificate against when it is dialled at `address`
+ * (`host:port`): for an IP address, `localhost` (the generated serving certificate carries it,
+ * and the name is what grpc-js checks); for a host name, that name (undefined).
+ */
+export function serverNameFor(address: string): string | undefined {
+  const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  return isIP(host) ? 'localhost' : undefined;
 }

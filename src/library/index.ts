@@ -12,12 +12,13 @@ import { parseFlags, startServer as startKeelson } from '../server';
 import { renderKubeconfig } from '../server/kubeconfig';
 import { signClientCertificate } from '../server/pki';
 import type { Clock } from '../clock';
+import { UPSTREAM_VENDOR, type Vendor } from '../naming';
 
 export { ManualClock, systemClock, type Clock } from '../clock';
 
 export interface ServerOptions {
   /** Naming profile: `kubernetes` (default here: upstream's names, for unmodified clients) or `platform`. */
-  vendor?: 'kubernetes' | 'platform';
+  vendor?: Vendor;
   /** `--controllers` (default `['*']`); `[]` runs none, as envtest. */
   controllers?: string[];
   /** Simulated nodes with a scheduler (default 1; 0 for none). */
@@ -73,7 +74,7 @@ const PKI_FILES = ['ca.crt', 'ca.key', 'serving.crt', 'serving.key', 'admin.crt'
 let pkiSource: Promise<string> | undefined;
 
 function flagsOf(options: ServerOptions, dataDir: string): string[] {
-  const args = ['--secure-port', '0', '--data-dir', dataDir, '--vendor', options.vendor ?? 'kubernetes', '--leader-elect=false'];
+  const args = ['--secure-port', '0', '--data-dir', dataDir, '--vendor', options.vendor ?? UPSTREAM_VENDOR, '--leader-elect=false'];
   args.push('--simulated-nodes', String(options.simulatedNodes ?? 1));
   args.push(`--controllers=${(options.controllers ?? ['*']).join(',')}`);
   if (options.featureGates && Object.keys(options.featureGates).length > 0) {

@@ -11,6 +11,8 @@
 export type Vendor = 'platform' | 'kubernetes';
 
 export const VENDORS: readonly Vendor[] = ['platform', 'kubernetes'];
+/** The profile that serves upstream's names, which unmodified kubectl and client libraries expect. */
+export const UPSTREAM_VENDOR: Vendor = 'kubernetes';
 
 export interface Naming {
   readonly vendor: Vendor;

@@ -15,18 +15,16 @@
  *   `system:nodes`): a client certificate signed here with `--cluster-signing-cert-file`/
  *   `--cluster-signing-key-file`, as a kubelet's is by the cluster signer.
  */
-import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';
 import { builtinResources } from '../core/resources';
-import { type GrpcCoreClient, createGrpcCoreClient } from '../grpc';
+import { type GrpcCoreClient, createGrpcCoreClient, serverNameFor } from '../grpc';
 import { type Clock, systemClock } from '../clock';
 import { type Naming, createNaming } from '../naming';
 import { StatusError } from '../status';
 import { SERVICE_ACCOUNT_PREFIX } from '../authn/service-account';
 import { CONTROLLER_MANAGER_USER, enabledControllers, startControllers, type RunningControllers } from '../controllers';
-import type { ServerConfig } from './flags';
+import { type ServerConfig, readFlagFile } from './flags';
 import { type KubeconfigCredentials, readKubeconfigCredentials } from './kubeconfig';
 import { signClientCertificate } from './pki';
 
@@ -150,9 +148,9 @@ export class RemoteIdentities implements Core {
 
   private open(tls: { cert?: string; key?: string }, token?: string | (() => string | undefined)): GrpcCoreClient {
     const address = this.options.address;
-    const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+    const serverName = serverNameFor(address);
     const client = createGrpcCoreClient(address, {
-      tls: { ...(this.options.credentials.certificateAuthority ? { ca: this.options.credentials.certificateAuthority } : {}), ...tls, ...(isIP(host) ? { serverName: 'localhost' } : {}) },
+      tls: { ...(this.options.credentials.certificateAuthority ? { ca: this.options.credentials.certificateAuthority } : {}), ...tls, ...(serverName ? { serverName } : {}) },
       ...(token !== undefined ? { token } : {}),
     });
     this.opened.push(client);
@@ -211,14 +209,6 @@ export interface RunningControllerProcess {
   /** Resolves once the core has answered and the controllers have started. */
   ready: Promise<void>;
   close(): Promise<void>;
-}
-
-function readFlagFile(flag: string, file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`--${flag}: cannot read ${JSON.stringify(file)}: ${(err as Error).message}`);
-  }
 }
 
 /** Start the controllers of `--controllers` (and the scheduler and simulated nodes) against `--core-address`. */

@@ -984,3 +984,12 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   }
   return config;
 }
+
+/** A file a flag names, read whole; a failure names the flag. */
+export function readFlagFile(flag: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`--${flag}: cannot read ${JSON.stringify(file)}: ${(err as Error).message}`);
+  }
+}

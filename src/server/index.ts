@@ -8,11 +8,10 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isIP } from 'node:net';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
 import type { CoreState } from '../core/core';
-import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreServer } from '../grpc';
+import { createGrpcCoreClient, serverNameFor, startGrpcCoreServer, type GrpcCoreServer } from '../grpc';
 import {
   type Authenticator,
   type ServiceAccountTokenOptions,
@@ -49,7 +48,7 @@ import { type Store, createStore } from '../store';
 import { applyRuntimeConfig } from './runtime-config';
 import { ServerMetrics } from '../metrics';
 import { timedStore } from './store-metrics';
-import type { ServerConfig } from './flags';
+import { type ServerConfig, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
 import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
@@ -134,9 +133,9 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   }
   if (config.coreAddress) {
     // The gateway presents its own client certificate; the core lets it act for the end user.
-    const host = config.coreAddress.slice(0, config.coreAddress.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+    const serverName = serverNameFor(config.coreAddress);
     const client = createGrpcCoreClient(config.coreAddress, {
-      tls: { ca: deps.pki.caCert, cert: deps.pki.gatewayCert, key: deps.pki.gatewayKey, ...(isIP(host) ? { serverName: 'localhost' } : {}) },
+      tls: { ca: deps.pki.caCert, cert: deps.pki.gatewayCert, key: deps.pki.gatewayKey, ...(serverName ? { serverName } : {}) },
     });
     return { core: client, resources, ready: async () => {}, close: async () => client.close() };
   }
@@ -295,14 +294,6 @@ function buildAuthenticator(
     tokens.push(oidc);
   }
   return createAuthenticator({ certificates: true, tokens, anonymous, ...(anonymousPaths ? { anonymousPaths } : {}) });
-}
-
-function readFlagFile(flag: string, file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new Error(`--${flag}: cannot read ${JSON.stringify(file)}: ${(err as Error).message}`);
-  }
 }
 
 /**

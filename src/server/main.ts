@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { type ServerConfig, parseFlags } from './flags';
+import { UPSTREAM_VENDOR } from '../naming';
 import { startServer } from './index';
 import { startControllerProcess } from './controller-process';
 import { type Logger, createLogger } from './logging';
@@ -51,12 +52,12 @@ async function main(): Promise<number> {
   const shown = kubeconfig.startsWith('..') ? server.kubeconfigPath : `./${kubeconfig}`;
   log(`admin kubeconfig: ${shown}`);
   log(`try: kubectl --kubeconfig ${shown} get namespaces`);
-  if (config.vendor === 'kubernetes') {
-    log('every kubectl command works against this naming profile (--vendor kubernetes: upstream names)');
+  if (config.vendor === UPSTREAM_VENDOR) {
+    log(`every kubectl command works against this naming profile (--vendor ${UPSTREAM_VENDOR}: upstream names)`);
   } else {
-    // kubectl's typed commands build requests with upstream group names (rbac.authorization.k8s.io, …).
+    // kubectl's generator commands build requests with upstream's group names and media types.
     log(
-      `in the ${config.vendor} profile kubectl's discovery-driven commands work (get, describe, delete, edit, apply -f, create -f, scale, wait, get --raw); its generator commands (create namespace|configmap|secret|role|rolebinding|clusterrole|clusterrolebinding|token) and auth can-i send upstream group names or upstream's protobuf: start with --vendor kubernetes for those`,
+      `in the ${config.vendor} profile kubectl's discovery-driven commands work (get, describe, delete, edit, apply -f, create -f, scale, wait, get --raw); its generator commands (create namespace|configmap|secret|role|rolebinding|clusterrole|clusterrolebinding|token) and auth can-i send upstream group names or upstream's protobuf: start with --vendor ${UPSTREAM_VENDOR} for those`,
     );
   }
   server.ready.then(

@@ -15,7 +15,8 @@ import { rfc3339Micro, type Clock } from '../../clock';
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
 import { StatusError, isStatus } from '../../status';
-import type { Exchange, GatewayRequest, GatewayResponse, RequestInfo, Step } from '../types';
+import type { Exchange, GatewayRequest, RequestInfo, Step } from '../types';
+import { isLongRunning } from '../steps/metrics';
 import { type AuditDecision, type AuditPolicy, type AuditStage, evaluatePolicy } from './policy';
 
 export { parseAuditPolicy, evaluatePolicy, type AuditPolicy, type AuditLevel, type AuditStage } from './policy';
@@ -158,14 +159,22 @@ async function audited(
   emit('RequestReceived');
 
   const real = exchange.response;
-  const capture = decision.level === 'RequestResponse' && !(info.isResourceRequest && info.verb === 'watch');
+  const watch = isLongRunning(info);
+  const capture = decision.level === 'RequestResponse' && !watch;
   const onStart = () => {
     if (started) return;
     started = true;
     // Upstream sends ResponseStarted for long-running requests only.
-    if (info.isResourceRequest && info.verb === 'watch') emit('ResponseStarted', { responseStatus: { metadata: {}, code: real.statusCode } });
+    if (watch) emit('ResponseStarted', { responseStatus: { metadata: {}, code: real.statusCode } });
   };
-  const response: GatewayResponse = {
+  function keep(chunk: Uint8Array | string): void {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    responseBytes += b.length;
+    if (responseBytes <= MAX_CAPTURED_BYTES) responseChunks.push(b);
+  }
+  // A Metadata-level request that is not a watch needs no wrapper. The others are swapped in
+  // place (one exchange shape for every later step).
+  if (capture || watch) exchange.response = {
     get headersSent() {
       return real.headersSent;
     },
@@ -194,14 +203,6 @@ async function audited(
       real.end(chunk);
     },
   };
-  function keep(chunk: Uint8Array | string): void {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    responseBytes += b.length;
-    if (responseBytes <= MAX_CAPTURED_BYTES) responseChunks.push(b);
-  }
-  // A Metadata-level request that is not a watch needs neither wrapper. The others are swapped in
-  // place (one exchange shape for every later step).
-  if (capture || (info.isResourceRequest && info.verb === 'watch')) exchange.response = response;
   if (withBodies) {
     const readBody = request.readBody.bind(request);
     exchange.request = {
