@@ -12,18 +12,12 @@ import type { ApiObject, CoreApi, RequestContext, UserInfo } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
+import { nodeIdentity } from '../core/node-identity';
 import { ruleAllows } from './rbac';
 import type { PolicyRule } from './rules';
 import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
-export const NODES_GROUP = 'system:nodes';
-const NODE_USER_PREFIX = 'system:node:';
-
-/** Upstream's NodeIdentity: the node's name, '' for a node user without one, undefined for anyone else. */
-export function nodeIdentity(user: UserInfo): string | undefined {
-  if (!user.groups.includes(NODES_GROUP) || !user.username.startsWith(NODE_USER_PREFIX)) return undefined;
-  return user.username.slice(NODE_USER_PREFIX.length);
-}
+export { NODES_GROUP, nodeIdentity } from '../core/node-identity';
 
 type VertexType = 'pod' | 'secret' | 'configmap' | 'pvc' | 'serviceaccount';
 

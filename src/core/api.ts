@@ -35,6 +35,8 @@ export interface RequestContext {
   warnings?: string[];
   /** Aborted when the client goes away. */
   signal?: AbortSignal;
+  /** Adds an annotation to the request's audit event (admission webhooks and policies); absent where nothing is audited. */
+  annotate?: (key: string, value: string) => void;
   /**
    * What the door's strict decoder saw in the request body (create, update, patch), for
    * `fieldValidation`: repeated keys can only be seen in the bytes. Plain data, so the gRPC

@@ -24,7 +24,7 @@ import { builtinResources } from './resources';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
 import { type Clock, systemClock } from '../clock';
-import { StatusError, badRequest, invalid, methodNotSupported, pathNotFound } from '../status';
+import { StatusError, badRequest, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
 import { ResourceStore } from './registry/resource-store';
 import { ResourceReads } from './registry/resource-reads';
 import { type WriteSubresource, writeRequest } from './registry/write-request';
@@ -32,7 +32,23 @@ import { getScale, scaleFromBody } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 import { CachedStorage } from './cache/cached-storage';
 import { StoreStorage } from './storage/store-storage';
-import { Admission, type AdmissionPlugin, namespaceLifecycle } from './admission';
+import {
+  Admission,
+  type AdmissionPlugin,
+  DynamicAdmissionSources,
+  type WebhookCredentialResolver,
+  alwaysAdmit,
+  alwaysDeny,
+  cachedThenLive,
+  GENERIC_APISERVER_PLUGINS,
+  defaultTolerationSeconds,
+  mutatingAdmissionWebhook,
+  namespaceLifecycle,
+  nodeRestriction,
+  serviceAccountAdmission,
+  validatingAdmissionPolicy,
+  validatingAdmissionWebhook,
+} from './admission';
 import { type CreateHandler, selfSubjectReviewHandler } from './handlers';
 import { podBindingHandler } from './registry/binding';
 import { checkDecodedLimits, withinLimits } from '../codecs/limits';
@@ -54,8 +70,16 @@ export interface CoreOptions {
   compactionIntervalMs?: number;
   /** `--feature-gates`; default: release 1.32's defaults. */
   features?: FeatureGates;
-  /** Admission plugins run after the built-in ones (NamespaceLifecycle), in order. */
+  /**
+   * The admission plugins to run, by upstream name, in upstream's order (resolve flags with
+   * `resolveAdmissionPlugins`); default: the generic API server's set (GENERIC_APISERVER_PLUGINS).
+   * The server passes kube-apiserver's defaults and flags.
+   */
+  admissionPlugins?: readonly string[];
+  /** Further plugins (RBAC's escalation check), run after the in-tree ones and before the dynamic ones. */
   admission?: readonly AdmissionPlugin[];
+  /** Client credentials presented to admission webhooks, by host (`--admission-control-config-file`). */
+  webhookCredentials?: WebhookCredentialResolver;
   /**
    * Handlers of types that are never stored, by resource name (e.g. `tokenreviews`). Such a
    * type is served only with a handler; SelfSubjectReview always has one.
@@ -98,6 +122,7 @@ class InProcessCore implements Core {
   private readonly namespaces: ResourceStore;
   private readonly cache: WatchCache;
   private readonly compactor: Compactor;
+  private dynamicAdmission!: DynamicAdmissionSources;
 
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
@@ -124,11 +149,7 @@ class InProcessCore implements Core {
     const storage = (def: ResourceDefinition) => new CachedStorage(new StoreStorage(def, store, listVersion), this.cache, this.cache.register(def));
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
-    const ns = naming.namespaces;
-    const admission = new Admission([
-      namespaceLifecycle({ namespaces: new ResourceReads(nsDef, storage(nsDef), naming), immortal: [ns.default, ns.system, ns.public] }),
-      ...(options.admission ?? []),
-    ]);
+    const admission = this.admissionChain(options, nsDef, storage, clock);
     const deps = { store, naming, clock, admission };
     for (const def of this.resources) {
       const key = resourceKey(def.group, def.version, def.resource);
@@ -138,6 +159,56 @@ class InProcessCore implements Core {
     this.namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'))!;
     this.cache.start();
     this.compactor = new Compactor({ store, clock, intervalMs: options.compactionIntervalMs });
+    this.dynamicAdmission.start();
+  }
+
+  /**
+   * The admission chain of `options.admissionPlugins`, each plugin reading what it needs from
+   * this core (cache first, then live), RBAC's escalation check before the dynamic plugins.
+   */
+  private admissionChain(
+    options: CoreOptions,
+    nsDef: ResourceDefinition,
+    storage: (def: ResourceDefinition) => CachedStorage,
+    clock: Clock,
+  ): Admission {
+    const { naming } = options;
+    const ns = naming.namespaces;
+    const names = options.admissionPlugins ?? GENERIC_APISERVER_PLUGINS;
+    const reader = cachedThenLive(async (loc, live) => {
+      const store = this.stores.get(resourceKey(loc.group, loc.version, loc.resource));
+      if (!store) throw notFound({ group: loc.group, resource: loc.resource }, loc.name);
+      return store.reads.get(loc.namespace, loc.name, live ? {} : { resourceVersion: '0' });
+    });
+    this.dynamicAdmission = new DynamicAdmissionSources(this, this.resources, naming.group('admissionregistration'), clock, {
+      webhooks: names.includes('MutatingAdmissionWebhook') || names.includes('ValidatingAdmissionWebhook'),
+      policies: names.includes('ValidatingAdmissionPolicy'),
+    });
+    const source = this.dynamicAdmission;
+    const build: Record<string, () => AdmissionPlugin> = {
+      AlwaysAdmit: () => alwaysAdmit,
+      NamespaceLifecycle: () => namespaceLifecycle({ namespaces: new ResourceReads(nsDef, storage(nsDef), naming), immortal: [ns.default, ns.system, ns.public] }),
+      ServiceAccount: () => serviceAccountAdmission({ naming, reader }),
+      NodeRestriction: () => nodeRestriction({ naming, reader }),
+      DefaultTolerationSeconds: () => defaultTolerationSeconds(naming),
+      MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials }),
+      ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader }),
+      ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials }),
+      AlwaysDeny: () => alwaysDeny,
+    };
+    const plugins: AdmissionPlugin[] = [];
+    let extrasAdded = false;
+    for (const name of names) {
+      const make = build[name];
+      if (!make) throw new Error(`admission plugin "${name}" is not available in this server`);
+      if (!extrasAdded && (name === 'MutatingAdmissionWebhook' || name === 'ValidatingAdmissionPolicy' || name === 'ValidatingAdmissionWebhook' || name === 'AlwaysDeny')) {
+        plugins.push(...(options.admission ?? []));
+        extrasAdded = true;
+      }
+      plugins.push(make());
+    }
+    if (!extrasAdded) plugins.push(...(options.admission ?? []));
+    return new Admission(plugins);
   }
 
   /** The target's store, after the one verb table (core/resources/endpoints.ts) allowed the verb there: 404 / 405 otherwise. */
@@ -328,9 +399,11 @@ class InProcessCore implements Core {
       }
     }
     await this.cache.whenReady();
+    await this.dynamicAdmission.synced();
   }
 
   async close(): Promise<void> {
+    this.dynamicAdmission.stop();
     this.compactor.stop();
     await this.cache.close();
     await this.options.store.close();

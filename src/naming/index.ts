@@ -71,6 +71,8 @@ export interface Naming {
   readonly bootstrapTokenSecretType: string;
   /** The ConfigMap in every namespace holding the cluster's root CA (`kube-root-ca.crt`). */
   readonly rootCaConfigMap: string;
+  /** Prefix of the projected volume the ServiceAccount admission plugin mounts (`kube-api-access-`). */
+  readonly apiAccessVolumePrefix: string;
   /** Leader-election Leases in the system namespace (`kube-controller-manager`, `kube-scheduler`). */
   readonly leaderLeases: { readonly controllerManager: string; readonly scheduler: string };
 }
@@ -148,6 +150,7 @@ export function createNaming(vendor: Vendor): Naming {
     execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
     bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,
     rootCaConfigMap: `${w.namespacePrefix}-root-ca.crt`,
+    apiAccessVolumePrefix: `${w.namespacePrefix}-api-access-`,
     leaderLeases: { controllerManager: `${w.namespacePrefix}-controller-manager`, scheduler: `${w.namespacePrefix}-scheduler` },
   };
 }

@@ -18,6 +18,8 @@ import { GATEWAY_USER } from './pki';
 import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
 import { CONTROLLER_NAMES } from '../controllers';
 import { type RuntimeConfig, parseRuntimeConfig } from './runtime-config';
+import { readAdmissionControlConfig } from './admission-config';
+import { type AdmissionPluginsError, IMPLEMENTED_PLUGINS, UPSTREAM_PLUGIN_ORDER, defaultAdmissionPlugins, resolveAdmissionPlugins } from '../core/admission';
 
 export interface ServingCertificate {
   certFile: string;
@@ -119,6 +121,14 @@ export interface ServerConfig {
   authenticationTokenWebhookVersion: 'v1beta1' | 'v1';
   /** --authorization-mode: the authorizers, in order (AlwaysAllow, AlwaysDeny, RBAC). */
   authorizationModes: string[];
+  /** --enable-admission-plugins: plugins on in addition to the defaults (order does not matter). */
+  enableAdmissionPlugins: string[];
+  /** --disable-admission-plugins: plugins off, defaults included. */
+  disableAdmissionPlugins: string[];
+  /** The admission chain those two give, in upstream's order (unset: kube-apiserver's defaults). */
+  admissionPlugins?: string[];
+  /** --admission-control-config-file: per-plugin configuration (the webhooks' client credentials). */
+  admissionControlConfigFile?: string;
   /** --authorization-policy-file: ABAC's policy, one JSON object per line. */
   authorizationPolicyFile?: string;
   /** --authorization-config: an AuthorizationConfiguration file (excludes the mode and webhook flags). */
@@ -606,6 +616,31 @@ const FLAGS: readonly Flag[] = [
     },
   }),
   flag({
+    name: 'enable-admission-plugins',
+    field: 'enableAdmissionPlugins',
+    type: 'strings',
+    default: [] as string[],
+    shownDefault: '',
+    usage: `Admission plugins to enable in addition to the default ones (${defaultAdmissionPlugins().join(', ')}). Comma-delimited; the order does not matter, plugins always run in upstream's order: ${UPSTREAM_PLUGIN_ORDER.filter((n) => IMPLEMENTED_PLUGINS.has(n)).join(', ')}.`,
+    parse: (v, n, prev) => (v === '' ? (prev ?? []) : [...(prev ?? []), ...parseList(n, v)]),
+  }),
+  flag({
+    name: 'disable-admission-plugins',
+    field: 'disableAdmissionPlugins',
+    type: 'strings',
+    default: [] as string[],
+    shownDefault: '',
+    usage: 'Admission plugins to disable, default ones included. Comma-delimited; the order does not matter.',
+    parse: (v, n, prev) => (v === '' ? (prev ?? []) : [...(prev ?? []), ...parseList(n, v)]),
+  }),
+  flag({
+    name: 'admission-control-config-file',
+    field: 'admissionControlConfigFile',
+    type: 'string',
+    usage: 'File with admission control configuration (AdmissionConfiguration); the webhook plugins read the kubeconfig of client credentials they present to webhook hosts.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
     name: 'authorization-mode',
     field: 'authorizationModes',
     type: 'strings',
@@ -947,6 +982,19 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
   if (config.authenticationConfigFile && config.oidcIssuerUrl) {
     throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');
+  }
+  try {
+    config.admissionPlugins = resolveAdmissionPlugins(config.enableAdmissionPlugins, config.disableAdmissionPlugins);
+  } catch (err) {
+    const flagName = (err as AdmissionPluginsError).errors?.[0]?.startsWith('disable') ? '--disable-admission-plugins' : '--enable-admission-plugins';
+    throw new FlagFailure(flagName, (err as Error).message);
+  }
+  if (config.admissionControlConfigFile) {
+    try {
+      readAdmissionControlConfig(config.admissionControlConfigFile, createNaming(config.vendor));
+    } catch (err) {
+      throw new FlagFailure('--admission-control-config-file', (err as Error).message);
+    }
   }
   // As upstream's authorization options validate them.
   if (config.authorizationConfigFile) {

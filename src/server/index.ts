@@ -40,12 +40,13 @@ import { type AuditLog, openAuditLog } from './audit-log';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
 import { buildAuthorizers } from './authorization';
-import type { AdmissionPlugin } from '../core/admission';
+import { type AdmissionPlugin, defaultAdmissionPlugins } from '../core/admission';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { type Naming, createNaming } from '../naming';
 import { type Store, createStore } from '../store';
 import { applyRuntimeConfig } from './runtime-config';
+import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
 import { timedStore } from './store-metrics';
 import { type ServerConfig, readFlagFile } from './flags';
@@ -156,6 +157,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     compactionIntervalMs: config.compactionIntervalMs,
     watchCache: { windowMs: config.watchCacheWindowMs },
     admission: deps.admission,
+    admissionPlugins: config.admissionPlugins ?? defaultAdmissionPlugins(),
+    ...(config.admissionControlConfigFile ? readAdmissionControlConfig(config.admissionControlConfigFile, naming) : {}),
     handlers: {
       tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: deps.serviceAccounts.apiAudiences }),
       'serviceaccounts/token': tokenRequestHandler(deps.serviceAccounts),

@@ -29,13 +29,19 @@ export interface AdmissionAttributes {
   readonly oldObject?: ApiObject;
   readonly dryRun: boolean;
   readonly user: UserInfo;
+  /** The request's CreateOptions, UpdateOptions or DeleteOptions, as the client sent them. */
+  readonly options?: Record<string, unknown>;
+  /** Add a `Warning` to the response (webhook and policy warnings). */
+  readonly warn?: (text: string) => void;
+  /** Add an annotation to the request's audit event. */
+  readonly annotate?: (key: string, value: string) => void;
 }
 
 export interface AdmissionPlugin {
   /** Upstream's plugin name, as `--enable-admission-plugins` spells it. */
   readonly name: string;
-  /** Mutating phase. */
-  admit?(attributes: AdmissionAttributes): Promise<void> | void;
+  /** Mutating phase; resolves true when it patched the object with content from outside the server. */
+  admit?(attributes: AdmissionAttributes): Promise<void | boolean> | void | boolean;
   /** Validating phase. */
   validate?(attributes: AdmissionAttributes): Promise<void> | void;
 }
@@ -44,8 +50,16 @@ export interface AdmissionPlugin {
 export class Admission {
   constructor(readonly plugins: readonly AdmissionPlugin[] = []) {}
 
-  async admit(attributes: AdmissionAttributes): Promise<void> {
-    for (const plugin of this.plugins) await plugin.admit?.(attributes);
+  /**
+   * The mutating phase. Resolves true when a plugin replaced parts of the object with content
+   * from outside the server (a webhook's patch), which the write must then decode again.
+   */
+  async admit(attributes: AdmissionAttributes): Promise<boolean> {
+    let external = false;
+    for (const plugin of this.plugins) {
+      if ((await plugin.admit?.(attributes)) === true) external = true;
+    }
+    return external;
   }
 
   async validate(attributes: AdmissionAttributes): Promise<void> {

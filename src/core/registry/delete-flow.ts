@@ -34,6 +34,8 @@ export interface DeletionHost {
   readonly clock: Clock;
   /** The `AllowUnsafeMalformedObjectDeletion` gate. */
   readonly unsafeDeletion: boolean;
+  /** Validating admission of the deletion, given the stored object (upstream's deleteValidation). */
+  readonly validate?: (stored: ApiObject) => Promise<void>;
 }
 
 const decoder = new TextDecoder();
@@ -117,6 +119,7 @@ export class DeleteFlow {
       throw internalError(`unable to decode an object stored at ${kv.key}: ${decoded.cause}`);
     }
     const stored = decoded.object;
+    await this.host.validate?.(stored);
     const obj = deepCopy(stored);
     const options: DeleteOptions = deepCopy(this.requested);
     const now = clock.now();

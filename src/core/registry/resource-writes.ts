@@ -9,12 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type { ApiObject, DeleteOptions, DeleteResult, ManagedFieldsEntry, WriteResult } from '../api';
 import type { ResourceDefinition, StrategyContext } from '../resources/definition';
 import type { Admission } from '../admission';
+import { GENERATED_SUFFIX_LENGTH, randomNameSuffix } from '../../util/generated-names';
 import type { Naming } from '../../naming';
 import type { Clock } from '../../clock';
 import { type KeyValue, type Store, StoreError } from '../../store';
-import { OPTIMISTIC_LOCK_MESSAGE, type GroupKind, type GroupResource, StatusError, alreadyExists, badRequest, conflict, invalid, notFound } from '../../status';
+import { OPTIMISTIC_LOCK_MESSAGE, type GroupKind, type GroupResource, StatusError, alreadyExists, badRequest, conflict, internalError, invalid, notFound } from '../../status';
 import { rfc3339 } from '../../clock';
 import { fieldErrors, type FieldError } from '../validation/field-errors';
+import { checkBodyFields } from '../validation/field-validation';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
 import { objectKey } from '../storage/keys';
 import { decodeFromStorage, encodeForStorage } from '../storage/object-codec';
@@ -51,15 +53,9 @@ export interface UpdateStep {
   managedFields?: ManagedFieldsEntry[];
 }
 
-const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
-const GENERATED_SUFFIX = 5;
+const GENERATED_SUFFIX = GENERATED_SUFFIX_LENGTH;
 const MAX_GENERATE_ATTEMPTS = 8;
-
-function randomSuffix(): string {
-  let s = '';
-  for (let i = 0; i < GENERATED_SUFFIX; i++) s += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
-  return s;
-}
+const randomSuffix = randomNameSuffix;
 
 /** upstream's checkName: the object must name itself as the URL does. */
 export function checkName(obj: ApiObject, name: string): void {
@@ -130,6 +126,20 @@ export class ResourceWrites {
     ];
   }
 
+  /**
+   * An object a webhook patched is decoded again, as upstream decodes the patched JSON into its
+   * type: a value of the wrong type is the server's error (500), unknown fields are dropped,
+   * defaults fill what the patch removed.
+   */
+  private redecode(obj: ApiObject, req: Pick<WriteRequest, 'ctx'>): void {
+    try {
+      checkBodyFields(this.deps.naming, this.def, obj, 'Ignore', req.ctx);
+    } catch (err) {
+      throw internalError(StatusError.is(err) ? err.status.message ?? '' : String(err));
+    }
+    this.def.defaults?.(obj);
+  }
+
   private throwIfInvalid(errors: FieldError[], name: string): void {
     if (errors.length > 0) throw invalid(this.groupKind, name, errors);
   }
@@ -159,7 +169,7 @@ export class ResourceWrites {
     const admission = this.deps.admission;
     // The body may name the namespace where the request does not (an in-process or gRPC caller).
     const where = { ...req, namespace: meta.namespace };
-    await admission.admit(admissionAttributes(this.def, where, 'CREATE', meta.name ?? '', { object: obj }));
+    if (await admission.admit(admissionAttributes(this.def, where, 'CREATE', meta.name ?? '', { object: obj }))) this.redecode(obj, req);
     meta = obj.metadata ??= {};
     this.def.prepareForCreate?.(obj, sctx);
     const generated = !meta.name && !!meta.generateName;
@@ -281,7 +291,7 @@ export class ResourceWrites {
     if (entries.length > 0) meta.managedFields = entries;
     else delete meta.managedFields;
     const admission = this.deps.admission;
-    await admission.admit(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
+    if (await admission.admit(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }))) this.redecode(obj, req);
     meta = obj.metadata ??= {};
     const sub = scope === 'main' ? undefined : this.def[scope]!;
     if (sub) sub.prepareForUpdate(obj, current, sctx);
@@ -348,7 +358,8 @@ export class ResourceWrites {
     mode: DeleteMode = {},
   ): Promise<DeleteResult> {
     const req = { ...target, subresource: '' as const, options };
-    await this.deps.admission.admit(admissionAttributes(this.def, req, 'DELETE', target.name, {}));
+    const admission = this.deps.admission;
+    await admission.admit(admissionAttributes(this.def, req, 'DELETE', target.name, {}));
     const flow = new DeleteFlow(
       {
         def: this.def,
@@ -356,6 +367,7 @@ export class ResourceWrites {
         store: this.deps.store,
         clock: this.deps.clock,
         unsafeDeletion: mode.unsafeDeletionGate ?? false,
+        validate: (stored) => admission.validate(admissionAttributes(this.def, req, 'DELETE', target.name, { oldObject: stored })),
       },
       target.namespace,
       target.name,

@@ -82,5 +82,8 @@ export function admissionAttributes(
     ...objects,
     dryRun: isDryRun(req.options),
     user: req.ctx.user,
+    options: req.options as Record<string, unknown>,
+    warn: req.ctx.warnings ? (text) => void req.ctx.warnings!.push(text) : undefined,
+    annotate: req.ctx.annotate,
   };
 }

@@ -1,0 +1,108 @@
+/**
+ * The HTTPS call to one webhook: the URL (a `url` client config, or a Service's resolved
+ * address), the CA bundle, the client credentials configured for that host, and the timeout,
+ * which client-go also sends as `?timeout=` so the webhook may honour it. Failures are worded as
+ * client-go's (`Post "<url>": context deadline exceeded`), for upstream's
+ * `failed calling webhook` messages.
+ */
+import https from 'node:https';
+import tls from 'node:tls';
+import type { WebhookClientConfig, WebhookCredentialResolver } from './types';
+
+export interface WebhookCall {
+  config: WebhookClientConfig;
+  body: string;
+  timeoutMs: number;
+  credentials?: WebhookCredentialResolver;
+  /** The `host:port` a Service reference resolves to; required for `service` configs. */
+  resolveService?: (service: NonNullable<WebhookClientConfig['service']>) => Promise<string>;
+  signal?: AbortSignal;
+}
+
+/** Go's duration form of whole seconds, as client-go writes `?timeout=`. */
+function goSeconds(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return `${m}m${s % 60}s`;
+}
+
+async function target(call: WebhookCall): Promise<{ url: URL; serverName?: string }> {
+  const { config } = call;
+  if (config.url) return { url: new URL(config.url) };
+  const svc = config.service;
+  if (!svc || !call.resolveService) throw new Error('webhook has no url and its service cannot be resolved');
+  const hostPort = await call.resolveService(svc);
+  const path = svc.path ?? '/';
+  // The serving certificate names the Service's DNS name, as upstream's resolver verifies.
+  return { url: new URL(`https://${hostPort}${path.startsWith('/') ? path : `/${path}`}`), serverName: `${svc.name}.${svc.namespace}.svc` };
+}
+
+/** POST the review; resolves the decoded JSON answer, rejects with client-go's wording. */
+export async function callWebhook(call: WebhookCall): Promise<unknown> {
+  const { url, serverName } = await target(call);
+  url.searchParams.set('timeout', goSeconds(call.timeoutMs));
+  const shown = `${url.origin}${url.pathname}${url.search}`;
+  const ca = call.config.caBundle ? Buffer.from(call.config.caBundle, 'base64').toString('utf8') : undefined;
+  const creds = call.credentials?.(url.host, url.hostname);
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, */*',
+    'User-Agent': 'kube-apiserver-admission',
+    'Content-Length': Buffer.byteLength(call.body),
+  };
+  if (creds?.token) headers.Authorization = `Bearer ${creds.token}`;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (message: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      reject(new Error(`Post "${shown}": ${message}`));
+    };
+    const req = https.request(url, {
+      method: 'POST',
+      headers,
+      ...(ca ? { ca } : {}),
+      ...(creds?.cert ? { cert: creds.cert, key: creds.key } : {}),
+      ...(serverName ? { servername: serverName } : {}),
+      ...(serverName ? { checkServerIdentity: (_host: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(serverName, cert) } : {}),
+      agent: false,
+    });
+    const timer = setTimeout(() => fail('context deadline exceeded'), call.timeoutMs);
+    call.signal?.addEventListener('abort', () => fail('context canceled'), { once: true });
+    req.on('error', (err) => fail(err.message));
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => fail(err.message));
+      res.on('end', () => {
+        if (settled) return;
+        const text = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code > 299) {
+          settled = true;
+          clearTimeout(timer);
+          let message = text.trim();
+          try {
+            const status = JSON.parse(text) as { kind?: string; message?: string };
+            if (status.kind === 'Status' && status.message) message = status.message;
+          } catch {
+            // not JSON: the body itself is the detail.
+          }
+          reject(new Error(message ? `an error on the server ("${message.slice(0, 1024)}") has prevented the request from succeeding` : `the server responded with the status code ${code} but did not return more information`));
+          return;
+        }
+        settled = true;
+        clearTimeout(timer);
+        try {
+          resolve(JSON.parse(text));
+        } catch (err) {
+          reject(new Error(`Post "${shown}": ${(err as Error).message}`));
+        }
+      });
+    });
+    req.end(call.body);
+  });
+}
