@@ -101,6 +101,8 @@ export interface Core extends CoreApi {
 export interface CoreState extends StateSource {
   /** Resolves true once the watch cache has applied every change up to `revision`, false after `timeoutMs`. */
   cacheFresh(revision: number, timeoutMs: number): Promise<boolean>;
+  /** Resolves true once the admissionregistration object written at `revision` is in effect for admission; false after `timeoutMs`. */
+  admissionFresh(revision: number, timeoutMs: number): Promise<boolean>;
 }
 
 interface Resolved {
@@ -426,6 +428,7 @@ class InProcessCore implements Core {
         ...(this.compactor.lastCompactionMs !== undefined ? { lastCompactionMs: this.compactor.lastCompactionMs } : {}),
       }),
       cacheFresh: (revision, timeoutMs) => this.cache.waitFresh(revision, timeoutMs),
+      admissionFresh: (revision, timeoutMs) => this.dynamicAdmission.fresh(revision, timeoutMs, this.options.clock ?? systemClock),
     };
   }
 }

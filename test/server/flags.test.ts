@@ -34,6 +34,9 @@ describe('flags', () => {
       securePort: 6443,
       dataDir: './data',
       vendor: 'platform',
+      enableAdmissionPlugins: [],
+      disableAdmissionPlugins: [],
+      admissionPlugins: ['NamespaceLifecycle', 'ServiceAccount', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook'],
       controllers: ['*'],
       simulatedNodes: 1,
       leaderElect: true,
@@ -90,6 +93,24 @@ describe('flags', () => {
     expect(error(['--anonymous-auth=maybe'])).toEqual({ flag: '--anonymous-auth', message: 'invalid argument "maybe" for "--anonymous-auth" flag: strconv.ParseBool: parsing "maybe": invalid syntax' });
     expect(config(['--grpc-port', '0', '--core-only', '--requestheader-allowed-names', 'gw-a,gw-b'])).toMatchObject({ grpcPort: 0, coreOnly: true, requestheaderAllowedNames: ['gw-a', 'gw-b'] });
     expect(error(['--core-only'])).toEqual({ flag: '--core-only', message: '--core-only needs --grpc-port: a core-only process serves only the gRPC door' });
+  });
+
+  it('takes the admission plugin lists as upstream does: order ignored, unknown names and overlaps refused', () => {
+    expect(config(['--enable-admission-plugins', 'ValidatingAdmissionWebhook,NodeRestriction', '--disable-admission-plugins=ServiceAccount']).admissionPlugins).toEqual([
+      'NamespaceLifecycle',
+      'NodeRestriction',
+      'DefaultTolerationSeconds',
+      'MutatingAdmissionWebhook',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionWebhook',
+    ]);
+    expect(error(['--enable-admission-plugins', 'Nope'])).toEqual({ flag: '--enable-admission-plugins', message: 'enable-admission-plugins plugin "Nope" is unknown' });
+    expect(error(['--disable-admission-plugins', 'Nope'])).toEqual({ flag: '--disable-admission-plugins', message: 'disable-admission-plugins plugin "Nope" is unknown' });
+    expect(error(['--enable-admission-plugins', 'AlwaysDeny', '--disable-admission-plugins', 'AlwaysDeny'])).toEqual({
+      flag: '--enable-admission-plugins',
+      message: '[AlwaysDeny] in enable-admission-plugins and disable-admission-plugins overlapped',
+    });
+    expect(error(['--admission-control-config-file', '/nonexistent/admission.yaml'])).toMatchObject({ flag: '--admission-control-config-file', message: expect.stringContaining('ENOENT') });
   });
 
   it('accepts both --flag value and --flag=value', () => {

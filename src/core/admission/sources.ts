@@ -19,6 +19,9 @@ const SYSTEM: RequestContext = { user: { username: 'system:apiserver', groups: [
 class Sorted<T extends ApiObject> {
   private informer?: Informer;
   private sorted: readonly T[] = [];
+  /** The resourceVersion of the last change seen. */
+  revision = 0;
+  onRevision?: () => void;
 
   constructor(
     private readonly api: CoreApi,
@@ -29,7 +32,18 @@ class Sorted<T extends ApiObject> {
   start(): void {
     const def = this.def;
     if (!def || this.informer) return;
-    this.informer = new Informer(this.api, { group: def.group, version: def.version, resource: def.resource }, SYSTEM, () => this.refresh(), this.clock);
+    this.informer = new Informer(
+      this.api,
+      { group: def.group, version: def.version, resource: def.resource },
+      SYSTEM,
+      (change) => {
+        this.refresh();
+        const rv = Number(change?.object.metadata?.resourceVersion ?? 0);
+        if (rv > this.revision) this.revision = rv;
+        this.onRevision?.();
+      },
+      this.clock,
+    );
   }
 
   private refresh(): void {
@@ -110,9 +124,42 @@ export class DynamicAdmissionSources implements WebhookConfigurationSource, Poli
     return [this.mutatingConfigs, this.validatingConfigs, this.policyObjects, this.bindingObjects];
   }
 
+  private waiters: Array<{ revision: number; resolve: () => void }> = [];
+
   /** Start the informers (once the core can serve lists and watches). */
   start(): void {
-    for (const s of this.all()) s.start();
+    for (const s of this.all()) {
+      s.onRevision = () => this.wake();
+      s.start();
+    }
+  }
+
+  private seen(revision: number): boolean {
+    return this.all().some((s) => s.revision >= revision);
+  }
+
+  private wake(): void {
+    this.waiters = this.waiters.filter((w) => {
+      if (!this.seen(w.revision)) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /**
+   * Resolves true once a change to a webhook configuration, policy or binding stored at
+   * `revision` is in effect; false after `timeoutMs`.
+   */
+  async fresh(revision: number, timeoutMs: number, clock: Clock): Promise<boolean> {
+    if (this.seen(revision)) return true;
+    return new Promise<boolean>((resolve) => {
+      const waiter = { revision, resolve: () => resolve(true) };
+      this.waiters.push(waiter);
+      clock.setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(this.seen(revision));
+      }, timeoutMs);
+    });
   }
 
   /** Resolves once every informer has its first list. */
