@@ -81,7 +81,7 @@ export function bootstrapPolicy(naming: Naming): BootstrapPolicy {
   const NETWORKING = g('networking');
   const STORAGE = g('storage');
   const NODE = g('node');
-  const ADMISSION = g('admissionregistration');
+  const ADMISSION = naming.groups.admissionregistration;
   const SYSTEM_NS = naming.namespaces.system;
   const PUBLIC_NS = naming.namespaces.public;
   const signer = (name: string): string => `${naming.keyDomain}/${name}`;

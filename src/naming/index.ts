@@ -43,6 +43,7 @@ export interface Naming {
     readonly apiDiscovery: string;
     readonly apiserverConfig: string;
     readonly clientAuthentication: string;
+    readonly admissionregistration: string;
   };
 
   readonly namespaces: {
@@ -94,7 +95,17 @@ export function isVendor(value: string): value is Vendor {
 }
 
 /** The schema packages whose kinds are served, each in one API group. */
-export type GroupKey = 'core' | 'apps' | 'autoscaling' | 'rbac' | 'events' | 'coordination' | 'authentication' | 'authorization' | 'meta';
+export type GroupKey =
+  | 'core'
+  | 'apps'
+  | 'autoscaling'
+  | 'rbac'
+  | 'events'
+  | 'coordination'
+  | 'authentication'
+  | 'authorization'
+  | 'admissionregistration'
+  | 'meta';
 
 export function createNaming(vendor: Vendor): Naming {
   const w = WORDS[vendor];
@@ -111,6 +122,7 @@ export function createNaming(vendor: Vendor): Naming {
     apiDiscovery: group('apidiscovery'),
     apiserverConfig: group('apiserver.config'),
     clientAuthentication: group('client.authentication'),
+    admissionregistration: group('admissionregistration'),
   };
   return {
     vendor,
@@ -130,6 +142,7 @@ export function createNaming(vendor: Vendor): Naming {
       coordination: groups.coordination,
       authentication: groups.authentication,
       authorization: groups.authorization,
+      admissionregistration: groups.admissionregistration,
       meta: groups.meta,
     },
     namespaces: {

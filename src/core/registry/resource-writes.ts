@@ -118,11 +118,13 @@ export class ResourceWrites {
     return copy;
   }
 
-  private validateNew(obj: ApiObject): FieldError[] {
+  /** Metadata and the type's `validate`; on an update, `validate` only where the type keeps it for updates too. */
+  private validateNew(obj: ApiObject, { update = false } = {}): FieldError[] {
     const sctx = this.strategyContext();
+    const typeRules = update && this.def.validateOnlyOnCreate ? undefined : this.def.validate;
     return [
       ...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule }),
-      ...(this.def.validate?.(obj, sctx) ?? []),
+      ...(typeRules?.(obj, sctx) ?? []),
     ];
   }
 
@@ -299,7 +301,7 @@ export class ResourceWrites {
     if (this.def.tracksGeneration && scope === 'main' && JSON.stringify(obj.spec) !== JSON.stringify(current.spec)) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
-    const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj)];
+    const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj, { update: true })];
     if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
     else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
     this.throwIfInvalid(errors, name);

@@ -94,6 +94,13 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   validate?(obj: T, ctx: StrategyContext): FieldError[];
   /** Type-specific validation of an update (immutable fields and the like), in addition to `validate`. */
   validateUpdate?(obj: T, old: T, ctx: StrategyContext): FieldError[];
+  /**
+   * `validate` runs on create only: an update is checked by `validateUpdate` (or the status
+   * sub-strategy's) alone. For upstream strategies whose ValidateUpdate validates the whole new
+   * object with rules relaxed by what the old one already held (webhook configurations keep
+   * accepting `sideEffects: Unknown` they were stored with).
+   */
+  validateOnlyOnCreate?: boolean;
 
   /** Present when the type has a `/status` subresource. */
   status?: StatusStrategy<T>;

@@ -12,6 +12,8 @@ import { defineNamespaces } from './namespaces';
 import { defineBindings, definePods } from './pods';
 import { defineNodes } from './nodes';
 import { defineLeases } from './leases';
+import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
+import { defineValidatingAdmissionPolicies, defineValidatingAdmissionPolicyBindings } from './validatingadmissionpolicies';
 import { defineReplicaSets } from './replicasets';
 import { defineRoleBindings } from './rolebindings';
 import { defineRoles } from './roles';
@@ -41,6 +43,10 @@ const BUILTIN = [
   defineClusterRoleBindings,
   defineEvents,
   defineLeases,
+  defineMutatingWebhookConfigurations,
+  defineValidatingWebhookConfigurations,
+  defineValidatingAdmissionPolicies,
+  defineValidatingAdmissionPolicyBindings,
   defineTokenReviews,
   defineSelfSubjectReviews,
   defineSubjectAccessReviews,
@@ -70,4 +76,32 @@ export type { RoleBinding } from './rolebindings';
 export type { ClusterRoleBinding } from './clusterrolebindings';
 export type { PolicyRule, RoleRef, Subject } from './rbac-common';
 export type { Event, ObjectReference, EventSeries } from './events';
+export type { Rule, RuleWithOperations, MatchCondition } from './admission-rules';
+export type {
+  MutatingWebhook,
+  MutatingWebhookConfiguration,
+  ServiceReference,
+  ValidatingWebhook,
+  ValidatingWebhookConfiguration,
+  Webhook,
+  WebhookClientConfig,
+} from './webhookconfigurations';
+export { ACCEPTED_ADMISSION_REVIEW_VERSIONS } from './webhookconfigurations';
+export type {
+  AuditAnnotation,
+  Condition,
+  ExpressionWarning,
+  MatchResources,
+  NamedRuleWithOperations,
+  ParamKind,
+  ParamRef,
+  TypeChecking,
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+  ValidatingAdmissionPolicyBindingSpec,
+  ValidatingAdmissionPolicySpec,
+  ValidatingAdmissionPolicyStatus,
+  Validation,
+  Variable,
+} from './validatingadmissionpolicies';
 export { FINALIZER_NAMESPACE } from './namespaces';

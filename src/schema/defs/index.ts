@@ -1,5 +1,6 @@
 /** Every package's definitions, in one list the registry compiles. */
 import type { PackageDef } from '../types';
+import { ADMISSIONREGISTRATION_V1 } from './admissionregistration-v1';
 import { APPS_V1 } from './apps-v1';
 import { AUTHENTICATION_V1 } from './authentication-v1';
 import { AUTHORIZATION_V1 } from './authorization-v1';
@@ -34,4 +35,5 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   COORDINATION_V1,
   AUTHENTICATION_V1,
   AUTHORIZATION_V1,
+  ADMISSIONREGISTRATION_V1,
 ];

@@ -1,5 +1,5 @@
 /**
- * meta/v1: object and list metadata, Status, DeleteOptions, WatchEvent.
+ * meta/v1: object and list metadata, Status, DeleteOptions, WatchEvent, Condition.
  * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
  */
 import { definePackage, f, msg, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, TIME, RAW_EXTENSION, FIELDS_V1 } from '../dsl';
@@ -97,6 +97,15 @@ export const META_V1 = definePackage('meta.v1', [
   msg('Preconditions', [
     f('uid', 1, STRING, { pointer: true }),
     f('resourceVersion', 2, STRING, { pointer: true }),
+  ]),
+  // metav1.Condition: the condition type newer APIs share (ValidatingAdmissionPolicy status).
+  msg('Condition', [
+    f('type', 1, STRING, { emitEmpty: true, required: true }),
+    f('status', 2, STRING, { emitEmpty: true, required: true }),
+    f('observedGeneration', 3, INT64),
+    f('lastTransitionTime', 4, TIME, { emitEmpty: true, required: true }),
+    f('reason', 5, STRING, { emitEmpty: true, required: true }),
+    f('message', 6, STRING, { emitEmpty: true, required: true }),
   ]),
   msg('StatusCause', [
     f('reason', 1, STRING),

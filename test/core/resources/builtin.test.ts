@@ -8,6 +8,7 @@ const upstream = createNaming('kubernetes');
 const platform = createNaming('platform');
 const RBAC = upstream.groups.rbac;
 const EVENTS = upstream.groups.events;
+const ADMISSION = upstream.groups.admissionregistration;
 
 describe('builtinResources', () => {
   const defs = builtinResources(upstream);
@@ -32,6 +33,10 @@ describe('builtinResources', () => {
     ['/nodes', 'node', false, ['no'], undefined],
     ['/bindings', 'binding', true, undefined, undefined],
     ['coordination.k8s.io/leases', 'lease', true, undefined, undefined],
+    [`${ADMISSION}/mutatingwebhookconfigurations`, 'mutatingwebhookconfiguration', false, undefined, ['api-extensions']],
+    [`${ADMISSION}/validatingwebhookconfigurations`, 'validatingwebhookconfiguration', false, undefined, ['api-extensions']],
+    [`${ADMISSION}/validatingadmissionpolicies`, 'validatingadmissionpolicy', false, undefined, ['api-extensions']],
+    [`${ADMISSION}/validatingadmissionpolicybindings`, 'validatingadmissionpolicybinding', false, undefined, ['api-extensions']],
   ])('serves %s as upstream discovery lists it', (key, singular, namespaced, shortNames, categories) => {
     const def = byResource.get(key)!;
     expect(def).toBeDefined();
@@ -52,17 +57,20 @@ describe('builtinResources', () => {
   it('names groups through the naming profile', () => {
     const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
     const p = platform.groups;
-    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.coordination, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
+    const admission = [p.admissionregistration, p.admissionregistration, p.admissionregistration, p.admissionregistration];
+    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.coordination, ...admission, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
+    expect(p.admissionregistration).toBe(`admissionregistration.${platform.groupDomain}`);
     expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
   });
 
   it('gives subresources to the types upstream does', () => {
     const withStatus = defs.filter((d) => d.status).map((d) => d.resource).sort();
-    expect(withStatus).toEqual(['namespaces', 'nodes', 'pods', 'replicasets']);
+    expect(withStatus).toEqual(['namespaces', 'nodes', 'pods', 'replicasets', 'validatingadmissionpolicies']);
     const creates = defs.flatMap((d) => (d.createSubresources ?? []).map((s) => `${d.resource}/${s.name}`)).sort();
     expect(creates).toEqual(['pods/binding', 'serviceaccounts/token']);
     expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);
-    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets']);
+    // Webhook configurations count generations of `webhooks` in their own strategy (they have no spec).
+    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
   });
 
   it('uses path-segment names for RBAC kinds and DNS names elsewhere', () => {
