@@ -219,9 +219,10 @@ class Dispatcher {
     if (hooks.length === 0) return;
     let request: AdmissionRequest | undefined;
     const lazyRequest = () => (request ??= admissionRequest(a, this.options.naming.groups.meta));
+    // Upstream numbers validating calls among the webhooks that are called (mutating ones among all).
     const chosen: Array<{ hook: CompiledWebhook; index: number }> = [];
-    for (const [index, hook] of hooks.entries()) {
-      if (await this.shouldCall(hook, a, lazyRequest)) chosen.push({ hook, index });
+    for (const hook of hooks) {
+      if (await this.shouldCall(hook, a, lazyRequest)) chosen.push({ hook, index: chosen.length });
     }
     const results = await Promise.allSettled(chosen.map(({ hook, index }) => this.call(hook, a, 0, index)));
     const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -1,0 +1,341 @@
+/**
+ * Admission webhooks through a real core (embedded store) calling a real HTTPS webhook on
+ * loopback: what the webhook receives, allow, deny with message and code, JSON patches,
+ * timeouts and failure policies, rules and selectors, match conditions, dry run against each
+ * sideEffects value, reinvocation, warnings and audit annotations. Messages are upstream's.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createCore, type ApiObject, type Core, type RequestContext } from '../../../src/core';
+import { objectKey } from '../../../src/core/storage/keys';
+import { encodeForStorage } from '../../../src/core/storage/object-codec';
+import { createStore, type Store } from '../../../src/store';
+import { createNaming } from '../../../src/naming';
+import { StatusError } from '../../../src/status';
+import { allow, deny, startWebhook, type TestWebhook } from './webhook-server';
+
+const naming = createNaming('kubernetes');
+const AR = 'admissionregistration.k8s.io';
+const admin: RequestContext = { user: { username: 'admin', uid: 'u-1', groups: ['system:masters', 'system:authenticated'] } };
+const at = (resource: string, namespace?: string, name?: string, group = '') => ({ group, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
+const configMap = (name: string, labels?: Record<string, string>, data: Record<string, string> = { k: 'v' }): ApiObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(labels ? { labels } : {}) },
+  data,
+});
+const CONFIGMAP_RULES = [{ operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
+
+let dir: string;
+let store: Store;
+let core: Core;
+let hook: TestWebhook;
+let ns = 0;
+
+async function refusal(p: Promise<unknown>): Promise<StatusError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof StatusError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** A fresh namespace per test, so configurations of earlier tests (scoped by namespace label) stay out of the way. */
+async function namespace(labels: Record<string, string> = {}): Promise<string> {
+  const name = `t${++ns}`;
+  await core.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { test: name, ...labels } } }, {}, admin);
+  return name;
+}
+
+async function inEffect(obj: ApiObject): Promise<void> {
+  expect(await core.state!().admissionFresh(Number(obj.metadata!.resourceVersion), 5000)).toBe(true);
+}
+
+type WebhookSpec = Record<string, unknown> & { name: string };
+
+function webhookFor(p: string, spec: WebhookSpec, testNs: string): Record<string, unknown> {
+  return {
+    clientConfig: { url: hook.url(p), caBundle: hook.caBundle },
+    rules: CONFIGMAP_RULES,
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    namespaceSelector: { matchLabels: { test: testNs } },
+    ...spec,
+  };
+}
+
+async function validating(name: string, testNs: string, webhooks: Array<[string, WebhookSpec]>): Promise<ApiObject> {
+  const { object } = await core.create(
+    at('validatingwebhookconfigurations', undefined, undefined, AR),
+    { apiVersion: `${AR}/v1`, kind: 'ValidatingWebhookConfiguration', metadata: { name }, webhooks: webhooks.map(([p, s]) => webhookFor(p, s, testNs)) },
+    {},
+    admin,
+  );
+  await inEffect(object);
+  return object;
+}
+
+async function mutating(name: string, testNs: string, webhooks: Array<[string, WebhookSpec]>): Promise<ApiObject> {
+  const { object } = await core.create(
+    at('mutatingwebhookconfigurations', undefined, undefined, AR),
+    { apiVersion: `${AR}/v1`, kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks: webhooks.map(([p, s]) => webhookFor(p, s, testNs)) },
+    {},
+    admin,
+  );
+  await inEffect(object);
+  return object;
+}
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-webhooks-'));
+  store = createStore({ kind: 'embedded', dataDir: dir });
+  core = createCore({ store, naming, compactionIntervalMs: 0 });
+  await core.ready();
+  hook = await startWebhook();
+});
+
+afterAll(async () => {
+  await hook.close();
+  await core.close();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('validating webhooks', () => {
+  test("the webhook receives upstream's AdmissionReview v1 and the write goes through when it allows", async () => {
+    const t = await namespace();
+    await validating('allow-all', t, [['/allow', { name: 'allow.example.com' }]]);
+    const { object } = await core.create(at('configmaps', t), configMap('cm'), { fieldManager: 'tester' }, admin);
+    const [rec] = hook.on('/allow').filter((r) => r.review.request.namespace === t);
+    expect(rec!.timeout).toBe('10s');
+    expect(rec!.review.apiVersion).toBe('admission.k8s.io/v1');
+    expect(rec!.review.kind).toBe('AdmissionReview');
+    const req = rec!.review.request;
+    expect(req.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(req).toMatchObject({
+      kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      requestKind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      requestResource: { group: '', version: 'v1', resource: 'configmaps' },
+      name: 'cm',
+      namespace: t,
+      operation: 'CREATE',
+      userInfo: { username: 'admin', uid: 'u-1', groups: ['system:masters', 'system:authenticated'] },
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', fieldManager: 'tester' },
+    });
+    expect(req.object).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'cm', namespace: t, uid: object.metadata!.uid }, data: { k: 'v' } });
+    expect(req.subResource).toBeUndefined();
+
+    await core.delete(at('configmaps', t, 'cm'), {}, admin);
+    const del = hook.on('/allow').find((r) => r.review.request.namespace === t && r.review.request.operation === 'DELETE')!.review.request;
+    expect(del.object).toBeNull();
+    expect(del.oldObject).toMatchObject({ metadata: { name: 'cm', uid: object.metadata!.uid } });
+    expect(del.options).toMatchObject({ kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' });
+  });
+
+  test('a refusal carries the webhook message and code, and nothing is stored', async () => {
+    const t = await namespace();
+    hook.handle('/deny-403', () => deny({ code: 403, message: 'no thanks', reason: 'Forbidden' }));
+    hook.handle('/deny-bare', () => deny());
+    hook.handle('/deny-reason', () => deny({ reason: 'NotToday' }));
+    await validating('deny', t, [['/deny-403', { name: 'deny.example.com', objectSelector: { matchLabels: { kind: 'coded' } } }]]);
+    await validating('deny-bare', t, [['/deny-bare', { name: 'bare.example.com', objectSelector: { matchLabels: { kind: 'bare' } } }]]);
+    await validating('deny-reason', t, [['/deny-reason', { name: 'reason.example.com', objectSelector: { matchLabels: { kind: 'reason' } } }]]);
+
+    const coded = await refusal(core.create(at('configmaps', t), configMap('a', { kind: 'coded' }), {}, admin));
+    expect(coded.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', message: 'admission webhook "deny.example.com" denied the request: no thanks' });
+    const bare = await refusal(core.create(at('configmaps', t), configMap('b', { kind: 'bare' }), {}, admin));
+    expect(bare.status).toMatchObject({ code: 400, message: 'admission webhook "bare.example.com" denied the request without explanation' });
+    const reason = await refusal(core.create(at('configmaps', t), configMap('c', { kind: 'reason' }), {}, admin));
+    expect(reason.status).toMatchObject({ code: 400, reason: 'NotToday', message: 'admission webhook "reason.example.com" denied the request: NotToday' });
+    const list = await core.list(at('configmaps', t), {}, admin);
+    expect(list.items).toEqual([]);
+  });
+
+  test('warnings reach the client and audit annotations are keyed by the webhook name', async () => {
+    const t = await namespace();
+    hook.handle('/warn', () => ({ response: { allowed: true, warnings: ['deprecated field used'], auditAnnotations: { checked: 'yes' } } }));
+    await validating('warn', t, [['/warn', { name: 'warn.example.com' }]]);
+    const annotations: Record<string, string> = {};
+    const ctx: RequestContext = { ...admin, warnings: [], annotate: (k, v) => void (annotations[k] = v) };
+    await core.create(at('configmaps', t), configMap('w'), {}, ctx);
+    expect(ctx.warnings).toEqual(['deprecated field used']);
+    expect(annotations).toEqual({ 'warn.example.com/checked': 'yes' });
+  });
+
+  test('rules, the object selector and match conditions choose what is sent', async () => {
+    const t = await namespace();
+    await validating('choose', t, [
+      ['/only-updates', { name: 'updates.example.com', rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }] }],
+      ['/only-secrets', { name: 'secrets.example.com', rules: [{ operations: ['*'], apiGroups: [''], apiVersions: ['*'], resources: ['secrets'] }] }],
+      ['/labelled', { name: 'labelled.example.com', objectSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] } }],
+      ['/conditions', { name: 'conditions.example.com', matchConditions: [{ name: 'not-skipped', expression: "object.metadata.name != 'skip-me'" }] }],
+    ]);
+    const sent = (p: string) => hook.on(p).filter((r) => r.review.request.namespace === t).map((r) => `${r.review.request.operation} ${r.review.request.name}`);
+    await core.create(at('configmaps', t), configMap('one', { team: 'a' }), {}, admin);
+    await core.create(at('configmaps', t), configMap('skip-me', { team: 'b' }), {}, admin);
+    const one = await core.get(at('configmaps', t, 'one'), {}, admin);
+    await core.update(at('configmaps', t, 'one'), { ...one, data: { k: 'changed' } }, {}, admin);
+    expect(sent('/only-updates')).toEqual(['UPDATE one']);
+    expect(sent('/only-secrets')).toEqual([]);
+    expect(sent('/labelled')).toEqual(['CREATE one', 'UPDATE one']);
+    expect(sent('/conditions')).toEqual(['CREATE one', 'UPDATE one']);
+  });
+
+  test('the namespace selector reads the namespace labels', async () => {
+    const t = await namespace({ env: 'prod' });
+    const u = await namespace({ env: 'dev' });
+    await validating('by-namespace', t, [['/prod-only', { name: 'prod.example.com', namespaceSelector: { matchLabels: { env: 'prod' } } }]]);
+    await core.create(at('configmaps', t), configMap('in-prod'), {}, admin);
+    await core.create(at('configmaps', u), configMap('in-dev'), {}, admin);
+    expect(hook.on('/prod-only').map((r) => r.review.request.name)).toEqual(['in-prod']);
+  });
+
+  test('a webhook that times out follows its failure policy: Fail is a 500 with the call error, Ignore goes on', async () => {
+    const t = await namespace();
+    hook.handle('/slow', () => ({ delayMs: 3000 }));
+    await validating('slow', t, [
+      ['/slow', { name: 'slow-fail.example.com', timeoutSeconds: 1, failurePolicy: 'Fail', objectSelector: { matchLabels: { policy: 'fail' } } }],
+      ['/slow', { name: 'slow-ignore.example.com', timeoutSeconds: 1, failurePolicy: 'Ignore', objectSelector: { matchLabels: { policy: 'ignore' } } }],
+    ]);
+    const err = await refusal(core.create(at('configmaps', t), configMap('f', { policy: 'fail' }), {}, admin));
+    expect(err.status).toMatchObject({
+      code: 500,
+      reason: 'InternalError',
+      message: `Internal error occurred: failed calling webhook "slow-fail.example.com": failed to call webhook: Post "${hook.url('/slow')}?timeout=1s": context deadline exceeded`,
+    });
+    const annotations: Record<string, string> = {};
+    await core.create(at('configmaps', t), configMap('i', { policy: 'ignore' }), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) });
+    expect(annotations).toEqual({ 'failed-open.validating.webhook.admission.k8s.io/round_0_index_0': 'slow-ignore.example.com' });
+    expect(hook.on('/slow').every((r) => r.timeout === '1s')).toBe(true);
+  });
+
+  test('an unreachable webhook, an HTTP error and a malformed answer fail closed with the reason', async () => {
+    const t = await namespace();
+    hook.handle('/broken', () => ({ httpStatus: 500, body: 'kaput' }));
+    hook.handle('/wrong-uid', () => ({ raw: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'nope', allowed: true } } }));
+    await validating('failing', t, [
+      ['/broken', { name: 'broken.example.com', objectSelector: { matchLabels: { w: 'broken' } } }],
+      ['/wrong-uid', { name: 'uid.example.com', objectSelector: { matchLabels: { w: 'uid' } } }],
+    ]);
+    const broken = await refusal(core.create(at('configmaps', t), configMap('b', { w: 'broken' }), {}, admin));
+    expect(broken.status.message).toBe('Internal error occurred: failed calling webhook "broken.example.com": failed to call webhook: an error on the server ("kaput") has prevented the request from succeeding');
+    const uid = await refusal(core.create(at('configmaps', t), configMap('u', { w: 'uid' }), {}, admin));
+    expect(uid.status.message).toMatch(/^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]{36}", got "nope"$/);
+  });
+
+  test('dry run: None and NoneOnDryRun are called with dryRun true; Unknown and Some refuse the dry run', async () => {
+    const t = await namespace();
+    await validating('dry', t, [
+      ['/dry-none', { name: 'none.example.com', sideEffects: 'None', objectSelector: { matchLabels: { s: 'none' } } }],
+      ['/dry-nodr', { name: 'noneondryrun.example.com', sideEffects: 'NoneOnDryRun', objectSelector: { matchLabels: { s: 'nodr' } } }],
+    ]);
+    await core.create(at('configmaps', t), configMap('n', { s: 'none' }), { dryRun: ['All'] }, admin);
+    await core.create(at('configmaps', t), configMap('o', { s: 'nodr' }), { dryRun: ['All'] }, admin);
+    expect(hook.on('/dry-none').map((r) => r.review.request.dryRun)).toEqual([true]);
+    expect(hook.on('/dry-nodr').map((r) => r.review.request.dryRun)).toEqual([true]);
+
+    // v1 refuses Unknown and Some on create; a configuration an older release stored may still hold them.
+    const legacy = {
+      apiVersion: `${AR}/v1`,
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'legacy', uid: 'legacy-uid', creationTimestamp: '2020-01-01T00:00:00Z' },
+      webhooks: [
+        { ...webhookFor('/dry-unknown', { name: 'unknown.example.com', sideEffects: 'Unknown', objectSelector: { matchLabels: { s: 'unknown' } } }, t), failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10 },
+        { ...webhookFor('/dry-some', { name: 'some.example.com', sideEffects: 'Some', objectSelector: { matchLabels: { s: 'some' } } }, t), failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10 },
+      ],
+    };
+    const kv = await store.create(objectKey('validatingwebhookconfigurations', undefined, 'legacy'), encodeForStorage(legacy));
+    expect(await core.state!().admissionFresh(kv.modRevision, 5000)).toBe(true);
+    for (const [label, webhookName] of [['unknown', 'unknown.example.com'], ['some', 'some.example.com']]) {
+      const err = await refusal(core.create(at('configmaps', t), configMap(`dry-${label}`, { s: label! }), { dryRun: ['All'] }, admin));
+      expect(err.status).toMatchObject({ code: 400, reason: 'BadRequest', message: `admission webhook "${webhookName}" does not support dry run` });
+    }
+    expect(hook.on('/dry-unknown')).toEqual([]);
+    // The real request calls them.
+    await core.create(at('configmaps', t), configMap('real', { s: 'some' }), {}, admin);
+    expect(hook.on('/dry-some').map((r) => r.review.request.dryRun)).toEqual([false]);
+  });
+});
+
+describe('mutating webhooks', () => {
+  test("a JSON patch changes what is stored; the audit event notes the mutation", async () => {
+    const t = await namespace();
+    hook.handle('/label', () => allow([{ op: 'add', path: '/metadata/labels', value: { patched: 'yes' } }, { op: 'add', path: '/data/added', value: 'by-webhook' }]));
+    const config = await mutating('label', t, [['/label', { name: 'label.example.com' }]]);
+    const annotations: Record<string, string> = {};
+    const { object } = await core.create(at('configmaps', t), configMap('m'), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) });
+    expect(object.metadata!.labels).toEqual({ patched: 'yes' });
+    expect(object.data).toEqual({ k: 'v', added: 'by-webhook' });
+    expect((await core.get(at('configmaps', t, 'm'), {}, admin)).data).toEqual({ k: 'v', added: 'by-webhook' });
+    expect(JSON.parse(annotations['mutation.webhook.admission.k8s.io/round_0_index_0']!)).toEqual({ configuration: 'label', webhook: 'label.example.com', mutated: true });
+    await core.delete(at('mutatingwebhookconfigurations', undefined, config.metadata!.name, AR), {}, admin);
+  });
+
+  test('fields a patch adds that the type does not have are dropped; a value of the wrong type is a 500', async () => {
+    const t = await namespace();
+    hook.handle('/unknown-field', () => allow([{ op: 'add', path: '/bogus', value: 1 }]));
+    hook.handle('/bad-type', () => allow([{ op: 'replace', path: '/data', value: 'not-a-map' }]));
+    await mutating('shapes', t, [
+      ['/unknown-field', { name: 'unknown-field.example.com', objectSelector: { matchLabels: { p: 'unknown' } } }],
+      ['/bad-type', { name: 'bad-type.example.com', objectSelector: { matchLabels: { p: 'bad' } } }],
+    ]);
+    const { object } = await core.create(at('configmaps', t), configMap('u', { p: 'unknown' }), {}, admin);
+    expect(object).not.toHaveProperty('bogus');
+    const err = await refusal(core.create(at('configmaps', t), configMap('b', { p: 'bad' }), {}, admin));
+    expect(err.status.code).toBe(500);
+    await expect(core.get(at('configmaps', t, 'b'), {}, admin)).rejects.toMatchObject({ status: { code: 404 } });
+  });
+
+  test('reinvocation: an IfNeeded webhook is called again when a later one changed the object', async () => {
+    const t = await namespace();
+    hook.handle('/first', (r) => {
+      const labels = r.review.request.object.metadata.labels ?? {};
+      return allow(labels.first ? [] : [{ op: 'add', path: '/metadata/labels/first', value: 'yes' }]);
+    });
+    hook.handle('/second', () => allow([{ op: 'add', path: '/metadata/annotations', value: { second: 'yes' } }]));
+    await mutating('a-first', t, [['/first', { name: 'first.example.com', reinvocationPolicy: 'IfNeeded' }]]);
+    await mutating('b-second', t, [['/second', { name: 'second.example.com' }]]);
+    const { object } = await core.create(at('configmaps', t), configMap('r', { base: 'x' }), {}, admin);
+    expect(object.metadata!.labels).toEqual({ base: 'x', first: 'yes' });
+    expect(object.metadata!.annotations).toEqual({ second: 'yes' });
+    const calls = hook.on('/first').filter((r) => r.review.request.namespace === t);
+    expect(calls).toHaveLength(2);
+    // The second call sees what the later webhook did.
+    expect(calls[1]!.review.request.object.metadata.annotations).toEqual({ second: 'yes' });
+    expect(hook.on('/second').filter((r) => r.review.request.namespace === t)).toHaveLength(1);
+  });
+
+  test('mutating webhooks run before validating ones, which see the patched object', async () => {
+    const t = await namespace();
+    hook.handle('/stamp', () => allow([{ op: 'add', path: '/metadata/labels', value: { stamped: 'yes' } }]));
+    hook.handle('/check-stamp', (r) => (r.review.request.object.metadata.labels?.stamped === 'yes' ? allow() : deny({ message: 'not stamped' })));
+    await mutating('stamp', t, [['/stamp', { name: 'stamp.example.com' }]]);
+    await validating('check-stamp', t, [['/check-stamp', { name: 'check.example.com' }]]);
+    await core.create(at('configmaps', t), configMap('s'), {}, admin);
+  });
+
+  test('the admissionregistration types are never sent to webhooks, so a bad configuration can be removed', async () => {
+    hook.handle('/deny-everything', () => deny({ message: 'no' }));
+    const { object } = await core.create(
+      at('validatingwebhookconfigurations', undefined, undefined, AR),
+      {
+        apiVersion: `${AR}/v1`,
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'deny-everything' },
+        webhooks: [{ name: 'all.example.com', clientConfig: { url: hook.url('/deny-everything'), caBundle: hook.caBundle }, rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+      },
+      {},
+      admin,
+    );
+    await inEffect(object);
+    const t = await refusal(core.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'blocked' } }, {}, admin));
+    expect(t.status.message).toBe('admission webhook "all.example.com" denied the request: no');
+    await core.delete(at('validatingwebhookconfigurations', undefined, 'deny-everything', AR), {}, admin);
+    expect(hook.on('/deny-everything').map((r) => r.review.request.resource.resource)).toEqual(['namespaces']);
+  });
+});
