@@ -1,0 +1,230 @@
+/**
+ * ValidatingAdmissionPolicy through a real core (embedded store): CEL validations with
+ * messages, messageExpression and reasons, parameters by name and by selector with both
+ * parameterNotFoundAction values, match conditions, variables, audit annotations, each
+ * validation action, failure policies, and binding match resources. Messages are upstream's.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createCore, type ApiObject, type Core, type RequestContext } from '../../../src/core';
+import { createStore } from '../../../src/store';
+import { createNaming } from '../../../src/naming';
+import { StatusError } from '../../../src/status';
+
+const naming = createNaming('kubernetes');
+const AR = 'admissionregistration.k8s.io';
+const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
+const at = (resource: string, namespace?: string, name?: string, group = '') => ({ group, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
+const configMap = (name: string, data: Record<string, string> = {}, labels?: Record<string, string>): ApiObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(labels ? { labels } : {}) },
+  data,
+});
+
+let dir: string;
+let core: Core;
+let n = 0;
+
+async function refusal(p: Promise<unknown>): Promise<StatusError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof StatusError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+async function namespace(): Promise<string> {
+  const name = `p${++n}`;
+  await core.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { test: name } } }, {}, admin);
+  return name;
+}
+
+/** A policy on configmaps of namespace `t` and its binding; resolves once both are in effect. */
+async function policy(t: string, spec: Record<string, unknown>, binding: Record<string, unknown> = {}): Promise<void> {
+  const name = `policy-${t}`;
+  await core.create(
+    at('validatingadmissionpolicies', undefined, undefined, AR),
+    {
+      apiVersion: `${AR}/v1`,
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        matchConstraints: {
+          resourceRules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+          namespaceSelector: { matchLabels: { test: t } },
+        },
+        ...spec,
+      },
+    },
+    {},
+    admin,
+  );
+  const { object } = await core.create(
+    at('validatingadmissionpolicybindings', undefined, undefined, AR),
+    { apiVersion: `${AR}/v1`, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: `binding-${t}` }, spec: { policyName: name, validationActions: ['Deny'], ...binding } },
+    {},
+    admin,
+  );
+  expect(await core.state!().admissionFresh(Number(object.metadata!.resourceVersion), 5000)).toBe(true);
+}
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-policies-'));
+  core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
+  await core.ready();
+});
+
+afterAll(async () => {
+  await core.close();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+test('a failed validation denies with its message and reason; the default message names the expression', async () => {
+  const t = await namespace();
+  await policy(t, {
+    validations: [
+      { expression: "!has(object.data) || !('forbidden' in object.data)", message: 'the key forbidden is not allowed', reason: 'Forbidden' },
+      { expression: 'object.metadata.name.size() <= 10' },
+    ],
+  });
+  await core.create(at('configmaps', t), configMap('fine', { ok: '1' }), {}, admin);
+  const forbidden = await refusal(core.create(at('configmaps', t), configMap('bad', { forbidden: '1' }), {}, admin));
+  expect(forbidden.status).toMatchObject({
+    code: 403,
+    reason: 'Forbidden',
+    message: `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: the key forbidden is not allowed`,
+  });
+  const long = await refusal(core.create(at('configmaps', t), configMap('a-very-long-name'), {}, admin));
+  expect(long.status).toMatchObject({
+    code: 422,
+    reason: 'Invalid',
+    message: `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: failed expression: object.metadata.name.size() <= 10`,
+  });
+  expect((await core.list(at('configmaps', t), {}, admin)).items.map((o) => o.metadata!.name)).toEqual(['fine']);
+});
+
+test('messageExpression, variables, oldObject and the request', async () => {
+  const t = await namespace();
+  await policy(t, {
+    variables: [{ name: 'size', expression: 'has(object.data) ? object.data.size() : 0' }],
+    validations: [
+      { expression: 'variables.size <= 2', messageExpression: "'too many keys: ' + string(variables.size)" },
+      { expression: "oldObject == null || object.data['v'] >= oldObject.data['v']", message: 'v may only grow' },
+      { expression: "request.userInfo.username != 'mallory'", message: 'not you' },
+    ],
+  });
+  const many = await refusal(core.create(at('configmaps', t), configMap('m', { a: '1', b: '2', c: '3' }), {}, admin));
+  expect(many.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: too many keys: 3`);
+  const { object } = await core.create(at('configmaps', t), configMap('grow', { v: '5' }), {}, admin);
+  const shrink = await refusal(core.update(at('configmaps', t, 'grow'), { ...object, data: { v: '4' } }, {}, admin));
+  expect(shrink.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: v may only grow`);
+  const mallory = await refusal(core.create(at('configmaps', t), configMap('x'), {}, { user: { username: 'mallory', groups: ['system:masters'] } }));
+  expect(mallory.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: not you`);
+});
+
+test('parameters by name: the binding chooses the object; a missing one follows parameterNotFoundAction', async () => {
+  const t = await namespace();
+  await core.create(at('configmaps', t), configMap('limits', { maxKeys: '1' }), {}, admin);
+  await policy(
+    t,
+    {
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      matchConstraints: {
+        resourceRules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+        namespaceSelector: { matchLabels: { test: t } },
+        objectSelector: { matchLabels: { checked: 'yes' } },
+      },
+      validations: [{ expression: 'object.data.size() <= int(params.data.maxKeys)', messageExpression: "'at most ' + params.data.maxKeys + ' keys'" }],
+    },
+    { paramRef: { name: 'limits', parameterNotFoundAction: 'Deny' } },
+  );
+  await core.create(at('configmaps', t), configMap('one', { a: '1' }, { checked: 'yes' }), {}, admin);
+  const two = await refusal(core.create(at('configmaps', t), configMap('two', { a: '1', b: '2' }, { checked: 'yes' }), {}, admin));
+  expect(two.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: at most 1 keys`);
+
+  await core.delete(at('configmaps', t, 'limits'), {}, admin);
+  const missing = await refusal(core.create(at('configmaps', t), configMap('three', { a: '1' }, { checked: 'yes' }), {}, admin));
+  expect(missing.status.code).toBe(422);
+  expect(missing.status.message).toBe(
+    `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`,
+  );
+  const binding = await core.get(at('validatingadmissionpolicybindings', undefined, `binding-${t}`, AR), {}, admin);
+  const { object } = await core.update(
+    at('validatingadmissionpolicybindings', undefined, `binding-${t}`, AR),
+    { ...binding, spec: { ...(binding.spec as object), paramRef: { name: 'limits', parameterNotFoundAction: 'Allow' } } },
+    {},
+    admin,
+  );
+  expect(await core.state!().admissionFresh(Number(object.metadata!.resourceVersion), 5000)).toBe(true);
+  await core.create(at('configmaps', t), configMap('four', { a: '1', b: '2' }, { checked: 'yes' }), {}, admin);
+});
+
+test('parameters by selector: every selected object must pass', async () => {
+  const t = await namespace();
+  await core.create(at('configmaps', t), configMap('rule-a', { banned: 'x' }, { role: 'rule' }), {}, admin);
+  await core.create(at('configmaps', t), configMap('rule-b', { banned: 'y' }, { role: 'rule' }), {}, admin);
+  await policy(
+    t,
+    {
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      matchConstraints: {
+        resourceRules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+        namespaceSelector: { matchLabels: { test: t } },
+        objectSelector: { matchExpressions: [{ key: 'role', operator: 'DoesNotExist' }] },
+      },
+      validations: [{ expression: '!(params.data.banned in object.data)', messageExpression: "'key ' + params.data.banned + ' is banned by ' + params.metadata.name" }],
+    },
+    { paramRef: { selector: { matchLabels: { role: 'rule' } }, parameterNotFoundAction: 'Deny' } },
+  );
+  await core.create(at('configmaps', t), configMap('ok', { z: '1' }), {}, admin);
+  const y = await refusal(core.create(at('configmaps', t), configMap('has-y', { y: '1' }), {}, admin));
+  expect(y.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: key y is banned by rule-b`);
+});
+
+test('Warn and Audit act without refusing; auditAnnotations are keyed by the policy', async () => {
+  const t = await namespace();
+  await policy(
+    t,
+    {
+      validations: [{ expression: "has(object.metadata.labels) && 'owner' in object.metadata.labels", message: 'an owner label is expected' }],
+      auditAnnotations: [{ key: 'keys', valueExpression: "'keys=' + string(has(object.data) ? object.data.size() : 0)" }],
+    },
+    { validationActions: ['Warn', 'Audit'] },
+  );
+  const annotations: Record<string, string> = {};
+  const ctx: RequestContext = { ...admin, warnings: [], annotate: (k, v) => void (annotations[k] = v) };
+  await core.create(at('configmaps', t), configMap('no-owner', { a: '1' }), {}, ctx);
+  expect(ctx.warnings).toEqual([`Validation failed for ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}': an owner label is expected`]);
+  expect(annotations[`policy-${t}/keys`]).toBe('keys=1');
+  expect(JSON.parse(annotations['validation.policy.admission.k8s.io/validation_failure']!)).toEqual([
+    { message: 'an owner label is expected', policy: `policy-${t}`, binding: `binding-${t}`, expressionIndex: 0, validationActions: ['Warn', 'Audit'] },
+  ]);
+});
+
+test('match conditions skip the policy; an expression that fails follows failurePolicy', async () => {
+  const t = await namespace();
+  await policy(t, {
+    matchConditions: [{ name: 'not-exempt', expression: "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)" }],
+    validations: [{ expression: "object.data['required'] == 'yes'", message: 'required must be yes' }],
+  });
+  await core.create(at('configmaps', t), configMap('exempt', {}, { exempt: 'true' }), {}, admin);
+  const err = await refusal(core.create(at('configmaps', t), configMap('no-key', { other: '1' }), {}, admin));
+  expect(err.status.code).toBe(422);
+  expect(err.status.message).toMatch(new RegExp(`^ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: expression 'object.data\\['required'\\] == 'yes'' resulted in error: `));
+
+  const u = await namespace();
+  await policy(u, { failurePolicy: 'Ignore', validations: [{ expression: "object.data['required'] == 'yes'" }] });
+  await core.create(at('configmaps', u), configMap('no-key', { other: '1' }), {}, admin);
+});
+
+test("the binding's matchResources narrows what the policy matches", async () => {
+  const t = await namespace();
+  await policy(t, { validations: [{ expression: 'false', message: 'never' }] }, { matchResources: { objectSelector: { matchLabels: { strict: 'yes' } } } });
+  await core.create(at('configmaps', t), configMap('loose'), {}, admin);
+  const strict = await refusal(core.create(at('configmaps', t), configMap('strict', {}, { strict: 'yes' }), {}, admin));
+  expect(strict.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: never`);
+});
