@@ -13,6 +13,7 @@ import { ReplicaSetController } from './replicaset';
 import { ServiceAccountController } from './serviceaccounts';
 import { SimulatedNodes } from './simulated-nodes';
 import { RootCaPublisher } from './root-ca-publisher';
+import { AdmissionPolicyStatusController } from './admission-policy-status';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { LeaderElector } from './leader-election';
 import { Scheduler, SCHEDULER_USER } from './scheduler';
@@ -28,6 +29,7 @@ export { Scheduler, SCHEDULER_USER, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tol
 export { EventRecorder } from './events';
 export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } from './leader-election';
 export { RootCaPublisher } from './root-ca-publisher';
+export { AdmissionPolicyStatusController } from './admission-policy-status';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
@@ -40,6 +42,7 @@ export const CONTROLLER_NAMES = [
   'root-ca-cert-publisher',
   'tokencleaner',
   'bootstrapsigner',
+  'validatingadmissionpolicy-status-controller',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -93,6 +96,7 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string
   'root-ca-cert-publisher': 'root-ca-cert-publisher',
   tokencleaner: 'token-cleaner',
   bootstrapsigner: 'bootstrap-signer',
+  'validatingadmissionpolicy-status-controller': 'validatingadmissionpolicy-status-controller',
 };
 
 /** The user a controller acts as. */
@@ -150,6 +154,12 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     const signer = new BootstrapSigner({ ...tokenOptions, user: userOf('bootstrapsigner') });
     signer.start();
     running.push(signer);
+  }
+  const policyStatus = 'validatingadmissionpolicy-status-controller';
+  if (names.includes(policyStatus) && served(core, core.naming.groups.admissionregistration, 'validatingadmissionpolicies')) {
+    const c = new AdmissionPolicyStatusController({ core, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log });
+    c.start();
+    running.push(c);
   }
   return {
     stop: async () => running.forEach((c) => c.stop()),

@@ -1,0 +1,75 @@
+/**
+ * The ValidatingAdmissionPolicy status controller, as upstream's
+ * `validatingadmissionpolicy-status-controller`: every policy whose generation it has not yet
+ * checked gets its expressions type-checked against the served schema, and its status records
+ * the warnings (`status.typeChecking.expressionWarnings`) and the generation checked.
+ */
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import { Informer } from '../core/informer';
+import type { ResourceDefinition } from '../core/resources';
+import { typeCheckPolicy } from '../core/admission/policy/type-check';
+import type { Clock } from '../clock';
+import type { Naming } from '../naming';
+import { StatusError } from '../status';
+import { WorkQueue } from './work-queue';
+
+export interface PolicyStatusOptions {
+  core: CoreApi;
+  naming: Naming;
+  resources: readonly ResourceDefinition[];
+  clock: Clock;
+  user: RequestContext['user'];
+  log?: (message: string) => void;
+}
+
+export class AdmissionPolicyStatusController {
+  private readonly policies: Informer;
+  private readonly queue: WorkQueue<string>;
+  private readonly ctx: RequestContext;
+  private readonly target: ResourceTarget;
+
+  constructor(private readonly options: PolicyStatusOptions) {
+    this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/validatingadmissionpolicy-status-controller' };
+    this.target = { group: options.naming.groups.admissionregistration, version: 'v1', resource: 'validatingadmissionpolicies' };
+    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name));
+    this.policies = new Informer(
+      options.core,
+      this.target,
+      this.ctx,
+      (c) => {
+        if (c) this.queue.add(c.object.metadata!.name!);
+        else for (const p of this.policies.objects.values()) this.queue.add(p.metadata!.name!);
+      },
+      options.clock,
+    );
+  }
+
+  start(): void {
+    this.queue.startWhen(this.policies.synced, (err) => this.options.log?.(`validatingadmissionpolicy-status-controller: informer failed to start: ${err.message}`));
+  }
+
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  stop(): void {
+    this.queue.stop();
+    this.policies.stop();
+  }
+
+  private async sync(name: string): Promise<void> {
+    const policy = this.policies.objects.get(`/${name}`) as (ApiObject & { status?: { observedGeneration?: number } }) | undefined;
+    if (!policy || policy.metadata?.deletionTimestamp) return;
+    const generation = policy.metadata?.generation ?? 0;
+    if (policy.status?.observedGeneration === generation) return;
+    const warnings = typeCheckPolicy(policy, this.options.resources, this.options.naming);
+    const status = { ...(policy.status ?? {}), observedGeneration: generation, typeChecking: warnings.length > 0 ? { expressionWarnings: warnings } : {} };
+    try {
+      await this.options.core.update({ ...this.target, name, subresource: 'status' }, { ...policy, status }, {}, this.ctx);
+    } catch (err) {
+      // Changed or gone meanwhile: the informer brings the newer version back.
+      if (StatusError.is(err, 'Conflict') || StatusError.is(err, 'NotFound')) return;
+      throw err;
+    }
+  }
+}
