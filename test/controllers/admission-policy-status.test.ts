@@ -62,7 +62,7 @@ test('undefined fields of the matched kinds are warned about, per expression, un
     },
   ]);
 
-  const current = await t.core.get(policies('replicas'), {}, ctx);
+  const current = structuredClone(await t.core.get(policies('replicas'), {}, ctx));
   const spec = current.spec as Record<string, any>;
   spec.validations = [{ expression: 'object.spec.replicas > 1' }];
   const { object: fixed } = await t.core.update(policies('replicas'), current, {}, ctx);
