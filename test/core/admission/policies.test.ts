@@ -96,13 +96,19 @@ test('a failed validation denies with its message and reason; the default messag
   expect(forbidden.status).toMatchObject({
     code: 403,
     reason: 'Forbidden',
-    message: `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: the key forbidden is not allowed`,
+    message: `configmaps "bad" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: the key forbidden is not allowed`,
+  });
+  expect(forbidden.status.details).toEqual({
+    name: 'bad',
+    group: '',
+    kind: 'configmaps',
+    causes: [{ message: `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: the key forbidden is not allowed` }],
   });
   const long = await refusal(core.create(at('configmaps', t), configMap('a-very-long-name'), {}, admin));
   expect(long.status).toMatchObject({
     code: 422,
     reason: 'Invalid',
-    message: `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: failed expression: object.metadata.name.size() <= 10`,
+    message: `configmaps "a-very-long-name" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: failed expression: object.metadata.name.size() <= 10`,
   });
   expect((await core.list(at('configmaps', t), {}, admin)).items.map((o) => o.metadata!.name)).toEqual(['fine']);
 });
@@ -118,12 +124,12 @@ test('messageExpression, variables, oldObject and the request', async () => {
     ],
   });
   const many = await refusal(core.create(at('configmaps', t), configMap('m', { a: '1', b: '2', c: '3' }), {}, admin));
-  expect(many.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: too many keys: 3`);
+  expect(many.status.message).toBe(`configmaps "m" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: too many keys: 3`);
   const { object } = await core.create(at('configmaps', t), configMap('grow', { v: '5' }), {}, admin);
   const shrink = await refusal(core.update(at('configmaps', t, 'grow'), { ...object, data: { v: '4' } }, {}, admin));
-  expect(shrink.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: v may only grow`);
+  expect(shrink.status.message).toBe(`configmaps "grow" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: v may only grow`);
   const mallory = await refusal(core.create(at('configmaps', t), configMap('x'), {}, { user: { username: 'mallory', groups: ['system:masters'] } }));
-  expect(mallory.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: not you`);
+  expect(mallory.status.message).toBe(`configmaps "x" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: not you`);
 });
 
 test('parameters by name: the binding chooses the object; a missing one follows parameterNotFoundAction', async () => {
@@ -144,13 +150,13 @@ test('parameters by name: the binding chooses the object; a missing one follows 
   );
   await core.create(at('configmaps', t), configMap('one', { a: '1' }, { checked: 'yes' }), {}, admin);
   const two = await refusal(core.create(at('configmaps', t), configMap('two', { a: '1', b: '2' }, { checked: 'yes' }), {}, admin));
-  expect(two.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: at most 1 keys`);
+  expect(two.status.message).toBe(`configmaps "two" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: at most 1 keys`);
 
   await core.delete(at('configmaps', t, 'limits'), {}, admin);
   const missing = await refusal(core.create(at('configmaps', t), configMap('three', { a: '1' }, { checked: 'yes' }), {}, admin));
   expect(missing.status.code).toBe(422);
   expect(missing.status.message).toBe(
-    `ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`,
+    `configmaps "three" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`,
   );
   const binding = await core.get(at('validatingadmissionpolicybindings', undefined, `binding-${t}`, AR), {}, admin);
   const { object } = await core.update(
@@ -182,7 +188,7 @@ test('parameters by selector: every selected object must pass', async () => {
   );
   await core.create(at('configmaps', t), configMap('ok', { z: '1' }), {}, admin);
   const y = await refusal(core.create(at('configmaps', t), configMap('has-y', { y: '1' }), {}, admin));
-  expect(y.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: key y is banned by rule-b`);
+  expect(y.status.message).toBe(`configmaps "has-y" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: key y is banned by rule-b`);
 });
 
 test('Warn and Audit act without refusing; auditAnnotations are keyed by the policy', async () => {
@@ -214,7 +220,7 @@ test('match conditions skip the policy; an expression that fails follows failure
   await core.create(at('configmaps', t), configMap('exempt', {}, { exempt: 'true' }), {}, admin);
   const err = await refusal(core.create(at('configmaps', t), configMap('no-key', { other: '1' }), {}, admin));
   expect(err.status.code).toBe(422);
-  expect(err.status.message).toMatch(new RegExp(`^ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: expression 'object.data\\['required'\\] == 'yes'' resulted in error: `));
+  expect(err.status.message).toMatch(new RegExp(`^configmaps "no-key" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: expression 'object.data\\['required'\\] == 'yes'' resulted in error: `));
 
   const u = await namespace();
   await policy(u, { failurePolicy: 'Ignore', validations: [{ expression: "object.data['required'] == 'yes'" }] });
@@ -226,5 +232,5 @@ test("the binding's matchResources narrows what the policy matches", async () =>
   await policy(t, { validations: [{ expression: 'false', message: 'never' }] }, { matchResources: { objectSelector: { matchLabels: { strict: 'yes' } } } });
   await core.create(at('configmaps', t), configMap('loose'), {}, admin);
   const strict = await refusal(core.create(at('configmaps', t), configMap('strict', {}, { strict: 'yes' }), {}, admin));
-  expect(strict.status.message).toBe(`ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: never`);
+  expect(strict.status.message).toBe(`configmaps "strict" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: never`);
 });

@@ -10,7 +10,7 @@
  */
 import type { ApiObject } from '../../api';
 import type { Naming } from '../../../naming';
-import { StatusError, statusError, type StatusReason } from '../../../status';
+import { REASON_CODES, StatusError, forbidden, type StatusReason } from '../../../status';
 import { labelSelectorMatches } from '../../validation/selectors';
 import { CelCompileError, CelEvaluationError, type CelVariables, type CompiledExpression, compileExpression, evaluateBool } from '../cel';
 import type { AdmissionReader } from '../reader';
@@ -34,7 +34,7 @@ interface CompiledPolicy {
   auditAnnotations: Array<{ key: string; valueExpression: Compiled<CompiledExpression> }>;
 }
 
-const REASON_CODES: Record<string, StatusReason> = {
+const POLICY_REASONS: Record<string, StatusReason> = {
   Unauthorized: 'Unauthorized',
   Forbidden: 'Forbidden',
   Invalid: 'Invalid',
@@ -175,7 +175,7 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         }
       }
       if (!message) message = `failed expression: ${'ok' in v.expression ? v.expression.ok.expression : ''}`;
-      violations.push({ message, reason: REASON_CODES[v.reason ?? 'Invalid'] ?? 'Invalid', expressionIndex: index });
+      violations.push({ message, reason: POLICY_REASONS[v.reason ?? 'Invalid'] ?? 'Invalid', expressionIndex: index });
     });
     const annotations: Array<[string, string]> = [];
     for (const an of c.auditAnnotations) {
@@ -207,7 +207,12 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         const actions = binding.spec?.validationActions ?? [];
         const act = (v: Violation) => {
           if (actions.includes('Deny')) {
-            const err = statusError(v.reason, `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${v.message}`);
+            // Upstream words it as admission's Forbidden, then swaps in the validation's reason and code.
+            const message = `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${v.message}`;
+            const err = forbidden({ group: a.group, resource: a.resource }, a.name || a.object?.metadata?.name || '', message);
+            err.status.reason = v.reason;
+            err.status.code = REASON_CODES[v.reason].http;
+            err.status.details = { ...err.status.details, causes: [{ message }] };
             denials.push(err);
           }
           if (actions.includes('Warn')) a.warn?.(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${v.message}`);
