@@ -24,6 +24,33 @@ subjects:
 `;
 }
 
+const ADMISSION_YAML = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: demo}
+webhooks:
+- name: check.example.com
+  clientConfig: {service: {namespace: default, name: svc}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: demo-policy}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints: {resourceRules: [{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]}
+  validations: [{expression: "object.spec.replicas <= int(params.data.max)"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: demo-binding}
+spec:
+  policyName: demo-policy
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: default, parameterNotFoundAction: Deny}
+`;
+
 describe.each([
   ['embedded', false],
   ['etcd', true],
@@ -85,6 +112,27 @@ describe.each([
     // The namespace controller deletes the content and then the namespace; kubectl waits for it.
     expect(await kubectl('delete', 'namespace', 'demo', '--timeout=20s')).toBe('namespace "demo" deleted\n');
     await expect(kubectl('get', 'namespace', 'demo')).rejects.toThrow(/namespaces "demo" not found/);
+  });
+
+  it('applies admission webhooks and policies, and prints them as upstream does', async () => {
+    const file = path.join(server.dataDir, 'admission.yaml');
+    await writeFile(file, ADMISSION_YAML);
+    // With client-side validation: kubectl checks the manifests against the served OpenAPI.
+    expect(await kubectl('apply', '-f', file)).toBe(
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/demo created\n' +
+        'validatingadmissionpolicy.admissionregistration.k8s.io/demo-policy created\n' +
+        'validatingadmissionpolicybinding.admissionregistration.k8s.io/demo-binding created\n',
+    );
+    const table = await kubectl('get', 'api-extensions', '--no-headers');
+    expect(table).toMatch(/^validatingadmissionpolicy\.admissionregistration\.k8s\.io\/demo-policy\s+1\s+v1\/ConfigMap\s+\d+s$/m);
+    expect(table).toMatch(/^validatingadmissionpolicybinding\.admissionregistration\.k8s\.io\/demo-binding\s+demo-policy\s+default\/limits\s+\d+s$/m);
+    expect(table).toMatch(/^validatingwebhookconfiguration\.admissionregistration\.k8s\.io\/demo\s+1\s+\d+s$/m);
+    expect(await kubectl('get', 'validatingwebhookconfiguration', 'demo', '-o', 'jsonpath={.webhooks[0].timeoutSeconds} {.webhooks[0].failurePolicy}')).toBe('10 Fail');
+    await writeFile(file, ADMISSION_YAML.split('---')[0]!.replace('sideEffects: None', 'sideEffects: Some').replace('name: demo}', 'name: demo2}'));
+    await expect(kubectl('create', '-f', file)).rejects.toThrow(
+      'The ValidatingWebhookConfiguration "demo2" is invalid: webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"',
+    );
+    expect(await kubectl('delete', 'validatingadmissionpolicybinding', 'demo-binding')).toBe('validatingadmissionpolicybinding.admissionregistration.k8s.io "demo-binding" deleted\n');
   });
 
   it('reports server errors as upstream does', async () => {

@@ -8,6 +8,9 @@ import { startServerOnBackend } from './support/backend';
 import { API_ONLY } from '../gateway/support/server-process';
 
 const RBAC = 'rbac.authorization.k8s.io';
+const ADMISSION = 'admissionregistration.k8s.io';
+const WEBHOOK = { name: 'check.example.com', clientConfig: { url: 'https://hook.example.com/check' }, sideEffects: 'None', admissionReviewVersions: ['v1'] };
+const RESOURCE_RULES = [{ operations: ['CREATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }];
 
 interface Sample {
   path: string;
@@ -65,6 +68,34 @@ const samples: Record<string, Sample> = {
       type: 'Normal',
       regarding: { kind: 'ReplicaSet', name: 'web', namespace: 'default', apiVersion: 'apps/v1' },
     }),
+  },
+  mutatingwebhookconfigurations: {
+    path: `/apis/${ADMISSION}/v1/mutatingwebhookconfigurations`,
+    kind: 'MutatingWebhookConfiguration',
+    apiVersion: `${ADMISSION}/v1`,
+    namespaced: false,
+    body: () => ({ webhooks: [WEBHOOK] }),
+  },
+  validatingwebhookconfigurations: {
+    path: `/apis/${ADMISSION}/v1/validatingwebhookconfigurations`,
+    kind: 'ValidatingWebhookConfiguration',
+    apiVersion: `${ADMISSION}/v1`,
+    namespaced: false,
+    body: () => ({ webhooks: [WEBHOOK] }),
+  },
+  validatingadmissionpolicies: {
+    path: `/apis/${ADMISSION}/v1/validatingadmissionpolicies`,
+    kind: 'ValidatingAdmissionPolicy',
+    apiVersion: `${ADMISSION}/v1`,
+    namespaced: false,
+    body: () => ({ spec: { matchConstraints: { resourceRules: RESOURCE_RULES }, validations: [{ expression: 'object.spec.replicas <= 5' }] } }),
+  },
+  validatingadmissionpolicybindings: {
+    path: `/apis/${ADMISSION}/v1/validatingadmissionpolicybindings`,
+    kind: 'ValidatingAdmissionPolicyBinding',
+    apiVersion: `${ADMISSION}/v1`,
+    namespaced: false,
+    body: () => ({ spec: { policyName: 'replicas-limit', validationActions: ['Deny'] } }),
   },
 };
 
@@ -187,6 +218,16 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
       'Operation cannot be fulfilled on rolebindings.rbac.authorization.k8s.io "keep": the object has been modified; please apply your changes to the latest version and try again',
     );
     expect(json(await call('GET', `${rb.path}/keep`)).roleRef).toEqual(good.roleRef);
+
+    const vwc = samples.validatingwebhookconfigurations!;
+    const badHook = expectStatus(
+      await call('POST', vwc.path, { apiVersion: `${ADMISSION}/v1`, kind: 'ValidatingWebhookConfiguration', metadata: { name: 'bad-hook' }, webhooks: [{ ...WEBHOOK, sideEffects: 'Some' }] }),
+      422,
+      'Invalid',
+      `ValidatingWebhookConfiguration.${ADMISSION} "bad-hook" is invalid: webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"`,
+    );
+    expect(badHook.details).toMatchObject({ name: 'bad-hook', group: ADMISSION, kind: 'ValidatingWebhookConfiguration', causes: [{ reason: 'FieldValueNotSupported', field: 'webhooks[0].sideEffects' }] });
+    expectStatus(await call('GET', `${vwc.path}/bad-hook`), 404, 'NotFound', `validatingwebhookconfigurations.${ADMISSION} "bad-hook" not found`);
 
     expectStatus(await call('POST', '/api/v1/namespaces/nowhere/configmaps', { metadata: { name: 'x' } }), 404, 'NotFound', 'namespaces "nowhere" not found');
     expectStatus(await call('GET', cm.path, undefined, { Accept: 'text/html' }), 406, 'NotAcceptable');

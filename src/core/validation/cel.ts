@@ -19,6 +19,13 @@ export interface CelEnvironment {
   readonly returnTypes?: readonly string[];
 }
 
+/**
+ * Namespaces of functions in upstream's CEL libraries (`optional.of`, `sets.contains`,
+ * `strings.quote`, `cel.bind`, `math.greatest`, `base64.encode`): a call on one of these names
+ * is a function, not a reference to a variable.
+ */
+const FUNCTION_NAMESPACES = new Set(['optional', 'sets', 'strings', 'cel', 'math', 'base64', 'lists']);
+
 /** CEL's type identifiers, which are values in every environment. */
 const TYPE_IDENTIFIERS = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
 
@@ -77,7 +84,7 @@ function undeclared(expr: Expr, bound: ReadonlySet<string>, positions: Record<st
     case 'callExpr': {
       const call = expr.exprKind.value as { function: string; target?: Expr; args: Expr[] };
       const root = call.target ? rootIdentifier(call.target) : undefined;
-      if (call.target && root !== undefined && !bound.has(root)) {
+      if (call.target && root !== undefined && !bound.has(root) && FUNCTION_NAMESPACES.has(root)) {
         // `cel.bind(name, init, body)` binds `name` in `body`.
         if (root === 'cel' && call.function === 'bind' && call.args.length === 3 && call.args[0]!.exprKind.case === 'identExpr') {
           undeclared(call.args[1]!, bound, positions, out);
