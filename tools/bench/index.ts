@@ -22,6 +22,7 @@ import { runAuthorization } from './scenarios/authorization';
 import { runControllers } from './scenarios/controllers';
 import { runOperations } from './scenarios/operations';
 import { runLibrary } from './scenarios/library';
+import { runAdmission } from './scenarios/admission';
 
 const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,3,4,5,6,7,8,9,10,11] [--rev <git rev>] [--profile[=create|get] [--profile-out file.cpuprofile]]`;
 
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
     await attempt([9], () => runControllers(ctx));
     await attempt([10], () => runOperations(ctx));
     await attempt([11], () => runLibrary(ctx));
+    await attempt([12], () => runAdmission(ctx));
     if (options.profile) {
       const which = options.profile;
       options.only.add(0);

@@ -228,6 +228,13 @@ describe('validating webhooks', () => {
     expect(uid.status.message).toMatch(/^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]{36}", got "nope"$/);
   });
 
+  test('a service reference resolves only where the Service exists: Services are not served, so the call fails', async () => {
+    const t = await namespace();
+    await validating('by-service', t, [['/unused', { name: 'svc.example.com', clientConfig: { service: { namespace: t, name: 'hook', path: '/validate', port: 443 }, caBundle: hook.caBundle } }]]);
+    const err = await refusal(core.create(at('configmaps', t), configMap('s'), {}, admin));
+    expect(err.status).toMatchObject({ code: 500, message: 'Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: services "hook" not found' });
+  });
+
   test('dry run: None and NoneOnDryRun are called with dryRun true; Unknown and Some refuse the dry run', async () => {
     const t = await namespace();
     await validating('dry', t, [

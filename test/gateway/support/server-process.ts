@@ -30,7 +30,7 @@ export interface ServerProcess {
  * ReplicaSets they store, no root CA ConfigMap in their namespaces and no simulated node or
  * scheduler acting on their pods (objects appearing, status changing under them).
  */
-export const API_ONLY = ['--controllers', '*,-replicaset,-root-ca-cert-publisher', '--simulated-nodes', '0'];
+export const API_ONLY = ['--controllers', '*,-replicaset,-root-ca-cert-publisher,-validatingadmissionpolicy-status-controller', '--simulated-nodes', '0'];
 
 export interface StartServerProcessOptions {
   readyTimeoutMs?: number;
