@@ -40,8 +40,9 @@ function startNoopWebhook(cert: string, key: string): Promise<{ port: number; ch
   });
 }
 
+let n = 0;
+
 async function measure(core: Core, namespace: string, ms: number): Promise<{ rate: number; cpuUs: number }> {
-  let n = 0;
   const create = () => core.create({ group: '', version: 'v1', resource: 'configmaps', namespace }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${n++}` }, data: { k: 'v' } }, {}, admin);
   const run = async (until: number) => {
     let done = 0;
