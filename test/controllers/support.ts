@@ -75,12 +75,4 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 10_0
   }
 }
 
-export async function statusOf(p: Promise<unknown>): Promise<StatusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected a Status error');
-}
+export { statusOf } from '../support/status';

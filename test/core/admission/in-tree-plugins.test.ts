@@ -10,12 +10,11 @@ import { createCore, type ApiObject, type Core, type RequestContext } from '../.
 import { AdmissionPluginsError, defaultAdmissionPlugins, resolveAdmissionPlugins } from '../../../src/core/admission';
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
-import { StatusError } from '../../../src/status';
+import { at, refusal } from './support';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 const node = (name: string): RequestContext => ({ user: { username: `system:node:${name}`, groups: ['system:nodes', 'system:authenticated'] } });
-const at = (resource: string, namespace?: string, name?: string, group = '') => ({ group, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
 const pod = (name: string, spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): ApiObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
@@ -23,15 +22,6 @@ const pod = (name: string, spec: Record<string, unknown> = {}, metadata: Record<
   spec: { containers: [{ name: 'c', image: 'i' }], ...spec },
 });
 
-async function refusal(p: Promise<unknown>): Promise<StatusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('the chain from --enable-admission-plugins and --disable-admission-plugins', () => {
   test("the defaults are upstream 1.32's default-on plugins Keelson has, in upstream's order", () => {

@@ -10,12 +10,11 @@ import path from 'node:path';
 import { createCore, type ApiObject, type Core, type RequestContext } from '../../../src/core';
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
-import { StatusError } from '../../../src/status';
+import { at, refusal } from './support';
 
 const naming = createNaming('kubernetes');
 const AR = 'admissionregistration.k8s.io';
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
-const at = (resource: string, namespace?: string, name?: string, group = '') => ({ group, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
 const configMap = (name: string, data: Record<string, string> = {}, labels?: Record<string, string>): ApiObject => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
@@ -27,15 +26,6 @@ let dir: string;
 let core: Core;
 let n = 0;
 
-async function refusal(p: Promise<unknown>): Promise<StatusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 async function namespace(): Promise<string> {
   const name = `p${++n}`;

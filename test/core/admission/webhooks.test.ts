@@ -12,13 +12,12 @@ import { objectKey } from '../../../src/core/storage/keys';
 import { encodeForStorage } from '../../../src/core/storage/object-codec';
 import { createStore, type Store } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
-import { StatusError } from '../../../src/status';
+import { at, refusal } from './support';
 import { allow, deny, startWebhook, type TestWebhook } from './webhook-server';
 
 const naming = createNaming('kubernetes');
 const AR = 'admissionregistration.k8s.io';
 const admin: RequestContext = { user: { username: 'admin', uid: 'u-1', groups: ['system:masters', 'system:authenticated'] } };
-const at = (resource: string, namespace?: string, name?: string, group = '') => ({ group, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
 const configMap = (name: string, labels?: Record<string, string>, data: Record<string, string> = { k: 'v' }): ApiObject => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
@@ -33,15 +32,6 @@ let core: Core;
 let hook: TestWebhook;
 let ns = 0;
 
-async function refusal(p: Promise<unknown>): Promise<StatusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 /** A fresh namespace per test, so configurations of earlier tests (scoped by namespace label) stay out of the way. */
 async function namespace(labels: Record<string, string> = {}): Promise<string> {
