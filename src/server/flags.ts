@@ -37,6 +37,10 @@ export interface ServerConfig {
   servingCertificate?: ServingCertificate;
   /** etcd client URLs; absent means the embedded store under dataDir. */
   etcdServers?: string[];
+  /** --etcd-cafile, --etcd-certfile, --etcd-keyfile: TLS to etcd, as PEM read at start. */
+  etcdCaFile?: string;
+  etcdCertFile?: string;
+  etcdKeyFile?: string;
   dataDir: string;
   vendor: Vendor;
   /** host:port of a remote core; the gateway then calls it over gRPC. */
@@ -234,6 +238,27 @@ const FLAGS: readonly Flag[] = [
     type: 'strings',
     usage: 'Comma-separated list of etcd servers to connect with (scheme://ip:port). Without it, the embedded store under --data-dir is used.',
     parse: (v, n) => parseEtcdServers(n, v),
+  }),
+  flag({
+    name: 'etcd-cafile',
+    field: 'etcdCaFile',
+    type: 'string',
+    usage: 'SSL Certificate Authority file used to secure etcd communication (default: the host\'s roots, when --etcd-certfile is given or a server is https).',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'etcd-certfile',
+    field: 'etcdCertFile',
+    type: 'string',
+    usage: 'SSL certification file used to secure etcd communication (the client certificate etcd\'s --client-cert-auth asks for).',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'etcd-keyfile',
+    field: 'etcdKeyFile',
+    type: 'string',
+    usage: 'SSL key file used to secure etcd communication.',
+    parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'data-dir',
@@ -988,6 +1013,22 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   } catch (err) {
     const flagName = (err as AdmissionPluginsError).errors?.[0]?.startsWith('disable') ? '--disable-admission-plugins' : '--enable-admission-plugins';
     throw new FlagFailure(flagName, (err as Error).message);
+  }
+  for (const f of ['etcd-cafile', 'etcd-certfile', 'etcd-keyfile']) {
+    if (seen.has(f) && !config.etcdServers) throw new FlagFailure(`--${f}`, `--${f} is used only with --etcd-servers`);
+  }
+  if (seen.has('etcd-certfile') !== seen.has('etcd-keyfile')) {
+    const missing = seen.has('etcd-certfile') ? '--etcd-keyfile' : '--etcd-certfile';
+    throw new FlagFailure(missing, `${missing} is required with ${missing === '--etcd-keyfile' ? '--etcd-certfile' : '--etcd-keyfile'}: give both or neither`);
+  }
+  for (const [f, file] of [['etcd-cafile', config.etcdCaFile], ['etcd-certfile', config.etcdCertFile], ['etcd-keyfile', config.etcdKeyFile]] as const) {
+    if (file !== undefined) {
+      try {
+        io.readFile(file);
+      } catch (err) {
+        throw new FlagFailure(`--${f}`, `cannot read ${JSON.stringify(file)}: ${(err as Error).message}`);
+      }
+    }
   }
   if (config.admissionControlConfigFile) {
     try {

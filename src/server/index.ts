@@ -44,7 +44,7 @@ import { type AdmissionPlugin, defaultAdmissionPlugins } from '../core/admission
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { type Naming, createNaming } from '../naming';
-import { type Store, createStore } from '../store';
+import { type EtcdTlsOptions, type Store, createStore } from '../store';
 import { applyRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
@@ -124,6 +124,13 @@ interface BackendDeps {
   clock: Clock;
 }
 
+/** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`, read once at start. */
+function etcdTls(config: ServerConfig): EtcdTlsOptions | undefined {
+  if (!config.etcdCaFile && !config.etcdCertFile) return undefined;
+  const read = (flag: string, file: string | undefined) => (file ? readFlagFile(flag, file) : undefined);
+  return { ca: read('etcd-cafile', config.etcdCaFile), cert: read('etcd-certfile', config.etcdCertFile), key: read('etcd-keyfile', config.etcdKeyFile) };
+}
+
 function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   const naming = createNaming(config.vendor);
   let resources: ResourceDefinition[];
@@ -142,7 +149,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   }
   const store = timedStore(
     config.etcdServers
-      ? createStore({ kind: 'etcd', endpoints: config.etcdServers })
+      ? createStore({ kind: 'etcd', endpoints: config.etcdServers, tls: etcdTls(config) })
       : deps.inMemoryStore
         ? createStore({ kind: 'embedded', inMemory: true })
         : createStore({ kind: 'embedded', dataDir: config.dataDir }),

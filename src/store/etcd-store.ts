@@ -31,6 +31,19 @@ export interface EtcdStoreOptions {
   prefix?: string;
   /** Deadline for each unary request; a request past it fails with `unavailable`. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * TLS to etcd (kube-apiserver's `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`), PEM: the
+   * CA that verifies etcd's serving certificate (the host's roots when absent), and the client
+   * certificate and key etcd's `--client-cert-auth` asks for. Given, every endpoint is dialled
+   * with TLS.
+   */
+  tls?: EtcdTlsOptions;
+}
+
+export interface EtcdTlsOptions {
+  ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 /**
@@ -61,6 +74,15 @@ export class EtcdStore implements Store {
       grpcOptions: GRPC_OPTIONS,
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
     };
+    const tls = options.tls;
+    if (tls && (tls.ca || tls.cert || tls.key)) {
+      // grpc-js takes a missing root certificate as "the host's roots".
+      clientOptions.credentials = {
+        rootCertificate: (tls.ca ? Buffer.from(tls.ca) : null) as unknown as Buffer,
+        ...(tls.key ? { privateKey: Buffer.from(tls.key) } : {}),
+        ...(tls.cert ? { certChain: Buffer.from(tls.cert) } : {}),
+      };
+    }
     this.client = new Etcd3(clientOptions);
     this.prefix = Buffer.from(options.prefix ?? '');
   }

@@ -5,13 +5,14 @@
  * nothing.
  */
 import { createEmbeddedStore } from './embedded-store';
-import { createEtcdStore } from './etcd-store';
+import { type EtcdTlsOptions, createEtcdStore } from './etcd-store';
 import type { Store, StoreKind } from './types';
 
 export * from './types';
+export type { EtcdTlsOptions } from './etcd-store';
 
 export type StoreOptions =
-  | { kind: 'etcd'; endpoints: string[]; prefix?: string }
+  | { kind: 'etcd'; endpoints: string[]; prefix?: string; tls?: EtcdTlsOptions }
   | { kind: 'embedded'; dataDir: string }
   /** The embedded store with its database in memory: nothing on disk, gone when closed. */
   | { kind: 'embedded'; inMemory: true };
@@ -19,7 +20,7 @@ export type StoreOptions =
 type OptionsOf<K extends StoreKind> = Extract<StoreOptions, { kind: K }>;
 
 const backends: { readonly [K in StoreKind]: (options: OptionsOf<K>) => Store } = {
-  etcd: (options) => createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix }),
+  etcd: (options) => createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls }),
   embedded: (options) => createEmbeddedStore('inMemory' in options ? {} : { dataDir: options.dataDir }),
 };
 

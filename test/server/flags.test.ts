@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type FlagIo, flagNames, parseFeatureGates, parseFlags } from '../../src/server/flags';
@@ -93,6 +93,20 @@ describe('flags', () => {
     expect(error(['--anonymous-auth=maybe'])).toEqual({ flag: '--anonymous-auth', message: 'invalid argument "maybe" for "--anonymous-auth" flag: strconv.ParseBool: parsing "maybe": invalid syntax' });
     expect(config(['--grpc-port', '0', '--core-only', '--requestheader-allowed-names', 'gw-a,gw-b'])).toMatchObject({ grpcPort: 0, coreOnly: true, requestheaderAllowedNames: ['gw-a', 'gw-b'] });
     expect(error(['--core-only'])).toEqual({ flag: '--core-only', message: '--core-only needs --grpc-port: a core-only process serves only the gRPC door' });
+  });
+
+  it('takes TLS files for etcd only with --etcd-servers, certificate and key together', () => {
+    const f = path.join(os.tmpdir(), `keelson-flags-etcd-${process.pid}.pem`);
+    writeFileSync(f, 'pem');
+    try {
+      const etcd = ['--etcd-servers', 'https://127.0.0.1:2379'];
+      expect(config([...etcd, '--etcd-cafile', f, '--etcd-certfile', f, '--etcd-keyfile', f])).toMatchObject({ etcdCaFile: f, etcdCertFile: f, etcdKeyFile: f });
+      expect(error(['--etcd-cafile', f])).toEqual({ flag: '--etcd-cafile', message: '--etcd-cafile is used only with --etcd-servers' });
+      expect(error([...etcd, '--etcd-certfile', f])).toEqual({ flag: '--etcd-keyfile', message: '--etcd-keyfile is required with --etcd-certfile: give both or neither' });
+      expect(error([...etcd, '--etcd-cafile', '/nonexistent/ca.pem'])).toMatchObject({ flag: '--etcd-cafile', message: expect.stringContaining('cannot read "/nonexistent/ca.pem"') });
+    } finally {
+      rmSync(f, { force: true });
+    }
   });
 
   it('takes the admission plugin lists as upstream does: order ignored, unknown names and overlaps refused', () => {

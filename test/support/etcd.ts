@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port';
@@ -24,6 +25,12 @@ export interface StartEtcdOptions {
   attempts?: number;
   /** How long one attempt may take to answer `/health`. */
   readyTimeoutMs?: number;
+  /**
+   * Serve clients over TLS only, with client certificates required (`--client-cert-auth`): the
+   * PEM files of etcd's serving certificate and key, the CA that verifies clients, and the client
+   * certificate and key the health check itself presents.
+   */
+  tls?: { certFile: string; keyFile: string; caFile: string; clientCert: string; clientKey: string; ca: string };
 }
 
 const STDERR_TAIL_BYTES = 16 * 1024;
@@ -34,7 +41,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdIns
   let lastError: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      return await startOnce(readyTimeoutMs);
+      return await startOnce(readyTimeoutMs, options.tls);
     } catch (err) {
       lastError = err;
     }
@@ -42,12 +49,12 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdIns
   throw new Error(`etcd did not start after ${attempts} attempts: ${String(lastError)}`);
 }
 
-async function startOnce(readyTimeoutMs: number): Promise<EtcdInstance> {
+async function startOnce(readyTimeoutMs: number, tls: StartEtcdOptions['tls']): Promise<EtcdInstance> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-etcd-'));
   const clientPort = await freePort();
   let peerPort = await freePort();
   while (peerPort === clientPort) peerPort = await freePort();
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const clientUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const name = 'keelson-test';
   const child = spawn(
@@ -63,6 +70,7 @@ async function startOnce(readyTimeoutMs: number): Promise<EtcdInstance> {
       '--logger', 'zap',
       '--log-outputs', 'stderr',
       '--log-level', 'error',
+      ...(tls ? ['--cert-file', tls.certFile, '--key-file', tls.keyFile, '--trusted-ca-file', tls.caFile, '--client-cert-auth'] : []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -91,7 +99,7 @@ async function startOnce(readyTimeoutMs: number): Promise<EtcdInstance> {
 
   try {
     const outcome = await Promise.race([
-      waitHealthy(clientUrl, readyTimeoutMs).then(() => 'healthy' as const),
+      waitHealthy(clientUrl, readyTimeoutMs, tls).then(() => 'healthy' as const),
       exited.then(() => 'exited' as const),
       spawnError.then((err) => { throw err; }),
     ]);
@@ -117,18 +125,20 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
 }
 
 /** Polls etcd's `/health` on the client URL until it reports healthy. */
-async function waitHealthy(clientUrl: string, timeoutMs: number): Promise<void> {
+async function waitHealthy(clientUrl: string, timeoutMs: number, tls: StartEtcdOptions['tls']): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await isHealthy(clientUrl)) return;
+    if (await isHealthy(clientUrl, tls)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`etcd at ${clientUrl} not healthy after ${timeoutMs} ms`);
 }
 
-function isHealthy(clientUrl: string): Promise<boolean> {
+function isHealthy(clientUrl: string, tls: StartEtcdOptions['tls']): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = http.get(`${clientUrl}/health`, { timeout: 1_000 }, (res) => {
+    const get = tls ? https.get : http.get;
+    const options = tls ? { timeout: 1_000, ca: tls.ca, cert: tls.clientCert, key: tls.clientKey } : { timeout: 1_000 };
+    const req = get(`${clientUrl}/health`, options, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
