@@ -18,6 +18,10 @@ export interface EtcdInstance {
   dataDir: string;
   /** Kill etcd and remove its data dir. Idempotent. */
   stop(): Promise<void>;
+  /** `kill -9` etcd, keeping its data dir and ports (etcd fully down). */
+  kill(): Promise<void>;
+  /** Start etcd again on the same data dir and ports, once killed; resolves when healthy. */
+  restart(): Promise<void>;
 }
 
 export interface StartEtcdOptions {
@@ -57,35 +61,52 @@ async function startOnce(readyTimeoutMs: number, tls: StartEtcdOptions['tls']): 
   const clientUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const name = 'keelson-test';
-  const child = spawn(
-    process.env.ETCD_BIN ?? 'etcd',
-    [
-      '--name', name,
-      '--data-dir', dataDir,
-      '--listen-client-urls', clientUrl,
-      '--advertise-client-urls', clientUrl,
-      '--listen-peer-urls', peerUrl,
-      '--initial-advertise-peer-urls', peerUrl,
-      '--initial-cluster', `${name}=${peerUrl}`,
-      '--logger', 'zap',
-      '--log-outputs', 'stderr',
-      '--log-level', 'error',
-      ...(tls ? ['--cert-file', tls.certFile, '--key-file', tls.keyFile, '--trusted-ca-file', tls.caFile, '--client-cert-auth'] : []),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const args = [
+    '--name', name,
+    '--data-dir', dataDir,
+    '--listen-client-urls', clientUrl,
+    '--advertise-client-urls', clientUrl,
+    '--listen-peer-urls', peerUrl,
+    '--initial-advertise-peer-urls', peerUrl,
+    '--initial-cluster', `${name}=${peerUrl}`,
+    '--logger', 'zap',
+    '--log-outputs', 'stderr',
+    '--log-level', 'error',
+    ...(tls ? ['--cert-file', tls.certFile, '--key-file', tls.keyFile, '--trusted-ca-file', tls.caFile, '--client-cert-auth'] : []),
+  ];
 
   let stderrTail = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // Spawn failures (no binary) arrive as 'error'; the 'exit' wait below covers the rest.
-  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+  let child!: ChildProcess;
+  let exited!: Promise<void>;
   // A test process that dies without calling stop() must not leave etcd running.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
+
+  /** Spawn etcd and wait until it is healthy. */
+  const launch = async (): Promise<void> => {
+    child = spawn(process.env.ETCD_BIN ?? 'etcd', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    const current = child;
+    exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+    // Spawn failures (no binary) arrive as 'error'; the 'exit' wait below covers the rest.
+    const spawnError = new Promise<Error>((resolve) => current.once('error', resolve));
+    const outcome = await Promise.race([
+      waitHealthy(clientUrl, readyTimeoutMs, tls).then(() => 'healthy' as const),
+      exited.then(() => 'exited' as const),
+      spawnError.then((err) => {
+        throw err;
+      }),
+    ]);
+    if (outcome === 'exited' || current.exitCode !== null) {
+      throw new Error(`etcd exited during start-up (code ${current.exitCode}): ${stderrTail.trim()}`);
+    }
+    // Unref only once healthy: a forgotten stop() then does not keep Jest alive (the exit hook kills it).
+    current.unref();
+    (current.stderr as { unref?: () => void } | null)?.unref?.();
+  };
 
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -96,24 +117,22 @@ async function startOnce(readyTimeoutMs: number, tls: StartEtcdOptions['tls']): 
     })();
     return stopped;
   };
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  const restart = async () => {
+    await kill();
+    await launch();
+  };
 
   try {
-    const outcome = await Promise.race([
-      waitHealthy(clientUrl, readyTimeoutMs, tls).then(() => 'healthy' as const),
-      exited.then(() => 'exited' as const),
-      spawnError.then((err) => { throw err; }),
-    ]);
-    if (outcome === 'exited' || child.exitCode !== null) {
-      throw new Error(`etcd exited during start-up (code ${child.exitCode}): ${stderrTail.trim()}`);
-    }
+    await launch();
   } catch (err) {
     await stop();
     throw err;
   }
-  // Unref only once healthy: a forgotten stop() then does not keep Jest alive (the exit hook kills it).
-  child.unref();
-  (child.stderr as { unref?: () => void } | null)?.unref?.();
-  return { endpoint: clientUrl, dataDir, stop };
+  return { endpoint: clientUrl, dataDir, stop, kill, restart };
 }
 
 async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {

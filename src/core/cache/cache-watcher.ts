@@ -122,6 +122,13 @@ export class CacheWatcher implements WatchStream {
     this.queue.close();
   }
 
+  /** End from the server side with an ERROR event carrying `status` after what is queued (the store went away). */
+  fail(status: Status): void {
+    if (this.closed) return;
+    this.queue.push({ type: 'ERROR', object: status }, true);
+    this.queue.close();
+  }
+
   /** End from the consumer side. */
   close(): void {
     this.queue.close();

@@ -39,6 +39,8 @@ export class CachedStorage implements ResourceStorage {
     const hub = this.hub;
     await hub.whenReady();
     if (!hub.isReady) throw serviceUnavailable('the watch cache is closed');
+    // The store went away: a new watch would wait in silence (docs/RELIABILITY.md, "etcd down").
+    if (hub.unavailable) return errorWatch(hub.unavailable);
     if (request.exactAfter === undefined && request.freshness.kind !== 'any') {
       const target = request.freshness.kind === 'most-recent' ? await this.hub.currentRevision(() => this.inner.currentRevision()) : request.freshness.revision;
       const fresh = await hub.waitFresh(target);

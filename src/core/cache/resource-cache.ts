@@ -3,6 +3,7 @@
  * order), the window of recent changes, and the watchers to fan changes out to. It is fed by
  * the WatchCache (watch-cache.ts), which owns the one store watch and the global revision.
  */
+import type { Status } from '../../status';
 import type { ApiObject, WatchEvent } from '../api';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Clock } from '../../clock';
@@ -201,6 +202,11 @@ export class ResourceCache {
   /** Ends every watch (shutdown). */
   endAll(): void {
     for (const watcher of [...this.watchers]) watcher.end();
+  }
+
+  /** End every watcher with an ERROR event carrying `status`. */
+  failAll(status: Status): void {
+    for (const watcher of [...this.watchers]) watcher.fail(status);
   }
 
   private lowerBound(key: string): number {

@@ -18,6 +18,10 @@ import type { Naming } from '../../naming';
 import { type Clock, systemClock } from '../../clock';
 import { StoreError, type Store, type StoreEvent, type StoreWatch } from '../../store';
 import { REGISTRY_ROOT } from '../storage/keys';
+import { type Status, serviceUnavailable } from '../../status';
+
+/** How long a store whose watch broke may take to answer before open watches are ended. */
+const STORE_PROBE_TIMEOUT_MS = 2000;
 import type { CachedObject } from './cached-object';
 import { ResourceCache, decodeCached } from './resource-cache';
 
@@ -58,6 +62,8 @@ export class WatchCache {
   private sharedRevision?: SharedRevision;
   private current = 0;
   private ready = false;
+  /** Set while the store does not answer after its watch broke: why new watches are refused. */
+  unavailable: Status | undefined;
   private closed = false;
   private started = false;
   private storeWatch?: StoreWatch;
@@ -222,10 +228,50 @@ export class WatchCache {
   private onWatchError(err: StoreError): void {
     this.storeWatch = undefined;
     if (this.closed) return;
+    const cause = err.message;
     // Behind a compaction the history is gone: relist (open watches end, their clients resume).
-    // Otherwise resume from the next revision once the store answers again.
-    if (StoreError.is(err, 'compacted')) this.retry(() => void this.load(), 0);
-    else this.retry(() => this.follow(this.current + 1));
+    if (StoreError.is(err, 'compacted')) {
+      this.retry(() => void this.load(), 0);
+      return;
+    }
+    // One broken stream, or the store gone? A store that does not answer ends the open watches
+    // with an ERROR event, so their clients know and relist once it is back, rather than
+    // waiting in silence; new watches get the same answer until it is back. The cache itself
+    // resumes from the next revision once the store answers again, losing nothing.
+    void this.reachable().then((ok) => {
+      if (ok || this.closed) return;
+      this.unavailable = serviceUnavailable(`storage is unavailable: ${cause}`).status;
+      for (const cache of this.caches.values()) cache.failAll(this.unavailable);
+    });
+    this.retry(() => void this.resume());
+  }
+
+  /** Follow the store again from the next revision once it answers. */
+  private async resume(): Promise<void> {
+    if (this.closed) return;
+    if (!(await this.reachable())) {
+      this.retry(() => void this.resume());
+      return;
+    }
+    this.unavailable = undefined;
+    this.follow(this.current + 1);
+  }
+
+  /** Does the store answer within STORE_PROBE_TIMEOUT_MS? */
+  private reachable(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const cancel = this.clock.setTimeout(() => resolve(false), STORE_PROBE_TIMEOUT_MS);
+      this.store.currentRevision().then(
+        () => {
+          cancel();
+          resolve(true);
+        },
+        () => {
+          cancel();
+          resolve(false);
+        },
+      );
+    });
   }
 
   private retry(fn: () => void, delayMs = this.retryMs): void {
