@@ -17,10 +17,11 @@ export interface Call {
 
 /** One JSON request to the server; rejects on a transport failure (the server went away). */
 export async function call(server: ServerProcess, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Call> {
+  const text = body !== undefined ? JSON.stringify(body) : undefined;
   const r: HttpsResult = await httpsRequest(`${server.url}${path}`, server.admin, {
     method,
-    headers: { Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': contentType } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
+    headers: { Accept: 'application/json', ...(text !== undefined ? { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)) } : {}) },
+    body: text,
   });
   let parsed: Record<string, any> = {};
   try {

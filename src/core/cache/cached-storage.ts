@@ -9,6 +9,7 @@ import type { ApiObject, WatchStream } from '../api';
 import { resourceExpired, serviceUnavailable, tooLargeResourceVersion } from '../../status';
 import type { Chunk, Freshness, ListRequest, ObjectStorage, ResourceStorage, WatchRequest } from '../storage/resource-storage';
 import { errorWatch } from './cache-watcher';
+import { undecodableObject } from '../storage/object-codec';
 import { type ResourceCache, TooOldResourceVersion } from './resource-cache';
 import type { WatchCache } from './watch-cache';
 
@@ -21,6 +22,8 @@ export class CachedStorage implements ResourceStorage {
 
   async get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
     if (!(await this.fresh(freshness))) return this.inner.get(key, freshness);
+    const corrupt = this.cache.corruptAt(key);
+    if (corrupt) throw undecodableObject(key, corrupt.cause);
     return this.cache.get(key)?.object;
   }
 
@@ -98,6 +101,9 @@ export class CachedStorage implements ResourceStorage {
   private listFromCache(request: ListRequest): Chunk {
     const { prefix, selection, limit } = request;
     const cache = this.cache;
+    // As a list from the store: one undecodable value fails it, naming its key.
+    const corrupt = cache.firstCorrupt(prefix);
+    if (corrupt) throw undecodableObject(corrupt.key, corrupt.cause);
     const revision = this.hub.revision;
     const items: ApiObject[] = [];
     let nextKey: string | undefined;

@@ -10,7 +10,7 @@ import type { Clock } from '../../clock';
 import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
-import { decodeFromStorage } from '../storage/object-codec';
+import { tryDecodeFromStorage } from '../storage/object-codec';
 import { CacheEvent, CachedObject, compareKeys, deepFreeze } from './cached-object';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
@@ -48,13 +48,26 @@ export class TooOldResourceVersion extends Error {
   }
 }
 
-export function decodeCached(kv: KeyValue): CachedObject {
-  return new CachedObject(kv.key, kv.modRevision, deepFreeze(decodeFromStorage(kv)));
+/** A stored value the cache could not decode: reads of its key answer 500 until it is rewritten or removed. */
+export interface CorruptEntry {
+  key: string;
+  revision: number;
+  cause: string;
+  /** The last state watchers were told of, so its removal can still be delivered. */
+  lastGood?: CachedObject;
+}
+
+/** Decode a stored value for the cache, or say why it cannot be. */
+export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
+  const decoded = tryDecodeFromStorage(kv);
+  if (!decoded.ok) return { key: kv.key, revision: kv.modRevision, cause: decoded.cause };
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(decoded.object));
 }
 
 export class ResourceCache {
   readonly apiVersion: string;
   private objects = new Map<string, CachedObject>();
+  private corrupt = new Map<string, CorruptEntry>();
   private keys: string[] = [];
   private window: EventWindow;
   private readonly watchers = new Set<CacheWatcher>();
@@ -86,8 +99,9 @@ export class ResourceCache {
   }
 
   /** Replace the whole state after a (re)list at `revision`; open watches end (their clients resume or relist). */
-  replace(objects: CachedObject[], revision: number): void {
+  replace(objects: CachedObject[], revision: number, corrupt: readonly CorruptEntry[] = []): void {
     this.objects = new Map(objects.map((o) => [o.key, o]));
+    this.corrupt = new Map(corrupt.map((c) => [c.key, c]));
     this.keys = objects.map((o) => o.key).sort(compareKeys);
     this.window = new EventWindow(this.settings.windowMs, this.settings.maxEvents, revision);
     this.lastBookmark = undefined;
@@ -100,16 +114,33 @@ export class ResourceCache {
     const previous = this.objects.get(key);
     let change: CacheEvent;
     const now = this.settings.clock.now();
+    const broken = this.corrupt.get(key);
     if (event.type === 'delete') {
-      if (!previous) return;
-      this.objects.delete(key);
-      this.removeKey(key);
-      change = new CacheEvent('DELETED', event.revision, previous.atRevision(event.revision), previous, now);
+      this.corrupt.delete(key);
+      // An object removed while undecodable leaves as watchers last saw it.
+      const last = previous ?? broken?.lastGood;
+      if (!last) return;
+      if (previous) {
+        this.objects.delete(key);
+        this.removeKey(key);
+      }
+      change = new CacheEvent('DELETED', event.revision, last.atRevision(event.revision), last, now);
     } else {
-      const current = decodeCached(event.kv);
+      const current = tryDecodeCached(event.kv);
+      if (!(current instanceof CachedObject)) {
+        // Reads of the key now answer 500; watchers hear nothing until it is rewritten or removed.
+        this.corrupt.set(key, { ...current, lastGood: previous ?? broken?.lastGood });
+        if (previous) {
+          this.objects.delete(key);
+          this.removeKey(key);
+        }
+        return;
+      }
+      this.corrupt.delete(key);
+      const before = previous ?? broken?.lastGood;
       this.objects.set(key, current);
       if (!previous) this.insertKey(key);
-      change = new CacheEvent(previous ? 'MODIFIED' : 'ADDED', event.revision, current, previous, now);
+      change = new CacheEvent(before ? 'MODIFIED' : 'ADDED', event.revision, current, before, now);
     }
     this.window.add(change);
     for (const watcher of this.watchers) watcher.offer(change);
@@ -117,6 +148,20 @@ export class ResourceCache {
 
   get(key: string): CachedObject | undefined {
     return this.objects.get(key);
+  }
+
+  /** The undecodable value stored at `key`, if that is what is there. */
+  corruptAt(key: string): CorruptEntry | undefined {
+    return this.corrupt.get(key);
+  }
+
+  /** The first undecodable value under `prefix`, in key order. */
+  firstCorrupt(prefix: string): CorruptEntry | undefined {
+    let first: CorruptEntry | undefined;
+    for (const c of this.corrupt.values()) {
+      if (c.key.startsWith(prefix) && (!first || compareKeys(c.key, first.key) < 0)) first = c;
+    }
+    return first;
   }
 
   /** Objects under `prefix` in key order, starting at `startKey` (inclusive) when given. */

@@ -22,8 +22,8 @@ import { type Status, serviceUnavailable } from '../../status';
 
 /** How long a store whose watch broke may take to answer before open watches are ended. */
 const STORE_PROBE_TIMEOUT_MS = 2000;
-import type { CachedObject } from './cached-object';
-import { ResourceCache, decodeCached } from './resource-cache';
+import { CachedObject } from './cached-object';
+import { type CorruptEntry, ResourceCache, tryDecodeCached } from './resource-cache';
 
 export interface WatchCacheOptions {
   store: Store;
@@ -174,6 +174,8 @@ export class WatchCache {
     this.ready = false;
     try {
       const byResource = new Map<string, CachedObject[]>();
+      // An undecodable value never stops the load: reads of its key answer 500 instead.
+      const corruptByResource = new Map<string, CorruptEntry[]>();
       let revision: number | undefined;
       let startKey: string | undefined;
       for (;;) {
@@ -182,15 +184,22 @@ export class WatchCache {
         for (const kv of page.kvs) {
           const resource = this.resourceOf(kv.key);
           if (!resource) continue;
-          const objects = byResource.get(resource) ?? [];
-          objects.push(decodeCached(kv));
-          byResource.set(resource, objects);
+          const decoded = tryDecodeCached(kv);
+          if (decoded instanceof CachedObject) {
+            const objects = byResource.get(resource) ?? [];
+            objects.push(decoded);
+            byResource.set(resource, objects);
+          } else {
+            const corrupt = corruptByResource.get(resource) ?? [];
+            corrupt.push(decoded);
+            corruptByResource.set(resource, corrupt);
+          }
         }
         if (!page.more || page.kvs.length === 0) break;
         startKey = `${page.kvs[page.kvs.length - 1]!.key}\u0000`;
       }
       if (this.closed) return;
-      for (const [resource, cache] of this.caches) cache.replace(byResource.get(resource) ?? [], revision);
+      for (const [resource, cache] of this.caches) cache.replace(byResource.get(resource) ?? [], revision, corruptByResource.get(resource));
       this.current = revision;
       this.follow(revision + 1);
       this.ready = true;
@@ -215,11 +224,7 @@ export class WatchCache {
       if (event.revision <= this.current) continue;
       const resource = this.resourceOf(event.kv.key);
       if (!resource) continue;
-      try {
-        this.caches.get(resource)!.apply(event);
-      } catch {
-        // An undecodable value: the object stays as it was in the cache; reads from the store report it.
-      }
+      this.caches.get(resource)!.apply(event);
     }
     this.current = Math.max(this.current, events[events.length - 1]!.revision);
     this.resolveFresh();

@@ -21,7 +21,7 @@ import { type KeyValue, type Store, StoreError } from '../../store';
 import { type GroupResource, type Status, StatusError, internalError, invalid, notFound, successStatus } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import { objectKey } from '../storage/keys';
-import { encodeForStorage } from '../storage/object-codec';
+import { encodeForStorage, tryDecodeFromStorage, undecodableObject } from '../storage/object-codec';
 import { deepCopy } from '../../util/json-values';
 import { storageError } from './storage-errors';
 import { isDryRun } from './write-request';
@@ -38,25 +38,12 @@ export interface DeletionHost {
   readonly validate?: (stored: ApiObject) => Promise<void>;
 }
 
-const decoder = new TextDecoder();
-
 /** Upstream's storage.NewCorruptObjError for an undecodable value, as the 500 it becomes. */
 function corruptObject(kv: KeyValue, cause: string): StatusError {
   return internalError(`StorageError: corrupt object, Code: 7, Key: ${kv.key}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=${kv.modRevision}: ${cause}`);
 }
 
-type Decoded = { ok: true; object: ApiObject } | { ok: false; cause: string };
-
-function tryDecode(kv: KeyValue): Decoded {
-  try {
-    const object = JSON.parse(decoder.decode(kv.value)) as ApiObject;
-    if (typeof object !== 'object' || object === null || Array.isArray(object)) return { ok: false, cause: 'not an object' };
-    object.metadata = { ...(object.metadata ?? {}), resourceVersion: String(kv.modRevision) };
-    return { ok: true, object };
-  } catch (err) {
-    return { ok: false, cause: (err as Error).message };
-  }
-}
+const tryDecode = tryDecodeFromStorage;
 
 /** Has the object finalizers of its own (metadata, or the type's own such as a namespace's spec.finalizers)? */
 function hasPendingFinalizers(def: ResourceDefinition, obj: ApiObject): boolean {
@@ -116,7 +103,7 @@ export class DeleteFlow {
     const decoded = tryDecode(kv);
     if (!decoded.ok) {
       if (this.host.unsafeDeletion) throw corruptObject(kv, decoded.cause);
-      throw internalError(`unable to decode an object stored at ${kv.key}: ${decoded.cause}`);
+      throw undecodableObject(kv.key, decoded.cause);
     }
     const stored = decoded.object;
     await this.host.validate?.(stored);

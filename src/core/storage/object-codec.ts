@@ -5,7 +5,7 @@
  */
 import type { ApiObject } from '../api';
 import type { KeyValue } from '../../store';
-import { internalError } from '../../status';
+import { type StatusError, internalError } from '../../status';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -16,15 +16,30 @@ export function encodeForStorage(obj: ApiObject): Uint8Array {
   return encoder.encode(JSON.stringify({ ...obj, metadata: rest }));
 }
 
-/** Decode a stored value; a value that cannot be decoded is an InternalError naming the key. */
-export function decodeFromStorage(kv: KeyValue): ApiObject {
+/** The 500 a read of an undecodable stored value answers, naming the key. */
+export function undecodableObject(key: string, cause: string): StatusError {
+  return internalError(`unable to decode an object stored at ${key}: ${cause}`);
+}
+
+export type StoredDecode = { ok: true; object: ApiObject } | { ok: false; cause: string };
+
+/** Decode a stored value, saying why when it cannot be (not JSON, or not an object). */
+export function tryDecodeFromStorage(kv: KeyValue): StoredDecode {
   let obj: ApiObject;
   try {
     obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
   } catch (err) {
-    throw internalError(`unable to decode an object stored at ${kv.key}: ${(err as Error).message}`);
+    return { ok: false, cause: (err as Error).message };
   }
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: false, cause: 'not an object' };
   obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(kv.modRevision) };
-  return obj;
+  return { ok: true, object: obj };
+}
+
+/** Decode a stored value; a value that cannot be decoded is an InternalError naming the key. */
+export function decodeFromStorage(kv: KeyValue): ApiObject {
+  const decoded = tryDecodeFromStorage(kv);
+  if (!decoded.ok) throw undecodableObject(kv.key, decoded.cause);
+  return decoded.object;
 }
 
