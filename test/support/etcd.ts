@@ -168,3 +168,138 @@ function isHealthy(clientUrl: string, tls: StartEtcdOptions['tls']): Promise<boo
     req.on('error', () => resolve(false));
   });
 }
+
+export interface EtcdMember {
+  name: string;
+  /** Client URL of this member. */
+  endpoint: string;
+  /** `kill -9` this member, keeping its data dir and ports. */
+  kill(): Promise<void>;
+  /** Start it again on the same data and ports; resolves when it answers `/health` (quorum). */
+  restart(): Promise<void>;
+  readonly running: boolean;
+}
+
+export interface EtcdCluster {
+  members: EtcdMember[];
+  /** Every member's client URL, for `--etcd-servers`. */
+  endpoints: string[];
+  /** The index of the member that is the raft leader now (asked of a running member). */
+  leader(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** A real etcd cluster of `size` members on loopback ports, each with its own temporary data dir. */
+export async function startEtcdCluster(size = 3, readyTimeoutMs = 30_000): Promise<EtcdCluster> {
+  const ports: number[] = [];
+  while (ports.length < size * 2) {
+    const p = await freePort();
+    if (!ports.includes(p)) ports.push(p);
+  }
+  const specs = Array.from({ length: size }, (_, i) => ({
+    name: `m${i}`,
+    client: `http://127.0.0.1:${ports[2 * i]}`,
+    peer: `http://127.0.0.1:${ports[2 * i + 1]}`,
+  }));
+  const initialCluster = specs.map((s) => `${s.name}=${s.peer}`).join(',');
+  const dirs = await Promise.all(specs.map(() => fs.mkdtemp(path.join(os.tmpdir(), 'keelson-etcd-member-'))));
+  const children: Array<ChildProcess | undefined> = specs.map(() => undefined);
+  const exits: Array<Promise<void>> = specs.map(() => Promise.resolve());
+  const killAll = () => children.forEach((c) => c?.kill('SIGKILL'));
+  process.once('exit', killAll);
+
+  const spawnMember = (i: number): void => {
+    const s = specs[i]!;
+    const child = spawn(
+      process.env.ETCD_BIN ?? 'etcd',
+      [
+        '--name', s.name,
+        '--data-dir', dirs[i]!,
+        '--listen-client-urls', s.client,
+        '--advertise-client-urls', s.client,
+        '--listen-peer-urls', s.peer,
+        '--initial-advertise-peer-urls', s.peer,
+        '--initial-cluster', initialCluster,
+        '--initial-cluster-state', 'new',
+        '--initial-cluster-token', 'keelson-test-cluster',
+        '--logger', 'zap',
+        '--log-outputs', 'stderr',
+        '--log-level', 'error',
+      ],
+      { stdio: ['ignore', 'ignore', 'ignore'] },
+    );
+    child.unref();
+    children[i] = child;
+    exits[i] = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  };
+  const healthy = async (i: number): Promise<void> => waitHealthy(specs[i]!.client, readyTimeoutMs, undefined);
+
+  specs.forEach((_, i) => spawnMember(i));
+  try {
+    await Promise.all(specs.map((_, i) => healthy(i)));
+  } catch (err) {
+    killAll();
+    throw err;
+  }
+
+  const members: EtcdMember[] = specs.map((s, i) => ({
+    name: s.name,
+    endpoint: s.client,
+    get running() {
+      const c = children[i];
+      return !!c && c.exitCode === null && c.signalCode === null;
+    },
+    async kill() {
+      const c = children[i];
+      if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await exits[i];
+    },
+    async restart() {
+      await this.kill();
+      spawnMember(i);
+      await healthy(i);
+    },
+  }));
+
+  return {
+    members,
+    endpoints: specs.map((s) => s.client),
+    async leader() {
+      for (const m of members) {
+        if (!m.running) continue;
+        const status = await postJson(`${m.endpoint}/v3/maintenance/status`, {}).catch(() => undefined);
+        if (!status?.leader) continue;
+        const ids = await Promise.all(members.map(async (x) => (x.running ? (await postJson(`${x.endpoint}/v3/maintenance/status`, {}).catch(() => undefined))?.header?.member_id : undefined)));
+        const index = ids.indexOf(status.leader);
+        if (index >= 0) return index;
+      }
+      throw new Error('no etcd member knows a leader');
+    },
+    async stop() {
+      process.removeListener('exit', killAll);
+      await Promise.all(members.map((m) => m.kill()));
+      await Promise.all(dirs.map((d) => fs.rm(d, { recursive: true, force: true })));
+    },
+  };
+}
+
+/** POST JSON to etcd's gRPC gateway; resolves the decoded answer. */
+function postJson(url: string, body: unknown): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', timeout: 2_000, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(text));
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}

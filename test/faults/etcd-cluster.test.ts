@@ -1,0 +1,174 @@
+/**
+ * Scale-out under faults: a real three-member etcd cluster and two Keelson processes behind it
+ * (sharing their CA, as docs/DEPLOYING.md describes), with writers spread over both processes,
+ * an informer-like watcher on each, and a ReplicaSet the leader-elected controllers keep at its
+ * size. Faults, in rounds: kill and restart an etcd follower, another follower, the raft
+ * leader, then `kill -9` one Keelson process and start it again. Afterwards:
+ * - every acknowledged write is in etcd with its content; writes answered 5xx are wholly there
+ *   or not at all;
+ * - both processes list exactly what etcd holds;
+ * - both watchers (resuming, relisting on 410) saw no change twice and hold what is listed;
+ * - the ReplicaSet has exactly the pods it asks for (controllers ran once at a time).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { startEtcdCluster, type EtcdCluster } from '../support/etcd';
+import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { FAULT_TIMEOUT_MS, FULL, Ledger, Watcher, call, runWriter, sleep, summary } from './support';
+
+jest.setTimeout(FAULT_TIMEOUT_MS);
+
+const ROUNDS = FULL ? 5 : 1;
+const WRITERS = 4;
+const NS = 'cluster';
+const BASE = `/api/v1/namespaces/${NS}/configmaps`;
+const RS_PATH = `/apis/apps/v1/namespaces/${NS}/replicasets`;
+
+let cluster: EtcdCluster;
+const progress = (line: string) => process.env.KEELSON_FAULTS_VERBOSE && process.stderr.write(`etcd-cluster: ${line}\n`);
+let dir: string;
+const servers: Array<ServerProcess | undefined> = [undefined, undefined];
+/** Set when the writers must stop (also when the test fails, so nothing keeps running after it). */
+let stopped = false;
+
+function start(): Promise<ServerProcess> {
+  return startServerProcess(
+    ['--vendor', 'kubernetes', '--etcd-servers', cluster.endpoints.join(','), '--simulated-nodes', '0', '--disable-admission-plugins', 'ServiceAccount', '--request-timeout', '10s'],
+    { dataDir: dir },
+  );
+}
+
+/** Any live process, for a client that may talk to either. */
+function anyServer(): ServerProcess {
+  const live = servers.filter((s): s is ServerProcess => !!s);
+  return live[Math.floor(Math.random() * live.length)]!;
+}
+
+beforeAll(async () => {
+  cluster = await startEtcdCluster(3);
+  dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-cluster-'));
+  servers[0] = await start();
+  servers[1] = await start();
+});
+
+afterAll(async () => {
+  stopped = true;
+  for (const s of servers) await s?.stop().catch(() => undefined);
+  await cluster?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function podsOwnedBy(uid: string): Promise<number> {
+  const r = await call(servers[0]!, 'GET', `/api/v1/namespaces/${NS}/pods`);
+  if (r.status !== 200) return -1;
+  return r.body.items.filter((p: any) => !p.metadata.deletionTimestamp && (p.metadata.ownerReferences ?? []).some((o: any) => o.uid === uid)).length;
+}
+
+test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failures lose nothing and run controllers once`, async () => {
+  expect((await call(servers[0]!, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
+  const rsBody = (replicas: number) => ({
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name: 'web' },
+    spec: { replicas, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+  });
+  const rs = await call(servers[0]!, 'POST', RS_PATH, rsBody(5));
+  expect(rs.status).toBe(201);
+
+  const ledger = new Ledger();
+  const writers = Array.from({ length: WRITERS }, (_, k) => runWriter({ ledger, prefix: `w${k}-`, base: BASE, server: anyServer, onUnknown: 'continue', stopped: () => stopped }));
+  const watchers = [new Watcher(BASE), new Watcher(BASE)];
+  const watching = [watchers[0]!.run(() => servers[0]!), watchers[1]!.run(() => servers[1] ?? servers[0]!)];
+
+  const faults: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const leader = await cluster.leader();
+    progress(`round ${round}: leader ${leader}`);
+    const followers = [0, 1, 2].filter((i) => i !== leader);
+    for (const i of followers) {
+      faults.push(`kill follower ${cluster.members[i]!.name}`);
+      progress(faults[faults.length - 1]!);
+      await cluster.members[i]!.kill();
+      await sleep(1500);
+      await cluster.members[i]!.restart();
+      await sleep(500);
+    }
+    const current = await cluster.leader();
+    faults.push(`kill leader ${cluster.members[current]!.name}`);
+    progress(faults[faults.length - 1]!);
+    await cluster.members[current]!.kill();
+    await sleep(2500);
+    await cluster.members[current]!.restart();
+    await sleep(500);
+
+    // Scale the ReplicaSet while a Keelson process is down: the survivor's controllers take over.
+    faults.push('kill -9 Keelson process 2');
+    progress(faults[faults.length - 1]!);
+    const victim = servers[1]!;
+    servers[1] = undefined;
+    watchers[1]!.stop();
+    await watching[1];
+    await victim.kill();
+    for (let attempt = 0; ; attempt++) {
+      const cur = await call(servers[0]!, 'GET', `${RS_PATH}/web`);
+      const put = await call(servers[0]!, 'PUT', `${RS_PATH}/web`, { ...cur.body, spec: { ...cur.body.spec, replicas: 5 + ((round + 1) % 4) } });
+      if (put.status === 200 || attempt > 20) break;
+      await sleep(200);
+    }
+    await sleep(1000);
+    servers[1] = await start();
+    watching[1] = watchers[1]!.run(() => servers[1]!);
+    await sleep(1000);
+  }
+
+  progress('faults done');
+  stopped = true;
+  await Promise.all(writers);
+  progress('writers stopped');
+
+  // Both processes and etcd itself agree, and hold every acknowledged write.
+  const listA = await call(servers[0]!, 'GET', BASE);
+  const listB = await call(servers[1]!, 'GET', BASE);
+  expect(listA.status).toBe(200);
+  expect(listB.status).toBe(200);
+  // The root CA publisher's ConfigMap is not the writers'.
+  ledger.checkAll(listA.body.items.filter((o: any) => /^w\d+-/.test(o.metadata.name)));
+  const names = (items: any[]) => items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+  expect(names(listB.body.items)).toEqual(names(listA.body.items));
+  const raw = new Etcd3({ hosts: cluster.endpoints });
+  try {
+    const kvs = await raw.getAll().prefix(`/registry/configmaps/${NS}/`).exec();
+    const fromEtcd = kvs.kvs.map((kv) => `${kv.key.toString().split('/').pop()}@${kv.mod_revision}`).sort();
+    expect(fromEtcd).toEqual(names(listA.body.items));
+  } finally {
+    raw.close();
+  }
+  for (const w of watchers) expect(await w.matches(listA.body.items)).toBe(true);
+  for (const w of watchers) w.stop();
+  await Promise.all(watching);
+  expect(watchers.map((w) => w.duplicates)).toEqual([0, 0]);
+
+  // The controllers ran once at a time: exactly as many pods as asked for.
+  const final = await call(servers[0]!, 'GET', `${RS_PATH}/web`);
+  const want = final.body.spec.replicas;
+  let have = -1;
+  for (let i = 0; i < 150 && have !== want; i++) {
+    have = await podsOwnedBy(rs.body.metadata.uid);
+    if (have !== want) await sleep(200);
+  }
+  expect(have).toBe(want);
+
+  summary('etcd-cluster', {
+    rounds: ROUNDS,
+    faults: faults.length,
+    acknowledgedWrites: ledger.acknowledged,
+    unknownOutcomes: ledger.unknownOutcomes,
+    unknownApplied: ledger.unknownApplied,
+    objects: listA.body.items.length,
+    watchEvents: watchers.map((w) => w.events),
+    relists: watchers.map((w) => w.relists),
+    pods: have,
+  });
+});
