@@ -178,6 +178,7 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
     expectStatus(await call('POST', cm.path, '{"metadata": {"name": "x"'), 400, 'BadRequest');
     expectStatus(await call('POST', cm.path, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }), 400, 'BadRequest', /must be of type ConfigMap/);
     expectStatus(await call('POST', cm.path, { apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'x' } }), 400, 'BadRequest', 'the API version in the data (apps/v1) does not match the expected API version (v1)');
+    expectStatus(await call('POST', cm.path, { apiVersion: 'v1', kind: { a: 1 }, metadata: { name: 'x' } }), 400, 'BadRequest');
     expectStatus(
       await call('POST', cm.path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'kube-system' } }),
       400,

@@ -188,6 +188,16 @@ describe('core served over gRPC from a second process', () => {
     });
   });
 
+  it('answers a body whose kind is not a string with 400, as Go reads it', async () => {
+    const ctx = context();
+    const err = await expectStatusError(client.create(configMaps(), { apiVersion: 'v1', kind: { not: 'a string' }, metadata: { name: 'odd' } } as never, {}, ctx));
+    expect(err.status).toMatchObject({
+      code: 400,
+      reason: 'BadRequest',
+      message: "couldn't get version/kind; json parse error: json: cannot unmarshal object into Go struct field .kind of type string",
+    });
+  });
+
   it("answers a get of a missing object with 404 NotFound and upstream's message", async () => {
     const err = await expectStatusError(client.get(configMaps('x'), {}, context()));
     expect(err.code).toBe(404);

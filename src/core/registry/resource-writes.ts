@@ -17,6 +17,7 @@ import { OPTIMISTIC_LOCK_MESSAGE, type GroupKind, type GroupResource, StatusErro
 import { rfc3339 } from '../../clock';
 import { fieldErrors, type FieldError } from '../validation/field-errors';
 import { checkBodyFields } from '../validation/field-validation';
+import { jsonValueKind } from '../validation/unknown-fields-go';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
 import { objectKey } from '../storage/keys';
 import { decodeFromStorage, encodeForStorage } from '../storage/object-codec';
@@ -95,10 +96,17 @@ export class ResourceWrites {
       throw badRequest(`the object provided is unrecognized (must be of type ${this.def.kind})`);
     }
     const expected = this.apiVersion;
-    if (obj.apiVersion !== undefined && obj.apiVersion !== '' && obj.apiVersion !== expected) {
+    // Go reads apiVersion and kind as strings first (a null is the empty string).
+    for (const field of ['apiVersion', 'kind'] as const) {
+      const v: unknown = obj[field];
+      if (v !== undefined && v !== null && typeof v !== 'string') {
+        throw badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonValueKind(v)} into Go struct field .${field} of type string`);
+      }
+    }
+    if (obj.apiVersion !== undefined && obj.apiVersion !== null && obj.apiVersion !== '' && obj.apiVersion !== expected) {
       throw badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expected})`);
     }
-    if (obj.kind !== undefined && obj.kind !== '' && obj.kind !== this.def.kind) {
+    if (obj.kind !== undefined && obj.kind !== null && obj.kind !== '' && obj.kind !== this.def.kind) {
       throw badRequest(
         `the object provided is unrecognized (must be of type ${this.def.kind}): no kind "${String(obj.kind)}" is registered for version "${expected}"`,
       );
