@@ -5,7 +5,6 @@
  * ClusterRole change re-evaluates every aggregated role, so a role labelled later — or
  * unlabelled, or deleted — is reflected. An ordinary API client of the core.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject, CoreApi, RequestContext } from '../core/api';
 import { Informer } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
@@ -29,15 +28,37 @@ export function aggregatedRules(role: ApiObject, roles: Iterable<ApiObject>): un
   const selectors = Array.isArray(rule.clusterRoleSelectors) ? (rule.clusterRoleSelectors as MetaLabelSelector[]) : [];
   const byName = [...roles].sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
   const rules: unknown[] = [];
+  const seen = new Set<string>();
   for (const selector of selectors) {
     for (const other of byName) {
       if (other.metadata?.name === role.metadata?.name || !labelSelectorMatches(selector, other.metadata?.labels)) continue;
       for (const r of Array.isArray(other.rules) ? other.rules : []) {
-        if (!rules.some((have) => isDeepStrictEqual(have, r))) rules.push(r);
+        const key = canonical(r);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        rules.push(r);
       }
     }
   }
   return rules;
+}
+
+/** A rule's JSON with object keys sorted: equal rules, equal keys. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+/**
+ * Do two rule lists grant the same? Compared as sets: roles that select each other (two
+ * selecting everything, say) reach the same rules in different orders, and rewriting one to
+ * the other's order would only make the other follow, for ever.
+ */
+export function sameRules(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  const keys = new Set(a.map(canonical));
+  return b.every((r) => keys.has(canonical(r)));
 }
 
 export class ClusterRoleAggregationController {
@@ -74,7 +95,9 @@ export class ClusterRoleAggregationController {
     const roles = [...this.informer.objects.values()];
     for (const role of roles) {
       const rules = aggregatedRules(role, roles);
-      if (!rules || isDeepStrictEqual(rules, Array.isArray(role.rules) ? role.rules : [])) continue;
+      if (!rules || sameRules(rules, Array.isArray(role.rules) ? role.rules : [])) continue;
+      // A write in process can complete without leaving the microtask queue: let requests in between.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const name = role.metadata!.name!;
       try {
         await this.options.core.update({ group: this.options.rbacGroup, version: 'v1', resource: 'clusterroles', name }, { ...role, rules }, {}, this.ctx);

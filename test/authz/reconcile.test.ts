@@ -171,6 +171,32 @@ describe('against a real core', () => {
     }
   });
 
+  test('roles that select each other settle: a rule only they still hold keeps its place instead of circling for ever', async () => {
+    // Found by the fuzzer: several roles selecting every role, sharing a rule no other role holds
+    // any more, reordered one another on every pass; in process each write stays in the
+    // microtask queue, so the loop starved the server.
+    const ghost = { nonResourceURLs: ['/ghost'], verbs: ['get'] };
+    for (const name of ['all-a', 'all-m', 'all-z']) {
+      await core.create(t('clusterroles'), role(name, name === 'all-m' ? [ghost, podReads] : [podReads, ghost], { aggregationRule: { clusterRoleSelectors: [{}] } }), {}, admin);
+    }
+    let writes = 0;
+    const counting = new Proxy(core, { get: (target, key) => (key === 'update' ? (...args: unknown[]) => (writes++, (target.update as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key)) });
+    const controller = new ClusterRoleAggregationController({ core: counting, rbacGroup: RBAC, user: admin.user, clock: systemClock });
+    try {
+      await controller.synced();
+      await new Promise((r) => setTimeout(r, 300));
+      const settled = writes;
+      await new Promise((r) => setTimeout(r, 500));
+      expect(writes).toBe(settled);
+      for (const name of ['all-a', 'all-m', 'all-z']) {
+        expect((await core.get(t('clusterroles', name), {}, admin)).rules).toEqual(expect.arrayContaining([ghost, podReads]));
+      }
+    } finally {
+      controller.stop();
+      for (const name of ['all-a', 'all-m', 'all-z']) await core.delete(t('clusterroles', name), {}, admin);
+    }
+  });
+
   test('aggregatedRules: no aggregationRule is undefined; a role never aggregates itself', () => {
     expect(aggregatedRules(role('x', [podReads]), [])).toBeUndefined();
     const self = role('x', [podReads], { aggregationRule: { clusterRoleSelectors: [{}] } });

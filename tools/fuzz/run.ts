@@ -68,6 +68,7 @@ export async function runFuzz(target: Target, options: { seed: number; count: nu
   const indexes = options.only ?? Array.from({ length: options.count }, (_, i) => i);
   for (const i of indexes) {
     const req = fuzzRequest(options.seed, i);
+    if (process.env.KEELSON_FUZZ_TRACE) process.stderr.write(`${i} ${req.cls} ${req.method} ${req.path} ${req.contentType} ${req.body.length}\n`);
     const started = performance.now();
     let status: number;
     let body = '';
