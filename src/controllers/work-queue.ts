@@ -109,6 +109,9 @@ export class WorkQueue<T> {
     } catch {
       failed = true;
     }
+    // In process a whole sync can complete in the microtask queue; give requests and timers a
+    // turn between items, so a controller with endless work never starves the server.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     this.running.delete(key);
     this.active--;
     const again = this.dirty.get(key);

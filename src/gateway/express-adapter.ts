@@ -135,6 +135,7 @@ export function toGatewayResponse(res: ServerResponse): GatewayResponse {
       if (chunk === undefined) res.end();
       else res.end(chunk);
     },
+    abort: () => res.destroy(),
   };
 }
 

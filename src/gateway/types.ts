@@ -39,6 +39,8 @@ export interface GatewayResponse {
   write(chunk: Uint8Array | string): boolean;
   drain(): Promise<void>;
   end(chunk?: Uint8Array | string): void;
+  /** Drop the connection without finishing the response (a client that stopped reading). */
+  abort(): void;
 }
 
 /** Upstream's RequestInfo for `/api` and `/apis` paths (requestinfo.go). */

@@ -202,6 +202,7 @@ async function audited(
       if (capture && chunk !== undefined) keep(chunk);
       real.end(chunk);
     },
+    abort: () => real.abort(),
   };
   if (withBodies) {
     const readBody = request.readBody.bind(request);

@@ -92,7 +92,11 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
   const frame = framer(output, w);
   const watch = await w.core.watch(w.target, w.options, w.ctx);
   const signal = req.signal;
-  const close = () => watch.close();
+  let over = false;
+  const close = () => {
+    over = true;
+    watch.close();
+  };
   const timeoutMs = w.options.timeoutSeconds !== undefined ? Math.max(0, w.options.timeoutSeconds * 1000) : w.defaultTimeoutMs;
   const timer = setTimeout(close, timeoutMs);
   timer.unref?.();
@@ -107,7 +111,12 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     for await (const event of watch) {
       const bytes = frame(event);
       w.onSent?.(event, bytes.length);
-      if (!res.write(bytes)) await res.drain();
+      if (!res.write(bytes) && !(await drainedWhileWanted(res, () => over || (watch as { closed?: boolean }).closed === true))) {
+        // The client stopped reading and its watch is over (the cache cut it off for falling
+        // behind, or its time ran out): drop the connection rather than wait on it for ever.
+        res.abort();
+        return;
+      }
       if (signal.aborted) break;
     }
   } finally {
@@ -117,4 +126,20 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     watch.close();
     res.end();
   }
+}
+
+/** How often a watch blocked on a client that does not read checks whether it is still wanted. */
+const STALL_CHECK_MS = 250;
+
+/** Resolves true once `res` drains, false if `abandoned()` turns true first. */
+async function drainedWhileWanted(res: { drain(): Promise<void> }, abandoned: () => boolean): Promise<boolean> {
+  let drained = false;
+  const drain = res.drain().then(() => {
+    drained = true;
+  });
+  while (!drained) {
+    if (abandoned()) return false;
+    await Promise.race([drain, new Promise<void>((r) => setTimeout(r, STALL_CHECK_MS).unref?.())]);
+  }
+  return true;
 }

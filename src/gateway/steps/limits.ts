@@ -130,5 +130,6 @@ function droppingWrites(real: GatewayResponse): GatewayResponse {
     write: () => true,
     drain: () => Promise.resolve(),
     end: () => {},
+    abort: () => {},
   };
 }

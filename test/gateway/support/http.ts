@@ -70,6 +70,14 @@ export class RecordingResponse implements GatewayResponse {
     this.ended = true;
     this.ended$?.();
   }
+
+  aborted = false;
+
+  abort(): void {
+    this.aborted = true;
+    this.ended = true;
+    this.ended$?.();
+  }
   get text(): string {
     return Buffer.concat(this.chunks).toString('utf8');
   }

@@ -38,6 +38,7 @@ function nullResponse(): GatewayResponse {
     write: () => ((sent = true), true),
     drain: async () => {},
     end: () => void (sent = true),
+    abort: () => {},
   };
 }
 
