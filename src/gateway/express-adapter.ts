@@ -136,6 +136,18 @@ export function toGatewayResponse(res: ServerResponse): GatewayResponse {
       else res.end(chunk);
     },
     abort: () => res.destroy(),
+    whenFlushed: () =>
+      res.writableFinished || res.destroyed
+        ? undefined
+        : new Promise<void>((resolve) => {
+            const done = () => {
+              res.off('finish', done);
+              res.off('close', done);
+              resolve();
+            };
+            res.on('finish', done);
+            res.on('close', done);
+          }),
   };
 }
 

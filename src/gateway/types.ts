@@ -41,6 +41,12 @@ export interface GatewayResponse {
   end(chunk?: Uint8Array | string): void;
   /** Drop the connection without finishing the response (a client that stopped reading). */
   abort(): void;
+  /**
+   * Resolves once the response has been handed to the operating system whole (or the
+   * connection is gone); undefined when that is already so. What the in-flight limits wait
+   * for: a response still in the process's buffers still costs its memory.
+   */
+  whenFlushed(): Promise<void> | undefined;
 }
 
 /** Upstream's RequestInfo for `/api` and `/apis` paths (requestinfo.go). */

@@ -41,6 +41,34 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+test(`${IDLE_CONNECTIONS} idle TLS connections cost bounded memory and do not slow the server`, async () => {
+  const url = new URL(server.url);
+  global.gc?.();
+  const before = await rssMb();
+  const sockets: tls.TLSSocket[] = [];
+  for (let i = 0; i < IDLE_CONNECTIONS; i += 100) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(100, IDLE_CONNECTIONS - i) }, () =>
+        new Promise<tls.TLSSocket>((resolve, reject) => {
+          const s = tls.connect({ host: url.hostname, port: Number(url.port), ca: server.admin.ca }, () => resolve(s));
+          s.on('error', reject);
+        }),
+      ),
+    );
+    sockets.push(...batch);
+  }
+  const during = await rssMb();
+  const t0 = Date.now();
+  const r = await call(server, 'GET', `${BASE}?limit=1`);
+  const answerMs = Date.now() - t0;
+  expect(r.status).toBe(200);
+  for (const s of sockets) s.destroy();
+  await sleep(500);
+  const perConnectionKb = Math.max(0, ((during - before) * 1024) / IDLE_CONNECTIONS);
+  summary('idle-connections', { connections: IDLE_CONNECTIONS, rssBeforeMb: +before.toFixed(0), rssWithThemMb: +during.toFixed(0), perConnectionKb: +perConnectionKb.toFixed(1), answerMs });
+  expect(perConnectionKb).toBeLessThan(64);
+});
+
 test('a watcher that never reads is cut off; one that reads gets every event without delay', async () => {
   const url = new URL(server.url);
   const stuck = tls.connect({ host: url.hostname, port: Number(url.port), ca: server.admin.ca, cert: server.admin.cert, key: server.admin.key });
@@ -74,34 +102,6 @@ test('a watcher that never reads is cut off; one that reads gets every event wit
   for (let i = 0; i < 1500; i++) await call(server, 'DELETE', `${BASE}/big-${i}`);
 });
 
-test(`${IDLE_CONNECTIONS} idle TLS connections cost bounded memory and do not slow the server`, async () => {
-  const url = new URL(server.url);
-  global.gc?.();
-  const before = await rssMb();
-  const sockets: tls.TLSSocket[] = [];
-  for (let i = 0; i < IDLE_CONNECTIONS; i += 100) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(100, IDLE_CONNECTIONS - i) }, () =>
-        new Promise<tls.TLSSocket>((resolve, reject) => {
-          const s = tls.connect({ host: url.hostname, port: Number(url.port), ca: server.admin.ca }, () => resolve(s));
-          s.on('error', reject);
-        }),
-      ),
-    );
-    sockets.push(...batch);
-  }
-  const during = await rssMb();
-  const t0 = Date.now();
-  const r = await call(server, 'GET', `${BASE}?limit=1`);
-  const answerMs = Date.now() - t0;
-  expect(r.status).toBe(200);
-  for (const s of sockets) s.destroy();
-  await sleep(500);
-  const perConnectionKb = ((during - before) * 1024) / IDLE_CONNECTIONS;
-  summary('idle-connections', { connections: IDLE_CONNECTIONS, rssBeforeMb: +before.toFixed(0), rssWithThemMb: +during.toFixed(0), perConnectionKb: +perConnectionKb.toFixed(1), answerMs });
-  expect(perConnectionKb).toBeLessThan(64);
-});
-
 test(`a burst of ${BURST} requests past --max-requests-inflight gets 429s and the server recovers within a second`, async () => {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 500, ca: server.admin.ca });
   const get = () =>
@@ -112,6 +112,9 @@ test(`a burst of ${BURST} requests past --max-requests-inflight gets 429s and th
       });
       req.on('error', () => resolve({ status: 0 }));
     });
+  // Lists of 300 ConfigMaps of 4 KiB (1.2 MB each) keep requests in flight long enough to queue up.
+  const filler = 'y'.repeat(4096);
+  for (let i = 0; i < 300; i++) expect((await call(server, 'POST', BASE, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `fill-${i}` }, data: { v: filler } })).status).toBe(201);
   const before = await rssMb();
   let peak = before;
   const sampler = setInterval(() => void rssMb().then((m) => (peak = Math.max(peak, m))), 50);

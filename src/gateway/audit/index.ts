@@ -203,6 +203,7 @@ async function audited(
       real.end(chunk);
     },
     abort: () => real.abort(),
+    whenFlushed: () => real.whenFlushed(),
   };
   if (withBodies) {
     const readBody = request.readBody.bind(request);

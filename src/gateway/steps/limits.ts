@@ -64,6 +64,9 @@ export function limitsStep(options: LimitsOptions): Step {
     gauge?.set({ request_kind: isReadOnly ? 'readOnly' : 'mutating' }, isReadOnly ? readOnly : mutating);
     try {
       await withTimeout(next, exchange, options);
+      // The request holds its slot until its response left the process, as a Go handler blocks
+      // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
+      await exchange.response.whenFlushed();
     } finally {
       if (isReadOnly) readOnly--;
       else mutating--;
@@ -131,5 +134,6 @@ function droppingWrites(real: GatewayResponse): GatewayResponse {
     drain: () => Promise.resolve(),
     end: () => {},
     abort: () => {},
+    whenFlushed: () => real.whenFlushed(),
   };
 }

@@ -73,6 +73,10 @@ export class RecordingResponse implements GatewayResponse {
 
   aborted = false;
 
+  whenFlushed(): undefined {
+    return undefined;
+  }
+
   abort(): void {
     this.aborted = true;
     this.ended = true;

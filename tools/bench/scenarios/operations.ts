@@ -39,6 +39,7 @@ function nullResponse(): GatewayResponse {
     drain: async () => {},
     end: () => void (sent = true),
     abort: () => {},
+    whenFlushed: () => undefined,
   };
 }
 
