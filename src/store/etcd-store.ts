@@ -7,6 +7,7 @@
  * the same round trip, as upstream's etcd3 store does. The raw `kv` client is used instead of
  * the builders: the store builds exactly the requests it needs and skips their per-call work.
  */
+import { noop } from 'cockatiel';
 import { Etcd3, type IKeyValue, type IOptions, type IRangeResponse, type ITxnResponse } from 'etcd3';
 import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { EtcdWatch } from './etcd-watch';
@@ -73,6 +74,10 @@ export class EtcdStore implements Store {
       hosts: options.endpoints,
       grpcOptions: GRPC_OPTIONS,
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
+      // No automatic retries: etcd3 would resend a transaction whose answer was lost (a leader
+      // killed mid-request) and a create that did apply would answer 409 AlreadyExists to its own
+      // client. A failed call fails; the caller (or its client) decides, as with upstream's etcd client.
+      faultHandling: { global: noop },
     };
     const tls = options.tls;
     if (tls && (tls.ca || tls.cert || tls.key)) {
