@@ -11,7 +11,7 @@ import { CoreClient, FieldValidation, PatchType, type ResourceTarget, type Write
 import { fromGrpcError } from '../../src/grpc/errors';
 import { clientCredentials } from '../../src/grpc/tls';
 import { fuzzRequest, rng, seedObjects, type FuzzRequest } from './generate';
-import { rssMb, type FuzzReport } from './run';
+import { FuzzRecorder, type FuzzReport } from './run';
 
 export interface GrpcTarget {
   address: string;
@@ -110,8 +110,7 @@ export async function runGrpcFuzz(target: GrpcTarget, opts: { seed: number; coun
     const req: FuzzRequest = { cls: 'seed', method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) };
     await unary(client.create.bind(client), { target: targetOf(seed.path), object: { typeMeta: { apiVersion: '', kind: '' }, raw: req.body, contentType: 'application/json' }, options: { dryRun: [], fieldValidation: FieldValidation.FIELD_VALIDATION_UNSPECIFIED }, caller: { user: ADMIN } }).catch(() => undefined);
   }
-  const idleRssMb = rssMb(target.pid);
-  const report: FuzzReport = { requests: 0, byStatus: {}, serverErrors: [], alive: true, slowestMs: 0, slowestClass: '', idleRssMb, peakRssMb: idleRssMb, finalRssMb: idleRssMb };
+  const recorder = new FuzzRecorder(target.pid);
   for (let i = 0; i < opts.count; i++) {
     const req = fuzzRequest(opts.seed, i);
     const started = performance.now();
@@ -125,30 +124,10 @@ export async function runGrpcFuzz(target: GrpcTarget, opts: { seed: number; coun
       message = status.message ?? '';
       if ((err as grpc.ServiceError).code === grpc.status.UNAVAILABLE && !status.reason) code = 0;
     }
-    const ms = performance.now() - started;
-    if (ms > report.slowestMs) {
-      report.slowestMs = ms;
-      report.slowestClass = req.cls;
-    }
-    report.requests++;
-    report.byStatus[String(code)] = (report.byStatus[String(code)] ?? 0) + 1;
     if (process.env.KEELSON_FUZZ_TRACE) process.stderr.write(`${i} ${req.cls} ${code} ${message.slice(0, 160)}\n`);
-    if (code >= 500 || code === 0) {
-      report.serverErrors.push({ index: i, cls: req.cls, status: code, message: message.slice(0, 300) });
-      try {
-        process.kill(target.pid, 0);
-      } catch {
-        report.alive = false;
-        break;
-      }
-    }
-    if (i % 50 === 0) report.peakRssMb = Math.max(report.peakRssMb, rssMb(target.pid));
+    if (!recorder.record(i, req.cls, performance.now() - started, code, message)) break;
     opts.onProgress?.(i + 1);
   }
   client.close();
-  if (report.alive) {
-    report.peakRssMb = Math.max(report.peakRssMb, rssMb(target.pid, 'VmHWM'));
-    report.finalRssMb = rssMb(target.pid);
-  }
-  return report;
+  return recorder.finish();
 }

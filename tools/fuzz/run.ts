@@ -59,12 +59,49 @@ function send(agent: https.Agent, target: Target, req: Pick<FuzzRequest, 'method
   });
 }
 
+/** The bookkeeping of one run, whichever door it goes through. */
+export class FuzzRecorder {
+  readonly report: FuzzReport;
+
+  constructor(private readonly pid: number) {
+    const idleRssMb = rssMb(pid);
+    this.report = { requests: 0, byStatus: {}, serverErrors: [], alive: true, slowestMs: 0, slowestClass: '', idleRssMb, peakRssMb: idleRssMb, finalRssMb: idleRssMb };
+  }
+
+  /** Record one answer (`status` 0: none came); false when the server has died and the run must stop. */
+  record(index: number, cls: string, ms: number, status: number, message: string): boolean {
+    const report = this.report;
+    if (ms > report.slowestMs) {
+      report.slowestMs = ms;
+      report.slowestClass = cls;
+    }
+    report.requests++;
+    report.byStatus[String(status)] = (report.byStatus[String(status)] ?? 0) + 1;
+    if (status >= 500 || status === 0) {
+      report.serverErrors.push({ index, cls, status, message: message.slice(0, 300) });
+      if (!alive(this.pid)) {
+        report.alive = false;
+        return false;
+      }
+    }
+    if (index % 50 === 0) report.peakRssMb = Math.max(report.peakRssMb, rssMb(this.pid));
+    return true;
+  }
+
+  finish(): FuzzReport {
+    if (this.report.alive) {
+      this.report.peakRssMb = Math.max(this.report.peakRssMb, rssMb(this.pid, 'VmHWM'));
+      this.report.finalRssMb = rssMb(this.pid);
+    }
+    return this.report;
+  }
+}
+
 export async function runFuzz(target: Target, options: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void }): Promise<FuzzReport> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key });
   for (const seed of seedObjects()) await send(agent, target, { method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) });
   global.gc?.();
-  const idleRssMb = rssMb(target.pid);
-  const report: FuzzReport = { requests: 0, byStatus: {}, serverErrors: [], alive: true, slowestMs: 0, slowestClass: '', idleRssMb, peakRssMb: idleRssMb, finalRssMb: idleRssMb };
+  const recorder = new FuzzRecorder(target.pid);
   const indexes = options.only ?? Array.from({ length: options.count }, (_, i) => i);
   for (const i of indexes) {
     const req = fuzzRequest(options.seed, i);
@@ -78,33 +115,17 @@ export async function runFuzz(target: Target, options: { seed: number; count: nu
       status = 0;
       body = (err as Error).message;
     }
-    const ms = performance.now() - started;
-    if (ms > report.slowestMs) {
-      report.slowestMs = ms;
-      report.slowestClass = req.cls;
-    }
-    report.requests++;
-    report.byStatus[String(status)] = (report.byStatus[String(status)] ?? 0) + 1;
+    let message = body;
     if (status >= 500 || status === 0) {
-      let message = body;
       try {
         message = (JSON.parse(body) as { message?: string }).message ?? body;
       } catch {
         // not JSON
       }
-      report.serverErrors.push({ index: i, cls: req.cls, status, message: message.slice(0, 300) });
-      if (!alive(target.pid)) {
-        report.alive = false;
-        break;
-      }
     }
-    if (i % 50 === 0) report.peakRssMb = Math.max(report.peakRssMb, rssMb(target.pid));
+    if (!recorder.record(i, req.cls, performance.now() - started, status, message)) break;
     options.onProgress?.(i + 1);
   }
   agent.destroy();
-  if (report.alive) {
-    report.peakRssMb = Math.max(report.peakRssMb, rssMb(target.pid, 'VmHWM'));
-    report.finalRssMb = rssMb(target.pid);
-  }
-  return report;
+  return recorder.finish();
 }
