@@ -5,6 +5,8 @@ module.exports = {
   // The examples import the package by its name, as its users do.
   moduleNameMapper: { '^keelson$': '<rootDir>/src/library' },
   testMatch: ['**/*.test.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true } } }],
   },
