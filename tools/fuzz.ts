@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   if (door !== 'https' && !failed) {
     const address = /serving the core over gRPC on (\S+)/.exec(out)![1]!;
     const started = Date.now();
-    const report = await runGrpcFuzz({ address, pid: child.pid!, tls }, { seed, count, onProgress });
+    const report = await runGrpcFuzz({ address, pid: child.pid!, tls }, { seed, count, ...(only ? { only } : {}), onProgress });
     reports.push({ door: 'grpc', seed, seconds: Math.round((Date.now() - started) / 1000), ...report });
     failed ||= report.serverErrors.length > 0 || !report.alive;
   }

@@ -33,7 +33,16 @@ export function toGrpcStatus(err: unknown, warnings: readonly string[]): StatusO
   const { status } = StatusError.from(err);
   const metadata = new Metadata();
   metadata.set(STATUS_TRAILER_KEY, encodeTrailer(status, warnings));
-  return { code: grpcCodeOf(status), details: truncate(status.message ?? status.reason ?? '', MAX_GRPC_MESSAGE_CHARS), metadata };
+  return { code: grpcCodeOf(status), details: wellFormed(truncate(status.message ?? status.reason ?? '', MAX_GRPC_MESSAGE_CHARS)), metadata };
+}
+
+/**
+ * grpc-js percent-encodes the details with `encodeURI`, which throws on a lone UTF-16
+ * surrogate, and then the call is never answered. Messages can carry one: a decoder's error
+ * quoting a slice of undecodable input, or a truncation between the two halves of a pair.
+ */
+function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /** The StatusTrailer bytes, within MAX_TRAILER_BYTES. */

@@ -204,10 +204,23 @@ function unary<Args extends unknown[], Result, Req, Res>(
         const result = await invoke(args, contextFor({ ...caller, user }, warnings, abort.signal));
         callback(null, codec.encodeResponse(result, warnings));
       } catch (err) {
-        callback(toGrpcStatus(err, warnings));
+        answerFailure(callback, err, warnings);
       }
     })();
   };
+}
+
+/**
+ * Ends a failed call. Should grpc-js refuse the status (it throws from the callback on details
+ * it cannot put in a header), the call still ends, as INTERNAL without details, rather than
+ * being left for the client's deadline.
+ */
+function answerFailure<Res>(callback: grpc.sendUnaryData<Res>, err: unknown, warnings: readonly string[]) {
+  try {
+    callback(toGrpcStatus(err, warnings));
+  } catch {
+    callback({ code: grpc.status.INTERNAL, details: 'the error could not be encoded' });
+  }
 }
 
 /**

@@ -154,6 +154,14 @@ describe('gRPC transport', () => {
     expect(causes).toEqual(thrown.status.details?.causes?.slice(0, causes.length));
   });
 
+  it('answers a failure whose message holds a lone surrogate (grpc-js cannot send one in a header)', async () => {
+    const thrown = badRequest(`object: invalid JSON: Unexpected token '\uD83D', "\uD83D"... is not valid JSON`);
+    const api = await serve(testCore({ create: () => Promise.reject(thrown) }));
+    const err = await api.create(target, object, {}, context()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect((err as StatusError).status).toMatchObject({ code: 400, reason: 'BadRequest' });
+  });
+
   it('turns anything else the core throws into 500 InternalError', async () => {
     const api = await serve(testCore({ list: () => Promise.reject(new Error('disk on fire')) }));
     await expect(api.list(target, {}, context())).rejects.toMatchObject({

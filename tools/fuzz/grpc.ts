@@ -94,6 +94,7 @@ function unary<Req, Res>(fn: (req: Req, md: grpc.Metadata, opts: grpc.CallOption
 function send(client: CoreClient, req: FuzzRequest, r: () => number): Promise<unknown> {
   const target = mangle(targetOf(req.path), r);
   const opts = options(r);
+  if (process.env.KEELSON_FUZZ_TRACE) process.stderr.write(`  ${req.method} ${JSON.stringify(target)} ${JSON.stringify({ ...opts, fieldManager: opts.fieldManager?.slice(0, 20) })}\n`);
   // The admin certificate's own identity; only a gateway's certificate may name someone else.
   const caller = { user: ADMIN, userAgent: 'keelson-fuzz' };
   const object = { typeMeta: { apiVersion: r() < 0.9 ? '' : 'v0', kind: r() < 0.9 ? '' : 'Nope' }, raw: req.body, contentType: 'application/json' };
@@ -103,21 +104,35 @@ function send(client: CoreClient, req: FuzzRequest, r: () => number): Promise<un
   return unary(client.patch.bind(client), { target, patch: { type, body: req.body }, options: opts, caller });
 }
 
-export async function runGrpcFuzz(target: GrpcTarget, opts: { seed: number; count: number; onProgress?: (done: number) => void }): Promise<FuzzReport> {
-  const client = new CoreClient(target.address, clientCredentials({ ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, serverName: 'localhost' }), { 'grpc.max_receive_message_length': -1 });
-  const r = rng(opts.seed * 7919 + 1);
+/** The door-specific choices (target mangling, options) for request `i`: its own sequence, so any request replays alone. */
+function doorRandom(seed: number, i: number): () => number {
+  return rng((seed * 7919 + 1) * 1_000_003 + i);
+}
+
+/** Sends request `i` of `seed` exactly as a run would; the promise settles with the answer or the failure. */
+export function sendGrpcFuzz(client: CoreClient, seed: number, i: number): Promise<unknown> {
+  return send(client, fuzzRequest(seed, i), doorRandom(seed, i));
+}
+
+export function grpcFuzzClient(target: Pick<GrpcTarget, 'address' | 'tls'>): CoreClient {
+  return new CoreClient(target.address, clientCredentials({ ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, serverName: 'localhost' }), { 'grpc.max_receive_message_length': -1 });
+}
+
+export async function runGrpcFuzz(target: GrpcTarget, opts: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void }): Promise<FuzzReport> {
+  const client = grpcFuzzClient(target);
   for (const seed of seedObjects()) {
     const req: FuzzRequest = { cls: 'seed', method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) };
     await unary(client.create.bind(client), { target: targetOf(seed.path), object: { typeMeta: { apiVersion: '', kind: '' }, raw: req.body, contentType: 'application/json' }, options: { dryRun: [], fieldValidation: FieldValidation.FIELD_VALIDATION_UNSPECIFIED }, caller: { user: ADMIN } }).catch(() => undefined);
   }
   const recorder = new FuzzRecorder(target.pid);
-  for (let i = 0; i < opts.count; i++) {
+  const indexes = opts.only ?? Array.from({ length: opts.count }, (_, i) => i);
+  for (const [done, i] of indexes.entries()) {
     const req = fuzzRequest(opts.seed, i);
     const started = performance.now();
     let code = 200;
     let message = '';
     try {
-      await send(client, req, r);
+      await send(client, req, doorRandom(opts.seed, i));
     } catch (err) {
       const status = fromGrpcError(err).error.status;
       code = status.code;
@@ -126,7 +141,7 @@ export async function runGrpcFuzz(target: GrpcTarget, opts: { seed: number; coun
     }
     if (process.env.KEELSON_FUZZ_TRACE) process.stderr.write(`${i} ${req.cls} ${code} ${message.slice(0, 160)}\n`);
     if (!recorder.record(i, req.cls, performance.now() - started, code, message)) break;
-    opts.onProgress?.(i + 1);
+    opts.onProgress?.(done + 1);
   }
   client.close();
   return recorder.finish();
