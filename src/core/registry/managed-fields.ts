@@ -10,6 +10,7 @@ import { type SchemaType, resourceKinds, schemaTypes } from '../../schema';
 import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
+import { deepFreeze } from '../cache/cached-object';
 
 export interface ManagerIdentity {
   manager: string;
@@ -92,6 +93,11 @@ export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, s
  * the stored object, undefined on create. Types without a schema keep no managedFields.
  */
 export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
+  if (prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '') return createdManagedFields(next, who, now);
+  return computeManagedFields(prev, next, who, now);
+}
+
+function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
   const type = schemaTypeOf(who.apiVersion, next.kind ?? '');
   if (!type) return [];
   const hasStatus = who.subresource === '' && type.property.has('status') && type.property.has('spec');
@@ -105,6 +111,40 @@ export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject
   };
   return managedFieldsAfterUpdate(prev, next, who.manager, scope);
 }
+
+/**
+ * The managedFields of a created object, remembered per shape. On create the writer owns every
+ * field of the object except the stripped metadata (name, uid, creationTimestamp, generation,
+ * resourceVersion, …) and the reset ones, so objects that differ only in those values (one
+ * template created many times, the pods of a ReplicaSet) get the same field set; the schema
+ * walk that finds it costs about ten JSON round trips of the object. The key is the object's
+ * JSON with those values replaced by their types; only `time` differs between the answers.
+ */
+function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
+  const meta = next.metadata ?? {};
+  const varying: Record<string, string> = {};
+  for (const field of VARYING_METADATA) varying[field] = typeof meta[field];
+  const shape = JSON.stringify({ ...next, metadata: { ...meta, ...varying } });
+  if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now);
+  const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
+  let entries = createdShapes.get(key);
+  if (entries) {
+    // Least recently used goes first: move the hit to the end.
+    createdShapes.delete(key);
+  } else {
+    entries = computeManagedFields(undefined, next, who, now).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
+    if (createdShapes.size >= MAX_REMEMBERED_SHAPES) createdShapes.delete(createdShapes.keys().next().value!);
+  }
+  createdShapes.set(key, entries);
+  const time = rfc3339(now);
+  return entries.map((e) => (e.time === undefined ? { ...e } : { ...e, time }));
+}
+
+/** Metadata whose values never reach a create's field set (upstream strips them from every set). */
+const VARYING_METADATA = ['name', 'namespace', 'uid', 'creationTimestamp', 'generation', 'resourceVersion', 'selfLink'] as const;
+const MAX_REMEMBERED_SHAPES = 256;
+const MAX_REMEMBERED_SHAPE_CHARS = 16 * 1024;
+const createdShapes = new Map<string, ManagedFieldsEntry[]>();
 
 /** JSON with object keys sorted, for comparisons that ignore key order. */
 function canonical(value: unknown): string {

@@ -29,6 +29,15 @@ import { DeleteFlow } from './delete-flow';
 import { storageError } from './storage-errors';
 import { type WriteRequest, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
+/**
+ * The object just written, as a read would return it: the store keeps the bytes encoded from
+ * it, so decoding them again would only rebuild it; it gains the write's resourceVersion.
+ */
+function asWritten(obj: ApiObject, kv: KeyValue): ApiObject {
+  obj.metadata = { ...obj.metadata, resourceVersion: String(kv.modRevision) };
+  return obj;
+}
+
 export interface WriteDeps {
   store: Store;
   naming: Naming;
@@ -198,7 +207,7 @@ export class ResourceWrites {
     for (let attempt = 1; ; attempt++) {
       try {
         const kv = await this.deps.store.create(objectKey(this.def.resource, meta.namespace, meta.name!), encodeForStorage(obj));
-        return { object: decodeFromStorage(kv), created: true };
+        return { object: asWritten(obj, kv), created: true };
       } catch (err) {
         if (StoreError.is(err, 'exists')) {
           if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
@@ -235,13 +244,13 @@ export class ResourceWrites {
       try {
         if (!current) {
           const kv = await this.deps.store.create(key, bytes);
-          return { object: decodeFromStorage(kv), created: true };
+          return { object: asWritten(next, kv), created: true };
         }
         if (Buffer.compare(Buffer.from(bytes), Buffer.from(encodeForStorage(currentObj!))) === 0) {
           return { object: currentObj!, created: false };
         }
         const kv = await this.deps.store.update(key, bytes, current.modRevision);
-        return { object: decodeFromStorage(kv), created: false };
+        return { object: asWritten(next, kv), created: false };
       } catch (err) {
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
           current = err.current;

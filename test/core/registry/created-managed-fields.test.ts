@@ -1,0 +1,70 @@
+/**
+ * The managedFields of a create are remembered per object shape (registry/managed-fields.ts):
+ * each answer must be what the full schema walk gives for that object, and only the time may
+ * differ between objects of one shape.
+ */
+import type { ApiObject } from '../../../src/core/api';
+import { updateManagedFields } from '../../../src/core/registry/managed-fields';
+
+const who = { manager: 'kube-controller-manager', apiVersion: 'v1', subresource: '' };
+
+function pod(name: string, containers: string[], extra: Record<string, unknown> = {}): ApiObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, creationTimestamp: '2026-11-26T10:00:00Z', labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true }] },
+    spec: { containers: containers.map((c) => ({ name: c, image: `${c}:1`, ports: [{ containerPort: 80, protocol: 'TCP' }] })), ...extra },
+    status: { phase: 'Pending' },
+  };
+}
+
+/** The same create without the remembered path: a request that names empty managedFields is walked every time. */
+function walked(obj: ApiObject, now: number) {
+  return updateManagedFields(undefined, { ...obj, metadata: { ...obj.metadata, managedFields: [] } }, who, now);
+}
+
+describe('managedFields of created objects', () => {
+  it('match the full walk for objects of one shape, differing only in time', () => {
+    const first = updateManagedFields(undefined, pod('web-1', ['app']), who, Date.UTC(2026, 10, 26, 10));
+    const second = updateManagedFields(undefined, pod('web-2', ['app']), who, Date.UTC(2026, 10, 26, 11));
+    expect(first).toEqual(walked(pod('web-1', ['app']), Date.UTC(2026, 10, 26, 10)));
+    expect(second).toEqual(walked(pod('web-2', ['app']), Date.UTC(2026, 10, 26, 11)));
+    expect(second[0]!.time).toBe('2026-11-26T11:00:00Z');
+    expect({ ...first[0], time: '' }).toEqual({ ...second[0], time: '' });
+  });
+
+  it('follow what the shape includes: list keys, extra fields, set values', () => {
+    const cases = [
+      pod('a', ['app']),
+      pod('b', ['app', 'sidecar']),
+      pod('c', ['other']),
+      pod('d', ['app'], { nodeName: 'n1' }),
+      pod('e', ['app'], { tolerations: [{ key: 'k', operator: 'Exists' }] }),
+      { ...pod('f', ['app']), metadata: { ...pod('f', ['app']).metadata, finalizers: ['x.example.com/y'] } },
+      { ...pod('g', ['app']), metadata: { ...pod('g', ['app']).metadata, finalizers: ['x.example.com/z'] } },
+    ];
+    const now = Date.UTC(2026, 10, 26, 12);
+    const answers = cases.map((c) => updateManagedFields(undefined, c, who, now));
+    cases.forEach((c, i) => expect(answers[i]).toEqual(walked(c, now)));
+    const distinct = new Set(answers.map((a) => JSON.stringify(a)));
+    expect(distinct.size).toBe(cases.length);
+  });
+
+  it('keeps each manager and apiVersion apart', () => {
+    const now = Date.UTC(2026, 10, 26, 13);
+    const byKubectl = updateManagedFields(undefined, pod('h', ['app']), { ...who, manager: 'kubectl' }, now);
+    const byController = updateManagedFields(undefined, pod('h', ['app']), who, now);
+    expect(byKubectl[0]!.manager).toBe('kubectl');
+    expect(byController[0]!.manager).toBe('kube-controller-manager');
+  });
+
+  it('hands out entries a caller may change without touching the next answer', () => {
+    const now = Date.UTC(2026, 10, 26, 14);
+    const one = updateManagedFields(undefined, pod('i', ['app']), who, now);
+    one[0]!.manager = 'changed';
+    one.push({ manager: 'extra' });
+    const two = updateManagedFields(undefined, pod('j', ['app']), who, now);
+    expect(two).toHaveLength(1);
+    expect(two[0]!.manager).toBe('kube-controller-manager');
+  });
+});
