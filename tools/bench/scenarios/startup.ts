@@ -6,7 +6,7 @@
  * answer, measured the same way.
  */
 import { ApiClient } from '../api';
-import { type Context, learnTemplate } from '../context';
+import { type Context, learnTemplate, storedBytes } from '../context';
 import { HttpsConnection, requestHead } from '../https-client';
 import { type KeelsonServer, type StoreChoice, startBare, startKeelson } from '../processes';
 import { processMemory } from '../proc-stats';
@@ -123,6 +123,23 @@ export async function runStartup(ctx: Context): Promise<void> {
         latency: '',
         note: `peak RSS ${bytes(s.peakRss)}; idle RSS ${bytes(s.idleRss)} (${bytes(s.idleRssAfterGc)} after GC); loaded directly in ${loadS.toFixed(1)} s`,
       });
+      // What the objects weigh as stored JSON: the yardstick for the cache's memory.
+      const json = objects * storedBytes(ctx.template!).length;
+      const perJson = s.peakRss / json;
+      ctx.rows.push({
+        scenario: 5,
+        name: `start-up memory, ${objects.toLocaleString('en-US')} ReplicaSets in the ${kind} store`,
+        keelson: `peak RSS ${bytes(s.peakRss)}`,
+        reference: `${bytes(json)} of stored JSON`,
+        ratio: `${perJson.toFixed(2)}× the JSON`,
+        cpu: '',
+        latency: '',
+        note: `idle RSS ${bytes(s.idleRss)} (${bytes(s.idleRssAfterGc)} after GC); the whole process, including the ~90 MB of an empty server`,
+      });
+      if (!ctx.options.quick) {
+        ctx.budgets.push({ budget: `start to /readyz, ${objects.toLocaleString('en-US')} ReplicaSets in ${kind}`, target: '≤ 5 s', measured: `${count(s.startMs)} ms`, met: s.startMs <= 5000 });
+        ctx.budgets.push({ budget: `peak RSS at start-up, ${objects.toLocaleString('en-US')} ReplicaSets, vs their JSON`, target: '≤ 3×', measured: `${perJson.toFixed(2)}×`, met: perJson <= 3 });
+      }
     } finally {
       await server.stop();
     }
