@@ -176,11 +176,20 @@ export class WatchCache {
       const byResource = new Map<string, CachedObject[]>();
       // An undecodable value never stops the load: reads of its key answer 500 instead.
       const corruptByResource = new Map<string, CorruptEntry[]>();
-      let revision: number | undefined;
-      let startKey: string | undefined;
+      let revision: number;
+      // The next page is asked for before this one is decoded, so the store's work on it
+      // overlaps the decoding (etcd is another process).
+      let pending = this.store.list(REGISTRY_ROOT, { limit: LIST_PAGE });
       for (;;) {
-        const page = await this.store.list(REGISTRY_ROOT, { revision, limit: LIST_PAGE, startKey });
+        const page = await pending;
         revision = page.revision;
+        const last = page.kvs[page.kvs.length - 1];
+        const more = page.more && last !== undefined;
+        if (more) {
+          pending = this.store.list(REGISTRY_ROOT, { revision, limit: LIST_PAGE, startKey: `${last.key}\u0000` });
+          // A failure surfaces when it is awaited; until then it must not count as unhandled.
+          pending.catch(() => undefined);
+        }
         for (const kv of page.kvs) {
           const resource = this.resourceOf(kv.key);
           if (!resource) continue;
@@ -195,8 +204,7 @@ export class WatchCache {
             corruptByResource.set(resource, corrupt);
           }
         }
-        if (!page.more || page.kvs.length === 0) break;
-        startKey = `${page.kvs[page.kvs.length - 1]!.key}\u0000`;
+        if (!more) break;
       }
       if (this.closed) return;
       for (const [resource, cache] of this.caches) cache.replace(byResource.get(resource) ?? [], revision, corruptByResource.get(resource));

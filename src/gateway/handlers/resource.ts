@@ -127,7 +127,15 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
     const route = resolveResourceRoute(info, req.method, index);
     const { target } = route;
     if (route.definition.deprecation) signalDeprecation(exchange, route.definition, info, naming, options.metrics);
-    const ctx: RequestContext = { user: userOf(exchange), warnings: exchange.warnings, signal: req.signal, annotate: exchange.annotate };
+    // The signal is built on first use: most requests end before anything listens for an abort.
+    const ctx: RequestContext = {
+      user: userOf(exchange),
+      warnings: exchange.warnings,
+      get signal() {
+        return req.signal;
+      },
+      annotate: exchange.annotate,
+    };
     if (req.headers['user-agent']) ctx.userAgent = req.headers['user-agent'];
     const restrictions = restrictionsFor(route, naming);
     const output = negotiateOutput(req, codecs, restrictions);
