@@ -224,3 +224,20 @@ export interface CoreApi {
     ctx: RequestContext,
   ): Promise<ApiList>;
 }
+
+/**
+ * Bodies a door hands over with a write: freshly decoded from the request and used by nothing
+ * else, so the core may take them as they are instead of copying them first. Any other caller's
+ * object (a controller's, a library user's) is copied, and the caller's stays as it was.
+ */
+const handedOver = new WeakSet<object>();
+
+export function handOver<T>(body: T): T {
+  if (typeof body === 'object' && body !== null) handedOver.add(body);
+  return body;
+}
+
+/** True once for a body handed over (the core's own check; the mark is used up). */
+export function takeHandedOver(body: object): boolean {
+  return handedOver.delete(body);
+}

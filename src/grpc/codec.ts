@@ -27,6 +27,7 @@ import type {
   WriteOptions,
   WriteResult,
 } from '../core/api';
+import { handOver } from '../core/api';
 import { badRequest } from '../status';
 import { decodeList, decodeObject, decodeObjectOrStatus, decodeStatus, encodeEnvelope } from './envelope';
 import { FIELD_VALIDATIONS, PATCH_TYPES, PROPAGATION_POLICIES, RESOURCE_VERSION_MATCHES, WATCH_EVENT_TYPES } from './enums';
@@ -115,7 +116,8 @@ const objectWriteCodec: ObjectWriteCodec = {
     caller: encodeCaller(caller),
   }),
   decodeRequest: (request) => ({
-    args: [decodeTarget(request.target), decodeObject(request.object, 'object'), decodeWriteOptions(request.options)],
+    // The object was decoded for this call alone: the core may take it without a copy.
+    args: [decodeTarget(request.target), handOver(decodeObject(request.object, 'object')), decodeWriteOptions(request.options)],
     caller: decodeCaller(request.caller),
   }),
   ...writeResultCodec,

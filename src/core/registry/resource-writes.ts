@@ -6,7 +6,7 @@
  * in patch-request.ts and scale-request.ts on top of `guaranteedUpdate` and `prepareUpdate`.
  */
 import { randomUUID } from 'node:crypto';
-import type { ApiObject, DeleteOptions, DeleteResult, ManagedFieldsEntry, WriteResult } from '../api';
+import { type ApiObject, type DeleteOptions, type DeleteResult, type ManagedFieldsEntry, type WriteResult, takeHandedOver } from '../api';
 import type { ResourceDefinition, StrategyContext } from '../resources/definition';
 import type { Admission } from '../admission';
 import { GENERATED_SUFFIX_LENGTH, randomNameSuffix } from '../../util/generated-names';
@@ -120,7 +120,7 @@ export class ResourceWrites {
         `the object provided is unrecognized (must be of type ${this.def.kind}): no kind "${String(obj.kind)}" is registered for version "${expected}"`,
       );
     }
-    const copy = deepCopy(obj);
+    const copy = takeHandedOver(obj) ? obj : deepCopy(obj);
     copy.apiVersion = expected;
     copy.kind = this.def.kind;
     const meta = (copy.metadata ??= {});

@@ -11,7 +11,7 @@
  * `application/apply-patch+cbor`) and whether large responses are gzipped.
  */
 import { type Clock, systemClock } from '../../clock';
-import type { CoreApi, DecodeReport, GetOptions, Patch, RequestContext, WatchEvent } from '../../core/api';
+import { type CoreApi, type DecodeReport, type GetOptions, type Patch, type RequestContext, type WatchEvent, handOver } from '../../core/api';
 import type { ResourceDefinition } from '../../core/resources/definition';
 import type { ServerMetrics } from '../../metrics';
 import type { FeatureGates } from '../../features';
@@ -194,6 +194,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
         const writeOptions = parseWriteOptions(req.query, naming, route.action === 'create' ? 'CreateOptions' : 'UpdateOptions');
         const { object, report } = decodeObject(codec, body);
         if (report) ctx.decodeReport = report;
+        handOver(object);
         if (route.action === 'create') {
           const result = await core.create(target, object, writeOptions, ctx);
           return respond(201, result.object);

@@ -1,6 +1,7 @@
 /**
- * `--profile[=create|get]`: one hot path under `node --cpu-prof`. Keelson on etcd takes creates
- * from 64 keep-alive clients (or gets by name from 16) for one measuring period, then stops (V8
+ * `--profile[=create|get|watch]`: one hot path under `node --cpu-prof`. Keelson on etcd takes
+ * creates from 64 keep-alive clients (or gets by name from 16, or 100 writes each delivered to
+ * 1,000 HTTPS watchers, or starts on 100,000 stored ReplicaSets) for one measuring period, then stops (V8
  * writes the profile on exit), and the profile, cut to the measured window (start-up and
  * warm-up excluded), is summarised by area and function.
  */
@@ -14,11 +15,13 @@ import { startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
 import { micros, rate } from '../report';
 
-export type ProfiledPath = 'create' | 'get';
+export type ProfiledPath = 'create' | 'get' | 'watch' | 'startup';
 
 const NAMESPACE = 'bench-profile';
 
 export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): Promise<void> {
+  if (which === 'watch') return runWatchProfile(ctx);
+  if (which === 'startup') return runStartupProfile(ctx);
   const clients = which === 'create' ? 64 : 16;
   ctx.log(`profile: ${which} from ${clients} clients under --cpu-prof`);
   const etcd = await ctx.etcd();
@@ -49,12 +52,71 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   } finally {
     await server.stop();
   }
+  await summarize(ctx, profDir, window, `Profile of the ${which} path (etcd, ${clients} clients, measured window only)`, summaryLine);
+}
+
+async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string): Promise<void> {
   const file = (await readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no .cpuprofile written');
   const full = path.join(profDir, file);
   if (ctx.options.profileOut) await copyFile(full, ctx.options.profileOut);
   const summary = summarizeProfile(full, { startUs: window[0], endUs: window[1] }, 25);
-  ctx.sections.push(
-    `${renderProfileSummary(summary, `Profile of the ${which} path (etcd, ${clients} clients, measured window only)`)}\n\n${summaryLine}${ctx.options.profileOut ? `; profile saved to ${ctx.options.profileOut}` : ''}`,
-  );
+  ctx.sections.push(`${renderProfileSummary(summary, title)}\n\n${summaryLine}${ctx.options.profileOut ? `; profile saved to ${ctx.options.profileOut}` : ''}`);
+}
+
+/** Watch fan-out under the profiler: 1,000 HTTPS watchers, 100 creates one at a time, each delivered to all. */
+async function runWatchProfile(ctx: Context): Promise<void> {
+  const watchers = 1000;
+  const writes = 100;
+  ctx.log(`profile: ${writes} writes fanned out to ${watchers} watchers under --cpu-prof`);
+  const etcd = await ctx.etcd();
+  const profDir = await ctx.tmpDir('cpu-prof');
+  const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
+  const window: number[] = [];
+  let summaryLine = '';
+  try {
+    const api = new ApiClient(server.target);
+    await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+    await server.settle();
+    const create = { path: replicaSetsPath(NAMESPACE), ...createBodyTemplate(NAMESPACE) };
+    const id = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: server.target, n: watchers, path: `${replicaSetsPath(NAMESPACE)}?watch=1`, create });
+    try {
+      const before = await server.stats();
+      window.push(before.hrtimeUs);
+      let received = 0;
+      for (let seq = 1; seq <= writes; seq++) {
+        received += (await ctx.worker.call<{ received: number }>('watchRound', { watchers: id, seq, timeoutMs: 5000 })).received;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const after = await server.stats();
+      window.push(after.hrtimeUs);
+      summaryLine = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled (the profiler adds some)`;
+    } finally {
+      await ctx.worker.call('watchClose', { watchers: id });
+    }
+  } finally {
+    await server.stop();
+  }
+  await summarize(ctx, profDir, window, `Profile of watch fan-out (etcd, ${watchers} watchers, ${writes} writes, measured window only)`, summaryLine);
+}
+
+/** Start-up under the profiler: Keelson starting on an etcd holding 100,000 ReplicaSets (10,000 with --quick), up to ready. */
+async function runStartupProfile(ctx: Context): Promise<void> {
+  const objects = ctx.options.quick ? 10_000 : 100_000;
+  ctx.log(`profile: start-up on ${objects.toLocaleString('en-US')} ReplicaSets under --cpu-prof`);
+  const etcd = await ctx.etcd();
+  const first = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile-template') });
+  try {
+    const api = new ApiClient(first.target);
+    await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+  } finally {
+    await first.stop();
+  }
+  await ctx.worker.call('preload', { store: { kind: 'etcd', endpoint: etcd.endpoint }, template: ctx.template, groups: [{ namespace: 'bench-startup', count: objects }] });
+  const profDir = await ctx.tmpDir('cpu-prof');
+  const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
+  const ready = await server.stats();
+  await server.stop();
+  const line = `${objects.toLocaleString('en-US')} ReplicaSets: ready in ${server.startMs.toFixed(0)} ms, ${(ready.cpuUs / 1000).toFixed(0)} ms CPU`;
+  await summarize(ctx, profDir, [0, ready.hrtimeUs], `Profile of start-up (etcd, ${objects.toLocaleString('en-US')} ReplicaSets, process start to ready)`, line);
 }
