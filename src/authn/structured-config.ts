@@ -13,8 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
+import { cel } from '../util/cel';
 import type { UserInfo } from '../core/api';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
@@ -22,7 +21,6 @@ import { oidcAuthenticator, type OidcAuthenticator } from './oidc';
 import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, rejected } from './types';
 
 const MAX_JWT_AUTHENTICATORS = 64;
-const env = celEnv({ funcs: strings });
 
 type Evaluate = (vars: Record<string, unknown>) => unknown;
 
@@ -63,7 +61,7 @@ function isObj(v: unknown): v is Record<string, unknown> {
 
 /** CEL results as plain values (lists of strings, strings, booleans). */
 function plain(value: unknown): unknown {
-  if (isCelError(value)) throw value;
+  if (cel().lib.isCelError(value)) throw value;
   if (typeof value === 'object' && value !== null && Symbol.iterator in value && typeof value !== 'string') return Array.from(value as Iterable<unknown>).map(plain);
   if (typeof value === 'bigint') return Number(value);
   return value;
@@ -75,7 +73,7 @@ export function compileCel(expression: unknown, field: string, errors: string[])
     return undefined;
   }
   try {
-    const run = plan(env, parse(expression));
+    const run = cel().lib.plan(cel().env, cel().lib.parse(expression));
     return (vars) => plain(run(vars as never));
   } catch (err) {
     errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: compilation failed: ${(err as Error).message}`);

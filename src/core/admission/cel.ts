@@ -3,10 +3,8 @@
  * compiled once per configuration object and evaluated per request with `@bufbuild/cel`.
  * Values come in as decoded JSON; results go out as plain values (integers as numbers).
  */
-import { celEnv, isCelError, parse, plan } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
-
-const env = celEnv({ funcs: strings });
+import type * as CelLibrary from '@bufbuild/cel';
+import { cel } from '../../util/cel';
 
 export type CelVariables = Record<string, unknown>;
 
@@ -23,7 +21,7 @@ export class CelEvaluationError extends Error {}
 export class CelCompileError extends Error {}
 
 export function plainValue(value: unknown): unknown {
-  if (isCelError(value)) throw new CelEvaluationError(value.message);
+  if (cel().lib.isCelError(value)) throw new CelEvaluationError(value.message);
   if (typeof value === 'bigint') return Number(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Uint8Array) return value;
@@ -41,9 +39,9 @@ export function plainValue(value: unknown): unknown {
 
 /** Compile `expression`; throws CelCompileError with the parser's message. */
 export function compileExpression(expression: string): CompiledExpression {
-  let run: ReturnType<typeof plan>;
+  let run: ReturnType<typeof CelLibrary.plan>;
   try {
-    run = plan(env, parse(expression));
+    run = cel().lib.plan(cel().env, cel().lib.parse(expression));
   } catch (err) {
     throw new CelCompileError((err as Error).message);
   }

@@ -9,7 +9,8 @@
  * a literal result. Expressions whose types only the full checker knows (a field of `object`)
  * pass, as upstream's `dyn` typing lets most of them pass too.
  */
-import { parse } from '@bufbuild/cel';
+import type * as CelLibrary from '@bufbuild/cel';
+import { cel } from '../../util/cel';
 import { fieldErrors, type FieldError, type FieldPath } from './field-errors';
 
 export interface CelEnvironment {
@@ -141,9 +142,9 @@ function lineAndColumn(source: string, offset: number): { line: number; column: 
  * `compilation failed: ERROR: <input>:1:1: ...`, or `must evaluate to bool`), or undefined.
  */
 export function celCompileError(expression: string, env: CelEnvironment): string | undefined {
-  let parsed: ReturnType<typeof parse>;
+  let parsed: ReturnType<typeof CelLibrary.parse>;
   try {
-    parsed = parse(expression);
+    parsed = cel().lib.parse(expression);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const at = /^<input>:(\d+):(\d+): ([\s\S]*)$/.exec(message);

@@ -12,7 +12,7 @@
  * Only selections through structs are checked: maps (labels, data), lists and the loop
  * variables of macros are left to run time, as they are `dyn` enough in upstream's checker too.
  */
-import { parse } from '@bufbuild/cel';
+import { cel } from '../../../util/cel';
 import type { Naming } from '../../../naming';
 import { type SchemaType, schemaRegistry } from '../../../schema/registry';
 import type { ValueType } from '../../../schema/types';
@@ -42,7 +42,7 @@ function typeOf(value: ValueType, registry: ReturnType<typeof schemaRegistry>): 
 function problems(expression: string, roots: Record<string, SchemaType | undefined>, registry: ReturnType<typeof schemaRegistry>): Array<{ offset: number; message: string }> {
   let parsed;
   try {
-    parsed = parse(expression);
+    parsed = cel().lib.parse(expression);
   } catch {
     return []; // Compile errors are refused when the policy is written.
   }
