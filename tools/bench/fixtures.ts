@@ -60,6 +60,17 @@ export function createBodyTemplate(namespace: string): { before: string; after: 
   return { before: text.slice(0, at), after: text.slice(at + marker.length) };
 }
 
+/**
+ * `object` (a ReplicaSet as the server answers it) as text split around its name: what a
+ * reference writes to stand for the same object (watch fan-out compares equal bytes).
+ */
+export function objectTextTemplate(object: Record<string, unknown>): { before: string; after: string } {
+  const marker = '__BENCH_NAME__';
+  const text = JSON.stringify({ ...object, metadata: { ...(object.metadata as Record<string, unknown>), name: marker } });
+  const at = text.indexOf(marker);
+  return { before: text.slice(0, at), after: text.slice(at + marker.length) };
+}
+
 export interface StoredEntry {
   key: string;
   value: Buffer;

@@ -9,7 +9,7 @@
  */
 import type { Context } from '../context';
 import { storedBytes } from '../context';
-import { createBodyTemplate, replicaSetsPath } from '../fixtures';
+import { createBodyTemplate, objectTextTemplate, replicaSetsPath } from '../fixtures';
 import { Histogram } from '../histogram';
 import type { Child } from '../ipc';
 import type { Delivery, WatchCounts } from '../load/watchers';
@@ -79,7 +79,9 @@ async function keelsonFanOut(ctx: Context, served: Served, n: number, writes: nu
 async function bareFanOut(ctx: Context, served: Served, n: number, writes: number, seqBase: number): Promise<FanOut> {
   const bare = await startBare(ctx.build, served.server.dataDir, served.server.target.tls);
   try {
-    const create = { path: '/bare-watch', ...createBodyTemplate('bench-watch-bare') };
+    // The event Keelson sends carries the stored object (uid, timestamps, managedFields, status),
+    // not the create body: the reference writes an object of the same shape and size.
+    const create = { path: '/bare-watch', ...objectTextTemplate(ctx.template!) };
     const watchers = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: bare.target, n, path: '/bare-watch', create });
     try {
       const opened = await bare.gc();
@@ -173,7 +175,7 @@ export async function runWatch(ctx: Context, served: Served): Promise<void> {
       cpu: `${micros(k.cpuPerEvent)} / ${micros(b.cpuPerEvent)} per event delivered`,
       latency: `max ${ms(k.latency.max)} / ${ms(b.latency.max)}`,
       note:
-        `the reference acknowledges a POST, then writes its body as one event line to ${n} held chunked TLS streams (tools/bench/bare-server.ts); ` +
+        `the reference acknowledges a POST of the stored object's JSON, then writes it as one event line to ${n} held chunked TLS streams (tools/bench/bare-server.ts); ` +
         `delivered ${b.received}/${b.expected}, dropped ${bareDropped}; ${pct(b.early, b.received)} arrived before the ack`,
     });
     if (n === SIZES[SIZES.length - 1]) {
