@@ -122,6 +122,28 @@ class Printer {
 /** Keys a JS object cannot hold in a chosen position (array indexes go first) or at all. */
 const AWKWARD_KEY = /^(?:0|[1-9]\d{0,9}|__proto__)$/;
 
+/**
+ * Each property's place in upstream's output, per type: kind and apiVersion first where the
+ * type embeds TypeMeta, then the JSON properties in declaration order.
+ */
+const orders = new WeakMap<SchemaType, Map<string, number>>();
+
+function orderOf(type: SchemaType): Map<string, number> {
+  let order = orders.get(type);
+  if (!order) {
+    order = new Map();
+    if (type.typeMeta) {
+      order.set('kind', -2);
+      order.set('apiVersion', -1);
+    }
+    type.properties.forEach((p, i) => {
+      if (!order!.has(p.name)) order!.set(p.name, i);
+    });
+    orders.set(type, order);
+  }
+  return order;
+}
+
 /** Thrown inside `Reorderer` when only the printer can keep the order. */
 const NEEDS_PRINTER = Symbol('needs printer');
 
@@ -155,21 +177,36 @@ class Reorderer {
     }
   }
 
+  /**
+   * Walks the object's own keys (usually far fewer than its type's properties), puts the known
+   * ones in declaration order (insertion sort: a handful of keys, mostly in order already), then
+   * the unknown ones as they came.
+   */
   object(value: Record<string, unknown>, type: SchemaType): Record<string, unknown> {
+    const order = orderOf(type);
+    const known: string[] = [];
+    let unknown: string[] | undefined;
+    for (const key in value) {
+      const at = order.get(key);
+      if (at === undefined) {
+        if (AWKWARD_KEY.test(key)) throw NEEDS_PRINTER;
+        (unknown ??= []).push(key);
+        continue;
+      }
+      let i = known.length;
+      known.push(key);
+      while (i > 0 && order.get(known[i - 1]!)! > at) {
+        known[i] = known[i - 1]!;
+        i--;
+      }
+      known[i] = key;
+    }
     const out: Record<string, unknown> = {};
-    if (type.typeMeta) {
-      if ('kind' in value) out.kind = value.kind;
-      if ('apiVersion' in value) out.apiVersion = value.apiVersion;
+    for (const key of known) {
+      const property = type.property.get(key);
+      out[key] = property ? this.typed(value[key], property.field.type) : value[key];
     }
-    for (const property of type.properties) {
-      const name = property.name;
-      if (name in value) out[name] = this.typed(value[name], property.field.type);
-    }
-    for (const key of Object.keys(value)) {
-      if (key in out) continue;
-      if (AWKWARD_KEY.test(key)) throw NEEDS_PRINTER;
-      out[key] = value[key];
-    }
+    if (unknown) for (const key of unknown) out[key] = value[key];
     return out;
   }
 
