@@ -32,7 +32,11 @@ export function tryDecodeFromStorage(kv: KeyValue): StoredDecode {
     return { ok: false, cause: (err as Error).message };
   }
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: false, cause: 'not an object' };
-  obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(kv.modRevision) };
+  // The parsed value is ours: set the version in place rather than copy metadata (stored
+  // values carry none, so it lands last either way).
+  const meta = obj.metadata;
+  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) meta.resourceVersion = String(kv.modRevision);
+  else obj.metadata = { ...(meta ?? {}), resourceVersion: String(kv.modRevision) };
   return { ok: true, object: obj };
 }
 
