@@ -23,6 +23,38 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * The field sets of managedFields (`fieldsV1`) are most of a cached object's heap (one small
+ * object per owned field: ~3.5 KB of a 5 KB ReplicaSet) and are the same for every object
+ * written the same way by the same manager (a template's pods, a controller's objects). The
+ * cache keeps one frozen copy of each distinct set and points every object that has it there
+ * (docs/BENCHMARKS.md: 5.1 → 1.7 KB of heap per cached ReplicaSet). Once the table holds
+ * MAX_SHARED_FIELD_SETS sets it starts afresh; sets already shared stay with their objects.
+ */
+const MAX_SHARED_FIELD_SETS = 4096;
+let sharedFieldSets = new Map<string, Readonly<Record<string, unknown>>>();
+
+/** Point `obj`'s field sets at the shared copies (first freezing and sharing any new one); returns `obj`. */
+export function shareFieldSets<T extends ApiObject>(obj: T): T {
+  const entries: unknown = obj.metadata?.managedFields;
+  if (!Array.isArray(entries)) return obj;
+  for (const entry of entries as unknown[]) {
+    if (entry === null || typeof entry !== 'object') continue;
+    const e = entry as { fieldsV1?: unknown };
+    const fields = e.fieldsV1;
+    if (fields === null || typeof fields !== 'object' || Object.isFrozen(fields)) continue;
+    const key = JSON.stringify(fields);
+    let one = sharedFieldSets.get(key);
+    if (!one) {
+      if (sharedFieldSets.size >= MAX_SHARED_FIELD_SETS) sharedFieldSets = new Map();
+      one = deepFreeze(fields as Record<string, unknown>);
+      sharedFieldSets.set(key, one);
+    }
+    e.fieldsV1 = one;
+  }
+  return obj;
+}
+
 /** One object as of one revision. The derived views are built on first use and shared. */
 export class CachedObject {
   private itemView?: ApiObject;

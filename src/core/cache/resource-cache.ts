@@ -11,7 +11,7 @@ import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
 import { tryDecodeFromStorage } from '../storage/object-codec';
-import { CacheEvent, CachedObject, compareKeys, deepFreeze } from './cached-object';
+import { CacheEvent, CachedObject, compareKeys, deepFreeze, shareFieldSets } from './cached-object';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
 
@@ -61,7 +61,7 @@ export interface CorruptEntry {
 export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
   const decoded = tryDecodeFromStorage(kv);
   if (!decoded.ok) return { key: kv.key, revision: kv.modRevision, cause: decoded.cause };
-  return new CachedObject(kv.key, kv.modRevision, deepFreeze(decoded.object));
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(decoded.object)));
 }
 
 export class ResourceCache {
