@@ -45,7 +45,7 @@ export const DEFAULT_WINDOW_MS = 5 * 60_000;
 export const DEFAULT_MAX_EVENTS = 50_000;
 export const DEFAULT_WATCHER_BUFFER = 1_000;
 export const DEFAULT_FRESHNESS_TIMEOUT_MS = 3_000;
-const LIST_PAGE = 1_000;
+const LIST_PAGE = 5_000;
 
 interface FreshWaiter {
   revision: number;

@@ -61,3 +61,16 @@ describe('field sets in the watch cache', () => {
     expect(f.object.metadata!.managedFields).toEqual([null, 'x', { manager: 'm', fieldsV1: 'not an object' }]);
   });
 });
+
+describe('field sets compared with the last one shared', () => {
+  it('tell apart sets that differ only in key order, or in a value deep down', () => {
+    const first = decoded(stored('g', 16, { 'f:data': { 'f:a': {}, 'f:b': {} } }, '2026-11-26T15:00:00Z'));
+    const reordered = decoded(stored('h', 17, { 'f:data': { 'f:b': {}, 'f:a': {} } }, '2026-11-26T15:00:00Z'));
+    const deeper = decoded(stored('i', 18, { 'f:data': { 'f:a': {}, 'f:b': { '.': {} } } }, '2026-11-26T15:00:00Z'));
+    const again = decoded(stored('j', 19, { 'f:data': { 'f:a': {}, 'f:b': {} } }, '2026-11-26T15:00:00Z'));
+    expect(fieldsOf(reordered)).not.toBe(fieldsOf(first));
+    expect(Object.keys((fieldsOf(reordered) as Record<string, object>)['f:data']!)).toEqual(['f:b', 'f:a']);
+    expect(fieldsOf(deeper)).not.toBe(fieldsOf(first));
+    expect(fieldsOf(again)).toBe(fieldsOf(first));
+  });
+});
