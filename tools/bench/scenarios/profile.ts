@@ -11,7 +11,7 @@ import { ApiClient } from '../api';
 import { type Context, learnTemplate } from '../context';
 import { createBodyTemplate, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
-import { startKeelson } from '../processes';
+import { type StoreChoice, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
 import { micros, rate } from '../report';
 
@@ -24,9 +24,10 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   if (which === 'startup') return runStartupProfile(ctx);
   const clients = which === 'create' ? 64 : 16;
   ctx.log(`profile: ${which} from ${clients} clients under --cpu-prof`);
-  const etcd = await ctx.etcd();
+  // `--store embedded` profiles the same path on the embedded store.
+  const store: StoreChoice = ctx.options.store === 'embedded' ? { kind: 'embedded' } : { kind: 'etcd', endpoint: (await ctx.etcd()).endpoint };
   const profDir = await ctx.tmpDir('cpu-prof');
-  const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
+  const server = await startKeelson(ctx.build, { store, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
   let summaryLine = '';
   const window: number[] = [];
   try {
@@ -52,7 +53,7 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   } finally {
     await server.stop();
   }
-  await summarize(ctx, profDir, window, `Profile of the ${which} path (etcd, ${clients} clients, measured window only)`, summaryLine);
+  await summarize(ctx, profDir, window, `Profile of the ${which} path (${store.kind}, ${clients} clients, measured window only)`, summaryLine);
 }
 
 async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string): Promise<void> {
