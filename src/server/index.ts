@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { type CoreApi, createCore } from '../core';
 import type { CoreState } from '../core/core';
-import { createGrpcCoreClient, serverNameFor, startGrpcCoreServer, type GrpcCoreServer } from '../grpc';
+import type { GrpcCoreServer } from '../grpc';
 import {
   type Authenticator,
   type ServiceAccountTokenOptions,
@@ -53,6 +53,14 @@ import { type ServerConfig, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
 import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
+
+/**
+ * The gRPC door, loaded when a flag asks for it (`--grpc-port`, `--core-address`): grpc-js is
+ * ~14 MB of RSS a server without it never needs (docs/BENCHMARKS.md, idle RSS).
+ */
+function grpcDoor(): typeof import('../grpc') {
+  return require('../grpc') as typeof import('../grpc');
+}
 
 export type { ServerConfig } from './flags';
 export { parseFlags } from './flags';
@@ -141,6 +149,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   }
   if (config.coreAddress) {
     // The gateway presents its own client certificate; the core lets it act for the end user.
+    const { createGrpcCoreClient, serverNameFor } = grpcDoor();
     const serverName = serverNameFor(config.coreAddress);
     const client = createGrpcCoreClient(config.coreAddress, {
       tls: { ca: deps.pki.caCert, cert: deps.pki.gatewayCert, key: deps.pki.gatewayKey, ...(serverName ? { serverName } : {}) },
@@ -421,7 +430,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   let server: RunningServer | undefined;
   try {
     if (config.grpcPort !== undefined && !config.coreAddress) {
-      grpc = await startGrpcCoreServer(backend.core, {
+      grpc = await grpcDoor().startGrpcCoreServer(backend.core, {
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
         tls: { key: serving.key, cert: serving.cert, ca: clientCa },
         authentication: { authenticator, authorize, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },

@@ -5,7 +5,7 @@
  * nothing.
  */
 import { createEmbeddedStore } from './embedded-store';
-import { type EtcdTlsOptions, createEtcdStore } from './etcd-store';
+import type { EtcdTlsOptions } from './etcd-store';
 import type { Store, StoreKind } from './types';
 
 export * from './types';
@@ -20,9 +20,15 @@ export type StoreOptions =
 type OptionsOf<K extends StoreKind> = Extract<StoreOptions, { kind: K }>;
 
 const backends: { readonly [K in StoreKind]: (options: OptionsOf<K>) => Store } = {
-  etcd: (options) => createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls }),
+  // Loaded when first chosen: the etcd client and grpc-js weigh ~26 MB of RSS that a server on
+  // the embedded store never needs (docs/BENCHMARKS.md, idle RSS).
+  etcd: (options) => etcdBackend().createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls }),
   embedded: (options) => createEmbeddedStore('inMemory' in options ? {} : { dataDir: options.dataDir }),
 };
+
+function etcdBackend(): typeof import('./etcd-store') {
+  return require('./etcd-store') as typeof import('./etcd-store');
+}
 
 /** Opens the backend named by `options.kind`. The embedded store opens its file synchronously. */
 export function createStore(options: StoreOptions): Store {
