@@ -73,7 +73,8 @@ export function compileCel(expression: unknown, field: string, errors: string[])
     return undefined;
   }
   try {
-    const run = cel().lib.plan(cel().env, cel().lib.parse(expression));
+    const { lib, env } = cel();
+    const run = lib.plan(env, lib.parse(expression));
     return (vars) => plain(run(vars as never));
   } catch (err) {
     errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: compilation failed: ${(err as Error).message}`);

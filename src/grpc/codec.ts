@@ -12,22 +12,22 @@
  */
 import * as pb from '../gen/keelson/core/v1/core';
 import type { Unknown } from '../gen/keelson/core/v1/envelope';
-import type {
-  ApiList,
-  ApiObject,
-  DecodeReport,
-  DeleteOptions,
-  DeleteResult,
-  GetOptions,
-  ListOptions,
-  Patch,
-  ResourceTarget,
-  UserInfo,
-  WatchEvent,
-  WriteOptions,
-  WriteResult,
+import {
+  handOver,
+  type ApiList,
+  type ApiObject,
+  type DecodeReport,
+  type DeleteOptions,
+  type DeleteResult,
+  type GetOptions,
+  type ListOptions,
+  type Patch,
+  type ResourceTarget,
+  type UserInfo,
+  type WatchEvent,
+  type WriteOptions,
+  type WriteResult,
 } from '../core/api';
-import { handOver } from '../core/api';
 import { badRequest } from '../status';
 import { decodeList, decodeObject, decodeObjectOrStatus, decodeStatus, encodeEnvelope } from './envelope';
 import { FIELD_VALIDATIONS, PATCH_TYPES, PROPAGATION_POLICIES, RESOURCE_VERSION_MATCHES, WATCH_EVENT_TYPES } from './enums';

@@ -109,11 +109,6 @@ function doorRandom(seed: number, i: number): () => number {
   return rng((seed * 7919 + 1) * 1_000_003 + i);
 }
 
-/** Sends request `i` of `seed` exactly as a run would; the promise settles with the answer or the failure. */
-export function sendGrpcFuzz(client: CoreClient, seed: number, i: number): Promise<unknown> {
-  return send(client, fuzzRequest(seed, i), doorRandom(seed, i));
-}
-
 export function grpcFuzzClient(target: Pick<GrpcTarget, 'address' | 'tls'>): CoreClient {
   return new CoreClient(target.address, clientCredentials({ ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, serverName: 'localhost' }), { 'grpc.max_receive_message_length': -1 });
 }

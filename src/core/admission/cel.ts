@@ -41,7 +41,8 @@ export function plainValue(value: unknown): unknown {
 export function compileExpression(expression: string): CompiledExpression {
   let run: ReturnType<typeof CelLibrary.plan>;
   try {
-    run = cel().lib.plan(cel().env, cel().lib.parse(expression));
+    const { lib, env } = cel();
+    run = lib.plan(env, lib.parse(expression));
   } catch (err) {
     throw new CelCompileError((err as Error).message);
   }

@@ -33,6 +33,7 @@ export function deepFreeze<T>(value: T): T {
  */
 const MAX_SHARED_FIELD_SETS = 4096;
 let sharedFieldSets = new Map<string, Readonly<Record<string, unknown>>>();
+let lastSharedFieldSet: Readonly<Record<string, unknown>> | undefined;
 
 /** Point `obj`'s field sets at the shared copies (first freezing and sharing any new one); returns `obj`. */
 export function shareFieldSets<T extends ApiObject>(obj: T): T {
@@ -60,8 +61,6 @@ export function shareFieldSets<T extends ApiObject>(obj: T): T {
   }
   return obj;
 }
-
-let lastSharedFieldSet: Readonly<Record<string, unknown>> | undefined;
 
 /** Whether two JSON values would print the same: equal values, and object keys in the same order. */
 function sameJson(a: unknown, b: unknown): boolean {

@@ -13,6 +13,7 @@ import { createBodyTemplate, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
 import { type StoreChoice, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
+import { deliver } from './watch';
 import { micros, rate } from '../report';
 
 export type ProfiledPath = 'create' | 'get' | 'cached-get' | 'watch' | 'startup';
@@ -84,11 +85,7 @@ async function runWatchProfile(ctx: Context): Promise<void> {
     try {
       const before = await server.stats();
       window.push(before.hrtimeUs);
-      let received = 0;
-      for (let seq = 1; seq <= writes; seq++) {
-        received += (await ctx.worker.call<{ received: number }>('watchRound', { watchers: id, seq, timeoutMs: 5000 })).received;
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      const { received } = await deliver(ctx.worker, id, writes, 0);
       const after = await server.stats();
       window.push(after.hrtimeUs);
       summaryLine = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled (the profiler adds some)`;

@@ -33,7 +33,8 @@ interface FanOut {
   heapPerWatcher?: number;
 }
 
-async function deliver(worker: Child, watchers: number, writes: number, seqBase: number): Promise<Omit<FanOut, 'counts'>> {
+/** Writes one at a time, each delivered to every watcher (also what `--profile=watch` drives). */
+export async function deliver(worker: Child, watchers: number, writes: number, seqBase: number): Promise<Omit<FanOut, 'counts'>> {
   const latency = new Histogram();
   let received = 0;
   let early = 0;
