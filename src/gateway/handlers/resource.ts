@@ -100,6 +100,27 @@ async function readPatch(exchange: Exchange, codecs: Codecs): Promise<{ patch: P
   return decodePatch(type, await req.readBody(MAX_REQUEST_BODY_BYTES));
 }
 
+/**
+ * The core's view of one request. The abort signal is built only when something reads it
+ * (most requests end before anything listens for an abort); a class keeps the getter on the
+ * prototype, where an object literal with a getter would be built the slow way every request.
+ */
+class DoorContext implements RequestContext {
+  userAgent?: string;
+  decodeReport?: DecodeReport;
+
+  constructor(
+    readonly user: RequestContext['user'],
+    readonly warnings: string[],
+    readonly annotate: RequestContext['annotate'],
+    private readonly request: { readonly signal: AbortSignal },
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.request.signal;
+  }
+}
+
 export function createResourceHandler(options: ResourceHandlerOptions): ResourceHandler {
   const { core, naming, index } = options;
   const watchTimeout = options.watchTimeoutMs ?? (() => defaultWatchTimeoutMs());
@@ -127,15 +148,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
     const route = resolveResourceRoute(info, req.method, index);
     const { target } = route;
     if (route.definition.deprecation) signalDeprecation(exchange, route.definition, info, naming, options.metrics);
-    // The signal is built on first use: most requests end before anything listens for an abort.
-    const ctx: RequestContext = {
-      user: userOf(exchange),
-      warnings: exchange.warnings,
-      get signal() {
-        return req.signal;
-      },
-      annotate: exchange.annotate,
-    };
+    const ctx: RequestContext = new DoorContext(userOf(exchange), exchange.warnings, exchange.annotate, req);
     if (req.headers['user-agent']) ctx.userAgent = req.headers['user-agent'];
     const restrictions = restrictionsFor(route, naming);
     const output = negotiateOutput(req, codecs, restrictions);
