@@ -51,6 +51,18 @@ function fanOut(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
+/**
+ * Busy time added to every routed GET (`spin` call, µs): run at Keelson's request rate, the bare
+ * server shows what Node, TLS and the kernel cost per request at that rate (a slower server's
+ * writes wake a waiting client, which costs more than feeding a busy one).
+ */
+let spinNs = 0n;
+
+function spin(ns: bigint): void {
+  const until = process.hrtime.bigint() + ns;
+  while (process.hrtime.bigint() < until);
+}
+
 const EVENT_HEAD = Buffer.from('{"type":"ADDED","object":');
 const EVENT_TAIL = Buffer.from('}\n');
 
@@ -69,6 +81,7 @@ function main(): void {
         res.end(notFound);
         return;
       }
+      if (spinNs > 0n) spin(spinNs);
       res.writeHead(200, { 'content-type': route.contentType, 'content-length': route.body.length });
       res.end(route.body);
     },
@@ -77,6 +90,9 @@ function main(): void {
   serveCalls({
     route: (args: { path: string; body: Uint8Array; contentType: string }) => {
       routes.set(args.path, { body: Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength), contentType: args.contentType });
+    },
+    spin: (args: { us: number }) => {
+      spinNs = BigInt(Math.round(args.us * 1000));
     },
     stats,
     gc: () => {

@@ -117,19 +117,21 @@ export interface BareServer {
   child: Child;
   target: Target;
   route(path: string, body: Buffer, contentType: string): Promise<void>;
+  /** Busy-wait this long in every routed GET (see bare-server.ts). */
+  spin(us: number): Promise<void>;
   stats(): Promise<ServerStats>;
   gc(): Promise<ServerStats>;
   stop(): Promise<void>;
 }
 
 /** The bare node:https reference, with the certificates Keelson generated in `dataDir`. */
-export async function startBare(build: Build, dataDir: string, clientTls: Target['tls']): Promise<BareServer> {
+export async function startBare(build: Build, dataDir: string, clientTls: Target['tls'], cpuProfDir?: string): Promise<BareServer> {
   let onListening: (port: number) => void = () => {};
   const listening = new Promise<number>((resolve) => (onListening = resolve));
   const child = forkChild(build.file('tools/bench/bare-server'), 'bare-https', {
     args: [dataDir],
     env: build.env,
-    execArgv: ['--expose-gc'],
+    execArgv: cpuProfDir ? ['--expose-gc', '--cpu-prof', '--cpu-prof-dir', cpuProfDir] : ['--expose-gc'],
     onEvent: (event) => event.event === 'listening' && onListening(event.port as number),
   });
   const port = await listening;
@@ -137,6 +139,7 @@ export async function startBare(build: Build, dataDir: string, clientTls: Target
     child,
     target: { host: '127.0.0.1', port, tls: clientTls },
     route: (p, body, contentType) => child.call('route', { path: p, body, contentType }),
+    spin: (us) => child.call('spin', { us }),
     stats: () => child.call<ServerStats>('stats'),
     gc: () => child.call<ServerStats>('gc'),
     stop: async () => {

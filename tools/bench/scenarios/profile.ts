@@ -11,7 +11,7 @@ import { ApiClient } from '../api';
 import { type Context, learnTemplate } from '../context';
 import { createBodyTemplate, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
-import { type StoreChoice, startKeelson } from '../processes';
+import { type StoreChoice, startBare, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
 import { deliver } from './watch';
 import { micros, rate } from '../report';
@@ -31,9 +31,21 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   const server = await startKeelson(ctx.build, { store, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
   let summaryLine = '';
   const window: number[] = [];
+  // Gets are profiled beside the bare node:https reference serving the same bytes, so what
+  // Node and TLS cost per request is read off a profile of the same run.
+  const bareProfDir = which === 'create' ? undefined : await ctx.tmpDir('cpu-prof-bare');
+  const bare = bareProfDir ? await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir) : undefined;
+  const bareWindow: number[] = [];
+  let bareLine = '';
   try {
     const api = new ApiClient(server.target);
     await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+    const getPath = `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
+    if (bare) {
+      const reader = new ApiClient(server.target);
+      const res = await reader.request('GET', getPath).finally(() => reader.close());
+      await bare.route(getPath, res.body, res.headers['content-type'] ?? 'application/json');
+    }
     await server.settle();
     let run = 0;
     const cell: Cell = {
@@ -42,28 +54,52 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
       spec: () =>
         which === 'create'
           ? { op: 'request', method: 'POST', paths: [replicaSetsPath(NAMESPACE)], body: createBodyTemplate(NAMESPACE), namePrefix: `p${++run}`, expect: 201 }
-          : { op: 'request', method: 'GET', paths: [`${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`], expect: 200 },
+          : { op: 'request', method: 'GET', paths: [getPath], expect: 200 },
       serverCpu: async () => {
         const stats = await server.stats();
         window.push(stats.hrtimeUs);
         return stats.cpuUs;
       },
     };
-    const [k] = await sideBySide([cell], { ...ctx.timing, rounds: 1 });
+    const cells: Cell[] = [cell];
+    if (bare) {
+      cells.push({
+        ...cell,
+        open: { kind: 'https', target: bare.target, connections: clients },
+        serverCpu: async () => {
+          const stats = await bare.stats();
+          bareWindow.push(stats.hrtimeUs);
+          return stats.cpuUs;
+        },
+      });
+    }
+    const [k, b] = await sideBySide(cells, { ...ctx.timing, rounds: 1 });
     summaryLine = `${rate(perSecond(k))} ${which}s/s, ${micros(cpuPerOp(k))} µs server CPU each while profiled (the profiler adds some)`;
+    if (bare && b) {
+      bareLine = `${rate(perSecond(b))} gets/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, bare node:https serving the same bytes`;
+      // The bare server again, slowed by a busy-wait to about Keelson's rate: its CPU beyond the
+      // busy-wait is what Node, TLS and the kernel cost a request at that rate.
+      const spinUs = Math.max(0, cpuPerOp(k) - cpuPerOp(b));
+      await bare.spin(spinUs);
+      const [slowed] = await sideBySide([cells[1]], { ...ctx.timing, rounds: 1 });
+      bareLine += `; with ${micros(spinUs)} µs of busy-wait per request: ${rate(perSecond(slowed))} gets/s, ${micros(cpuPerOp(slowed))} µs CPU each, so Node, TLS and the kernel cost ${micros(cpuPerOp(slowed) - spinUs)} µs per request at that rate`;
+    }
   } finally {
     await server.stop();
+    await bare?.stop();
   }
   await summarize(ctx, profDir, window, `Profile of the ${which} path (${store.kind}, ${clients} clients, measured window only)`, summaryLine);
+  if (bareProfDir) await summarize(ctx, bareProfDir, bareWindow, `Profile of bare node:https serving the same ${which} bytes (${clients} clients, measured window only)`, bareLine, '-bare');
 }
 
-async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string): Promise<void> {
+async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string, outSuffix = ''): Promise<void> {
   const file = (await readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no .cpuprofile written');
   const full = path.join(profDir, file);
-  if (ctx.options.profileOut) await copyFile(full, ctx.options.profileOut);
+  const out = ctx.options.profileOut?.replace(/(\.cpuprofile)?$/, `${outSuffix}$1`);
+  if (out) await copyFile(full, out);
   const summary = summarizeProfile(full, { startUs: window[0], endUs: window[1] }, 25);
-  ctx.sections.push(`${renderProfileSummary(summary, title)}\n\n${summaryLine}${ctx.options.profileOut ? `; profile saved to ${ctx.options.profileOut}` : ''}`);
+  ctx.sections.push(`${renderProfileSummary(summary, title)}\n\n${summaryLine}${out ? `; profile saved to ${out}` : ''}`);
 }
 
 /** Watch fan-out under the profiler: 1,000 HTTPS watchers, 100 creates one at a time, each delivered to all. */
