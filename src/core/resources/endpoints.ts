@@ -27,12 +27,26 @@ const UPDATE_ONLY: readonly Verb[] = ['update'];
 const CREATE_ONLY: readonly Verb[] = ['create'];
 
 /** The verbs a type serves on its main resource, in name order: its own list, or all of them. */
-export function verbsOf(def: Pick<ResourceDefinition, 'verbs'>): Verb[] {
-  return [...(def.verbs ?? ALL_VERBS)].sort();
+export function verbsOf(def: Pick<ResourceDefinition, 'verbs'>): readonly Verb[] {
+  const own = def.verbs ?? ALL_VERBS;
+  let sorted = sortedVerbs.get(own);
+  if (!sorted) sortedVerbs.set(own, (sorted = Object.freeze([...own].sort())));
+  return sorted;
 }
 
+/** verbsOf's answers by the list they sort: every request routes through them. */
+const sortedVerbs = new WeakMap<readonly Verb[], readonly Verb[]>();
+
 /** The subresources a type serves, in name order. */
-export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
+export function subresourcesOf(def: ResourceDefinition): readonly SubresourceInfo[] {
+  let subs = subresourcesByType.get(def);
+  if (!subs) subresourcesByType.set(def, (subs = Object.freeze(listSubresources(def))));
+  return subs;
+}
+
+const subresourcesByType = new WeakMap<ResourceDefinition, readonly SubresourceInfo[]>();
+
+function listSubresources(def: ResourceDefinition): SubresourceInfo[] {
   const subs: SubresourceInfo[] = [];
   if (def.finalize) subs.push({ name: 'finalize', verbs: UPDATE_ONLY });
   if (def.scale) subs.push({ name: 'scale', verbs: READ_WRITE, responseKind: SCALE_KIND });

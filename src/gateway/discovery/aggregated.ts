@@ -65,7 +65,7 @@ function versionDiscovery(index: ResourceIndex, group: string, version: string):
       responseKind: { group: '', version: '', kind: def.kind },
       scope: def.namespaced ? 'Namespaced' : 'Cluster',
       singularResource: def.singular,
-      verbs: verbsOf(def),
+      verbs: [...verbsOf(def)],
     };
     if (def.shortNames?.length) r.shortNames = [...def.shortNames];
     if (def.categories?.length) r.categories = [...def.categories];

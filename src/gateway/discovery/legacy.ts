@@ -70,7 +70,7 @@ export function apiResourcesOf(def: ResourceDefinition): APIResource[] {
     singularName: def.singular,
     namespaced: def.namespaced,
     kind: def.kind,
-    verbs: verbsOf(def),
+    verbs: [...verbsOf(def)],
   };
   if (def.shortNames?.length) main.shortNames = [...def.shortNames];
   if (def.categories?.length) main.categories = [...def.categories];

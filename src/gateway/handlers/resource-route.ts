@@ -39,7 +39,18 @@ export function methodNotAllowed(): StatusError {
 type Shape = 'collection' | 'allNamespaces' | 'object' | 'subresource';
 
 /** Which action each method maps to on a path of this shape, given the verbs served there. */
-function methodsFor(shape: Shape, verbs: readonly Verb[]): Map<string, ResourceAction> {
+function methodsFor(shape: Shape, verbs: readonly Verb[]): ReadonlyMap<string, ResourceAction> {
+  let byShape = methodTables.get(verbs);
+  if (!byShape) methodTables.set(verbs, (byShape = new Map()));
+  let methods = byShape.get(shape);
+  if (!methods) byShape.set(shape, (methods = methodTable(shape, verbs)));
+  return methods;
+}
+
+/** methodsFor's tables, by the (shared) verb list they were built from. */
+const methodTables = new WeakMap<readonly Verb[], Map<Shape, ReadonlyMap<string, ResourceAction>>>();
+
+function methodTable(shape: Shape, verbs: readonly Verb[]): Map<string, ResourceAction> {
   const has = (v: Verb) => verbs.includes(v);
   const m = new Map<string, ResourceAction>();
   const addGet = (action: ResourceAction) => {
