@@ -70,7 +70,8 @@ export class ServerMetrics {
   readonly registry = new Registry();
   readonly requests: FastCounter<keyof RequestLabels | 'code'>;
   readonly requestDuration: FastHistogram<keyof RequestLabels>;
-  readonly inflight: Gauge<'request_kind'>;
+  /** Requests in flight by kind, counted by the limits step and read into the gauge at scrape. */
+  readonly inflightNow = { readOnly: 0, mutating: 0 };
   readonly longRunning: Gauge<keyof Omit<RequestLabels, 'dry_run'>>;
   readonly terminations: Counter<keyof RequestLabels | 'code'>;
   readonly watchEvents: FastCounter<'group' | 'version' | 'kind'>;
@@ -99,14 +100,17 @@ export class ServerMetrics {
       REQUEST_BUCKETS,
       this.registry,
     );
-    this.inflight = new Gauge({
+    const inflightNow = this.inflightNow;
+    new Gauge({
       name: 'apiserver_current_inflight_requests',
       help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
       labelNames: ['request_kind'],
       registers,
+      collect() {
+        this.set({ request_kind: 'readOnly' }, inflightNow.readOnly);
+        this.set({ request_kind: 'mutating' }, inflightNow.mutating);
+      },
     });
-    this.inflight.set({ request_kind: 'readOnly' }, 0);
-    this.inflight.set({ request_kind: 'mutating' }, 0);
     this.longRunning = new Gauge({
       name: 'apiserver_longrunning_requests',
       help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',

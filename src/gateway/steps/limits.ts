@@ -46,31 +46,28 @@ function requestedTimeoutMs(query: URLSearchParams): number | undefined {
 }
 
 export function limitsStep(options: LimitsOptions): Step {
-  let readOnly = 0;
-  let mutating = 0;
-  const gauge = options.metrics?.inflight;
+  // The counts live on the metrics when there are any, which read them at scrape.
+  const inflight = options.metrics?.inflightNow ?? { readOnly: 0, mutating: 0 };
   return (next) => async (exchange) => {
     const info = exchange.info!;
     if (isLongRunning(info)) return next(exchange);
     const isReadOnly = READ_ONLY_VERBS.has(info.verb);
     const limit = isReadOnly ? options.maxReadOnly : options.maxMutating;
-    const current = isReadOnly ? readOnly : mutating;
+    const current = isReadOnly ? inflight.readOnly : inflight.mutating;
     if (limit > 0 && current >= limit && !exchange.user?.groups.includes(PRIVILEGED_GROUP)) {
       refuse(exchange, options);
       return;
     }
-    if (isReadOnly) readOnly++;
-    else mutating++;
-    gauge?.set({ request_kind: isReadOnly ? 'readOnly' : 'mutating' }, isReadOnly ? readOnly : mutating);
+    if (isReadOnly) inflight.readOnly++;
+    else inflight.mutating++;
     try {
       await withTimeout(next, exchange, options);
       // The request holds its slot until its response left the process, as a Go handler blocks
       // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
       await exchange.response.whenFlushed();
     } finally {
-      if (isReadOnly) readOnly--;
-      else mutating--;
-      gauge?.set({ request_kind: isReadOnly ? 'readOnly' : 'mutating' }, isReadOnly ? readOnly : mutating);
+      if (isReadOnly) inflight.readOnly--;
+      else inflight.mutating--;
     }
   };
 }

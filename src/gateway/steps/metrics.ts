@@ -77,10 +77,14 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
     const labels = requestLabels(info, request.query, request.headers['content-type'], index);
     const start = performance.now();
     const longRunning = isLongRunning(info);
-    const { dry_run: _dryRun, ...longRunningLabels } = labels;
-    if (longRunning) metrics.longRunning.inc(longRunningLabels);
+    let longRunningLabels: Omit<RequestLabels, 'dry_run'> | undefined;
+    if (longRunning) {
+      const { dry_run: _dryRun, ...rest } = labels;
+      longRunningLabels = rest;
+      metrics.longRunning.inc(longRunningLabels);
+    }
     await thenWithCode(next, exchange, (status) => {
-      if (longRunning) metrics.longRunning.dec(longRunningLabels);
+      if (longRunningLabels) metrics.longRunning.dec(longRunningLabels);
       const one = seriesOf(labels);
       let counter = one.byCode.get(status);
       if (!counter) {
