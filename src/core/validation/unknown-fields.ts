@@ -54,85 +54,152 @@ type Json = Record<string, unknown>;
 
 const isPlainObject = isObject<Json>;
 
+/**
+ * Where the walk is, as a chain of steps to the root: the path strings are built only for what
+ * is reported (an unknown field, an open path, a mismatch), not for every field walked.
+ */
+class Step {
+  constructor(
+    readonly parent: Step | undefined,
+    /** An object key, or undefined for a list index. */
+    readonly key: string | undefined,
+    readonly index: number,
+    /** A struct field (in Go's errorContext), not a map key or list index. */
+    readonly field: boolean,
+  ) {}
+}
+
+/** Go's field path of `step`, e.g. `spec.template.spec.containers[0].foo` (joinKey/joinIndex). */
+function pathOf(step: Step | undefined): string {
+  if (!step) return '';
+  const parent = pathOf(step.parent);
+  return step.key === undefined ? joinIndex(parent, step.index) : joinKey(parent, step.key);
+}
+
+/** Go's errorContext: the struct field names only, joined with dots. */
+function fieldStackOf(step: Step | undefined): string {
+  if (!step) return '';
+  const parent = fieldStackOf(step.parent);
+  return step.field ? joinKey(parent, step.key!) : parent;
+}
+
+/** A message type's Go struct name (the last part of its full name), worked out once per type. */
+const structNames = new WeakMap<SchemaType, string>();
+
+function structName(type: SchemaType): string {
+  let name = structNames.get(type);
+  if (name === undefined) structNames.set(type, (name = type.name.slice(type.name.lastIndexOf('.') + 1)));
+  return name;
+}
+
 class Walker {
   readonly unknown: UnknownField[] = [];
   readonly open: string[] = [];
   mismatch: TypeMismatch | undefined;
   private readonly types = schemaTypes();
-
-  constructor(private readonly options: WalkOptions) {}
-
+  private readonly sorted: boolean;
   /** Nulls become Go's zero values where Go would decode them so (only when the walk may change the value). */
-  private get normalize(): boolean {
-    return this.options.prune ?? true;
+  private readonly normalize: boolean;
+
+  constructor(private readonly options: WalkOptions) {
+    this.sorted = options.keyOrder === 'sorted';
+    this.normalize = options.prune ?? true;
   }
 
-  private keys(obj: Json): string[] {
-    const keys = Object.keys(obj);
-    return this.options.keyOrder === 'sorted' ? keys.sort(compareGoStrings) : keys;
-  }
-
-  /** `fieldStack` is Go's errorContext: struct field names only, for type-mismatch messages. */
-  value(v: unknown, type: ValueType, path: string, struct: string, fieldStack: string): void {
+  /** `at` is where `v` sits; `struct` the Go struct whose field holds it (for mismatch messages). */
+  value(v: unknown, type: ValueType, at: Step | undefined, struct: string): void {
     if (v === null || v === undefined) return;
     switch (type.kind) {
       case 'scalar':
-        if (!scalarFits(type.scalar, v)) this.mismatchAt(v, type, struct, fieldStack);
+        if (!scalarFits(type.scalar, v)) this.mismatchAt(v, type, struct, at);
         return;
       case 'special':
-        if (type.special === 'RawExtension' || type.special === 'FieldsV1') this.open.push(path);
+        if (type.special === 'RawExtension' || type.special === 'FieldsV1') this.open.push(pathOf(at));
         return;
-      case 'list':
-        if (!Array.isArray(v)) return this.mismatchAt(v, type, struct, fieldStack);
-        v.forEach((item, i) => {
+      case 'list': {
+        if (!Array.isArray(v)) return this.mismatchAt(v, type, struct, at);
+        const item = type.item;
+        const leaf = item.kind === 'scalar';
+        for (let i = 0; i < v.length; i++) {
+          let element: unknown = v[i];
           // Go decodes a null element into the element's zero value (`[null]` → `[{}]`, `[""]`).
-          if (item === null && this.normalize) {
-            const zero = zeroOf(type.item);
-            if (zero !== null) v[i] = item = zero;
+          if (element === null && this.normalize) {
+            const zero = zeroOf(item);
+            if (zero !== null) v[i] = element = zero;
           }
-          this.value(item, type.item, joinIndex(path, i), struct, fieldStack);
-        });
+          if (leaf) {
+            if (element !== null && element !== undefined && !scalarFits(item.scalar, element)) this.mismatchAt(element, item, struct, at);
+          } else {
+            this.value(element, item, new Step(at, undefined, i, false), struct);
+          }
+        }
         return;
+      }
       case 'map':
-        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, fieldStack);
-        for (const key of this.keys(v)) this.value(v[key], type.value, joinKey(path, key), struct, fieldStack);
+        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
+        if (type.value.kind === 'scalar') {
+          const scalar = type.value;
+          for (const key of this.keys(v)) {
+            const entry = v[key];
+            if (entry !== null && entry !== undefined && !scalarFits(scalar.scalar, entry)) this.mismatchAt(entry, scalar, struct, at);
+          }
+          return;
+        }
+        for (const key of this.keys(v)) this.value(v[key], type.value, new Step(at, key, 0, false), struct);
         return;
       case 'message':
-        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, fieldStack);
-        this.message(v, this.types.get(type.type)!, path, fieldStack);
+        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
+        this.message(v, this.types.get(type.type)!, at);
         return;
     }
   }
 
-  message(obj: Json, type: SchemaType, path: string, fieldStack: string): void {
-    const struct = type.name.slice(type.name.lastIndexOf('.') + 1);
+  message(obj: Json, type: SchemaType, at: Step | undefined): void {
+    const struct = structName(type);
     for (const key of this.keys(obj)) {
+      const v = obj[key];
       if (type.typeMeta && (key === 'apiVersion' || key === 'kind')) {
-        if (typeof obj[key] !== 'string' && obj[key] !== null) {
-          this.mismatchAt(obj[key], { kind: 'scalar', scalar: 'string' }, struct, joinKey(fieldStack, key));
-        }
+        if (typeof v !== 'string' && v !== null) this.mismatchAt(v, STRING, struct, new Step(at, key, 0, true));
         continue;
       }
       const prop = type.property.get(key);
-      const keyPath = joinKey(path, key);
-      // Go leaves a non-pointer struct at its zero value for a JSON null: an empty object here.
-      if (prop && obj[key] === null && this.normalize && prop.field.type.kind === 'message' && !prop.field.pointer) obj[key] = {};
       if (!prop) {
+        const keyPath = joinKey(pathOf(at), key);
         this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
         this.open.push(keyPath);
-        if (this.options.prune ?? true) delete obj[key];
+        if (this.normalize) delete obj[key];
         continue;
       }
-      this.value(obj[key], prop.field.type, keyPath, struct, joinKey(fieldStack, key));
+      const fieldType = prop.field.type;
+      if (v === null || v === undefined) {
+        // Go leaves a non-pointer struct at its zero value for a JSON null: an empty object here.
+        if (v === null && this.normalize && fieldType.kind === 'message' && !prop.field.pointer) obj[key] = {};
+        continue;
+      }
+      // A scalar field is checked here: no step is made unless it is the wrong type.
+      if (fieldType.kind === 'scalar') {
+        if (!scalarFits(fieldType.scalar, v)) this.mismatchAt(v, fieldType, struct, new Step(at, key, 0, true));
+        continue;
+      }
+      this.value(v, fieldType, new Step(at, key, 0, true), struct);
     }
   }
 
-  private mismatchAt(v: unknown, type: ValueType, struct: string, fieldStack: string): void {
+  /** An object's keys in the walk's order (see WalkOptions.keyOrder). */
+  private keys(obj: Json): string[] {
+    const keys = Object.keys(obj);
+    return this.sorted ? keys.sort(compareGoStrings) : keys;
+  }
+
+  /** A mismatch of a value at `at` (a list element or map value is reported at its list's or map's field). */
+  private mismatchAt(v: unknown, type: ValueType, struct: string, at: Step | undefined): void {
     this.mismatch ??= {
-      message: `json: cannot unmarshal ${jsonValueKind(v)} into Go struct field ${struct}.${fieldStack} of type ${goTypeName(type)}`,
+      message: `json: cannot unmarshal ${jsonValueKind(v)} into Go struct field ${struct}.${fieldStackOf(at)} of type ${goTypeName(type)}`,
     };
   }
 }
+
+const STRING: ValueType = { kind: 'scalar', scalar: 'string' };
 
 /** Go's zero value of a list element decoded from null, or null where Go keeps nil. */
 function zeroOf(type: ValueType): unknown {
@@ -152,6 +219,6 @@ function zeroOf(type: ValueType): unknown {
  */
 export function walkFields(value: Json, type: SchemaType, options: WalkOptions = {}): FieldWalk {
   const walker = new Walker(options);
-  walker.message(value, type, '', '');
+  walker.message(value, type, undefined);
   return { unknown: walker.unknown, open: walker.open, ...(walker.mismatch ? { mismatch: walker.mismatch } : {}) };
 }
