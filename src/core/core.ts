@@ -152,7 +152,7 @@ class InProcessCore implements Core {
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
     const admission = this.admissionChain(options, nsDef, storage, clock);
-    const deps = { store, naming, clock, admission };
+    const deps = { store, naming, clock, admission, written: this.cache.written };
     for (const def of this.resources) {
       const key = resourceKey(def.group, def.version, def.resource);
       if (def.notStored) this.handled.set(key, { def, handler: handlers[def.resource]! });

@@ -24,6 +24,34 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /**
+ * Whether `value` is exactly what JSON.parse would give back for its JSON: plain objects and
+ * arrays (no holes), strings, booleans, null and finite numbers other than -0; no undefined.
+ * Such a value and its stored JSON decode are interchangeable.
+ */
+export function isPlainJson(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i])) return false;
+        return true;
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key])) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
  * The field sets of managedFields (`fieldsV1`) are most of a cached object's heap (one small
  * object per owned field: ~3.5 KB of a 5 KB ReplicaSet) and are the same for every object
  * written the same way by the same manager (a template's pods, a controller's objects). The

@@ -11,7 +11,8 @@ import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
 import { tryDecodeFromStorage } from '../storage/object-codec';
-import { CacheEvent, CachedObject, compareKeys, deepFreeze, shareFieldSets } from './cached-object';
+import { CacheEvent, CachedObject, compareKeys, deepFreeze, isPlainJson, shareFieldSets } from './cached-object';
+import type { WrittenObjects } from './written-objects';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
 
@@ -64,6 +65,17 @@ export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
   return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(decoded.object)));
 }
 
+/**
+ * The object a door's write was made from, taken for the cache in place of decoding `kv`
+ * (written-objects.ts): it gains the revision as its resourceVersion, as a decode would give
+ * it, and is frozen. Undefined when it holds anything its JSON would not give back.
+ */
+function adoptWritten(kv: KeyValue, obj: ApiObject): CachedObject | undefined {
+  if (!isPlainJson(obj) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
+  obj.metadata.resourceVersion = String(kv.modRevision);
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(obj)));
+}
+
 export class ResourceCache {
   readonly apiVersion: string;
   private objects = new Map<string, CachedObject>();
@@ -79,6 +91,8 @@ export class ResourceCache {
     private readonly settings: ResourceCacheSettings,
     /** The cache's revision: every change up to it has been applied (owned by the WatchCache). */
     private readonly revision: () => number,
+    /** Objects doors' writes were made from, taken instead of decoding their events. */
+    private readonly written?: WrittenObjects,
   ) {
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     this.window = new EventWindow(settings.windowMs, settings.maxEvents, 0);
@@ -126,7 +140,8 @@ export class ResourceCache {
       }
       change = new CacheEvent('DELETED', event.revision, last.atRevision(event.revision), last, now);
     } else {
-      const current = tryDecodeCached(event.kv);
+      const written = this.written?.take(event.kv);
+      const current = (written && adoptWritten(event.kv, written)) || tryDecodeCached(event.kv);
       if (!(current instanceof CachedObject)) {
         // Reads of the key now answer 500; watchers hear nothing until it is rewritten or removed.
         this.corrupt.set(key, { ...current, lastGood: previous ?? broken?.lastGood });

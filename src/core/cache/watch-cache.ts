@@ -13,6 +13,7 @@
  * each follows the same revision sequence.
  */
 import { SharedRevision } from './shared-revision';
+import { WrittenObjects } from './written-objects';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
 import { type Clock, systemClock } from '../../clock';
@@ -59,6 +60,8 @@ export class WatchCache {
   readonly freshnessTimeoutMs: number;
   private readonly retryMs: number;
   private readonly caches = new Map<string, ResourceCache>();
+  /** Objects doors' writes were made from, awaiting their events (written-objects.ts). */
+  readonly written = new WrittenObjects();
   private sharedRevision?: SharedRevision;
   private current = 0;
   private ready = false;
@@ -90,7 +93,7 @@ export class WatchCache {
   register(def: ResourceDefinition): ResourceCache {
     let cache = this.caches.get(def.resource);
     if (!cache) {
-      cache = new ResourceCache(def, this.resourceSettings, () => this.current);
+      cache = new ResourceCache(def, this.resourceSettings, () => this.current, this.written);
       this.caches.set(def.resource, cache);
     }
     return cache;
@@ -207,6 +210,7 @@ export class WatchCache {
         if (!more) break;
       }
       if (this.closed) return;
+      this.written.clear();
       for (const [resource, cache] of this.caches) cache.replace(byResource.get(resource) ?? [], revision, corruptByResource.get(resource));
       this.current = revision;
       this.follow(revision + 1);

@@ -27,6 +27,7 @@ import { managedFieldsAfterUpdate } from '../apply';
 import { parseResourceVersion } from './list-options';
 import { DeleteFlow } from './delete-flow';
 import { storageError } from './storage-errors';
+import type { WrittenObjects } from '../cache/written-objects';
 import { type WriteRequest, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
 /**
@@ -34,9 +35,14 @@ import { type WriteRequest, admissionAttributes, isDryRun, strategyScope } from 
  * it, so decoding them again would only rebuild it; it gains the write's resourceVersion.
  */
 function asWritten(obj: ApiObject, kv: KeyValue): ApiObject {
+  // Already the watch cache's, with this resourceVersion (WriteDeps.written).
+  if (Object.isFrozen(obj)) return obj;
   obj.metadata = { ...obj.metadata, resourceVersion: String(kv.modRevision) };
   return obj;
 }
+
+/** Bodies a door handed over, as checkBody took them: their request lets go of them once answered. */
+const doorBodies = new WeakSet<ApiObject>();
 
 export interface WriteDeps {
   store: Store;
@@ -44,6 +50,11 @@ export interface WriteDeps {
   clock: Clock;
   /** The admission chain every write runs through. */
   admission: Admission;
+  /**
+   * Where a door's written object is offered to the watch cache, which then takes it instead of
+   * decoding its bytes (core/cache/written-objects.ts); the object is frozen when taken.
+   */
+  written?: WrittenObjects;
 }
 
 /** How a delete runs: the `AllowUnsafeMalformedObjectDeletion` gate, and whether this is the unsafe delete. */
@@ -120,7 +131,9 @@ export class ResourceWrites {
         `the object provided is unrecognized (must be of type ${this.def.kind}): no kind "${String(obj.kind)}" is registered for version "${expected}"`,
       );
     }
-    const copy = takeHandedOver(obj) ? obj : deepCopy(obj);
+    const handedOver = takeHandedOver(obj);
+    const copy = handedOver ? obj : deepCopy(obj);
+    if (handedOver) doorBodies.add(copy);
     copy.apiVersion = expected;
     copy.kind = this.def.kind;
     const meta = (copy.metadata ??= {});
@@ -204,11 +217,16 @@ export class ResourceWrites {
       if (existing.kv) throw alreadyExists(this.groupResource, meta.name!);
       return { object: obj, created: true };
     }
+    const written = doorBodies.has(obj) ? this.deps.written : undefined;
     for (let attempt = 1; ; attempt++) {
+      const key = objectKey(this.def.resource, meta.namespace, meta.name!);
+      const bytes = encodeForStorage(obj);
+      written?.expect(key, bytes, obj);
       try {
-        const kv = await this.deps.store.create(objectKey(this.def.resource, meta.namespace, meta.name!), encodeForStorage(obj));
+        const kv = await this.deps.store.create(key, bytes);
         return { object: asWritten(obj, kv), created: true };
       } catch (err) {
+        written?.forget(key, obj);
         if (StoreError.is(err, 'exists')) {
           if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
             meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
@@ -226,7 +244,8 @@ export class ResourceWrites {
    * the read's revision, and on a conflict recompute from the value the store returned.
    * An unchanged object is not written (no new resourceVersion), as upstream does.
    */
-  async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false): Promise<WriteResult> {
+  async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false, fromDoor = false): Promise<WriteResult> {
+    const written = fromDoor ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(this.def.resource, req.namespace, name);
     let current: KeyValue | undefined;
@@ -243,15 +262,18 @@ export class ResourceWrites {
       const bytes = encodeForStorage(next);
       try {
         if (!current) {
+          written?.expect(key, bytes, next);
           const kv = await this.deps.store.create(key, bytes);
           return { object: asWritten(next, kv), created: true };
         }
         if (Buffer.compare(Buffer.from(bytes), Buffer.from(encodeForStorage(currentObj!))) === 0) {
           return { object: currentObj!, created: false };
         }
+        written?.expect(key, bytes, next);
         const kv = await this.deps.store.update(key, bytes, current.modRevision);
         return { object: asWritten(next, kv), created: false };
       } catch (err) {
+        written?.forget(key, next);
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
           current = err.current;
           continue;
@@ -339,7 +361,8 @@ export class ResourceWrites {
     checkName(checked, req.name);
     let result: WriteResult;
     try {
-      result = await this.guaranteedUpdate(req, (current) => this.prepareUpdate(req, { body: checked, current: current! }));
+      // A door's PUT answers with the object written and lets go of it (WriteDeps.written).
+      result = await this.guaranteedUpdate(req, (current) => this.prepareUpdate(req, { body: checked, current: current! }), false, doorBodies.has(checked));
     } catch (err) {
       // PUT of an absent object creates it where the type allows (upstream AllowCreateOnUpdate).
       if (!(req.subresource === '' && this.def.allowCreateOnUpdate && StatusError.is(err, 'NotFound'))) throw err;

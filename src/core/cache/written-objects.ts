@@ -1,0 +1,62 @@
+/**
+ * Objects the core has just written on behalf of a door, waiting for their watch event: the
+ * watch cache takes such an object as it is (frozen) instead of decoding the bytes it was
+ * written as, which it would otherwise do for every create and update (docs/ARCHITECTURE.md,
+ * "Watch cache").
+ *
+ * Only a door's body qualifies (`handOver` in core/api.ts): its request answers with the object
+ * and lets go of it, so freezing it takes nothing from anyone. An in-process caller gets its
+ * object back to change and write again, so its writes are decoded from their bytes as before.
+ *
+ * An object is taken only when the event's bytes are the very bytes written from it, so a
+ * concurrent writer of the same key, or an object changed after it was encoded, is decoded
+ * instead. Entries whose event never comes (the write failed, or the cache relisted) are
+ * forgotten; at most MAX_PENDING are kept.
+ */
+import type { ApiObject } from '../api';
+import type { KeyValue } from '../../store';
+
+const MAX_PENDING = 4096;
+
+interface Pending {
+  bytes: Uint8Array;
+  object: ApiObject;
+}
+
+export class WrittenObjects {
+  private pending = new Map<string, Pending>();
+
+  /** `object` is about to be written to `key` as `bytes`. */
+  expect(key: string, bytes: Uint8Array, object: ApiObject): void {
+    if (this.pending.size >= MAX_PENDING && !this.pending.has(key)) this.pending = new Map();
+    this.pending.set(key, { bytes, object });
+  }
+
+  /** The write of `object` failed: its event will not come. */
+  forget(key: string, object: ApiObject): void {
+    if (this.pending.get(key)?.object === object) this.pending.delete(key);
+  }
+
+  /** The object written as `kv`'s value, if it is one waiting here (and it is taken). */
+  take(kv: KeyValue): ApiObject | undefined {
+    const entry = this.pending.get(kv.key);
+    if (!entry) return undefined;
+    this.pending.delete(kv.key);
+    return sameBytes(entry.bytes, kv.value) ? entry.object : undefined;
+  }
+
+  /** The cache relisted: any event still awaited will not be applied one by one. */
+  clear(): void {
+    this.pending = new Map();
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+}

@@ -1,0 +1,135 @@
+/**
+ * The watch cache takes the object a door's write was made from instead of decoding the bytes
+ * it was stored as; anything else is decoded as before (written-objects.ts). On both backends:
+ * the embedded store delivers the event before the write's caller resumes, etcd after.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createCore, type Core } from '../../../src/core';
+import { handOver, type ApiObject } from '../../../src/core/api';
+import { type Store, createStore } from '../../../src/store';
+import { objectKey } from '../../../src/core/storage/keys';
+import { decodeFromStorage } from '../../../src/core/storage/object-codec';
+import { createNaming } from '../../../src/naming';
+import { WrittenObjects } from '../../../src/core/cache/written-objects';
+import { isPlainJson } from '../../../src/core/cache/cached-object';
+import { startEtcd, type EtcdInstance } from '../../support/etcd';
+
+const ctx = () => ({ user: { username: 'admin', groups: ['system:masters'] } });
+const target = { group: '', version: 'v1', resource: 'configmaps', namespace: 'default' };
+const configMap = (name: string, data: Record<string, unknown> = { a: '1' }): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) as ApiObject;
+
+describe.each(['embedded', 'etcd'] as const)('on the %s store', (backend) => {
+  let dir: string;
+  let etcd: EtcdInstance | undefined;
+  let core: Core;
+  let store: Store;
+
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-written-'));
+    if (backend === 'etcd') etcd = await startEtcd();
+    store = etcd ? createStore({ kind: 'etcd', endpoints: [etcd.endpoint] }) : createStore({ kind: 'embedded', dataDir: dir });
+    core = createCore({ store, naming: createNaming('kubernetes'), compactionIntervalMs: 0 });
+    await core.ready();
+  });
+
+  afterAll(async () => {
+    await core.close();
+    await etcd?.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  /** The cache's object for `name`, once the cache has seen everything written so far. */
+  async function cached(name: string): Promise<ApiObject> {
+    await core.get({ ...target, name }, {}, ctx());
+    return core.get({ ...target, name }, { resourceVersion: '0' }, ctx());
+  }
+
+  it("a door's create is the cache's object: frozen, with the write's resourceVersion, equal to its stored bytes' decode", async () => {
+    const { object } = await core.create(target, handOver(configMap('door')), {}, ctx());
+    const held = await cached('door');
+    expect(held).toBe(object);
+    expect(Object.isFrozen(held)).toBe(true);
+    expect(Object.isFrozen(held.metadata)).toBe(true);
+    expect(held.metadata?.resourceVersion).toBe(object.metadata?.resourceVersion);
+    // What a decode of the stored value would have given: same JSON, key order included.
+    const { kv } = await store.get(objectKey('configmaps', 'default', 'door'));
+    expect(JSON.stringify(decodeFromStorage(kv!))).toBe(JSON.stringify(held));
+  });
+
+  it("a door's update is taken the same way", async () => {
+    const { object: created } = await core.create(target, handOver(configMap('door-update')), {}, ctx());
+    const body = handOver({ ...configMap('door-update', { a: '2' }), metadata: { name: 'door-update', resourceVersion: created.metadata!.resourceVersion } } as ApiObject);
+    const { object } = await core.update({ ...target, name: 'door-update' }, body, {}, ctx());
+    const held = await cached('door-update');
+    expect(held).toBe(object);
+    expect(held.data).toEqual({ a: '2' });
+  });
+
+  it("an in-process caller's object stays its own: not frozen, and the cache holds a decoded copy", async () => {
+    const { object } = await core.create(target, configMap('mine'), {}, ctx());
+    const held = await cached('mine');
+    expect(held).not.toBe(object);
+    expect(Object.isFrozen(object)).toBe(false);
+    object.data = { changed: 'yes' };
+    expect(held.data).toEqual({ a: '1' });
+  });
+
+  it('an object holding what JSON would not give back is decoded instead', async () => {
+    // undefined is dropped by the stored JSON: the cache must not keep the key.
+    const body = handOver(configMap('odd', { a: '1', b: undefined }));
+    const { object } = await core.create(target, body, {}, ctx());
+    const held = await cached('odd');
+    expect(held).not.toBe(object);
+    expect(Object.keys(held.data as object)).toEqual(['a']);
+  });
+});
+
+describe('WrittenObjects', () => {
+  const kv = (key: string, value: string) => ({ key, value: Buffer.from(value), createRevision: 1, modRevision: 1, version: 1 });
+
+  it('gives an object back only for the very bytes written from it, once', () => {
+    const written = new WrittenObjects();
+    const obj = configMap('x');
+    written.expect('/k', Buffer.from('{"a":1}'), obj);
+    expect(written.take(kv('/k', '{"a":2}'))).toBeUndefined();
+    written.expect('/k', Buffer.from('{"a":1}'), obj);
+    expect(written.take(kv('/k', '{"a":1}'))).toBe(obj);
+    expect(written.take(kv('/k', '{"a":1}'))).toBeUndefined();
+  });
+
+  it('forgets a failed write, but not a newer write of the same key', () => {
+    const written = new WrittenObjects();
+    const first = configMap('x');
+    const second = configMap('x');
+    written.expect('/k', Buffer.from('1'), first);
+    written.forget('/k', first);
+    expect(written.size).toBe(0);
+    written.expect('/k', Buffer.from('1'), first);
+    written.expect('/k', Buffer.from('2'), second);
+    written.forget('/k', first);
+    expect(written.take(kv('/k', '2'))).toBe(second);
+  });
+
+  it('keeps a bounded number of entries', () => {
+    const written = new WrittenObjects();
+    for (let i = 0; i < 10_000; i++) written.expect(`/k${i}`, Buffer.from('1'), configMap('x'));
+    expect(written.size).toBeLessThanOrEqual(4096);
+  });
+});
+
+describe('isPlainJson', () => {
+  it.each([
+    [{ a: [1, 'x', true, null, { b: {} }] }, true],
+    [{ a: undefined }, false],
+    [[1, , 3], false],
+    [{ a: Number.NaN }, false],
+    [{ a: -0 }, false],
+    [{ a: new Date(0) }, false],
+    [{ a: Object.create(null) }, true],
+    [{ a: 1n }, false],
+  ])('%p → %p', (value, plain) => {
+    expect(isPlainJson(value)).toBe(plain);
+  });
+});
