@@ -58,6 +58,9 @@ export class EmbeddedLog {
   private readonly listStmt: Database.Statement<[string, string | Buffer, number, number], LogRow>;
   private readonly countStmt: Database.Statement<[string, string | Buffer, number], number>;
   private readonly windowStmt: Database.Statement<[number, number, string, string | Buffer], LogRow>;
+  private readonly beginStmt: Database.Statement<[]>;
+  private readonly commitStmt: Database.Statement<[]>;
+  private readonly rollbackStmt: Database.Statement<[]>;
   private readonly setMetaStmt: Database.Statement<[string, number]>;
   private readonly getMetaStmt: Database.Statement<[string], number>;
   private readonly compactTxn: (revision: number, previous: number) => void;
@@ -99,6 +102,9 @@ export class EmbeddedLog {
     this.windowStmt = db.prepare(
       `SELECT ${ROW_COLUMNS} FROM log WHERE id >= ? AND id < ? AND name >= ? AND name < ? ORDER BY id`,
     );
+    this.beginStmt = db.prepare('BEGIN');
+    this.commitStmt = db.prepare('COMMIT');
+    this.rollbackStmt = db.prepare('ROLLBACK');
     this.setMetaStmt = db.prepare(`INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`);
     this.getMetaStmt = db.prepare<[string], number>(`SELECT value FROM meta WHERE name = ?`).pluck();
     const deleteSuperseded = db.prepare<[number, number]>(
@@ -141,7 +147,22 @@ export class EmbeddedLog {
     return revision === undefined ? this.latestStmt.get(name) : this.atRevisionStmt.get(name, revision);
   }
 
-  /** Appends one row; an autocommit INSERT, so one transaction per write. */
+  /** Open a transaction that the following appends join (the store's group commit). */
+  begin(): void {
+    this.beginStmt.run();
+  }
+
+  /** Make the open transaction's appends durable (see `configure` for how durable). */
+  commit(): void {
+    this.commitStmt.run();
+  }
+
+  /** Drop the open transaction's appends, if it is still open (SQLite ends it itself on some errors). */
+  rollback(): void {
+    if (this.db.inTransaction) this.rollbackStmt.run();
+  }
+
+  /** Appends one row: its own transaction, or part of the one `begin` opened. */
   append(row: LogRow): void {
     this.insertStmt.run(row.id, row.name, row.created, row.deleted, row.create_revision, row.prev_revision, row.value, row.old_value);
   }
