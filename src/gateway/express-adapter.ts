@@ -174,6 +174,9 @@ class NodeGatewayResponse implements GatewayResponse {
   whenFlushed(): Promise<void> | undefined {
     const { res } = this;
     if (res.writableFinished || res.destroyed) return undefined;
+    // Ended and all of it taken by the socket, which passed it on to the kernel: nothing of it
+    // is left in the process ('finish' would only say so a tick later).
+    if (res.writableEnded && res.writableLength === 0 && (res.socket?.writableLength ?? 0) === 0) return undefined;
     return new Promise<void>((resolve) => {
       const done = () => {
         res.off('finish', done);

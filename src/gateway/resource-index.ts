@@ -20,6 +20,7 @@ export class ResourceIndex {
   private readonly byGroupVersion = new Map<string, ResourceDefinition[]>();
   private readonly byResource = new Map<string, ResourceDefinition>();
   private readonly groupList: ServedGroup[] = [];
+  private groupsByName?: Map<string, ServedGroup>;
 
   constructor(readonly definitions: readonly ResourceDefinition[]) {
     for (const def of definitions) {
@@ -51,7 +52,8 @@ export class ResourceIndex {
   }
 
   group(name: string): ServedGroup | undefined {
-    return this.groupList.find((g) => g.name === name);
+    this.groupsByName ??= new Map(this.groupList.map((g) => [g.name, g]));
+    return this.groupsByName.get(name);
   }
 
   /** All served groups, the core group ('') first. */

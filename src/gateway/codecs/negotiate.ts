@@ -104,8 +104,24 @@ function parseQ(text: string): number {
   return Math.fround(Number(text));
 }
 
-/** Upstream goautoneg.ParseAccept. */
-export function parseAccept(header: string): AcceptClause[] {
+/**
+ * Upstream goautoneg.ParseAccept, remembered per header text: clients send the same few Accept
+ * headers on every request. The answers are frozen and shared.
+ */
+export function parseAccept(header: string): readonly AcceptClause[] {
+  let clauses = parsedAccepts.get(header);
+  if (!clauses) {
+    if (parsedAccepts.size >= MAX_PARSED_ACCEPTS) parsedAccepts.clear();
+    clauses = Object.freeze(parseAcceptHeader(header).map((c) => Object.freeze({ ...c, params: Object.freeze(c.params) })));
+    parsedAccepts.set(header, clauses);
+  }
+  return clauses;
+}
+
+const MAX_PARSED_ACCEPTS = 256;
+const parsedAccepts = new Map<string, readonly AcceptClause[]>();
+
+function parseAcceptHeader(header: string): AcceptClause[] {
   const clauses: AcceptClause[] = [];
   for (const rawPart of header.split(',')) {
     const part = rawPart.replace(/^ +| +$/g, '');

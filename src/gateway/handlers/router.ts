@@ -57,10 +57,19 @@ export function rootPaths(index: ResourceIndex, health: HealthChecks): string[] 
 
 /** Is the path under an API root upstream serves with go-restful (`/api`, `/apis/<served group>`)? */
 function underServedRoot(path: string, index: ResourceIndex): boolean {
-  const parts = path.replace(/^\/+|\/+$/g, '').split('/');
-  if (parts[0] === 'api') return true;
-  if (parts[0] === 'apis') return parts.length === 1 || (parts[1] !== '' && index.group(parts[1]) !== undefined);
-  return false;
+  // The path without its leading and trailing slashes, read segment by segment.
+  let start = 0;
+  while (path.charCodeAt(start) === 0x2f) start++;
+  let end = path.length;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  const slash = path.indexOf('/', start);
+  const first = slash < 0 || slash >= end ? path.slice(start, end) : path.slice(start, slash);
+  if (first === 'api') return true;
+  if (first !== 'apis') return false;
+  if (slash < 0 || slash >= end) return true;
+  const next = path.indexOf('/', slash + 1);
+  const group = next < 0 || next >= end ? path.slice(slash + 1, end) : path.slice(slash + 1, next);
+  return group !== '' && index.group(group) !== undefined;
 }
 
 function isGet(method: string): boolean {
