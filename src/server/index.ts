@@ -110,6 +110,8 @@ interface Backend {
   resources: readonly ResourceDefinition[];
   store?: Store;
   ready(): Promise<void>;
+  /** Start the controllers, once the server is ready (upstream's readyz does not wait for them). */
+  startControllers?(): void;
   close(): Promise<void>;
 }
 
@@ -198,6 +200,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       if (summary.created + summary.updated + summary.recreated > 0) {
         deps.log(`default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`);
       }
+    },
+    startControllers: () => {
       const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
       controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect, useServiceAccountCredentials: config.useServiceAccountCredentials, clock: deps.clock });
     },
@@ -507,6 +511,9 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const ready = opened.ready().then(async () => {
     await authorization.start();
     state.coreReady = true;
+    // After /readyz turns ok: their first pass over every object (the garbage collector's graph)
+    // would otherwise hold the answer up.
+    if (!closing) opened.startControllers?.();
   });
   if (options.waitForReady ?? true) {
     try {

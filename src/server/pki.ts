@@ -7,14 +7,29 @@
  * A certificate is made again when it is missing, unreadable, not signed by the CA, close to
  * expiry, or (serving) lacks a needed name. P-256 keys, PKCS#8 PEM.
  */
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
-import { randomBytes, webcrypto } from 'node:crypto';
+import type * as X509Library from '@peculiar/x509';
+import { X509Certificate, randomBytes, webcrypto } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+let x509Library: typeof X509Library | undefined;
+
+/**
+ * `@peculiar/x509`, loaded when a certificate is to be made: checking the ones on disk at each
+ * start uses node:crypto, and loading the library costs ~16 MB of RSS for good (docs/BENCHMARKS.md,
+ * idle RSS).
+ */
+function peculiar(): typeof X509Library {
+  if (!x509Library) {
+    // A require on first use rather than an import: imports load at start.
+    require('reflect-metadata');
+    const lib = require('@peculiar/x509') as typeof X509Library;
+    lib.cryptoProvider.set(webcrypto as unknown as Crypto);
+    x509Library = lib;
+  }
+  return x509Library;
+}
 
 const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
 const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
@@ -56,7 +71,8 @@ export interface EnsurePkiOptions {
 }
 
 interface KeyedCert {
-  cert: x509.X509Certificate;
+  /** node:crypto's view of the certificate, for the checks. */
+  cert: X509Certificate;
   key: CryptoKey;
   certPem: string;
   keyPem: string;
@@ -89,7 +105,7 @@ async function readKeyed(dir: string, base: string): Promise<KeyedCert | undefin
   try {
     const certPem = await readFile(path.join(dir, `${base}.crt`), 'utf8');
     const keyPem = await readFile(path.join(dir, `${base}.key`), 'utf8');
-    const cert = new x509.X509Certificate(certPem);
+    const cert = new X509Certificate(certPem);
     const key = await webcrypto.subtle.importKey('pkcs8', derOf(keyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
     return { cert, key, certPem, keyPem };
   } catch {
@@ -106,12 +122,14 @@ async function newKeys(): Promise<CryptoKeyPair> {
   return (await webcrypto.subtle.generateKey(SIGNING_ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
 }
 
-async function keyed(cert: x509.X509Certificate, keys: CryptoKeyPair): Promise<KeyedCert> {
+async function keyed(made: X509Library.X509Certificate, keys: CryptoKeyPair): Promise<KeyedCert> {
   const keyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { cert, key: keys.privateKey, certPem: cert.toString('pem') + '\n', keyPem };
+  const certPem = made.toString('pem') + '\n';
+  return { cert: new X509Certificate(certPem), key: keys.privateKey, certPem, keyPem };
 }
 
 async function createCa(now: Date): Promise<KeyedCert> {
+  const x509 = peculiar();
   const keys = await newKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
@@ -130,18 +148,20 @@ async function createCa(now: Date): Promise<KeyedCert> {
 }
 
 interface LeafSpec {
-  subject: x509.JsonName;
+  subject: X509Library.JsonName;
   usage: 'server' | 'client';
   names?: string[];
 }
 
 async function createLeaf(ca: KeyedCert, spec: LeafSpec, now: Date): Promise<KeyedCert> {
+  const x509 = peculiar();
   const keys = await newKeys();
-  const extensions: x509.Extension[] = [
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const extensions: X509Library.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
     new x509.ExtendedKeyUsageExtension([spec.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
-    await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert),
   ];
   if (spec.names?.length) {
     extensions.push(new x509.SubjectAlternativeNameExtension(spec.names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))));
@@ -149,7 +169,7 @@ async function createLeaf(ca: KeyedCert, spec: LeafSpec, now: Date): Promise<Key
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
     subject: spec.subject,
-    issuer: ca.cert.subject,
+    issuer: caCert.subject,
     notBefore: new Date(now.getTime() - BACKDATE_MS),
     notAfter: new Date(now.getTime() + LEAF_LIFETIME_MS),
     signingAlgorithm: SIGNING_ALGORITHM,
@@ -162,15 +182,37 @@ async function createLeaf(ca: KeyedCert, spec: LeafSpec, now: Date): Promise<Key
 
 /** Signed by `ca`, valid now and for a while yet, and (when given) holding every name. */
 async function stillGood(leaf: KeyedCert, ca: KeyedCert, now: Date, names?: string[]): Promise<boolean> {
-  if (leaf.cert.issuer !== ca.cert.subject) return false;
-  if (!(await leaf.cert.verify({ publicKey: ca.cert.publicKey, signatureOnly: true }))) return false;
-  if (leaf.cert.notBefore.getTime() > now.getTime() || leaf.cert.notAfter.getTime() - RENEW_BEFORE_MS < now.getTime()) return false;
+  if (!leaf.cert.checkIssued(ca.cert)) return false;
+  if (!leaf.cert.verify(ca.cert.publicKey)) return false;
+  if (notBefore(leaf.cert) > now.getTime() || notAfter(leaf.cert) - RENEW_BEFORE_MS < now.getTime()) return false;
   if (names) {
-    const san = leaf.cert.getExtension(x509.SubjectAlternativeNameExtension);
-    const held = new Set((san?.names.toJSON() ?? []).map((n) => canonicalName(n.value)));
+    const held = new Set(sanNames(leaf.cert).map(canonicalName));
     if (!names.every((n) => held.has(canonicalName(n)))) return false;
   }
   return true;
+}
+
+function notBefore(cert: X509Certificate): number {
+  return new Date(cert.validFrom).getTime();
+}
+
+function notAfter(cert: X509Certificate): number {
+  return new Date(cert.validTo).getTime();
+}
+
+/**
+ * The DNS names and IP addresses of a certificate's subjectAltName, as node:crypto prints it
+ * (`DNS:localhost, IP Address:127.0.0.1`; entries with unusual characters come JSON-quoted).
+ */
+function sanNames(cert: X509Certificate): string[] {
+  const text = cert.subjectAltName;
+  if (!text) return [];
+  const names: string[] = [];
+  for (const m of text.matchAll(/(DNS|IP Address):("(?:[^"\\]|\\.)*"|[^,]*)(?:, |$)/g)) {
+    const value = m[2]!.startsWith('"') ? (JSON.parse(m[2]!) as string) : m[2]!;
+    names.push(value);
+  }
+  return names;
 }
 
 /** The serving names: loopback, localhost, and any specific (non-wildcard) bind address. */
@@ -191,7 +233,7 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
 
   let existingCa = await readKeyed(dir, 'ca');
   let caIsNew = false;
-  if (!existingCa || existingCa.cert.notAfter.getTime() - RENEW_BEFORE_MS < now.getTime()) {
+  if (!existingCa || notAfter(existingCa.cert) - RENEW_BEFORE_MS < now.getTime()) {
     existingCa = await createCa(now);
     await writeKeyed(dir, 'ca', existingCa);
     caIsNew = true;
@@ -237,11 +279,11 @@ export async function signClientCertificate(caCertPem: string, caKeyPem: string,
   let ca: KeyedCert;
   try {
     const key = await webcrypto.subtle.importKey('pkcs8', derOf(caKeyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
-    ca = { cert: new x509.X509Certificate(caCertPem), key, certPem: caCertPem, keyPem: caKeyPem };
+    ca = { cert: new X509Certificate(caCertPem), key, certPem: caCertPem, keyPem: caKeyPem };
   } catch (err) {
     throw new Error(`the signing CA is not a PEM certificate and PKCS#8 P-256 key: ${(err as Error).message}`);
   }
-  const subject: x509.JsonName = [{ CN: [username] }, ...groups.map((g) => ({ O: [g] }))];
+  const subject: X509Library.JsonName = [{ CN: [username] }, ...groups.map((g) => ({ O: [g] }))];
   const leaf = await createLeaf(ca, { subject, usage: 'client' }, now);
   return { cert: leaf.certPem, key: leaf.keyPem };
 }

@@ -13,7 +13,7 @@ import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { systemClock } from '../../src/clock';
 import type { AdmissionPlugin } from '../../src/core/admission';
-import { forbidden } from '../../src/status';
+import { StatusError, forbidden } from '../../src/status';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -117,10 +117,19 @@ test('a deleted pod is replaced; a template change leaves existing pods alone', 
     const now = (await podsOf('api')).map((p) => p.metadata!.name!);
     return now.length === 3 && !now.includes(before[0]!);
   });
-  const rs = structuredClone(await core.get(rsTarget('api'), {}, admin));
-  const spec = rs.spec as { template: { spec: { containers: Array<{ image: string }> } } };
-  spec.template.spec.containers[0]!.image = 'nginx:2';
-  await core.update(rsTarget('api'), rs, {}, admin);
+  // The controller is still writing the ReplicaSet's status after the replacement: change the
+  // template as a client would, read and write again on a conflict (client-go's RetryOnConflict).
+  for (let attempt = 1; ; attempt++) {
+    const rs = structuredClone(await core.get(rsTarget('api'), {}, admin));
+    const spec = rs.spec as { template: { spec: { containers: Array<{ image: string }> } } };
+    spec.template.spec.containers[0]!.image = 'nginx:2';
+    try {
+      await core.update(rsTarget('api'), rs, {}, admin);
+      break;
+    } catch (err) {
+      if (!StatusError.is(err, 'Conflict') || attempt === 5) throw err;
+    }
+  }
   await converged('api', 3);
   const images = (await podsOf('api')).map((p) => (p.spec as { containers: Array<{ image: string }> }).containers[0]!.image);
   expect(images).toEqual(['nginx:1', 'nginx:1', 'nginx:1']);

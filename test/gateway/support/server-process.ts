@@ -21,6 +21,8 @@ export interface ServerProcess {
   output(): string;
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number | null>;
+  /** The exit code once the process ends on its own (after a signal the test sent). */
+  exited(): Promise<number | null>;
   /** SIGKILL, then wait for the exit. */
   kill(): Promise<void>;
 }
@@ -75,6 +77,7 @@ export async function startServerProcess(args: string[], options: StartServerPro
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
     },
+    exited: () => exited,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       const code = await exited;
