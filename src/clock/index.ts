@@ -79,8 +79,17 @@ export class ManualClock implements Clock {
 
 /** RFC 3339 with second precision, as upstream serialises metav1.Time. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(ms / 1000);
+  // Writes come many to a second: the text of the last second asked for is kept.
+  if (second !== lastSecond) {
+    lastText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+    lastSecond = second;
+  }
+  return lastText;
 }
+
+let lastSecond = Number.NaN;
+let lastText = '';
 
 /** RFC 3339 with microsecond precision, as upstream serialises metav1.MicroTime. */
 export function rfc3339Micro(ms: number): string {

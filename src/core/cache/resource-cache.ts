@@ -15,6 +15,7 @@ import { CacheEvent, CachedObject, compareKeys, deepFreeze, isPlainJson, shareFi
 import type { WrittenObjects } from './written-objects';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
+import { SortedKeys } from './sorted-keys';
 
 export interface ResourceCacheSettings {
   clock: Clock;
@@ -80,7 +81,7 @@ export class ResourceCache {
   readonly apiVersion: string;
   private objects = new Map<string, CachedObject>();
   private corrupt = new Map<string, CorruptEntry>();
-  private keys: string[] = [];
+  private readonly keys = new SortedKeys(compareKeys);
   private window: EventWindow;
   private readonly watchers = new Set<CacheWatcher>();
   private lastBookmark?: WatchEvent;
@@ -116,7 +117,7 @@ export class ResourceCache {
   replace(objects: CachedObject[], revision: number, corrupt: readonly CorruptEntry[] = []): void {
     this.objects = new Map(objects.map((o) => [o.key, o]));
     this.corrupt = new Map(corrupt.map((c) => [c.key, c]));
-    this.keys = objects.map((o) => o.key).sort(compareKeys);
+    this.keys.reset(objects.map((o) => o.key).sort(compareKeys));
     this.window = new EventWindow(this.settings.windowMs, this.settings.maxEvents, revision);
     this.lastBookmark = undefined;
     for (const watcher of [...this.watchers]) watcher.end();
@@ -182,8 +183,7 @@ export class ResourceCache {
   /** Objects under `prefix` in key order, starting at `startKey` (inclusive) when given. */
   *range(prefix: string, startKey?: string): Generator<CachedObject> {
     const from = startKey !== undefined && compareKeys(startKey, prefix) > 0 ? startKey : prefix;
-    for (let i = this.lowerBound(from); i < this.keys.length; i++) {
-      const key = this.keys[i]!;
+    for (const key of this.keys.from((k) => compareKeys(k, from) < 0)) {
       if (!key.startsWith(prefix)) return;
       yield this.objects.get(key)!;
     }
@@ -191,8 +191,9 @@ export class ResourceCache {
 
   /** Number of objects under `prefix` at or after `startKey`. */
   countFrom(prefix: string, startKey: string): number {
-    const end = this.lowerBoundPrefixEnd(prefix);
-    return Math.max(0, end - this.lowerBound(startKey));
+    // Keys under a prefix are contiguous: the end is the first key past all of them.
+    const end = this.keys.rank((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix));
+    return Math.max(0, end - this.keys.rank((k) => compareKeys(k, startKey) < 0));
   }
 
   /** A BOOKMARK carries only the kind and metadata.resourceVersion; one shared object per revision. */
@@ -269,36 +270,11 @@ export class ResourceCache {
     for (const watcher of [...this.watchers]) watcher.fail(status);
   }
 
-  private lowerBound(key: string): number {
-    let lo = 0;
-    let hi = this.keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareKeys(this.keys[mid]!, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** Index of the first key past every key starting with `prefix` (keys under a prefix are contiguous). */
-  private lowerBoundPrefixEnd(prefix: string): number {
-    let lo = 0;
-    let hi = this.keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const key = this.keys[mid]!;
-      if (compareKeys(key, prefix) < 0 || key.startsWith(prefix)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
   private insertKey(key: string): void {
-    this.keys.splice(this.lowerBound(key), 0, key);
+    this.keys.insert(key);
   }
 
   private removeKey(key: string): void {
-    const i = this.lowerBound(key);
-    if (this.keys[i] === key) this.keys.splice(i, 1);
+    this.keys.remove(key);
   }
 }

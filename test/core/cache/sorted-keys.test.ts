@@ -1,0 +1,56 @@
+/**
+ * The cache's chunked key order against a plain sorted array: random inserts and removes,
+ * ranges from any key, and ranks, across many chunk splits and merges.
+ */
+import { SortedKeys } from '../../../src/core/cache/sorted-keys';
+import { compareKeys } from '../../../src/core/cache/cached-object';
+import { seededRandom } from '../../../src/util/seeded-random';
+
+const before = (key: string) => (k: string) => compareKeys(k, key) < 0;
+
+function lowerBound(keys: string[], key: string): number {
+  let i = 0;
+  while (i < keys.length && compareKeys(keys[i]!, key) < 0) i++;
+  return i;
+}
+
+test('matches a sorted array under random inserts and removes', () => {
+  const random = seededRandom(7);
+  const keys = new SortedKeys(compareKeys);
+  let model: string[] = [];
+  const name = () => `/registry/things/ns${Math.floor(random() * 5)}/n${Math.floor(random() * 4000)}${random() < 0.01 ? '\u{1F600}' : ''}`;
+  for (let step = 0; step < 20_000; step++) {
+    const key = name();
+    if (random() < 0.7) {
+      keys.insert(key);
+      if (!model.includes(key)) model.push(key);
+    } else {
+      keys.remove(key);
+      model = model.filter((k) => k !== key);
+    }
+    if (step % 1000 === 999) {
+      model.sort(compareKeys);
+      expect(keys.size).toBe(model.length);
+      expect([...keys.from(() => false)]).toEqual(model);
+      const probe = name();
+      const at = lowerBound(model, probe);
+      expect([...keys.from(before(probe))]).toEqual(model.slice(at));
+      expect(keys.rank(before(probe))).toBe(at);
+      const prefix = '/registry/things/ns2/';
+      expect(keys.rank((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix))).toBe(model.filter((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix)).length);
+    }
+  }
+});
+
+test('reset takes a sorted list; an empty set ranges over nothing', () => {
+  const keys = new SortedKeys(compareKeys);
+  expect([...keys.from(() => false)]).toEqual([]);
+  expect(keys.rank(() => true)).toBe(0);
+  const sorted = Array.from({ length: 5000 }, (_, i) => `/k/${String(i).padStart(5, '0')}`);
+  keys.reset(sorted);
+  expect(keys.size).toBe(5000);
+  expect([...keys.from(before('/k/04998'))]).toEqual(['/k/04998', '/k/04999']);
+  keys.remove('/k/04998');
+  keys.insert('/k/04998a');
+  expect([...keys.from(before('/k/04998'))]).toEqual(['/k/04998a', '/k/04999']);
+});
