@@ -29,26 +29,18 @@ export function deepFreeze<T>(value: T): T {
  * Such a value and its stored JSON decode are interchangeable.
  */
 export function isPlainJson(value: unknown): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value) && !Object.is(value, -0);
-    case 'object': {
-      if (value === null) return true;
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i])) return false;
-        return true;
-      }
-      const proto: unknown = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return false;
-      for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key])) return false;
-      return true;
-    }
-    default:
-      return false;
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return true;
+  if (typeof value === 'number') return Number.isFinite(value) && (value !== 0 || 1 / value > 0);
+  if (typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    // A hole reads as undefined, which fails like an undefined element.
+    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i])) return false;
+    return true;
   }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key])) return false;
+  return true;
 }
 
 /**
