@@ -29,12 +29,25 @@ export class LimitExceeded extends Error {
 
 const depthExceeded = () => new LimitExceeded('depth', `the request body is nested deeper than ${MAX_NESTING_DEPTH} levels`);
 
-/** Check a decoded value against the limits; throws LimitExceeded. */
-export function checkDecodedLimits(value: unknown): void {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+/**
+ * Values a door checked and handed on unchanged: the core's own check of the same value (which
+ * guards in-process and gRPC callers) is then skipped, once.
+ */
+const checkedByDoor = new WeakSet<object>();
+
+/**
+ * Check a decoded value against the limits; throws LimitExceeded. `handedOn`: the caller (a
+ * door) passes the value on as it is, and the next check of it may be skipped.
+ */
+export function checkDecodedLimits(value: unknown, handedOn = false): void {
+  if (typeof value === 'object' && value !== null && checkedByDoor.delete(value)) return;
+  // An explicit stack of values and their depths (no object per entry, no Object.values array).
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
   let count = 0;
-  while (stack.length > 0) {
-    const { value: v, depth } = stack.pop()!;
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
     if (++count > MAX_DECODED_VALUES) throw new LimitExceeded('values', `the request body decodes to more than ${MAX_DECODED_VALUES} values`);
     if (typeof v === 'string') {
       if (v.length > MAX_STRING_LENGTH) throw new LimitExceeded('string', `the request body holds a string longer than ${MAX_STRING_LENGTH} characters`);
@@ -43,11 +56,19 @@ export function checkDecodedLimits(value: unknown): void {
     if (typeof v !== 'object' || v === null) continue;
     if (depth >= MAX_NESTING_DEPTH) throw depthExceeded();
     if (Array.isArray(v)) {
-      for (const item of v) stack.push({ value: item, depth: depth + 1 });
+      for (let i = 0; i < v.length; i++) {
+        values.push(v[i]);
+        depths.push(depth + 1);
+      }
     } else if (!ArrayBuffer.isView(v)) {
-      for (const item of Object.values(v)) stack.push({ value: item, depth: depth + 1 });
+      for (const key in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+        values.push((v as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
+      }
     }
   }
+  if (handedOn && typeof value === 'object' && value !== null) checkedByDoor.add(value);
 }
 
 /**

@@ -41,7 +41,7 @@ export function decodeBody(codec: Codec, body: Uint8Array): unknown {
   } catch (err) {
     throw badRequest(decodeMessage(codec, err));
   }
-  withinLimits(() => checkDecodedLimits(value));
+  withinLimits(() => checkDecodedLimits(value, true));
   return value;
 }
 
@@ -60,7 +60,7 @@ function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; repor
   const text = Buffer.from(body).toString('utf8');
   withinLimits(() => checkRawNesting(text));
   const decoded = decodeStrictText(codec, text);
-  withinLimits(() => checkDecodedLimits(decoded.value));
+  withinLimits(() => checkDecodedLimits(decoded.value, true));
   return decoded;
 }
 
@@ -157,7 +157,7 @@ export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; 
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
-    withinLimits(() => checkDecodedLimits(decoded.value));
+    withinLimits(() => checkDecodedLimits(decoded.value, true));
     return { patch: { type, body: decoded.value }, report: { kind: 'yaml', duplicates: [...decoded.duplicates] } };
   }
   let decoded;
@@ -166,7 +166,7 @@ export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; 
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
-  withinLimits(() => checkDecodedLimits(decoded.value));
+  withinLimits(() => checkDecodedLimits(decoded.value, true));
   const errors =
     type === 'json'
       ? jsonPatchErrors(decoded.value, decoded.duplicates, decoded.firstSeen)

@@ -89,7 +89,7 @@ async function readPatch(exchange: Exchange, codecs: Codecs): Promise<{ patch: P
     const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
     try {
       const value = cbor.decode(body);
-      withinLimits(() => checkDecodedLimits(value));
+      withinLimits(() => checkDecodedLimits(value, true));
       return { patch: { type: 'apply', body: value } };
     } catch (err) {
       throw badRequest(`error decoding CBOR: ${(err as Error).message}`);

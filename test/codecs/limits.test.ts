@@ -1,0 +1,51 @@
+/**
+ * The decoded-body limits: nesting, value count and string length, each refused with its own
+ * LimitExceeded; a value a door checked and handed on is not walked again by the next check,
+ * once.
+ */
+import { LimitExceeded, MAX_DECODED_VALUES, MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkDecodedLimits } from '../../src/codecs/limits';
+
+function nested(depth: number): unknown {
+  let v: unknown = 'leaf';
+  for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { v };
+  return v;
+}
+
+const limitOf = (value: unknown): string | undefined => {
+  try {
+    checkDecodedLimits(value);
+    return undefined;
+  } catch (err) {
+    return err instanceof LimitExceeded ? err.limit : String(err);
+  }
+};
+
+test('each limit is refused, and what is within them passes', () => {
+  expect(limitOf(nested(MAX_NESTING_DEPTH))).toBeUndefined();
+  expect(limitOf(nested(MAX_NESTING_DEPTH + 1))).toBe('depth');
+  expect(limitOf({ s: 'x'.repeat(MAX_STRING_LENGTH) })).toBeUndefined();
+  expect(limitOf({ s: 'x'.repeat(MAX_STRING_LENGTH + 1) })).toBe('string');
+  expect(limitOf(new Array(MAX_DECODED_VALUES).fill(0))).toBe('values');
+  expect(limitOf({ a: [1, 'two', null, true, { b: new Uint8Array(4) }] })).toBeUndefined();
+});
+
+test("only own properties count, as Object.values counts them", () => {
+  const proto = { inherited: nested(MAX_NESTING_DEPTH + 5) };
+  expect(limitOf(Object.assign(Object.create(proto), { own: 1 }))).toBeUndefined();
+});
+
+test('a value a door handed on is skipped by the next check, once', () => {
+  const body = { spec: { a: 1 } };
+  checkDecodedLimits(body, true);
+  // Changed past the limits after the door's check (no door does): the next check trusts the
+  // door's, the one after walks again.
+  (body.spec as Record<string, unknown>).deep = nested(MAX_NESTING_DEPTH + 1);
+  expect(limitOf(body)).toBeUndefined();
+  expect(limitOf(body)).toBe('depth');
+});
+
+test('a value refused by a door is not marked', () => {
+  const body = { deep: nested(MAX_NESTING_DEPTH + 1) };
+  expect(() => checkDecodedLimits(body, true)).toThrow(LimitExceeded);
+  expect(limitOf(body)).toBe('depth');
+});
