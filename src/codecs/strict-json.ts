@@ -113,7 +113,6 @@ class Parser {
   private object(path: string): Record<string, unknown> {
     this.i++;
     const obj: Record<string, unknown> = {};
-    const keys = new Set<string>();
     this.space();
     if (this.s.charCodeAt(this.i) === 0x7d) {
       this.i++;
@@ -124,13 +123,14 @@ class Parser {
       if (this.s.charCodeAt(this.i) !== 0x22) throw new Malformed();
       const key = this.string();
       const seq = this.seq++;
-      const keyPath = joinKey(path, key);
-      if (keys.has(key)) {
+      // Paths are made only by the second, order-tracking pass (decodeStrictJson runs it when
+      // the first found a repeated key); the first only needs to know that there was one.
+      const keyPath = this.trackOrder ? joinKey(path, key) : '';
+      if (Object.prototype.hasOwnProperty.call(obj, key)) {
         this.duplicates.push({ path: keyPath, seq });
         if (this.trackOrder) this.forgetBelow(keyPath);
-      } else {
-        keys.add(key);
-        if (this.trackOrder) this.firstSeen.set(keyPath, seq);
+      } else if (this.trackOrder) {
+        this.firstSeen.set(keyPath, seq);
       }
       this.space();
       if (this.s.charCodeAt(this.i) !== 0x3a) throw new Malformed();
@@ -162,7 +162,7 @@ class Parser {
       return arr;
     }
     for (;;) {
-      arr.push(this.value(joinIndex(path, arr.length)));
+      arr.push(this.value(this.trackOrder ? joinIndex(path, arr.length) : ''));
       this.space();
       const c = this.s.charCodeAt(this.i++);
       if (c === 0x5d) return arr;
