@@ -48,9 +48,12 @@ export function validateLabelName(key: string, path: FieldPath): FieldError[] {
 /** Label keys and values; errors name the map, not the entry, as upstream's do. */
 export function validateLabels(labels: Record<string, string> | undefined, path: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
-  for (const [k, v] of Object.entries(labels ?? {})) {
-    errs.push(...validateLabelName(k, path));
-    errs.push(...isValidLabelValue(String(v)).map((msg) => fieldErrors.invalid(path, v, msg)));
+  if (!labels) return errs;
+  for (const k of Object.keys(labels)) {
+    const v = labels[k];
+    const nameErrors = validateLabelName(k, path);
+    if (nameErrors.length > 0) errs.push(...nameErrors);
+    for (const msg of isValidLabelValue(String(v))) errs.push(fieldErrors.invalid(path, v, msg));
   }
   return errs;
 }
@@ -141,7 +144,11 @@ export function validateFinalizers(finalizers: string[] | undefined, path: Field
   return errs;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 function hasUnprintable(text: string): { char: string; index: number } | undefined {
+  // Printable ASCII (the space included) is the common case: no per-character checks.
+  if (PRINTABLE_ASCII.test(text)) return undefined;
   let index = 0;
   for (const ch of text) {
     if (/[\p{C}\p{Zl}\p{Zp}]/u.test(ch) || (/\s/u.test(ch) && ch !== ' ')) return { char: ch, index };
