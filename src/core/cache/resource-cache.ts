@@ -73,6 +73,8 @@ export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
  */
 function adoptWritten(kv: KeyValue, obj: ApiObject): CachedObject | undefined {
   if (!isPlainJson(obj) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
+  // Last among the metadata, where a decode of the stored value (which has none) puts it.
+  delete obj.metadata.resourceVersion;
   obj.metadata.resourceVersion = String(kv.modRevision);
   return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(obj)));
 }

@@ -12,6 +12,8 @@ const decoder = new TextDecoder();
 
 export function encodeForStorage(obj: ApiObject): Uint8Array {
   const meta = obj.metadata ?? {};
+  // A create's object has none: encoded as it is, without copies.
+  if (obj.metadata && meta.resourceVersion === undefined) return encoder.encode(JSON.stringify(obj));
   const { resourceVersion: _rv, ...rest } = meta;
   return encoder.encode(JSON.stringify({ ...obj, metadata: rest }));
 }
