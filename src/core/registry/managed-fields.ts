@@ -28,7 +28,21 @@ const MAX_MANAGER_BYTES = 128;
  * nothing is left, as upstream names such managers.
  */
 export function managerFromUserAgent(userAgent: string | undefined): string {
-  const prefix = (userAgent ?? '').split('/')[0] ?? '';
+  const text = userAgent ?? '';
+  let manager = managersByUserAgent.get(text);
+  if (manager === undefined) {
+    // Clients send the same few User-Agents on every write.
+    if (managersByUserAgent.size >= MAX_REMEMBERED_USER_AGENTS) managersByUserAgent.clear();
+    managersByUserAgent.set(text, (manager = prefixOfUserAgent(text)));
+  }
+  return manager;
+}
+
+const MAX_REMEMBERED_USER_AGENTS = 256;
+const managersByUserAgent = new Map<string, string>();
+
+function prefixOfUserAgent(userAgent: string): string {
+  const prefix = userAgent.split('/')[0] ?? '';
   let out = '';
   let bytes = 0;
   for (const ch of prefix) {
