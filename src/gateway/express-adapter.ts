@@ -150,16 +150,7 @@ class NodeGatewayResponse implements GatewayResponse {
   }
 
   drain(): Promise<void> {
-    const { res } = this;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-    });
+    return firstOf(this.res, 'drain', 'close');
   }
 
   end(chunk?: Uint8Array | string): void {
@@ -177,16 +168,21 @@ class NodeGatewayResponse implements GatewayResponse {
     // Ended and all of it taken by the socket, which passed it on to the kernel: nothing of it
     // is left in the process ('finish' would only say so a tick later).
     if (res.writableEnded && res.writableLength === 0 && (res.socket?.writableLength ?? 0) === 0) return undefined;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('finish', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('finish', done);
-      res.on('close', done);
-    });
+    return firstOf(res, 'finish', 'close');
   }
+}
+
+/** Resolves at the first of two events of `res`, then listens no more. */
+function firstOf(res: ServerResponse, one: string, other: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off(one, done);
+      res.off(other, done);
+      resolve();
+    };
+    res.on(one, done);
+    res.on(other, done);
+  });
 }
 
 export function toGatewayResponse(res: ServerResponse): GatewayResponse {
