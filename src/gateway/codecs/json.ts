@@ -131,18 +131,36 @@ class OrderedJson {
     yield `{${parts.join(',')}`;
     let first = true;
     for (const item of value.items as unknown[]) {
-      const text = isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item);
+      const text = this.itemText(item, itemType);
       yield first ? text : `,${text}`;
       first = false;
     }
     yield ']}';
   }
 
-  /** The pieces of a large typed list (streamed responses), or undefined. */
+  /**
+   * The pieces of a large typed list (streamed responses), or undefined: from STREAMED_LIST_ITEMS
+   * items, or from STREAMED_LIST_BYTES of item text (the texts are memoised on the items, so
+   * measuring them first costs no second encode).
+   */
   chunks(value: unknown): Iterable<string> | undefined {
-    if (!isObject(value) || !Array.isArray(value.items) || value.items.length < STREAMED_LIST_ITEMS) return undefined;
+    if (!isObject(value) || !Array.isArray(value.items)) return undefined;
     const itemType = this.listItemType(value);
-    return itemType ? this.listPieces(value, itemType) : undefined;
+    if (!itemType) return undefined;
+    const items = value.items as unknown[];
+    if (items.length < STREAMED_LIST_ITEMS) {
+      let size = 0;
+      for (const item of items) {
+        size += this.itemText(item, itemType).length;
+        if (size >= STREAMED_LIST_BYTES) break;
+      }
+      if (size < STREAMED_LIST_BYTES) return undefined;
+    }
+    return this.listPieces(value, itemType);
+  }
+
+  private itemText(item: unknown, itemType: string): string {
+    return isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item);
   }
 
   /** metav1.Table: its fields in Go order, each row's object in its own upstream order. */
@@ -163,6 +181,11 @@ class OrderedJson {
 
 /** Lists from this many items on are written as they are encoded (respond.ts). */
 export const STREAMED_LIST_ITEMS = 500;
+/**
+ * ...and so are lists of fewer, larger items from this much text on: a whole response made at
+ * once is garbage of its size (joined text, then bytes) for each request that asks.
+ */
+export const STREAMED_LIST_BYTES = 512 * 1024;
 
 function* withNewline(pieces: Iterable<string>): Generator<string> {
   yield* pieces;

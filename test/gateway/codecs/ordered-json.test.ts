@@ -63,6 +63,31 @@ describe('ordered JSON codec', () => {
     );
   });
 
+  it('writes a list into its buffer piece by piece, the same bytes as its text, non-ASCII included', () => {
+    const items = Array.from({ length: 300 }, (_, i) => shuffled({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { k: `v ✓ ${'x'.repeat(i)}`, e: '\u{1F600}<&>' } }));
+    const list = { items, metadata: { resourceVersion: '9' }, apiVersion: 'v1', kind: 'ConfigMapList' };
+    const bytes = json.encode(list);
+    expect(bytes.toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
+    expect(bytes.length).toBe(Buffer.byteLength(bytes.toString()));
+    expect(json.encode(list, { pretty: true }).toString()).toBe(indentJson(encodeOrderedJson(registry, list)));
+  });
+
+  it('streams lists from 500 items or 512 KiB of item text, in the same bytes as the whole', () => {
+    const cms = (n: number, size: number) => ({
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '9' },
+      items: Array.from({ length: n }, (_, i) => ({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { v: 'y'.repeat(size) } })),
+    });
+    expect(json.encodeChunks!(cms(10, 100))).toBeUndefined();
+    expect(json.encodeChunks!(cms(100, 4096))).toBeUndefined();
+    for (const list of [cms(500, 10), cms(140, 4096)]) {
+      const pieces = json.encodeChunks!(list);
+      expect(pieces).toBeDefined();
+      expect([...pieces!].join('')).toBe(json.encode(list).toString());
+    }
+  });
+
   it("writes Tables in metav1.Table's order, each row's object in its own", () => {
     const table = {
       rows: [{ object: { metadata: { namespace: 'n', name: 'a' }, apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata' }, cells: ['a', 1] }],
