@@ -89,5 +89,6 @@ export async function runServed(ctx: Context): Promise<void> {
   } finally {
     api.close();
     await server.stop();
+    await etcd.stop();
   }
 }
