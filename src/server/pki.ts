@@ -181,7 +181,7 @@ async function createLeaf(ca: KeyedCert, spec: LeafSpec, now: Date): Promise<Key
 }
 
 /** Signed by `ca`, valid now and for a while yet, and (when given) holding every name. */
-async function stillGood(leaf: KeyedCert, ca: KeyedCert, now: Date, names?: string[]): Promise<boolean> {
+function stillGood(leaf: KeyedCert, ca: KeyedCert, now: Date, names?: string[]): boolean {
   if (!leaf.cert.checkIssued(ca.cert)) return false;
   if (!leaf.cert.verify(ca.cert.publicKey)) return false;
   if (notBefore(leaf.cert) > now.getTime() || notAfter(leaf.cert) - RENEW_BEFORE_MS < now.getTime()) return false;
@@ -243,7 +243,7 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
 
   const ensureLeaf = async (base: string, spec: LeafSpec): Promise<KeyedCert> => {
     const existing = caIsNew ? undefined : await readKeyed(dir, base);
-    if (existing && (await stillGood(existing, ca, now, spec.names))) return existing;
+    if (existing && stillGood(existing, ca, now, spec.names)) return existing;
     const made = await createLeaf(ca, spec, now);
     await writeKeyed(dir, base, made);
     log(`generated ${path.join(dir, `${base}.crt`)}`);

@@ -139,7 +139,7 @@ export class ResourceCache {
       if (!last) return;
       if (previous) {
         this.objects.delete(key);
-        this.removeKey(key);
+        this.keys.remove(key);
       }
       change = new CacheEvent('DELETED', event.revision, last.atRevision(event.revision), last, now);
     } else {
@@ -150,14 +150,14 @@ export class ResourceCache {
         this.corrupt.set(key, { ...current, lastGood: previous ?? broken?.lastGood });
         if (previous) {
           this.objects.delete(key);
-          this.removeKey(key);
+          this.keys.remove(key);
         }
         return;
       }
       this.corrupt.delete(key);
       const before = previous ?? broken?.lastGood;
       this.objects.set(key, current);
-      if (!previous) this.insertKey(key);
+      if (!previous) this.keys.insert(key);
       change = new CacheEvent(before ? 'MODIFIED' : 'ADDED', event.revision, current, before, now);
     }
     this.window.add(change);
@@ -270,13 +270,5 @@ export class ResourceCache {
   /** End every watcher with an ERROR event carrying `status`. */
   failAll(status: Status): void {
     for (const watcher of [...this.watchers]) watcher.fail(status);
-  }
-
-  private insertKey(key: string): void {
-    this.keys.insert(key);
-  }
-
-  private removeKey(key: string): void {
-    this.keys.remove(key);
   }
 }

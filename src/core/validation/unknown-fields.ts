@@ -119,6 +119,7 @@ class Walker {
       case 'list': {
         if (!Array.isArray(v)) return this.mismatchAt(v, type, struct, at);
         const item = type.item;
+        // A scalar is reported at its list's field (indexes are not in Go's errorContext): no step for it.
         const leaf = item.kind === 'scalar';
         for (let i = 0; i < v.length; i++) {
           let element: unknown = v[i];
@@ -127,26 +128,16 @@ class Walker {
             const zero = zeroOf(item);
             if (zero !== null) v[i] = element = zero;
           }
-          if (leaf) {
-            if (element !== null && element !== undefined && !scalarFits(item.scalar, element)) this.mismatchAt(element, item, struct, at);
-          } else {
-            this.value(element, item, new Step(at, undefined, i, false), struct);
-          }
+          this.value(element, item, leaf ? at : new Step(at, undefined, i, false), struct);
         }
         return;
       }
-      case 'map':
+      case 'map': {
         if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
-        if (type.value.kind === 'scalar') {
-          const scalar = type.value;
-          for (const key of this.keys(v)) {
-            const entry = v[key];
-            if (entry !== null && entry !== undefined && !scalarFits(scalar.scalar, entry)) this.mismatchAt(entry, scalar, struct, at);
-          }
-          return;
-        }
-        for (const key of this.keys(v)) this.value(v[key], type.value, new Step(at, key, 0, false), struct);
+        const leaf = type.value.kind === 'scalar';
+        for (const key of this.keys(v)) this.value(v[key], type.value, leaf ? at : new Step(at, key, 0, false), struct);
         return;
+      }
       case 'message':
         if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
         this.message(v, this.types.get(type.type)!, at);

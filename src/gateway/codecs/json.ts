@@ -12,7 +12,7 @@
  * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
  * trailing newline, where compact output ends with json.Encoder's.
  */
-import { encodeOnce } from '../../codecs/encode-once';
+import { encodeOnce, isShared } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
@@ -208,7 +208,7 @@ export function createJsonCodec(naming: Naming): Codec {
   const text = (value: unknown, pretty?: boolean) => {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
     // A cached object's body is kept beside its text: a get by name writes it as it is.
-    if (isObject(value)) return encodeOnce(value, 'application/json#body', (v) => ownBuffer(`${ordered.text(v)}\n`));
+    if (isObject(value) && isShared(value)) return encodeOnce(value, 'application/json#body', (v) => ownBuffer(`${ordered.text(v)}\n`));
     return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   return {
