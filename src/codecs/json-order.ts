@@ -8,6 +8,10 @@
  * It orders, it does not normalise: keys the schema does not know are written after the known
  * ones in their own order, values are written as they are. Raw JSON (RawExtension, FieldsV1)
  * keeps its own key order, as upstream copies raw bytes.
+ *
+ * The compact text is written by code generated per schema type (one function per message type
+ * that reads its properties in declaration order), without a reordered copy; indentation is
+ * Go's json.Indent applied to that text.
  */
 import { CodecError, type Codec } from './codec';
 import type { Naming } from '../naming';
@@ -22,215 +26,165 @@ export interface JsonOrderOptions {
 
 const isPlainObject = isObject<Record<string, unknown>>;
 
-class Printer {
-  constructor(
-    private readonly registry: SchemaRegistry,
-    private readonly indent: string,
-  ) {}
+/** An encoder of one value type to compact JSON text (before the HTML escape), or undefined to leave it out. */
+type ValueEncoder = (value: unknown) => string | undefined;
 
-  private newline(depth: number): string {
-    return this.indent ? `\n${this.indent.repeat(depth)}` : '';
-  }
+/**
+ * Compact JSON generated per schema type: one function per message type that reads the type's
+ * properties in declaration order and writes their text, so no reordered copy is built and the
+ * map keys JS would move first (`"10"`) need no fallback. Untyped values, scalars and the
+ * special types go to `JSON.stringify` as they are.
+ *
+ * A message encoder counts the object's own keys against the known ones it found; only when they
+ * differ does it walk the keys again to append the unknown ones in their own order.
+ */
+class CompiledEncoder {
+  private readonly messages = new Map<string, (value: Record<string, unknown>) => string>();
 
-  private container(open: string, close: string, parts: string[], depth: number): string {
-    if (parts.length === 0) return open + close;
-    const inner = this.newline(depth + 1);
-    return `${open}${inner}${parts.join(`,${inner}`)}${this.newline(depth)}${close}`;
-  }
+  constructor(private readonly registry: SchemaRegistry) {}
 
-  private member(key: string, value: string): string {
-    return `${goJsonString(key)}:${this.indent ? ' ' : ''}${value}`;
-  }
-
-  /** Any JSON value, keys in the order the object holds them (untyped). */
-  untyped(value: unknown, depth: number): string | undefined {
-    if (value === null) return 'null';
-    switch (typeof value) {
-      case 'string':
-        return goJsonString(value);
-      case 'number':
-        return Number.isFinite(value) ? String(value) : 'null';
-      case 'boolean':
-        return value ? 'true' : 'false';
-      case 'object':
-        break;
-      default:
-        return undefined;
-    }
-    if (Array.isArray(value)) {
-      return this.container('[', ']', value.map((v) => this.untyped(v, depth + 1) ?? 'null'), depth);
-    }
-    const parts: string[] = [];
-    for (const key of Object.keys(value as object)) {
-      const v = this.untyped((value as Record<string, unknown>)[key], depth + 1);
-      if (v !== undefined) parts.push(this.member(key, v));
-    }
-    return this.container('{', '}', parts, depth);
-  }
-
-  typed(value: unknown, type: ValueType, depth: number): string | undefined {
-    if (value === null || value === undefined) return this.untyped(value, depth);
-    switch (type.kind) {
-      case 'message':
-        return isPlainObject(value) ? this.object(value, this.registry.type(type.type), depth) : this.untyped(value, depth);
-      case 'list':
-        if (!Array.isArray(value)) return this.untyped(value, depth);
-        return this.container('[', ']', value.map((v) => this.typed(v, type.item, depth + 1) ?? 'null'), depth);
-      case 'map': {
-        if (!isPlainObject(value)) return this.untyped(value, depth);
-        const parts: string[] = [];
-        for (const key of Object.keys(value).sort(compareGoStrings)) {
-          const v = this.typed(value[key], type.value, depth + 1);
-          if (v !== undefined) parts.push(this.member(key, v));
-        }
-        return this.container('{', '}', parts, depth);
-      }
-      default:
-        return this.untyped(value, depth);
-    }
-  }
-
-  object(value: Record<string, unknown>, type: SchemaType, depth: number): string {
-    const parts: string[] = [];
-    const done = new Set<string>();
-    const emit = (key: string, v: string | undefined) => {
-      done.add(key);
-      if (v !== undefined) parts.push(this.member(key, v));
-    };
-    if (type.typeMeta) {
-      for (const key of ['kind', 'apiVersion']) if (key in value) emit(key, this.untyped(value[key], depth + 1));
-    }
-    for (const property of type.properties) {
-      if (property.name in value) emit(property.name, this.typed(value[property.name], property.field.type, depth + 1));
-    }
-    for (const key of Object.keys(value)) {
-      if (!done.has(key)) emit(key, this.untyped(value[key], depth + 1));
-    }
-    return this.container('{', '}', parts, depth);
-  }
-
-  top(value: unknown): string {
+  top(value: unknown): string | undefined {
     if (isPlainObject(value)) {
       const { apiVersion, kind } = value;
       const served = typeof apiVersion === 'string' && typeof kind === 'string' ? this.registry.kind(apiVersion, kind) : undefined;
-      if (served) return this.object(value, served.type, 0);
+      if (served) return this.message(served.type.name)(value);
     }
-    return this.untyped(value, 0) ?? 'null';
+    return JSON.stringify(value);
   }
-}
 
-/** Keys a JS object cannot hold in a chosen position (array indexes go first) or at all. */
-const AWKWARD_KEY = /^(?:0|[1-9]\d{0,9}|__proto__)$/;
-
-/**
- * Each property's place in upstream's output, per type: kind and apiVersion first where the
- * type embeds TypeMeta, then the JSON properties in declaration order.
- */
-const orders = new WeakMap<SchemaType, Map<string, number>>();
-
-function orderOf(type: SchemaType): Map<string, number> {
-  let order = orders.get(type);
-  if (!order) {
-    order = new Map();
-    if (type.typeMeta) {
-      order.set('kind', -2);
-      order.set('apiVersion', -1);
-    }
-    type.properties.forEach((p, i) => {
-      if (!order!.has(p.name)) order!.set(p.name, i);
-    });
-    orders.set(type, order);
+  named(value: unknown, typeName: string): string | undefined {
+    return isPlainObject(value) ? this.message(typeName)(value) : JSON.stringify(value);
   }
-  return order;
-}
 
-/** Thrown inside `Reorderer` when only the printer can keep the order. */
-const NEEDS_PRINTER = Symbol('needs printer');
+  /** The encoder of a message type, compiled on first use (a nested type's on the first value of it). */
+  message(typeName: string): (value: Record<string, unknown>) => string {
+    let encode = this.messages.get(typeName);
+    if (!encode) this.messages.set(typeName, (encode = this.compile(this.registry.type(typeName))));
+    return encode;
+  }
 
-/**
- * The fast path: copy the value with keys inserted in upstream's order and let the native
- * JSON.stringify write it (several times faster than printing by hand). Objects whose order a
- * JS object cannot hold (map keys such as `"10"` that JS moves first) throw NEEDS_PRINTER.
- */
-class Reorderer {
-  constructor(private readonly registry: SchemaRegistry) {}
-
-  typed(value: unknown, type: ValueType): unknown {
-    if (value === null || typeof value !== 'object') return value;
+  private valueEncoder(type: ValueType): ValueEncoder {
     switch (type.kind) {
-      case 'message':
-        return isPlainObject(value) ? this.object(value, this.registry.type(type.type)) : value;
-      case 'list':
-        return Array.isArray(value) ? value.map((v) => this.typed(v, type.item)) : value;
+      case 'message': {
+        const name = type.type;
+        let encode: ((value: Record<string, unknown>) => string) | undefined;
+        return (value) => {
+          if (!isPlainObject(value)) return JSON.stringify(value);
+          return (encode ??= this.message(name))(value);
+        };
+      }
+      case 'list': {
+        const item = this.valueEncoder(type.item);
+        return (value) => {
+          if (!Array.isArray(value)) return JSON.stringify(value);
+          if (value.length === 0) return '[]';
+          let text = '[';
+          for (let i = 0; i < value.length; i++) {
+            if (i > 0) text += ',';
+            text += item(value[i]) ?? 'null';
+          }
+          return text + ']';
+        };
+      }
       case 'map': {
-        if (!isPlainObject(value)) return value;
-        const keys = Object.keys(value).sort(compareGoStrings);
-        const out: Record<string, unknown> = {};
-        for (const key of keys) {
-          if (AWKWARD_KEY.test(key) && keys.length > 1) throw NEEDS_PRINTER;
-          out[key] = this.typed(value[key], type.value);
-        }
-        return out;
+        const entry = this.valueEncoder(type.value);
+        return (value) => {
+          if (!isPlainObject(value)) return JSON.stringify(value);
+          const keys = Object.keys(value);
+          if (keys.length > 1) keys.sort(compareGoStrings);
+          let text = '{';
+          let first = true;
+          for (const key of keys) {
+            const member = entry(value[key]);
+            if (member === undefined) continue;
+            text += first ? `${JSON.stringify(key)}:${member}` : `,${JSON.stringify(key)}:${member}`;
+            first = false;
+          }
+          return text + '}';
+        };
       }
       default:
-        return value;
+        return JSON.stringify;
     }
   }
 
-  /**
-   * Walks the object's own keys (usually far fewer than its type's properties), puts the known
-   * ones in declaration order (insertion sort: a handful of keys, mostly in order already), then
-   * the unknown ones as they came.
-   */
-  object(value: Record<string, unknown>, type: SchemaType): Record<string, unknown> {
-    const order = orderOf(type);
-    const known: string[] = [];
-    let unknown: string[] | undefined;
-    for (const key in value) {
-      const at = order.get(key);
-      if (at === undefined) {
-        if (AWKWARD_KEY.test(key)) throw NEEDS_PRINTER;
-        (unknown ??= []).push(key);
-        continue;
-      }
-      let i = known.length;
-      known.push(key);
-      while (i > 0 && order.get(known[i - 1]!)! > at) {
-        known[i] = known[i - 1]!;
-        i--;
-      }
-      known[i] = key;
+  private compile(type: SchemaType): (value: Record<string, unknown>) => string {
+    const names: string[] = [];
+    if (type.typeMeta) names.push('kind', 'apiVersion');
+    const encoders: ValueEncoder[] = [];
+    if (type.typeMeta) encoders.push(JSON.stringify, JSON.stringify);
+    for (const property of type.properties) {
+      if (names.includes(property.name)) continue;
+      names.push(property.name);
+      encoders.push(this.valueEncoder(property.field.type));
     }
-    const out: Record<string, unknown> = {};
-    for (const key of known) {
-      const property = type.property.get(key);
-      out[key] = property ? this.typed(value[key], property.field.type) : value[key];
-    }
-    if (unknown) for (const key of unknown) out[key] = value[key];
-    return out;
-  }
-
-  top(value: unknown): unknown {
-    if (!isPlainObject(value)) return value;
-    const { apiVersion, kind } = value;
-    const served = typeof apiVersion === 'string' && typeof kind === 'string' ? this.registry.kind(apiVersion, kind) : undefined;
-    return served ? this.object(value, served.type) : value;
+    const known = new Set(names);
+    const lines = ['let text = "{", x, t, found = 0, keys = 0;', 'for (const _ in v) keys++;'];
+    names.forEach((name, i) => {
+      const key = JSON.stringify(name);
+      lines.push(
+        `x = v[${key}];`,
+        `if (x !== undefined) { found++; t = e[${i}](x); if (t !== undefined) text += text.length === 1 ? ${JSON.stringify(`${key}:`)} + t : ${JSON.stringify(`,${key}:`)} + t; }`,
+        `else if (${key} in v) found++;`,
+      );
+    });
+    lines.push('return found === keys ? text + "}" : unknown(v, text) + "}";');
+    const unknown = (value: Record<string, unknown>, text: string): string => {
+      for (const key in value) {
+        if (known.has(key)) continue;
+        const member = JSON.stringify(value[key]);
+        if (member !== undefined) text += text.length === 1 ? `${JSON.stringify(key)}:${member}` : `,${JSON.stringify(key)}:${member}`;
+      }
+      return text;
+    };
+    return new Function('e', 'unknown', `return function (v) {\n${lines.join('\n')}\n};`)(encoders, unknown) as (value: Record<string, unknown>) => string;
   }
 }
 
-/** An encoder bound to one registry: the fast path, and the printer where only it keeps the order. */
-function createEncoder(registry: SchemaRegistry): (value: unknown, indent: string, typeName?: string) => string {
-  const reorderer = new Reorderer(registry);
-  return (value, indent, typeName) => {
-    try {
-      const ordered = typeName ? reorderer.typed(value, { kind: 'message', type: typeName }) : reorderer.top(value);
-      // Inside JSON text these characters only occur in strings, so escaping the whole text is safe.
-      return escapeGoHtml(JSON.stringify(ordered, null, indent || undefined) ?? 'null');
-    } catch (err) {
-      if (err !== NEEDS_PRINTER) throw err;
-      const printer = new Printer(registry, indent);
-      return typeName ? (printer.typed(value, { kind: 'message', type: typeName }, 0) ?? 'null') : printer.top(value);
+/**
+ * Go's json.Indent: a newline and indentation after `{`, `[` and `,`, `": "` after keys, and
+ * empty `{}` / `[]` kept on one line. Strings are copied verbatim.
+ */
+export function indentJson(text: string, indent = '  '): string {
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      if (text[i + 1] === close) {
+        out += c + close;
+        i++;
+      } else {
+        depth++;
+        out += `${c}\n${indent.repeat(depth)}`;
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += `\n${indent.repeat(depth)}${c}`;
+    } else if (c === ',') {
+      out += `,\n${indent.repeat(depth)}`;
+    } else if (c === ':') {
+      out += ': ';
+    } else {
+      out += c;
     }
+  }
+  return out;
+}
+
+/** An encoder bound to one registry. */
+function createEncoder(registry: SchemaRegistry): (value: unknown, indent: string, typeName?: string) => string {
+  const compiled = new CompiledEncoder(registry);
+  return (value, indent, typeName) => {
+    // Inside JSON text these characters only occur in strings, so escaping the whole text is safe.
+    const text = escapeGoHtml((typeName ? compiled.named(value, typeName) : compiled.top(value)) ?? 'null');
+    return indent ? indentJson(text, indent) : text;
   };
 }
 

@@ -58,7 +58,7 @@ describe('Go JSON details', () => {
     expect(encodeOrderedJson(registry, cm)).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"10":"2","9":"3","a":"4","b":"1"}}');
   });
 
-  it('gives the same text on the fast path and the printer path', () => {
+  it('writes integer-like and __proto__ map keys in Go order, compact and indented', () => {
     const plain = { apiVersion: 'v1', kind: 'ConfigMap', data: { b: 'x<y', a: '&' } };
     const awkward = { apiVersion: 'v1', kind: 'ConfigMap', data: { b: 'x<y', a: '&', '7': '' } };
     expect(encodeOrderedJson(registry, plain, { indent: '  ' })).toBe(
@@ -76,6 +76,24 @@ describe('Go JSON details', () => {
     expect(encodeOrderedJsonAs(registry, vol, 'core.v1.Volume')).toBe('{"name":"v","configMap":{"name":"cm","items":[]},"zzz":1}');
     const ns = { spec: {}, metadata: { name: 'n' }, apiVersion: 'v1', kind: 'Namespace', extra: true };
     expect(encodeOrderedJson(registry, ns)).toBe('{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"n"},"spec":{},"extra":true}');
+  });
+
+  it('counts known keys holding undefined, so unknown keys are found and undefined values left out', () => {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: undefined, spec: { finalizers: undefined }, zzz: 1, yyy: undefined };
+    expect(encodeOrderedJson(registry, ns)).toBe('{"kind":"Namespace","apiVersion":"v1","spec":{},"zzz":1}');
+    const shadow = JSON.parse('{"apiVersion":"v1","kind":"Namespace","__proto__":{"a":1},"metadata":{"name":"n"}}');
+    expect(encodeOrderedJson(registry, shadow)).toBe('{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"n"},"__proto__":{"a":1}}');
+  });
+
+  it('writes values of the wrong shape as they are', () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: 'x', data: ['b', 'a'], binaryData: null, immutable: { b: 1, a: 2 } };
+    expect(encodeOrderedJson(registry, cm)).toBe(
+      '{"kind":"ConfigMap","apiVersion":"v1","metadata":"x","immutable":{"b":1,"a":2},"data":["b","a"],"binaryData":null}',
+    );
+    const pod = { apiVersion: 'v1', kind: 'Pod', spec: { containers: { name: 'c' }, volumes: [null, 'v', { name: 'w' }] } };
+    expect(encodeOrderedJson(registry, pod)).toBe(
+      '{"kind":"Pod","apiVersion":"v1","spec":{"volumes":[null,"v",{"name":"w"}],"containers":{"name":"c"}}}',
+    );
   });
 
   it('keeps raw JSON (FieldsV1) in its own key order', () => {

@@ -14,7 +14,7 @@
  */
 import { encodeOnce, isShared } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { encodeOrderedJson, encodeOrderedJsonAs } from '../../codecs/json-order';
+import { encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
@@ -51,44 +51,6 @@ export const jsonCodec: Codec = {
 function plain(value: unknown): string {
   return escapeGoHtml(JSON.stringify(value) ?? 'null');
 }
-
-/**
- * Go's json.Indent with a two-space indent: a newline and indentation after `{`, `[` and `,`,
- * `": "` after keys, and empty `{}` / `[]` kept on one line. Strings are copied verbatim.
- */
-export function indentJson(text: string, indent = '  '): string {
-  let out = '';
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j;
-    } else if (c === '{' || c === '[') {
-      const close = c === '{' ? '}' : ']';
-      if (text[i + 1] === close) {
-        out += c + close;
-        i++;
-      } else {
-        depth++;
-        out += `${c}\n${indent.repeat(depth)}`;
-      }
-    } else if (c === '}' || c === ']') {
-      depth--;
-      out += `\n${indent.repeat(depth)}${c}`;
-    } else if (c === ',') {
-      out += `,\n${indent.repeat(depth)}`;
-    } else if (c === ':') {
-      out += ': ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 
 /** The ordered compact JSON text of values, memoised on frozen (shared, immutable) objects. */
 class OrderedJson {

@@ -5,9 +5,9 @@
  */
 import { deepFreeze } from '../../../src/core/cache/cached-object';
 import { encodeOnce } from '../../../src/codecs/encode-once';
-import { encodeOrderedJson } from '../../../src/codecs/json-order';
+import { encodeOrderedJson, indentJson } from '../../../src/codecs/json-order';
 import { schemaRegistry } from '../../../src/schema';
-import { createCborCodec, createJsonCodec, gatewayCodecs, indentJson } from '../../../src/gateway/codecs';
+import { createCborCodec, createJsonCodec, gatewayCodecs } from '../../../src/gateway/codecs';
 import { createNaming } from '../../../src/naming';
 import { realisticReplicaSet } from '../../codecs/sample-objects';
 import { describeWithFixtures, fixtureRows } from '../../codecs/wire-fixtures';
