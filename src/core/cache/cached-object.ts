@@ -53,7 +53,24 @@ export function isPlainJson(value: unknown): boolean {
  */
 const MAX_SHARED_FIELD_SETS = 4096;
 let sharedFieldSets = new Map<string, Readonly<Record<string, unknown>>>();
-let lastSharedFieldSet: Readonly<Record<string, unknown>> | undefined;
+
+/** A shared set and its JSON text. */
+interface SharedSet {
+  readonly text: string;
+  readonly set: Readonly<Record<string, unknown>>;
+}
+
+/** The shared sets most recently used, newest first: what a decode looks for in stored text. */
+const RECENT_SETS = 4;
+const recentSets: SharedSet[] = [];
+
+function noteRecent(text: string, set: Readonly<Record<string, unknown>>): void {
+  if (recentSets[0]?.set === set) return;
+  const at = recentSets.findIndex((r) => r.set === set);
+  if (at > 0) recentSets.splice(at, 1);
+  recentSets.unshift({ text, set });
+  if (recentSets.length > RECENT_SETS) recentSets.pop();
+}
 
 /** Point `obj`'s field sets at the shared copies (first freezing and sharing any new one); returns `obj`. */
 export function shareFieldSets<T extends ApiObject>(obj: T): T {
@@ -66,8 +83,9 @@ export function shareFieldSets<T extends ApiObject>(obj: T): T {
     if (fields === null || typeof fields !== 'object' || Object.isFrozen(fields)) continue;
     // Objects come in key order, so a set is most often the one just seen (the pods of one
     // ReplicaSet sit together): comparing with it costs half of building the table's key.
-    if (lastSharedFieldSet && sameJson(fields, lastSharedFieldSet)) {
-      e.fieldsV1 = lastSharedFieldSet;
+    const last = recentSets[0];
+    if (last && sameJson(fields, last.set)) {
+      e.fieldsV1 = last.set;
       continue;
     }
     const key = JSON.stringify(fields);
@@ -77,9 +95,64 @@ export function shareFieldSets<T extends ApiObject>(obj: T): T {
       one = deepFreeze(fields as Record<string, unknown>);
       sharedFieldSets.set(key, one);
     }
-    e.fieldsV1 = lastSharedFieldSet = one;
+    e.fieldsV1 = one;
+    noteRecent(key, one);
   }
   return obj;
+}
+
+const FIELDS_MEMBER = '"fieldsV1":';
+/** What a shared set's text is replaced with before parsing: the JSON text of a one-NUL string. */
+const PLACEHOLDER_TEXT = '"\\u0000"';
+const PLACEHOLDER = '\u0000';
+
+/**
+ * JSON.parse for stored objects that skips parsing the field sets it already shares: where a
+ * `"fieldsV1":` member's value is, character for character, the text of a recently used shared
+ * set, the text is parsed with a placeholder there and the entry then points at the shared set.
+ * A field set is half of a ReplicaSet's stored bytes, and parsing it only to find it equal to
+ * one already held was most of the cost of loading the cache.
+ *
+ * Safe because a JSON object's text ends where its braces close, so text that starts with a
+ * set's text holds exactly that value there; and the placeholder is a string no other value can
+ * be (text holding `\u0000` anywhere is parsed as it is), so the parse is used only when every
+ * placeholder turns up as a managedFields entry's `fieldsV1`; anything else is parsed again
+ * whole. Anything it cannot match is parsed and shared as before by shareFieldSets.
+ */
+export function parseSharingFieldSets(text: string): unknown {
+  let at = recentSets.length === 0 ? -1 : text.indexOf(FIELDS_MEMBER);
+  if (at < 0 || text.includes('\\u0000')) return JSON.parse(text);
+  let replaced = '';
+  let from = 0;
+  const sets: Readonly<Record<string, unknown>>[] = [];
+  while (at >= 0) {
+    const value = at + FIELDS_MEMBER.length;
+    const hit = recentSets.find((r) => text.startsWith(r.text, value));
+    if (hit) {
+      replaced += text.slice(from, value) + PLACEHOLDER_TEXT;
+      from = value + hit.text.length;
+      sets.push(hit.set);
+    }
+    at = text.indexOf(FIELDS_MEMBER, hit ? from : value);
+  }
+  if (sets.length === 0) return JSON.parse(text);
+  const parsed: unknown = JSON.parse(replaced + text.slice(from));
+  return restoreSharedSets(parsed, sets) ? parsed : JSON.parse(text);
+}
+
+/** Put `sets` in place of the placeholders, in order; false unless each sits in a managedFields entry. */
+function restoreSharedSets(parsed: unknown, sets: readonly Readonly<Record<string, unknown>>[]): boolean {
+  if (parsed === null || typeof parsed !== 'object') return false;
+  const meta = (parsed as ApiObject).metadata;
+  const entries: unknown = meta !== null && typeof meta === 'object' ? meta.managedFields : undefined;
+  if (!Array.isArray(entries)) return false;
+  let n = 0;
+  for (const entry of entries as unknown[]) {
+    if (entry === null || typeof entry !== 'object' || (entry as { fieldsV1?: unknown }).fieldsV1 !== PLACEHOLDER) continue;
+    if (n === sets.length) return false;
+    (entry as { fieldsV1?: unknown }).fieldsV1 = sets[n++];
+  }
+  return n === sets.length;
 }
 
 /** Whether two JSON values would print the same: equal values, and object keys in the same order. */

@@ -11,7 +11,7 @@ import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
 import { tryDecodeFromStorage } from '../storage/object-codec';
-import { CacheEvent, CachedObject, compareKeys, deepFreeze, isPlainJson, shareFieldSets } from './cached-object';
+import { CacheEvent, CachedObject, compareKeys, deepFreeze, isPlainJson, parseSharingFieldSets, shareFieldSets } from './cached-object';
 import type { WrittenObjects } from './written-objects';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
@@ -61,7 +61,7 @@ export interface CorruptEntry {
 
 /** Decode a stored value for the cache, or say why it cannot be. */
 export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
-  const decoded = tryDecodeFromStorage(kv);
+  const decoded = tryDecodeFromStorage(kv, parseSharingFieldSets);
   if (!decoded.ok) return { key: kv.key, revision: kv.modRevision, cause: decoded.cause };
   return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(decoded.object)));
 }

@@ -25,11 +25,14 @@ export function undecodableObject(key: string, cause: string): StatusError {
 
 export type StoredDecode = { ok: true; object: ApiObject } | { ok: false; cause: string };
 
-/** Decode a stored value, saying why when it cannot be (not JSON, or not an object). */
-export function tryDecodeFromStorage(kv: KeyValue): StoredDecode {
+/**
+ * Decode a stored value, saying why when it cannot be (not JSON, or not an object). `parse`
+ * stands in for JSON.parse where a caller has a faster one for its own use (the watch cache's).
+ */
+export function tryDecodeFromStorage(kv: KeyValue, parse: (text: string) => unknown = JSON.parse): StoredDecode {
   let obj: ApiObject;
   try {
-    obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
+    obj = parse(decoder.decode(kv.value)) as ApiObject;
   } catch (err) {
     return { ok: false, cause: (err as Error).message };
   }

@@ -74,3 +74,66 @@ describe('field sets compared with the last one shared', () => {
     expect(fieldsOf(again)).toBe(fieldsOf(first));
   });
 });
+
+describe('field sets found in the stored text', () => {
+  /** The cache's decode must equal a plain JSON.parse of the same text, whatever the text holds. */
+  function sameAsParse(name: string, text: string): CachedObject {
+    const kv = { key: `/registry/configmaps/default/${name}`, value: Buffer.from(text), createRevision: 30, modRevision: 30 };
+    const got = decoded(kv);
+    const expected = JSON.parse(text);
+    expected.metadata.resourceVersion = '30';
+    expect(JSON.stringify(got.object)).toBe(JSON.stringify(expected));
+    return got;
+  }
+
+  const set = fields({ 'f:text': {} });
+  const setText = JSON.stringify(set);
+  const cm = (metadata: string, rest = '') => `{"apiVersion":"v1","kind":"ConfigMap","metadata":${metadata}${rest}}`;
+  const entry = (fieldsV1: string) => `{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":${fieldsV1}}`;
+
+  beforeAll(() => {
+    // Share the set once the ordinary way, so the text path knows its text.
+    sameAsParse('seed', cm(`{"name":"seed","managedFields":[${entry(setText)}]}`));
+  });
+
+  it('points matching sets at the shared value, in every entry, without parsing them', () => {
+    const seed = sameAsParse('seed2', cm(`{"name":"seed2","managedFields":[${entry(setText)}]}`));
+    const parse = jest.spyOn(JSON, 'parse');
+    const two = sameAsParse('two', cm(`{"name":"two","managedFields":[${entry(setText)},${entry('{"f:data":{}}')},${entry(setText)}]}`));
+    // The cache's parse (the first call; the second is the check's own) never saw the set's text.
+    const seen = String(parse.mock.calls[0]![0]);
+    parse.mockRestore();
+    expect(seen).toContain('"fieldsV1":"\\u0000"');
+    expect(seen).not.toContain(setText);
+    const entries = two.object.metadata!.managedFields!;
+    expect(entries[0]!.fieldsV1).toBe(fieldsOf(seed));
+    expect(entries[2]!.fieldsV1).toBe(fieldsOf(seed));
+    expect(entries[1]!.fieldsV1).toEqual({ 'f:data': {} });
+  });
+
+  it('parses whole a text where a matching set sits outside managedFields', () => {
+    const elsewhere = sameAsParse('elsewhere', cm(`{"name":"elsewhere","managedFields":[${entry(setText)}]}`, `,"data":{"x":"1"},"extra":{"fieldsV1":${setText}}`));
+    expect((elsewhere.object as unknown as { extra: { fieldsV1: unknown } }).extra.fieldsV1).toEqual(set);
+    // Inside a key that ends in `"fieldsV1`, and as a duplicate key whose last value wins.
+    sameAsParse('in-key', cm(`{"name":"in-key","managedFields":[${entry(setText)}],"annotations":{"a\\"fieldsV1":${setText}}}`));
+    sameAsParse('duplicate', cm(`{"name":"duplicate","managedFields":[{"manager":"m","fieldsV1":${setText},"fieldsV1":{"f:spec":{}}}]}`));
+  });
+
+  it('parses whole a text that already holds the placeholder, or NUL strings', () => {
+    const nul = sameAsParse('nul', cm(`{"name":"nul","managedFields":[{"manager":"m","fieldsV1":"\\u0000"},${entry(setText)}]}`));
+    expect(nul.object.metadata!.managedFields![0]!.fieldsV1).toBe('\u0000');
+    sameAsParse('escaped', cm(`{"name":"escaped","labels":{"a":"\\\\u0000"},"managedFields":[${entry(setText)}]}`));
+  });
+
+  it('leaves a set alone when only its start matches, or its spacing differs', () => {
+    const longer = JSON.stringify(fields({ 'f:text': {}, 'f:zzz': {} }));
+    sameAsParse('prefix', cm(`{"name":"prefix","managedFields":[${entry(setText.slice(0, -1) + ',"f:more":{}}')}]}`));
+    sameAsParse('longer', cm(`{"name":"longer","managedFields":[${entry(longer)}]}`));
+    sameAsParse('spaced', cm(`{"name":"spaced","managedFields":[{"manager":"m","fieldsV1": ${setText}}]}`));
+  });
+
+  it('reports text that is not JSON as before', () => {
+    const out = tryDecodeCached({ key: '/registry/configmaps/default/bad', value: Buffer.from(`{"metadata":{"managedFields":[{"fieldsV1":${setText}}]`), createRevision: 31, modRevision: 31 });
+    expect(out).not.toBeInstanceOf(CachedObject);
+  });
+});
