@@ -3,6 +3,7 @@
  * into a StoreError (it may need another read first, e.g. the compacted revision).
  */
 import { ClientClosedError, EtcdWatchStreamEnded, GRPCOutOfRangeError, isRecoverableError } from 'etcd3';
+import { EtcdCallError, GrpcCode } from './etcd-kv';
 
 export type EtcdFailureKind = 'compacted' | 'future-revision' | 'unavailable';
 
@@ -11,10 +12,28 @@ export type EtcdFailureKind = 'compacted' | 'future-revision' | 'unavailable';
 const COMPACTED_MESSAGE = 'required revision has been compacted';
 const FUTURE_MESSAGE = 'required revision is a future revision';
 
+/** The gRPC codes of transient failures (the ones etcd3's fault handling counts as recoverable). */
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([
+  GrpcCode.CANCELLED,
+  GrpcCode.UNKNOWN,
+  GrpcCode.DEADLINE_EXCEEDED,
+  GrpcCode.RESOURCE_EXHAUSTED,
+  GrpcCode.ABORTED,
+  GrpcCode.INTERNAL,
+  GrpcCode.UNAVAILABLE,
+]);
+
 export function classifyEtcdError(err: unknown): EtcdFailureKind | undefined {
   // Duck-typed rather than `instanceof Error`: errors may come from another realm (Jest's VM).
   if (typeof err !== 'object' || err === null) return undefined;
   const message = String((err as { message?: unknown }).message ?? '');
+  if (err instanceof EtcdCallError) {
+    if (err.code === GrpcCode.OUT_OF_RANGE) {
+      if (message.includes(COMPACTED_MESSAGE)) return 'compacted';
+      if (message.includes(FUTURE_MESSAGE)) return 'future-revision';
+    }
+    return TRANSIENT_CODES.has(err.code) ? 'unavailable' : undefined;
+  }
   if (err instanceof GRPCOutOfRangeError || message.includes('etcdserver: mvcc')) {
     if (message.includes(COMPACTED_MESSAGE)) return 'compacted';
     if (message.includes(FUTURE_MESSAGE)) return 'future-revision';

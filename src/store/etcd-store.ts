@@ -4,11 +4,15 @@
  * Every operation is one etcd request, so several API server processes sharing one cluster see
  * one linearizable history (etcd's revision is the store revision). Guarded writes are etcd
  * transactions whose else-branch reads the key, so a failed guard reports the current value in
- * the same round trip, as upstream's etcd3 store does. The raw `kv` client is used instead of
- * the builders: the store builds exactly the requests it needs and skips their per-call work.
+ * the same round trip, as upstream's etcd3 store does. Reads and writes go through the store's
+ * own KV client (etcd-kv.ts: unary gRPC over node:http2 with generated codecs); watches,
+ * maintenance status and compaction through etcd3.
  */
 import { noop } from 'cockatiel';
-import { Etcd3, type IKeyValue, type IOptions, type IRangeResponse, type ITxnResponse } from 'etcd3';
+import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
+import { Compare_CompareResult, Compare_CompareTarget, RangeRequest, type TxnResponse } from '../gen/etcd/etcdserverpb/rpc';
+import type { KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
+import { EtcdKvClient } from './etcd-kv';
 import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { EtcdWatch } from './etcd-watch';
 import { prefixEndBytes, rangeStart, requestedRevision } from './keys';
@@ -63,6 +67,7 @@ const GRPC_OPTIONS = { 'grpc.max_receive_message_length': -1 };
 export class EtcdStore implements Store {
   readonly kind = 'etcd' as const;
   private readonly client: Etcd3;
+  private readonly kv: EtcdKvClient;
   private readonly prefix: Buffer;
   private readonly watches = new Set<EtcdWatch>();
   private closed = false;
@@ -89,14 +94,15 @@ export class EtcdStore implements Store {
       };
     }
     this.client = new Etcd3(clientOptions);
+    this.kv = new EtcdKvClient({ endpoints: options.endpoints, tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined, timeoutMs: requestTimeoutMs });
     this.prefix = Buffer.from(options.prefix ?? '');
   }
 
   async get(key: string, options: GetOptions = {}): Promise<GetResult> {
     const revision = requestedRevision(options.revision);
-    const res = await this.call(key, () => this.client.kv.range({ key: this.etcdKey(key), revision: revision ?? 0 }));
+    const res = await this.call(key, () => this.kv.range(range({ key: this.etcdKey(key), revision: String(revision ?? 0) })));
     const kv = res.kvs[0];
-    return { kv: kv ? this.toKeyValue(kv) : undefined, revision: revision ?? Number(res.header.revision) };
+    return { kv: kv ? this.fromEtcd(kv) : undefined, revision: revision ?? headerRevision(res) };
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
@@ -105,16 +111,18 @@ export class EtcdStore implements Store {
     // etcd reports `count` over the whole requested range [start, end) and `more` when the
     // limit cut it, both at the one revision the range was served at.
     const res = await this.call(prefix, () =>
-      this.client.kv.range({
-        key: this.etcdKey(start),
-        range_end: prefixEndBytes(this.etcdKey(prefix)),
-        revision: revision ?? 0,
-        limit: options.limit ?? 0,
-      }),
+      this.kv.range(
+        range({
+          key: this.etcdKey(start),
+          rangeEnd: prefixEndBytes(this.etcdKey(prefix)),
+          revision: String(revision ?? 0),
+          limit: String(options.limit ?? 0),
+        }),
+      ),
     );
     return {
-      kvs: res.kvs.map((kv) => this.toKeyValue(kv)),
-      revision: revision ?? Number(res.header.revision),
+      kvs: res.kvs.map((kv) => this.fromEtcd(kv)),
+      revision: revision ?? headerRevision(res),
       more: res.more,
       count: Number(res.count),
     };
@@ -123,7 +131,7 @@ export class EtcdStore implements Store {
   async count(prefix: string): Promise<number> {
     const from = this.etcdKey(prefix);
     const res = await this.call(prefix, () =>
-      this.client.kv.range({ key: from, range_end: prefixEndBytes(from), count_only: true }),
+      this.kv.range(range({ key: from, rangeEnd: prefixEndBytes(from), countOnly: true })),
     );
     return Number(res.count);
   }
@@ -132,16 +140,16 @@ export class EtcdStore implements Store {
     const etcdKey = this.etcdKey(key);
     // A key that does not exist has create revision 0 in etcd comparisons.
     const res = await this.call(key, () =>
-      this.client.kv.txn({
-        compare: [{ key: etcdKey, target: 'Create', result: 'Equal', create_revision: 0 }],
-        success: [{ request_put: { key: etcdKey, value: toBuffer(value) } }],
-        failure: [{ request_range: { key: etcdKey } }],
+      this.kv.txn({
+        compare: [compare(etcdKey, Compare_CompareTarget.CREATE, { createRevision: '0' })],
+        success: [{ requestPut: put(etcdKey, toBuffer(value)) }],
+        failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
     );
     if (!res.succeeded) {
       throw new StoreError('exists', `key ${key} already exists`, { key, current: this.rangeResult(res, 0) });
     }
-    const revision = Number(res.header.revision);
+    const revision = headerRevision(res);
     return { key, value, createRevision: revision, modRevision: revision };
   }
 
@@ -150,43 +158,40 @@ export class EtcdStore implements Store {
     if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
     const etcdKey = this.etcdKey(key);
     const res = await this.call(key, () =>
-      this.client.kv.txn({
-        compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }],
+      this.kv.txn({
+        compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: String(expectedModRevision) })],
         // The keys-only range after the put reads the txn's own write: it yields the create
         // revision without shipping the old value back (as prev_kv would).
-        success: [
-          { request_put: { key: etcdKey, value: toBuffer(value) } },
-          { request_range: { key: etcdKey, keys_only: true } },
-        ],
-        failure: [{ request_range: { key: etcdKey } }],
+        success: [{ requestPut: put(etcdKey, toBuffer(value)) }, { requestRange: range({ key: etcdKey, keysOnly: true }) }],
+        failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
     );
     if (!res.succeeded) throw this.guardError(key, expectedModRevision, this.rangeResult(res, 0));
     const written = this.rangeResult(res, 1);
-    const revision = Number(res.header.revision);
+    const revision = headerRevision(res);
     return { key, value, createRevision: written?.createRevision ?? revision, modRevision: revision };
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<{ prev: KeyValue; revision: number }> {
     const etcdKey = this.etcdKey(key);
     if (expectedModRevision === undefined) {
-      const res = await this.call(key, () => this.client.kv.deleteRange({ key: etcdKey, prev_kv: true }));
-      const prev = res.prev_kvs[0];
+      const res = await this.call(key, () => this.kv.deleteRange({ key: etcdKey, rangeEnd: EMPTY, prevKv: true }));
+      const prev = res.prevKvs[0];
       if (!prev) throw new StoreError('not-found', `key ${key} not found`, { key });
-      return { prev: this.toKeyValue(prev), revision: Number(res.header.revision) };
+      return { prev: this.fromEtcd(prev), revision: headerRevision(res) };
     }
     if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
     const res = await this.call(key, () =>
-      this.client.kv.txn({
-        compare: [{ key: etcdKey, target: 'Mod', result: 'Equal', mod_revision: expectedModRevision }],
-        success: [{ request_delete_range: { key: etcdKey, prev_kv: true } }],
-        failure: [{ request_range: { key: etcdKey } }],
+      this.kv.txn({
+        compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: String(expectedModRevision) })],
+        success: [{ requestDeleteRange: { key: etcdKey, rangeEnd: EMPTY, prevKv: true } }],
+        failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
     );
     if (!res.succeeded) throw this.guardError(key, expectedModRevision, this.rangeResult(res, 0));
-    const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
+    const prev = res.responses[0]?.responseDeleteRange?.prevKvs[0];
     if (!prev) throw new StoreError('not-found', `key ${key} not found`, { key });
-    return { prev: this.toKeyValue(prev), revision: Number(res.header.revision) };
+    return { prev: this.fromEtcd(prev), revision: headerRevision(res) };
   }
 
   watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): StoreWatch {
@@ -209,8 +214,8 @@ export class EtcdStore implements Store {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.call(undefined, () => this.client.kv.range({ key: COMPACT_REV_KEY_BYTES, count_only: true }));
-    return Number(res.header.revision);
+    const res = await this.call(undefined, () => this.kv.range(range({ key: COMPACT_REV_KEY_BYTES, countOnly: true })));
+    return headerRevision(res);
   }
 
   async sizeBytes(): Promise<number> {
@@ -243,13 +248,10 @@ export class EtcdStore implements Store {
       const recorded = kv ? Number(kv.value.toString()) : 0;
       if (revision > recorded) {
         const guard = kv
-          ? { key: COMPACT_REV_KEY_BYTES, target: 'Mod' as const, result: 'Equal' as const, mod_revision: kv.mod_revision }
-          : { key: COMPACT_REV_KEY_BYTES, target: 'Create' as const, result: 'Equal' as const, create_revision: 0 };
+          ? compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.MOD, { modRevision: kv.modRevision })
+          : compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.CREATE, { createRevision: '0' });
         const res = await this.call(undefined, () =>
-          this.client.kv.txn({
-            compare: [guard],
-            success: [{ request_put: { key: COMPACT_REV_KEY_BYTES, value: Buffer.from(String(revision)) } }],
-          }),
+          this.kv.txn({ compare: [guard], success: [{ requestPut: put(COMPACT_REV_KEY_BYTES, Buffer.from(String(revision))) }], failure: [] }),
         );
         if (!res.succeeded) continue; // another API server recorded a compaction meanwhile: re-read
       }
@@ -269,11 +271,12 @@ export class EtcdStore implements Store {
     this.closed = true;
     for (const watch of [...this.watches]) watch.fail(new StoreError('unavailable', 'store is closed'));
     this.client.close();
+    this.kv.close();
   }
 
-  private async readCompactRevKey(): Promise<{ kv?: IKeyValue; currentRevision: number }> {
-    const res = await this.call(undefined, () => this.client.kv.range({ key: COMPACT_REV_KEY_BYTES }));
-    return { kv: res.kvs[0], currentRevision: Number(res.header.revision) };
+  private async readCompactRevKey(): Promise<{ kv?: EtcdKeyValue; currentRevision: number }> {
+    const res = await this.call(undefined, () => this.kv.range(range({ key: COMPACT_REV_KEY_BYTES })));
+    return { kv: res.kvs[0], currentRevision: headerRevision(res) };
   }
 
   /** Runs one etcd request, translating its failure into a StoreError. */
@@ -322,10 +325,9 @@ export class EtcdStore implements Store {
     );
   }
 
-  private rangeResult(res: ITxnResponse, index: number): KeyValue | undefined {
-    const range: IRangeResponse | undefined = res.responses[index]?.response_range;
-    const kv = range?.kvs[0];
-    return kv ? this.toKeyValue(kv) : undefined;
+  private rangeResult(res: TxnResponse, index: number): KeyValue | undefined {
+    const kv = res.responses[index]?.responseRange?.kvs[0];
+    return kv ? this.fromEtcd(kv) : undefined;
   }
 
   private etcdKey(key: string): Buffer {
@@ -336,6 +338,12 @@ export class EtcdStore implements Store {
     return etcdKey.toString('utf8', this.prefix.length);
   }
 
+  /** A record from the store's KV client. */
+  private fromEtcd(kv: EtcdKeyValue): KeyValue {
+    return { key: this.storeKey(kv.key), value: kv.value, createRevision: Number(kv.createRevision), modRevision: Number(kv.modRevision) };
+  }
+
+  /** A record from etcd3 (watch events). */
   private toKeyValue(kv: IKeyValue): KeyValue {
     return {
       key: this.storeKey(kv.key),
@@ -344,6 +352,27 @@ export class EtcdStore implements Store {
       modRevision: Number(kv.mod_revision),
     };
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** A range request: the fields given, the rest at their defaults. */
+function range(fields: Partial<RangeRequest> & { key: Buffer }): RangeRequest {
+  return { rangeEnd: EMPTY, limit: '0', revision: '0', serializable: false, keysOnly: false, countOnly: false, ...fields };
+}
+
+/** A put of `value` at `key`, nothing else asked. */
+function put(key: Buffer, value: Buffer) {
+  return { key, value, lease: '0', prevKv: false };
+}
+
+/** `target` of `key` equal to the value given in `value` (createRevision, modRevision). */
+function compare(key: Buffer, target: Compare_CompareTarget, value: { createRevision?: string; modRevision?: string }) {
+  return { key, target, result: Compare_CompareResult.EQUAL, rangeEnd: EMPTY, ...value };
+}
+
+function headerRevision(res: { header?: { revision: string } | undefined }): number {
+  return Number(res.header?.revision ?? 0);
 }
 
 function toBuffer(value: Uint8Array): Buffer {

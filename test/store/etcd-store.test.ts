@@ -1,10 +1,12 @@
 /**
  * etcd-only behaviour beyond the conformance suite: the compaction bookkeeping key shared with
- * upstream, compactions done by other tools, and key prefixes.
+ * upstream, compactions done by other tools, key prefixes, and how the store's KV client picks
+ * and leaves endpoints.
  */
+import net from 'node:net';
 import { Etcd3 } from 'etcd3';
 import { createStore, StoreError, type Store } from '../../src/store';
-import { COMPACT_REV_KEY } from '../../src/store/etcd-store';
+import { COMPACT_REV_KEY, createEtcdStore } from '../../src/store/etcd-store';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { WatchRecorder } from './watch-recorder';
 
@@ -77,5 +79,60 @@ describe('etcd store specifics', () => {
     expect(recorder.events.map((e) => [e.kv.key, Buffer.from(e.kv.value).toString()])).toEqual([['/registry/pods/p', 'b']]);
     expect((await a.list('/registry/')).kvs.map((kv) => Buffer.from(kv.value).toString())).toEqual(['a']);
     expect(await raw.get('/tenant-a/registry/pods/p').string()).toBe('a');
+  });
+
+  describe("the store's KV client and its endpoints", () => {
+    /** A port that refuses connections (bound, then closed). */
+    async function refusedEndpoint(): Promise<string> {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as net.AddressInfo;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return `http://127.0.0.1:${port}`;
+    }
+
+    test('an endpoint that refuses connections is passed over: nothing was sent, the call goes to the next', async () => {
+      const store = createStore({ kind: 'etcd', endpoints: [await refusedEndpoint(), etcd.endpoint] });
+      stores.push(store);
+      const kv = await store.create('/registry/failover/a', enc('a'));
+      expect(Buffer.from((await store.get(kv.key)).kv!.value).toString()).toBe('a');
+    });
+
+    test('only refusing endpoints: unavailable, once each was tried', async () => {
+      const store = createStore({ kind: 'etcd', endpoints: [await refusedEndpoint(), await refusedEndpoint()] });
+      stores.push(store);
+      expect((await store.get('/registry/nowhere').catch((err: unknown) => err)) as StoreError).toMatchObject({ code: 'unavailable' });
+    });
+
+    test('a member that accepts but never answers fails the call at its deadline; the next call dials the next endpoint', async () => {
+      const sockets = new Set<net.Socket>();
+      const silent = net.createServer((socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as net.AddressInfo;
+      try {
+        const store = createEtcdStore({ endpoints: [`http://127.0.0.1:${port}`, etcd.endpoint], requestTimeoutMs: 300 });
+        stores.push(store);
+        const started = Date.now();
+        expect((await store.get('/registry/silent').catch((err: unknown) => err)) as StoreError).toMatchObject({ code: 'unavailable' });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+        const kv = await store.create('/registry/silent/a', enc('a'));
+        expect(kv.modRevision).toBeGreaterThan(0);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => silent.close(() => resolve()));
+      }
+    });
+
+    test("etcd's own errors keep their meaning: a future revision, a request too large", async () => {
+      const store = open();
+      const now = await store.currentRevision();
+      expect((await store.get('/registry/x', { revision: now + 1000 }).catch((err: unknown) => err)) as StoreError).toMatchObject({
+        code: 'future-revision',
+      });
+      // etcd's default request limit is 1.5 MiB: InvalidArgument, which is not a store condition.
+      const tooLarge = await store.create('/registry/huge', Buffer.alloc(1800 * 1024, 120)).catch((err: unknown) => err);
+      expect(tooLarge).not.toBeInstanceOf(StoreError);
+      expect(String((tooLarge as Error).message)).toContain('request is too large');
+    });
   });
 });

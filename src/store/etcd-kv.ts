@@ -1,0 +1,254 @@
+/**
+ * etcd's KV service (Range, Txn, DeleteRange) as unary gRPC calls over one node:http2 session,
+ * with the message codecs generated from `proto/etcd` (wire-compatible with etcd's own).
+ *
+ * Why not through etcd3 and grpc-js for these: a store request is one of a few fixed shapes, and
+ * grpc-js' per-call machinery (interceptors, resolving, retry and load-balancing layers,
+ * metadata) cost as much CPU as the rest of a create's Keelson-side work. Measured side by side
+ * against one etcd, 64 guarded creates in flight: etcd3 `kv.txn` 104–120 µs of client CPU per
+ * call, a bare grpc-js `makeUnaryRequest` 98–107 µs, this path 51–66 µs (docs/BENCHMARKS.md).
+ * Watches, maintenance and compaction stay on etcd3 (src/store/etcd-store.ts).
+ *
+ * Connection handling, as a gRPC channel over several endpoints would do it: one session at a
+ * time; a session that closes, fails or is told to go away is dropped, and the next call dials
+ * the next endpoint. A call that outlives its deadline is cancelled and drops its session too
+ * (a member that stopped answering keeps its TCP connection open).
+ */
+import http2 from 'node:http2';
+import { BinaryReader } from '@bufbuild/protobuf/wire';
+import {
+  DeleteRangeRequest,
+  DeleteRangeResponse,
+  RangeRequest,
+  RangeResponse,
+  TxnRequest,
+  TxnResponse,
+} from '../gen/etcd/etcdserverpb/rpc';
+
+/** gRPC status codes (the ones the store tells apart). */
+export const GrpcCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  RESOURCE_EXHAUSTED: 8,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+} as const;
+
+/** A failed call: the gRPC status code and message etcd (or the transport) gave. */
+export class EtcdCallError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EtcdCallError';
+  }
+}
+
+export interface EtcdKvOptions {
+  /** Client URLs (`http://host:port`, `https://…`; a bare `host:port` is taken as http, or https with TLS). */
+  endpoints: readonly string[];
+  /** TLS to etcd: verify its certificate with `ca` (the host's roots when absent), present `cert`/`key`. */
+  tls?: { ca?: string; cert?: string; key?: string };
+  /** Deadline of each call. */
+  timeoutMs: number;
+}
+
+/** Flow-control windows: a page of a list is megabytes, and etcd should not wait on window updates. */
+const STREAM_WINDOW = 4 * 1024 * 1024;
+const SESSION_WINDOW = 16 * 1024 * 1024;
+
+const GRPC_HEADERS = { 'content-type': 'application/grpc', te: 'trailers' };
+
+interface Codec<Req, Res> {
+  path: string;
+  encode(request: Req): Uint8Array;
+  decode(bytes: Uint8Array): Res;
+}
+
+function method<Req, Res>(
+  name: string,
+  request: { encode(message: Req): { finish(): Uint8Array } },
+  response: { decode(input: BinaryReader | Uint8Array): Res },
+): Codec<Req, Res> {
+  return {
+    path: `/etcdserverpb.KV/${name}`,
+    encode: (message) => request.encode(message).finish(),
+    decode: (bytes) => response.decode(new BinaryReader(bytes)),
+  };
+}
+
+const RANGE = method('Range', RangeRequest, RangeResponse);
+const TXN = method('Txn', TxnRequest, TxnResponse);
+const DELETE_RANGE = method('DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
+
+export class EtcdKvClient {
+  private readonly endpoints: readonly string[];
+  private session?: http2.ClientHttp2Session;
+  private next = 0;
+  private closed = false;
+
+  constructor(private readonly options: EtcdKvOptions) {
+    if (options.endpoints.length === 0) throw new TypeError('etcd KV client needs at least one endpoint');
+    const tls = !!options.tls;
+    this.endpoints = options.endpoints.map((e) => (e.includes('://') ? (tls ? e.replace(/^http:/, 'https:') : e) : `${tls ? 'https' : 'http'}://${e}`));
+  }
+
+  range(request: RangeRequest): Promise<RangeResponse> {
+    return this.call(RANGE, request);
+  }
+
+  txn(request: TxnRequest): Promise<TxnResponse> {
+    return this.call(TXN, request);
+  }
+
+  deleteRange(request: DeleteRangeRequest): Promise<DeleteRangeResponse> {
+    return this.call(DELETE_RANGE, request);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.session?.destroy();
+    this.session = undefined;
+  }
+
+  private connect(): http2.ClientHttp2Session {
+    const current = this.session;
+    if (current && !current.closed && !current.destroyed) return current;
+    const endpoint = this.endpoints[this.next++ % this.endpoints.length]!;
+    const { ca, cert, key } = this.options.tls ?? {};
+    const session = http2.connect(endpoint, {
+      ...(ca ? { ca } : {}),
+      ...(cert ? { cert } : {}),
+      ...(key ? { key } : {}),
+      settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
+    });
+    const drop = () => {
+      if (this.session === session) this.session = undefined;
+    };
+    // A failed session fails its streams, which report it to their callers.
+    session.on('error', drop);
+    session.on('goaway', drop);
+    session.on('close', drop);
+    session.once('connect', () => {
+      this.connected.add(session);
+      session.setLocalWindowSize(SESSION_WINDOW);
+    });
+    this.session = session;
+    return session;
+  }
+
+  private readonly connected = new WeakSet<http2.ClientHttp2Session>();
+
+  /**
+   * One call. A session that never connected has sent nothing, so its calls go on to the next
+   * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
+   */
+  private async call<Req, Res>(codec: Codec<Req, Res>, request: Req): Promise<Res> {
+    const message = codec.encode(request);
+    const frame = Buffer.allocUnsafe(5 + message.length);
+    frame[0] = 0; // not compressed
+    frame.writeUInt32BE(message.length, 1);
+    frame.set(message, 5);
+    for (let tries = 1; ; tries++) {
+      if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd KV client is closed');
+      const session = this.connect();
+      try {
+        return await this.send(session, codec, frame);
+      } catch (err) {
+        if (this.connected.has(session) || tries >= this.endpoints.length) throw err;
+        if (this.session === session) this.session = undefined;
+      }
+    }
+  }
+
+  private send<Res>(session: http2.ClientHttp2Session, codec: Codec<unknown, Res>, frame: Buffer): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = session.request(
+          { ':method': 'POST', ':path': codec.path, ...GRPC_HEADERS, 'grpc-timeout': `${this.options.timeoutMs}m` },
+          { endStream: false },
+        );
+      } catch (err) {
+        reject(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let status: number | undefined;
+      let statusMessage = '';
+      let settled = false;
+      const fail = (err: EtcdCallError) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(err);
+      };
+      const timer = setTimeout(() => {
+        fail(new EtcdCallError(GrpcCode.DEADLINE_EXCEEDED, 'context deadline exceeded'));
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        // A member that stopped answering keeps its connection: dial another for the next call.
+        if (this.session === session) this.session = undefined;
+        session.close();
+      }, this.options.timeoutMs);
+      const statusOf = (headers: http2.IncomingHttpHeaders) => {
+        const code = headers['grpc-status'];
+        if (code === undefined) return;
+        status = Number(code);
+        const text = headers['grpc-message'];
+        statusMessage = typeof text === 'string' ? decodeGrpcMessage(text) : '';
+      };
+      stream.on('response', (headers) => {
+        const httpStatus = headers[':status'];
+        if (httpStatus !== 200) {
+          const code = httpStatus === 502 || httpStatus === 503 || httpStatus === 504 ? GrpcCode.UNAVAILABLE : GrpcCode.UNKNOWN;
+          fail(new EtcdCallError(code, `HTTP status ${httpStatus} from etcd`));
+          stream.close(http2.constants.NGHTTP2_CANCEL);
+          return;
+        }
+        statusOf(headers); // a trailers-only answer (an error) carries its status here
+      });
+      stream.on('trailers', statusOf);
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', (err) => fail(new EtcdCallError(GrpcCode.UNAVAILABLE, err.message)));
+      stream.on('close', () => {
+        if (settled) return;
+        if (status === undefined) return fail(new EtcdCallError(GrpcCode.UNAVAILABLE, `stream closed without a status (code ${stream.rstCode ?? 0})`));
+        if (status !== GrpcCode.OK) return fail(new EtcdCallError(status, statusMessage));
+        let decoded: Res;
+        try {
+          decoded = codec.decode(unframe(chunks));
+        } catch (err) {
+          return fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable response from etcd: ${(err as Error).message}`));
+        }
+        settled = true;
+        clearTimeout(timer);
+        resolve(decoded);
+      });
+      stream.end(frame);
+    });
+  }
+}
+
+/** The one message of a unary response from its length-prefixed frame. */
+function unframe(chunks: Buffer[]): Uint8Array {
+  const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  if (all.length < 5) throw new Error(`a response of ${all.length} bytes`);
+  if (all[0] !== 0) throw new Error('a compressed response (none was asked for)');
+  const length = all.readUInt32BE(1);
+  if (all.length !== 5 + length) throw new Error(`a frame of ${length} bytes in ${all.length - 5}`);
+  return all.subarray(5);
+}
+
+/** grpc-message is percent-encoded UTF-8. */
+function decodeGrpcMessage(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
