@@ -100,7 +100,7 @@ export class EtcdStore implements Store {
 
   async get(key: string, options: GetOptions = {}): Promise<GetResult> {
     const revision = requestedRevision(options.revision);
-    const res = await this.call(key, () => this.kv.range(range({ key: this.etcdKey(key), revision: String(revision ?? 0) })));
+    const res = await this.call(key, () => this.kv.range(range({ key: this.etcdKey(key), revision: revision ?? 0 })));
     const kv = res.kvs[0];
     return { kv: kv ? this.fromEtcd(kv) : undefined, revision: revision ?? headerRevision(res) };
   }
@@ -115,8 +115,8 @@ export class EtcdStore implements Store {
         range({
           key: this.etcdKey(start),
           rangeEnd: prefixEndBytes(this.etcdKey(prefix)),
-          revision: String(revision ?? 0),
-          limit: String(options.limit ?? 0),
+          revision: revision ?? 0,
+          limit: options.limit ?? 0,
         }),
       ),
     );
@@ -124,7 +124,7 @@ export class EtcdStore implements Store {
       kvs: res.kvs.map((kv) => this.fromEtcd(kv)),
       revision: revision ?? headerRevision(res),
       more: res.more,
-      count: Number(res.count),
+      count: res.count,
     };
   }
 
@@ -133,7 +133,7 @@ export class EtcdStore implements Store {
     const res = await this.call(prefix, () =>
       this.kv.range(range({ key: from, rangeEnd: prefixEndBytes(from), countOnly: true })),
     );
-    return Number(res.count);
+    return res.count;
   }
 
   async create(key: string, value: Uint8Array): Promise<KeyValue> {
@@ -141,7 +141,7 @@ export class EtcdStore implements Store {
     // A key that does not exist has create revision 0 in etcd comparisons.
     const res = await this.call(key, () =>
       this.kv.txn({
-        compare: [compare(etcdKey, Compare_CompareTarget.CREATE, { createRevision: '0' })],
+        compare: [compare(etcdKey, Compare_CompareTarget.CREATE, { createRevision: 0 })],
         success: [{ requestPut: put(etcdKey, toBuffer(value)) }],
         failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
@@ -159,7 +159,7 @@ export class EtcdStore implements Store {
     const etcdKey = this.etcdKey(key);
     const res = await this.call(key, () =>
       this.kv.txn({
-        compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: String(expectedModRevision) })],
+        compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: expectedModRevision })],
         // The keys-only range after the put reads the txn's own write: it yields the create
         // revision without shipping the old value back (as prev_kv would).
         success: [{ requestPut: put(etcdKey, toBuffer(value)) }, { requestRange: range({ key: etcdKey, keysOnly: true }) }],
@@ -183,7 +183,7 @@ export class EtcdStore implements Store {
     if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
     const res = await this.call(key, () =>
       this.kv.txn({
-        compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: String(expectedModRevision) })],
+        compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: expectedModRevision })],
         success: [{ requestDeleteRange: { key: etcdKey, rangeEnd: EMPTY, prevKv: true } }],
         failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
@@ -225,7 +225,7 @@ export class EtcdStore implements Store {
 
   async compactedRevision(): Promise<number> {
     const { kv } = await this.readCompactRevKey();
-    return kv ? Number(kv.value.toString()) : 0;
+    return kv ? Number(Buffer.from(kv.value).toString()) : 0;
   }
 
   /**
@@ -245,11 +245,11 @@ export class EtcdStore implements Store {
           revision: currentRevision,
         });
       }
-      const recorded = kv ? Number(kv.value.toString()) : 0;
+      const recorded = kv ? Number(Buffer.from(kv.value).toString()) : 0;
       if (revision > recorded) {
         const guard = kv
           ? compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.MOD, { modRevision: kv.modRevision })
-          : compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.CREATE, { createRevision: '0' });
+          : compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.CREATE, { createRevision: 0 });
         const res = await this.call(undefined, () =>
           this.kv.txn({ compare: [guard], success: [{ requestPut: put(COMPACT_REV_KEY_BYTES, Buffer.from(String(revision))) }], failure: [] }),
         );
@@ -340,7 +340,8 @@ export class EtcdStore implements Store {
 
   /** A record from the store's KV client. */
   private fromEtcd(kv: EtcdKeyValue): KeyValue {
-    return { key: this.storeKey(kv.key), value: kv.value, createRevision: Number(kv.createRevision), modRevision: Number(kv.modRevision) };
+    const key = Buffer.from(kv.key.buffer, kv.key.byteOffset, kv.key.byteLength);
+    return { key: this.storeKey(key), value: kv.value, createRevision: kv.createRevision, modRevision: kv.modRevision };
   }
 
   /** A record from etcd3 (watch events). */
@@ -358,21 +359,21 @@ const EMPTY = Buffer.alloc(0);
 
 /** A range request: the fields given, the rest at their defaults. */
 function range(fields: Partial<RangeRequest> & { key: Buffer }): RangeRequest {
-  return { rangeEnd: EMPTY, limit: '0', revision: '0', serializable: false, keysOnly: false, countOnly: false, ...fields };
+  return { rangeEnd: EMPTY, limit: 0, revision: 0, serializable: false, keysOnly: false, countOnly: false, ...fields };
 }
 
 /** A put of `value` at `key`, nothing else asked. */
 function put(key: Buffer, value: Buffer) {
-  return { key, value, lease: '0', prevKv: false };
+  return { key, value, lease: 0, prevKv: false };
 }
 
 /** `target` of `key` equal to the value given in `value` (createRevision, modRevision). */
-function compare(key: Buffer, target: Compare_CompareTarget, value: { createRevision?: string; modRevision?: string }) {
+function compare(key: Buffer, target: Compare_CompareTarget, value: { createRevision?: number; modRevision?: number }) {
   return { key, target, result: Compare_CompareResult.EQUAL, rangeEnd: EMPTY, ...value };
 }
 
-function headerRevision(res: { header?: { revision: string } | undefined }): number {
-  return Number(res.header?.revision ?? 0);
+function headerRevision(res: { header?: { revision: number } | undefined }): number {
+  return res.header?.revision ?? 0;
 }
 
 function toBuffer(value: Uint8Array): Buffer {

@@ -19,21 +19,22 @@ export const protobufFileName = "etcd/etcdserverpb/rpc.proto";
  * The calls are `/etcdserverpb.KV/<Method>` over gRPC (src/store/etcd-kv.ts).
  */
 
+/**
+ * cluster_id (1), member_id (2) and raft_term (4) are not read: 64-bit ids do not fit a
+ * JavaScript number, and decoding skips fields it does not know.
+ */
 export interface ResponseHeader {
-  clusterId: string;
-  memberId: string;
   /** The store's revision when the request was applied. */
-  revision: string;
-  raftTerm: string;
+  revision: number;
 }
 
 export interface RangeRequest {
-  key: Buffer;
+  key: Uint8Array;
   /** Keys in [key, range_end); empty: only `key`. */
-  rangeEnd: Buffer;
-  limit: string;
+  rangeEnd: Uint8Array;
+  limit: number;
   /** 0: the current revision. */
-  revision: string;
+  revision: number;
   serializable: boolean;
   keysOnly: boolean;
   countOnly: boolean;
@@ -44,13 +45,13 @@ export interface RangeResponse {
   kvs: KeyValue[];
   /** More keys in the range than `limit` let through. */
   more: boolean;
-  count: string;
+  count: number;
 }
 
 export interface PutRequest {
-  key: Buffer;
-  value: Buffer;
-  lease: string;
+  key: Uint8Array;
+  value: Uint8Array;
+  lease: number;
   prevKv: boolean;
 }
 
@@ -60,14 +61,14 @@ export interface PutResponse {
 }
 
 export interface DeleteRangeRequest {
-  key: Buffer;
-  rangeEnd: Buffer;
+  key: Uint8Array;
+  rangeEnd: Uint8Array;
   prevKv: boolean;
 }
 
 export interface DeleteRangeResponse {
   header?: ResponseHeader | undefined;
-  deleted: string;
+  deleted: number;
   prevKvs: KeyValue[];
 }
 
@@ -86,13 +87,13 @@ export interface ResponseOp {
 export interface Compare {
   result: Compare_CompareResult;
   target: Compare_CompareTarget;
-  key: Buffer;
-  version?: string | undefined;
-  createRevision?: string | undefined;
-  modRevision?: string | undefined;
-  value?: Buffer | undefined;
-  lease?: string | undefined;
-  rangeEnd: Buffer;
+  key: Uint8Array;
+  version?: number | undefined;
+  createRevision?: number | undefined;
+  modRevision?: number | undefined;
+  value?: Uint8Array | undefined;
+  lease?: number | undefined;
+  rangeEnd: Uint8Array;
 }
 
 export enum Compare_CompareResult {
@@ -103,43 +104,6 @@ export enum Compare_CompareResult {
   UNRECOGNIZED = -1,
 }
 
-export function compare_CompareResultFromJSON(object: any): Compare_CompareResult {
-  switch (object) {
-    case 0:
-    case "EQUAL":
-      return Compare_CompareResult.EQUAL;
-    case 1:
-    case "GREATER":
-      return Compare_CompareResult.GREATER;
-    case 2:
-    case "LESS":
-      return Compare_CompareResult.LESS;
-    case 3:
-    case "NOT_EQUAL":
-      return Compare_CompareResult.NOT_EQUAL;
-    case -1:
-    case "UNRECOGNIZED":
-    default:
-      return Compare_CompareResult.UNRECOGNIZED;
-  }
-}
-
-export function compare_CompareResultToJSON(object: Compare_CompareResult): string {
-  switch (object) {
-    case Compare_CompareResult.EQUAL:
-      return "EQUAL";
-    case Compare_CompareResult.GREATER:
-      return "GREATER";
-    case Compare_CompareResult.LESS:
-      return "LESS";
-    case Compare_CompareResult.NOT_EQUAL:
-      return "NOT_EQUAL";
-    case Compare_CompareResult.UNRECOGNIZED:
-    default:
-      return "UNRECOGNIZED";
-  }
-}
-
 export enum Compare_CompareTarget {
   VERSION = 0,
   CREATE = 1,
@@ -147,48 +111,6 @@ export enum Compare_CompareTarget {
   VALUE = 3,
   LEASE = 4,
   UNRECOGNIZED = -1,
-}
-
-export function compare_CompareTargetFromJSON(object: any): Compare_CompareTarget {
-  switch (object) {
-    case 0:
-    case "VERSION":
-      return Compare_CompareTarget.VERSION;
-    case 1:
-    case "CREATE":
-      return Compare_CompareTarget.CREATE;
-    case 2:
-    case "MOD":
-      return Compare_CompareTarget.MOD;
-    case 3:
-    case "VALUE":
-      return Compare_CompareTarget.VALUE;
-    case 4:
-    case "LEASE":
-      return Compare_CompareTarget.LEASE;
-    case -1:
-    case "UNRECOGNIZED":
-    default:
-      return Compare_CompareTarget.UNRECOGNIZED;
-  }
-}
-
-export function compare_CompareTargetToJSON(object: Compare_CompareTarget): string {
-  switch (object) {
-    case Compare_CompareTarget.VERSION:
-      return "VERSION";
-    case Compare_CompareTarget.CREATE:
-      return "CREATE";
-    case Compare_CompareTarget.MOD:
-      return "MOD";
-    case Compare_CompareTarget.VALUE:
-      return "VALUE";
-    case Compare_CompareTarget.LEASE:
-      return "LEASE";
-    case Compare_CompareTarget.UNRECOGNIZED:
-    default:
-      return "UNRECOGNIZED";
-  }
 }
 
 export interface TxnRequest {
@@ -204,22 +126,13 @@ export interface TxnResponse {
 }
 
 function createBaseResponseHeader(): ResponseHeader {
-  return { clusterId: "0", memberId: "0", revision: "0", raftTerm: "0" };
+  return { revision: 0 };
 }
 
 export const ResponseHeader: MessageFns<ResponseHeader> = {
   encode(message: ResponseHeader, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.clusterId !== "0") {
-      writer.uint32(8).uint64(message.clusterId);
-    }
-    if (message.memberId !== "0") {
-      writer.uint32(16).uint64(message.memberId);
-    }
-    if (message.revision !== "0") {
+    if (message.revision !== 0) {
       writer.uint32(24).int64(message.revision);
-    }
-    if (message.raftTerm !== "0") {
-      writer.uint32(32).uint64(message.raftTerm);
     }
     return writer;
   },
@@ -237,36 +150,12 @@ export const ResponseHeader: MessageFns<ResponseHeader> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 8) {
-              break;
-            }
-
-            message.clusterId = reader.uint64().toString();
-            continue;
-          }
-          case 2: {
-            if (tag !== 16) {
-              break;
-            }
-
-            message.memberId = reader.uint64().toString();
-            continue;
-          }
           case 3: {
             if (tag !== 24) {
               break;
             }
 
-            message.revision = reader.int64().toString();
-            continue;
-          }
-          case 4: {
-            if (tag !== 32) {
-              break;
-            }
-
-            message.raftTerm = reader.uint64().toString();
+            message.revision = longToNumber(reader.int64());
             continue;
           }
         }
@@ -280,64 +169,14 @@ export const ResponseHeader: MessageFns<ResponseHeader> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): ResponseHeader {
-    return {
-      clusterId: isSet(object.clusterId)
-        ? globalThis.String(object.clusterId)
-        : isSet(object.cluster_id)
-        ? globalThis.String(object.cluster_id)
-        : "0",
-      memberId: isSet(object.memberId)
-        ? globalThis.String(object.memberId)
-        : isSet(object.member_id)
-        ? globalThis.String(object.member_id)
-        : "0",
-      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
-      raftTerm: isSet(object.raftTerm)
-        ? globalThis.String(object.raftTerm)
-        : isSet(object.raft_term)
-        ? globalThis.String(object.raft_term)
-        : "0",
-    };
-  },
-
-  toJSON(message: ResponseHeader): unknown {
-    const obj: any = {};
-    if (message.clusterId !== "0") {
-      obj.clusterId = message.clusterId;
-    }
-    if (message.memberId !== "0") {
-      obj.memberId = message.memberId;
-    }
-    if (message.revision !== "0") {
-      obj.revision = message.revision;
-    }
-    if (message.raftTerm !== "0") {
-      obj.raftTerm = message.raftTerm;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<ResponseHeader>, I>>(base?: I): ResponseHeader {
-    return ResponseHeader.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<ResponseHeader>, I>>(object: I): ResponseHeader {
-    const message = createBaseResponseHeader();
-    message.clusterId = object.clusterId ?? "0";
-    message.memberId = object.memberId ?? "0";
-    message.revision = object.revision ?? "0";
-    message.raftTerm = object.raftTerm ?? "0";
-    return message;
-  },
 };
 
 function createBaseRangeRequest(): RangeRequest {
   return {
-    key: Buffer.alloc(0),
-    rangeEnd: Buffer.alloc(0),
-    limit: "0",
-    revision: "0",
+    key: new Uint8Array(0),
+    rangeEnd: new Uint8Array(0),
+    limit: 0,
+    revision: 0,
     serializable: false,
     keysOnly: false,
     countOnly: false,
@@ -352,10 +191,10 @@ export const RangeRequest: MessageFns<RangeRequest> = {
     if (message.rangeEnd.length !== 0) {
       writer.uint32(18).bytes(message.rangeEnd);
     }
-    if (message.limit !== "0") {
+    if (message.limit !== 0) {
       writer.uint32(24).int64(message.limit);
     }
-    if (message.revision !== "0") {
+    if (message.revision !== 0) {
       writer.uint32(32).int64(message.revision);
     }
     if (message.serializable !== false) {
@@ -388,7 +227,7 @@ export const RangeRequest: MessageFns<RangeRequest> = {
               break;
             }
 
-            message.key = Buffer.from(reader.bytes());
+            message.key = reader.bytes();
             continue;
           }
           case 2: {
@@ -396,7 +235,7 @@ export const RangeRequest: MessageFns<RangeRequest> = {
               break;
             }
 
-            message.rangeEnd = Buffer.from(reader.bytes());
+            message.rangeEnd = reader.bytes();
             continue;
           }
           case 3: {
@@ -404,7 +243,7 @@ export const RangeRequest: MessageFns<RangeRequest> = {
               break;
             }
 
-            message.limit = reader.int64().toString();
+            message.limit = longToNumber(reader.int64());
             continue;
           }
           case 4: {
@@ -412,7 +251,7 @@ export const RangeRequest: MessageFns<RangeRequest> = {
               break;
             }
 
-            message.revision = reader.int64().toString();
+            message.revision = longToNumber(reader.int64());
             continue;
           }
           case 7: {
@@ -450,75 +289,10 @@ export const RangeRequest: MessageFns<RangeRequest> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): RangeRequest {
-    return {
-      key: isSet(object.key) ? Buffer.from(bytesFromBase64(object.key)) : Buffer.alloc(0),
-      rangeEnd: isSet(object.rangeEnd)
-        ? Buffer.from(bytesFromBase64(object.rangeEnd))
-        : isSet(object.range_end)
-        ? Buffer.from(bytesFromBase64(object.range_end))
-        : Buffer.alloc(0),
-      limit: isSet(object.limit) ? globalThis.String(object.limit) : "0",
-      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
-      serializable: isSet(object.serializable) ? globalThis.Boolean(object.serializable) : false,
-      keysOnly: isSet(object.keysOnly)
-        ? globalThis.Boolean(object.keysOnly)
-        : isSet(object.keys_only)
-        ? globalThis.Boolean(object.keys_only)
-        : false,
-      countOnly: isSet(object.countOnly)
-        ? globalThis.Boolean(object.countOnly)
-        : isSet(object.count_only)
-        ? globalThis.Boolean(object.count_only)
-        : false,
-    };
-  },
-
-  toJSON(message: RangeRequest): unknown {
-    const obj: any = {};
-    if (message.key.length !== 0) {
-      obj.key = base64FromBytes(message.key);
-    }
-    if (message.rangeEnd.length !== 0) {
-      obj.rangeEnd = base64FromBytes(message.rangeEnd);
-    }
-    if (message.limit !== "0") {
-      obj.limit = message.limit;
-    }
-    if (message.revision !== "0") {
-      obj.revision = message.revision;
-    }
-    if (message.serializable !== false) {
-      obj.serializable = message.serializable;
-    }
-    if (message.keysOnly !== false) {
-      obj.keysOnly = message.keysOnly;
-    }
-    if (message.countOnly !== false) {
-      obj.countOnly = message.countOnly;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<RangeRequest>, I>>(base?: I): RangeRequest {
-    return RangeRequest.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<RangeRequest>, I>>(object: I): RangeRequest {
-    const message = createBaseRangeRequest();
-    message.key = object.key ?? Buffer.alloc(0);
-    message.rangeEnd = object.rangeEnd ?? Buffer.alloc(0);
-    message.limit = object.limit ?? "0";
-    message.revision = object.revision ?? "0";
-    message.serializable = object.serializable ?? false;
-    message.keysOnly = object.keysOnly ?? false;
-    message.countOnly = object.countOnly ?? false;
-    return message;
-  },
 };
 
 function createBaseRangeResponse(): RangeResponse {
-  return { header: undefined, kvs: [], more: false, count: "0" };
+  return { header: undefined, kvs: [], more: false, count: 0 };
 }
 
 export const RangeResponse: MessageFns<RangeResponse> = {
@@ -532,7 +306,7 @@ export const RangeResponse: MessageFns<RangeResponse> = {
     if (message.more !== false) {
       writer.uint32(24).bool(message.more);
     }
-    if (message.count !== "0") {
+    if (message.count !== 0) {
       writer.uint32(32).int64(message.count);
     }
     return writer;
@@ -580,7 +354,7 @@ export const RangeResponse: MessageFns<RangeResponse> = {
               break;
             }
 
-            message.count = reader.int64().toString();
+            message.count = longToNumber(reader.int64());
             continue;
           }
         }
@@ -594,50 +368,10 @@ export const RangeResponse: MessageFns<RangeResponse> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): RangeResponse {
-    return {
-      header: isSet(object.header) ? ResponseHeader.fromJSON(object.header) : undefined,
-      kvs: globalThis.Array.isArray(object?.kvs) ? object.kvs.map((e: any) => KeyValue.fromJSON(e)) : [],
-      more: isSet(object.more) ? globalThis.Boolean(object.more) : false,
-      count: isSet(object.count) ? globalThis.String(object.count) : "0",
-    };
-  },
-
-  toJSON(message: RangeResponse): unknown {
-    const obj: any = {};
-    if (message.header !== undefined) {
-      obj.header = ResponseHeader.toJSON(message.header);
-    }
-    if (message.kvs?.length) {
-      obj.kvs = message.kvs.map((e) => KeyValue.toJSON(e));
-    }
-    if (message.more !== false) {
-      obj.more = message.more;
-    }
-    if (message.count !== "0") {
-      obj.count = message.count;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<RangeResponse>, I>>(base?: I): RangeResponse {
-    return RangeResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<RangeResponse>, I>>(object: I): RangeResponse {
-    const message = createBaseRangeResponse();
-    message.header = (object.header !== undefined && object.header !== null)
-      ? ResponseHeader.fromPartial(object.header)
-      : undefined;
-    message.kvs = object.kvs?.map((e) => KeyValue.fromPartial(e)) || [];
-    message.more = object.more ?? false;
-    message.count = object.count ?? "0";
-    return message;
-  },
 };
 
 function createBasePutRequest(): PutRequest {
-  return { key: Buffer.alloc(0), value: Buffer.alloc(0), lease: "0", prevKv: false };
+  return { key: new Uint8Array(0), value: new Uint8Array(0), lease: 0, prevKv: false };
 }
 
 export const PutRequest: MessageFns<PutRequest> = {
@@ -648,7 +382,7 @@ export const PutRequest: MessageFns<PutRequest> = {
     if (message.value.length !== 0) {
       writer.uint32(18).bytes(message.value);
     }
-    if (message.lease !== "0") {
+    if (message.lease !== 0) {
       writer.uint32(24).int64(message.lease);
     }
     if (message.prevKv !== false) {
@@ -675,7 +409,7 @@ export const PutRequest: MessageFns<PutRequest> = {
               break;
             }
 
-            message.key = Buffer.from(reader.bytes());
+            message.key = reader.bytes();
             continue;
           }
           case 2: {
@@ -683,7 +417,7 @@ export const PutRequest: MessageFns<PutRequest> = {
               break;
             }
 
-            message.value = Buffer.from(reader.bytes());
+            message.value = reader.bytes();
             continue;
           }
           case 3: {
@@ -691,7 +425,7 @@ export const PutRequest: MessageFns<PutRequest> = {
               break;
             }
 
-            message.lease = reader.int64().toString();
+            message.lease = longToNumber(reader.int64());
             continue;
           }
           case 4: {
@@ -712,48 +446,6 @@ export const PutRequest: MessageFns<PutRequest> = {
     } finally {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
-  },
-
-  fromJSON(object: any): PutRequest {
-    return {
-      key: isSet(object.key) ? Buffer.from(bytesFromBase64(object.key)) : Buffer.alloc(0),
-      value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : Buffer.alloc(0),
-      lease: isSet(object.lease) ? globalThis.String(object.lease) : "0",
-      prevKv: isSet(object.prevKv)
-        ? globalThis.Boolean(object.prevKv)
-        : isSet(object.prev_kv)
-        ? globalThis.Boolean(object.prev_kv)
-        : false,
-    };
-  },
-
-  toJSON(message: PutRequest): unknown {
-    const obj: any = {};
-    if (message.key.length !== 0) {
-      obj.key = base64FromBytes(message.key);
-    }
-    if (message.value.length !== 0) {
-      obj.value = base64FromBytes(message.value);
-    }
-    if (message.lease !== "0") {
-      obj.lease = message.lease;
-    }
-    if (message.prevKv !== false) {
-      obj.prevKv = message.prevKv;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<PutRequest>, I>>(base?: I): PutRequest {
-    return PutRequest.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<PutRequest>, I>>(object: I): PutRequest {
-    const message = createBasePutRequest();
-    message.key = object.key ?? Buffer.alloc(0);
-    message.value = object.value ?? Buffer.alloc(0);
-    message.lease = object.lease ?? "0";
-    message.prevKv = object.prevKv ?? false;
-    return message;
   },
 };
 
@@ -812,46 +504,10 @@ export const PutResponse: MessageFns<PutResponse> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): PutResponse {
-    return {
-      header: isSet(object.header) ? ResponseHeader.fromJSON(object.header) : undefined,
-      prevKv: isSet(object.prevKv)
-        ? KeyValue.fromJSON(object.prevKv)
-        : isSet(object.prev_kv)
-        ? KeyValue.fromJSON(object.prev_kv)
-        : undefined,
-    };
-  },
-
-  toJSON(message: PutResponse): unknown {
-    const obj: any = {};
-    if (message.header !== undefined) {
-      obj.header = ResponseHeader.toJSON(message.header);
-    }
-    if (message.prevKv !== undefined) {
-      obj.prevKv = KeyValue.toJSON(message.prevKv);
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<PutResponse>, I>>(base?: I): PutResponse {
-    return PutResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<PutResponse>, I>>(object: I): PutResponse {
-    const message = createBasePutResponse();
-    message.header = (object.header !== undefined && object.header !== null)
-      ? ResponseHeader.fromPartial(object.header)
-      : undefined;
-    message.prevKv = (object.prevKv !== undefined && object.prevKv !== null)
-      ? KeyValue.fromPartial(object.prevKv)
-      : undefined;
-    return message;
-  },
 };
 
 function createBaseDeleteRangeRequest(): DeleteRangeRequest {
-  return { key: Buffer.alloc(0), rangeEnd: Buffer.alloc(0), prevKv: false };
+  return { key: new Uint8Array(0), rangeEnd: new Uint8Array(0), prevKv: false };
 }
 
 export const DeleteRangeRequest: MessageFns<DeleteRangeRequest> = {
@@ -886,7 +542,7 @@ export const DeleteRangeRequest: MessageFns<DeleteRangeRequest> = {
               break;
             }
 
-            message.key = Buffer.from(reader.bytes());
+            message.key = reader.bytes();
             continue;
           }
           case 2: {
@@ -894,7 +550,7 @@ export const DeleteRangeRequest: MessageFns<DeleteRangeRequest> = {
               break;
             }
 
-            message.rangeEnd = Buffer.from(reader.bytes());
+            message.rangeEnd = reader.bytes();
             continue;
           }
           case 3: {
@@ -916,51 +572,10 @@ export const DeleteRangeRequest: MessageFns<DeleteRangeRequest> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): DeleteRangeRequest {
-    return {
-      key: isSet(object.key) ? Buffer.from(bytesFromBase64(object.key)) : Buffer.alloc(0),
-      rangeEnd: isSet(object.rangeEnd)
-        ? Buffer.from(bytesFromBase64(object.rangeEnd))
-        : isSet(object.range_end)
-        ? Buffer.from(bytesFromBase64(object.range_end))
-        : Buffer.alloc(0),
-      prevKv: isSet(object.prevKv)
-        ? globalThis.Boolean(object.prevKv)
-        : isSet(object.prev_kv)
-        ? globalThis.Boolean(object.prev_kv)
-        : false,
-    };
-  },
-
-  toJSON(message: DeleteRangeRequest): unknown {
-    const obj: any = {};
-    if (message.key.length !== 0) {
-      obj.key = base64FromBytes(message.key);
-    }
-    if (message.rangeEnd.length !== 0) {
-      obj.rangeEnd = base64FromBytes(message.rangeEnd);
-    }
-    if (message.prevKv !== false) {
-      obj.prevKv = message.prevKv;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<DeleteRangeRequest>, I>>(base?: I): DeleteRangeRequest {
-    return DeleteRangeRequest.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<DeleteRangeRequest>, I>>(object: I): DeleteRangeRequest {
-    const message = createBaseDeleteRangeRequest();
-    message.key = object.key ?? Buffer.alloc(0);
-    message.rangeEnd = object.rangeEnd ?? Buffer.alloc(0);
-    message.prevKv = object.prevKv ?? false;
-    return message;
-  },
 };
 
 function createBaseDeleteRangeResponse(): DeleteRangeResponse {
-  return { header: undefined, deleted: "0", prevKvs: [] };
+  return { header: undefined, deleted: 0, prevKvs: [] };
 }
 
 export const DeleteRangeResponse: MessageFns<DeleteRangeResponse> = {
@@ -968,7 +583,7 @@ export const DeleteRangeResponse: MessageFns<DeleteRangeResponse> = {
     if (message.header !== undefined) {
       ResponseHeader.encode(message.header, writer.uint32(10).fork()).join();
     }
-    if (message.deleted !== "0") {
+    if (message.deleted !== 0) {
       writer.uint32(16).int64(message.deleted);
     }
     for (const v of message.prevKvs) {
@@ -1003,7 +618,7 @@ export const DeleteRangeResponse: MessageFns<DeleteRangeResponse> = {
               break;
             }
 
-            message.deleted = reader.int64().toString();
+            message.deleted = longToNumber(reader.int64());
             continue;
           }
           case 3: {
@@ -1024,45 +639,6 @@ export const DeleteRangeResponse: MessageFns<DeleteRangeResponse> = {
     } finally {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
-  },
-
-  fromJSON(object: any): DeleteRangeResponse {
-    return {
-      header: isSet(object.header) ? ResponseHeader.fromJSON(object.header) : undefined,
-      deleted: isSet(object.deleted) ? globalThis.String(object.deleted) : "0",
-      prevKvs: globalThis.Array.isArray(object?.prevKvs)
-        ? object.prevKvs.map((e: any) => KeyValue.fromJSON(e))
-        : globalThis.Array.isArray(object?.prev_kvs)
-        ? object.prev_kvs.map((e: any) => KeyValue.fromJSON(e))
-        : [],
-    };
-  },
-
-  toJSON(message: DeleteRangeResponse): unknown {
-    const obj: any = {};
-    if (message.header !== undefined) {
-      obj.header = ResponseHeader.toJSON(message.header);
-    }
-    if (message.deleted !== "0") {
-      obj.deleted = message.deleted;
-    }
-    if (message.prevKvs?.length) {
-      obj.prevKvs = message.prevKvs.map((e) => KeyValue.toJSON(e));
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<DeleteRangeResponse>, I>>(base?: I): DeleteRangeResponse {
-    return DeleteRangeResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<DeleteRangeResponse>, I>>(object: I): DeleteRangeResponse {
-    const message = createBaseDeleteRangeResponse();
-    message.header = (object.header !== undefined && object.header !== null)
-      ? ResponseHeader.fromPartial(object.header)
-      : undefined;
-    message.deleted = object.deleted ?? "0";
-    message.prevKvs = object.prevKvs?.map((e) => KeyValue.fromPartial(e)) || [];
-    return message;
   },
 };
 
@@ -1132,57 +708,6 @@ export const RequestOp: MessageFns<RequestOp> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): RequestOp {
-    return {
-      requestRange: isSet(object.requestRange)
-        ? RangeRequest.fromJSON(object.requestRange)
-        : isSet(object.request_range)
-        ? RangeRequest.fromJSON(object.request_range)
-        : undefined,
-      requestPut: isSet(object.requestPut)
-        ? PutRequest.fromJSON(object.requestPut)
-        : isSet(object.request_put)
-        ? PutRequest.fromJSON(object.request_put)
-        : undefined,
-      requestDeleteRange: isSet(object.requestDeleteRange)
-        ? DeleteRangeRequest.fromJSON(object.requestDeleteRange)
-        : isSet(object.request_delete_range)
-        ? DeleteRangeRequest.fromJSON(object.request_delete_range)
-        : undefined,
-    };
-  },
-
-  toJSON(message: RequestOp): unknown {
-    const obj: any = {};
-    if (message.requestRange !== undefined) {
-      obj.requestRange = RangeRequest.toJSON(message.requestRange);
-    }
-    if (message.requestPut !== undefined) {
-      obj.requestPut = PutRequest.toJSON(message.requestPut);
-    }
-    if (message.requestDeleteRange !== undefined) {
-      obj.requestDeleteRange = DeleteRangeRequest.toJSON(message.requestDeleteRange);
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<RequestOp>, I>>(base?: I): RequestOp {
-    return RequestOp.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<RequestOp>, I>>(object: I): RequestOp {
-    const message = createBaseRequestOp();
-    message.requestRange = (object.requestRange !== undefined && object.requestRange !== null)
-      ? RangeRequest.fromPartial(object.requestRange)
-      : undefined;
-    message.requestPut = (object.requestPut !== undefined && object.requestPut !== null)
-      ? PutRequest.fromPartial(object.requestPut)
-      : undefined;
-    message.requestDeleteRange = (object.requestDeleteRange !== undefined && object.requestDeleteRange !== null)
-      ? DeleteRangeRequest.fromPartial(object.requestDeleteRange)
-      : undefined;
-    return message;
-  },
 };
 
 function createBaseResponseOp(): ResponseOp {
@@ -1251,70 +776,19 @@ export const ResponseOp: MessageFns<ResponseOp> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): ResponseOp {
-    return {
-      responseRange: isSet(object.responseRange)
-        ? RangeResponse.fromJSON(object.responseRange)
-        : isSet(object.response_range)
-        ? RangeResponse.fromJSON(object.response_range)
-        : undefined,
-      responsePut: isSet(object.responsePut)
-        ? PutResponse.fromJSON(object.responsePut)
-        : isSet(object.response_put)
-        ? PutResponse.fromJSON(object.response_put)
-        : undefined,
-      responseDeleteRange: isSet(object.responseDeleteRange)
-        ? DeleteRangeResponse.fromJSON(object.responseDeleteRange)
-        : isSet(object.response_delete_range)
-        ? DeleteRangeResponse.fromJSON(object.response_delete_range)
-        : undefined,
-    };
-  },
-
-  toJSON(message: ResponseOp): unknown {
-    const obj: any = {};
-    if (message.responseRange !== undefined) {
-      obj.responseRange = RangeResponse.toJSON(message.responseRange);
-    }
-    if (message.responsePut !== undefined) {
-      obj.responsePut = PutResponse.toJSON(message.responsePut);
-    }
-    if (message.responseDeleteRange !== undefined) {
-      obj.responseDeleteRange = DeleteRangeResponse.toJSON(message.responseDeleteRange);
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<ResponseOp>, I>>(base?: I): ResponseOp {
-    return ResponseOp.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<ResponseOp>, I>>(object: I): ResponseOp {
-    const message = createBaseResponseOp();
-    message.responseRange = (object.responseRange !== undefined && object.responseRange !== null)
-      ? RangeResponse.fromPartial(object.responseRange)
-      : undefined;
-    message.responsePut = (object.responsePut !== undefined && object.responsePut !== null)
-      ? PutResponse.fromPartial(object.responsePut)
-      : undefined;
-    message.responseDeleteRange = (object.responseDeleteRange !== undefined && object.responseDeleteRange !== null)
-      ? DeleteRangeResponse.fromPartial(object.responseDeleteRange)
-      : undefined;
-    return message;
-  },
 };
 
 function createBaseCompare(): Compare {
   return {
     result: 0,
     target: 0,
-    key: Buffer.alloc(0),
+    key: new Uint8Array(0),
     version: undefined,
     createRevision: undefined,
     modRevision: undefined,
     value: undefined,
     lease: undefined,
-    rangeEnd: Buffer.alloc(0),
+    rangeEnd: new Uint8Array(0),
   };
 }
 
@@ -1384,7 +858,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.key = Buffer.from(reader.bytes());
+            message.key = reader.bytes();
             continue;
           }
           case 4: {
@@ -1392,7 +866,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.version = reader.int64().toString();
+            message.version = longToNumber(reader.int64());
             continue;
           }
           case 5: {
@@ -1400,7 +874,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.createRevision = reader.int64().toString();
+            message.createRevision = longToNumber(reader.int64());
             continue;
           }
           case 6: {
@@ -1408,7 +882,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.modRevision = reader.int64().toString();
+            message.modRevision = longToNumber(reader.int64());
             continue;
           }
           case 7: {
@@ -1416,7 +890,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.value = Buffer.from(reader.bytes());
+            message.value = reader.bytes();
             continue;
           }
           case 8: {
@@ -1424,7 +898,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.lease = reader.int64().toString();
+            message.lease = longToNumber(reader.int64());
             continue;
           }
           case 64: {
@@ -1432,7 +906,7 @@ export const Compare: MessageFns<Compare> = {
               break;
             }
 
-            message.rangeEnd = Buffer.from(reader.bytes());
+            message.rangeEnd = reader.bytes();
             continue;
           }
         }
@@ -1445,81 +919,6 @@ export const Compare: MessageFns<Compare> = {
     } finally {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
-  },
-
-  fromJSON(object: any): Compare {
-    return {
-      result: isSet(object.result) ? compare_CompareResultFromJSON(object.result) : 0,
-      target: isSet(object.target) ? compare_CompareTargetFromJSON(object.target) : 0,
-      key: isSet(object.key) ? Buffer.from(bytesFromBase64(object.key)) : Buffer.alloc(0),
-      version: isSet(object.version) ? globalThis.String(object.version) : undefined,
-      createRevision: isSet(object.createRevision)
-        ? globalThis.String(object.createRevision)
-        : isSet(object.create_revision)
-        ? globalThis.String(object.create_revision)
-        : undefined,
-      modRevision: isSet(object.modRevision)
-        ? globalThis.String(object.modRevision)
-        : isSet(object.mod_revision)
-        ? globalThis.String(object.mod_revision)
-        : undefined,
-      value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : undefined,
-      lease: isSet(object.lease) ? globalThis.String(object.lease) : undefined,
-      rangeEnd: isSet(object.rangeEnd)
-        ? Buffer.from(bytesFromBase64(object.rangeEnd))
-        : isSet(object.range_end)
-        ? Buffer.from(bytesFromBase64(object.range_end))
-        : Buffer.alloc(0),
-    };
-  },
-
-  toJSON(message: Compare): unknown {
-    const obj: any = {};
-    if (message.result !== 0) {
-      obj.result = compare_CompareResultToJSON(message.result);
-    }
-    if (message.target !== 0) {
-      obj.target = compare_CompareTargetToJSON(message.target);
-    }
-    if (message.key.length !== 0) {
-      obj.key = base64FromBytes(message.key);
-    }
-    if (message.version !== undefined) {
-      obj.version = message.version;
-    }
-    if (message.createRevision !== undefined) {
-      obj.createRevision = message.createRevision;
-    }
-    if (message.modRevision !== undefined) {
-      obj.modRevision = message.modRevision;
-    }
-    if (message.value !== undefined) {
-      obj.value = base64FromBytes(message.value);
-    }
-    if (message.lease !== undefined) {
-      obj.lease = message.lease;
-    }
-    if (message.rangeEnd.length !== 0) {
-      obj.rangeEnd = base64FromBytes(message.rangeEnd);
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<Compare>, I>>(base?: I): Compare {
-    return Compare.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<Compare>, I>>(object: I): Compare {
-    const message = createBaseCompare();
-    message.result = object.result ?? 0;
-    message.target = object.target ?? 0;
-    message.key = object.key ?? Buffer.alloc(0);
-    message.version = object.version ?? undefined;
-    message.createRevision = object.createRevision ?? undefined;
-    message.modRevision = object.modRevision ?? undefined;
-    message.value = object.value ?? undefined;
-    message.lease = object.lease ?? undefined;
-    message.rangeEnd = object.rangeEnd ?? Buffer.alloc(0);
-    return message;
   },
 };
 
@@ -1589,39 +988,6 @@ export const TxnRequest: MessageFns<TxnRequest> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): TxnRequest {
-    return {
-      compare: globalThis.Array.isArray(object?.compare) ? object.compare.map((e: any) => Compare.fromJSON(e)) : [],
-      success: globalThis.Array.isArray(object?.success) ? object.success.map((e: any) => RequestOp.fromJSON(e)) : [],
-      failure: globalThis.Array.isArray(object?.failure) ? object.failure.map((e: any) => RequestOp.fromJSON(e)) : [],
-    };
-  },
-
-  toJSON(message: TxnRequest): unknown {
-    const obj: any = {};
-    if (message.compare?.length) {
-      obj.compare = message.compare.map((e) => Compare.toJSON(e));
-    }
-    if (message.success?.length) {
-      obj.success = message.success.map((e) => RequestOp.toJSON(e));
-    }
-    if (message.failure?.length) {
-      obj.failure = message.failure.map((e) => RequestOp.toJSON(e));
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<TxnRequest>, I>>(base?: I): TxnRequest {
-    return TxnRequest.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<TxnRequest>, I>>(object: I): TxnRequest {
-    const message = createBaseTxnRequest();
-    message.compare = object.compare?.map((e) => Compare.fromPartial(e)) || [];
-    message.success = object.success?.map((e) => RequestOp.fromPartial(e)) || [];
-    message.failure = object.failure?.map((e) => RequestOp.fromPartial(e)) || [];
-    return message;
-  },
 };
 
 function createBaseTxnResponse(): TxnResponse {
@@ -1690,74 +1056,20 @@ export const TxnResponse: MessageFns<TxnResponse> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): TxnResponse {
-    return {
-      header: isSet(object.header) ? ResponseHeader.fromJSON(object.header) : undefined,
-      succeeded: isSet(object.succeeded) ? globalThis.Boolean(object.succeeded) : false,
-      responses: globalThis.Array.isArray(object?.responses)
-        ? object.responses.map((e: any) => ResponseOp.fromJSON(e))
-        : [],
-    };
-  },
-
-  toJSON(message: TxnResponse): unknown {
-    const obj: any = {};
-    if (message.header !== undefined) {
-      obj.header = ResponseHeader.toJSON(message.header);
-    }
-    if (message.succeeded !== false) {
-      obj.succeeded = message.succeeded;
-    }
-    if (message.responses?.length) {
-      obj.responses = message.responses.map((e) => ResponseOp.toJSON(e));
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<TxnResponse>, I>>(base?: I): TxnResponse {
-    return TxnResponse.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<TxnResponse>, I>>(object: I): TxnResponse {
-    const message = createBaseTxnResponse();
-    message.header = (object.header !== undefined && object.header !== null)
-      ? ResponseHeader.fromPartial(object.header)
-      : undefined;
-    message.succeeded = object.succeeded ?? false;
-    message.responses = object.responses?.map((e) => ResponseOp.fromPartial(e)) || [];
-    return message;
-  },
 };
 
-function bytesFromBase64(b64: string): Uint8Array {
-  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
-}
-
-function base64FromBytes(arr: Uint8Array): string {
-  return globalThis.Buffer.from(arr).toString("base64");
-}
-
-type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
-
-export type DeepPartial<T> = T extends Builtin ? T
-  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
-  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
-  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
-  : Partial<T>;
-
-type KeysOfUnion<T> = T extends T ? keyof T : never;
-export type Exact<P, I extends P> = P extends Builtin ? P
-  : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
-
-function isSet(value: any): boolean {
-  return value !== null && value !== undefined;
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
-  fromJSON(object: any): T;
-  toJSON(message: T): unknown;
-  create<I extends Exact<DeepPartial<T>, I>>(base?: I): T;
-  fromPartial<I extends Exact<DeepPartial<T>, I>>(object: I): T;
 }

@@ -17,26 +17,19 @@ export const protobufFileName = "etcd/mvccpb/kv.proto";
  */
 
 export interface KeyValue {
-  key: Buffer;
+  key: Uint8Array;
   /** The revision of the key's last creation. */
-  createRevision: string;
+  createRevision: number;
   /** The revision of the key's last modification. */
-  modRevision: string;
+  modRevision: number;
   /** Writes since the key's creation. */
-  version: string;
-  value: Buffer;
-  lease: string;
+  version: number;
+  value: Uint8Array;
+  lease: number;
 }
 
 function createBaseKeyValue(): KeyValue {
-  return {
-    key: Buffer.alloc(0),
-    createRevision: "0",
-    modRevision: "0",
-    version: "0",
-    value: Buffer.alloc(0),
-    lease: "0",
-  };
+  return { key: new Uint8Array(0), createRevision: 0, modRevision: 0, version: 0, value: new Uint8Array(0), lease: 0 };
 }
 
 export const KeyValue: MessageFns<KeyValue> = {
@@ -44,19 +37,19 @@ export const KeyValue: MessageFns<KeyValue> = {
     if (message.key.length !== 0) {
       writer.uint32(10).bytes(message.key);
     }
-    if (message.createRevision !== "0") {
+    if (message.createRevision !== 0) {
       writer.uint32(16).int64(message.createRevision);
     }
-    if (message.modRevision !== "0") {
+    if (message.modRevision !== 0) {
       writer.uint32(24).int64(message.modRevision);
     }
-    if (message.version !== "0") {
+    if (message.version !== 0) {
       writer.uint32(32).int64(message.version);
     }
     if (message.value.length !== 0) {
       writer.uint32(42).bytes(message.value);
     }
-    if (message.lease !== "0") {
+    if (message.lease !== 0) {
       writer.uint32(48).int64(message.lease);
     }
     return writer;
@@ -80,7 +73,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.key = Buffer.from(reader.bytes());
+            message.key = reader.bytes();
             continue;
           }
           case 2: {
@@ -88,7 +81,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.createRevision = reader.int64().toString();
+            message.createRevision = longToNumber(reader.int64());
             continue;
           }
           case 3: {
@@ -96,7 +89,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.modRevision = reader.int64().toString();
+            message.modRevision = longToNumber(reader.int64());
             continue;
           }
           case 4: {
@@ -104,7 +97,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.version = reader.int64().toString();
+            message.version = longToNumber(reader.int64());
             continue;
           }
           case 5: {
@@ -112,7 +105,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.value = Buffer.from(reader.bytes());
+            message.value = reader.bytes();
             continue;
           }
           case 6: {
@@ -120,7 +113,7 @@ export const KeyValue: MessageFns<KeyValue> = {
               break;
             }
 
-            message.lease = reader.int64().toString();
+            message.lease = longToNumber(reader.int64());
             continue;
           }
         }
@@ -134,93 +127,20 @@ export const KeyValue: MessageFns<KeyValue> = {
       (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
     }
   },
-
-  fromJSON(object: any): KeyValue {
-    return {
-      key: isSet(object.key) ? Buffer.from(bytesFromBase64(object.key)) : Buffer.alloc(0),
-      createRevision: isSet(object.createRevision)
-        ? globalThis.String(object.createRevision)
-        : isSet(object.create_revision)
-        ? globalThis.String(object.create_revision)
-        : "0",
-      modRevision: isSet(object.modRevision)
-        ? globalThis.String(object.modRevision)
-        : isSet(object.mod_revision)
-        ? globalThis.String(object.mod_revision)
-        : "0",
-      version: isSet(object.version) ? globalThis.String(object.version) : "0",
-      value: isSet(object.value) ? Buffer.from(bytesFromBase64(object.value)) : Buffer.alloc(0),
-      lease: isSet(object.lease) ? globalThis.String(object.lease) : "0",
-    };
-  },
-
-  toJSON(message: KeyValue): unknown {
-    const obj: any = {};
-    if (message.key.length !== 0) {
-      obj.key = base64FromBytes(message.key);
-    }
-    if (message.createRevision !== "0") {
-      obj.createRevision = message.createRevision;
-    }
-    if (message.modRevision !== "0") {
-      obj.modRevision = message.modRevision;
-    }
-    if (message.version !== "0") {
-      obj.version = message.version;
-    }
-    if (message.value.length !== 0) {
-      obj.value = base64FromBytes(message.value);
-    }
-    if (message.lease !== "0") {
-      obj.lease = message.lease;
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<KeyValue>, I>>(base?: I): KeyValue {
-    return KeyValue.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<KeyValue>, I>>(object: I): KeyValue {
-    const message = createBaseKeyValue();
-    message.key = object.key ?? Buffer.alloc(0);
-    message.createRevision = object.createRevision ?? "0";
-    message.modRevision = object.modRevision ?? "0";
-    message.version = object.version ?? "0";
-    message.value = object.value ?? Buffer.alloc(0);
-    message.lease = object.lease ?? "0";
-    return message;
-  },
 };
 
-function bytesFromBase64(b64: string): Uint8Array {
-  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
-}
-
-function base64FromBytes(arr: Uint8Array): string {
-  return globalThis.Buffer.from(arr).toString("base64");
-}
-
-type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
-
-export type DeepPartial<T> = T extends Builtin ? T
-  : T extends globalThis.Array<infer U> ? globalThis.Array<DeepPartial<U>>
-  : T extends ReadonlyArray<infer U> ? ReadonlyArray<DeepPartial<U>>
-  : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
-  : Partial<T>;
-
-type KeysOfUnion<T> = T extends T ? keyof T : never;
-export type Exact<P, I extends P> = P extends Builtin ? P
-  : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
-
-function isSet(value: any): boolean {
-  return value !== null && value !== undefined;
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;
   decode(input: BinaryReader | Uint8Array, length?: number): T;
-  fromJSON(object: any): T;
-  toJSON(message: T): unknown;
-  create<I extends Exact<DeepPartial<T>, I>>(base?: I): T;
-  fromPartial<I extends Exact<DeepPartial<T>, I>>(object: I): T;
 }
