@@ -173,7 +173,7 @@ export class EtcdKvClient {
       let stream: http2.ClientHttp2Stream;
       try {
         stream = session.request(
-          { ':method': 'POST', ':path': codec.path, ...GRPC_HEADERS, 'grpc-timeout': `${this.options.timeoutMs}m` },
+          { ':method': 'POST', ':path': codec.path, ...GRPC_HEADERS, 'grpc-timeout': grpcTimeout(this.options.timeoutMs) },
           { endStream: false },
         );
       } catch (err) {
@@ -244,6 +244,12 @@ function unframe(chunks: Buffer[]): Uint8Array {
   const length = all.readUInt32BE(1);
   if (all.length !== 5 + length) throw new Error(`a frame of ${length} bytes in ${all.length - 5}`);
   return all.subarray(5);
+}
+
+/** The deadline as gRPC sends it: at most 8 digits and a unit (milliseconds, else seconds). */
+export function grpcTimeout(ms: number): string {
+  const whole = Math.max(0, Math.ceil(ms));
+  return whole < 1e8 ? `${whole}m` : `${Math.min(Math.ceil(whole / 1000), 99_999_999)}S`;
 }
 
 /** grpc-message is percent-encoded UTF-8. */

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { Etcd3 } from 'etcd3';
 import { createStore, StoreError, type Store } from '../../src/store';
 import { COMPACT_REV_KEY, createEtcdStore } from '../../src/store/etcd-store';
+import { grpcTimeout } from '../../src/store/etcd-kv';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { WatchRecorder } from './watch-recorder';
 
@@ -121,6 +122,13 @@ describe('etcd store specifics', () => {
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => silent.close(() => resolve()));
       }
+    });
+
+    test('sends its deadline as gRPC spells it: at most 8 digits and a unit', () => {
+      expect(grpcTimeout(30_000)).toBe('30000m');
+      expect(grpcTimeout(99_999_999)).toBe('99999999m');
+      expect(grpcTimeout(100_000_000)).toBe('100000S');
+      expect(grpcTimeout(1e15)).toBe('99999999S');
     });
 
     test("etcd's own errors keep their meaning: a future revision, a request too large", async () => {
