@@ -1,18 +1,15 @@
 /**
- * The production backend: the Store interface over a real etcd cluster through `etcd3`.
+ * The production backend: the Store interface over a real etcd cluster.
  *
  * Every operation is one etcd request, so several API server processes sharing one cluster see
  * one linearizable history (etcd's revision is the store revision). Guarded writes are etcd
  * transactions whose else-branch reads the key, so a failed guard reports the current value in
- * the same round trip, as upstream's etcd3 store does. Reads and writes go through the store's
- * own KV client (etcd-kv.ts: unary gRPC over node:http2 with generated codecs); watches,
- * maintenance status and compaction through etcd3.
+ * the same round trip, as upstream's etcd3 store does. Every call goes through the store's own
+ * client (etcd-client.ts: gRPC over node:http2 with codecs generated from proto/etcd).
  */
-import { noop } from 'cockatiel';
-import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
 import { Compare_CompareResult, Compare_CompareTarget, RangeRequest, type TxnResponse } from '../gen/etcd/etcdserverpb/rpc';
 import type { KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
-import { EtcdKvClient } from './etcd-kv';
+import { EtcdClient } from './etcd-client';
 import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { EtcdWatch } from './etcd-watch';
 import { prefixEndBytes, rangeStart, requestedRevision } from './keys';
@@ -61,40 +58,25 @@ export interface EtcdTlsOptions {
 export const COMPACT_REV_KEY = 'compact_rev_key';
 const COMPACT_REV_KEY_BYTES = Buffer.from(COMPACT_REV_KEY);
 
-/** No size limit on responses: a list of many large objects easily passes gRPC's 4 MiB default. */
-const GRPC_OPTIONS = { 'grpc.max_receive_message_length': -1 };
-
 export class EtcdStore implements Store {
   readonly kind = 'etcd' as const;
-  private readonly client: Etcd3;
-  private readonly kv: EtcdKvClient;
+  private readonly kv: EtcdClient;
   private readonly prefix: Buffer;
   private readonly watches = new Set<EtcdWatch>();
   private closed = false;
 
   constructor(options: EtcdStoreOptions) {
     if (options.endpoints.length === 0) throw new TypeError('etcd store needs at least one endpoint');
-    const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    const clientOptions: IOptions = {
-      hosts: options.endpoints,
-      grpcOptions: GRPC_OPTIONS,
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
-      // No automatic retries: etcd3 would resend a transaction whose answer was lost (a leader
-      // killed mid-request) and a create that did apply would answer 409 AlreadyExists to its own
-      // client. A failed call fails; the caller (or its client) decides, as with upstream's etcd client.
-      faultHandling: { global: noop },
-    };
     const tls = options.tls;
-    if (tls && (tls.ca || tls.cert || tls.key)) {
-      // grpc-js takes a missing root certificate as "the host's roots".
-      clientOptions.credentials = {
-        rootCertificate: (tls.ca ? Buffer.from(tls.ca) : null) as unknown as Buffer,
-        ...(tls.key ? { privateKey: Buffer.from(tls.key) } : {}),
-        ...(tls.cert ? { certChain: Buffer.from(tls.cert) } : {}),
-      };
-    }
-    this.client = new Etcd3(clientOptions);
-    this.kv = new EtcdKvClient({ endpoints: options.endpoints, tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined, timeoutMs: requestTimeoutMs });
+    // No automatic retries of a call that may have reached etcd: a transaction whose answer was
+    // lost (a leader killed mid-request) may have applied, and a create resent would answer 409
+    // AlreadyExists to its own client. A failed call fails; the caller (or its client) decides,
+    // as with upstream's etcd client.
+    this.kv = new EtcdClient({
+      endpoints: options.endpoints,
+      tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined,
+      timeoutMs: options.requestTimeoutMs ?? 30_000,
+    });
     this.prefix = Buffer.from(options.prefix ?? '');
   }
 
@@ -199,9 +181,9 @@ export class EtcdStore implements Store {
     const startRevision = requestedRevision(options.startRevision);
     const watch = new EtcdWatch(
       {
-        client: this.client,
+        client: this.kv,
         toStoreKey: (etcdKey) => this.storeKey(etcdKey),
-        toKeyValue: (kv) => this.toKeyValue(kv),
+        toKeyValue: (kv) => this.fromEtcd(kv),
         compactedRevision: () => this.compactedRevision(),
         onClosed: (closed) => this.watches.delete(closed),
       },
@@ -219,8 +201,8 @@ export class EtcdStore implements Store {
   }
 
   async sizeBytes(): Promise<number> {
-    const status = await this.call(undefined, () => this.client.maintenance.status());
-    return Number(status.dbSize);
+    const status = await this.call(undefined, () => this.kv.status());
+    return status.dbSize;
   }
 
   async compactedRevision(): Promise<number> {
@@ -256,7 +238,7 @@ export class EtcdStore implements Store {
         if (!res.succeeded) continue; // another API server recorded a compaction meanwhile: re-read
       }
       try {
-        await this.call(undefined, () => this.client.kv.compact({ revision, physical: true }));
+        await this.call(undefined, () => this.kv.compact({ revision, physical: true }));
       } catch (err) {
         // Already compacted this far (by another process, or an earlier call): nothing to do.
         if (StoreError.is(err, 'compacted')) return;
@@ -270,7 +252,6 @@ export class EtcdStore implements Store {
     if (this.closed) return;
     this.closed = true;
     for (const watch of [...this.watches]) watch.fail(new StoreError('unavailable', 'store is closed'));
-    this.client.close();
     this.kv.close();
   }
 
@@ -334,24 +315,13 @@ export class EtcdStore implements Store {
     return this.prefix.length === 0 ? Buffer.from(key) : Buffer.concat([this.prefix, Buffer.from(key)]);
   }
 
-  private storeKey(etcdKey: Buffer): string {
-    return etcdKey.toString('utf8', this.prefix.length);
+  private storeKey(etcdKey: Uint8Array): string {
+    return Buffer.from(etcdKey.buffer, etcdKey.byteOffset, etcdKey.byteLength).toString('utf8', this.prefix.length);
   }
 
-  /** A record from the store's KV client. */
+  /** A record as the store hands it on. */
   private fromEtcd(kv: EtcdKeyValue): KeyValue {
-    const key = Buffer.from(kv.key.buffer, kv.key.byteOffset, kv.key.byteLength);
-    return { key: this.storeKey(key), value: kv.value, createRevision: kv.createRevision, modRevision: kv.modRevision };
-  }
-
-  /** A record from etcd3 (watch events). */
-  private toKeyValue(kv: IKeyValue): KeyValue {
-    return {
-      key: this.storeKey(kv.key),
-      value: kv.value,
-      createRevision: Number(kv.create_revision),
-      modRevision: Number(kv.mod_revision),
-    };
+    return { key: this.storeKey(kv.key), value: kv.value, createRevision: kv.createRevision, modRevision: kv.modRevision };
   }
 }
 

@@ -1,14 +1,15 @@
 /**
- * One store watch on etcd, on its own raw gRPC Watch stream.
+ * One store watch on etcd, on its own gRPC Watch stream (etcd-client.ts).
  *
- * Why not etcd3's high-level `Watcher`: it silently reconnects and resumes (the store contract is
- * to report a lost connection once and stop), and on etcd 3.4 it drops the `compact_revision`
- * of a watch canceled for compaction (etcd3's watcher only emits "Watcher canceled: "), which
- * callers need to relist. One stream per watch keeps the bookkeeping trivial; the API server
- * holds a handful of watches (one per resource in the watch cache), so the extra HTTP/2 streams
- * cost nothing that matters.
+ * It never reconnects and resumes by itself: the store contract is to report a lost connection
+ * once and stop, and the caller relists. A watch canceled for compaction reports etcd's
+ * `compact_revision`, which callers need to relist. One stream per watch keeps the bookkeeping
+ * trivial; the API server holds a handful of watches (one per resource in the watch cache), so
+ * the extra HTTP/2 streams cost nothing that matters.
  */
-import type { Etcd3, IDuplexStream, IEvent, IKeyValue, IWatchRequest, IWatchResponse } from 'etcd3';
+import type { WatchResponse } from '../gen/etcd/etcdserverpb/rpc';
+import { type Event as EtcdEvent, Event_EventType, type KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
+import type { EtcdClient, WatchStream } from './etcd-client';
 import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { StoreError, type KeyValue, type StoreEvent, type StoreWatch, type WatchHandlers } from './types';
 
@@ -21,16 +22,14 @@ export interface EtcdWatchRequest {
 }
 
 export interface EtcdWatchContext {
-  client: Etcd3;
+  client: EtcdClient;
   /** Strips the store prefix from an etcd key. */
-  toStoreKey(key: Buffer): string;
-  toKeyValue(kv: IKeyValue): KeyValue;
+  toStoreKey(key: Uint8Array): string;
+  toKeyValue(kv: EtcdKeyValue): KeyValue;
   compactedRevision(): Promise<number>;
   /** Called once when the watch ends (canceled or failed), so the store stops tracking it. */
   onClosed(watch: EtcdWatch): void;
 }
-
-type WatchStream = IDuplexStream<IWatchRequest, IWatchResponse> & { writable?: boolean };
 
 export class EtcdWatch implements StoreWatch {
   private done = false;
@@ -73,41 +72,33 @@ export class EtcdWatch implements StoreWatch {
         return;
       }
     }
-    const stream = (await this.context.client.watchClient.watch()) as WatchStream;
-    if (this.done) {
-      closeQuietly(stream);
-      return;
-    }
-    this.stream = stream;
-    stream.on('data', (res) => this.onResponse(res));
-    // Always listen for 'error': an unhandled stream error would crash the process.
-    stream.on('error', (err) => this.fail(toWatchError(err)));
-    stream.on('end', () => this.fail(new StoreError('unavailable', 'etcd closed the watch stream')));
-    stream.write({
-      create_request: {
-        key: this.request.key,
-        range_end: this.request.rangeEnd,
-        start_revision: startRevision ?? 0,
-        prev_kv: true,
-      },
-    });
+    this.stream = this.context.client.watch(
+      { key: this.request.key, rangeEnd: this.request.rangeEnd, startRevision: startRevision ?? 0, prevKv: true },
+      { onResponse: (res) => this.onResponse(res), onEnd: (err) => this.fail(toWatchError(err)) },
+    );
   }
 
-  private onResponse(res: IWatchResponse): void {
+  private onResponse(res: WatchResponse): void {
     if (this.done) return;
-    if (res.canceled || Number(res.compact_revision) > 0) {
+    if (res.canceled || res.compactRevision > 0) {
       // etcd cancels a watch whose start fell below its compaction (created, then canceled with
       // compact_revision set and an empty reason on 3.4) or that fell too far behind.
-      const compactRevision = Number(res.compact_revision);
+      const compactRevision = res.compactRevision;
       this.fail(
         compactRevision > 0
           ? compactedError(this.request.startRevision ?? 0, compactRevision)
-          : new StoreError('unavailable', `etcd canceled the watch: ${res.cancel_reason || 'no reason given'}`),
+          : new StoreError('unavailable', `etcd canceled the watch: ${res.cancelReason || 'no reason given'}`),
       );
       return;
     }
     if (res.events.length === 0) return; // created / progress notifications
-    const events = res.events.map((event) => this.toStoreEvent(event));
+    let events: StoreEvent[];
+    try {
+      events = res.events.map((event) => this.toStoreEvent(event));
+    } catch (err) {
+      this.fail(toWatchError(err));
+      return;
+    }
     try {
       this.handlers.onEvents(events);
     } catch (err) {
@@ -119,41 +110,27 @@ export class EtcdWatch implements StoreWatch {
     }
   }
 
-  private toStoreEvent(event: IEvent): StoreEvent {
-    const revision = Number(event.kv.mod_revision);
-    const prevKv = event.prev_kv ? this.context.toKeyValue(event.prev_kv) : undefined;
-    if (String(event.type).toUpperCase() === 'DELETE') {
+  private toStoreEvent(event: EtcdEvent): StoreEvent {
+    const kv = event.kv;
+    if (!kv) throw new StoreError('unavailable', 'etcd sent a watch event without its key');
+    const revision = kv.modRevision;
+    const prevKv = event.prevKv ? this.context.toKeyValue(event.prevKv) : undefined;
+    if (event.type === Event_EventType.DELETE) {
       return {
         type: 'delete',
         // etcd's delete event carries the key, the deletion revision and create revision 0.
-        kv: { key: this.context.toStoreKey(event.kv.key), value: new Uint8Array(0), createRevision: 0, modRevision: revision },
+        kv: { key: this.context.toStoreKey(kv.key), value: new Uint8Array(0), createRevision: 0, modRevision: revision },
         prevKv,
         revision,
       };
     }
-    return { type: 'put', kv: this.context.toKeyValue(event.kv), prevKv, revision };
+    return { type: 'put', kv: this.context.toKeyValue(kv), prevKv, revision };
   }
 
   private closeStream(): void {
     const stream = this.stream;
     this.stream = undefined;
-    if (stream) closeQuietly(stream);
-  }
-}
-
-/**
- * Half-close first, then cancel: etcd3's stream wrapper marks the host failed (resetting every
- * channel to it) on an error while the stream is still writable, and cancelling raises a
- * CANCELLED error. Ending first makes it non-writable, so our own cancel is not taken for an
- * outage.
- */
-function closeQuietly(stream: WatchStream): void {
-  stream.on('error', () => undefined);
-  try {
-    stream.end();
-    stream.cancel();
-  } catch {
-    // already closed
+    stream?.cancel();
   }
 }
 

@@ -20,8 +20,8 @@ export type StoreOptions =
 type OptionsOf<K extends StoreKind> = Extract<StoreOptions, { kind: K }>;
 
 const backends: { readonly [K in StoreKind]: (options: OptionsOf<K>) => Store } = {
-  // Loaded when first chosen: the etcd client and grpc-js weigh ~26 MB of RSS that a server on
-  // the embedded store never needs (docs/BENCHMARKS.md, idle RSS).
+  // Loaded when first chosen: a server on the embedded store never needs the etcd client
+  // (node:http2 and the generated etcd codecs; docs/BENCHMARKS.md, idle RSS).
   etcd: (options) => etcdBackend().createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls }),
   embedded: (options) => createEmbeddedStore('inMemory' in options ? {} : { dataDir: options.dataDir }),
 };

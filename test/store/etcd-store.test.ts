@@ -7,7 +7,7 @@ import net from 'node:net';
 import { Etcd3 } from 'etcd3';
 import { createStore, StoreError, type Store } from '../../src/store';
 import { COMPACT_REV_KEY, createEtcdStore } from '../../src/store/etcd-store';
-import { grpcTimeout } from '../../src/store/etcd-kv';
+import { grpcTimeout } from '../../src/store/etcd-client';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { WatchRecorder } from './watch-recorder';
 

@@ -6,17 +6,18 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { KeyValue } from "../mvccpb/kv";
+import { Event, KeyValue } from "../mvccpb/kv";
 
 export const protobufPackage = "etcdserverpb";
 
 export const protobufFileName = "etcd/etcdserverpb/rpc.proto";
 
 /**
- * The messages of etcd v3's KV service that the etcd store sends (Range, Txn, DeleteRange),
- * wire-compatible with etcd's `etcdserverpb` (same package, field numbers and types). Only the
- * fields the store uses or must read back are here; protobuf skips the rest on decode.
- * The calls are `/etcdserverpb.KV/<Method>` over gRPC (src/store/etcd-kv.ts).
+ * The messages of etcd v3's services that the etcd store sends (KV Range, Txn, DeleteRange and
+ * Compact; Watch; Maintenance Status), wire-compatible with etcd's `etcdserverpb` (same package,
+ * field numbers and types). Only the fields the store uses or must read back are here; protobuf
+ * skips the rest on decode. The calls are `/etcdserverpb.<Service>/<Method>` over gRPC
+ * (src/store/etcd-client.ts).
  */
 
 /**
@@ -123,6 +124,54 @@ export interface TxnResponse {
   header?: ResponseHeader | undefined;
   succeeded: boolean;
   responses: ResponseOp[];
+}
+
+export interface CompactionRequest {
+  revision: number;
+  /** Wait until the compaction is applied to the backend. */
+  physical: boolean;
+}
+
+export interface CompactionResponse {
+  header?: ResponseHeader | undefined;
+}
+
+export interface StatusRequest {
+}
+
+export interface StatusResponse {
+  header?: ResponseHeader | undefined;
+  version: string;
+  /** The backend database's size in bytes, free pages included. */
+  dbSize: number;
+}
+
+export interface WatchRequest {
+  createRequest?: WatchCreateRequest | undefined;
+  cancelRequest?: WatchCancelRequest | undefined;
+}
+
+export interface WatchCreateRequest {
+  key: Uint8Array;
+  rangeEnd: Uint8Array;
+  /** Inclusive; 0: from the next revision. */
+  startRevision: number;
+  prevKv: boolean;
+}
+
+export interface WatchCancelRequest {
+  watchId: number;
+}
+
+export interface WatchResponse {
+  header?: ResponseHeader | undefined;
+  watchId: number;
+  created: boolean;
+  canceled: boolean;
+  /** Set when the watch was canceled because its start revision was compacted. */
+  compactRevision: number;
+  cancelReason: string;
+  events: Event[];
 }
 
 function createBaseResponseHeader(): ResponseHeader {
@@ -1043,6 +1092,514 @@ export const TxnResponse: MessageFns<TxnResponse> = {
             }
 
             message.responses.push(ResponseOp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseCompactionRequest(): CompactionRequest {
+  return { revision: 0, physical: false };
+}
+
+export const CompactionRequest: MessageFns<CompactionRequest> = {
+  encode(message: CompactionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.revision !== 0) {
+      writer.uint32(8).int64(message.revision);
+    }
+    if (message.physical !== false) {
+      writer.uint32(16).bool(message.physical);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.revision = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.physical = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseCompactionResponse(): CompactionResponse {
+  return { header: undefined };
+}
+
+export const CompactionResponse: MessageFns<CompactionResponse> = {
+  encode(message: CompactionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.header !== undefined) {
+      ResponseHeader.encode(message.header, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompactionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompactionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.header = ResponseHeader.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseStatusRequest(): StatusRequest {
+  return {};
+}
+
+export const StatusRequest: MessageFns<StatusRequest> = {
+  encode(_: StatusRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StatusRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStatusRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseStatusResponse(): StatusResponse {
+  return { header: undefined, version: "", dbSize: 0 };
+}
+
+export const StatusResponse: MessageFns<StatusResponse> = {
+  encode(message: StatusResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.header !== undefined) {
+      ResponseHeader.encode(message.header, writer.uint32(10).fork()).join();
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.dbSize !== 0) {
+      writer.uint32(24).int64(message.dbSize);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StatusResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStatusResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.header = ResponseHeader.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dbSize = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseWatchRequest(): WatchRequest {
+  return { createRequest: undefined, cancelRequest: undefined };
+}
+
+export const WatchRequest: MessageFns<WatchRequest> = {
+  encode(message: WatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.createRequest !== undefined) {
+      WatchCreateRequest.encode(message.createRequest, writer.uint32(10).fork()).join();
+    }
+    if (message.cancelRequest !== undefined) {
+      WatchCancelRequest.encode(message.cancelRequest, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.createRequest = WatchCreateRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cancelRequest = WatchCancelRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseWatchCreateRequest(): WatchCreateRequest {
+  return { key: new Uint8Array(0), rangeEnd: new Uint8Array(0), startRevision: 0, prevKv: false };
+}
+
+export const WatchCreateRequest: MessageFns<WatchCreateRequest> = {
+  encode(message: WatchCreateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key.length !== 0) {
+      writer.uint32(10).bytes(message.key);
+    }
+    if (message.rangeEnd.length !== 0) {
+      writer.uint32(18).bytes(message.rangeEnd);
+    }
+    if (message.startRevision !== 0) {
+      writer.uint32(24).int64(message.startRevision);
+    }
+    if (message.prevKv !== false) {
+      writer.uint32(48).bool(message.prevKv);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchCreateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchCreateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.bytes();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rangeEnd = reader.bytes();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.startRevision = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.prevKv = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseWatchCancelRequest(): WatchCancelRequest {
+  return { watchId: 0 };
+}
+
+export const WatchCancelRequest: MessageFns<WatchCancelRequest> = {
+  encode(message: WatchCancelRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.watchId !== 0) {
+      writer.uint32(8).int64(message.watchId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchCancelRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchCancelRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.watchId = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseWatchResponse(): WatchResponse {
+  return {
+    header: undefined,
+    watchId: 0,
+    created: false,
+    canceled: false,
+    compactRevision: 0,
+    cancelReason: "",
+    events: [],
+  };
+}
+
+export const WatchResponse: MessageFns<WatchResponse> = {
+  encode(message: WatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.header !== undefined) {
+      ResponseHeader.encode(message.header, writer.uint32(10).fork()).join();
+    }
+    if (message.watchId !== 0) {
+      writer.uint32(16).int64(message.watchId);
+    }
+    if (message.created !== false) {
+      writer.uint32(24).bool(message.created);
+    }
+    if (message.canceled !== false) {
+      writer.uint32(32).bool(message.canceled);
+    }
+    if (message.compactRevision !== 0) {
+      writer.uint32(40).int64(message.compactRevision);
+    }
+    if (message.cancelReason !== "") {
+      writer.uint32(50).string(message.cancelReason);
+    }
+    for (const v of message.events) {
+      Event.encode(v!, writer.uint32(90).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.header = ResponseHeader.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.watchId = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.canceled = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.compactRevision = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cancelReason = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.events.push(Event.decode(reader, reader.uint32()));
             continue;
           }
         }

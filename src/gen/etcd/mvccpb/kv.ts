@@ -28,6 +28,22 @@ export interface KeyValue {
   lease: number;
 }
 
+export interface Event {
+  type: Event_EventType;
+  /** For a put, the key as written; for a delete, the key and the deletion's revision. */
+  kv?:
+    | KeyValue
+    | undefined;
+  /** The key before the event, when the watch asked for it. */
+  prevKv?: KeyValue | undefined;
+}
+
+export enum Event_EventType {
+  PUT = 0,
+  DELETE = 1,
+  UNRECOGNIZED = -1,
+}
+
 function createBaseKeyValue(): KeyValue {
   return { key: new Uint8Array(0), createRevision: 0, modRevision: 0, version: 0, value: new Uint8Array(0), lease: 0 };
 }
@@ -114,6 +130,74 @@ export const KeyValue: MessageFns<KeyValue> = {
             }
 
             message.lease = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+};
+
+function createBaseEvent(): Event {
+  return { type: 0, kv: undefined, prevKv: undefined };
+}
+
+export const Event: MessageFns<Event> = {
+  encode(message: Event, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== 0) {
+      writer.uint32(8).int32(message.type);
+    }
+    if (message.kv !== undefined) {
+      KeyValue.encode(message.kv, writer.uint32(18).fork()).join();
+    }
+    if (message.prevKv !== undefined) {
+      KeyValue.encode(message.prevKv, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Event {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.type = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kv = KeyValue.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.prevKv = KeyValue.decode(reader, reader.uint32());
             continue;
           }
         }

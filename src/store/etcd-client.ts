@@ -1,44 +1,41 @@
 /**
- * etcd's KV service (Range, Txn, DeleteRange) as unary gRPC calls over one node:http2 session,
- * with the message codecs generated from `proto/etcd` (wire-compatible with etcd's own;
- * `buf.gen.etcd.yaml`). Keys and values are views of the response's bytes, not copies (a copy
- * per value was a fifth of the start-up profile); revisions are numbers.
+ * The etcd store's client: etcd's KV (Range, Txn, DeleteRange, Compact), Watch and Maintenance
+ * Status calls as gRPC over one node:http2 session, with the message codecs generated from
+ * `proto/etcd` (wire-compatible with etcd's own; `buf.gen.etcd.yaml`). Keys and values are views
+ * of the response's bytes, not copies (a copy per value was a fifth of the start-up profile);
+ * revisions are numbers.
  *
- * Why not through etcd3 and grpc-js for these: a store request is one of a few fixed shapes, and
- * grpc-js' per-call machinery (interceptors, resolving, retry and load-balancing layers,
- * metadata) cost as much CPU as the rest of a create's Keelson-side work. Measured side by side
- * against one etcd, 64 guarded creates in flight: etcd3 `kv.txn` 104–120 µs of client CPU per
- * call, a bare grpc-js `makeUnaryRequest` 98–107 µs, this path 51–66 µs (docs/BENCHMARKS.md).
- * Watches, maintenance and compaction stay on etcd3 (src/store/etcd-store.ts).
+ * Why not etcd3 and grpc-js: a store request is one of a few fixed shapes, and grpc-js' per-call
+ * machinery (interceptors, resolving, retry and load-balancing layers, metadata) cost as much
+ * CPU as the rest of a create's Keelson-side work. Measured side by side against one etcd, 64
+ * guarded creates in flight: etcd3 `kv.txn` 104–120 µs of client CPU per call, a bare grpc-js
+ * `makeUnaryRequest` 98–107 µs, this path 51–66 µs (docs/BENCHMARKS.md). Neither is loaded by
+ * the server any more (~26 MB of RSS with protobufjs).
  *
  * Connection handling, as a gRPC channel over several endpoints would do it: one session at a
  * time; a session that closes, fails or is told to go away is dropped, and the next call dials
  * the next endpoint. A call that outlives its deadline is cancelled and drops its session too
- * (a member that stopped answering keeps its TCP connection open).
+ * (a member that stopped answering keeps its TCP connection open). A watch lives on the session
+ * it was opened on and ends, reporting it, when that session does.
  */
 import http2 from 'node:http2';
 import { BinaryReader } from '@bufbuild/protobuf/wire';
 import {
+  CompactionRequest,
+  CompactionResponse,
   DeleteRangeRequest,
   DeleteRangeResponse,
   RangeRequest,
   RangeResponse,
+  StatusRequest,
+  StatusResponse,
   TxnRequest,
   TxnResponse,
+  WatchRequest,
+  WatchResponse,
+  type WatchCreateRequest,
 } from '../gen/etcd/etcdserverpb/rpc';
-
-/** gRPC status codes (the ones the store tells apart). */
-export const GrpcCode = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  DEADLINE_EXCEEDED: 4,
-  RESOURCE_EXHAUSTED: 8,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-} as const;
+import { GrpcCode } from '../status';
 
 /** A failed call: the gRPC status code and message etcd (or the transport) gave. */
 export class EtcdCallError extends Error {
@@ -51,12 +48,12 @@ export class EtcdCallError extends Error {
   }
 }
 
-export interface EtcdKvOptions {
+export interface EtcdClientOptions {
   /** Client URLs (`http://host:port`, `https://…`; a bare `host:port` is taken as http, or https with TLS). */
   endpoints: readonly string[];
   /** TLS to etcd: verify its certificate with `ca` (the host's roots when absent), present `cert`/`key`. */
   tls?: { ca?: string; cert?: string; key?: string };
-  /** Deadline of each call. */
+  /** Deadline of each unary call (watches have none). */
   timeoutMs: number;
 }
 
@@ -73,29 +70,44 @@ interface Codec<Req, Res> {
 }
 
 function method<Req, Res>(
+  service: string,
   name: string,
   request: { encode(message: Req): { finish(): Uint8Array } },
   response: { decode(input: BinaryReader | Uint8Array): Res },
 ): Codec<Req, Res> {
   return {
-    path: `/etcdserverpb.KV/${name}`,
+    path: `/etcdserverpb.${service}/${name}`,
     encode: (message) => request.encode(message).finish(),
     decode: (bytes) => response.decode(new BinaryReader(bytes)),
   };
 }
 
-const RANGE = method('Range', RangeRequest, RangeResponse);
-const TXN = method('Txn', TxnRequest, TxnResponse);
-const DELETE_RANGE = method('DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
+const RANGE = method('KV', 'Range', RangeRequest, RangeResponse);
+const TXN = method('KV', 'Txn', TxnRequest, TxnResponse);
+const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
+const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
+const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse);
+const WATCH_PATH = '/etcdserverpb.Watch/Watch';
 
-export class EtcdKvClient {
+/** What a watch stream reports: each response, then its end (once, unless canceled). */
+export interface WatchStreamHandlers {
+  onResponse(response: WatchResponse): void;
+  onEnd(err: EtcdCallError): void;
+}
+
+export interface WatchStream {
+  /** Ends the stream without reporting it. */
+  cancel(): void;
+}
+
+export class EtcdClient {
   private readonly endpoints: readonly string[];
   private session?: http2.ClientHttp2Session;
   private next = 0;
   private closed = false;
 
-  constructor(private readonly options: EtcdKvOptions) {
-    if (options.endpoints.length === 0) throw new TypeError('etcd KV client needs at least one endpoint');
+  constructor(private readonly options: EtcdClientOptions) {
+    if (options.endpoints.length === 0) throw new TypeError('etcd client needs at least one endpoint');
     const tls = !!options.tls;
     this.endpoints = options.endpoints.map((e) => (e.includes('://') ? (tls ? e.replace(/^http:/, 'https:') : e) : `${tls ? 'https' : 'http'}://${e}`));
   }
@@ -112,9 +124,73 @@ export class EtcdKvClient {
     return this.call(DELETE_RANGE, request);
   }
 
+  compact(request: CompactionRequest): Promise<CompactionResponse> {
+    return this.call(COMPACT, request);
+  }
+
+  status(): Promise<StatusResponse> {
+    return this.call(STATUS, {});
+  }
+
+  /**
+   * One watch on a stream of its own: the create request is sent at once, each response is
+   * handed over as it arrives, and the stream's end (etcd closing it, the session failing) is
+   * reported once as UNAVAILABLE.
+   */
+  watch(create: WatchCreateRequest, handlers: WatchStreamHandlers): WatchStream {
+    let ended = false;
+    const end = (err: EtcdCallError) => {
+      if (ended) return;
+      ended = true;
+      handlers.onEnd(err);
+    };
+    let stream: http2.ClientHttp2Stream;
+    try {
+      if (this.closed) throw new Error('etcd client is closed');
+      stream = this.connect().request({ ':method': 'POST', ':path': WATCH_PATH, ...GRPC_HEADERS }, { endStream: false });
+    } catch (err) {
+      queueMicrotask(() => end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
+      return { cancel: () => void (ended = true) };
+    }
+    const messages = new MessageReader();
+    let status: number | undefined;
+    let statusMessage = '';
+    const statusOf = (headers: http2.IncomingHttpHeaders) => {
+      if (headers['grpc-status'] === undefined) return;
+      status = Number(headers['grpc-status']);
+      statusMessage = typeof headers['grpc-message'] === 'string' ? decodeGrpcMessage(headers['grpc-message']) : '';
+    };
+    stream.on('response', statusOf);
+    stream.on('trailers', statusOf);
+    stream.on('data', (chunk: Buffer) => {
+      if (ended) return;
+      let responses: WatchResponse[];
+      try {
+        responses = messages.push(chunk).map((bytes) => WatchResponse.decode(new BinaryReader(bytes)));
+      } catch (err) {
+        end(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        return;
+      }
+      for (const response of responses) if (!ended) handlers.onResponse(response);
+    });
+    stream.on('error', (err) => end(new EtcdCallError(GrpcCode.UNAVAILABLE, err.message)));
+    stream.on('close', () => {
+      const why = status !== undefined && status !== GrpcCode.OK ? `${statusMessage} (gRPC status ${status})` : 'etcd closed the watch stream';
+      end(new EtcdCallError(status === undefined || status === GrpcCode.OK ? GrpcCode.UNAVAILABLE : status, why));
+    });
+    stream.write(frame(WatchRequest.encode({ createRequest: create }).finish()));
+    return {
+      cancel: () => {
+        ended = true;
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      },
+    };
+  }
+
   close(): void {
     this.closed = true;
-    this.session?.destroy();
+    for (const session of this.sessions) session.destroy();
     this.session = undefined;
   }
 
@@ -135,7 +211,11 @@ export class EtcdKvClient {
     // A failed session fails its streams, which report it to their callers.
     session.on('error', drop);
     session.on('goaway', drop);
-    session.on('close', drop);
+    session.on('close', () => {
+      drop();
+      this.sessions.delete(session);
+    });
+    this.sessions.add(session);
     session.once('connect', () => {
       this.connected.add(session);
       session.setLocalWindowSize(SESSION_WINDOW);
@@ -145,22 +225,20 @@ export class EtcdKvClient {
   }
 
   private readonly connected = new WeakSet<http2.ClientHttp2Session>();
+  /** Every session not yet closed: an old one stays open while a watch or call still uses it. */
+  private readonly sessions = new Set<http2.ClientHttp2Session>();
 
   /**
    * One call. A session that never connected has sent nothing, so its calls go on to the next
    * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req): Promise<Res> {
-    const message = codec.encode(request);
-    const frame = Buffer.allocUnsafe(5 + message.length);
-    frame[0] = 0; // not compressed
-    frame.writeUInt32BE(message.length, 1);
-    frame.set(message, 5);
+    const bytes = frame(codec.encode(request));
     for (let tries = 1; ; tries++) {
-      if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd KV client is closed');
+      if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const session = this.connect();
       try {
-        return await this.send(session, codec, frame);
+        return await this.send(session, codec, bytes);
       } catch (err) {
         if (this.connected.has(session) || tries >= this.endpoints.length) throw err;
         if (this.session === session) this.session = undefined;
@@ -168,7 +246,7 @@ export class EtcdKvClient {
     }
   }
 
-  private send<Res>(session: http2.ClientHttp2Session, codec: Codec<unknown, Res>, frame: Buffer): Promise<Res> {
+  private send<Res>(session: http2.ClientHttp2Session, codec: Codec<unknown, Res>, bytes: Buffer): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
@@ -231,8 +309,38 @@ export class EtcdKvClient {
         clearTimeout(timer);
         resolve(decoded);
       });
-      stream.end(frame);
+      stream.end(bytes);
     });
+  }
+}
+
+/** A message in gRPC's length-prefixed frame (uncompressed). */
+function frame(message: Uint8Array): Buffer {
+  const bytes = Buffer.allocUnsafe(5 + message.length);
+  bytes[0] = 0;
+  bytes.writeUInt32BE(message.length, 1);
+  bytes.set(message, 5);
+  return bytes;
+}
+
+/** Splits a stream's bytes into its length-prefixed messages, across chunk boundaries. */
+export class MessageReader {
+  private pending?: Buffer;
+
+  /** The messages complete once `chunk` is added (none if still partial). */
+  push(chunk: Buffer): Uint8Array[] {
+    let bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = undefined;
+    const out: Uint8Array[] = [];
+    while (bytes.length >= 5) {
+      if (bytes[0] !== 0) throw new Error('a compressed message (none was asked for)');
+      const length = bytes.readUInt32BE(1);
+      if (bytes.length < 5 + length) break;
+      out.push(bytes.subarray(5, 5 + length));
+      bytes = bytes.subarray(5 + length);
+    }
+    if (bytes.length > 0) this.pending = bytes;
+    return out;
   }
 }
 
