@@ -90,8 +90,7 @@ class CompiledEncoder {
         const entry = this.valueEncoder(type.value);
         return (value) => {
           if (!isPlainObject(value)) return JSON.stringify(value);
-          const keys = Object.keys(value);
-          if (keys.length > 1) keys.sort(compareGoStrings);
+          const keys = sortedKeys(value);
           let text = '{';
           let first = true;
           for (const key of keys) {
@@ -139,6 +138,30 @@ class CompiledEncoder {
     };
     return new Function('e', 'unknown', `return function (v) {\n${lines.join('\n')}\n};`)(encoders, unknown) as (value: Record<string, unknown>) => string;
   }
+}
+
+/**
+ * A map's keys in Go's order (sort.Strings: bytewise over UTF-8). Maps are mostly small and
+ * often written sorted already: checked first, then sorted in place by insertion, as
+ * `Array#sort` copies into a work array on every call.
+ */
+function sortedKeys(map: Record<string, unknown>): string[] {
+  const keys = Object.keys(map);
+  const n = keys.length;
+  let i = 1;
+  while (i < n && compareGoStrings(keys[i - 1]!, keys[i]!) <= 0) i++;
+  if (i === n) return keys;
+  if (n > 32) return keys.sort(compareGoStrings);
+  for (; i < n; i++) {
+    const key = keys[i]!;
+    let j = i;
+    while (j > 0 && compareGoStrings(keys[j - 1]!, key) > 0) {
+      keys[j] = keys[j - 1]!;
+      j--;
+    }
+    keys[j] = key;
+  }
+  return keys;
 }
 
 /**

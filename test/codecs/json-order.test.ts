@@ -3,7 +3,7 @@
  * Go's escaping, json.Indent layout — whatever order the object's keys arrive in.
  */
 import { encodeOrderedJson, encodeOrderedJsonAs, createOrderedJsonCodec } from '../../src/codecs/json-order';
-import { goJsonString } from '../../src/codecs/go-strings';
+import { compareGoStrings, goJsonString } from '../../src/codecs/go-strings';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { schemaRegistry } from '../../src/schema';
 import { createNaming } from '../../src/naming';
@@ -56,6 +56,25 @@ describe('Go JSON details', () => {
   it('sorts map keys bytewise, not as JS orders integer-like keys', () => {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', data: { b: '1', '10': '2', '9': '3', a: '4' } };
     expect(encodeOrderedJson(registry, cm)).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"10":"2","9":"3","a":"4","b":"1"}}');
+  });
+
+  it('sorts maps of every size and starting order as sort.Strings does', () => {
+    const alphabet = ['a', 'B', '10', '9', 'é', '\u{1F600}', 'z-1', 'z_1', ''];
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (const size of [0, 1, 2, 3, 5, 31, 32, 33, 80]) {
+      for (let round = 0; round < 5; round++) {
+        const data: Record<string, string> = {};
+        while (Object.keys(data).length < size) data[`${alphabet[Math.floor(random() * alphabet.length)]}${Math.floor(random() * 1000)}`] = 'v';
+        const keys = Object.keys(data);
+        const ordered = [...keys].sort(compareGoStrings);
+        // Unordered as it came, and already in order (the common case the encoder checks for first).
+        for (const input of [data, Object.fromEntries(ordered.map((k) => [k, 'v']))]) {
+          const text = encodeOrderedJson(registry, { apiVersion: 'v1', kind: 'ConfigMap', data: input });
+          expect(text).toBe(`{"kind":"ConfigMap","apiVersion":"v1","data":{${ordered.map((k) => `${JSON.stringify(k)}:"v"`).join(',')}}}`);
+        }
+      }
+    }
   });
 
   it('writes integer-like and __proto__ map keys in Go order, compact and indented', () => {
