@@ -3,41 +3,55 @@
  * progress requests: a burst of consistent gets and lists costs one round trip, not one each.
  *
  * Sharing must not weaken the read: a caller may only use a revision read after it arrived
- * (otherwise a write acknowledged just before it arrived could be missed). So a caller that
- * finds a request already in flight does not join it: it waits for the next one, started as soon
- * as the current one ends and shared by everyone who arrived meanwhile. A burst costs at most
- * two round trips of latency and one request per round.
+ * (otherwise a write acknowledged just before it arrived could be missed). So a caller never
+ * joins a request already sent: callers arriving in the same event-loop turn share the next
+ * one, sent at the end of the turn. Up to MAX_IN_FLIGHT requests overlap; past that, the next
+ * request waits for one to end, shared by everyone who arrived meanwhile. (Waiting for the one
+ * in flight to end before sending the next, as this did first, cost each get up to two round
+ * trips: 16 clients of consistent gets went from 11,833–12,125/s to 13,712–15,176/s with the
+ * same 0.15 requests per get, `npm run bench -- --quick --only 2`; 2 in flight gave 12,281–12,590/s,
+ * 8 gave 13,072–13,415/s.)
  */
+export const MAX_IN_FLIGHT = 4;
+
 export class SharedRevision {
-  private inFlight?: Promise<number>;
-  private next?: Promise<number>;
+  private inFlight = 0;
+  private next?: { promise: Promise<number>; start: () => void };
   /** Requests actually sent (for tests and metrics). */
   requests = 0;
 
   constructor(private readonly read: () => Promise<number>) {}
 
   get(): Promise<number> {
-    if (!this.inFlight) return this.start();
-    this.next ??= this.inFlight.then(
-      () => this.afterCurrent(),
-      () => this.afterCurrent(),
-    );
-    return this.next;
-  }
-
-  private afterCurrent(): Promise<number> {
-    this.next = undefined;
-    return this.start();
-  }
-
-  private start(): Promise<number> {
-    this.requests++;
-    const request = this.read();
-    this.inFlight = request;
-    const clear = () => {
-      if (this.inFlight === request) this.inFlight = undefined;
-    };
-    request.then(clear, clear);
-    return request;
+    if (this.next) return this.next.promise;
+    let start!: () => void;
+    const promise = new Promise<number>((resolve, reject) => {
+      start = () => {
+        this.next = undefined;
+        this.requests++;
+        this.inFlight++;
+        const done = () => {
+          this.inFlight--;
+          if (this.next && this.inFlight < MAX_IN_FLIGHT) this.next.start();
+        };
+        this.read().then(
+          (revision) => {
+            done();
+            resolve(revision);
+          },
+          (err: unknown) => {
+            done();
+            reject(err);
+          },
+        );
+      };
+    });
+    this.next = { promise, start };
+    if (this.inFlight < MAX_IN_FLIGHT) {
+      setImmediate(() => {
+        if (this.next?.promise === promise) start();
+      });
+    }
+    return promise;
   }
 }
