@@ -12,8 +12,9 @@ export const protobufPackage = "mvccpb";
 export const protobufFileName = "etcd/mvccpb/kv.proto";
 
 /**
- * The key-value record of etcd's MVCC store, wire-compatible with etcd v3's `mvccpb.KeyValue`
- * (same package, field numbers and types), for the store's own KV client (src/store/etcd-kv.ts).
+ * The records of etcd's MVCC store (a key-value, a watch event), wire-compatible with etcd v3's
+ * `mvccpb` (same package, field numbers and types), for the etcd store's own client
+ * (src/store/etcd-client.ts).
  */
 
 export interface KeyValue {
