@@ -323,23 +323,33 @@ function frame(message: Uint8Array): Buffer {
   return bytes;
 }
 
-/** Splits a stream's bytes into its length-prefixed messages, across chunk boundaries. */
+/**
+ * Splits a stream's bytes into its length-prefixed messages, across chunk boundaries. Chunks
+ * are kept as they come until a message is complete, then joined once: joining at every chunk
+ * would copy a large message (a watch response of many events) once per 16 KiB frame.
+ */
 export class MessageReader {
-  private pending?: Buffer;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
 
   /** The messages complete once `chunk` is added (none if still partial). */
   push(chunk: Buffer): Uint8Array[] {
-    let bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = undefined;
+    if (chunk.length === 0) return [];
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
     const out: Uint8Array[] = [];
-    while (bytes.length >= 5) {
-      if (bytes[0] !== 0) throw new Error('a compressed message (none was asked for)');
-      const length = bytes.readUInt32BE(1);
-      if (bytes.length < 5 + length) break;
-      out.push(bytes.subarray(5, 5 + length));
-      bytes = bytes.subarray(5 + length);
+    while (this.buffered >= 5) {
+      let head = this.chunks[0]!;
+      if (head.length < 5) this.chunks = [(head = Buffer.concat(this.chunks, this.buffered))];
+      if (head[0] !== 0) throw new Error('a compressed message (none was asked for)');
+      const end = 5 + head.readUInt32BE(1);
+      if (this.buffered < end) break;
+      const all = this.chunks.length === 1 ? head : Buffer.concat(this.chunks, this.buffered);
+      out.push(all.subarray(5, end));
+      const rest = all.subarray(end);
+      this.chunks = rest.length > 0 ? [rest] : [];
+      this.buffered = rest.length;
     }
-    if (bytes.length > 0) this.pending = bytes;
     return out;
   }
 }
