@@ -61,7 +61,20 @@ export interface EtcdClientOptions {
 const STREAM_WINDOW = 4 * 1024 * 1024;
 const SESSION_WINDOW = 16 * 1024 * 1024;
 
-const GRPC_HEADERS = { 'content-type': 'application/grpc', te: 'trailers' };
+const GRPC_HEADERS = { ':method': 'POST', 'content-type': 'application/grpc', te: 'trailers' };
+
+/** A call's gRPC status, from the trailers (or the headers of a trailers-only answer). */
+interface GrpcStatus {
+  code: number;
+  message: string;
+}
+
+function grpcStatusOf(headers: http2.IncomingHttpHeaders): GrpcStatus | undefined {
+  const code = headers['grpc-status'];
+  if (code === undefined) return undefined;
+  const message = headers['grpc-message'];
+  return { code: Number(code), message: typeof message === 'string' ? decodeGrpcMessage(message) : '' };
+}
 
 interface Codec<Req, Res> {
   path: string;
@@ -103,8 +116,13 @@ export interface WatchStream {
 export class EtcdClient {
   private readonly endpoints: readonly string[];
   private session?: http2.ClientHttp2Session;
+  /** Every session not yet closed: an old one stays open while a watch or call still uses it. */
+  private readonly sessions = new Set<http2.ClientHttp2Session>();
+  private readonly connected = new WeakSet<http2.ClientHttp2Session>();
   private next = 0;
   private closed = false;
+  /** Each method's request headers, built once (node:http2 copies what it is given). */
+  private readonly headers = new Map<string, http2.OutgoingHttpHeaders>();
 
   constructor(private readonly options: EtcdClientOptions) {
     if (options.endpoints.length === 0) throw new TypeError('etcd client needs at least one endpoint');
@@ -147,18 +165,15 @@ export class EtcdClient {
     let stream: http2.ClientHttp2Stream;
     try {
       if (this.closed) throw new Error('etcd client is closed');
-      stream = this.connect().request({ ':method': 'POST', ':path': WATCH_PATH, ...GRPC_HEADERS }, { endStream: false });
+      stream = this.connect().request({ ...GRPC_HEADERS, ':path': WATCH_PATH }, { endStream: false });
     } catch (err) {
       queueMicrotask(() => end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
       return { cancel: () => void (ended = true) };
     }
     const messages = new MessageReader();
-    let status: number | undefined;
-    let statusMessage = '';
+    let status: GrpcStatus | undefined;
     const statusOf = (headers: http2.IncomingHttpHeaders) => {
-      if (headers['grpc-status'] === undefined) return;
-      status = Number(headers['grpc-status']);
-      statusMessage = typeof headers['grpc-message'] === 'string' ? decodeGrpcMessage(headers['grpc-message']) : '';
+      status = grpcStatusOf(headers) ?? status;
     };
     stream.on('response', statusOf);
     stream.on('trailers', statusOf);
@@ -176,8 +191,8 @@ export class EtcdClient {
     });
     stream.on('error', (err) => end(new EtcdCallError(GrpcCode.UNAVAILABLE, err.message)));
     stream.on('close', () => {
-      const why = status !== undefined && status !== GrpcCode.OK ? `${statusMessage} (gRPC status ${status})` : 'etcd closed the watch stream';
-      end(new EtcdCallError(status === undefined || status === GrpcCode.OK ? GrpcCode.UNAVAILABLE : status, why));
+      if (status === undefined || status.code === GrpcCode.OK) end(new EtcdCallError(GrpcCode.UNAVAILABLE, 'etcd closed the watch stream'));
+      else end(new EtcdCallError(status.code, `${status.message} (gRPC status ${status.code})`));
     });
     stream.write(frame(WatchRequest.encode({ createRequest: create }).finish()));
     return {
@@ -224,9 +239,14 @@ export class EtcdClient {
     return session;
   }
 
-  private readonly connected = new WeakSet<http2.ClientHttp2Session>();
-  /** Every session not yet closed: an old one stays open while a watch or call still uses it. */
-  private readonly sessions = new Set<http2.ClientHttp2Session>();
+  private headersOf(codec: Codec<unknown, unknown>): http2.OutgoingHttpHeaders {
+    let headers = this.headers.get(codec.path);
+    if (!headers) {
+      headers = { ...GRPC_HEADERS, ':path': codec.path, 'grpc-timeout': grpcTimeout(this.options.timeoutMs) };
+      this.headers.set(codec.path, headers);
+    }
+    return headers;
+  }
 
   /**
    * One call. A session that never connected has sent nothing, so its calls go on to the next
@@ -250,17 +270,13 @@ export class EtcdClient {
     return new Promise<Res>((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
-        stream = session.request(
-          { ':method': 'POST', ':path': codec.path, ...GRPC_HEADERS, 'grpc-timeout': grpcTimeout(this.options.timeoutMs) },
-          { endStream: false },
-        );
+        stream = session.request(this.headersOf(codec), { endStream: false });
       } catch (err) {
         reject(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message));
         return;
       }
       const chunks: Buffer[] = [];
-      let status: number | undefined;
-      let statusMessage = '';
+      let status: GrpcStatus | undefined;
       let settled = false;
       const fail = (err: EtcdCallError) => {
         if (settled) return;
@@ -276,11 +292,7 @@ export class EtcdClient {
         session.close();
       }, this.options.timeoutMs);
       const statusOf = (headers: http2.IncomingHttpHeaders) => {
-        const code = headers['grpc-status'];
-        if (code === undefined) return;
-        status = Number(code);
-        const text = headers['grpc-message'];
-        statusMessage = typeof text === 'string' ? decodeGrpcMessage(text) : '';
+        status = grpcStatusOf(headers) ?? status;
       };
       stream.on('response', (headers) => {
         const httpStatus = headers[':status'];
@@ -298,7 +310,7 @@ export class EtcdClient {
       stream.on('close', () => {
         if (settled) return;
         if (status === undefined) return fail(new EtcdCallError(GrpcCode.UNAVAILABLE, `stream closed without a status (code ${stream.rstCode ?? 0})`));
-        if (status !== GrpcCode.OK) return fail(new EtcdCallError(status, statusMessage));
+        if (status.code !== GrpcCode.OK) return fail(new EtcdCallError(status.code, status.message));
         let decoded: Res;
         try {
           decoded = codec.decode(unframe(chunks));

@@ -60,7 +60,7 @@ const COMPACT_REV_KEY_BYTES = Buffer.from(COMPACT_REV_KEY);
 
 export class EtcdStore implements Store {
   readonly kind = 'etcd' as const;
-  private readonly kv: EtcdClient;
+  private readonly client: EtcdClient;
   private readonly prefix: Buffer;
   private readonly watches = new Set<EtcdWatch>();
   private closed = false;
@@ -72,7 +72,7 @@ export class EtcdStore implements Store {
     // lost (a leader killed mid-request) may have applied, and a create resent would answer 409
     // AlreadyExists to its own client. A failed call fails; the caller (or its client) decides,
     // as with upstream's etcd client.
-    this.kv = new EtcdClient({
+    this.client = new EtcdClient({
       endpoints: options.endpoints,
       tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined,
       timeoutMs: options.requestTimeoutMs ?? 30_000,
@@ -82,7 +82,7 @@ export class EtcdStore implements Store {
 
   async get(key: string, options: GetOptions = {}): Promise<GetResult> {
     const revision = requestedRevision(options.revision);
-    const res = await this.call(key, () => this.kv.range(range({ key: this.etcdKey(key), revision: revision ?? 0 })));
+    const res = await this.call(key, () => this.client.range(range({ key: this.etcdKey(key), revision: revision ?? 0 })));
     const kv = res.kvs[0];
     return { kv: kv ? this.fromEtcd(kv) : undefined, revision: revision ?? headerRevision(res) };
   }
@@ -93,7 +93,7 @@ export class EtcdStore implements Store {
     // etcd reports `count` over the whole requested range [start, end) and `more` when the
     // limit cut it, both at the one revision the range was served at.
     const res = await this.call(prefix, () =>
-      this.kv.range(
+      this.client.range(
         range({
           key: this.etcdKey(start),
           rangeEnd: prefixEndBytes(this.etcdKey(prefix)),
@@ -113,7 +113,7 @@ export class EtcdStore implements Store {
   async count(prefix: string): Promise<number> {
     const from = this.etcdKey(prefix);
     const res = await this.call(prefix, () =>
-      this.kv.range(range({ key: from, rangeEnd: prefixEndBytes(from), countOnly: true })),
+      this.client.range(range({ key: from, rangeEnd: prefixEndBytes(from), countOnly: true })),
     );
     return res.count;
   }
@@ -122,9 +122,9 @@ export class EtcdStore implements Store {
     const etcdKey = this.etcdKey(key);
     // A key that does not exist has create revision 0 in etcd comparisons.
     const res = await this.call(key, () =>
-      this.kv.txn({
+      this.client.txn({
         compare: [compare(etcdKey, Compare_CompareTarget.CREATE, { createRevision: 0 })],
-        success: [{ requestPut: put(etcdKey, toBuffer(value)) }],
+        success: [{ requestPut: put(etcdKey, value) }],
         failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
     );
@@ -140,11 +140,11 @@ export class EtcdStore implements Store {
     if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
     const etcdKey = this.etcdKey(key);
     const res = await this.call(key, () =>
-      this.kv.txn({
+      this.client.txn({
         compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: expectedModRevision })],
         // The keys-only range after the put reads the txn's own write: it yields the create
         // revision without shipping the old value back (as prev_kv would).
-        success: [{ requestPut: put(etcdKey, toBuffer(value)) }, { requestRange: range({ key: etcdKey, keysOnly: true }) }],
+        success: [{ requestPut: put(etcdKey, value) }, { requestRange: range({ key: etcdKey, keysOnly: true }) }],
         failure: [{ requestRange: range({ key: etcdKey }) }],
       }),
     );
@@ -157,14 +157,14 @@ export class EtcdStore implements Store {
   async delete(key: string, expectedModRevision?: number): Promise<{ prev: KeyValue; revision: number }> {
     const etcdKey = this.etcdKey(key);
     if (expectedModRevision === undefined) {
-      const res = await this.call(key, () => this.kv.deleteRange({ key: etcdKey, rangeEnd: EMPTY, prevKv: true }));
+      const res = await this.call(key, () => this.client.deleteRange({ key: etcdKey, rangeEnd: EMPTY, prevKv: true }));
       const prev = res.prevKvs[0];
       if (!prev) throw new StoreError('not-found', `key ${key} not found`, { key });
       return { prev: this.fromEtcd(prev), revision: headerRevision(res) };
     }
     if (!(expectedModRevision > 0)) throw await this.guardFailure(key, expectedModRevision);
     const res = await this.call(key, () =>
-      this.kv.txn({
+      this.client.txn({
         compare: [compare(etcdKey, Compare_CompareTarget.MOD, { modRevision: expectedModRevision })],
         success: [{ requestDeleteRange: { key: etcdKey, rangeEnd: EMPTY, prevKv: true } }],
         failure: [{ requestRange: range({ key: etcdKey }) }],
@@ -181,7 +181,7 @@ export class EtcdStore implements Store {
     const startRevision = requestedRevision(options.startRevision);
     const watch = new EtcdWatch(
       {
-        client: this.kv,
+        client: this.client,
         toStoreKey: (etcdKey) => this.storeKey(etcdKey),
         toKeyValue: (kv) => this.fromEtcd(kv),
         compactedRevision: () => this.compactedRevision(),
@@ -196,18 +196,17 @@ export class EtcdStore implements Store {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.call(undefined, () => this.kv.range(range({ key: COMPACT_REV_KEY_BYTES, countOnly: true })));
+    const res = await this.call(undefined, () => this.client.range(range({ key: COMPACT_REV_KEY_BYTES, countOnly: true })));
     return headerRevision(res);
   }
 
   async sizeBytes(): Promise<number> {
-    const status = await this.call(undefined, () => this.kv.status());
+    const status = await this.call(undefined, () => this.client.status());
     return status.dbSize;
   }
 
   async compactedRevision(): Promise<number> {
-    const { kv } = await this.readCompactRevKey();
-    return kv ? Number(Buffer.from(kv.value).toString()) : 0;
+    return (await this.readCompactRevKey()).recorded;
   }
 
   /**
@@ -221,24 +220,23 @@ export class EtcdStore implements Store {
   async compact(revision: number): Promise<void> {
     if (!(revision > 0)) return; // nothing lies below revision 1
     for (;;) {
-      const { kv, currentRevision } = await this.readCompactRevKey();
+      const { kv, recorded, currentRevision } = await this.readCompactRevKey();
       if (revision > currentRevision) {
         throw new StoreError('future-revision', `cannot compact at ${revision}: current revision is ${currentRevision}`, {
           revision: currentRevision,
         });
       }
-      const recorded = kv ? Number(Buffer.from(kv.value).toString()) : 0;
       if (revision > recorded) {
         const guard = kv
           ? compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.MOD, { modRevision: kv.modRevision })
           : compare(COMPACT_REV_KEY_BYTES, Compare_CompareTarget.CREATE, { createRevision: 0 });
         const res = await this.call(undefined, () =>
-          this.kv.txn({ compare: [guard], success: [{ requestPut: put(COMPACT_REV_KEY_BYTES, Buffer.from(String(revision))) }], failure: [] }),
+          this.client.txn({ compare: [guard], success: [{ requestPut: put(COMPACT_REV_KEY_BYTES, Buffer.from(String(revision))) }], failure: [] }),
         );
         if (!res.succeeded) continue; // another API server recorded a compaction meanwhile: re-read
       }
       try {
-        await this.call(undefined, () => this.kv.compact({ revision, physical: true }));
+        await this.call(undefined, () => this.client.compact({ revision, physical: true }));
       } catch (err) {
         // Already compacted this far (by another process, or an earlier call): nothing to do.
         if (StoreError.is(err, 'compacted')) return;
@@ -252,12 +250,14 @@ export class EtcdStore implements Store {
     if (this.closed) return;
     this.closed = true;
     for (const watch of [...this.watches]) watch.fail(new StoreError('unavailable', 'store is closed'));
-    this.kv.close();
+    this.client.close();
   }
 
-  private async readCompactRevKey(): Promise<{ kv?: EtcdKeyValue; currentRevision: number }> {
-    const res = await this.call(undefined, () => this.kv.range(range({ key: COMPACT_REV_KEY_BYTES })));
-    return { kv: res.kvs[0], currentRevision: headerRevision(res) };
+  /** `compact_rev_key` as stored (if at all), the compacted revision it records (0 if none), and the store's revision. */
+  private async readCompactRevKey(): Promise<{ kv?: EtcdKeyValue; recorded: number; currentRevision: number }> {
+    const res = await this.call(undefined, () => this.client.range(range({ key: COMPACT_REV_KEY_BYTES })));
+    const kv = res.kvs[0];
+    return { kv, recorded: kv ? Number(utf8(kv.value)) : 0, currentRevision: headerRevision(res) };
   }
 
   /** Runs one etcd request, translating its failure into a StoreError. */
@@ -316,7 +316,7 @@ export class EtcdStore implements Store {
   }
 
   private storeKey(etcdKey: Uint8Array): string {
-    return Buffer.from(etcdKey.buffer, etcdKey.byteOffset, etcdKey.byteLength).toString('utf8', this.prefix.length);
+    return utf8(etcdKey, this.prefix.length);
   }
 
   /** A record as the store hands it on. */
@@ -333,7 +333,7 @@ function range(fields: Partial<RangeRequest> & { key: Buffer }): RangeRequest {
 }
 
 /** A put of `value` at `key`, nothing else asked. */
-function put(key: Buffer, value: Buffer) {
+function put(key: Uint8Array, value: Uint8Array) {
   return { key, value, lease: 0, prevKv: false };
 }
 
@@ -342,13 +342,15 @@ function compare(key: Buffer, target: Compare_CompareTarget, value: { createRevi
   return { key, target, result: Compare_CompareResult.EQUAL, rangeEnd: EMPTY, ...value };
 }
 
+/** The UTF-8 text of `bytes` from `start` (a view of the response, read without copying). */
+function utf8(bytes: Uint8Array, start = 0): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start);
+}
+
 function headerRevision(res: { header?: { revision: number } | undefined }): number {
   return res.header?.revision ?? 0;
 }
 
-function toBuffer(value: Uint8Array): Buffer {
-  return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-}
 
 export function createEtcdStore(options: EtcdStoreOptions): Store {
   return new EtcdStore(options);
