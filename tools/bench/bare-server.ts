@@ -4,14 +4,25 @@
  * answering each path with bytes held in memory, and fanning events out to held streams
  * (`/bare-watch`). Whatever Keelson spends beyond this is its own.
  *
+ * Given a store (the `floor` call), it is also the floor of a request that must reach the
+ * store: a create (`POST /bare-create/...`) that parses the body, stamps the metadata, writes
+ * it with one store create and answers the stored object; a get of a mapped path that reads
+ * the key from the store (linearizable on etcd) and answers the stored bytes. That is the
+ * least any API server in Node can do for those requests: what Keelson spends beyond it is
+ * its own, what the floor spends beyond the store's own rate is Node's, TLS's and the
+ * store client's.
+ *
  *   bare-server.js <dataDir>   (reads serving.crt, serving.key and ca.crt Keelson wrote there)
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { type Store, StoreError, type StoreOptions, createStore } from '../../src/store';
 import { sendEvent, serveCalls } from './ipc';
+import { FLOOR_CREATE_PATH } from './processes';
 import type { ServerStats } from './keelson-child';
 
 interface Route {
@@ -63,6 +74,60 @@ function spin(ns: bigint): void {
   while (process.hrtime.bigint() < until);
 }
 
+/** The floor's store, the paths it reads from it (path → key), and the managedFields it stamps. */
+interface Floor {
+  store: Store;
+  keys: Map<string, string>;
+  managedFields: unknown;
+}
+
+let floor: Floor | undefined;
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function answer(res: ServerResponse, status: number, body: Uint8Array): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.byteLength });
+  res.end(body);
+}
+
+/**
+ * One create at the floor: the body decoded once, the fields a server must set stamped on it
+ * (the managedFields Keelson would record, as one shared object, so both store about the same
+ * bytes), one store create, the stored object with its resourceVersion encoded as the answer.
+ */
+async function floorCreate(f: Floor, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const object = JSON.parse((await readBody(req)).toString('utf8')) as { metadata: Record<string, unknown> };
+  const meta = object.metadata;
+  meta.uid = randomUUID();
+  meta.creationTimestamp = new Date().toISOString().slice(0, 19) + 'Z';
+  meta.generation = 1;
+  meta.managedFields = f.managedFields;
+  try {
+    const kv = await f.store.create(`/registry/bare-create/${meta.namespace}/${meta.name}`, Buffer.from(JSON.stringify(object)));
+    meta.resourceVersion = String(kv.modRevision);
+    answer(res, 201, Buffer.from(JSON.stringify(object)));
+  } catch (err) {
+    answer(res, StoreError.is(err, 'exists') ? 409 : 500, Buffer.from(JSON.stringify({ kind: 'Status', message: String(err) })));
+  }
+}
+
+async function floorGet(f: Floor, key: string, res: ServerResponse): Promise<void> {
+  try {
+    const { kv } = await f.store.get(key);
+    if (kv) answer(res, 200, kv.value);
+    else answer(res, 404, Buffer.from('{"kind":"Status","code":404}'));
+  } catch (err) {
+    answer(res, 500, Buffer.from(JSON.stringify({ kind: 'Status', message: String(err) })));
+  }
+}
+
 const EVENT_HEAD = Buffer.from('{"type":"ADDED","object":');
 const EVENT_TAIL = Buffer.from('}\n');
 
@@ -75,6 +140,11 @@ function main(): void {
     { cert: read('serving.crt'), key: read('serving.key'), ca: read('ca.crt'), requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
     (req, res) => {
       if (req.url === FAN_OUT_PATH) return fanOut(req, res);
+      if (floor) {
+        if (req.method === 'POST' && req.url?.startsWith(FLOOR_CREATE_PATH)) return void floorCreate(floor, req, res);
+        const key = floor.keys.get(req.url ?? '');
+        if (key !== undefined) return void floorGet(floor, key, res);
+      }
       const route = routes.get(req.url ?? '');
       if (!route) {
         res.writeHead(404, { 'content-type': 'text/plain', 'content-length': notFound.length });
@@ -91,6 +161,13 @@ function main(): void {
     route: (args: { path: string; body: Uint8Array; contentType: string }) => {
       routes.set(args.path, { body: Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength), contentType: args.contentType });
     },
+    floor: async (args: { store: StoreOptions; keys?: Record<string, string>; managedFields?: unknown }) => {
+      floor ??= { store: createStore(args.store), keys: new Map(), managedFields: args.managedFields };
+      for (const [p, key] of Object.entries(args.keys ?? {})) {
+        if (!(await floor.store.get(key)).kv) throw new Error(`floor: no key ${key} for ${p}`);
+        floor.keys.set(p, key);
+      }
+    },
     spin: (args: { us: number }) => {
       spinNs = BigInt(Math.round(args.us * 1000));
     },
@@ -104,7 +181,7 @@ function main(): void {
   });
   process.on('SIGTERM', () => {
     server.closeAllConnections();
-    server.close(() => process.exit(0));
+    server.close(() => void (floor?.store.close() ?? Promise.resolve()).finally(() => process.exit(0)));
   });
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { StoreOptions } from '../../src/store';
 import type { Build } from './build';
 import { HttpsConnection, type Target, requestHead } from './https-client';
 import { type Child, forkChild } from './ipc';
@@ -119,10 +120,15 @@ export interface BareServer {
   route(path: string, body: Buffer, contentType: string): Promise<void>;
   /** Busy-wait this long in every routed GET (see bare-server.ts). */
   spin(us: number): Promise<void>;
+  /** Open `store` for the floor requests (see bare-server.ts); `keys` maps GET paths to store keys. */
+  floor(options: { store: StoreOptions; keys?: Record<string, string>; managedFields?: unknown }): Promise<void>;
   stats(): Promise<ServerStats>;
   gc(): Promise<ServerStats>;
   stop(): Promise<void>;
 }
+
+/** Where the bare server takes creates at the floor (see bare-server.ts): `<path><namespace>`. */
+export const FLOOR_CREATE_PATH = '/bare-create/';
 
 /** The bare node:https reference, with the certificates Keelson generated in `dataDir`. */
 export async function startBare(build: Build, dataDir: string, clientTls: Target['tls'], cpuProfDir?: string): Promise<BareServer> {
@@ -140,6 +146,7 @@ export async function startBare(build: Build, dataDir: string, clientTls: Target
     target: { host: '127.0.0.1', port, tls: clientTls },
     route: (p, body, contentType) => child.call('route', { path: p, body, contentType }),
     spin: (us) => child.call('spin', { us }),
+    floor: (options) => child.call('floor', options),
     stats: () => child.call<ServerStats>('stats'),
     gc: () => child.call<ServerStats>('gc'),
     stop: async () => {

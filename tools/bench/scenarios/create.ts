@@ -2,12 +2,16 @@
  * Scenario 1: create throughput. ReplicaSets created over HTTPS by 1, 16 and 64 keep-alive
  * clients, side by side with the store's own limit at the same number in flight from one Node
  * process: raw etcd3 puts of the bytes Keelson stores, and direct creates on an embedded store.
+ * A third cell is the floor: the bare node:https server creating through the same store with
+ * the least work a create needs (bare-server.ts), so the gap splits into Keelson's own part
+ * and what Node, TLS and the store client cost.
  */
+import type { StoreOptions } from '../../../src/store';
 import { ApiClient } from '../api';
 import { type Context, learnTemplate, storedBytes } from '../context';
 import { createBodyTemplate, replicaSetsPath } from '../fixtures';
 import { type Cell, type Sample, cpuPerOp, etcdCpuPerOp, etcdRpcsPerOp, perSecond, sideBySide } from '../measure';
-import { type KeelsonServer, startKeelson } from '../processes';
+import { FLOOR_CREATE_PATH, type BareServer, type KeelsonServer, startBare, startKeelson } from '../processes';
 import { micros, ms, rate, ratio } from '../report';
 
 export const CLIENTS = [1, 16, 64];
@@ -27,6 +31,38 @@ function keelsonCreates(ctx: Context, server: KeelsonServer, clients: number, et
   };
 }
 
+/** Creates at the floor: the same bodies POSTed to the bare server, which writes them to its store. */
+function floorCreates(ctx: Context, bare: BareServer, clients: number, etcd?: { pid?: number; endpoint: string }): Cell {
+  const body = createBodyTemplate(NAMESPACE);
+  return {
+    worker: ctx.worker,
+    open: { kind: 'https', target: bare.target, connections: clients },
+    spec: () => ({ op: 'request', method: 'POST', paths: [`${FLOOR_CREATE_PATH}${NAMESPACE}`], body, namePrefix: `f${clients}-r${++runs}`, expect: 201 }),
+    serverCpu: async () => (await bare.stats()).cpuUs,
+    etcdPid: etcd?.pid,
+    etcdEndpoint: etcd?.endpoint,
+  };
+}
+
+async function startFloor(ctx: Context, server: KeelsonServer, template: Record<string, unknown>, store: StoreOptions): Promise<BareServer> {
+  const bare = await startBare(ctx.build, server.dataDir, server.target.tls);
+  await bare.floor({ store, managedFields: (template.metadata as { managedFields?: unknown }).managedFields });
+  return bare;
+}
+
+function floorRow(ctx: Context, backend: string, clients: number, f: Sample, reference: Sample, referenceName: string, keelson: Sample): void {
+  ctx.rows.push({
+    scenario: 1,
+    name: `floor: bare node:https create (parse, stamp, one store create, answer), ${backend}, ${clients} client${clients > 1 ? 's' : ''}`,
+    keelson: rate(perSecond(f)),
+    reference: `${rate(perSecond(reference))} ${referenceName}`,
+    ratio: ratio(perSecond(f), perSecond(reference)),
+    cpu: `${micros(cpuPerOp(f))} / ${micros(cpuPerOp(reference))}`,
+    latency: `${latency(f)}; ${latency(reference)}`,
+    note: `Keelson at ${ratio(perSecond(keelson), perSecond(f))} of the floor${f.etcdRpcs ? `; etcd RPCs/op ${etcdRpcsPerOp(f)}` : ''}${failures(f)}`,
+  });
+}
+
 function latency(s: Sample): string {
   return `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
 }
@@ -41,18 +77,23 @@ export interface CreateResults {
   keelson: Record<'etcd' | 'embedded', Map<number, number>>;
   rawEtcd: Map<number, number>;
   embeddedDirect: Map<number, number>;
+  /** The bare server's creates through the same store (the floor), by store and clients. */
+  floor: Record<'etcd' | 'embedded', Map<number, number>>;
 }
 
 export async function runCreate(ctx: Context): Promise<CreateResults> {
-  const results: CreateResults = { keelson: { etcd: new Map(), embedded: new Map() }, rawEtcd: new Map(), embeddedDirect: new Map() };
+  const results: CreateResults = { keelson: { etcd: new Map(), embedded: new Map() }, rawEtcd: new Map(), embeddedDirect: new Map(), floor: { etcd: new Map(), embedded: new Map() } };
 
   // etcd: Keelson over HTTPS vs raw etcd3 puts into the same etcd.
   {
     const etcd = await ctx.etcd();
     const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('create-etcd') });
     const api = new ApiClient(server.target);
+    let bare: BareServer | undefined;
     try {
-      const value = storedBytes(await learnTemplate(ctx, api, NAMESPACE));
+      const template = await learnTemplate(ctx, api, NAMESPACE);
+      const value = storedBytes(template);
+      bare = await startFloor(ctx, server, template, { kind: 'etcd', endpoints: [etcd.endpoint] });
       await server.settle();
       for (const clients of CLIENTS) {
         ctx.log(`1. create, etcd, ${clients} clients`);
@@ -63,9 +104,10 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           etcdPid: etcd.pid,
           etcdEndpoint: etcd.endpoint,
         };
-        const [k, r] = await sideBySide([keelsonCreates(ctx, server, clients, etcd), raw], ctx.timing);
+        const [k, r, f] = await sideBySide([keelsonCreates(ctx, server, clients, etcd), raw, floorCreates(ctx, bare, clients, etcd)], ctx.timing);
         results.keelson.etcd.set(clients, perSecond(k));
         results.rawEtcd.set(clients, perSecond(r));
+        results.floor.etcd.set(clients, perSecond(f));
         ctx.rows.push({
           scenario: 1,
           name: `create ReplicaSet over HTTPS, etcd, ${clients} client${clients > 1 ? 's' : ''}`,
@@ -76,9 +118,11 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           latency: `${latency(k)}; ${latency(r)}`,
           note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process${failures(k)}`,
         });
+        floorRow(ctx, 'etcd', clients, f, r, 'raw etcd3 puts', k);
       }
     } finally {
       api.close();
+      await bare?.stop();
       await server.stop();
       // Its tens of thousands of objects are of no use to later scenarios: stop it now rather
       // than let it idle beside them.
@@ -91,8 +135,11 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
     const server = await startKeelson(ctx.build, { store: { kind: 'embedded' }, dataDir: await ctx.tmpDir('create-embedded') });
     const api = new ApiClient(server.target);
     const directDir = await ctx.tmpDir('create-direct');
+    let bare: BareServer | undefined;
     try {
-      const value = storedBytes(await learnTemplate(ctx, api, NAMESPACE));
+      const template = await learnTemplate(ctx, api, NAMESPACE);
+      const value = storedBytes(template);
+      bare = await startFloor(ctx, server, template, { kind: 'embedded', dataDir: await ctx.tmpDir('create-floor') });
       await server.settle();
       for (const clients of CLIENTS) {
         ctx.log(`1. create, embedded, ${clients} clients`);
@@ -101,9 +148,10 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           open: { kind: 'embedded', dataDir: directDir },
           spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/registry/bench-direct/c${clients}-r${++runs}/` }),
         };
-        const [k, d] = await sideBySide([keelsonCreates(ctx, server, clients), direct], ctx.timing);
+        const [k, d, f] = await sideBySide([keelsonCreates(ctx, server, clients), direct, floorCreates(ctx, bare, clients)], ctx.timing);
         results.keelson.embedded.set(clients, perSecond(k));
         results.embeddedDirect.set(clients, perSecond(d));
+        results.floor.embedded.set(clients, perSecond(f));
         ctx.rows.push({
           scenario: 1,
           name: `create ReplicaSet over HTTPS, embedded, ${clients} client${clients > 1 ? 's' : ''}`,
@@ -114,9 +162,11 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           latency: `${latency(k)}; ${latency(d)}`,
           note: `ref CPU is the process calling the store${failures(k)}`,
         });
+        floorRow(ctx, 'embedded', clients, f, d, 'direct embedded-store creates', k);
       }
     } finally {
       api.close();
+      await bare?.stop();
       await server.stop();
     }
   }
