@@ -55,6 +55,13 @@ export interface EtcdClientOptions {
   tls?: { ca?: string; cert?: string; key?: string };
   /** Deadline of each unary call (watches have none). */
   timeoutMs: number;
+  /**
+   * An HTTP/2 PING on each connected session this often (0: none); a session whose ping goes
+   * unanswered for `keepaliveTimeoutMs` is destroyed, failing its calls and watches. A watch
+   * has no deadline, so this is what ends one on a member that went silent without a reset.
+   */
+  keepaliveMs?: number;
+  keepaliveTimeoutMs?: number;
 }
 
 /** Flow-control windows: a page of a list is megabytes, and etcd should not wait on window updates. */
@@ -234,9 +241,32 @@ export class EtcdClient {
     session.once('connect', () => {
       this.connected.add(session);
       session.setLocalWindowSize(SESSION_WINDOW);
+      this.keepAlive(session);
     });
     this.session = session;
     return session;
+  }
+
+  /** Pings `session` every `keepaliveMs` until it closes, one ping outstanding at a time. */
+  private keepAlive(session: http2.ClientHttp2Session): void {
+    const { keepaliveMs = 0, keepaliveTimeoutMs = 10_000 } = this.options;
+    if (keepaliveMs <= 0) return;
+    let waiting = false;
+    const interval = setInterval(() => {
+      if (waiting || session.closed || session.destroyed) return;
+      waiting = true;
+      const deadline = setTimeout(() => {
+        session.destroy(new Error(`etcd did not answer a keepalive ping within ${keepaliveTimeoutMs} ms`));
+      }, keepaliveTimeoutMs);
+      deadline.unref();
+      session.ping(() => {
+        // Answered, or the session ended (which fails its streams on its own).
+        waiting = false;
+        clearTimeout(deadline);
+      });
+    }, keepaliveMs);
+    interval.unref();
+    session.once('close', () => clearInterval(interval));
   }
 
   private headersOf(codec: Codec<unknown, unknown>): http2.OutgoingHttpHeaders {
@@ -253,7 +283,13 @@ export class EtcdClient {
    * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req): Promise<Res> {
-    const bytes = frame(codec.encode(request));
+    const message = codec.encode(request);
+    // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
+    // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").
+    if (message.length > MAX_SEND_BYTES) {
+      throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${message.length} vs. ${MAX_SEND_BYTES})`);
+    }
+    const bytes = frame(message);
     for (let tries = 1; ; tries++) {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const session = this.connect();
@@ -325,6 +361,9 @@ export class EtcdClient {
     });
   }
 }
+
+/** The largest request message sent (clientv3's default MaxCallSendMsgSize, 2 MiB). */
+export const MAX_SEND_BYTES = 2 * 1024 * 1024;
 
 /** A message in gRPC's length-prefixed frame (uncompressed). */
 function frame(message: Uint8Array): Buffer {

@@ -11,6 +11,8 @@ export type EtcdFailureKind = 'compacted' | 'future-revision' | 'unavailable';
 // message tells them apart.
 const COMPACTED_MESSAGE = 'required revision has been compacted';
 const FUTURE_MESSAGE = 'required revision is a future revision';
+/** gRPC's words for a message over the sender's or the receiver's limit (RESOURCE_EXHAUSTED). */
+const TOO_LARGE_MESSAGE = 'message larger than max';
 
 /** The gRPC codes of transient failures: the connection, the deadline, an overloaded or changing leader. */
 const TRANSIENT_CODES: ReadonlySet<number> = new Set([
@@ -29,6 +31,8 @@ export function classifyEtcdError(err: unknown): EtcdFailureKind | undefined {
     if (err.message.includes(COMPACTED_MESSAGE)) return 'compacted';
     if (err.message.includes(FUTURE_MESSAGE)) return 'future-revision';
   }
+  // A message over a size limit fails again however often it is sent: not a store condition.
+  if (err.code === GrpcCode.RESOURCE_EXHAUSTED && err.message.includes(TOO_LARGE_MESSAGE)) return undefined;
   return TRANSIENT_CODES.has(err.code) ? 'unavailable' : undefined;
 }
 

@@ -34,6 +34,13 @@ export interface EtcdStoreOptions {
   /** Deadline for each unary request; a request past it fails with `unavailable`. Default 30 s. */
   requestTimeoutMs?: number;
   /**
+   * Keepalive pings on the connection to etcd (kube-apiserver's etcd client: every 30 s, 10 s
+   * to answer): a member gone silent without closing the connection fails the session, so its
+   * watches end and restart elsewhere. 0 turns the pings off.
+   */
+  keepaliveMs?: number;
+  keepaliveTimeoutMs?: number;
+  /**
    * TLS to etcd (kube-apiserver's `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`), PEM: the
    * CA that verifies etcd's serving certificate (the host's roots when absent), and the client
    * certificate and key etcd's `--client-cert-auth` asks for. Given, every endpoint is dialled
@@ -76,6 +83,8 @@ export class EtcdStore implements Store {
       endpoints: options.endpoints,
       tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined,
       timeoutMs: options.requestTimeoutMs ?? 30_000,
+      keepaliveMs: options.keepaliveMs ?? 30_000,
+      keepaliveTimeoutMs: options.keepaliveTimeoutMs ?? 10_000,
     });
     this.prefix = Buffer.from(options.prefix ?? '');
   }

@@ -13,6 +13,36 @@ import { WatchRecorder } from './watch-recorder';
 
 const enc = (text: string): Uint8Array => Buffer.from(text);
 
+/**
+ * A TCP proxy to `target` that can go silent: frozen, it keeps every connection open and
+ * forwards nothing either way (a member behind a partition, not a crashed one).
+ */
+async function freezableProxy(target: string): Promise<{ endpoint: string; freeze(): void; close(): void }> {
+  const { hostname, port } = new URL(target);
+  let frozen = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(port), hostname);
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on('data', (chunk) => frozen || to.write(chunk));
+      from.on('error', () => to.destroy());
+      from.on('close', () => frozen || to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    freeze: () => {
+      frozen = true;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
 describe('etcd store specifics', () => {
   let etcd: EtcdInstance;
   let raw: Etcd3;
@@ -121,6 +151,28 @@ describe('etcd store specifics', () => {
       } finally {
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => silent.close(() => resolve()));
+      }
+    });
+
+    test('a watch on a member gone silent (connection open, nothing answered) fails at an unanswered keepalive ping; calls move on', async () => {
+      const proxy = await freezableProxy(etcd.endpoint);
+      try {
+        const store = createEtcdStore({ endpoints: [proxy.endpoint, etcd.endpoint], keepaliveMs: 150, keepaliveTimeoutMs: 150 });
+        stores.push(store);
+        await store.create('/registry/keepalive/a', enc('a'));
+        let seen: () => void = () => {};
+        const firstEvent = new Promise<void>((resolve) => (seen = resolve));
+        const failed = new Promise<StoreError>((resolve) => store.watch('/registry/keepalive/', {}, { onEvents: () => seen(), onError: resolve }));
+        await store.create('/registry/keepalive/b', enc('b'));
+        await firstEvent;
+        proxy.freeze();
+        const err = await failed;
+        expect(err).toMatchObject({ code: 'unavailable' });
+        expect(err.message).toContain('keepalive ping');
+        // The session through the silent member is gone: the next call dials the next endpoint.
+        expect((await store.create('/registry/keepalive/c', enc('c'))).modRevision).toBeGreaterThan(0);
+      } finally {
+        proxy.close();
       }
     });
 

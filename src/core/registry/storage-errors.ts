@@ -10,10 +10,10 @@ import {
   alreadyExists,
   conflict,
   gone,
-  internalError,
   notFound,
   serviceUnavailable,
   timeout,
+  unclassifiedError,
 } from '../../status';
 
 export function storageError(err: unknown, gr: GroupResource, name: string): StatusError {
@@ -34,5 +34,7 @@ export function storageError(err: unknown, gr: GroupResource, name: string): Sta
         return serviceUnavailable(`storage is unavailable: ${err.message}`);
     }
   }
-  return internalError(err instanceof Error ? err.message : String(err));
+  // Anything else is a plain error to upstream too (etcd's "request is too large", a message
+  // over the client's send limit): a 500 with its text and no reason.
+  return unclassifiedError(err instanceof Error ? err.message : String(err));
 }
