@@ -128,6 +128,8 @@ export class EtcdClient {
   private readonly connected = new WeakSet<http2.ClientHttp2Session>();
   private next = 0;
   private closed = false;
+  /** Open watch streams per session: only those are kept alive by pings (calls have deadlines). */
+  private readonly watches = new WeakMap<http2.ClientHttp2Session, number>();
   /** Each method's request headers, built once (node:http2 copies what it is given). */
   private readonly headers = new Map<string, http2.OutgoingHttpHeaders>();
 
@@ -172,7 +174,10 @@ export class EtcdClient {
     let stream: http2.ClientHttp2Stream;
     try {
       if (this.closed) throw new Error('etcd client is closed');
-      stream = this.connect().request({ ...GRPC_HEADERS, ':path': WATCH_PATH }, { endStream: false });
+      const session = this.connect();
+      stream = session.request({ ...GRPC_HEADERS, ':path': WATCH_PATH }, { endStream: false });
+      this.watches.set(session, (this.watches.get(session) ?? 0) + 1);
+      stream.once('close', () => this.watches.set(session, this.watches.get(session)! - 1));
     } catch (err) {
       queueMicrotask(() => end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
       return { cancel: () => void (ended = true) };
@@ -247,13 +252,17 @@ export class EtcdClient {
     return session;
   }
 
-  /** Pings `session` every `keepaliveMs` until it closes, one ping outstanding at a time. */
+  /**
+   * Pings `session` every `keepaliveMs` while it carries a watch, one ping outstanding at a time
+   * (as grpc-go's keepalive without PermitWithoutStream: etcd counts pings on an idle connection
+   * as abuse and answers GOAWAY).
+   */
   private keepAlive(session: http2.ClientHttp2Session): void {
     const { keepaliveMs = 0, keepaliveTimeoutMs = 10_000 } = this.options;
     if (keepaliveMs <= 0) return;
     let waiting = false;
     const interval = setInterval(() => {
-      if (waiting || session.closed || session.destroyed) return;
+      if (waiting || session.closed || session.destroyed || !this.watches.get(session)) return;
       waiting = true;
       const deadline = setTimeout(() => {
         session.destroy(new Error(`etcd did not answer a keepalive ping within ${keepaliveTimeoutMs} ms`));
