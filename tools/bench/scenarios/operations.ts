@@ -22,7 +22,7 @@ import { cpuPerCall } from './authentication';
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 
 /** A response that keeps nothing: the bench measures the server side only. */
-function nullResponse(): GatewayResponse {
+export function nullResponse(): GatewayResponse {
   let status = 200;
   let sent = false;
   return {

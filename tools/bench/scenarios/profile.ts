@@ -1,5 +1,6 @@
 /**
- * `--profile[=create|get|watch]`: one hot path under `node --cpu-prof`. Keelson on etcd takes
+ * `--profile[=create|get|watch]`: one hot path under `node --cpu-prof`, beside its reference
+ * (bare https serving the same bytes for gets, the floor for creates). Keelson on etcd takes
  * creates from 64 keep-alive clients (or gets by name from 16, consistent or from the cache, or 100 writes each delivered to
  * 1,000 HTTPS watchers, or starts on 100,000 stored ReplicaSets) for one measuring period, then stops (V8
  * writes the profile on exit), and the profile, cut to the measured window (start-up and
@@ -7,11 +8,12 @@
  */
 import { copyFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { StoreOptions } from '../../../src/store';
 import { ApiClient } from '../api';
 import { type Context, learnTemplate } from '../context';
 import { createBodyTemplate, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
-import { type StoreChoice, startBare, startKeelson } from '../processes';
+import { FLOOR_CREATE_PATH, type StoreChoice, startBare, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
 import { deliver } from './watch';
 import { micros, rate } from '../report';
@@ -31,17 +33,22 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   const server = await startKeelson(ctx.build, { store, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
   let summaryLine = '';
   const window: number[] = [];
-  // Gets are profiled beside the bare node:https reference serving the same bytes, so what
-  // Node and TLS cost per request is read off a profile of the same run.
-  const bareProfDir = which === 'create' ? undefined : await ctx.tmpDir('cpu-prof-bare');
-  const bare = bareProfDir ? await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir) : undefined;
+  // Gets are profiled beside the bare node:https reference serving the same bytes, creates
+  // beside the floor (the bare server creating through a store of the same kind), so what Node
+  // and TLS cost per request is read off a profile of the same run.
+  const bareProfDir = await ctx.tmpDir('cpu-prof-bare');
+  const bare = await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir);
   const bareWindow: number[] = [];
   let bareLine = '';
   try {
     const api = new ApiClient(server.target);
-    await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+    const template = await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+    if (which === 'create') {
+      const floorStore: StoreOptions = store.kind === 'etcd' ? { kind: 'etcd', endpoints: [store.endpoint] } : { kind: 'embedded', dataDir: await ctx.tmpDir('profile-floor') };
+      await bare.floor({ store: floorStore, managedFields: (template.metadata as { managedFields?: unknown }).managedFields });
+    }
     const getPath = `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
-    if (bare) {
+    if (which !== 'create') {
       const reader = new ApiClient(server.target);
       const res = await reader.request('GET', getPath).finally(() => reader.close());
       await bare.route(getPath, res.body, res.headers['content-type'] ?? 'application/json');
@@ -61,21 +68,27 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
         return stats.cpuUs;
       },
     };
-    const cells: Cell[] = [cell];
-    if (bare) {
-      cells.push({
+    const cells: Cell[] = [
+      cell,
+      {
         ...cell,
         open: { kind: 'https', target: bare.target, connections: clients },
+        spec: () =>
+          which === 'create'
+            ? { op: 'request', method: 'POST', paths: [`${FLOOR_CREATE_PATH}${NAMESPACE}`], body: createBodyTemplate(NAMESPACE), namePrefix: `f${++run}`, expect: 201 }
+            : { op: 'request', method: 'GET', paths: [getPath], expect: 200 },
         serverCpu: async () => {
           const stats = await bare.stats();
           bareWindow.push(stats.hrtimeUs);
           return stats.cpuUs;
         },
-      });
-    }
+      },
+    ];
     const [k, b] = await sideBySide(cells, { ...ctx.timing, rounds: 1 });
     summaryLine = `${rate(perSecond(k))} ${which}s/s, ${micros(cpuPerOp(k))} µs server CPU each while profiled (the profiler adds some)`;
-    if (bare && b) {
+    if (which === 'create') {
+      bareLine = `${rate(perSecond(b))} creates/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, the floor (bare node:https creating through a ${store.kind} store)`;
+    } else {
       bareLine = `${rate(perSecond(b))} gets/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, bare node:https serving the same bytes`;
       // The bare server again, slowed by a busy-wait to about Keelson's rate: its CPU beyond the
       // busy-wait is what Node, TLS and the kernel cost a request at that rate.
@@ -86,10 +99,11 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     }
   } finally {
     await server.stop();
-    await bare?.stop();
+    await bare.stop();
   }
   await summarize(ctx, profDir, window, `Profile of the ${which} path (${store.kind}, ${clients} clients, measured window only)`, summaryLine);
-  if (bareProfDir) await summarize(ctx, bareProfDir, bareWindow, `Profile of bare node:https serving the same ${which} bytes (${clients} clients, measured window only)`, bareLine, '-bare');
+  const bareTitle = which === 'create' ? `Profile of the create floor (${store.kind}, ${clients} clients, measured window only)` : `Profile of bare node:https serving the same ${which} bytes (${clients} clients, measured window only)`;
+  await summarize(ctx, bareProfDir, bareWindow, bareTitle, bareLine, '-bare');
 }
 
 async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string, outSuffix = ''): Promise<void> {
