@@ -87,7 +87,7 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     const [k, b] = await sideBySide(cells, { ...ctx.timing, rounds: 1 });
     summaryLine = `${rate(perSecond(k))} ${which}s/s, ${micros(cpuPerOp(k))} µs server CPU each while profiled (the profiler adds some)`;
     if (which === 'create') {
-      bareLine = `${rate(perSecond(b))} creates/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, the floor (bare node:https creating through a ${store.kind} store)`;
+      bareLine = `${rate(perSecond(b))} creates/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, the floor (bare node:https creating through an ${store.kind} store)`;
     } else {
       bareLine = `${rate(perSecond(b))} gets/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, bare node:https serving the same bytes`;
       // The bare server again, slowed by a busy-wait to about Keelson's rate: its CPU beyond the
