@@ -229,6 +229,64 @@ export function encodeOrderedJsonAs(registry: SchemaRegistry, value: unknown, ty
   return encoderFor(registry)(value, options.indent ?? '', typeName);
 }
 
+/**
+ * The format under which a door keeps an object's `application/json` answer (its text and a
+ * newline, as bytes) with `encodeOnce`: a get by name, or a create's answer made by a write.
+ */
+export const JSON_BODY_FORMAT = 'application/json#body';
+
+/**
+ * Upstream's JSON of a served object written without its resourceVersion (a write's stored
+ * bytes), and `at`, the offset where that member goes: right after the `"uid":"…"` member of
+ * its metadata, as ObjectMeta declares resourceVersion right after uid. A create stores the text
+ * and splices the version in once the store has given one (`withResourceVersion`), instead of
+ * encoding the object a second time for its answer.
+ *
+ * Undefined where that layout cannot be promised: an unserved kind (written in its own key
+ * order), metadata that is not ObjectMeta, no uid, or a resourceVersion already set.
+ */
+export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknown): { text: string; at: number } | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const { apiVersion, kind, metadata } = value;
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !isPlainObject(metadata)) return undefined;
+  if (typeof metadata.uid !== 'string' || metadata.resourceVersion !== undefined) return undefined;
+  const served = registry.kind(apiVersion, kind);
+  if (!served || !versionFollowsUid(registry, served.type)) return undefined;
+  const text = encodeOrderedJson(registry, value);
+  // Before the uid only kind, apiVersion and metadata's string members come (checked on the
+  // type), and a string cannot hold this unescaped: the first match is the uid member.
+  const member = escapeGoHtml(`"uid":${JSON.stringify(metadata.uid)}`);
+  const found = text.indexOf(member, text.indexOf('"metadata":{'));
+  return found < 0 ? undefined : { text, at: found + member.length };
+}
+
+/** `text` (from orderedJsonBeforeVersion) with `"resourceVersion":"<version>"` at `at`. */
+export function withResourceVersion(text: string, at: number, version: string): string {
+  return `${text.slice(0, at)},"resourceVersion":${escapeGoHtml(JSON.stringify(version))}${text.slice(at)}`;
+}
+
+const layoutChecked = new WeakMap<SchemaType, boolean>();
+
+/**
+ * Whether a served type's JSON starts kind, apiVersion, metadata, and its metadata's members
+ * before uid are all strings, with resourceVersion the member declared right after uid.
+ */
+function versionFollowsUid(registry: SchemaRegistry, type: SchemaType): boolean {
+  let ok = layoutChecked.get(type);
+  if (ok !== undefined) return ok;
+  ok = false;
+  const first = type.properties.find((p) => p.name !== 'kind' && p.name !== 'apiVersion');
+  const metaType = first?.name === 'metadata' && first.field.type.kind === 'message' ? registry.type(first.field.type.type) : undefined;
+  if (type.typeMeta && metaType) {
+    const names = metaType.properties.map((p) => p.name);
+    const uid = names.indexOf('uid');
+    const before = metaType.properties.slice(0, Math.max(0, uid));
+    ok = uid >= 0 && names[uid + 1] === 'resourceVersion' && before.every((p) => p.field.type.kind === 'scalar' && p.field.type.scalar === 'string');
+  }
+  layoutChecked.set(type, ok);
+  return ok;
+}
+
 const JSON_MEDIA_TYPE = 'application/json';
 
 /**

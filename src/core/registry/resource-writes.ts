@@ -20,7 +20,10 @@ import { checkBodyFields } from '../validation/field-validation';
 import { jsonValueKind } from '../validation/unknown-fields-go';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
 import { objectKey } from '../storage/keys';
-import { decodeFromStorage, encodeForStorage } from '../storage/object-codec';
+import { decodeFromStorage, encodeCreatedForStorage, encodeForStorage } from '../storage/object-codec';
+import { rememberEncoding } from '../../codecs/encode-once';
+import { JSON_BODY_FORMAT } from '../../codecs/json-order';
+import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { deepCopy } from '../../util/json-values';
 import { fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
 import { managedFieldsAfterUpdate } from '../apply';
@@ -88,11 +91,13 @@ export class ResourceWrites {
   readonly apiVersion: string;
   readonly groupResource: GroupResource;
   readonly groupKind: GroupKind;
+  private readonly registry: SchemaRegistry;
 
   constructor(
     readonly def: ResourceDefinition,
     private readonly deps: WriteDeps,
   ) {
+    this.registry = schemaRegistry(deps.naming);
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     this.groupResource = { group: def.group, resource: def.resource };
     this.groupKind = { group: def.group, kind: def.kind };
@@ -220,11 +225,16 @@ export class ResourceWrites {
     const written = doorBodies.has(obj) ? this.deps.written : undefined;
     for (let attempt = 1; ; attempt++) {
       const key = objectKey(this.def.resource, meta.namespace, meta.name!);
-      const bytes = encodeForStorage(obj);
+      // A door's body is answered (JSON, mostly) and let go of: stored in upstream's order, its
+      // answer is spliced from the same text instead of encoded again.
+      const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
+      const bytes = created?.bytes ?? encodeForStorage(obj);
       written?.expect(key, bytes, obj);
       try {
         const kv = await this.deps.store.create(key, bytes);
-        return { object: asWritten(obj, kv), created: true };
+        const object = asWritten(obj, kv);
+        if (created) rememberEncoding(object, JSON_BODY_FORMAT, created.answer(kv.modRevision));
+        return { object, created: true };
       } catch (err) {
         written?.forget(key, obj);
         if (StoreError.is(err, 'exists')) {

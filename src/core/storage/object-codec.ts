@@ -4,6 +4,9 @@
  * storage does it). Decoding sets resourceVersion from the revision.
  */
 import type { ApiObject } from '../api';
+import { ownBytes } from '../../codecs/encode-once';
+import { orderedJsonBeforeVersion, withResourceVersion } from '../../codecs/json-order';
+import type { SchemaRegistry } from '../../schema';
 import type { KeyValue } from '../../store';
 import { type StatusError, internalError } from '../../status';
 
@@ -16,6 +19,22 @@ export function encodeForStorage(obj: ApiObject): Uint8Array {
   if (obj.metadata && meta.resourceVersion === undefined) return encoder.encode(JSON.stringify(obj));
   const { resourceVersion: _rv, ...rest } = meta;
   return encoder.encode(JSON.stringify({ ...obj, metadata: rest }));
+}
+
+/**
+ * A created object's stored bytes in upstream's field order, and the JSON answer to its create
+ * made from the same text: the version the store gave spliced in after the uid (json-order's
+ * `orderedJsonBeforeVersion`), so the object is encoded once, not once to store and once to
+ * answer. Undefined where the kind's layout allows no splice; those are stored with
+ * `encodeForStorage`.
+ */
+export function encodeCreatedForStorage(registry: SchemaRegistry, obj: ApiObject): { bytes: Uint8Array; answer(version: number): Buffer } | undefined {
+  const layout = orderedJsonBeforeVersion(registry, obj);
+  if (!layout) return undefined;
+  return {
+    bytes: encoder.encode(layout.text),
+    answer: (version) => ownBytes(`${withResourceVersion(layout.text, layout.at, String(version))}\n`),
+  };
 }
 
 /** The 500 a read of an undecodable stored value answers, naming the key. */

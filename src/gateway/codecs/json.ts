@@ -12,9 +12,9 @@
  * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
  * trailing newline, where compact output ends with json.Encoder's.
  */
-import { encodeOnce, isShared } from '../../codecs/encode-once';
+import { encodeOnce, isShared, knownEncoding, ownBytes } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
+import { JSON_BODY_FORMAT, encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
@@ -154,23 +154,18 @@ function* withNewline(pieces: Iterable<string>): Generator<string> {
   yield '\n';
 }
 
-/**
- * `text` in a buffer of its own: a small `Buffer.from` is a slice of a shared 8 KiB pool, which a
- * memoised slice would keep alive whole.
- */
-function ownBuffer(text: string): Buffer {
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
-  bytes.write(text, 'utf8');
-  return bytes;
-}
-
 /** `application/json` with upstream's key order and bytes (see the file comment). */
 export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
   const text = (value: unknown, pretty?: boolean) => {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
-    // A cached object's body is kept beside its text: a get by name writes it as it is.
-    if (isObject(value) && isShared(value)) return encodeOnce(value, 'application/json#body', (v) => ownBuffer(`${ordered.text(v)}\n`));
+    if (isObject(value)) {
+      // A create's answer, spliced out of its stored bytes.
+      const known = knownEncoding<Buffer>(value, JSON_BODY_FORMAT);
+      if (known) return known;
+      // A cached object's body is kept beside its text: a get by name writes it as it is.
+      if (isShared(value)) return encodeOnce(value, JSON_BODY_FORMAT, (v) => ownBytes(`${ordered.text(v)}\n`));
+    }
     return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   return {
