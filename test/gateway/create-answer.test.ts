@@ -7,33 +7,26 @@
  * escaping. Other answer formats and later reads are unaffected.
  */
 import { createCore, type Core } from '../../src/core';
-import { createGateway, keelsonVersion } from '../../src/gateway';
 import { createNaming } from '../../src/naming';
 import { createStore, type Store } from '../../src/store';
 import { schemaRegistry } from '../../src/schema';
 import { encodeOrderedJson, orderedJsonBeforeVersion } from '../../src/codecs/json-order';
 import { objectKey } from '../../src/core/storage/keys';
 import { ADMIN_CERT, RecordingResponse, fakeRequest } from './support/http';
+import { gatewayOverCore } from '../../tools/bench/core-gateway';
 
 const naming = createNaming('kubernetes');
 const registry = schemaRegistry(naming);
 
 let store: Store;
 let core: Core;
-let gateway: ReturnType<typeof createGateway>;
+let gateway: ReturnType<typeof gatewayOverCore>;
 
 beforeAll(async () => {
   store = createStore({ kind: 'embedded', inMemory: true });
   core = createCore({ store, naming, compactionIntervalMs: 0 });
   await core.ready();
-  gateway = createGateway({
-    core,
-    resources: core.resources,
-    naming,
-    version: keelsonVersion({ keelsonVersion: '0.1.0' }),
-    serverAddress: () => '127.0.0.1:6443',
-    health: { livez: [], readyz: [], healthz: [] },
-  });
+  gateway = gatewayOverCore(core, naming);
 });
 
 afterAll(() => core.close());

@@ -8,13 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { createCore, type Core } from '../../src/core';
 import { builtinResources } from '../../src/core/resources';
-import { type AuditEvent, createGateway, keelsonVersion, parseAuditPolicy } from '../../src/gateway';
+import { type AuditEvent, parseAuditPolicy } from '../../src/gateway';
 import { deprecationWarning } from '../../src/gateway/handlers/deprecation';
 import { ServerMetrics } from '../../src/metrics';
 import { createNaming } from '../../src/naming';
 import { createStore } from '../../src/store';
 import { systemClock } from '../../src/clock';
 import { ADMIN_CERT, RecordingResponse, fakeRequest } from './support/http';
+import { gatewayOverCore } from '../../tools/bench/core-gateway';
 
 const naming = createNaming('kubernetes');
 let dir: string;
@@ -37,13 +38,7 @@ afterAll(async () => {
 test('requests to a deprecated version get the Warning, the audit annotations and the gauge', async () => {
   const metrics = new ServerMetrics();
   const events: AuditEvent[] = [];
-  const gateway = createGateway({
-    core,
-    resources: core.resources,
-    naming,
-    version: keelsonVersion({ keelsonVersion: '0.1.0' }),
-    serverAddress: () => '127.0.0.1:6443',
-    health: { livez: [], readyz: [], healthz: [] },
+  const gateway = gatewayOverCore(core, naming, {
     metrics,
     audit: { policy: parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming), sink: (e) => events.push(e), naming, clock: systemClock },
   });

@@ -7,10 +7,11 @@
  * and what Node, TLS and the store client cost.
  */
 import { createCore } from '../../../src/core';
-import { type GatewayRequest, createGateway, keelsonVersion } from '../../../src/gateway';
+import type { GatewayRequest } from '../../../src/gateway';
 import { ServerMetrics } from '../../../src/metrics';
 import { createNaming } from '../../../src/naming';
 import { type StoreOptions, createStore } from '../../../src/store';
+import { gatewayOverCore } from '../core-gateway';
 import { ApiClient } from '../api';
 import { type Context, learnTemplate, storedBytes } from '../context';
 import { createBodyTemplate, replicaSet, replicaSetsPath } from '../fixtures';
@@ -223,16 +224,7 @@ async function inProcessCreates(ctx: Context): Promise<void> {
     await core.ready();
     const admin = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'bench' };
     await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: NAMESPACE } }, {}, admin);
-    const gateway = createGateway({
-      core,
-      resources: core.resources,
-      naming,
-      version: keelsonVersion({ keelsonVersion: '0.1.0' }),
-      serverAddress: () => '127.0.0.1:6443',
-      health: { livez: [], readyz: [], healthz: [] },
-      limits: { maxReadOnly: 400, maxMutating: 200, requestTimeoutMs: 60_000 },
-      metrics: new ServerMetrics(),
-    });
+    const gateway = gatewayOverCore(core, naming, { limits: { maxReadOnly: 400, maxMutating: 200, requestTimeoutMs: 60_000 }, metrics: new ServerMetrics() });
     const object = replicaSet('in-process', NAMESPACE);
     const meta = object.metadata as { name: string };
     const target = { group: 'apps', version: 'v1', resource: 'replicasets', namespace: NAMESPACE };

@@ -7,7 +7,8 @@
  * is the extra CPU over the plain GET.
  */
 import { createCore, type RequestContext } from '../../../src/core';
-import { type AuditEvent, createGateway, keelsonVersion, parseAuditPolicy } from '../../../src/gateway';
+import { type AuditEvent, parseAuditPolicy } from '../../../src/gateway';
+import { gatewayOverCore } from '../core-gateway';
 import { ServerMetrics } from '../../../src/metrics';
 import { openAuditLog } from '../../../src/server/audit-log';
 import { createStore } from '../../../src/store';
@@ -51,27 +52,18 @@ export async function runOperations(ctx: Context): Promise<void> {
   try {
     await core.ready();
     await core.create({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench' }, data: { k: 'v' } }, {}, admin);
-    const base = {
-      core,
-      resources: core.resources,
-      naming,
-      version: keelsonVersion({ keelsonVersion: '0.1.0' }),
-      serverAddress: () => '127.0.0.1:6443',
-      health: { livez: [], readyz: [], healthz: [] },
-    };
     const policy = parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming);
     let lines = 0;
     const limits = { maxReadOnly: 400, maxMutating: 200, requestTimeoutMs: 60_000 };
-    const variants: Array<[string, ReturnType<typeof createGateway>]> = [
-      ['plain pipeline', createGateway(base)],
-      ['with the in-flight limits and request timeout', createGateway({ ...base, limits })],
-      ['with metrics', createGateway({ ...base, metrics: new ServerMetrics() })],
-      ['with limits and metrics (the server default)', createGateway({ ...base, limits, metrics: new ServerMetrics() })],
-      ['with metrics and audit (Metadata, to a file)', createGateway({ ...base, metrics: new ServerMetrics(), audit: { policy, sink: auditLog.sink, naming, clock: systemClock } })],
+    const variants: Array<[string, ReturnType<typeof gatewayOverCore>]> = [
+      ['plain pipeline', gatewayOverCore(core, naming)],
+      ['with the in-flight limits and request timeout', gatewayOverCore(core, naming, { limits })],
+      ['with metrics', gatewayOverCore(core, naming, { metrics: new ServerMetrics() })],
+      ['with limits and metrics (the server default)', gatewayOverCore(core, naming, { limits, metrics: new ServerMetrics() })],
+      ['with metrics and audit (Metadata, to a file)', gatewayOverCore(core, naming, { metrics: new ServerMetrics(), audit: { policy, sink: auditLog.sink, naming, clock: systemClock } })],
       [
         'with metrics, audit and the -v=3 request line',
-        createGateway({
-          ...base,
+        gatewayOverCore(core, naming, {
           metrics: new ServerMetrics(),
           audit: { policy, sink: (e: AuditEvent) => auditLog.sink(e), naming, clock: systemClock },
           onRequestLogged: (entry) => void (lines += JSON.stringify(entry).length > 0 ? 1 : 0),
