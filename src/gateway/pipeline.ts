@@ -4,6 +4,7 @@
  * the router. Impersonation and audit slot in between authentication and authorization when
  * they exist.
  */
+import type { Clock } from '../clock';
 import type { CoreApi } from '../core/api';
 import type { Naming } from '../naming';
 import { type Codecs, encodingFeatures, gatewayCodecs } from './codecs';
@@ -65,6 +66,8 @@ export interface RequestLimits {
   maxReadOnly: number;
   maxMutating: number;
   requestTimeoutMs: number;
+  /** The time the request timeout runs on (default the system clock). */
+  clock?: Clock;
 }
 
 export function createPipeline(options: PipelineOptions): Handler {

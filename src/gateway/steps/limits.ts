@@ -10,6 +10,7 @@
  *   shorter `?timeout=`) answers 504 with upstream's Timeout Status; its handler's later writes
  *   are dropped and its context is aborted.
  */
+import { type Clock, systemClock } from '../../clock';
 import type { ServerMetrics } from '../../metrics';
 import { timeout, tooManyRequests } from '../../status';
 import type { Codecs } from '../codecs';
@@ -30,6 +31,8 @@ export interface LimitsOptions {
   maxMutating: number;
   /** `--request-timeout` in milliseconds (0: none). */
   requestTimeoutMs: number;
+  /** The time the request timeout runs on (default the system clock). */
+  clock?: Clock;
   codecs: Codecs;
   index: ResourceIndex;
   metrics?: ServerMetrics;
@@ -92,11 +95,11 @@ async function withTimeout(next: (exchange: Exchange) => Promise<void>, exchange
   const requested = requestedTimeoutMs(exchange.request.query);
   const ms = requested !== undefined && (options.requestTimeoutMs === 0 || requested < options.requestTimeoutMs) ? requested : options.requestTimeoutMs;
   if (!(ms > 0)) return next(exchange);
-  const timer = setTimeout(() => expire(exchange, options), ms);
+  const cancel = (options.clock ?? systemClock).setTimeout(() => expire(exchange, options), ms);
   try {
     await next(exchange);
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
 }
 

@@ -9,6 +9,7 @@ import { ServerMetrics } from '../../../src/metrics';
 import { compose } from '../../../src/gateway/pipeline';
 import type { Exchange, Handler } from '../../../src/gateway/types';
 import { fakeExchange } from '../support/http';
+import { ManualClock } from '../../../src/clock';
 
 const index = new ResourceIndex(builtinResources(createNaming('kubernetes')));
 const alice = { username: 'alice', groups: ['system:authenticated'] };
@@ -17,6 +18,11 @@ const admin = { username: 'admin', groups: ['system:masters', 'system:authentica
 /** Request info, then a stand-in for authentication (the user), then the step under test. */
 function pipeline(step: ReturnType<typeof limitsStep>, handler: Handler, user = alice): (e: Exchange) => Promise<void> {
   return compose([requestInfoStep, (next) => async (e) => next(Object.assign(e, { user })), step], handler);
+}
+
+/** Lets promises run a few turns, so the pipeline reaches the handler; not a sleep. */
+async function flush(turns = 5): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 function gate(): { wait: Promise<void>; open: () => void } {
@@ -72,9 +78,10 @@ describe('limits step', () => {
   });
 
   it('answers 504 with upstream’s Timeout Status when a request outlives the timeout, dropping the handler’s late writes', async () => {
+    const clock = new ManualClock();
     const hold = gate();
     let finished = false;
-    const run = pipeline(limitsStep({ ...options, requestTimeoutMs: 50 }), async (e) => {
+    const run = pipeline(limitsStep({ ...options, requestTimeoutMs: 50, clock }), async (e) => {
       await hold.wait;
       e.response.writeHead(200);
       e.response.end('late');
@@ -83,7 +90,10 @@ describe('limits step', () => {
     const slow = fakeExchange({ url: '/api/v1/namespaces/default/pods/x' });
     // The 504 goes out when the timer fires; the step itself waits for the handler.
     const slowRun = run(slow.exchange);
-    await new Promise((r) => setTimeout(r, 100));
+    await flush();
+    clock.advance(49);
+    expect(slow.response.status).toBe(0);
+    clock.advance(1);
     expect(slow.response.status).toBe(504);
     expect(slow.response.json).toEqual({
       kind: 'Status',
@@ -102,15 +112,20 @@ describe('limits step', () => {
     // A shorter ?timeout= wins; a watch is never cut short.
     const quick = gate();
     const short = fakeExchange({ url: '/api/v1/pods?timeout=20ms' });
-    const longTimeout = pipeline(limitsStep({ ...options, requestTimeoutMs: 60_000 }), async () => quick.wait);
+    const longTimeout = pipeline(limitsStep({ ...options, requestTimeoutMs: 60_000, clock }), async () => quick.wait);
     const shortRun = longTimeout(short.exchange);
-    await new Promise((r) => setTimeout(r, 80));
+    await flush();
+    clock.advance(20);
     expect(short.response.status).toBe(504);
     const watch = fakeExchange({ url: '/api/v1/pods?watch=true' });
-    const watching = pipeline(limitsStep({ ...options, requestTimeoutMs: 10 }), async (e) => {
-      await new Promise((r) => setTimeout(r, 40));
+    const events = gate();
+    const watching = pipeline(limitsStep({ ...options, requestTimeoutMs: 10, clock }), async (e) => {
+      await events.wait;
       e.response.end('events');
     })(watch.exchange);
+    await flush();
+    clock.advance(60_000);
+    events.open();
     await watching;
     expect(watch.response.text).toBe('events');
     quick.open();
