@@ -32,26 +32,6 @@ export function isShared(value: object): boolean {
 }
 
 /**
- * Keep bytes a writer already made for `value` in `format`, as if `encodeOnce` had made them.
- * A create answers with the object it stored and splices the answer out of the stored bytes
- * (core/registry/resource-writes.ts), so the door finds it here instead of encoding the object
- * again. Only for a value nobody changes afterwards (a door's body, answered and let go of).
- */
-export function rememberEncoding(value: object, format: string, bytes: unknown): void {
-  let byFormat = memo.get(value);
-  if (!byFormat) {
-    byFormat = new Map();
-    memo.set(value, byFormat);
-  }
-  byFormat.set(format, bytes);
-}
-
-/** The bytes of `value` in `format` made so far (by `encodeOnce` or `rememberEncoding`), if any. */
-export function knownEncoding<B>(value: object, format: string): B | undefined {
-  return memo.get(value)?.get(format) as B | undefined;
-}
-
-/**
  * `text` as UTF-8 in a buffer of its own: a small `Buffer.from` is a slice of a shared 8 KiB
  * pool, which a memoised slice would keep alive whole.
  */

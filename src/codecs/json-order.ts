@@ -229,18 +229,15 @@ export function encodeOrderedJsonAs(registry: SchemaRegistry, value: unknown, ty
   return encoderFor(registry)(value, options.indent ?? '', typeName);
 }
 
-/**
- * The format under which a door keeps an object's `application/json` answer (its text and a
- * newline, as bytes) with `encodeOnce`: a get by name, or a create's answer made by a write.
- */
+/** The format under which the gateway keeps a cached object's `application/json` answer (its text and a newline, as bytes) with `encodeOnce`. */
 export const JSON_BODY_FORMAT = 'application/json#body';
 
 /**
  * Upstream's JSON of a served object written without its resourceVersion (a write's stored
  * bytes), and `at`, the offset where that member goes: right after the `"uid":"…"` member of
  * its metadata, as ObjectMeta declares resourceVersion right after uid. A create stores the text
- * and splices the version in once the store has given one (`withResourceVersion`), instead of
- * encoding the object a second time for its answer.
+ * and splices the version in once the store has given one (`withResourceVersion`) for its
+ * answer (`WriteResult.json`), instead of encoding the object a second time.
  *
  * Undefined where that layout cannot be promised: an unserved kind (written in its own key
  * order), metadata that is not ObjectMeta, no uid, or a resourceVersion already set.

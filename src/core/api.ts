@@ -186,6 +186,12 @@ export interface Patch {
 export interface WriteResult {
   object: ApiObject;
   created: boolean;
+  /**
+   * The object's `application/json` answer (upstream's bytes and a newline), where the write
+   * made it from the text it stored: a door answers with it instead of encoding the object again
+   * (a door's create, `encodeCreatedForStorage`). Made when called, held by no one after.
+   */
+  json?: () => Buffer;
 }
 
 /**

@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { createGzip, gzip } from 'node:zlib';
 import { type Status, StatusError, notAcceptable } from '../status';
 import { type Codecs, type MediaTypeOptions, defaultRestrictions, negotiateMediaTypeOptions, responseContentEncoding, wantsPretty } from './codecs';
+import { JSON_MEDIA_TYPE } from './codecs/json';
 import type { Exchange } from './types';
 import { escapeGoHtml } from '../codecs/go-strings';
 
@@ -81,10 +82,12 @@ function notEncodable(err: unknown): StatusError {
 
 /**
  * Encode `value` in the negotiated format. `contentType` overrides the codec's media type (e.g.
- * with `;g=...;v=...;as=...`). Returns a promise only when the body is being compressed (it
- * resolves once sent); callers that do not await it lose nothing.
+ * with `;g=...;v=...;as=...`). `json` is the value's compact JSON answer where the caller has
+ * it already (a create's, made from its stored text), used when that is what goes out. Returns
+ * a promise only when the body is being compressed (it resolves once sent); callers that do not
+ * await it lose nothing.
  */
-export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string): void | Promise<void> {
+export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string, json?: () => Buffer): void | Promise<void> {
   // A large list goes out as it is encoded, through gzip when the client takes it.
   if (!output.pretty && exchange.request.method !== 'HEAD') {
     const pieces = output.codec.encodeChunks?.(value);
@@ -93,7 +96,7 @@ export function writeObject(exchange: Exchange, status: number, value: unknown, 
   }
   let body: Buffer;
   try {
-    body = output.codec.encode(value, { pretty: output.pretty });
+    body = json && !output.pretty && output.codec.mediaType === JSON_MEDIA_TYPE ? json() : output.codec.encode(value, { pretty: output.pretty });
   } catch (err) {
     throw notEncodable(err);
   }

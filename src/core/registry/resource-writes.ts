@@ -21,8 +21,6 @@ import { jsonValueKind } from '../validation/unknown-fields-go';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
 import { objectKey } from '../storage/keys';
 import { decodeFromStorage, encodeCreatedForStorage, encodeForStorage } from '../storage/object-codec';
-import { rememberEncoding } from '../../codecs/encode-once';
-import { JSON_BODY_FORMAT } from '../../codecs/json-order';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { deepCopy } from '../../util/json-values';
 import { fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
@@ -233,8 +231,7 @@ export class ResourceWrites {
       try {
         const kv = await this.deps.store.create(key, bytes);
         const object = asWritten(obj, kv);
-        if (created) rememberEncoding(object, JSON_BODY_FORMAT, created.answer(kv.modRevision));
-        return { object, created: true };
+        return created ? { object, created: true, json: () => created.answer(kv.modRevision) } : { object, created: true };
       } catch (err) {
         written?.forget(key, obj);
         if (StoreError.is(err, 'exists')) {

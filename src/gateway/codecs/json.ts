@@ -12,7 +12,7 @@
  * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
  * trailing newline, where compact output ends with json.Encoder's.
  */
-import { encodeOnce, isShared, knownEncoding, ownBytes } from '../../codecs/encode-once';
+import { encodeOnce, isShared, ownBytes } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { JSON_BODY_FORMAT, encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
@@ -159,13 +159,8 @@ export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
   const text = (value: unknown, pretty?: boolean) => {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
-    if (isObject(value)) {
-      // A create's answer, spliced out of its stored bytes.
-      const known = knownEncoding<Buffer>(value, JSON_BODY_FORMAT);
-      if (known) return known;
-      // A cached object's body is kept beside its text: a get by name writes it as it is.
-      if (isShared(value)) return encodeOnce(value, JSON_BODY_FORMAT, (v) => ownBytes(`${ordered.text(v)}\n`));
-    }
+    // A cached object's body is kept beside its text: a get by name writes it as it is.
+    if (isObject(value) && isShared(value)) return encodeOnce(value, JSON_BODY_FORMAT, (v) => ownBytes(`${ordered.text(v)}\n`));
     return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   return {

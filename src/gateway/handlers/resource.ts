@@ -157,8 +157,9 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
      * Upstream transformResponseObject: convert as asked, then write with the meta codecs,
      * negotiated again; nothing acceptable there is a raw-JSON 406.
      */
-    const respond = async (status: number, value: unknown): Promise<void> => {
-      if (!output.convert) return writeObject(exchange, status, value, output);
+    /** `json`: the object's JSON answer, where the write already made it (WriteResult.json). */
+    const respond = async (status: number, value: unknown, json?: () => Buffer): Promise<void> => {
+      if (!output.convert) return writeObject(exchange, status, value, output, undefined, json);
       const converted = convertObject(value, output.convert, { definition: route.definition, naming, now: clock.now(), query: req.query });
       const again = negotiateMediaTypeOptions(req.headers.accept, metaCodecs, restrictions);
       if (!again) {
@@ -210,7 +211,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
         handOver(object);
         if (route.action === 'create') {
           const result = await core.create(target, object, writeOptions, ctx);
-          return respond(201, result.object);
+          return respond(201, result.object, result.json);
         }
         const result = await core.update(target, object, writeOptions, ctx);
         return respond(result.created ? 201 : 200, result.object);
