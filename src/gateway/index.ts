@@ -4,6 +4,7 @@
  * socket-free handler (tests call it with plain objects); `startGateway` serves it over HTTPS
  * through Express.
  */
+import type { Clock } from '../clock';
 import type { CoreApi } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';
 import type { Naming } from '../naming';
@@ -33,6 +34,8 @@ export { parseAuditPolicy, type AuditEvent, type AuditSink, type AuditPolicy } f
 
 export interface GatewayOptions {
   core: CoreApi;
+  /** The time request and watch timeouts run on, and tables' ages (default the system clock). */
+  clock?: Clock;
   resources: readonly ResourceDefinition[];
   naming: Naming;
   health: HealthChecks;

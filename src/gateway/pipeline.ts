@@ -33,6 +33,8 @@ export function compose(steps: readonly Step[], last: Handler): Handler {
 
 export interface PipelineOptions {
   core: CoreApi;
+  /** The time request and watch timeouts run on, and tables' ages (default the system clock). */
+  clock?: Clock;
   index: ResourceIndex;
   naming: Naming;
   health: HealthChecks;
@@ -66,8 +68,6 @@ export interface RequestLimits {
   maxReadOnly: number;
   maxMutating: number;
   requestTimeoutMs: number;
-  /** The time the request timeout runs on (default the system clock). */
-  clock?: Clock;
 }
 
 export function createPipeline(options: PipelineOptions): Handler {
@@ -82,7 +82,7 @@ export function createPipeline(options: PipelineOptions): Handler {
     ...(options.audit ? [auditStep({ codecs, ...options.audit })] : []),
     impersonationStep({ authorizers, naming: options.naming }),
     authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
-    ...(options.limits ? [limitsStep({ ...options.limits, codecs, index: options.index, metrics: options.metrics })] : []),
+    ...(options.limits ? [limitsStep({ ...options.limits, clock: options.clock, codecs, index: options.index, metrics: options.metrics })] : []),
   ];
   return compose(steps, createRouter({ ...options, codecs }));
 }

@@ -458,7 +458,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       onUnauthenticated,
       metrics,
       ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock } } : {}),
-      limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs, clock },
+      limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
+      clock,
       ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY) ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) } : {}),
       onUnexpectedError: (err, request) =>
         log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),

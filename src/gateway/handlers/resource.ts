@@ -194,6 +194,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
           options: listOptions,
           ctx,
           defaultTimeoutMs: watchTimeout(),
+          clock,
           restrictions,
           conversion: { definition: route.definition, naming, now: () => clock.now(), metaCodecs },
           ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),

@@ -5,6 +5,7 @@
  * service error handler); paths outside every root get Go's plain `404 page not found`
  * (upstream's NotFoundHandler).
  */
+import type { Clock } from '../../clock';
 import type { Naming } from '../../naming';
 import type { CoreApi } from '../../core/api';
 import type { Codecs } from '../codecs';
@@ -22,6 +23,8 @@ import { createOpenApiHandler, isOpenApiPath } from '../openapi';
 
 export interface RouterOptions {
   core: CoreApi;
+  /** The time watch timeouts run on, and tables' ages (default the system clock). */
+  clock?: Clock;
   index: ResourceIndex;
   naming: Naming;
   codecs: Codecs;

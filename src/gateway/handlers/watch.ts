@@ -11,6 +11,7 @@
  * definitions on the first event only. Watches are never compressed (upstream streams them
  * past its compressing writer).
  */
+import { type Clock, systemClock } from '../../clock';
 import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent } from '../../core/api';
 import { encodeOnce } from '../../codecs/encode-once';
 import type { ResourceDefinition } from '../../core/resources/definition';
@@ -44,6 +45,8 @@ export interface WatchRequest {
   ctx: RequestContext;
   /** Milliseconds until a watch without timeoutSeconds ends. */
   defaultTimeoutMs: number;
+  /** The time the watch's timeout runs on (default the system clock). */
+  clock?: Clock;
   /** The endpoint's restrictions (conversions it serves); default: none. */
   restrictions?: EndpointRestrictions;
   conversion?: WatchConversion;
@@ -98,8 +101,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     watch.close();
   };
   const timeoutMs = w.options.timeoutSeconds !== undefined ? Math.max(0, w.options.timeoutSeconds * 1000) : w.defaultTimeoutMs;
-  const timer = setTimeout(close, timeoutMs);
-  timer.unref?.();
+  const cancelTimer = (w.clock ?? systemClock).setTimeout(close, timeoutMs);
   signal.addEventListener('abort', close, { once: true });
   w.shutdown?.addEventListener('abort', close, { once: true });
   if (w.shutdown?.aborted) close();
@@ -121,7 +123,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
       if (over) break;
     }
   } finally {
-    clearTimeout(timer);
+    cancelTimer();
     signal.removeEventListener('abort', close);
     w.shutdown?.removeEventListener('abort', close);
     watch.close();

@@ -8,12 +8,13 @@ import type { ResourceRequestInfo } from '../../../src/gateway/types';
 import { type FakeRequestInit, fakeExchange } from '../support/http';
 import { testDefinitions } from '../support/definitions';
 import { RecordingCore } from '../support/recording-core';
+import { ManualClock } from '../../../src/clock';
 
 const naming = createNaming('kubernetes');
 
-function start(init: FakeRequestInit, timeoutMs = 60_000) {
+function start(init: FakeRequestInit, timeoutMs = 60_000, clock?: ManualClock) {
   const core = new RecordingCore();
-  const handler = createResourceHandler({ core, codecs: defaultCodecs, naming, index: new ResourceIndex(testDefinitions(naming)), watchTimeoutMs: () => timeoutMs });
+  const handler = createResourceHandler({ core, codecs: defaultCodecs, naming, index: new ResourceIndex(testDefinitions(naming)), watchTimeoutMs: () => timeoutMs, clock });
   const { exchange, response } = fakeExchange(init);
   exchange.info = parseRequestInfo(exchange.request);
   exchange.user = { username: 'admin', groups: ['system:masters'] };
@@ -55,6 +56,19 @@ describe('watch', () => {
     const { core, done } = start({ url: '/api/v1/pods?watch=1&timeoutSeconds=0' });
     await done;
     expect(core.watchStream.closed).toBe(true);
+  });
+
+  it("ends at the server's watch timeout, on the server's clock, when the request sets none", async () => {
+    const clock = new ManualClock();
+    const { core, response, done } = start({ url: '/api/v1/pods?watch=1' }, 60_000, clock);
+    await tick();
+    clock.advance(59_999);
+    await tick();
+    expect(core.watchStream.closed).toBe(false);
+    clock.advance(1);
+    await done;
+    expect(core.watchStream.closed).toBe(true);
+    expect(response.ended).toBe(true);
   });
 
   it('serves the deprecated /watch/ path, naming the object through a field selector', async () => {
