@@ -229,9 +229,6 @@ export function encodeOrderedJsonAs(registry: SchemaRegistry, value: unknown, ty
   return encoderFor(registry)(value, options.indent ?? '', typeName);
 }
 
-/** The format under which the gateway keeps a cached object's `application/json` answer (its text and a newline, as bytes) with `encodeOnce`. */
-export const JSON_BODY_FORMAT = 'application/json#body';
-
 /**
  * Upstream's JSON of a served object written without its resourceVersion (a write's stored
  * bytes), and `at`, the offset where that member goes: right after the `"uid":"…"` member of

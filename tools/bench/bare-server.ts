@@ -52,10 +52,8 @@ function fanOut(req: IncomingMessage, res: ServerResponse): void {
     res.on('close', () => fanOutStreams.delete(res));
     return;
   }
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const event = Buffer.concat([EVENT_HEAD, ...chunks, EVENT_TAIL]);
+  void readBody(req).then((body) => {
+    const event = Buffer.concat([EVENT_HEAD, body, EVENT_TAIL]);
     res.writeHead(201, { 'content-type': 'application/json', 'content-length': 2 });
     res.end('{}');
     for (const stream of fanOutStreams) stream.write(event);

@@ -122,6 +122,8 @@ export interface BareServer {
   spin(us: number): Promise<void>;
   /** Open `store` for the floor requests (see bare-server.ts); `keys` maps GET paths to store keys. */
   floor(options: { store: StoreOptions; keys?: Record<string, string>; managedFields?: unknown }): Promise<void>;
+  /** Open `store` for floor creates, stamping the managedFields Keelson recorded on `template`. */
+  floorCreates(store: StoreOptions, template: Record<string, unknown>): Promise<void>;
   stats(): Promise<ServerStats>;
   gc(): Promise<ServerStats>;
   stop(): Promise<void>;
@@ -147,6 +149,7 @@ export async function startBare(build: Build, dataDir: string, clientTls: Target
     route: (p, body, contentType) => child.call('route', { path: p, body, contentType }),
     spin: (us) => child.call('spin', { us }),
     floor: (options) => child.call('floor', options),
+    floorCreates: (store, template) => child.call('floor', { store, managedFields: (template.metadata as { managedFields?: unknown }).managedFields }),
     stats: () => child.call<ServerStats>('stats'),
     gc: () => child.call<ServerStats>('gc'),
     stop: async () => {

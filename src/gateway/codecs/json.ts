@@ -14,7 +14,7 @@
  */
 import { encodeOnce, isShared, ownBytes } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { JSON_BODY_FORMAT, encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
+import { encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
@@ -160,7 +160,7 @@ export function createJsonCodec(naming: Naming): Codec {
   const text = (value: unknown, pretty?: boolean) => {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
     // A cached object's body is kept beside its text: a get by name writes it as it is.
-    if (isObject(value) && isShared(value)) return encodeOnce(value, JSON_BODY_FORMAT, (v) => ownBytes(`${ordered.text(v)}\n`));
+    if (isObject(value) && isShared(value)) return encodeOnce(value, 'application/json#body', (v) => ownBytes(`${ordered.text(v)}\n`));
     return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   return {

@@ -196,7 +196,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
           defaultTimeoutMs: watchTimeout(),
           clock,
           restrictions,
-          conversion: { definition: route.definition, naming, now: () => clock.now(), metaCodecs },
+          conversion: { definition: route.definition, naming, metaCodecs },
           ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
           ...(options.shutdown ? { shutdown: options.shutdown } : {}),
         });

@@ -11,7 +11,7 @@
  * definitions on the first event only. Watches are never compressed (upstream streams them
  * past its compressing writer).
  */
-import { type Clock, systemClock } from '../../clock';
+import type { Clock } from '../../clock';
 import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent } from '../../core/api';
 import { encodeOnce } from '../../codecs/encode-once';
 import type { ResourceDefinition } from '../../core/resources/definition';
@@ -29,11 +29,10 @@ export function defaultWatchTimeoutMs(random: () => number = Math.random): numbe
   return MIN_REQUEST_TIMEOUT_MS * (1 + random());
 }
 
-/** What a converting watch needs: the type, the clock, and the meta codecs that write converted objects. */
+/** What a converting watch needs: the type, and the meta codecs that write converted objects. */
 export interface WatchConversion {
   definition: ResourceDefinition;
   naming: Naming;
-  now: () => number;
   metaCodecs: Codecs;
 }
 
@@ -45,8 +44,8 @@ export interface WatchRequest {
   ctx: RequestContext;
   /** Milliseconds until a watch without timeoutSeconds ends. */
   defaultTimeoutMs: number;
-  /** The time the watch's timeout runs on (default the system clock). */
-  clock?: Clock;
+  /** The time the watch's timeout runs on, and converted tables' ages. */
+  clock: Clock;
   /** The endpoint's restrictions (conversions it serves); default: none. */
   restrictions?: EndpointRestrictions;
   conversion?: WatchConversion;
@@ -80,7 +79,7 @@ function framer(output: MediaTypeOptions, w: WatchRequest): Frame {
   let headersSent = false;
   return (event) => {
     if (event.type === 'ERROR') return metaStream.encodeEvent(event);
-    const ctx = { definition: conversion.definition, naming: conversion.naming, now: conversion.now(), query };
+    const ctx = { definition: conversion.definition, naming: conversion.naming, now: w.clock.now(), query };
     const object = convertObject(event.object, convert, ctx, { noHeaders: headersSent, includeObject: w.includeObject ?? '' });
     if (convert.kind === 'Table') headersSent = true;
     return metaStream.encodeEvent({ type: event.type, object });
@@ -101,7 +100,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     watch.close();
   };
   const timeoutMs = w.options.timeoutSeconds !== undefined ? Math.max(0, w.options.timeoutSeconds * 1000) : w.defaultTimeoutMs;
-  const cancelTimer = (w.clock ?? systemClock).setTimeout(close, timeoutMs);
+  const cancelTimer = w.clock.setTimeout(close, timeoutMs);
   signal.addEventListener('abort', close, { once: true });
   w.shutdown?.addEventListener('abort', close, { once: true });
   if (w.shutdown?.aborted) close();

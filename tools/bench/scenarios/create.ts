@@ -53,7 +53,7 @@ function floorCreates(ctx: Context, bare: BareServer, clients: number, etcd?: { 
 
 async function startFloor(ctx: Context, server: KeelsonServer, template: Record<string, unknown>, store: StoreOptions): Promise<BareServer> {
   const bare = await startBare(ctx.build, server.dataDir, server.target.tls);
-  await bare.floor({ store, managedFields: (template.metadata as { managedFields?: unknown }).managedFields });
+  await bare.floorCreates(store, template);
   return bare;
 }
 

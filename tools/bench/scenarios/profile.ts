@@ -45,7 +45,7 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     const template = await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
     if (which === 'create') {
       const floorStore: StoreOptions = store.kind === 'etcd' ? { kind: 'etcd', endpoints: [store.endpoint] } : { kind: 'embedded', dataDir: await ctx.tmpDir('profile-floor') };
-      await bare.floor({ store: floorStore, managedFields: (template.metadata as { managedFields?: unknown }).managedFields });
+      await bare.floorCreates(floorStore, template);
     }
     const getPath = `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
     if (which !== 'create') {

@@ -88,7 +88,7 @@ async function listMemory(ctx: Context, server: KeelsonServer, path: string): Pr
 async function consistentFloor(bare: BareServer, endpoint: string, consistent: ReadCase): Promise<ReadCase> {
   const keys: Record<string, string> = {};
   const paths = consistent.paths.map((p) => {
-    const [, namespace, , name] = /\/namespaces\/([^/]+)\/(replicasets)\/([^/?]+)$/.exec(p)!;
+    const [, namespace, name] = /\/namespaces\/([^/]+)\/replicasets\/([^/?]+)$/.exec(p)!;
     keys[`/bare-get${p}`] = objectKey('replicasets', namespace, name);
     return `/bare-get${p}`;
   });
