@@ -193,9 +193,9 @@ class InProcessCore implements Core {
       ServiceAccount: () => serviceAccountAdmission({ naming, reader }),
       NodeRestriction: () => nodeRestriction({ naming, reader }),
       DefaultTolerationSeconds: () => defaultTolerationSeconds(naming),
-      MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials }),
+      MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),
       ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader }),
-      ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials }),
+      ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),
       AlwaysDeny: () => alwaysDeny,
     };
     const plugins: AdmissionPlugin[] = [];

@@ -69,9 +69,11 @@ export async function startWebhook(options: { requireClientCert?: boolean } = {}
         const handler = handlers.get(url.pathname) ?? (() => allow());
         const send = (answer: Answer): void => {
           if ('delayMs' in answer) {
-            setTimeout(() => {
+            const timer = setTimeout(() => {
               if (!res.destroyed) send(answer.then ?? allow());
             }, answer.delayMs);
+            // A caller that gave up closed the connection: the answer is not owed any more.
+            res.on('close', () => clearTimeout(timer));
             return;
           }
           if ('httpStatus' in answer) {

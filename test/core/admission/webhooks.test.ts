@@ -11,6 +11,7 @@ import { createCore, type ApiObject, type Core, type RequestContext } from '../.
 import { objectKey } from '../../../src/core/storage/keys';
 import { encodeForStorage } from '../../../src/core/storage/object-codec';
 import { createStore, type Store } from '../../../src/store';
+import { ManualClock } from '../../../src/clock';
 import { createNaming } from '../../../src/naming';
 import { at, refusal } from './support';
 import { allow, deny, startWebhook, type TestWebhook } from './webhook-server';
@@ -34,14 +35,14 @@ let ns = 0;
 
 
 /** A fresh namespace per test, so configurations of earlier tests (scoped by namespace label) stay out of the way. */
-async function namespace(labels: Record<string, string> = {}): Promise<string> {
+async function namespace(labels: Record<string, string> = {}, on: Core = core): Promise<string> {
   const name = `t${++ns}`;
-  await core.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { test: name, ...labels } } }, {}, admin);
+  await on.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { test: name, ...labels } } }, {}, admin);
   return name;
 }
 
-async function inEffect(obj: ApiObject): Promise<void> {
-  expect(await core.state!().admissionFresh(Number(obj.metadata!.resourceVersion), 5000)).toBe(true);
+async function inEffect(obj: ApiObject, on: Core = core): Promise<void> {
+  expect(await on.state!().admissionFresh(Number(obj.metadata!.resourceVersion), 5000)).toBe(true);
 }
 
 type WebhookSpec = Record<string, unknown> & { name: string };
@@ -57,14 +58,14 @@ function webhookFor(p: string, spec: WebhookSpec, testNs: string): Record<string
   };
 }
 
-async function validating(name: string, testNs: string, webhooks: Array<[string, WebhookSpec]>): Promise<ApiObject> {
-  const { object } = await core.create(
+async function validating(name: string, testNs: string, webhooks: Array<[string, WebhookSpec]>, on: Core = core): Promise<ApiObject> {
+  const { object } = await on.create(
     at('validatingwebhookconfigurations', undefined, undefined, AR),
     { apiVersion: `${AR}/v1`, kind: 'ValidatingWebhookConfiguration', metadata: { name }, webhooks: webhooks.map(([p, s]) => webhookFor(p, s, testNs)) },
     {},
     admin,
   );
-  await inEffect(object);
+  await inEffect(object, on);
   return object;
 }
 
@@ -185,23 +186,55 @@ describe('validating webhooks', () => {
     expect(hook.on('/prod-only').map((r) => r.review.request.name)).toEqual(['in-prod']);
   });
 
-  test('a webhook that times out follows its failure policy: Fail is a 500 with the call error, Ignore goes on', async () => {
-    const t = await namespace();
-    hook.handle('/slow', () => ({ delayMs: 3000 }));
-    await validating('slow', t, [
-      ['/slow', { name: 'slow-fail.example.com', timeoutSeconds: 1, failurePolicy: 'Fail', objectSelector: { matchLabels: { policy: 'fail' } } }],
-      ['/slow', { name: 'slow-ignore.example.com', timeoutSeconds: 1, failurePolicy: 'Ignore', objectSelector: { matchLabels: { policy: 'ignore' } } }],
-    ]);
-    const err = await refusal(core.create(at('configmaps', t), configMap('f', { policy: 'fail' }), {}, admin));
-    expect(err.status).toMatchObject({
-      code: 500,
-      reason: 'InternalError',
-      message: `Internal error occurred: failed calling webhook "slow-fail.example.com": failed to call webhook: Post "${hook.url('/slow')}?timeout=1s": context deadline exceeded`,
-    });
-    const annotations: Record<string, string> = {};
-    await core.create(at('configmaps', t), configMap('i', { policy: 'ignore' }), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) });
-    expect(annotations).toEqual({ 'failed-open.validating.webhook.admission.k8s.io/round_0_index_0': 'slow-ignore.example.com' });
-    expect(hook.on('/slow').every((r) => r.timeout === '1s')).toBe(true);
+  test("a webhook that times out follows its failure policy: Fail is a 500 with the call error, Ignore goes on; the timeout runs on the core's clock", async () => {
+    // A core of its own on a ManualClock: the timeout fires when the clock is moved, not after a real second.
+    const clock = new ManualClock();
+    const own = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-webhooks-clock-'));
+    const timed = createCore({ store: createStore({ kind: 'embedded', dataDir: own }), naming, compactionIntervalMs: 0, clock });
+    await timed.ready();
+    try {
+      const t = await namespace({}, timed);
+      hook.handle('/slow', () => ({ delayMs: 60_000 }));
+      await validating(
+        'slow',
+        t,
+        [
+          ['/slow', { name: 'slow-fail.example.com', timeoutSeconds: 1, failurePolicy: 'Fail', objectSelector: { matchLabels: { policy: 'fail' } } }],
+          ['/slow', { name: 'slow-ignore.example.com', timeoutSeconds: 1, failurePolicy: 'Ignore', objectSelector: { matchLabels: { policy: 'ignore' } } }],
+        ],
+        timed,
+      );
+      const held = (name: string) => hook.on('/slow').filter((r) => r.review.request.namespace === t && r.review.request.name === name).length === 1;
+      /** Start a create, wait until the webhook holds its call, then move the clock to just before and then to the timeout. */
+      const timedOut = async <T>(name: string, write: () => Promise<T>): Promise<T> => {
+        let settled = false;
+        const pending = write().finally(() => (settled = true));
+        pending.catch(() => undefined);
+        while (!held(name)) await new Promise((resolve) => setTimeout(resolve, 5));
+        clock.advance(999);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(settled).toBe(false);
+        clock.advance(1);
+        // Well before a real second: the timeout followed the clock.
+        const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no timeout at the clock\'s second')), 500).unref());
+        return Promise.race([pending, late]);
+      };
+      const err = await timedOut('f', () => refusal(timed.create(at('configmaps', t), configMap('f', { policy: 'fail' }), {}, admin)));
+      expect(err.status).toMatchObject({
+        code: 500,
+        reason: 'InternalError',
+        message: `Internal error occurred: failed calling webhook "slow-fail.example.com": failed to call webhook: Post "${hook.url('/slow')}?timeout=1s": context deadline exceeded`,
+      });
+      await expect(timed.get(at('configmaps', t, 'f'), {}, admin)).rejects.toMatchObject({ status: { code: 404 } });
+      const annotations: Record<string, string> = {};
+      await timedOut('i', () => timed.create(at('configmaps', t), configMap('i', { policy: 'ignore' }), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) }));
+      expect(annotations).toEqual({ 'failed-open.validating.webhook.admission.k8s.io/round_0_index_0': 'slow-ignore.example.com' });
+      expect((await timed.get(at('configmaps', t, 'i'), {}, admin)).metadata?.name).toBe('i');
+      expect(hook.on('/slow').every((r) => r.timeout === '1s')).toBe(true);
+    } finally {
+      await timed.close();
+      await fs.rm(own, { recursive: true, force: true });
+    }
   });
 
   test('an unreachable webhook, an HTTP error and a malformed answer fail closed with the reason', async () => {

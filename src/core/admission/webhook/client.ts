@@ -7,12 +7,15 @@
  */
 import https from 'node:https';
 import tls from 'node:tls';
+import type { Clock } from '../../../clock';
 import type { WebhookClientConfig, WebhookCredentialResolver } from './types';
 
 export interface WebhookCall {
   config: WebhookClientConfig;
   body: string;
   timeoutMs: number;
+  /** The time the timeout runs on (the core's clock). */
+  clock: Clock;
   credentials?: WebhookCredentialResolver;
   /** The `host:port` a Service reference resolves to; required for `service` configs. */
   resolveService?: (service: NonNullable<WebhookClientConfig['service']>) => Promise<string>;
@@ -64,7 +67,7 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
     const fail = (message: string) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      cancelTimer();
       req.destroy();
       reject(new Error(`Post "${shown}": ${message}`));
     };
@@ -77,7 +80,7 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
       ...(serverName ? { checkServerIdentity: (_host: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(serverName, cert) } : {}),
       agent,
     });
-    const timer = setTimeout(() => fail('context deadline exceeded'), call.timeoutMs);
+    const cancelTimer = call.clock.setTimeout(() => fail('context deadline exceeded'), call.timeoutMs);
     call.signal?.addEventListener('abort', () => fail('context canceled'), { once: true });
     req.on('error', (err) => fail(err.message));
     req.on('response', (res) => {
@@ -90,7 +93,7 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
         const code = res.statusCode ?? 0;
         if (code < 200 || code > 299) {
           settled = true;
-          clearTimeout(timer);
+          cancelTimer();
           let message = text.trim();
           try {
             const status = JSON.parse(text) as { kind?: string; message?: string };
@@ -102,7 +105,7 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
           return;
         }
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         try {
           resolve(JSON.parse(text));
         } catch (err) {

@@ -7,6 +7,7 @@
  * answers. A dry run refuses to call a webhook that may have side effects.
  */
 import type { ApiObject } from '../../api';
+import type { Clock } from '../../../clock';
 import type { Naming } from '../../../naming';
 import { StatusError, badRequest, internalError } from '../../../status';
 import { applyJsonPatch } from '../../patch';
@@ -23,6 +24,8 @@ export interface WebhookAdmissionOptions {
   source: WebhookConfigurationSource;
   reader: AdmissionReader;
   credentials?: WebhookCredentialResolver;
+  /** The time a call's timeout runs on. */
+  clock: Clock;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
@@ -139,6 +142,7 @@ class Dispatcher {
         config: webhook.clientConfig ?? {},
         body: reviewBody(request, this.admissionApiVersion),
         timeoutMs: (webhook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
+        clock: this.options.clock,
         credentials: this.options.credentials,
         resolveService: async (svc) => {
           const found = await this.options.reader.get({ group: '', version: 'v1', resource: 'services', namespace: svc.namespace, name: svc.name ?? '' });
