@@ -23,7 +23,7 @@ export interface Codec {
    * response can be written as it is produced; undefined for anything else (and absent for
    * formats that cannot).
    */
-  encodeChunks?(value: unknown): Iterable<string> | undefined;
+  encodeChunks?(value: unknown): Iterable<Uint8Array> | undefined;
   /** Watch framing (upstream's StreamSerializer + Framer); absent when the format cannot stream. */
   readonly stream?: {
     /** The Content-Type of a watch response in this format. */

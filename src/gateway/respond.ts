@@ -113,18 +113,39 @@ const STREAM_WRITE_BYTES = 64 * 1024;
 /**
  * Feed `pieces` to a writer in batches of about STREAM_WRITE_BYTES, waiting on `drain` whenever
  * it is full; stops early when the client goes away. Returns the last, partial batch.
+ *
+ * A batch is copied into one buffer that is filled again once the writer has drained (all of
+ * it passed on: TLS has encrypted it, zlib compressed it), so a response of any length
+ * allocates one buffer, not one per batch: buffers made in JavaScript count as V8's external
+ * memory, and a list's worth of them made the collector run full collections for "external
+ * memory pressure" every few lists. A piece of a batch's size or more is written as it is
+ * (pieces are never changed after they are handed over).
  */
-async function pump(exchange: Exchange, pieces: Iterable<string>, write: (chunk: Buffer) => boolean, drain: () => Promise<unknown>): Promise<Buffer | undefined> {
-  let batch = '';
+async function pump(exchange: Exchange, pieces: Iterable<Uint8Array>, write: (chunk: Uint8Array) => boolean, drain: () => Promise<unknown>): Promise<Uint8Array | undefined> {
+  let buffer: Buffer | undefined;
+  let used = 0;
+  /** Write, then wait for the drain when full; true when whatever was written has been passed on. */
+  const send = async (chunk: Uint8Array): Promise<boolean> => {
+    if (write(chunk)) return false;
+    await drain();
+    return true;
+  };
   for (const piece of pieces) {
-    batch += piece;
-    if (batch.length < STREAM_WRITE_BYTES) continue;
-    const full = !write(Buffer.from(batch, 'utf8'));
-    batch = '';
-    if (full) await drain();
-    if (exchange.request.signal.aborted) break;
+    if (used + piece.length > STREAM_WRITE_BYTES) {
+      if (used > 0) {
+        const passedOn = await send(buffer!.subarray(0, used));
+        if (!passedOn) buffer = undefined;
+        used = 0;
+      }
+      if (piece.length >= STREAM_WRITE_BYTES) await send(piece);
+      if (exchange.request.signal.aborted) return undefined;
+      if (piece.length >= STREAM_WRITE_BYTES) continue;
+    }
+    buffer ??= Buffer.allocUnsafeSlow(STREAM_WRITE_BYTES);
+    buffer.set(piece, used);
+    used += piece.length;
   }
-  return batch ? Buffer.from(batch, 'utf8') : undefined;
+  return used > 0 ? buffer!.subarray(0, used) : undefined;
 }
 
 /**
@@ -133,14 +154,14 @@ async function pump(exchange: Exchange, pieces: Iterable<string>, write: (chunk:
  * memory, not the whole response. `exchange.response` is read afresh each time: a request
  * timeout swaps in one that drops what comes later.
  */
-async function writePieces(exchange: Exchange, status: number, contentType: string, pieces: Iterable<string>): Promise<void> {
+async function writePieces(exchange: Exchange, status: number, contentType: string, pieces: Iterable<Uint8Array>): Promise<void> {
   sendHead(exchange, status, contentType);
   const rest = await pump(exchange, pieces, (chunk) => exchange.response.write(chunk), () => exchange.response.drain());
   exchange.response.end(rest);
 }
 
 /** `writePieces` through a gzip stream (upstream's level), with backpressure on both sides. */
-async function writePiecesGzipped(exchange: Exchange, status: number, contentType: string, pieces: Iterable<string>): Promise<void> {
+async function writePiecesGzipped(exchange: Exchange, status: number, contentType: string, pieces: Iterable<Uint8Array>): Promise<void> {
   exchange.response.setHeader('Content-Encoding', 'gzip');
   exchange.response.setHeader('Vary', 'Accept-Encoding');
   sendHead(exchange, status, contentType);

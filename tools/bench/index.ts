@@ -66,8 +66,13 @@ function parseOptions(argv: string[]): Options {
   return options;
 }
 
+/**
+ * Six short rounds per cell rather than two long ones: a cell and its reference measured at more,
+ * closer points in time share more of the load other processes put on this machine, so their
+ * ratio moves less from run to run (docs/BENCHMARKS.md, "How it measures").
+ */
 function timingFor(options: Options): Timing {
-  return options.quick ? { warmupMs: 300, measureMs: 1000, rounds: 1 } : { warmupMs: 1000, measureMs: 5000, rounds: 2 };
+  return options.quick ? { warmupMs: 200, measureMs: 1000, rounds: 2 } : { warmupMs: 500, measureMs: 5000, rounds: 6 };
 }
 
 export function machineLine(options: Options): string {

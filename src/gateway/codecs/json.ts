@@ -81,23 +81,34 @@ class OrderedJson {
   }
 
   private list(value: Record<string, unknown>, itemType: string): string {
-    return [...this.listPieces(value, itemType)].join('');
+    return Buffer.concat([...this.listPieces(value, itemType)]).toString('utf8');
   }
 
-  /** A typed list's text in pieces: the head up to `"items":[`, each item (memoised per object version), the tail. */
-  *listPieces(value: Record<string, unknown>, itemType: string): Generator<string> {
+  /** A typed list's compact JSON with json.Encoder's newline, its items' memoised bytes copied once; undefined for anything else. */
+  listBytes(value: unknown): Buffer | undefined {
+    const itemType = isObject(value) ? this.listItemType(value) : undefined;
+    if (!itemType) return undefined;
+    return Buffer.concat([...this.listPieces(value as Record<string, unknown>, itemType), NEWLINE]);
+  }
+
+  /**
+   * A typed list's bytes in pieces: the head up to `"items":[`, each item (memoised per object
+   * version), the tail. Bytes rather than text: a response copies them into its writes, where
+   * text would be joined, flattened and encoded to UTF-8 again on every list.
+   */
+  *listPieces(value: Record<string, unknown>, itemType: string): Generator<Uint8Array> {
     const parts: string[] = [];
     for (const key of ['kind', 'apiVersion']) if (value[key] !== undefined) parts.push(`"${key}":${plain(value[key])}`);
     if (value.metadata !== undefined) parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata, 'meta.v1.ListMeta')}`);
     parts.push('"items":[');
-    yield `{${parts.join(',')}`;
+    yield Buffer.from(`{${parts.join(',')}`, 'utf8');
     let first = true;
     for (const item of value.items as unknown[]) {
-      const text = this.itemText(item, itemType);
-      yield first ? text : `,${text}`;
+      const bytes = this.itemBytes(item, itemType);
+      yield first ? bytes.subarray(1) : bytes;
       first = false;
     }
-    yield ']}';
+    yield LIST_END;
   }
 
   /**
@@ -105,7 +116,7 @@ class OrderedJson {
    * items, or from STREAMED_LIST_BYTES of item text (the texts are memoised on the items, so
    * measuring them first costs no second encode).
    */
-  chunks(value: unknown): Iterable<string> | undefined {
+  chunks(value: unknown): Iterable<Uint8Array> | undefined {
     if (!isObject(value) || !Array.isArray(value.items)) return undefined;
     const itemType = this.listItemType(value);
     if (!itemType) return undefined;
@@ -113,7 +124,7 @@ class OrderedJson {
     if (items.length < STREAMED_LIST_ITEMS) {
       let size = 0;
       for (const item of items) {
-        size += this.itemText(item, itemType).length;
+        size += this.itemBytes(item, itemType).length;
         if (size >= STREAMED_LIST_BYTES) break;
       }
       if (size < STREAMED_LIST_BYTES) return undefined;
@@ -121,8 +132,13 @@ class OrderedJson {
     return this.listPieces(value, itemType);
   }
 
-  private itemText(item: unknown, itemType: string): string {
-    return isObject(item) ? encodeOnce(item, `application/json#item:${itemType}`, (v) => encodeOrderedJsonAs(this.registry, v, itemType)) : plain(item);
+  /**
+   * A list item's compact JSON after the comma that separates it from the one before (the first
+   * item's is cut off), memoised per object version: one piece per item.
+   */
+  private itemBytes(item: unknown, itemType: string): Uint8Array {
+    if (!isObject(item)) return Buffer.from(`,${plain(item)}`, 'utf8');
+    return encodeOnce(item, `application/json#item:${itemType}`, (v) => (isShared(v) ? ownBytes : utf8)(`,${encodeOrderedJsonAs(this.registry, v, itemType)}`));
   }
 
   /** metav1.Table: its fields in Go order, each row's object in its own upstream order. */
@@ -141,6 +157,10 @@ class OrderedJson {
   }
 }
 
+const LIST_END = Buffer.from(']}');
+const NEWLINE = Buffer.from('\n');
+const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
+
 /** Lists from this many items on are written as they are encoded (respond.ts). */
 export const STREAMED_LIST_ITEMS = 500;
 /**
@@ -149,9 +169,9 @@ export const STREAMED_LIST_ITEMS = 500;
  */
 export const STREAMED_LIST_BYTES = 512 * 1024;
 
-function* withNewline(pieces: Iterable<string>): Generator<string> {
+function* withNewline(pieces: Iterable<Uint8Array>): Generator<Uint8Array> {
   yield* pieces;
-  yield '\n';
+  yield NEWLINE;
 }
 
 /** `application/json` with upstream's key order and bytes (see the file comment). */
@@ -161,7 +181,7 @@ export function createJsonCodec(naming: Naming): Codec {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
     // A cached object's body is kept beside its text: a get by name writes it as it is.
     if (isObject(value) && isShared(value)) return encodeOnce(value, 'application/json#body', (v) => ownBytes(`${ordered.text(v)}\n`));
-    return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
+    return ordered.listBytes(value) ?? Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   return {
     mediaType: JSON_MEDIA_TYPE,

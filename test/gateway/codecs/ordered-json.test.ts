@@ -72,20 +72,32 @@ describe('ordered JSON codec', () => {
     expect(json.encode(list, { pretty: true }).toString()).toBe(indentJson(encodeOrderedJson(registry, list)));
   });
 
-  it('streams lists from 500 items or 512 KiB of item text, in the same bytes as the whole', () => {
-    const cms = (n: number, size: number) => ({
+  it('streams lists from 500 items or 512 KiB of item bytes, in the same bytes as the whole', () => {
+    const cms = (n: number, size: number, text = 'y') => ({
       kind: 'ConfigMapList',
       apiVersion: 'v1',
       metadata: { resourceVersion: '9' },
-      items: Array.from({ length: n }, (_, i) => ({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { v: 'y'.repeat(size) } })),
+      items: Array.from({ length: n }, (_, i) => ({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { v: text.repeat(size) } })),
     });
     expect(json.encodeChunks!(cms(10, 100))).toBeUndefined();
     expect(json.encodeChunks!(cms(100, 4096))).toBeUndefined();
-    for (const list of [cms(500, 10), cms(140, 4096)]) {
+    // 1,500 characters of 'é🙂<' are 10,500 bytes (the escaped '<' six of them): 50 items pass 512 KiB in bytes, not in characters.
+    expect(json.encodeChunks!(cms(50, 1500, 'é🙂<'))).toBeDefined();
+    for (const list of [cms(500, 10), cms(140, 4096), cms(50, 1500, 'é🙂<')]) {
       const pieces = json.encodeChunks!(list);
       expect(pieces).toBeDefined();
-      expect([...pieces!].join('')).toBe(json.encode(list).toString());
+      const streamed = Buffer.concat([...pieces!]);
+      expect(streamed.equals(json.encode(list))).toBe(true);
+      expect(streamed.toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
     }
+  });
+
+  it('lists of shared (cached) items: each list its own bytes, the items the same, non-ASCII included', () => {
+    const item = Object.freeze({ metadata: Object.freeze({ name: 'a', namespace: 'n' }), data: Object.freeze({ v: 'ü' }) });
+    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [item, item] };
+    const first = json.encode(list);
+    expect(first.toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
+    expect(json.encode({ ...list, metadata: { resourceVersion: '10' } }).toString()).toBe(`${encodeOrderedJson(registry, { ...list, metadata: { resourceVersion: '10' } })}\n`);
   });
 
   it("writes Tables in metav1.Table's order, each row's object in its own", () => {
