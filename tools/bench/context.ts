@@ -22,7 +22,7 @@ export interface Options {
   /** Scenario numbers to run. */
   only: Set<number>;
   /** Also profile a hot path with --cpu-prof and summarise it. */
-  profile: false | 'create' | 'get' | 'cached-get' | 'watch' | 'startup';
+  profile: false | 'create' | 'get' | 'cached-get' | 'list' | 'watch' | 'startup';
   /** Build the server from this git revision instead of the working tree. */
   rev?: string;
   /** Keep the .cpuprofile here. */

@@ -4,7 +4,7 @@
  * a bare https server, a load-generator process — and prints one Markdown table plus the
  * budget checks. See docs/BENCHMARKS.md.
  *
- *   npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,...] [--rev <git rev>] [--profile[=create|get|cached-get|watch|startup] [--profile-out file]]
+ *   npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,...] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup] [--profile-out file]]
  */
 import os from 'node:os';
 import { buildForBench } from './build';
@@ -24,7 +24,7 @@ import { runOperations } from './scenarios/operations';
 import { runLibrary } from './scenarios/library';
 import { runAdmission } from './scenarios/admission';
 
-const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,3,4,5,6,7,8,9,10,11] [--rev <git rev>] [--profile[=create|get|cached-get|watch|startup] [--profile-out file.cpuprofile]]`;
+const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,3,4,5,6,7,8,9,10,11] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup] [--profile-out file.cpuprofile]]`;
 
 function parseOptions(argv: string[]): Options {
   const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), profile: false };
@@ -45,7 +45,7 @@ function parseOptions(argv: string[]): Options {
         options.only = new Set(value().split(',').map(Number));
         break;
       case '--profile':
-        options.profile = inline === 'get' || inline === 'cached-get' || inline === 'watch' || inline === 'startup' ? inline : 'create';
+        options.profile = inline === 'get' || inline === 'cached-get' || inline === 'list' || inline === 'watch' || inline === 'startup' ? inline : 'create';
         break;
       case '--rev':
         options.rev = value();

@@ -1,7 +1,8 @@
 /**
- * `--profile[=create|get|watch]`: one hot path under `node --cpu-prof`, beside its reference
- * (bare https serving the same bytes for gets, the floor for creates). Keelson on etcd takes
- * creates from 64 keep-alive clients (or gets by name from 16, consistent or from the cache, or 100 writes each delivered to
+ * `--profile[=create|get|cached-get|list|watch|startup]`: one hot path under `node --cpu-prof`, beside its reference
+ * (bare https serving the same bytes for gets and lists, the floor for creates). Keelson on etcd takes
+ * creates from 64 keep-alive clients (or gets by name from 16, consistent or from the cache, or
+ * consistent lists of 1,000 ReplicaSets from 2, or 100 writes each delivered to
  * 1,000 HTTPS watchers, or starts on 100,000 stored ReplicaSets) for one measuring period, then stops (V8
  * writes the profile on exit), and the profile, cut to the measured window (start-up and
  * warm-up excluded), is summarised by area and function.
@@ -11,21 +12,24 @@ import path from 'node:path';
 import type { StoreOptions } from '../../../src/store';
 import { ApiClient } from '../api';
 import { type Context, learnTemplate } from '../context';
-import { createBodyTemplate, replicaSetsPath } from '../fixtures';
+import { createBodyTemplate, replicaSet, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
 import { FLOOR_CREATE_PATH, type StoreChoice, startBare, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
 import { deliver } from './watch';
 import { micros, rate } from '../report';
 
-export type ProfiledPath = 'create' | 'get' | 'cached-get' | 'watch' | 'startup';
+export type ProfiledPath = 'create' | 'get' | 'cached-get' | 'list' | 'watch' | 'startup';
+
+/** Items in the profiled list (created through the API before the profile's window). */
+const LIST_ITEMS = 1000;
 
 const NAMESPACE = 'bench-profile';
 
 export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): Promise<void> {
   if (which === 'watch') return runWatchProfile(ctx);
   if (which === 'startup') return runStartupProfile(ctx);
-  const clients = which === 'create' ? 64 : 16;
+  const clients = which === 'create' ? 64 : which === 'list' ? 2 : 16;
   ctx.log(`profile: ${which} from ${clients} clients under --cpu-prof`);
   // `--store embedded` profiles the same path on the embedded store.
   const store: StoreChoice = ctx.options.store === 'embedded' ? { kind: 'embedded' } : { kind: 'etcd', endpoint: (await ctx.etcd()).endpoint };
@@ -47,7 +51,15 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
       const floorStore: StoreOptions = store.kind === 'etcd' ? { kind: 'etcd', endpoints: [store.endpoint] } : { kind: 'embedded', dataDir: await ctx.tmpDir('profile-floor') };
       await bare.floorCreates(floorStore, template);
     }
-    const getPath = `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
+    if (which === 'list') {
+      const writer = new ApiClient(server.target);
+      try {
+        for (let i = 0; i < LIST_ITEMS; i++) await writer.expect('POST', replicaSetsPath(NAMESPACE), replicaSet(`listed-${i}`, NAMESPACE), [201]);
+      } finally {
+        writer.close();
+      }
+    }
+    const getPath = which === 'list' ? replicaSetsPath(NAMESPACE) : `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
     if (which !== 'create') {
       const reader = new ApiClient(server.target);
       const res = await reader.request('GET', getPath).finally(() => reader.close());
@@ -89,13 +101,13 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     if (which === 'create') {
       bareLine = `${rate(perSecond(b))} creates/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, the floor (bare node:https creating through an ${store.kind} store)`;
     } else {
-      bareLine = `${rate(perSecond(b))} gets/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, bare node:https serving the same bytes`;
+      bareLine = `${rate(perSecond(b))} ${which === 'list' ? 'lists' : 'gets'}/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, bare node:https serving the same bytes`;
       // The bare server again, slowed by a busy-wait to about Keelson's rate: its CPU beyond the
       // busy-wait is what Node, TLS and the kernel cost a request at that rate.
       const spinUs = Math.max(0, cpuPerOp(k) - cpuPerOp(b));
       await bare.spin(spinUs);
       const [slowed] = await sideBySide([cells[1]], { ...ctx.timing, rounds: 1 });
-      bareLine += `; with ${micros(spinUs)} µs of busy-wait per request: ${rate(perSecond(slowed))} gets/s, ${micros(cpuPerOp(slowed))} µs CPU each, so Node, TLS and the kernel cost ${micros(cpuPerOp(slowed) - spinUs)} µs per request at that rate`;
+      bareLine += `; with ${micros(spinUs)} µs of busy-wait per request: ${rate(perSecond(slowed))} ${which === 'list' ? 'lists' : 'gets'}/s, ${micros(cpuPerOp(slowed))} µs CPU each, so Node, TLS and the kernel cost ${micros(cpuPerOp(slowed) - spinUs)} µs per request at that rate`;
     }
   } finally {
     await server.stop();
