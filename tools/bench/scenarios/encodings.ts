@@ -28,6 +28,11 @@ function addRows(ctx: Context, rows: EncodingRow[], how: string): void {
     const reference = of[0];
     for (const r of of) {
       const total = r.encodeUs + r.decodeUs;
+      // Issue 15's row: YAML encode + decode of one object against JSON's (the first subject is the single object).
+      if (r.format === 'YAML' && subject === rows[0].subject) {
+        const share = (reference.encodeUs + reference.decodeUs) / total;
+        ctx.budgets.push({ budget: `YAML encode + decode vs JSON: ${subject}`, target: '≥ 0.1×', measured: `${share.toFixed(3)}×`, met: share >= 0.1 });
+      }
       ctx.rows.push({
         scenario: 6,
         name: `${r.format}: ${subject}`,
