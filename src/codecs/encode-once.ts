@@ -26,6 +26,22 @@ export function encodeOnce<T extends object, B>(value: T, format: string, encode
   return bytes;
 }
 
+const typeMetaSources = new WeakMap<object, object>();
+
+/**
+ * Record that the frozen `view` is the frozen `source` without its kind and apiVersion (a cached
+ * object as a typed list's item): a door may cut the view's bytes from the source's instead of
+ * encoding and keeping them a second time.
+ */
+export function viewWithoutTypeMeta(view: object, source: object): void {
+  typeMetaSources.set(view, source);
+}
+
+/** The object `view` was made from by `viewWithoutTypeMeta`, if it was. */
+export function typeMetaSource(view: object): object | undefined {
+  return typeMetaSources.get(view);
+}
+
 /** True when `encodeOnce` memoises this value (it is a shared, immutable object from the cache). */
 export function isShared(value: object): boolean {
   return Object.isFrozen(value);

@@ -6,6 +6,7 @@
  */
 import type { ApiObject, WatchEvent } from '../api';
 import { compareGoStrings } from '../../codecs/go-strings';
+import { viewWithoutTypeMeta } from '../../codecs/encode-once';
 
 /**
  * Freeze a JSON value and everything in it; returns it, now immutable. A frozen part is taken
@@ -192,6 +193,7 @@ export class CachedObject {
     if (!this.itemView) {
       const { apiVersion: _a, kind: _k, ...rest } = this.object;
       this.itemView = Object.freeze(rest);
+      viewWithoutTypeMeta(this.itemView, this.object);
     }
     return this.itemView;
   }

@@ -12,7 +12,7 @@
  * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
  * trailing newline, where compact output ends with json.Encoder's.
  */
-import { encodeOnce, isShared, ownBytes } from '../../codecs/encode-once';
+import { encodeOnce, isShared, ownBytes, typeMetaSource } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
@@ -58,12 +58,31 @@ class OrderedJson {
 
   text(value: unknown): string {
     if (!isObject(value)) return plain(value);
+    // A cached object's text is its body's (made once, kept as bytes only).
+    if (isShared(value)) {
+      const body = this.body(value);
+      return body.toString('utf8', 0, body.length - 1);
+    }
+    return this.encodeText(value);
+  }
+
+  private encodeText(value: Record<string, unknown>): string {
     if (value.kind === 'Table' && 'columnDefinitions' in value) return this.table(value);
     const meta = this.metaType(value);
     if (meta) return encodeOrderedJsonAs(this.registry, value, meta);
     const list = this.listItemType(value);
     if (list) return this.list(value, list);
-    return encodeOnce(value, 'application/json#text', (v) => encodeOrderedJson(this.registry, v));
+    return encodeOrderedJson(this.registry, value);
+  }
+
+  /**
+   * `value`'s compact JSON with json.Encoder's newline. For a cached (shared) object this is its
+   * one JSON encoding per object version, kept as bytes: a get writes it as it is, and its watch
+   * events and list items are cut from it.
+   */
+  body(value: Record<string, unknown>): Buffer {
+    if (!isShared(value)) return utf8(`${this.encodeText(value)}\n`);
+    return encodeOnce(value, 'application/json#body', (v) => ownBytes(`${this.encodeText(v)}\n`));
   }
 
   /** meta v1beta1's PartialObjectMetadata(List) share v1's fields (the schema holds v1 only). */
@@ -104,8 +123,12 @@ class OrderedJson {
     yield Buffer.from(`{${parts.join(',')}`, 'utf8');
     let first = true;
     for (const item of value.items as unknown[]) {
-      const bytes = this.itemBytes(item, itemType);
-      yield first ? bytes.subarray(1) : bytes;
+      if (isObject(item)) {
+        yield first ? OPEN : COMMA_OPEN;
+        yield this.itemRest(item, itemType);
+      } else {
+        yield utf8(first ? plain(item) : `,${plain(item)}`);
+      }
       first = false;
     }
     yield LIST_END;
@@ -124,7 +147,7 @@ class OrderedJson {
     if (items.length < STREAMED_LIST_ITEMS) {
       let size = 0;
       for (const item of items) {
-        size += this.itemBytes(item, itemType).length;
+        size += isObject(item) ? this.itemRest(item, itemType).length + 2 : plain(item).length;
         if (size >= STREAMED_LIST_BYTES) break;
       }
       if (size < STREAMED_LIST_BYTES) return undefined;
@@ -133,12 +156,31 @@ class OrderedJson {
   }
 
   /**
-   * A list item's compact JSON after the comma that separates it from the one before (the first
-   * item's is cut off), memoised per object version: one piece per item.
+   * A list item's compact JSON after its opening brace, memoised per object version. An item that
+   * is a cached object without its kind and apiVersion (`viewWithoutTypeMeta`) is the same text
+   * as that object's body after `{"kind":…,"apiVersion":…,`, so it is cut from the body (a view of
+   * the same bytes) rather than encoded and kept again; anything else is encoded.
    */
-  private itemBytes(item: unknown, itemType: string): Uint8Array {
-    if (!isObject(item)) return Buffer.from(`,${plain(item)}`, 'utf8');
-    return encodeOnce(item, `application/json#item:${itemType}`, (v) => (isShared(v) ? ownBytes : utf8)(`,${encodeOrderedJsonAs(this.registry, v, itemType)}`));
+  private itemRest(item: Record<string, unknown>, itemType: string): Uint8Array {
+    return encodeOnce(item, `application/json#item:${itemType}`, (v) => {
+      const cut = this.cutFromSource(v, itemType);
+      if (cut) return cut;
+      const text = encodeOrderedJsonAs(this.registry, v, itemType);
+      return (isShared(v) ? ownBytes : utf8)(text.slice(1));
+    });
+  }
+
+  /** The item's bytes after its `{`, as a view of its source object's body, when the layout allows. */
+  private cutFromSource(item: Record<string, unknown>, itemType: string): Uint8Array | undefined {
+    const source = typeMetaSource(item);
+    if (!source || !isObject(source) || !isShared(source)) return undefined;
+    const { kind, apiVersion } = source;
+    if (typeof kind !== 'string' || typeof apiVersion !== 'string' || this.registry.kind(apiVersion, kind)?.type.name !== itemType) return undefined;
+    const head = Buffer.from(`{"kind":${plain(kind)},"apiVersion":${plain(apiVersion)},`, 'utf8');
+    const body = this.body(source);
+    // The body is `head` + the item's text after its `{` + newline; anything else is encoded instead.
+    if (body.length <= head.length + 1 || !body.subarray(0, head.length).equals(head)) return undefined;
+    return body.subarray(head.length, body.length - 1);
   }
 
   /** metav1.Table: its fields in Go order, each row's object in its own upstream order. */
@@ -157,7 +199,10 @@ class OrderedJson {
   }
 }
 
+const OPEN = Buffer.from('{');
+const COMMA_OPEN = Buffer.from(',{');
 const LIST_END = Buffer.from(']}');
+const EVENT_TAIL = Buffer.from('}\n');
 const NEWLINE = Buffer.from('\n');
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -179,9 +224,19 @@ export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
   const text = (value: unknown, pretty?: boolean) => {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
-    // A cached object's body is kept beside its text: a get by name writes it as it is.
-    if (isObject(value) && isShared(value)) return encodeOnce(value, 'application/json#body', (v) => ownBytes(`${ordered.text(v)}\n`));
+    // A cached object's body is made once: a get by name writes it as it is.
+    if (isObject(value) && isShared(value)) return ordered.body(value);
     return ordered.listBytes(value) ?? Buffer.from(`${ordered.text(value)}\n`, 'utf8');
+  };
+  const eventHeads = new Map<string, Buffer>();
+  /** A watch event: a cached object's body between the event's head and its closing brace, no text in between. */
+  const encodeEvent = (event: { type: string; object: unknown }): Buffer => {
+    const { object } = event;
+    if (!isObject(object) || !isShared(object)) return Buffer.from(`{"type":${plain(event.type)},"object":${ordered.text(object)}}\n`, 'utf8');
+    let head = eventHeads.get(event.type);
+    if (!head) eventHeads.set(event.type, (head = Buffer.from(`{"type":${plain(event.type)},"object":`, 'utf8')));
+    const body = ordered.body(object);
+    return Buffer.concat([head, body.subarray(0, body.length - 1), EVENT_TAIL]);
   };
   return {
     mediaType: JSON_MEDIA_TYPE,
@@ -193,7 +248,7 @@ export function createJsonCodec(naming: Naming): Codec {
     decode,
     stream: {
       mediaType: JSON_MEDIA_TYPE,
-      encodeEvent: (event) => Buffer.from(`{"type":${plain(event.type)},"object":${ordered.text(event.object)}}\n`, 'utf8'),
+      encodeEvent,
     },
   };
 }

@@ -4,11 +4,12 @@
  * its own order, pretty output as Go's json.Indent; and the protobuf and CBOR records beside it.
  */
 import { deepFreeze } from '../../../src/core/cache/cached-object';
-import { encodeOnce } from '../../../src/codecs/encode-once';
+import { encodeOnce, viewWithoutTypeMeta } from '../../../src/codecs/encode-once';
 import { encodeOrderedJson, indentJson } from '../../../src/codecs/json-order';
 import { schemaRegistry } from '../../../src/schema';
 import { createCborCodec, createJsonCodec, gatewayCodecs } from '../../../src/gateway/codecs';
 import { createNaming } from '../../../src/naming';
+import { STREAMED_LIST_ITEMS } from '../../../src/gateway/codecs/json';
 import { realisticReplicaSet } from '../../codecs/sample-objects';
 import { describeWithFixtures, fixtureRows } from '../../codecs/wire-fixtures';
 
@@ -43,12 +44,13 @@ describe('ordered JSON codec', () => {
     expect(indentJson('{"a":[],"b":{},"c":[1,{"d":"x,y:{"}]}')).toBe('{\n  "a": [],\n  "b": {},\n  "c": [\n    1,\n    {\n      "d": "x,y:{"\n    }\n  ]\n}');
   });
 
-  it("memoises a frozen object's text: later changes to a copy do not leak, the same object is not re-encoded", () => {
+  it("memoises a frozen object's body: later changes to a copy do not leak, the same object is not re-encoded", () => {
     const rs = deepFreeze(shuffled(realisticReplicaSet()) as Record<string, unknown>);
-    const first = json.encode(rs).toString();
-    expect(json.encode(rs).toString()).toBe(first);
-    // The memo holds the text: asking again never calls the encoder.
-    expect(encodeOnce(rs, 'application/json#text', () => 'not memoised')).toBe(first.slice(0, -1));
+    const body = json.encode(rs);
+    const first = body.toString();
+    expect(json.encode(rs)).toBe(body);
+    // The memo holds the bytes: asking again never calls the encoder.
+    expect(encodeOnce(rs, 'application/json#body', () => Buffer.from('not memoised'))).toBe(body);
     const copy = JSON.parse(first) as { metadata: { name: string } };
     copy.metadata.name = 'changed';
     expect(json.encode(copy).toString()).toContain('"name":"changed"');
@@ -98,6 +100,49 @@ describe('ordered JSON codec', () => {
     const first = json.encode(list);
     expect(first.toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
     expect(json.encode({ ...list, metadata: { resourceVersion: '10' } }).toString()).toBe(`${encodeOrderedJson(registry, { ...list, metadata: { resourceVersion: '10' } })}\n`);
+  });
+
+  it("cuts a cached object's list item and watch events from its one body: the same bytes as encoding them afresh", () => {
+    // As the watch cache holds them: the object frozen, its list item the object without kind and apiVersion.
+    const objects = ['ü <&> \u2028', 'plain'].map((text, i) => {
+      const rs = realisticReplicaSet() as Record<string, unknown> & { metadata: Record<string, unknown> };
+      rs.metadata.name = `rs-${i}`;
+      rs.metadata.annotations = { note: text };
+      return deepFreeze(shuffled(rs) as Record<string, unknown>);
+    });
+    const items = objects.map((o) => {
+      const { kind: _k, apiVersion: _a, ...rest } = o;
+      const view = Object.freeze(rest);
+      viewWithoutTypeMeta(view, o);
+      return view;
+    });
+    const fresh = (v: unknown) => JSON.parse(JSON.stringify(v)) as Record<string, unknown>;
+    const list = { kind: 'ReplicaSetList', apiVersion: 'apps/v1', metadata: { resourceVersion: '9' }, items };
+    const bodies = objects.map((o) => json.encode(o));
+    expect(json.encode(list).toString()).toBe(json.encode(fresh(list)).toString());
+    const streamed = json.encodeChunks!({ ...list, items: Array.from({ length: STREAMED_LIST_ITEMS }, (_, i) => items[i % 2]) })!;
+    const pieces = [...streamed];
+    expect(Buffer.concat(pieces).toString()).toBe(json.encode(fresh({ ...list, items: Array.from({ length: STREAMED_LIST_ITEMS }, (_, i) => items[i % 2]) })).toString());
+    // The items' bytes are views of the bodies, not copies.
+    expect(pieces.filter((p) => p.buffer === bodies[0].buffer).length).toBe(STREAMED_LIST_ITEMS / 2);
+    for (const [i, o] of objects.entries()) {
+      for (const type of ['ADDED', 'MODIFIED', 'DELETED']) {
+        expect(json.stream!.encodeEvent({ type, object: o }).toString()).toBe(json.stream!.encodeEvent({ type, object: fresh(o) }).toString());
+      }
+      expect(json.encode(o, { pretty: true }).toString()).toBe(json.encode(fresh(o), { pretty: true }).toString());
+      expect(bodies[i].toString()).toBe(json.encode(fresh(o)).toString());
+    }
+  });
+
+  it("encodes a list item afresh when its source's body does not start with the item's kind and apiVersion", () => {
+    const source = deepFreeze({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'n' }, data: { k: 'v' } });
+    // A view claiming a source of another type: the ConfigMapList's items are not cut from a Secret's body.
+    const secret = deepFreeze({ kind: 'Secret', apiVersion: 'v1', metadata: { name: 'a', namespace: 'n' }, data: { k: 'dg==' } });
+    const { kind: _k, apiVersion: _a, ...rest } = source;
+    const view = Object.freeze(rest);
+    viewWithoutTypeMeta(view, secret);
+    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [view] };
+    expect(json.encode(list).toString()).toBe(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}}]}\n`);
   });
 
   it("writes Tables in metav1.Table's order, each row's object in its own", () => {
