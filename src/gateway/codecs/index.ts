@@ -9,19 +9,32 @@ import { createProtobufCodec, type ProtobufCodec } from '../../codecs/protobuf';
 import type { Naming } from '../../naming';
 import { type Codec, type Codecs, DEFAULT_ENCODING_FEATURES, type EncodingFeatures, createCodecs } from './codec';
 import { createCborCodec } from './cbor';
-import { createJsonCodec, jsonCodec } from './json';
+import { STREAMED_LIST_BYTES, STREAMED_LIST_ITEMS, createJsonCodec, jsonCodec } from './json';
+import { protobufLists } from './protobuf-list';
 import { yamlCodec } from './yaml';
 
 /** JSON and YAML: the formats that need no schema (tests use these alone). */
 export const defaultCodecs = createCodecs([jsonCodec, yamlCodec]);
 
-/** Protobuf with each shared object's bytes made once and reused by gets and watch events. */
+/**
+ * Protobuf with each shared object's bytes made once and reused by gets, watch events and list
+ * items (protobuf-list.ts); a large typed list streams like JSON's.
+ */
 function memoizedProtobuf(codec: ProtobufCodec): Codec {
   const encode = (value: unknown): Buffer =>
     typeof value === 'object' && value !== null ? encodeOnce(value, codec.mediaType, (v) => codec.encode(v)) : codec.encode(value);
+  const lists = protobufLists(codec, encode);
   return {
     mediaType: codec.mediaType,
-    encode: (value) => encode(value),
+    encode: (value) => {
+      const list = lists.pieces(value);
+      return list ? Buffer.concat([...list.pieces], list.size) : encode(value);
+    },
+    encodeChunks: (value) => {
+      const list = lists.pieces(value);
+      if (!list) return undefined;
+      return (value as { items: unknown[] }).items.length >= STREAMED_LIST_ITEMS || list.size >= STREAMED_LIST_BYTES ? list.pieces : undefined;
+    },
     decode: (body) => codec.decode(body),
     canEncode: (value) => codec.canEncode(value),
     stream: {
