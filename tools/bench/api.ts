@@ -11,10 +11,10 @@ export class ApiClient {
   constructor(readonly target: Target) {}
 
   /** One request; JSON bodies are serialised here. Requests queue behind each other. */
-  request(method: string, path: string, body?: unknown): Promise<HttpResponse> {
+  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResponse> {
     const run = async () => {
       if (!this.conn || this.conn.socket.destroyed) this.conn = await HttpsConnection.connect(this.target);
-      const head = requestHead(method, path, this.target, body === undefined ? {} : { 'content-type': 'application/json' });
+      const head = requestHead(method, path, this.target, body === undefined ? headers : { 'content-type': 'application/json', ...headers });
       return this.conn.request(head, body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body)));
     };
     const result = this.queue.then(run, run);

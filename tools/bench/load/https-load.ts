@@ -17,6 +17,8 @@ export interface RequestSpec {
   namePrefix?: string;
   /** The status that counts as a completed operation. */
   expect: number;
+  /** The Accept header (default `application/json`). */
+  accept?: string;
 }
 
 export interface ContendSpec {
@@ -63,6 +65,7 @@ export class HttpsLoad {
 
   private runRequests(spec: RequestSpec, durationMs: number): Promise<RunResult> {
     const extra: Record<string, string> = spec.body ? { 'content-type': 'application/json' } : {};
+    if (spec.accept) extra.accept = spec.accept;
     const heads = spec.paths.map((path) => requestHead(spec.method, path, this.target, extra));
     const before = spec.body ? Buffer.from(spec.body.before) : undefined;
     const after = spec.body ? Buffer.from(spec.body.after) : undefined;

@@ -1,6 +1,6 @@
 /**
  * Scenario 2: get by name and lists of 1,000 and 10,000 objects (served from the watch cache
- * once it is in place), in requests/s and bytes/s, side by side with a bare node:https server
+ * once it is in place; the 10,000 also in protobuf), in requests/s and bytes/s, side by side with a bare node:https server
  * holding the very bytes Keelson answered in memory (same certificate, client certificates
  * requested, keep-alive). Then the memory a list costs while its client is slow, against the
  * response size, and the get once more through the node listener instead of Express.
@@ -16,6 +16,7 @@ import { objectKey } from '../../../src/core/storage/keys';
 import { type BareServer, type KeelsonServer, startBare } from '../processes';
 import { bytes, micros, ms, rate, ratio } from '../report';
 import { LIST_SIZES, type Served, listNamespace } from './served';
+import { createNaming } from '../../../src/naming';
 
 const GET_CLIENTS = 16;
 const GET_NAMES = 100;
@@ -27,15 +28,38 @@ interface ReadCase {
   name: string;
   paths: string[];
   clients: number;
+  /** The Accept header (default JSON). */
+  accept?: string;
 }
+
+/** The protobuf media type of the bench's server (it runs with the default vendor). */
+const PROTOBUF = createNaming('platform').mediaTypes.protobuf;
 
 function readCell(ctx: Context, server: { target: Target; stats(): Promise<{ cpuUs: number }> }, c: ReadCase): Cell {
   return {
     worker: ctx.worker,
     open: { kind: 'https', target: server.target, connections: c.clients },
-    spec: () => ({ op: 'request', method: 'GET', paths: c.paths, expect: 200 }),
+    spec: () => ({ op: 'request', method: 'GET', paths: c.paths, expect: 200, accept: c.accept }),
     serverCpu: async () => (await server.stats()).cpuUs,
   };
+}
+
+/**
+ * The largest list again in protobuf (as client-go's informers in upstream's controllers ask):
+ * Keelson at the list's path, bare https at a path of its own holding the protobuf bytes.
+ */
+async function protobufList(ctx: Context, served: Served, bare: BareServer): Promise<void> {
+  const size = LIST_SIZES[LIST_SIZES.length - 1];
+  const path = replicaSetsPath(listNamespace(size));
+  const res = await served.api.request('GET', path, undefined, { accept: PROTOBUF });
+  if (res.status !== 200) throw new Error(`GET ${path} (protobuf): ${res.status}`);
+  const barePath = `${path}?bench-format=protobuf`;
+  await bare.route(barePath, res.body, res.headers['content-type'] ?? PROTOBUF);
+  const name = `list ${size.toLocaleString('en-US')} ReplicaSets (consistent), protobuf, ${LIST_CLIENTS[size]} clients`;
+  ctx.log(`2. ${name}`);
+  const c: ReadCase = { name, paths: [path], clients: LIST_CLIENTS[size], accept: PROTOBUF };
+  const [k, b] = await sideBySide([readCell(ctx, served.server, c), readCell(ctx, bare, { ...c, paths: [barePath] })], ctx.timing);
+  row(ctx, name, k, b, `response ${bytes(res.body.length)}`);
 }
 
 const latency = (s: Sample) => `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
@@ -132,6 +156,7 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
     ctx.budgets.push({ budget: 'GET from the watch cache vs bare https', target: '≥ 0.6×', measured: `${ratios.get(cached)!.toFixed(3)}× (resourceVersion=0); consistent get ${ratios.get(consistent)!.toFixed(2)}×`, met: ratios.get(cached)! >= 0.6 });
     const largest = lists[lists.length - 1];
     ctx.budgets.push({ budget: `LIST of ${LIST_SIZES[LIST_SIZES.length - 1].toLocaleString('en-US')}: throughput vs bare https serving the same bytes`, target: '≥ 0.6×', measured: `${ratios.get(largest)!.toFixed(3)}×`, met: ratios.get(largest)! >= 0.6 });
+    await protobufList(ctx, served, bare);
 
     const biggest = lists[lists.length - 1].paths[0];
     const responseSize = sizes.get(biggest)!;
