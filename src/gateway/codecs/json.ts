@@ -6,9 +6,11 @@
  * upstream's bytes: Go's struct declaration order from the schema (kind and apiVersion first),
  * sorted map keys, HTML-safe escapes (src/codecs/json-order.ts). Ordering costs several times a
  * plain JSON.stringify, so it is paid once per object version: objects from the watch cache are
- * frozen and shared, and their text is memoised on them (core/cache/encode-once.ts), so a get,
- * each list item and each watch event reuse it. A list is its items' memoised texts joined; a
- * Table's rows embed their objects the same way. Pretty output re-indents the compact text as
+ * frozen and shared, and their body (compact bytes) is memoised on them (codecs/encode-once.ts).
+ * A get writes the body as it is, a watch event is the body inside the event's frame, and a list
+ * item (the object without kind and apiVersion) is a view of the body after them, so a list is
+ * its items' bytes copied. A Table's rows embed their objects' text, read from the same body.
+ * Pretty output re-indents the compact text as
  * Go's json.Indent does, so both share one ordering; like upstream's MarshalIndent it has no
  * trailing newline, where compact output ends with json.Encoder's.
  */
@@ -136,8 +138,8 @@ class OrderedJson {
 
   /**
    * The pieces of a large typed list (streamed responses), or undefined: from STREAMED_LIST_ITEMS
-   * items, or from STREAMED_LIST_BYTES of item text (the texts are memoised on the items, so
-   * measuring them first costs no second encode).
+   * items, or from STREAMED_LIST_BYTES of item bytes (memoised on the items, so measuring them
+   * first costs no second encode).
    */
   chunks(value: unknown): Iterable<Uint8Array> | undefined {
     if (!isObject(value) || !Array.isArray(value.items)) return undefined;
