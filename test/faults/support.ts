@@ -258,12 +258,25 @@ export class Watcher {
     this.stream?.close();
   }
 
-  /** Resolves once the view holds exactly these names at these versions (or after `ms`). */
-  async matches(items: Array<{ metadata: { name: string; resourceVersion: string } }>, ms = 10_000): Promise<boolean> {
-    const expected = JSON.stringify(items.map((o) => [o.metadata.name, o.metadata.resourceVersion]).sort());
-    const seen = () => JSON.stringify([...this.view.entries()].map(([n, v]) => [n, v.rv]).sort());
+  /**
+   * Resolves once the view holds exactly these names at these versions (or after `ms`: a bound
+   * for a loaded machine, not a speed the test asserts). On a miss it says where the watcher
+   * stands and how its view differs, for the log.
+   */
+  async matches(items: Array<{ metadata: { name: string; resourceVersion: string } }>, ms = 30_000): Promise<boolean> {
+    const expected = new Map(items.map((o) => [o.metadata.name, o.metadata.resourceVersion]));
+    const differences = () => {
+      const out: string[] = [];
+      for (const [name, rv] of expected) if (this.view.get(name)?.rv !== rv) out.push(`${name}: want ${rv}, have ${this.view.get(name)?.rv ?? 'none'}`);
+      for (const name of this.view.keys()) if (!expected.has(name)) out.push(`${name}: not listed, have ${this.view.get(name)!.rv}`);
+      return out;
+    };
     const end = Date.now() + ms;
-    while (seen() !== expected && Date.now() < end) await sleep(20);
-    return seen() === expected;
+    while (differences().length > 0 && Date.now() < end) await sleep(20);
+    const left = differences();
+    if (left.length > 0) {
+      process.stderr.write(`watcher at rv ${this.rv} after ${this.relists} list(s) and ${this.events} event(s) differs from the list in ${left.length}: ${left.slice(0, 20).join('; ')}\n`);
+    }
+    return left.length === 0;
   }
 }
