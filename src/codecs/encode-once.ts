@@ -11,6 +11,8 @@
  * else is simply encoded (a door may call this on every value it writes). The memo is a
  * WeakMap, so bytes go away with their event.
  */
+import type { SchemaRegistry } from '../schema';
+
 const memo = new WeakMap<object, Map<string, unknown>>();
 
 export function encodeOnce<T extends object, B>(value: T, format: string, encode: (value: T) => B): B {
@@ -37,9 +39,17 @@ export function viewWithoutTypeMeta(view: object, source: object): void {
   typeMetaSources.set(view, source);
 }
 
-/** The object `view` was made from by `viewWithoutTypeMeta`, if it was. */
-export function typeMetaSource(view: object): object | undefined {
-  return typeMetaSources.get(view);
+/**
+ * The object `view` was made from by `viewWithoutTypeMeta`, when it is a shared object whose
+ * kind is served as the type named `typeName` (a list's item type), so that the view's encoding
+ * is its source's without TypeMeta.
+ */
+export function typeMetaSource(view: object, registry: SchemaRegistry, typeName: string): Record<string, unknown> | undefined {
+  const source = typeMetaSources.get(view);
+  if (!source || !isShared(source)) return undefined;
+  const { apiVersion, kind } = source as { apiVersion?: unknown; kind?: unknown };
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
+  return registry.kind(apiVersion, kind)?.type.name === typeName ? (source as Record<string, unknown>) : undefined;
 }
 
 /** True when `encodeOnce` memoises this value (it is a shared, immutable object from the cache). */

@@ -131,15 +131,16 @@ async function pump(exchange: Exchange, pieces: Iterable<Uint8Array>, write: (ch
     return true;
   };
   for (const piece of pieces) {
-    if (used + piece.length > STREAM_WRITE_BYTES) {
-      if (used > 0) {
-        const passedOn = await send(buffer!.subarray(0, used));
-        if (!passedOn) buffer = undefined;
-        used = 0;
-      }
-      if (piece.length >= STREAM_WRITE_BYTES) await send(piece);
+    if (used > 0 && used + piece.length > STREAM_WRITE_BYTES) {
+      // Still held by the writer: the next batch goes into a buffer of its own.
+      if (!(await send(buffer!.subarray(0, used)))) buffer = undefined;
+      used = 0;
       if (exchange.request.signal.aborted) return undefined;
-      if (piece.length >= STREAM_WRITE_BYTES) continue;
+    }
+    if (piece.length >= STREAM_WRITE_BYTES) {
+      await send(piece);
+      if (exchange.request.signal.aborted) return undefined;
+      continue;
     }
     buffer ??= Buffer.allocUnsafeSlow(STREAM_WRITE_BYTES);
     buffer.set(piece, used);

@@ -174,11 +174,9 @@ class OrderedJson {
 
   /** The item's bytes after its `{`, as a view of its source object's body, when the layout allows. */
   private cutFromSource(item: Record<string, unknown>, itemType: string): Uint8Array | undefined {
-    const source = typeMetaSource(item);
-    if (!source || !isObject(source) || !isShared(source)) return undefined;
-    const { kind, apiVersion } = source;
-    if (typeof kind !== 'string' || typeof apiVersion !== 'string' || this.registry.kind(apiVersion, kind)?.type.name !== itemType) return undefined;
-    const head = Buffer.from(`{"kind":${plain(kind)},"apiVersion":${plain(apiVersion)},`, 'utf8');
+    const source = typeMetaSource(item, this.registry, itemType);
+    if (!source) return undefined;
+    const head = Buffer.from(`{"kind":${plain(source.kind)},"apiVersion":${plain(source.apiVersion)},`, 'utf8');
     const body = this.body(source);
     // The body is `head` + the item's text after its `{` + newline; anything else is encoded instead.
     if (body.length <= head.length + 1 || !body.subarray(0, head.length).equals(head)) return undefined;

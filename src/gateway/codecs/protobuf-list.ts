@@ -11,7 +11,7 @@
  * The pieces concatenate to exactly what encoding the whole list gives; the list's size is known
  * before its first byte, so a large list streams (`encodeChunks`).
  */
-import { encodeOnce, isShared, typeMetaSource } from '../../codecs/encode-once';
+import { encodeOnce, typeMetaSource } from '../../codecs/encode-once';
 import { decodeEnvelope, encodeEnvelope, encodeMessage, type JsonObject, type ProtobufCodec } from '../../codecs/protobuf';
 import { isObject } from '../../util/json-values';
 import type { SchemaType } from '../../schema';
@@ -24,8 +24,8 @@ interface ListShape {
   listType: SchemaType;
   itemType: SchemaType;
   itemsNumber: number;
-  apiVersion: string;
-  kind: string;
+  /** The list's envelope up to its raw field: the prefix and TypeMeta. */
+  envelopeStart: Buffer;
 }
 
 function varint(value: number, into: Uint8Array, at: number): number {
@@ -73,7 +73,10 @@ export function protobufLists(codec: ProtobufCodec, encodeObject: (value: object
       const items = fields.find((f) => f.name === 'items');
       // Items last, a plain repeated message: the list is its other fields, then the items.
       if (served && items && items === fields[fields.length - 1] && items.type.kind === 'list' && !items.type.wrapped && items.type.item.kind === 'message') {
-        shape = { listType: served.type, itemType: types(items.type.item.type), itemsNumber: items.number, apiVersion: served.apiVersion, kind: served.kind };
+        // The same envelope around no raw bytes, less its last six: raw's tag and zero length, then the tail.
+        const empty = encodeEnvelope({ apiVersion: served.apiVersion, kind: served.kind, raw: new Uint8Array(0), contentEncoding: '', contentType: '' });
+        const envelopeStart = empty.subarray(0, empty.length - 2 - ENVELOPE_TAIL.length);
+        shape = { listType: served.type, itemType: types(items.type.item.type), itemsNumber: items.number, envelopeStart };
       }
       shapes.set(key, shape);
     }
@@ -83,15 +86,9 @@ export function protobufLists(codec: ProtobufCodec, encodeObject: (value: object
   /** An item's message bytes: a view of its source object's envelope when it is a cached object's view, else encoded. */
   const itemBytes = (item: JsonObject, shape: ListShape): Uint8Array =>
     encodeOnce(item, `${codec.mediaType}#item:${shape.itemType.name}`, (v) => {
-      const source = typeMetaSource(v);
-      if (source && isObject(source) && isShared(source)) {
-        const { apiVersion, kind } = source;
-        if (typeof apiVersion === 'string' && typeof kind === 'string' && registry.kind(apiVersion, kind)?.type === shape.itemType) {
-          const raw = decodeEnvelope(encodeObject(source)).raw;
-          if (raw) return raw;
-        }
-      }
-      return encodeMessage(v, shape.itemType, types);
+      const source = typeMetaSource(v, registry, shape.itemType.name);
+      const raw = source && decodeEnvelope(encodeObject(source)).raw;
+      return raw ?? encodeMessage(v, shape.itemType, types);
     });
 
   return {
@@ -107,12 +104,11 @@ export function protobufLists(codec: ProtobufCodec, encodeObject: (value: object
       const tagLength = varintLength(tag);
       let rawLength = rest.length;
       for (const body of bodies) rawLength += tagLength + varintLength(body.length) + body.length;
-      // The envelope up to its raw field's bytes: the same envelope around no raw bytes, less its last six (raw's tag and zero length, then the tail).
-      const empty = encodeEnvelope({ apiVersion: shape.apiVersion, kind: shape.kind, raw: new Uint8Array(0), contentEncoding: '', contentType: '' });
-      const head = Buffer.allocUnsafe(empty.length - 6 + 1 + varintLength(rawLength));
-      empty.copy(head, 0, 0, empty.length - 6);
-      head[empty.length - 6] = (2 << 3) | LENGTH_DELIMITED;
-      varint(rawLength, head, empty.length - 5);
+      const { envelopeStart } = shape;
+      const head = Buffer.allocUnsafe(envelopeStart.length + 1 + varintLength(rawLength));
+      envelopeStart.copy(head);
+      head[envelopeStart.length] = (2 << 3) | LENGTH_DELIMITED;
+      varint(rawLength, head, envelopeStart.length + 1);
       // Every item's field header in one buffer of this list's.
       const headers = Buffer.allocUnsafe(bodies.length * (tagLength + 5));
       const size = head.length + rawLength + ENVELOPE_TAIL.length;
