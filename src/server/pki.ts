@@ -7,39 +7,16 @@
  * A certificate is made again when it is missing, unreadable, not signed by the CA, close to
  * expiry, or (serving) lacks a needed name. P-256 keys, PKCS#8 PEM.
  */
-import type * as X509Library from '@peculiar/x509';
-import { X509Certificate, randomBytes, webcrypto } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { type LeafSpec, type PemPair, type PkiJob, type PkiMade, createLeaf, importSigningKey, makePki } from './certificates';
 
-let x509Library: typeof X509Library | undefined;
-
-/**
- * `@peculiar/x509`, loaded when a certificate is to be made: checking the ones on disk at each
- * start uses node:crypto, and loading the library costs ~16 MB of RSS for good (docs/BENCHMARKS.md,
- * idle RSS).
- */
-function peculiar(): typeof X509Library {
-  if (!x509Library) {
-    // A require on first use rather than an import: imports load at start.
-    require('reflect-metadata');
-    const lib = require('@peculiar/x509') as typeof X509Library;
-    lib.cryptoProvider.set(webcrypto as unknown as Crypto);
-    x509Library = lib;
-  }
-  return x509Library;
-}
-
-const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
-const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 const DAY_MS = 24 * 60 * 60 * 1000;
-const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
-const LEAF_LIFETIME_MS = 365 * DAY_MS;
 /** Renew leaf certificates this long before they expire. */
 const RENEW_BEFORE_MS = 30 * DAY_MS;
-/** Backdate notBefore to tolerate clock skew between server and clients. */
-const BACKDATE_MS = 60 * 60 * 1000;
 
 export const ADMIN_USER = 'admin';
 export const ADMIN_GROUP = 'system:masters';
@@ -70,29 +47,9 @@ export interface EnsurePkiOptions {
   log?: (line: string) => void;
 }
 
-interface KeyedCert {
-  /** node:crypto's view of the certificate, for the checks. */
+/** A certificate on disk: node:crypto's view of it, for the checks, and its PEM pair. */
+interface KeyedCert extends PemPair {
   cert: X509Certificate;
-  key: CryptoKey;
-  certPem: string;
-  keyPem: string;
-}
-
-function pem(label: string, der: ArrayBuffer): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
-  return `-----BEGIN ${label}-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END ${label}-----\n`;
-}
-
-function derOf(text: string, label: string): Buffer {
-  const m = new RegExp(`-----BEGIN ${label}-----([\\s\\S]*?)-----END ${label}-----`).exec(text);
-  if (!m) throw new Error(`no ${label} block`);
-  return Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
-}
-
-function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] &= 0x7f;
-  return bytes.toString('hex');
 }
 
 /** Canonical text of a SAN entry, so `::1` and `0:0:...:1` compare equal. */
@@ -106,78 +63,16 @@ async function readKeyed(dir: string, base: string): Promise<KeyedCert | undefin
     const certPem = await readFile(path.join(dir, `${base}.crt`), 'utf8');
     const keyPem = await readFile(path.join(dir, `${base}.key`), 'utf8');
     const cert = new X509Certificate(certPem);
-    const key = await webcrypto.subtle.importKey('pkcs8', derOf(keyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
-    return { cert, key, certPem, keyPem };
+    await importSigningKey(keyPem);
+    return { cert, certPem, keyPem };
   } catch {
     return undefined;
   }
 }
 
-async function writeKeyed(dir: string, base: string, k: KeyedCert): Promise<void> {
+async function writePair(dir: string, base: string, k: PemPair): Promise<void> {
   await writeFile(path.join(dir, `${base}.crt`), k.certPem, { mode: 0o644 });
   await writeFile(path.join(dir, `${base}.key`), k.keyPem, { mode: 0o600 });
-}
-
-async function newKeys(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(SIGNING_ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
-}
-
-async function keyed(made: X509Library.X509Certificate, keys: CryptoKeyPair): Promise<KeyedCert> {
-  const keyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const certPem = made.toString('pem') + '\n';
-  return { cert: new X509Certificate(certPem), key: keys.privateKey, certPem, keyPem };
-}
-
-async function createCa(now: Date): Promise<KeyedCert> {
-  const x509 = peculiar();
-  const keys = await newKeys();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
-    name: [{ CN: ['keelson-ca'] }],
-    notBefore: new Date(now.getTime() - BACKDATE_MS),
-    notAfter: new Date(now.getTime() + CA_LIFETIME_MS),
-    signingAlgorithm: SIGNING_ALGORITHM,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
-  return keyed(cert, keys);
-}
-
-interface LeafSpec {
-  subject: X509Library.JsonName;
-  usage: 'server' | 'client';
-  names?: string[];
-}
-
-async function createLeaf(ca: KeyedCert, spec: LeafSpec, now: Date): Promise<KeyedCert> {
-  const x509 = peculiar();
-  const keys = await newKeys();
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const extensions: X509Library.Extension[] = [
-    new x509.BasicConstraintsExtension(false, undefined, true),
-    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-    new x509.ExtendedKeyUsageExtension([spec.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
-    await x509.AuthorityKeyIdentifierExtension.create(caCert),
-  ];
-  if (spec.names?.length) {
-    extensions.push(new x509.SubjectAlternativeNameExtension(spec.names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))));
-  }
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
-    subject: spec.subject,
-    issuer: caCert.subject,
-    notBefore: new Date(now.getTime() - BACKDATE_MS),
-    notAfter: new Date(now.getTime() + LEAF_LIFETIME_MS),
-    signingAlgorithm: SIGNING_ALGORITHM,
-    publicKey: keys.publicKey,
-    signingKey: ca.key,
-    extensions,
-  });
-  return keyed(cert, keys);
 }
 
 /** Signed by `ca`, valid now and for a while yet, and (when given) holding every name. */
@@ -231,42 +126,69 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
   const log = options.log ?? (() => {});
   await mkdir(dir, { recursive: true });
 
-  let existingCa = await readKeyed(dir, 'ca');
-  let caIsNew = false;
-  if (!existingCa || notAfter(existingCa.cert) - RENEW_BEFORE_MS < now.getTime()) {
-    existingCa = await createCa(now);
-    await writeKeyed(dir, 'ca', existingCa);
-    caIsNew = true;
-    log(`generated a new cluster CA in ${path.join(dir, 'ca.crt')}`);
+  // What is on disk and still good is checked here with node:crypto; what is missing or due is
+  // made in one worker job.
+  const onDisk = await readKeyed(dir, 'ca');
+  const ca = onDisk && notAfter(onDisk.cert) - RENEW_BEFORE_MS >= now.getTime() ? onDisk : undefined;
+  const wanted: Array<{ base: string; spec: LeafSpec }> = [
+    ...(options.skipServing ? [] : [{ base: 'serving', spec: { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server' as const, names: servingNames(options.extraServingNames) } }]),
+    { base: 'admin', spec: { subject: [{ CN: [ADMIN_USER] }, { O: [ADMIN_GROUP] }], usage: 'client' } },
+    { base: 'gateway', spec: { subject: [{ CN: [GATEWAY_USER] }], usage: 'client' } },
+    { base: 'controller-manager', spec: { subject: [{ CN: [CONTROLLER_MANAGER_CERT_USER] }], usage: 'client' } },
+  ];
+  const leaves = new Map<string, PemPair>();
+  const due: typeof wanted = [];
+  for (const w of wanted) {
+    const existing = ca ? await readKeyed(dir, w.base) : undefined;
+    if (existing && stillGood(existing, ca!, now, w.spec.names)) leaves.set(w.base, existing);
+    else due.push(w);
   }
-  const ca: KeyedCert = existingCa;
-
-  const ensureLeaf = async (base: string, spec: LeafSpec): Promise<KeyedCert> => {
-    const existing = caIsNew ? undefined : await readKeyed(dir, base);
-    if (existing && stillGood(existing, ca, now, spec.names)) return existing;
-    const made = await createLeaf(ca, spec, now);
-    await writeKeyed(dir, base, made);
-    log(`generated ${path.join(dir, `${base}.crt`)}`);
-    return made;
-  };
-
-  const serving = options.skipServing
-    ? undefined
-    : await ensureLeaf('serving', { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server', names: servingNames(options.extraServingNames) });
-  const admin = await ensureLeaf('admin', { subject: [{ CN: [ADMIN_USER] }, { O: [ADMIN_GROUP] }], usage: 'client' });
-  const gateway = await ensureLeaf('gateway', { subject: [{ CN: [GATEWAY_USER] }], usage: 'client' });
-  const controllerManager = await ensureLeaf('controller-manager', { subject: [{ CN: [CONTROLLER_MANAGER_CERT_USER] }], usage: 'client' });
+  let caPair: PemPair | undefined = ca;
+  if (due.length > 0 || !caPair) {
+    const made = await makeInWorker({ ...(ca ? { ca: { certPem: ca.certPem, keyPem: ca.keyPem } } : {}), leaves: due.map((w) => w.spec), nowMs: now.getTime() });
+    caPair = made.ca;
+    if (made.caIsNew) {
+      await writePair(dir, 'ca', made.ca);
+      log(`generated a new cluster CA in ${path.join(dir, 'ca.crt')}`);
+    }
+    for (const [i, w] of due.entries()) {
+      await writePair(dir, w.base, made.leaves[i]!);
+      leaves.set(w.base, made.leaves[i]!);
+      log(`generated ${path.join(dir, `${w.base}.crt`)}`);
+    }
+  }
+  const leaf = (base: string): PemPair => leaves.get(base)!;
   return {
-    caCert: ca.certPem,
-    servingCert: serving?.certPem ?? '',
-    servingKey: serving?.keyPem ?? '',
-    adminCert: admin.certPem,
-    adminKey: admin.keyPem,
-    gatewayCert: gateway.certPem,
-    gatewayKey: gateway.keyPem,
-    controllerManagerCert: controllerManager.certPem,
-    controllerManagerKey: controllerManager.keyPem,
+    caCert: caPair.certPem,
+    servingCert: options.skipServing ? '' : leaf('serving').certPem,
+    servingKey: options.skipServing ? '' : leaf('serving').keyPem,
+    adminCert: leaf('admin').certPem,
+    adminKey: leaf('admin').keyPem,
+    gatewayCert: leaf('gateway').certPem,
+    gatewayKey: leaf('gateway').keyPem,
+    controllerManagerCert: leaf('controller-manager').certPem,
+    controllerManagerKey: leaf('controller-manager').keyPem,
   };
+}
+
+/**
+ * Runs a PKI job in a worker thread, so the X.509 library's memory goes with the thread: a
+ * server's idle RSS after a first start is ~9 MB lower (docs/BENCHMARKS.md). Run from the
+ * TypeScript sources (the tests, the tools), the job runs in this thread instead: a worker would
+ * need a TypeScript loader of its own, ~150 ms per start, and swc's native module crashes the
+ * process when a second worker thread loads it with no other thread holding it.
+ */
+function makeInWorker(job: PkiJob): Promise<PkiMade> {
+  if (path.extname(__filename) === '.ts') return makePki(job);
+  const worker = new Worker(path.join(__dirname, 'pki-worker.js'), { workerData: job });
+  return new Promise<PkiMade>((resolve, reject) => {
+    worker.once('message', (answer: { made?: PkiMade; error?: string }) => {
+      if (answer.made) resolve(answer.made);
+      else reject(new Error(`making the PKI failed: ${answer.error}`));
+    });
+    worker.once('error', (err) => reject(new Error(`making the PKI failed: ${err.message}`)));
+    worker.once('exit', (code) => reject(new Error(`making the PKI failed: its worker thread exited with code ${code}`)));
+  });
 }
 
 /**
@@ -276,14 +198,14 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
  * nodes (upstream's kubelets get theirs from the same signer, through CSRs).
  */
 export async function signClientCertificate(caCertPem: string, caKeyPem: string, username: string, groups: readonly string[], now = new Date()): Promise<{ cert: string; key: string }> {
-  let ca: KeyedCert;
+  let key: CryptoKey;
   try {
-    const key = await webcrypto.subtle.importKey('pkcs8', derOf(caKeyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
-    ca = { cert: new X509Certificate(caCertPem), key, certPem: caCertPem, keyPem: caKeyPem };
+    key = await importSigningKey(caKeyPem);
+    new X509Certificate(caCertPem);
   } catch (err) {
     throw new Error(`the signing CA is not a PEM certificate and PKCS#8 P-256 key: ${(err as Error).message}`);
   }
-  const subject: X509Library.JsonName = [{ CN: [username] }, ...groups.map((g) => ({ O: [g] }))];
-  const leaf = await createLeaf(ca, { subject, usage: 'client' }, now);
+  const subject = [{ CN: [username] }, ...groups.map((g) => ({ O: [g] }))];
+  const leaf = await createLeaf({ certPem: caCertPem, key }, { subject, usage: 'client' }, now);
   return { cert: leaf.certPem, key: leaf.keyPem };
 }

@@ -2,8 +2,12 @@ import 'reflect-metadata';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { ensurePki, servingNames, signClientCertificate } from '../../src/server/pki';
+
+const run = promisify(execFile);
 
 let dir: string;
 beforeEach(async () => {
@@ -82,6 +86,24 @@ describe('PKI', () => {
     expect(cert.checkPrivateKey(createPrivateKey(node.key))).toBe(true);
     await expect(signClientCertificate(pki.caCert, 'not a key', 'u', [])).rejects.toThrow(/the signing CA is not a PEM certificate and PKCS#8 P-256 key/);
   });
+
+  it("makes certificates in a worker thread: the X.509 library never loads in the server's own", async () => {
+    // The compiled tree, as `npm start` runs it (from the TypeScript sources the job runs in
+    // the calling thread). A fresh process makes a whole PKI, and afterwards no module of
+    // @peculiar/x509 is in its module cache (it costs ~16 MB of RSS once loaded).
+    const root = path.resolve(__dirname, '../..');
+    const { stdout: built } = await run(process.execPath, [path.join(root, 'tools/build.js')], { cwd: root });
+    const pkiModule = path.join(built.trim(), 'src/server/pki.js');
+    const script = `require(${JSON.stringify(pkiModule)}).ensurePki({ dataDir: ${JSON.stringify(dir)} }).then((pki) => process.stdout.write(JSON.stringify({ loaded: Object.keys(require.cache).filter((m) => m.includes('@peculiar')), ca: pki.caCert })))`;
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: root });
+    const out = JSON.parse(stdout) as { loaded: string[]; ca: string };
+    expect(out.loaded).toEqual([]);
+    expect(out.ca).toBe(await readFile(path.join(dir, 'ca.crt'), 'utf8'));
+    const ca = new X509Certificate(out.ca);
+    for (const leaf of ['serving', 'admin', 'gateway', 'controller-manager']) {
+      expect(new X509Certificate(await readFile(path.join(dir, `${leaf}.crt`), 'utf8')).verify(ca.publicKey)).toBe(true);
+    }
+  }, 60_000);
 
   it('lists serving names without wildcard addresses or duplicates', () => {
     expect(servingNames(['0.0.0.0', '::', '127.0.0.1', '0:0:0:0:0:0:0:1', 'fd00::1'])).toEqual(['127.0.0.1', '::1', 'localhost', 'fd00::1']);
