@@ -61,9 +61,11 @@ function fanOut(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
- * Busy time added to every routed GET (`spin` call, µs): run at Keelson's request rate, the bare
- * server shows what Node, TLS and the kernel cost per request at that rate (a slower server's
- * writes wake a waiting client, which costs more than feeding a busy one).
+ * Busy time added to every routed GET and floor create (`spin` call, µs): run at Keelson's
+ * request rate, the bare server shows what Node, TLS and the kernel (and, for a create, the
+ * store's write) cost per request at that rate (a slower server's writes wake a waiting client,
+ * which costs more than feeding a busy one, and a slower stream of creates shares fewer store
+ * commits).
  */
 let spinNs = 0n;
 
@@ -107,6 +109,7 @@ async function floorCreate(f: Floor, req: IncomingMessage, res: ServerResponse):
   meta.creationTimestamp = new Date().toISOString().slice(0, 19) + 'Z';
   meta.generation = 1;
   meta.managedFields = f.managedFields;
+  if (spinNs > 0n) spin(spinNs);
   try {
     const kv = await f.store.create(`/registry/bare-create/${meta.namespace}/${meta.name}`, Buffer.from(JSON.stringify(object)));
     meta.resourceVersion = String(kv.modRevision);

@@ -70,6 +70,36 @@ function floorRow(ctx: Context, backend: string, clients: number, f: Sample, ref
   });
 }
 
+/** Clients at which the floor is measured again, slowed to Keelson's rate. */
+const SLOWED_FLOOR_CLIENTS = 64;
+
+/**
+ * The floor again, a busy-wait in each create making up the CPU Keelson spends beyond it: at
+ * Keelson's rate, its CPU beyond the busy-wait is what Node, TLS, the kernel and the store cost
+ * a create there, and Keelson's CPU less that is Keelson's own work.
+ */
+async function slowedFloorRow(ctx: Context, backend: string, bare: BareServer, clients: number, keelson: Sample, floor: Sample, etcd?: { pid?: number; endpoint: string }): Promise<void> {
+  const spinUs = Math.max(0, cpuPerOp(keelson) - cpuPerOp(floor));
+  await bare.spin(spinUs);
+  let slowed: Sample;
+  try {
+    [slowed] = await sideBySide([floorCreates(ctx, bare, clients, etcd)], ctx.timing);
+  } finally {
+    await bare.spin(0);
+  }
+  const around = cpuPerOp(slowed) - spinUs;
+  ctx.rows.push({
+    scenario: 1,
+    name: `floor slowed to Keelson's rate (${micros(spinUs)} µs busy-wait per create), ${backend}, ${clients} clients`,
+    keelson: rate(perSecond(slowed)),
+    reference: `${rate(perSecond(keelson))} Keelson creates`,
+    ratio: ratio(perSecond(slowed), perSecond(keelson)),
+    cpu: `${micros(cpuPerOp(slowed))} / ${micros(cpuPerOp(keelson))}`,
+    latency: `${latency(slowed)}; ${latency(keelson)}`,
+    note: `at this rate Node, TLS, the kernel and the store cost ${micros(around)} µs per create (${micros(cpuPerOp(floor))} at the floor's own rate), so Keelson's own work is ${micros(cpuPerOp(keelson) - around)} µs of its ${micros(cpuPerOp(keelson))}${failures(slowed)}`,
+  });
+}
+
 function latency(s: Sample): string {
   return `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
 }
@@ -126,6 +156,7 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process${failures(k)}`,
         });
         floorRow(ctx, 'etcd', clients, f, r, 'raw etcd3 puts', k);
+        if (clients === SLOWED_FLOOR_CLIENTS) await slowedFloorRow(ctx, 'etcd', bare, clients, k, f, etcd);
       }
     } finally {
       api.close();
@@ -170,6 +201,7 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           note: `ref CPU is the process calling the store${failures(k)}`,
         });
         floorRow(ctx, 'embedded', clients, f, d, 'direct embedded-store creates', k);
+        if (clients === SLOWED_FLOOR_CLIENTS) await slowedFloorRow(ctx, 'embedded', bare, clients, k, f);
       }
     } finally {
       api.close();
