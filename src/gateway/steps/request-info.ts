@@ -25,8 +25,13 @@ const METHOD_VERBS: Record<string, string> = {
 };
 
 function splitPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? [] : trimmed.split('/');
+  // Leading and trailing slashes trimmed by index: a regex replace with both anchors tried a
+  // match at every position of every request's path.
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
 }
 
 /** Upstream's boolean query decoding: absent, "0" and "false" (any case) are false; anything else is true. */
