@@ -32,6 +32,9 @@ describe('request info (upstream RequestInfoFactory)', () => {
     ['GET', '/api/v1/namespaces/other/pods?fieldSelector=metadata.name%3Dfoo', { verb: 'list', name: 'foo' }],
     ['GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/admin', { verb: 'get', apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin' }],
     ['OPTIONS', '/api/v1/pods', { verb: '' }],
+    // Leading and trailing slashes are trimmed (Go's strings.Trim), inner empty segments kept.
+    ['GET', '///api/v1/namespaces/other/pods/foo//', { verb: 'get', namespace: 'other', resource: 'pods', name: 'foo' }],
+    ['GET', '/api/v1/namespaces//pods', { verb: 'list', namespace: '', resource: 'pods', name: '', subresource: '' }],
   ];
   it.each(cases)('%s %s', (method, url, expected) => {
     const got = info(method, url);
@@ -49,6 +52,8 @@ describe('request info (upstream RequestInfoFactory)', () => {
     ['POST', '/healthz'],
     ['GET', '/foo/bar/baz'],
     ['GET', '/api/v1/watch'],
+    ['GET', '//'],
+    ['GET', '/'],
   ])('%s %s is a non-resource request with the lower-case method as verb', (method, path) => {
     expect(info(method, path)).toEqual({ isResourceRequest: false, path, verb: method.toLowerCase() });
   });
