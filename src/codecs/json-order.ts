@@ -26,38 +26,189 @@ export interface JsonOrderOptions {
 
 const isPlainObject = isObject<Record<string, unknown>>;
 
-/** An encoder of one value type to compact JSON text (before the HTML escape), or undefined to leave it out. */
-type ValueEncoder = (value: unknown) => string | undefined;
+/**
+ * Where the compiled encoders write: one growable byte buffer per process, reused by every
+ * encode (encoding is synchronous and never re-entered). Compact JSON goes straight to UTF-8
+ * bytes: ASCII strings that need no escape (nearly all of an object's) are copied a char code at
+ * a time, the rest go through `JSON.stringify` and Go's HTML escape; no intermediate text is
+ * built, flattened or converted.
+ */
+class JsonSink {
+  buf: Buffer = Buffer.allocUnsafeSlow(SINK_BYTES);
+  pos = 0;
+
+  reserve(n: number): void {
+    if (this.pos + n > this.buf.length) {
+      const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.pos + n));
+      this.buf.copy(next, 0, 0, this.pos);
+      this.buf = next;
+    }
+  }
+
+  byte(c: number): void {
+    if (this.pos === this.buf.length) this.reserve(1);
+    this.buf[this.pos++] = c;
+  }
+
+  /** Bytes from `from` on (a member's `,"name":`, from 1 for the first member; a memoised value). */
+  raw(bytes: Uint8Array, from: number): void {
+    const n = bytes.length;
+    this.reserve(n);
+    const buf = this.buf;
+    if (n - from > 64) {
+      buf.set(from === 0 ? bytes : bytes.subarray(from), this.pos);
+      this.pos += n - from;
+      return;
+    }
+    let p = this.pos;
+    for (let i = from; i < n; i++) buf[p++] = bytes[i]!;
+    this.pos = p;
+  }
+
+  /** Text known to be ASCII (numbers, literals). */
+  ascii(text: string): void {
+    const n = text.length;
+    this.reserve(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) buf[p++] = text.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /** JSON text, already escaped as Go escapes it, as UTF-8. */
+  text(text: string): void {
+    this.reserve(text.length * 3);
+    this.pos += this.buf.write(text, this.pos, 'utf8');
+  }
+
+  /** A string as Go's encoding/json writes it (JSON.stringify's escapes, plus Go's HTML ones). */
+  string(value: string): void {
+    const n = value.length;
+    this.reserve(n + 2);
+    const buf = this.buf;
+    const start = this.pos;
+    let p = start;
+    buf[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = value.charCodeAt(i);
+      // Control characters, non-ASCII, `"`, `\`, and Go's `<`, `>`, `&`: the general path.
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
+        this.pos = start;
+        this.text(escapeGoHtml(JSON.stringify(value)));
+        return;
+      }
+      buf[p++] = c;
+    }
+    buf[p++] = 0x22;
+    this.pos = p;
+  }
+
+  /** The bytes written since `from`, copied out into a buffer of their own. */
+  copy(from: number): Buffer {
+    const out = Buffer.allocUnsafeSlow(this.pos - from);
+    this.buf.copy(out, 0, from, this.pos);
+    return out;
+  }
+
+  /** Done with what was written: a buffer grown for one huge value is not kept. */
+  reset(): void {
+    this.pos = 0;
+    if (this.buf.length > MAX_KEPT_SINK_BYTES) this.buf = Buffer.allocUnsafeSlow(SINK_BYTES);
+  }
+}
+
+const SINK_BYTES = 64 * 1024;
+const MAX_KEPT_SINK_BYTES = 1024 * 1024;
+
+/** Writes one value of a type; false when it writes nothing (as JSON.stringify gives undefined). */
+type ValueEncoder = (value: unknown, sink: JsonSink) => boolean;
+
+/**
+ * Any value as `JSON.stringify` writes it, HTML-escaped as Go does: untyped values, scalars,
+ * the special types (RawExtension, FieldsV1, IntOrString, ...) and values of the wrong shape.
+ */
+function writeAsIs(value: unknown, sink: JsonSink): boolean {
+  switch (typeof value) {
+    case 'string':
+      sink.string(value);
+      return true;
+    case 'number':
+      sink.ascii(Number.isFinite(value) ? String(value) : 'null');
+      return true;
+    case 'boolean':
+      sink.ascii(value ? 'true' : 'false');
+      return true;
+    default: {
+      if (value === null) {
+        sink.ascii('null');
+        return true;
+      }
+      const text = JSON.stringify(value);
+      if (text === undefined) return false;
+      sink.text(escapeGoHtml(text));
+      return true;
+    }
+  }
+}
+
+/**
+ * A managedFields field set (`fieldsV1`, raw JSON written as it is). A frozen one is written
+ * from bytes made once per set: field sets are half of a typical object's text, and one frozen
+ * set is shared by every object written the same way (the created-objects memo in
+ * managed-fields.ts, the watch cache's table in cached-object.ts).
+ */
+function writeFieldSet(value: unknown, sink: JsonSink): boolean {
+  if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return writeAsIs(value, sink);
+  let bytes = fieldSetBytes.get(value);
+  if (!bytes) {
+    // JSON.stringify of an object is never undefined.
+    const text = escapeGoHtml(JSON.stringify(value));
+    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
+    (bytes as Buffer).write(text, 0, 'utf8');
+    fieldSetBytes.set(value, bytes);
+  }
+  sink.raw(bytes, 0);
+  return true;
+}
+
+const fieldSetBytes = new WeakMap<object, Uint8Array>();
+
+/** A member's `,"name":` as bytes (written from index 1 for an object's first member). */
+function memberHead(name: string): Uint8Array {
+  return Buffer.from(`,${escapeGoHtml(JSON.stringify(name))}:`, 'utf8');
+}
 
 /**
  * Compact JSON generated per schema type: one function per message type that reads the type's
- * properties in declaration order and writes their text, so no reordered copy is built and the
+ * properties in declaration order and writes their bytes, so no reordered copy is built and the
  * map keys JS would move first (`"10"`) need no fallback. Untyped values, scalars and the
- * special types go to `JSON.stringify` as they are.
+ * special types are written as `JSON.stringify` writes them.
  *
  * A message encoder counts the object's own keys against the known ones it found; only when they
  * differ does it walk the keys again to append the unknown ones in their own order.
  */
 class CompiledEncoder {
-  private readonly messages = new Map<string, (value: Record<string, unknown>) => string>();
+  private readonly messages = new Map<string, (value: Record<string, unknown>, sink: JsonSink) => void>();
 
   constructor(private readonly registry: SchemaRegistry) {}
 
-  top(value: unknown): string | undefined {
+  /** `value` (typed by its apiVersion and kind when served, else as it is, `null` for nothing). */
+  top(value: unknown, sink: JsonSink): void {
     if (isPlainObject(value)) {
       const { apiVersion, kind } = value;
       const served = typeof apiVersion === 'string' && typeof kind === 'string' ? this.registry.kind(apiVersion, kind) : undefined;
-      if (served) return this.message(served.type.name)(value);
+      if (served) return this.message(served.type.name)(value, sink);
     }
-    return JSON.stringify(value);
+    if (!writeAsIs(value, sink)) sink.ascii('null');
   }
 
-  named(value: unknown, typeName: string): string | undefined {
-    return isPlainObject(value) ? this.message(typeName)(value) : JSON.stringify(value);
+  named(value: unknown, typeName: string, sink: JsonSink): void {
+    if (isPlainObject(value)) this.message(typeName)(value, sink);
+    else if (!writeAsIs(value, sink)) sink.ascii('null');
   }
 
   /** The encoder of a message type, compiled on first use (a nested type's on the first value of it). */
-  message(typeName: string): (value: Record<string, unknown>) => string {
+  message(typeName: string): (value: Record<string, unknown>, sink: JsonSink) => void {
     let encode = this.messages.get(typeName);
     if (!encode) this.messages.set(typeName, (encode = this.compile(this.registry.type(typeName))));
     return encode;
@@ -67,76 +218,88 @@ class CompiledEncoder {
     switch (type.kind) {
       case 'message': {
         const name = type.type;
-        let encode: ((value: Record<string, unknown>) => string) | undefined;
-        return (value) => {
-          if (!isPlainObject(value)) return JSON.stringify(value);
-          return (encode ??= this.message(name))(value);
+        let encode: ((value: Record<string, unknown>, sink: JsonSink) => void) | undefined;
+        return (value, sink) => {
+          if (!isPlainObject(value)) return writeAsIs(value, sink);
+          (encode ??= this.message(name))(value, sink);
+          return true;
         };
       }
       case 'list': {
         const item = this.valueEncoder(type.item);
-        return (value) => {
-          if (!Array.isArray(value)) return JSON.stringify(value);
-          if (value.length === 0) return '[]';
-          let text = '[';
+        return (value, sink) => {
+          if (!Array.isArray(value)) return writeAsIs(value, sink);
+          sink.byte(0x5b);
           for (let i = 0; i < value.length; i++) {
-            if (i > 0) text += ',';
-            text += item(value[i]) ?? 'null';
+            if (i > 0) sink.byte(0x2c);
+            if (!item(value[i], sink)) sink.ascii('null');
           }
-          return text + ']';
+          sink.byte(0x5d);
+          return true;
         };
       }
       case 'map': {
         const entry = this.valueEncoder(type.value);
-        return (value) => {
-          if (!isPlainObject(value)) return JSON.stringify(value);
-          const keys = sortedKeys(value);
-          let text = '{';
+        return (value, sink) => {
+          if (!isPlainObject(value)) return writeAsIs(value, sink);
+          sink.byte(0x7b);
           let first = true;
-          for (const key of keys) {
-            const member = entry(value[key]);
-            if (member === undefined) continue;
-            text += first ? `${JSON.stringify(key)}:${member}` : `,${JSON.stringify(key)}:${member}`;
-            first = false;
+          for (const key of sortedKeys(value)) {
+            const at = sink.pos;
+            if (!first) sink.byte(0x2c);
+            sink.string(key);
+            sink.byte(0x3a);
+            if (entry(value[key], sink)) first = false;
+            else sink.pos = at;
           }
-          return text + '}';
+          sink.byte(0x7d);
+          return true;
         };
       }
+      case 'special':
+        return type.special === 'FieldsV1' ? writeFieldSet : writeAsIs;
       default:
-        return JSON.stringify;
+        return writeAsIs;
     }
   }
 
-  private compile(type: SchemaType): (value: Record<string, unknown>) => string {
+  private compile(type: SchemaType): (value: Record<string, unknown>, sink: JsonSink) => void {
     const names: string[] = [];
     if (type.typeMeta) names.push('kind', 'apiVersion');
     const encoders: ValueEncoder[] = [];
-    if (type.typeMeta) encoders.push(JSON.stringify, JSON.stringify);
+    if (type.typeMeta) encoders.push(writeAsIs, writeAsIs);
     for (const property of type.properties) {
       if (names.includes(property.name)) continue;
       names.push(property.name);
       encoders.push(this.valueEncoder(property.field.type));
     }
+    const heads = names.map(memberHead);
     const known = new Set(names);
-    const lines = ['let text = "{", x, t, found = 0, keys = 0;', 'for (const _ in v) keys++;'];
+    const lines = ['let x, at, first = true, found = 0, keys = 0;', 'for (const _ in v) keys++;', 's.byte(123);'];
     names.forEach((name, i) => {
       const key = JSON.stringify(name);
       lines.push(
         `x = v[${key}];`,
-        `if (x !== undefined) { found++; t = e[${i}](x); if (t !== undefined) text += text.length === 1 ? ${JSON.stringify(`${key}:`)} + t : ${JSON.stringify(`,${key}:`)} + t; }`,
+        `if (x !== undefined) { found++; at = s.pos; s.raw(h[${i}], first ? 1 : 0); if (e[${i}](x, s)) first = false; else s.pos = at; }`,
         `else if (${key} in v) found++;`,
       );
     });
-    lines.push('return found === keys ? text + "}" : unknown(v, text) + "}";');
-    const unknown = (value: Record<string, unknown>, text: string): string => {
+    lines.push('if (found !== keys) unknown(v, s, first);', 's.byte(125);');
+    const unknown = (value: Record<string, unknown>, sink: JsonSink, first: boolean): void => {
       for (const key in value) {
         if (known.has(key)) continue;
-        const member = JSON.stringify(value[key]);
-        if (member !== undefined) text += text.length === 1 ? `${JSON.stringify(key)}:${member}` : `,${JSON.stringify(key)}:${member}`;
+        const at = sink.pos;
+        if (!first) sink.byte(0x2c);
+        sink.string(key);
+        sink.byte(0x3a);
+        if (writeAsIs(value[key], sink)) first = false;
+        else sink.pos = at;
       }
-      return text;
     };
-    return new Function('e', 'unknown', `return function (v) {\n${lines.join('\n')}\n};`)(encoders, unknown) as (value: Record<string, unknown>) => string;
+    return new Function('e', 'h', 'unknown', `return function (v, s) {\n${lines.join('\n')}\n};`)(encoders, heads, unknown) as (
+      value: Record<string, unknown>,
+      sink: JsonSink,
+    ) => void;
   }
 }
 
@@ -201,62 +364,87 @@ export function indentJson(text: string, indent = '  '): string {
   return out;
 }
 
-/** An encoder bound to one registry. */
-function createEncoder(registry: SchemaRegistry): (value: unknown, indent: string, typeName?: string) => string {
-  const compiled = new CompiledEncoder(registry);
-  return (value, indent, typeName) => {
-    // Inside JSON text these characters only occur in strings, so escaping the whole text is safe.
-    const text = escapeGoHtml((typeName ? compiled.named(value, typeName) : compiled.top(value)) ?? 'null');
-    return indent ? indentJson(text, indent) : text;
-  };
-}
+/** The encoder bound to one registry, and the process' sink. */
+const encoders = new WeakMap<SchemaRegistry, CompiledEncoder>();
+const sink = new JsonSink();
 
-const encoders = new WeakMap<SchemaRegistry, ReturnType<typeof createEncoder>>();
-
-function encoderFor(registry: SchemaRegistry): ReturnType<typeof createEncoder> {
+function encoderFor(registry: SchemaRegistry): CompiledEncoder {
   let encoder = encoders.get(registry);
-  if (!encoder) encoders.set(registry, (encoder = createEncoder(registry)));
+  if (!encoder) encoders.set(registry, (encoder = new CompiledEncoder(registry)));
   return encoder;
 }
 
+/** Runs one encode into the sink; `take` reads the bytes before the sink is reused. */
+function encodeWith<T>(registry: SchemaRegistry, value: unknown, typeName: string | undefined, take: (sink: JsonSink) => T): T {
+  const encoder = encoderFor(registry);
+  sink.reset();
+  if (typeName) encoder.named(value, typeName, sink);
+  else encoder.top(value, sink);
+  return take(sink);
+}
+
+const asText = (s: JsonSink): string => s.buf.toString('utf8', 0, s.pos);
+
 /** Upstream's JSON text of a JSON-shaped object (typed by its apiVersion and kind when known). */
 export function encodeOrderedJson(registry: SchemaRegistry, value: unknown, options: JsonOrderOptions = {}): string {
-  return encoderFor(registry)(value, options.indent ?? '');
+  const text = encodeWith(registry, value, undefined, asText);
+  return options.indent ? indentJson(text, options.indent) : text;
 }
 
 /** As encodeOrderedJson, for a value of a named type (e.g. a list item without kind). */
 export function encodeOrderedJsonAs(registry: SchemaRegistry, value: unknown, typeName: string, options: JsonOrderOptions = {}): string {
-  return encoderFor(registry)(value, options.indent ?? '', typeName);
+  const text = encodeWith(registry, value, typeName, asText);
+  return options.indent ? indentJson(text, options.indent) : text;
+}
+
+/**
+ * encodeOrderedJson's compact bytes, in a buffer of their own (not a slice of a shared pool,
+ * which a memoised slice would keep alive whole), followed by `suffix` when given (a newline).
+ */
+export function encodeOrderedJsonBytes(registry: SchemaRegistry, value: unknown, typeName?: string, suffix?: number): Buffer {
+  return encodeWith(registry, value, typeName, (s) => {
+    if (suffix !== undefined) s.byte(suffix);
+    return s.copy(0);
+  });
 }
 
 /**
  * Upstream's JSON of a served object written without its resourceVersion (a write's stored
- * bytes), and `at`, the offset where that member goes: right after the `"uid":"…"` member of
- * its metadata, as ObjectMeta declares resourceVersion right after uid. A create stores the text
- * and splices the version in once the store has given one (`withResourceVersion`) for its
+ * bytes), and `at`, the byte offset where that member goes: right after the `"uid":"…"` member
+ * of its metadata, as ObjectMeta declares resourceVersion right after uid. A create stores the
+ * bytes and splices the version in once the store has given one (`withResourceVersion`) for its
  * answer (`WriteResult.json`), instead of encoding the object a second time.
  *
  * Undefined where that layout cannot be promised: an unserved kind (written in its own key
  * order), metadata that is not ObjectMeta, no uid, or a resourceVersion already set.
  */
-export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknown): { text: string; at: number } | undefined {
+export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknown): { bytes: Buffer; at: number } | undefined {
   if (!isPlainObject(value)) return undefined;
   const { apiVersion, kind, metadata } = value;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !isPlainObject(metadata)) return undefined;
   if (typeof metadata.uid !== 'string' || metadata.resourceVersion !== undefined) return undefined;
   const served = registry.kind(apiVersion, kind);
   if (!served || !versionFollowsUid(registry, served.type)) return undefined;
-  const text = encodeOrderedJson(registry, value);
+  const bytes = encodeOrderedJsonBytes(registry, value);
   // Before the uid only kind, apiVersion and metadata's string members come (checked on the
   // type), and a string cannot hold this unescaped: the first match is the uid member.
   const member = escapeGoHtml(`"uid":${JSON.stringify(metadata.uid)}`);
-  const found = text.indexOf(member, text.indexOf('"metadata":{'));
-  return found < 0 ? undefined : { text, at: found + member.length };
+  const found = bytes.indexOf(member, bytes.indexOf('"metadata":{'), 'utf8');
+  return found < 0 ? undefined : { bytes, at: found + Buffer.byteLength(member, 'utf8') };
 }
 
-/** `text` (from orderedJsonBeforeVersion) with `"resourceVersion":"<version>"` at `at`. */
-export function withResourceVersion(text: string, at: number, version: string): string {
-  return `${text.slice(0, at)},"resourceVersion":${escapeGoHtml(JSON.stringify(version))}${text.slice(at)}`;
+/**
+ * `bytes` (from orderedJsonBeforeVersion) with `"resourceVersion":"<version>"` at `at` and a
+ * newline after, in a buffer of its own.
+ */
+export function withResourceVersion(bytes: Uint8Array, at: number, version: string): Buffer {
+  const member = Buffer.from(`,"resourceVersion":${escapeGoHtml(JSON.stringify(version))}`, 'utf8');
+  const out = Buffer.allocUnsafeSlow(bytes.length + member.length + 1);
+  out.set(bytes.subarray(0, at), 0);
+  out.set(member, at);
+  out.set(bytes.subarray(at), at + member.length);
+  out[out.length - 1] = 0x0a;
+  return out;
 }
 
 const layoutChecked = new WeakMap<SchemaType, boolean>();
@@ -288,10 +476,11 @@ const JSON_MEDIA_TYPE = 'application/json';
  * line, as upstream's JSON serializer ends each with a newline; watch events likewise).
  */
 export function createOrderedJsonCodec(naming: Naming): Codec {
-  const encode = encoderFor(schemaRegistry(naming));
+  const registry = schemaRegistry(naming);
+  const encode = (value: unknown, indent: string): string => encodeOrderedJson(registry, value, { indent });
   return {
     mediaType: JSON_MEDIA_TYPE,
-    encode: (value, options) => Buffer.from(`${encode(value, options?.pretty ? '  ' : '')}\n`, 'utf8'),
+    encode: (value, options) => (options?.pretty ? Buffer.from(`${encode(value, '  ')}\n`, 'utf8') : encodeOrderedJsonBytes(registry, value, undefined, 0x0a)),
     decode(body) {
       try {
         return JSON.parse(Buffer.from(body).toString('utf8')) as unknown;

@@ -2,7 +2,7 @@
  * Schema-ordered JSON reproduces upstream's JSON bytes: Go struct field order, sorted maps,
  * Go's escaping, json.Indent layout — whatever order the object's keys arrive in.
  */
-import { encodeOrderedJson, encodeOrderedJsonAs, createOrderedJsonCodec } from '../../src/codecs/json-order';
+import { encodeOrderedJson, encodeOrderedJsonAs, encodeOrderedJsonBytes, createOrderedJsonCodec } from '../../src/codecs/json-order';
 import { compareGoStrings, goJsonString } from '../../src/codecs/go-strings';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { schemaRegistry } from '../../src/schema';
@@ -145,5 +145,54 @@ describe('Go JSON details', () => {
     );
     expect(codec.decode(Buffer.from('{"a":1}'))).toEqual({ a: 1 });
     expect(() => codec.decode(Buffer.from('{'))).toThrow();
+  });
+});
+
+describe('bytes', () => {
+  const cm = (data: unknown, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', data, ...extra });
+
+  it('writes strings as Go does: escapes, non-ASCII, HTML characters, lone surrogates, in values and keys', () => {
+    const data = { 'k<&>': 'a"b\\c\n\u0001\u007f', 'é': 'ü\u{1F600}\u2028\u2029', lone: '\ud800x', plain: 'abc' };
+    const text = encodeOrderedJson(registry, cm(data, { 'x<y': '&' }));
+    expect(text).toBe(
+      '{"kind":"ConfigMap","apiVersion":"v1","data":{"k\\u003c\\u0026\\u003e":"a\\"b\\\\c\\n\\u0001\u007f","lone":"\\ud800x","plain":"abc","é":"ü\u{1F600}\\u2028\\u2029"},"x\\u003cy":"\\u0026"}',
+    );
+    expect(encodeOrderedJsonBytes(registry, cm(data, { 'x<y': '&' })).toString('utf8')).toBe(text);
+  });
+
+  it('writes numbers, booleans and what JSON.stringify leaves out as it does', () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', generation: Number.NaN, labels: { f: (() => 1) as unknown as string } },
+      spec: { activeDeadlineSeconds: -0, hostNetwork: true, priority: Infinity, volumes: [undefined, () => 1, Symbol('s')], containers: [] },
+      zzz: () => 1,
+      when: new Date(0),
+    };
+    expect(encodeOrderedJson(registry, pod)).toBe(
+      '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","generation":null,"labels":{}},"spec":{"volumes":[null,null,null],"containers":[],"activeDeadlineSeconds":0,"hostNetwork":true,"priority":null},"when":"1970-01-01T00:00:00.000Z"}',
+    );
+  });
+
+  it('writes a frozen raw value from bytes made once, equal to encoding a copy', () => {
+    const fieldsV1 = Object.freeze({ 'f:data': Object.freeze({ 'f:<b>': Object.freeze({}), 'f:a': Object.freeze({}) }) });
+    const object = (fields: unknown) => cm({ a: 'b' }, { metadata: { name: 'x', managedFields: [{ manager: 'm', fieldsV1: fields }] } });
+    const fresh = encodeOrderedJson(registry, object(JSON.parse(JSON.stringify(fieldsV1))));
+    expect(fresh).toContain('"fieldsV1":{"f:data":{"f:\\u003cb\\u003e":{},"f:a":{}}}');
+    expect(encodeOrderedJson(registry, object(fieldsV1))).toBe(fresh);
+    expect(encodeOrderedJson(registry, object(fieldsV1))).toBe(fresh);
+  });
+
+  it('grows its buffer for a large value, and each encode is its own', () => {
+    const big = 'x'.repeat(3 * 1024 * 1024);
+    const first = encodeOrderedJsonBytes(registry, cm({ big }), undefined, 0x0a);
+    expect(first.length).toBe(`{"kind":"ConfigMap","apiVersion":"v1","data":{"big":""}}`.length + big.length + 1);
+    expect(first.subarray(0, 48).toString()).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"b');
+    const small = encodeOrderedJsonBytes(registry, cm({ a: 'b' }));
+    expect(small.toString()).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"a":"b"}}');
+    // The first result is a buffer of its own: the next encode did not write over it.
+    expect(first.subarray(first.length - 6).toString()).toBe('xx"}}\n');
+    expect(() => encodeOrderedJson(registry, cm({ a: 1n as unknown as string }))).toThrow(TypeError);
+    expect(encodeOrderedJson(registry, cm({ a: 'b' }))).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"a":"b"}}');
   });
 });

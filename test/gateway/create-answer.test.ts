@@ -10,7 +10,7 @@ import { createCore, type Core } from '../../src/core';
 import { createNaming } from '../../src/naming';
 import { createStore, type Store } from '../../src/store';
 import { schemaRegistry } from '../../src/schema';
-import { encodeOrderedJson, orderedJsonBeforeVersion } from '../../src/codecs/json-order';
+import { encodeOrderedJson, orderedJsonBeforeVersion, withResourceVersion } from '../../src/codecs/json-order';
 import { objectKey } from '../../src/core/storage/keys';
 import { ADMIN_CERT, RecordingResponse, fakeRequest } from './support/http';
 import { gatewayOverCore } from '../../tools/bench/core-gateway';
@@ -115,6 +115,16 @@ describe("a create's answer is spliced from its stored bytes", () => {
     expect(orderedJsonBeforeVersion(registry, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })).toBeUndefined();
     expect(orderedJsonBeforeVersion(registry, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta, resourceVersion: '5' } })).toBeUndefined();
     const layout = orderedJsonBeforeVersion(registry, { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { uid: `"uid":"${meta.uid}"` } });
-    expect(layout?.text.slice(0, layout.at)).toBe(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x","uid":"${meta.uid}"`);
+    expect(layout?.bytes.subarray(0, layout.at).toString()).toBe(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x","uid":"${meta.uid}"`);
+  });
+
+  it('splices the version in at a byte offset, after non-ASCII text', () => {
+    const meta = { name: 'é-<x>', generateName: '\u{1F600}', uid: '0b5c7d36-4c8e-4a55-b7c4-3d0f3ce3f8d1' };
+    const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { 'ü': 'ß' } };
+    const layout = orderedJsonBeforeVersion(registry, object)!;
+    expect(layout.bytes.toString()).toBe(encodeOrderedJson(registry, object));
+    expect(withResourceVersion(layout.bytes, layout.at, '42').toString()).toBe(
+      `${encodeOrderedJson(registry, { ...object, metadata: { ...meta, resourceVersion: '42' } })}\n`,
+    );
   });
 });

@@ -4,7 +4,6 @@
  * storage does it). Decoding sets resourceVersion from the revision.
  */
 import type { ApiObject } from '../api';
-import { ownBytes } from '../../codecs/encode-once';
 import { orderedJsonBeforeVersion, withResourceVersion } from '../../codecs/json-order';
 import type { SchemaRegistry } from '../../schema';
 import type { KeyValue } from '../../store';
@@ -32,8 +31,8 @@ export function encodeCreatedForStorage(registry: SchemaRegistry, obj: ApiObject
   const layout = orderedJsonBeforeVersion(registry, obj);
   if (!layout) return undefined;
   return {
-    bytes: encoder.encode(layout.text),
-    answer: (version) => ownBytes(`${withResourceVersion(layout.text, layout.at, String(version))}\n`),
+    bytes: layout.bytes,
+    answer: (version) => withResourceVersion(layout.bytes, layout.at, String(version)),
   };
 }
 

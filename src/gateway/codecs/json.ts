@@ -16,7 +16,7 @@
  */
 import { encodeOnce, isShared, ownBytes, typeMetaSource } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { encodeOrderedJson, encodeOrderedJsonAs, indentJson } from '../../codecs/json-order';
+import { encodeOrderedJson, encodeOrderedJsonAs, encodeOrderedJsonBytes, indentJson } from '../../codecs/json-order';
 import { escapeGoHtml } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
@@ -83,8 +83,19 @@ class OrderedJson {
    * events and list items are cut from it.
    */
   body(value: Record<string, unknown>): Buffer {
-    if (!isShared(value)) return utf8(`${this.encodeText(value)}\n`);
-    return encodeOnce(value, 'application/json#body', (v) => ownBytes(`${this.encodeText(v)}\n`));
+    if (!isShared(value)) return this.encodeBody(value);
+    return encodeOnce(value, 'application/json#body', (v) => this.encodeBody(v));
+  }
+
+  /** An object's compact JSON and newline, in a buffer of its own (written as bytes where it can be). */
+  private encodeBody(value: Record<string, unknown>): Buffer {
+    if (this.isPlainObjectValue(value)) return encodeOrderedJsonBytes(this.registry, value, undefined, NEWLINE_BYTE);
+    return ownBytes(`${this.encodeText(value)}\n`);
+  }
+
+  /** Not a Table, a metadata form or a typed list: written by the schema encoder as it is. */
+  private isPlainObjectValue(value: Record<string, unknown>): boolean {
+    return !(value.kind === 'Table' && 'columnDefinitions' in value) && !this.metaType(value) && !this.listItemType(value);
   }
 
   /** meta v1beta1's PartialObjectMetadata(List) share v1's fields (the schema holds v1 only). */
@@ -167,8 +178,7 @@ class OrderedJson {
     return encodeOnce(item, `application/json#item:${itemType}`, (v) => {
       const cut = this.cutFromSource(v, itemType);
       if (cut) return cut;
-      const text = encodeOrderedJsonAs(this.registry, v, itemType);
-      return (isShared(v) ? ownBytes : utf8)(text.slice(1));
+      return encodeOrderedJsonBytes(this.registry, v, itemType).subarray(1);
     });
   }
 
@@ -204,6 +214,7 @@ const COMMA_OPEN = Buffer.from(',{');
 const LIST_END = Buffer.from(']}');
 const EVENT_TAIL = Buffer.from('}\n');
 const NEWLINE = Buffer.from('\n');
+const NEWLINE_BYTE = 0x0a;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 
 /** Lists from this many items on are written as they are encoded (respond.ts). */
@@ -226,7 +237,8 @@ export function createJsonCodec(naming: Naming): Codec {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
     // A cached object's body is made once: a get by name writes it as it is.
     if (isObject(value) && isShared(value)) return ordered.body(value);
-    return ordered.listBytes(value) ?? Buffer.from(`${ordered.text(value)}\n`, 'utf8');
+    if (isObject(value)) return ordered.listBytes(value) ?? ordered.body(value);
+    return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   const eventHeads = new Map<string, Buffer>();
   /** A watch event: a cached object's body between the event's head and its closing brace, no text in between. */
