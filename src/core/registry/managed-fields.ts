@@ -133,25 +133,48 @@ function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who:
  * template created many times, the pods of a ReplicaSet) get the same field set; the schema
  * walk that finds it costs about ten JSON round trips of the object. The key is the object's
  * JSON with those values replaced by their types; only `time` differs between the answers.
+ *
+ * The shape last asked for is compared first: creates of one template come in runs, and a
+ * match there skips hashing the whole text for the table (a third of the lookup's cost).
  */
 function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
-  const meta = next.metadata ?? {};
-  const varying: Record<string, string> = {};
-  for (const field of VARYING_METADATA) varying[field] = typeof meta[field];
-  const shape = JSON.stringify({ ...next, metadata: { ...meta, ...varying } });
+  const shape = shapeOf(next);
   if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now);
-  const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
-  let entries = createdShapes.get(key);
-  if (entries) {
-    // Least recently used goes first: move the hit to the end.
-    createdShapes.delete(key);
+  let entries: ManagedFieldsEntry[] | undefined;
+  const last = lastShape;
+  if (last && last.shape === shape && last.manager === who.manager && last.apiVersion === who.apiVersion) {
+    entries = last.entries;
   } else {
-    entries = computeManagedFields(undefined, next, who, now).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
-    if (createdShapes.size >= MAX_REMEMBERED_SHAPES) createdShapes.delete(createdShapes.keys().next().value!);
+    const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
+    entries = createdShapes.get(key);
+    if (entries) {
+      // Least recently used goes first: move the hit to the end.
+      createdShapes.delete(key);
+    } else {
+      entries = computeManagedFields(undefined, next, who, now).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
+      if (createdShapes.size >= MAX_REMEMBERED_SHAPES) createdShapes.delete(createdShapes.keys().next().value!);
+    }
+    createdShapes.set(key, entries);
+    lastShape = { shape, manager: who.manager, apiVersion: who.apiVersion, entries };
   }
-  createdShapes.set(key, entries);
   const time = rfc3339(now);
   return entries.map((e) => (e.time === undefined ? { ...e } : { ...e, time }));
+}
+
+/**
+ * The object's JSON with the varying metadata's values replaced by their types. Copies made by
+ * loops, not spreads: JSON.stringify writes spread copies the slow way (6.2 against 4.5 µs for
+ * a ReplicaSet).
+ */
+function shapeOf(next: ApiObject): string {
+  const meta = (next.metadata ?? {}) as Record<string, unknown>;
+  const metadata: Record<string, unknown> = {};
+  for (const field in meta) metadata[field] = meta[field];
+  for (const field of VARYING_METADATA) metadata[field] = typeof meta[field];
+  const top: Record<string, unknown> = {};
+  for (const field in next) top[field] = field === 'metadata' ? metadata : (next as Record<string, unknown>)[field];
+  if (!('metadata' in top)) top.metadata = metadata;
+  return JSON.stringify(top);
 }
 
 /** Metadata whose values never reach a create's field set (upstream strips them from every set). */
@@ -159,6 +182,7 @@ const VARYING_METADATA = ['name', 'namespace', 'uid', 'creationTimestamp', 'gene
 const MAX_REMEMBERED_SHAPES = 256;
 const MAX_REMEMBERED_SHAPE_CHARS = 16 * 1024;
 const createdShapes = new Map<string, ManagedFieldsEntry[]>();
+let lastShape: { shape: string; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
 
 /** JSON with object keys sorted, for comparisons that ignore key order. */
 function canonical(value: unknown): string {

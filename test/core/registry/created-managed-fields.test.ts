@@ -56,6 +56,16 @@ describe('managedFields of created objects', () => {
     const byController = updateManagedFields(undefined, pod('h', ['app']), who, now);
     expect(byKubectl[0]!.manager).toBe('kubectl');
     expect(byController[0]!.manager).toBe('kube-controller-manager');
+    // The same shape again right after (the last shape is compared first), under an apiVersion
+    // with no schema for the kind: no managedFields, not the v1 answer remembered.
+    expect(updateManagedFields(undefined, pod('h2', ['app']), { ...who, apiVersion: 'v1beta1' }, now)).toEqual([]);
+    expect(updateManagedFields(undefined, pod('h3', ['app']), who, now)[0]!.apiVersion).toBe('v1');
+  });
+
+  it('answers runs of one shape and shapes taking turns alike', () => {
+    const now = Date.UTC(2026, 10, 26, 15);
+    const order = ['app', 'app', 'other', 'app', 'other', 'other', 'app'];
+    order.forEach((c, i) => expect(updateManagedFields(undefined, pod(`k${i}`, [c]), who, now)).toEqual(walked(pod(`k${i}`, [c]), now)));
   });
 
   it('hands out entries a caller may change without touching the next answer', () => {
