@@ -126,6 +126,42 @@ export function checkRawNesting(text: string): void {
   }
 }
 
+/**
+ * checkRawNesting for a JSON document: brackets outside strings, with string contents skipped by
+ * `indexOf` (a JSON string ends at its first unescaped quote). Returns the number of object
+ * members the text writes (its colons outside strings), which decodeStrictJson compares with the
+ * parsed value's keys to know that no key was given twice. Malformed text may be counted short;
+ * JSON.parse refuses it next, and it parses without recursion.
+ */
+export function checkJsonNesting(text: string): number {
+  let depth = 0;
+  let members = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let end = text.indexOf('"', i + 1);
+      while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
+      if (end < 0) return members;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_NESTING_DEPTH) throw depthExceeded();
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth > 0) depth--;
+    } else if (c === 0x3a) {
+      members++;
+    }
+  }
+  return members;
+}
+
+/** Whether the quote at `at` follows an odd number of backslashes. */
+function isEscaped(text: string, at: number): boolean {
+  let k = at - 1;
+  while (text.charCodeAt(k) === 0x5c) k--;
+  return ((at - 1 - k) & 1) === 1;
+}
+
 /** The Status a client gets for a body past a limit: 400 for nesting, 413 for size. */
 export function limitError(err: LimitExceeded): StatusError {
   return err.limit === 'depth' ? badRequest(err.message) : requestEntityTooLarge(err.message);

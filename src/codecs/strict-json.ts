@@ -173,12 +173,39 @@ class Parser {
 
 const NO_ORDER: ReadonlyMap<string, number> = new Map();
 
+/** The keys of every object in a parsed JSON value (walked with a stack: its depth was checked). */
+function keyCount(value: unknown): number {
+  const stack: unknown[] = [value];
+  let count = 0;
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else {
+      for (const key in v) {
+        count++;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return count;
+}
+
 /**
  * Decode JSON text, reporting duplicate keys. Throws `JSON.parse`'s SyntaxError on malformed
- * input (callers word it as they word any JSON error).
+ * input (callers word it as they word any JSON error). `members`, the text's count of object
+ * members from checkJsonNesting (codecs/limits.ts), lets a text with no repeated key be decoded
+ * by JSON.parse alone.
  */
-export function decodeStrictJson(input: string | Uint8Array): StrictJson {
+export function decodeStrictJson(input: string | Uint8Array, members?: number): StrictJson {
   const text = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
+  if (members !== undefined) {
+    // JSON.parse, then: as many keys in the value as members in the text means no key was given
+    // twice. Only when one was does the parser below run, to say which.
+    const value = JSON.parse(text) as unknown;
+    if (keyCount(value) === members) return { value, duplicates: [], firstSeen: NO_ORDER };
+  }
   let parser = new Parser(text, false);
   let value: unknown;
   try {

@@ -9,7 +9,7 @@ import { badRequest, unsupportedMediaType } from '../status';
 import { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
 import { decodeStrictJson } from '../codecs/strict-json';
 import { joinIndex, joinKey } from '../codecs/go-strings';
-import { checkDecodedLimits, checkRawNesting, withinLimits } from '../codecs/limits';
+import { checkDecodedLimits, checkJsonNesting, checkRawNesting, withinLimits } from '../codecs/limits';
 import { decodeStrictYaml } from '../codecs/strict-yaml';
 import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';
 import type { GatewayRequest } from './types';
@@ -34,7 +34,8 @@ function isText(codec: Codec): boolean {
 
 /** Decode with `codec`, turning malformed input into upstream's 400 and a body past the limits into 400 / 413. */
 export function decodeBody(codec: Codec, body: Uint8Array): unknown {
-  if (isText(codec)) withinLimits(() => checkRawNesting(Buffer.from(body).toString('utf8')));
+  if (codec.mediaType === JSON_MEDIA_TYPE) withinLimits(() => checkJsonNesting(Buffer.from(body).toString('utf8')));
+  else if (isText(codec)) withinLimits(() => checkRawNesting(Buffer.from(body).toString('utf8')));
   let value: unknown;
   try {
     value = codec.decode(body);
@@ -58,16 +59,18 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
 function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; report?: DecodeReport } {
   if (!isText(codec)) return { value: decodeBody(codec, body) };
   const text = Buffer.from(body).toString('utf8');
-  withinLimits(() => checkRawNesting(text));
-  const decoded = decodeStrictText(codec, text);
+  const members = codec.mediaType === JSON_MEDIA_TYPE ? withinLimits(() => checkJsonNesting(text)) : undefined;
+  if (members === undefined) withinLimits(() => checkRawNesting(text));
+  const decoded = decodeStrictText(codec, text, members);
   withinLimits(() => checkDecodedLimits(decoded.value, true));
   return decoded;
 }
 
-function decodeStrictText(codec: Codec, text: string): { value: unknown; report?: DecodeReport } {
+/** `members`: a JSON text's object members, counted by checkJsonNesting. */
+function decodeStrictText(codec: Codec, text: string, members: number | undefined): { value: unknown; report?: DecodeReport } {
   try {
     if (codec.mediaType === JSON_MEDIA_TYPE) {
-      const { value, duplicates, firstSeen } = decodeStrictJson(text);
+      const { value, duplicates, firstSeen } = decodeStrictJson(text, members);
       const report: DecodeReport = { kind: 'json', duplicates: [...duplicates] };
       if (firstSeen.size > 0) report.firstSeen = [...firstSeen].map(([path, seq]) => ({ path, seq }));
       return { value, report };
@@ -149,7 +152,8 @@ function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; se
  */
 export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; report: DecodeReport } {
   const text = Buffer.from(body).toString('utf8');
-  withinLimits(() => checkRawNesting(text));
+  const members = type === 'apply' ? undefined : withinLimits(() => checkJsonNesting(text));
+  if (members === undefined) withinLimits(() => checkRawNesting(text));
   if (type === 'apply') {
     let decoded;
     try {
@@ -162,7 +166,7 @@ export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; 
   }
   let decoded;
   try {
-    decoded = decodeStrictJson(text);
+    decoded = decodeStrictJson(text, members);
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }

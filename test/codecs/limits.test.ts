@@ -3,7 +3,8 @@
  * LimitExceeded; a value a door checked and handed on is not walked again by the next check,
  * once.
  */
-import { LimitExceeded, MAX_DECODED_VALUES, MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkDecodedLimits } from '../../src/codecs/limits';
+import { LimitExceeded, MAX_DECODED_VALUES, MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkDecodedLimits, checkJsonNesting } from '../../src/codecs/limits';
+import { decodeStrictJson } from '../../src/codecs/strict-json';
 
 function nested(depth: number): unknown {
   let v: unknown = 'leaf';
@@ -48,4 +49,28 @@ test('a value refused by a door is not marked', () => {
   const body = { deep: nested(MAX_NESTING_DEPTH + 1) };
   expect(() => checkDecodedLimits(body, true)).toThrow(LimitExceeded);
   expect(limitOf(body)).toBe('depth');
+});
+
+describe('JSON text before parsing', () => {
+  it('counts object members outside strings, skipping escaped quotes', () => {
+    expect(checkJsonNesting('{"a":1,"b":{"c":[{"d":":"}]}}')).toBe(4);
+    expect(checkJsonNesting('{"a\\"":"b\\\\","c":"\\"}:[{"}')).toBe(2);
+    expect(checkJsonNesting('[1, 2, {"x" : null}]')).toBe(1);
+    expect(checkJsonNesting('"unterminated: {')).toBe(0);
+  });
+
+  it('refuses nesting past the limit outside strings, whatever the indentation', () => {
+    expect(checkJsonNesting(`${'['.repeat(MAX_NESTING_DEPTH)}${']'.repeat(MAX_NESTING_DEPTH)}`)).toBe(0);
+    expect(() => checkJsonNesting('['.repeat(MAX_NESTING_DEPTH + 1))).toThrow(LimitExceeded);
+    expect(checkJsonNesting(`{"s":"${'['.repeat(MAX_NESTING_DEPTH + 1)}"}`)).toBe(1);
+    expect(checkJsonNesting(`{\n${' '.repeat(MAX_NESTING_DEPTH + 1)}"a": 1}`)).toBe(1);
+  });
+
+  it('gives decodeStrictJson what it needs to parse with JSON.parse and still find repeated keys', () => {
+    for (const text of ['{"a":{"b":[{"c":1,"c":2}]},"m":{"k":"1","k":"2"},"a":{"x":1}}', '[{"op":"add","op":"remove"}]', '{"__proto__":{"x":1},"y":[]}', '{"a":"x:y","b":{}}']) {
+      expect(decodeStrictJson(text, checkJsonNesting(text))).toEqual(decodeStrictJson(text));
+    }
+    expect(decodeStrictJson('{"a":1,"a":2}', checkJsonNesting('{"a":1,"a":2}')).duplicates.map((d) => d.path)).toEqual(['a']);
+    expect(() => decodeStrictJson('{"a":', checkJsonNesting('{"a":'))).toThrow(SyntaxError);
+  });
 });
