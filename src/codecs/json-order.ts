@@ -9,9 +9,10 @@
  * ones in their own order, values are written as they are. Raw JSON (RawExtension, FieldsV1)
  * keeps its own key order, as upstream copies raw bytes.
  *
- * The compact text is written by code generated per schema type (one function per message type
- * that reads its properties in declaration order), without a reordered copy; indentation is
- * Go's json.Indent applied to that text.
+ * The compact form is written as UTF-8 bytes by code generated per schema type (one function
+ * per message type that reads its properties in declaration order), without a reordered copy
+ * and without intermediate text; the text forms decode those bytes, and indentation is Go's
+ * json.Indent applied to the text.
  */
 import { CodecError, type Codec } from './codec';
 import type { Naming } from '../naming';
