@@ -104,6 +104,20 @@ class JsonSink {
     this.pos = p;
   }
 
+  /**
+   * `"key":` and what `write` writes of `value`, after a comma unless it is the first member;
+   * nothing at all when `write` writes nothing. Returns whether it wrote the member.
+   */
+  member(key: string, value: unknown, write: ValueEncoder, first: boolean): boolean {
+    const at = this.pos;
+    if (!first) this.byte(0x2c);
+    this.string(key);
+    this.byte(0x3a);
+    if (write(value, this)) return true;
+    this.pos = at;
+    return false;
+  }
+
   /** The bytes written since `from`, copied out into a buffer of their own. */
   copy(from: number): Buffer {
     const out = Buffer.allocUnsafeSlow(this.pos - from);
@@ -245,14 +259,7 @@ class CompiledEncoder {
           if (!isPlainObject(value)) return writeAsIs(value, sink);
           sink.byte(0x7b);
           let first = true;
-          for (const key of sortedKeys(value)) {
-            const at = sink.pos;
-            if (!first) sink.byte(0x2c);
-            sink.string(key);
-            sink.byte(0x3a);
-            if (entry(value[key], sink)) first = false;
-            else sink.pos = at;
-          }
+          for (const key of sortedKeys(value)) if (sink.member(key, value[key], entry, first)) first = false;
           sink.byte(0x7d);
           return true;
         };
@@ -287,15 +294,7 @@ class CompiledEncoder {
     });
     lines.push('if (found !== keys) unknown(v, s, first);', 's.byte(125);');
     const unknown = (value: Record<string, unknown>, sink: JsonSink, first: boolean): void => {
-      for (const key in value) {
-        if (known.has(key)) continue;
-        const at = sink.pos;
-        if (!first) sink.byte(0x2c);
-        sink.string(key);
-        sink.byte(0x3a);
-        if (writeAsIs(value[key], sink)) first = false;
-        else sink.pos = at;
-      }
+      for (const key in value) if (!known.has(key) && sink.member(key, value[key], writeAsIs, first)) first = false;
     };
     return new Function('e', 'h', 'unknown', `return function (v, s) {\n${lines.join('\n')}\n};`)(encoders, heads, unknown) as (
       value: Record<string, unknown>,
