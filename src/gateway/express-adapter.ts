@@ -165,12 +165,17 @@ class NodeGatewayResponse implements GatewayResponse {
   whenFlushed(): Promise<void> | undefined {
     const { res } = this;
     if (res.writableFinished || res.destroyed) return undefined;
-    // Ended and all of it taken by the socket, which passed it on to the kernel: nothing of it
-    // is left in the process ('finish' would only say so a tick later).
-    if (res.writableEnded && res.writableLength === 0 && (res.socket?.writableLength ?? 0) === 0) return undefined;
+    // Ended, and what is left of it in the process is at most a socket buffer's worth (a TLS
+    // write completes a tick later even when the kernel took it at once): as a Go handler's
+    // write of a small answer returns at once, the request lets go now rather than after
+    // listening for 'finish'.
+    if (res.writableEnded && res.writableLength === 0 && (res.socket?.writableLength ?? 0) <= FLUSHED_ENOUGH_BYTES) return undefined;
     return firstOf(res, 'finish', 'close');
   }
 }
+
+/** Bytes an ended response may still have queued in the process and count as sent (a socket buffer's worth). */
+const FLUSHED_ENOUGH_BYTES = 64 * 1024;
 
 /** Resolves at the first of two events of `res`, then listens no more. */
 function firstOf(res: ServerResponse, one: string, other: string): Promise<void> {
