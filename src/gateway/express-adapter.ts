@@ -169,7 +169,8 @@ class NodeGatewayResponse implements GatewayResponse {
     // write completes a tick later even when the kernel took it at once): as a Go handler's
     // write of a small answer returns at once, the request lets go now rather than after
     // listening for 'finish'.
-    if (res.writableEnded && res.writableLength === 0 && (res.socket?.writableLength ?? 0) <= FLUSHED_ENOUGH_BYTES) return undefined;
+    // (A response's writableLength counts its socket's queue too.)
+    if (res.writableEnded && res.writableLength <= FLUSHED_ENOUGH_BYTES) return undefined;
     return firstOf(res, 'finish', 'close');
   }
 }
