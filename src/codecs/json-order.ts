@@ -118,8 +118,13 @@ class JsonSink {
     return false;
   }
 
-  /** The bytes written since `from`, copied out into a buffer of their own. */
-  copy(from: number): Buffer {
+  /**
+   * The bytes written since `from`, copied out: into a buffer of their own when `own` (bytes to
+   * be memoised: a small `Buffer.from` is a slice of a shared 8 KiB pool, which a memoised slice
+   * would keep alive whole), else as `Buffer.from` copies them.
+   */
+  copy(from: number, own: boolean): Buffer {
+    if (!own) return Buffer.from(this.buf.subarray(from, this.pos));
     const out = Buffer.allocUnsafeSlow(this.pos - from);
     this.buf.copy(out, 0, from, this.pos);
     return out;
@@ -397,14 +402,20 @@ export function encodeOrderedJsonAs(registry: SchemaRegistry, value: unknown, ty
   return options.indent ? indentJson(text, options.indent) : text;
 }
 
-/**
- * encodeOrderedJson's compact bytes, in a buffer of their own (not a slice of a shared pool,
- * which a memoised slice would keep alive whole), followed by `suffix` when given (a newline).
- */
-export function encodeOrderedJsonBytes(registry: SchemaRegistry, value: unknown, typeName?: string, suffix?: number): Buffer {
-  return encodeWith(registry, value, typeName, (s) => {
-    if (suffix !== undefined) s.byte(suffix);
-    return s.copy(0);
+export interface JsonBytesOptions {
+  /** The value's type, when it has no kind and apiVersion of its own (a list item). */
+  typeName?: string;
+  /** A byte written after the JSON (a newline). */
+  suffix?: number;
+  /** Bytes to be kept (memoised): in a buffer of their own rather than a slice of a shared pool. Default true. */
+  own?: boolean;
+}
+
+/** encodeOrderedJson's compact bytes. */
+export function encodeOrderedJsonBytes(registry: SchemaRegistry, value: unknown, options: JsonBytesOptions = {}): Buffer {
+  return encodeWith(registry, value, options.typeName, (s) => {
+    if (options.suffix !== undefined) s.byte(options.suffix);
+    return s.copy(0, options.own ?? true);
   });
 }
 
@@ -480,7 +491,7 @@ export function createOrderedJsonCodec(naming: Naming): Codec {
   const encode = (value: unknown, indent: string): string => encodeOrderedJson(registry, value, { indent });
   return {
     mediaType: JSON_MEDIA_TYPE,
-    encode: (value, options) => (options?.pretty ? Buffer.from(`${encode(value, '  ')}\n`, 'utf8') : encodeOrderedJsonBytes(registry, value, undefined, 0x0a)),
+    encode: (value, options) => (options?.pretty ? Buffer.from(`${encode(value, '  ')}\n`, 'utf8') : encodeOrderedJsonBytes(registry, value, { suffix: 0x0a, own: false })),
     decode(body) {
       try {
         return JSON.parse(Buffer.from(body).toString('utf8')) as unknown;

@@ -185,11 +185,14 @@ describe('bytes', () => {
 
   it('grows its buffer for a large value, and each encode is its own', () => {
     const big = 'x'.repeat(3 * 1024 * 1024);
-    const first = encodeOrderedJsonBytes(registry, cm({ big }), undefined, 0x0a);
+    const first = encodeOrderedJsonBytes(registry, cm({ big }), { suffix: 0x0a });
     expect(first.length).toBe(`{"kind":"ConfigMap","apiVersion":"v1","data":{"big":""}}`.length + big.length + 1);
     expect(first.subarray(0, 48).toString()).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"b');
     const small = encodeOrderedJsonBytes(registry, cm({ a: 'b' }));
     expect(small.toString()).toBe('{"kind":"ConfigMap","apiVersion":"v1","data":{"a":"b"}}');
+    // Kept bytes have a buffer of their own; others may be a slice of Buffer's shared pool.
+    expect(small.buffer.byteLength).toBe(small.length);
+    expect(encodeOrderedJsonBytes(registry, cm({ a: 'b' }), { own: false }).equals(small)).toBe(true);
     // The first result is a buffer of its own: the next encode did not write over it.
     expect(first.subarray(first.length - 6).toString()).toBe('xx"}}\n');
     expect(() => encodeOrderedJson(registry, cm({ a: 1n as unknown as string }))).toThrow(TypeError);

@@ -83,14 +83,14 @@ class OrderedJson {
    * events and list items are cut from it.
    */
   body(value: Record<string, unknown>): Buffer {
-    if (!isShared(value)) return this.encodeBody(value);
-    return encodeOnce(value, 'application/json#body', (v) => this.encodeBody(v));
+    if (!isShared(value)) return this.encodeBody(value, false);
+    return encodeOnce(value, 'application/json#body', (v) => this.encodeBody(v, true));
   }
 
-  /** An object's compact JSON and newline, in a buffer of its own (written as bytes where it can be). */
-  private encodeBody(value: Record<string, unknown>): Buffer {
-    if (this.isPlainObjectValue(value)) return encodeOrderedJsonBytes(this.registry, value, undefined, NEWLINE_BYTE);
-    return ownBytes(`${this.encodeText(value)}\n`);
+  /** An object's compact JSON and newline (written as bytes where it can be); `own` when it is kept. */
+  private encodeBody(value: Record<string, unknown>, own: boolean): Buffer {
+    if (this.isPlainObjectValue(value)) return encodeOrderedJsonBytes(this.registry, value, { suffix: NEWLINE_BYTE, own });
+    return (own ? ownBytes : utf8)(`${this.encodeText(value)}\n`);
   }
 
   /** Not a Table, a metadata form or a typed list: written by the schema encoder as it is. */
@@ -178,7 +178,7 @@ class OrderedJson {
     return encodeOnce(item, `application/json#item:${itemType}`, (v) => {
       const cut = this.cutFromSource(v, itemType);
       if (cut) return cut;
-      return encodeOrderedJsonBytes(this.registry, v, itemType).subarray(1);
+      return encodeOrderedJsonBytes(this.registry, v, { typeName: itemType, own: isShared(v) }).subarray(1);
     });
   }
 
