@@ -36,6 +36,11 @@ export abstract class GrowableWriter {
     return i;
   }
 
+  /** Bytes written so far. */
+  get length(): number {
+    return this.pos;
+  }
+
   finish(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));
   }

@@ -19,6 +19,8 @@ import type { Naming } from '../naming';
 import { type SchemaRegistry, type SchemaType, schemaRegistry, type ValueType } from '../schema';
 import { compareGoStrings, escapeGoHtml, goJsonString } from './go-strings';
 import { isObject } from '../util/json-values';
+import { GrowableWriter } from './growable-buffer';
+import { ownBytes } from './encode-once';
 
 export interface JsonOrderOptions {
   /** Indentation per level (`'  '` as `json.Indent` in upstream's fixtures); empty: compact. */
@@ -34,27 +36,25 @@ const isPlainObject = isObject<Record<string, unknown>>;
  * a time, the rest go through `JSON.stringify` and Go's HTML escape; no intermediate text is
  * built, flattened or converted.
  */
-class JsonSink {
-  buf: Buffer = Buffer.allocUnsafeSlow(SINK_BYTES);
-  pos = 0;
+class JsonSink extends GrowableWriter {
+  constructor() {
+    super(SINK_BYTES);
+  }
 
-  reserve(n: number): void {
-    if (this.pos + n > this.buf.length) {
-      const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.pos + n));
-      this.buf.copy(next, 0, 0, this.pos);
-      this.buf = next;
-    }
+  /** Back to `length` as it was (a member that turned out to write nothing). */
+  rewind(at: number): void {
+    this.pos = at;
   }
 
   byte(c: number): void {
-    if (this.pos === this.buf.length) this.reserve(1);
+    this.ensure(1);
     this.buf[this.pos++] = c;
   }
 
   /** Bytes from `from` on (a member's `,"name":`, from 1 for the first member; a memoised value). */
   raw(bytes: Uint8Array, from: number): void {
     const n = bytes.length;
-    this.reserve(n);
+    this.ensure(n);
     const buf = this.buf;
     if (n - from > 64) {
       buf.set(from === 0 ? bytes : bytes.subarray(from), this.pos);
@@ -68,24 +68,20 @@ class JsonSink {
 
   /** Text known to be ASCII (numbers, literals). */
   ascii(text: string): void {
-    const n = text.length;
-    this.reserve(n);
-    const buf = this.buf;
-    let p = this.pos;
-    for (let i = 0; i < n; i++) buf[p++] = text.charCodeAt(i);
-    this.pos = p;
+    this.ensure(text.length);
+    this.pos += this.copyAscii(text, this.pos);
   }
 
   /** JSON text, already escaped as Go escapes it, as UTF-8. */
   text(text: string): void {
-    this.reserve(text.length * 3);
+    this.ensure(text.length * 3);
     this.pos += this.buf.write(text, this.pos, 'utf8');
   }
 
   /** A string as Go's encoding/json writes it (JSON.stringify's escapes, plus Go's HTML ones). */
   string(value: string): void {
     const n = value.length;
-    this.reserve(n + 2);
+    this.ensure(n + 2);
     const buf = this.buf;
     const start = this.pos;
     let p = start;
@@ -119,21 +115,26 @@ class JsonSink {
   }
 
   /**
-   * The bytes written since `from`, copied out: into a buffer of their own when `own` (bytes to
-   * be memoised: a small `Buffer.from` is a slice of a shared 8 KiB pool, which a memoised slice
-   * would keep alive whole), else as `Buffer.from` copies them.
+   * What was written, copied out: into a buffer of its own when `own` (bytes to be memoised: a
+   * small `Buffer.from` is a slice of a shared 8 KiB pool, which a memoised slice would keep
+   * alive whole), else as `finish` copies it.
    */
-  copy(from: number, own: boolean): Buffer {
-    if (!own) return Buffer.from(this.buf.subarray(from, this.pos));
-    const out = Buffer.allocUnsafeSlow(this.pos - from);
-    this.buf.copy(out, 0, from, this.pos);
+  copy(own: boolean): Buffer {
+    if (!own) return this.finish();
+    const out = Buffer.allocUnsafeSlow(this.pos);
+    this.buf.copy(out, 0, 0, this.pos);
     return out;
+  }
+
+  /** What was written, as text. */
+  toText(): string {
+    return this.buf.toString('utf8', 0, this.pos);
   }
 
   /** Done with what was written: a buffer grown for one huge value is not kept. */
   reset(): void {
     this.pos = 0;
-    if (this.buf.length > MAX_KEPT_SINK_BYTES) this.buf = Buffer.allocUnsafeSlow(SINK_BYTES);
+    if (this.buf.length > MAX_KEPT_SINK_BYTES) this.buf = Buffer.allocUnsafe(SINK_BYTES);
   }
 }
 
@@ -180,13 +181,8 @@ function writeAsIs(value: unknown, sink: JsonSink): boolean {
 function writeFieldSet(value: unknown, sink: JsonSink): boolean {
   if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return writeAsIs(value, sink);
   let bytes = fieldSetBytes.get(value);
-  if (!bytes) {
-    // JSON.stringify of an object is never undefined.
-    const text = escapeGoHtml(JSON.stringify(value));
-    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
-    (bytes as Buffer).write(text, 0, 'utf8');
-    fieldSetBytes.set(value, bytes);
-  }
+  // JSON.stringify of an object is never undefined.
+  if (!bytes) fieldSetBytes.set(value, (bytes = ownBytes(escapeGoHtml(JSON.stringify(value)))));
   sink.raw(bytes, 0);
   return true;
 }
@@ -293,7 +289,7 @@ class CompiledEncoder {
       const key = JSON.stringify(name);
       lines.push(
         `x = v[${key}];`,
-        `if (x !== undefined) { found++; at = s.pos; s.raw(h[${i}], first ? 1 : 0); if (e[${i}](x, s)) first = false; else s.pos = at; }`,
+        `if (x !== undefined) { found++; at = s.length; s.raw(h[${i}], first ? 1 : 0); if (e[${i}](x, s)) first = false; else s.rewind(at); }`,
         `else if (${key} in v) found++;`,
       );
     });
@@ -388,18 +384,19 @@ function encodeWith<T>(registry: SchemaRegistry, value: unknown, typeName: strin
   return take(sink);
 }
 
-const asText = (s: JsonSink): string => s.buf.toString('utf8', 0, s.pos);
+function orderedText(registry: SchemaRegistry, value: unknown, typeName: string | undefined, options: JsonOrderOptions): string {
+  const text = encodeWith(registry, value, typeName, (s) => s.toText());
+  return options.indent ? indentJson(text, options.indent) : text;
+}
 
 /** Upstream's JSON text of a JSON-shaped object (typed by its apiVersion and kind when known). */
 export function encodeOrderedJson(registry: SchemaRegistry, value: unknown, options: JsonOrderOptions = {}): string {
-  const text = encodeWith(registry, value, undefined, asText);
-  return options.indent ? indentJson(text, options.indent) : text;
+  return orderedText(registry, value, undefined, options);
 }
 
 /** As encodeOrderedJson, for a value of a named type (e.g. a list item without kind). */
 export function encodeOrderedJsonAs(registry: SchemaRegistry, value: unknown, typeName: string, options: JsonOrderOptions = {}): string {
-  const text = encodeWith(registry, value, typeName, asText);
-  return options.indent ? indentJson(text, options.indent) : text;
+  return orderedText(registry, value, typeName, options);
 }
 
 export interface JsonBytesOptions {
@@ -415,7 +412,7 @@ export interface JsonBytesOptions {
 export function encodeOrderedJsonBytes(registry: SchemaRegistry, value: unknown, options: JsonBytesOptions = {}): Buffer {
   return encodeWith(registry, value, options.typeName, (s) => {
     if (options.suffix !== undefined) s.byte(options.suffix);
-    return s.copy(0, options.own ?? true);
+    return s.copy(options.own ?? true);
   });
 }
 

@@ -21,7 +21,7 @@ function peculiar(): typeof X509Library {
   return x509Library;
 }
 
-export const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
+const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
 const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 const DAY_MS = 24 * 60 * 60 * 1000;
 const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
@@ -51,12 +51,12 @@ export interface SigningCa {
   key: CryptoKey;
 }
 
-export function pem(label: string, der: ArrayBuffer): string {
+function pem(label: string, der: ArrayBuffer): string {
   const b64 = Buffer.from(der).toString('base64').replace(/.{64}/g, '$&\n');
   return `-----BEGIN ${label}-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END ${label}-----\n`;
 }
 
-export function derOf(text: string, label: string): Buffer {
+function derOf(text: string, label: string): Buffer {
   const m = new RegExp(`-----BEGIN ${label}-----([\\s\\S]*?)-----END ${label}-----`).exec(text);
   if (!m) throw new Error(`no ${label} block`);
   return Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
@@ -83,7 +83,7 @@ async function pair(made: X509Library.X509Certificate, keys: CryptoKeyPair): Pro
 }
 
 /** A self-signed CA, valid for ten years. */
-export async function createCa(now: Date): Promise<PemPair & { key: CryptoKey }> {
+async function createCa(now: Date): Promise<PemPair & { key: CryptoKey }> {
   const x509 = peculiar();
   const keys = await newKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({

@@ -145,7 +145,7 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
   }
   let caPair: PemPair | undefined = ca;
   if (due.length > 0 || !caPair) {
-    const made = await makeInWorker({ ...(ca ? { ca: { certPem: ca.certPem, keyPem: ca.keyPem } } : {}), leaves: due.map((w) => w.spec), nowMs: now.getTime() });
+    const made = await runPkiJob({ ...(ca ? { ca: { certPem: ca.certPem, keyPem: ca.keyPem } } : {}), leaves: due.map((w) => w.spec), nowMs: now.getTime() });
     caPair = made.ca;
     if (made.caIsNew) {
       await writePair(dir, 'ca', made.ca);
@@ -178,7 +178,7 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
  * need a TypeScript loader of its own, ~150 ms per start, and swc's native module crashes the
  * process when a second worker thread loads it with no other thread holding it.
  */
-function makeInWorker(job: PkiJob): Promise<PkiMade> {
+function runPkiJob(job: PkiJob): Promise<PkiMade> {
   if (path.extname(__filename) === '.ts') return makePki(job);
   const worker = new Worker(path.join(__dirname, 'pki-worker.js'), { workerData: job });
   return new Promise<PkiMade>((resolve, reject) => {

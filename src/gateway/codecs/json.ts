@@ -69,12 +69,17 @@ class OrderedJson {
   }
 
   private encodeText(value: Record<string, unknown>): string {
+    return this.formText(value) ?? encodeOrderedJson(this.registry, value);
+  }
+
+  /** The text of a Table, a metadata form or a typed list; undefined for any other object. */
+  private formText(value: Record<string, unknown>): string | undefined {
     if (value.kind === 'Table' && 'columnDefinitions' in value) return this.table(value);
     const meta = this.metaType(value);
     if (meta) return encodeOrderedJsonAs(this.registry, value, meta);
     const list = this.listItemType(value);
     if (list) return this.list(value, list);
-    return encodeOrderedJson(this.registry, value);
+    return undefined;
   }
 
   /**
@@ -89,13 +94,9 @@ class OrderedJson {
 
   /** An object's compact JSON and newline (written as bytes where it can be); `own` when it is kept. */
   private encodeBody(value: Record<string, unknown>, own: boolean): Buffer {
-    if (this.isPlainObjectValue(value)) return encodeOrderedJsonBytes(this.registry, value, { suffix: NEWLINE_BYTE, own });
-    return (own ? ownBytes : utf8)(`${this.encodeText(value)}\n`);
-  }
-
-  /** Not a Table, a metadata form or a typed list: written by the schema encoder as it is. */
-  private isPlainObjectValue(value: Record<string, unknown>): boolean {
-    return !(value.kind === 'Table' && 'columnDefinitions' in value) && !this.metaType(value) && !this.listItemType(value);
+    const text = this.formText(value);
+    if (text === undefined) return encodeOrderedJsonBytes(this.registry, value, { suffix: NEWLINE_BYTE, own });
+    return (own ? ownBytes : utf8)(`${text}\n`);
   }
 
   /** meta v1beta1's PartialObjectMetadata(List) share v1's fields (the schema holds v1 only). */
@@ -235,9 +236,9 @@ export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
   const text = (value: unknown, pretty?: boolean) => {
     if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
-    // A cached object's body is made once: a get by name writes it as it is.
-    if (isObject(value) && isShared(value)) return ordered.body(value);
-    if (isObject(value)) return ordered.listBytes(value) ?? ordered.body(value);
+    // A cached object's body is made once (a get by name writes it as it is); an unshared typed
+    // list is its items' bytes copied.
+    if (isObject(value)) return (!isShared(value) && ordered.listBytes(value)) || ordered.body(value);
     return Buffer.from(`${ordered.text(value)}\n`, 'utf8');
   };
   const eventHeads = new Map<string, Buffer>();

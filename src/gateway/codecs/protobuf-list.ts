@@ -13,6 +13,7 @@
  */
 import { encodeOnce, typeMetaSource } from '../../codecs/encode-once';
 import { decodeEnvelope, encodeEnvelope, encodeMessage, type JsonObject, type ProtobufCodec } from '../../codecs/protobuf';
+import { ProtoWriter } from '../../codecs/protobuf/writer';
 import { isObject } from '../../util/json-values';
 import type { SchemaType } from '../../schema';
 
@@ -26,24 +27,6 @@ interface ListShape {
   itemsNumber: number;
   /** The list's envelope up to its raw field: the prefix and TypeMeta. */
   envelopeStart: Buffer;
-}
-
-function varint(value: number, into: Uint8Array, at: number): number {
-  while (value > 0x7f) {
-    into[at++] = (value & 0x7f) | 0x80;
-    value >>>= 7;
-  }
-  into[at++] = value;
-  return at;
-}
-
-function varintLength(value: number): number {
-  let n = 1;
-  while (value > 0x7f) {
-    value >>>= 7;
-    n++;
-  }
-  return n;
 }
 
 export interface ProtobufLists {
@@ -100,27 +83,27 @@ export function protobufLists(codec: ProtobufCodec, encodeObject: (value: object
       if (!items.every(isObject)) return undefined;
       const bodies = items.map((item) => itemBytes(item as JsonObject, shape));
       const rest = encodeMessage({ ...value, items: [] }, shape.listType, types);
+      // Every item's field header (tag and length) in one buffer of this list's.
       const tag = (shape.itemsNumber << 3) | LENGTH_DELIMITED;
-      const tagLength = varintLength(tag);
-      let rawLength = rest.length;
-      for (const body of bodies) rawLength += tagLength + varintLength(body.length) + body.length;
-      const { envelopeStart } = shape;
-      const head = Buffer.allocUnsafe(envelopeStart.length + 1 + varintLength(rawLength));
-      envelopeStart.copy(head);
-      head[envelopeStart.length] = (2 << 3) | LENGTH_DELIMITED;
-      varint(rawLength, head, envelopeStart.length + 1);
-      // Every item's field header in one buffer of this list's.
-      const headers = Buffer.allocUnsafe(bodies.length * (tagLength + 5));
+      const headerWriter = new ProtoWriter(bodies.length * 6);
+      const headerEnds: number[] = [];
+      let bodiesLength = 0;
+      for (const body of bodies) {
+        headerWriter.uint32(tag).uint32(body.length);
+        headerEnds.push(headerWriter.length);
+        bodiesLength += body.length;
+      }
+      const headers = headerWriter.finish();
+      const rawLength = rest.length + headers.length + bodiesLength;
+      const head = Buffer.concat([shape.envelopeStart, new ProtoWriter(8).uint32((2 << 3) | LENGTH_DELIMITED).uint32(rawLength).finish()]);
       const size = head.length + rawLength + ENVELOPE_TAIL.length;
       function* pieces(): Generator<Uint8Array> {
         yield head;
         yield rest;
-        let at = 0;
-        for (const body of bodies) {
-          const start = at;
-          at = varint(tag, headers, at);
-          at = varint(body.length, headers, at);
-          yield headers.subarray(start, at);
+        let start = 0;
+        for (const [i, body] of bodies.entries()) {
+          yield headers.subarray(start, headerEnds[i]);
+          start = headerEnds[i]!;
           yield body;
         }
         yield ENVELOPE_TAIL;
