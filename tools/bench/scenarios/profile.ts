@@ -7,7 +7,7 @@
  * writes the profile on exit), and the profile, cut to the measured window (start-up and
  * warm-up excluded), is summarised by area and function.
  */
-import { copyFile, readdir } from 'node:fs/promises';
+import { copyFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { StoreOptions } from '../../../src/store';
 import { ApiClient } from '../api';
@@ -44,6 +44,7 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
   const bare = await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir);
   const bareWindow: number[] = [];
   let bareLine = '';
+  const ops: { keelson?: number; bare?: number } = {};
   try {
     const api = new ApiClient(server.target);
     const template = await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
@@ -97,6 +98,8 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
       },
     ];
     const [k, b] = await sideBySide(cells, { ...ctx.timing, rounds: 1 });
+    ops.keelson = k.ops;
+    ops.bare = b.ops;
     summaryLine = `${rate(perSecond(k))} ${which}s/s, ${micros(cpuPerOp(k))} µs server CPU each while profiled (the profiler adds some)`;
     if (which === 'create') {
       bareLine = `${rate(perSecond(b))} creates/s, ${micros(cpuPerOp(b))} µs server CPU each while profiled, the floor (bare node:https creating through an ${store.kind} store)`;
@@ -113,17 +116,25 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     await server.stop();
     await bare.stop();
   }
-  await summarize(ctx, profDir, window, `Profile of the ${which} path (${store.kind}, ${clients} clients, measured window only)`, summaryLine);
+  await summarize(ctx, profDir, window, `Profile of the ${which} path (${store.kind}, ${clients} clients, measured window only)`, summaryLine, '', ops.keelson);
   const bareTitle = which === 'create' ? `Profile of the create floor (${store.kind}, ${clients} clients, measured window only)` : `Profile of bare node:https serving the same ${which} bytes (${clients} clients, measured window only)`;
-  await summarize(ctx, bareProfDir, bareWindow, bareTitle, bareLine, '-bare');
+  await summarize(ctx, bareProfDir, bareWindow, bareTitle, bareLine, '-bare', ops.bare);
 }
 
-async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string, outSuffix = ''): Promise<void> {
+/**
+ * Summarise one profile; with `--profile-out`, copy it there beside `<file>.window.json`: the
+ * measured window (µs on the profiled process's clock) and the operations in it, so a profile
+ * can be read per operation later.
+ */
+async function summarize(ctx: Context, profDir: string, window: number[], title: string, summaryLine: string, outSuffix = '', ops?: number): Promise<void> {
   const file = (await readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no .cpuprofile written');
   const full = path.join(profDir, file);
   const out = ctx.options.profileOut?.replace(/(\.cpuprofile)?$/, `${outSuffix}$1`);
-  if (out) await copyFile(full, out);
+  if (out) {
+    await copyFile(full, out);
+    await writeFile(`${out}.window.json`, `${JSON.stringify({ startUs: window[0], endUs: window[1], ops })}\n`);
+  }
   const summary = summarizeProfile(full, { startUs: window[0], endUs: window[1] }, 25);
   ctx.sections.push(`${renderProfileSummary(summary, title)}\n\n${summaryLine}${out ? `; profile saved to ${out}` : ''}`);
 }
