@@ -3,7 +3,7 @@
  * and hands them to the pipeline. Nothing else in the gateway knows about Express. Express'
  * own ETag, query parsing and `X-Powered-By` are off: the pipeline does its own work.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import express from 'express';
 import { requestEntityTooLarge } from '../status';
@@ -121,8 +121,19 @@ export function toGatewayRequest(req: IncomingMessage, res: ServerResponse): Gat
   return new NodeGatewayRequest(req, res);
 }
 
-/** A node response as the gateway sees it (a class for the same reason as the request). */
+/**
+ * A node response as the gateway sees it (a class for the same reason as the request).
+ *
+ * Headers are kept here as name/value pairs until the head goes out, then handed to node in one
+ * `writeHead`: node's `setHeader` keeps a map it later walks to write the head, which cost more
+ * than the rest of a cached GET's own header work (a get's four headers: 0.92 against 0.33 µs
+ * in a scratch measurement; the head's bytes are the same). Each header is still checked when
+ * it is set, as node's `setHeader` checks it, so a bad one fails where it was set.
+ */
 class NodeGatewayResponse implements GatewayResponse {
+  /** Names and values in turn, in the order first set (node writes them in that order too). */
+  private readonly pending: (string | readonly string[])[] = [];
+
   constructor(private readonly res: ServerResponse) {}
 
   get headersSent(): boolean {
@@ -134,7 +145,23 @@ class NodeGatewayResponse implements GatewayResponse {
   }
 
   setHeader(name: string, value: string | readonly string[]): void {
-    this.res.setHeader(name, value as string | string[]);
+    const { res, pending } = this;
+    if (res.headersSent) {
+      res.setHeader(name, value as string | string[]); // node's ERR_HTTP_HEADERS_SENT
+      return;
+    }
+    validateHeaderName(name);
+    if (typeof value === 'string') validateHeaderValue(name, value);
+    else for (const v of value) validateHeaderValue(name, v);
+    // A name set again replaces its value, as node's setHeader does (names are case-insensitive).
+    for (let i = 0; i < pending.length; i += 2) {
+      const set = pending[i] as string;
+      if (set === name || (set.length === name.length && set.toLowerCase() === name.toLowerCase())) {
+        pending[i + 1] = value;
+        return;
+      }
+    }
+    pending.push(name, value);
   }
 
   writeHead(status: number): void {
@@ -142,10 +169,12 @@ class NodeGatewayResponse implements GatewayResponse {
   }
 
   flushHeaders(): void {
+    this.sendHead();
     this.res.flushHeaders();
   }
 
   write(chunk: Uint8Array | string): boolean {
+    this.sendHead();
     return this.res.write(chunk);
   }
 
@@ -154,6 +183,7 @@ class NodeGatewayResponse implements GatewayResponse {
   }
 
   end(chunk?: Uint8Array | string): void {
+    this.sendHead();
     if (chunk === undefined) this.res.end();
     else this.res.end(chunk);
   }
@@ -172,6 +202,13 @@ class NodeGatewayResponse implements GatewayResponse {
     // (A response's writableLength counts its socket's queue too.)
     if (res.writableEnded && res.writableLength <= FLUSHED_ENOUGH_BYTES) return undefined;
     return firstOf(res, 'finish', 'close');
+  }
+
+  /** The status line and the headers set so far, now (they go out with the first bytes written). */
+  private sendHead(): void {
+    const { res } = this;
+    if (res.headersSent) return;
+    res.writeHead(res.statusCode, this.pending as string[]);
   }
 }
 
