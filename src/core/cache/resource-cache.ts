@@ -16,6 +16,7 @@ import type { WrittenObjects } from './written-objects';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
 import { SortedKeys } from './sorted-keys';
+import { goStringsFastOrder } from '../../codecs/go-strings';
 
 export interface ResourceCacheSettings {
   clock: Clock;
@@ -83,7 +84,7 @@ export class ResourceCache {
   readonly apiVersion: string;
   private objects = new Map<string, CachedObject>();
   private corrupt = new Map<string, CorruptEntry>();
-  private readonly keys = new SortedKeys(compareKeys);
+  private readonly keys = new SortedKeys(compareKeys, goStringsFastOrder);
   private window: EventWindow;
   private readonly watchers = new Set<CacheWatcher>();
   private lastBookmark?: WatchEvent;

@@ -5,6 +5,7 @@
 import { SortedKeys } from '../../../src/core/cache/sorted-keys';
 import { compareKeys } from '../../../src/core/cache/cached-object';
 import { seededRandom } from '../../../src/util/seeded-random';
+import { compareGoStrings, goStringsFastOrder } from '../../../src/codecs/go-strings';
 
 const before = (key: string) => (k: string) => compareKeys(k, key) < 0;
 
@@ -53,4 +54,35 @@ test('reset takes a sorted list; an empty set ranges over nothing', () => {
   keys.remove('/k/04998');
   keys.insert('/k/04998a');
   expect([...keys.from(before('/k/04998'))]).toEqual(['/k/04998a', '/k/04999']);
+});
+
+test("with JavaScript's order as the fast one, keys stay in Go's order where the two disagree", () => {
+  // U+E000..U+FFFF sort before a surrogate pair in UTF-16 but after it in UTF-8 (Go's order).
+  expect('\uff01' < '\u{1F600}').toBe(false);
+  expect(compareGoStrings('\uff01', '\u{1F600}')).toBeLessThan(0);
+  const random = seededRandom(11);
+  const keys = new SortedKeys(compareKeys, goStringsFastOrder);
+  let model: string[] = [];
+  const tails = ['', '', '', '', '\u{1F600}', '\uff01', '\ue000', 'é'];
+  const name = () => `/registry/things/ns/n${Math.floor(random() * 300)}${tails[Math.floor(random() * tails.length)]}`;
+  for (let step = 0; step < 6000; step++) {
+    const key = name();
+    if (random() < 0.7) {
+      keys.insert(key);
+      if (!model.includes(key)) model.push(key);
+    } else {
+      keys.remove(key);
+      model = model.filter((k) => k !== key);
+    }
+    if (step % 100 === 99) {
+      model.sort(compareGoStrings);
+      expect([...keys.from(() => false)]).toEqual(model);
+    }
+  }
+  keys.reset([...model].sort(compareGoStrings));
+  for (const k of ['/registry/things/ns/n1\uff01', '/registry/things/ns/n1\u{1F600}', '/registry/things/ns/n1']) {
+    keys.insert(k);
+    if (!model.includes(k)) model.push(k);
+  }
+  expect([...keys.from(() => false)]).toEqual(model.sort(compareGoStrings));
 });
