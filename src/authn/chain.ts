@@ -7,7 +7,7 @@
  */
 import { authenticateCertificate } from './x509';
 import { anonymousUser, withAuthenticatedGroup } from './users';
-import type { AuthenticationResult, Authenticator, Credentials, TokenAuthenticator } from './types';
+import type { AuthenticationResult, Authenticator, Credentials, PeerCertificate, TokenAuthenticator } from './types';
 
 export interface AuthenticatorOptions {
   /** Verify client certificates (`--client-ca-file`); the TLS layer did the chain check. */
@@ -20,13 +20,34 @@ export interface AuthenticatorOptions {
   anonymousPaths?: readonly string[];
 }
 
+/**
+ * A certificate's answer, worked out once per certificate object: the TLS door hands the same
+ * object to every request of a connection (its chain was verified at the handshake), and the
+ * answer depends on nothing else. The user is frozen, as it is shared by those requests.
+ */
+const certificateResults = new WeakMap<PeerCertificate, AuthenticationResult>();
+
+function certificateResult(cert: PeerCertificate): AuthenticationResult {
+  let result = certificateResults.get(cert);
+  if (!result) {
+    result = authenticateCertificate(cert);
+    if (result.outcome === 'authenticated') {
+      const user = withAuthenticatedGroup(result.user);
+      Object.freeze(user.groups);
+      result = { ...result, user: Object.freeze(user) };
+    }
+    certificateResults.set(cert, result);
+  }
+  return result;
+}
+
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   return {
     async authenticate(credentials: Credentials): Promise<AuthenticationResult> {
       const reasons: string[] = [];
       if (credentials.certificate && options.certificates) {
-        const result = authenticateCertificate(credentials.certificate);
-        if (result.outcome === 'authenticated') return { ...result, user: withAuthenticatedGroup(result.user) };
+        const result = certificateResult(credentials.certificate);
+        if (result.outcome === 'authenticated') return result;
         if (result.outcome === 'rejected') reasons.push(result.reason);
       }
       if (credentials.token !== undefined) {

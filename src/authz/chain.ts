@@ -12,16 +12,36 @@ import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from 
  * joins what each one that had something to say answered — which authorizer looked at the
  * request and why it did not allow it.
  */
-export async function authorizeAll(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes): Promise<Decision> {
+export function authorizeAll(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes): Decision | Promise<Decision> {
+  // Synchronous while the authorizers answer synchronously (the superuser rule, RBAC), so a
+  // request they decide costs no promise; the first one that answers later turns the walk async.
   const reasons: string[] = [];
-  for (const authorizer of authorizers) {
-    const d = await authorizer.authorize(attributes);
-    if (d.decision === 'deny') return d;
-    if (d.decision === 'allow') return d.reason && authorizer.name ? { decision: 'allow', reason: `${authorizer.name}: ${d.reason}` } : d;
-    // An authorizer with nothing to say about this request (Node, for a user that is no node) is left out.
-    if (d.reason) reasons.push(authorizer.name ? `${authorizer.name}: ${d.reason}` : d.reason);
+  for (let i = 0; i < authorizers.length; i++) {
+    const d = authorizers[i]!.authorize(attributes);
+    if (d instanceof Promise) return d.then((first) => walkFrom(authorizers, attributes, i, first, reasons));
+    const final = decided(authorizers[i]!, d, reasons);
+    if (final) return final;
   }
   return { decision: 'noOpinion', reason: reasons.join('; ') };
+}
+
+async function walkFrom(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes, at: number, first: Decision, reasons: string[]): Promise<Decision> {
+  let d = first;
+  for (let i = at; ; ) {
+    const final = decided(authorizers[i]!, d, reasons);
+    if (final) return final;
+    if (++i >= authorizers.length) return { decision: 'noOpinion', reason: reasons.join('; ') };
+    d = await authorizers[i]!.authorize(attributes);
+  }
+}
+
+/** The chain's answer if `d` is final (allow or deny), else undefined with its reason noted. */
+function decided(authorizer: Authorizer, d: Decision, reasons: string[]): Decision | undefined {
+  if (d.decision === 'deny') return d;
+  if (d.decision === 'allow') return d.reason && authorizer.name ? { decision: 'allow', reason: `${authorizer.name}: ${d.reason}` } : d;
+  // An authorizer with nothing to say about this request (Node, for a user that is no node) is left out.
+  if (d.reason) reasons.push(authorizer.name ? `${authorizer.name}: ${d.reason}` : d.reason);
+  return undefined;
 }
 
 /** Upstream's union of rule resolvers: every authorizer's rules; incomplete if any is. */

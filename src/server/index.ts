@@ -421,7 +421,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const closers: Array<() => void> = [];
   const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers, metrics, clock);
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
-  const authorize: Authorize = (a) => authorizeAll(authorization!.authorizers, a);
+  const authorize: Authorize = async (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore, clock });

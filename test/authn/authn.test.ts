@@ -90,6 +90,24 @@ describe('the chain', () => {
     expect((await chain.authenticate({ certificate: { verified: false, commonName: 'x', organizations: [] } })).outcome).toBe('rejected');
   });
 
+  it("answers a connection's certificate once: its requests share one frozen user, and a refused certificate stays refused", async () => {
+    const chain = createAuthenticator({ certificates: true, tokens: [], anonymous: true });
+    const cert = { verified: true, commonName: 'admin', organizations: ['system:masters'] };
+    const first = await chain.authenticate({ certificate: cert });
+    const second = await chain.authenticate({ certificate: cert });
+    expect(second).toBe(first);
+    expect(first).toEqual({ outcome: 'authenticated', user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] } });
+    const user = (first as { user: { groups: string[] } }).user;
+    expect(Object.isFrozen(user) && Object.isFrozen(user.groups)).toBe(true);
+    // The certificate's own list is left as it was.
+    expect(cert.organizations).toEqual(['system:masters']);
+    // Another connection's certificate with the same subject is answered on its own.
+    expect(await chain.authenticate({ certificate: { ...cert } })).not.toBe(first);
+    const bad = { verified: false, verifyError: 'certificate has expired', commonName: 'x', organizations: [] };
+    expect(await chain.authenticate({ certificate: bad })).toEqual({ outcome: 'rejected', reason: 'x509: certificate has expired' });
+    expect(await chain.authenticate({ certificate: bad })).toEqual({ outcome: 'rejected', reason: 'x509: certificate has expired' });
+  });
+
   it('makes a request without credentials anonymous, or refuses it with --anonymous-auth=false', async () => {
     expect(await createAuthenticator({ certificates: true, tokens: [alice], anonymous: true }).authenticate({})).toEqual({
       outcome: 'authenticated',

@@ -20,8 +20,19 @@ export class CachedStorage implements ResourceStorage {
     private readonly cache: ResourceCache,
   ) {}
 
-  async get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
+  get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
+    // A read of any version from a cache in place is answered in this turn, without the
+    // promise of a wait (the watch cache's gets at resourceVersion=0).
+    if (freshness.kind === 'any' && this.hub.isReady) return this.fromCache(key);
+    return this.getWhenFresh(key, freshness);
+  }
+
+  private async getWhenFresh(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
     if (!(await this.fresh(freshness))) return this.inner.get(key, freshness);
+    return this.fromCache(key);
+  }
+
+  private async fromCache(key: string): Promise<ApiObject | undefined> {
     const corrupt = this.cache.corruptAt(key);
     if (corrupt) throw undecodableObject(key, corrupt.cause);
     return this.cache.get(key)?.object;

@@ -7,10 +7,10 @@
  */
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
-import { type RequestInfo, type Step, infoOf, userOf } from '../types';
+import { type Exchange, type Handler, type RequestInfo, type Step, infoOf, userOf } from '../types';
 import { parseFieldSelector } from '../../core/selectors/field-selector';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
-import { type AuthorizationAttributes, type Authorizer, authorizeAll, forbiddenError } from '../../authz';
+import { type AuthorizationAttributes, type Authorizer, type Decision, authorizeAll, forbiddenError } from '../../authz';
 import { nonResourceUrlMatches } from '../../authz/rules';
 
 export { type AuthorizationAttributes, type Authorizer, type Decision, authorizeAll, forbiddenError } from '../../authz';
@@ -95,9 +95,7 @@ export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
 export function authorizationStep(authorizers: readonly Authorizer[], withSelectors = false, naming?: Naming): Step {
   const decisionKey = naming && `${naming.groups.authorization}/decision`;
   const reasonKey = naming && `${naming.groups.authorization}/reason`;
-  return (next) => async (exchange) => {
-    const attributes = attributesFor(userOf(exchange), infoOf(exchange), exchange.request.query, withSelectors);
-    const d = await authorizeAll(authorizers, attributes);
+  const decide = (exchange: Exchange, next: Handler, attributes: AuthorizationAttributes, d: Decision): Promise<void> => {
     // Upstream's audit annotations of the decision.
     if (exchange.annotate && decisionKey && reasonKey) {
       exchange.annotate(decisionKey, d.decision === 'allow' ? 'allow' : 'forbid');
@@ -105,5 +103,17 @@ export function authorizationStep(authorizers: readonly Authorizer[], withSelect
     }
     if (d.decision === 'allow') return next(exchange);
     throw forbiddenError(attributes, d.reason ?? '');
+  };
+  // Not an async function: a request the authorizers decide at once goes on with no promise of
+  // this step's own. As a handler, it still fails only by a rejected promise.
+  return (next) => (exchange) => {
+    try {
+      const attributes = attributesFor(userOf(exchange), infoOf(exchange), exchange.request.query, withSelectors);
+      const d = authorizeAll(authorizers, attributes);
+      if (d instanceof Promise) return d.then((decision) => decide(exchange, next, attributes, decision));
+      return decide(exchange, next, attributes, d);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }

@@ -63,11 +63,22 @@ export function limitsStep(options: LimitsOptions): Step {
     }
     if (isReadOnly) inflight.readOnly++;
     else inflight.mutating++;
+    // The request timeout: nothing is wrapped unless the timer fires; then the 504 goes out on
+    // the real response and `exchange.response` is swapped for one that drops whatever the
+    // handler writes later. (Here rather than in a function of its own: one async frame less
+    // per request.)
+    const ms = timeoutMs(exchange, options);
+    const cancel = ms > 0 ? (options.clock ?? systemClock).setTimeout(() => expire(exchange, options), ms) : undefined;
     try {
-      await withTimeout(next, exchange, options);
+      try {
+        await next(exchange);
+      } finally {
+        cancel?.();
+      }
       // The request holds its slot until its response left the process, as a Go handler blocks
       // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
-      await exchange.response.whenFlushed();
+      const flushed = exchange.response.whenFlushed();
+      if (flushed) await flushed;
     } finally {
       if (isReadOnly) inflight.readOnly--;
       else inflight.mutating--;
@@ -86,21 +97,10 @@ function refuse(exchange: Exchange, options: LimitsOptions): void {
   writeText(exchange, error.code, `${error.status.message}\n`);
 }
 
-/**
- * Run the rest of the pipeline under the request timeout. Nothing is wrapped unless the timer
- * fires: then the 504 goes out on the real response and `exchange.response` is swapped for one
- * that drops whatever the handler writes later.
- */
-async function withTimeout(next: (exchange: Exchange) => Promise<void>, exchange: Exchange, options: LimitsOptions): Promise<void> {
+/** The request's timeout: the server's, or the request's shorter `?timeout=` (0: none). */
+function timeoutMs(exchange: Exchange, options: LimitsOptions): number {
   const requested = requestedTimeoutMs(exchange.request.query);
-  const ms = requested !== undefined && (options.requestTimeoutMs === 0 || requested < options.requestTimeoutMs) ? requested : options.requestTimeoutMs;
-  if (!(ms > 0)) return next(exchange);
-  const cancel = (options.clock ?? systemClock).setTimeout(() => expire(exchange, options), ms);
-  try {
-    await next(exchange);
-  } finally {
-    cancel();
-  }
+  return requested !== undefined && (options.requestTimeoutMs === 0 || requested < options.requestTimeoutMs) ? requested : options.requestTimeoutMs;
 }
 
 function expire(exchange: Exchange, options: LimitsOptions): void {

@@ -10,7 +10,7 @@ import type { RequestLabels, ServerMetrics } from '../../metrics';
 import type { CounterSeries, HistogramSeries } from '../../metrics/series';
 import { thenWithCode } from './answered';
 import type { ResourceIndex } from '../resource-index';
-import type { RequestInfo, Step } from '../types';
+import type { Exchange, Handler, RequestInfo, Step } from '../types';
 
 const COMPONENT = 'apiserver';
 const APPLY_PATCH = 'application/apply-patch+yaml';
@@ -71,7 +71,18 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
     }
     return found;
   };
-  return (next) => async (exchange) => {
+  // Not an async function: it hands back the promise of the rest of the pipeline, with the
+  // recording attached (one async frame less per request). As a handler, it still fails only by
+  // a rejected promise.
+  return (next) => (exchange) => {
+    try {
+      return measured(next, exchange);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+
+  function measured(next: Handler, exchange: Exchange): Promise<void> {
     const info = exchange.info!;
     const { request } = exchange;
     const labels = requestLabels(info, request.query, request.headers['content-type'], index);
@@ -83,7 +94,7 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
       longRunningLabels = rest;
       metrics.longRunning.inc(longRunningLabels);
     }
-    await thenWithCode(next, exchange, (status) => {
+    return thenWithCode(next, exchange, (status) => {
       if (longRunningLabels) metrics.longRunning.dec(longRunningLabels);
       const one = seriesOf(labels);
       let counter = one.byCode.get(status);
@@ -94,5 +105,5 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
       counter.inc();
       one.duration.observe((performance.now() - start) / 1000);
     });
-  };
+  }
 }
