@@ -35,7 +35,7 @@ export interface DeletionHost {
   /** The `AllowUnsafeMalformedObjectDeletion` gate. */
   readonly unsafeDeletion: boolean;
   /** Validating admission of the deletion, given the stored object (upstream's deleteValidation). */
-  readonly validate?: (stored: ApiObject) => Promise<void>;
+  readonly validate?: (stored: ApiObject) => void | Promise<void>;
 }
 
 /** Upstream's storage.NewCorruptObjError for an undecodable value, as the 500 it becomes. */

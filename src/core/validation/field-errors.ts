@@ -44,12 +44,15 @@ export class FieldPath {
   private constructor(private readonly text: string) {}
 
   static root(name: string, ...more: string[]): FieldPath {
-    return more.reduce((p, n) => p.child(n), new FieldPath(name));
+    let path = new FieldPath(name);
+    for (const n of more) path = path.child(n);
+    return path;
   }
 
   child(name: string, ...more: string[]): FieldPath {
-    const first = new FieldPath(this.text ? `${this.text}.${name}` : name);
-    return more.reduce((p, n) => p.child(n), first);
+    let path = new FieldPath(this.text ? `${this.text}.${name}` : name);
+    for (const n of more) path = path.child(n);
+    return path;
   }
 
   index(i: number): FieldPath {

@@ -4,7 +4,7 @@
  * the mutating phase before the strategy, the validating phase after validation and before
  * storage, nothing stored when a plugin refuses.
  */
-import type { AdmissionAttributes, AdmissionPlugin } from '../../../src/core/admission';
+import { Admission, type AdmissionAttributes, type AdmissionPlugin } from '../../../src/core/admission';
 import type { ApiObject } from '../../../src/core';
 import { StatusError, forbidden } from '../../../src/status';
 import { cm, coreBackend, ctx, nsTarget } from '../registry/core-backends';
@@ -106,5 +106,56 @@ describe('further admission plugins', () => {
     expect(err).toBeInstanceOf(StatusError);
     expect(statusOf(err)).toMatchObject({ code: 403, message: 'configmaps "c" is forbidden: denied by Deny' });
     await expect(core.get(cm('default', 'c'), {}, ctx)).rejects.toMatchObject({ status: { code: 404 } });
+  });
+});
+
+describe('the chain itself', () => {
+  const attrs = { operation: 'CREATE', group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', subresource: '', namespace: 'default', name: 'c', dryRun: false, user: { username: 'u', groups: [] } } as AdmissionAttributes;
+
+  it('runs plugins in order whether they answer at once or later, and reports an outside patch from either', async () => {
+    const seen: string[] = [];
+    const sync = (name: string, patched = false): AdmissionPlugin => ({ name, admit: () => (seen.push(`admit ${name}`), patched), validate: () => void seen.push(`validate ${name}`) });
+    const later = (name: string, patched = false): AdmissionPlugin => ({
+      name,
+      admit: async () => (await Promise.resolve(), seen.push(`admit ${name}`), patched),
+      validate: async () => void (await Promise.resolve(), seen.push(`validate ${name}`)),
+    });
+    // All answering at once: the phases answer at once too.
+    const quick = new Admission([sync('a'), sync('b', true)]);
+    expect(quick.admit(attrs)).toBe(true);
+    expect(quick.validate(attrs)).toBeUndefined();
+    seen.length = 0;
+    const mixed = new Admission([sync('a'), later('b', true), sync('c'), later('d')]);
+    const admitted = mixed.admit(attrs);
+    expect(admitted).toBeInstanceOf(Promise);
+    expect(await admitted).toBe(true);
+    await mixed.validate(attrs);
+    expect(seen).toEqual(['admit a', 'admit b', 'admit c', 'admit d', 'validate a', 'validate b', 'validate c', 'validate d']);
+    expect(await new Admission([later('x'), sync('y')]).admit(attrs)).toBe(false);
+  });
+
+  it('fails only by a rejected promise, and no plugin after the refusing one runs', async () => {
+    const ran: string[] = [];
+    const refusing: AdmissionPlugin = {
+      name: 'refusing',
+      admit: () => {
+        throw forbidden({ group: '', resource: 'configmaps' }, 'c', 'no');
+      },
+      validate: () => {
+        throw forbidden({ group: '', resource: 'configmaps' }, 'c', 'still no');
+      },
+    };
+    const after: AdmissionPlugin = { name: 'after', admit: () => void ran.push('admit'), validate: () => void ran.push('validate') };
+    const chain = new Admission([refusing, after]);
+    let admit: unknown;
+    expect(() => (admit = chain.admit(attrs))).not.toThrow();
+    await expect(admit).rejects.toMatchObject({ code: 403 });
+    let validate: unknown;
+    expect(() => (validate = chain.validate(attrs))).not.toThrow();
+    await expect(validate).rejects.toMatchObject({ code: 403 });
+    const lateRefusal = new Admission([{ name: 'later', admit: async () => {}, validate: async () => {} }, refusing, after]);
+    await expect(lateRefusal.admit(attrs)).rejects.toMatchObject({ code: 403 });
+    await expect(lateRefusal.validate(attrs)).rejects.toMatchObject({ code: 403 });
+    expect(ran).toEqual([]);
   });
 });
