@@ -60,7 +60,8 @@ export function validateLabels(labels: Record<string, string> | undefined, path:
 
 export function annotationsSize(annotations: Record<string, string> | undefined): number {
   let total = 0;
-  for (const [k, v] of Object.entries(annotations ?? {})) total += byteLength(k) + byteLength(String(v));
+  if (!annotations) return 0;
+  for (const k in annotations) total += byteLength(k) + byteLength(String(annotations[k]));
   return total;
 }
 

@@ -22,6 +22,8 @@ const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL_FMT}$`);
 const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 const DNS1035_LABEL_RE = new RegExp(`^${DNS1035_LABEL_FMT}$`);
 const QUALIFIED_NAME_RE = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
+/** `prefix/name`: neither part admits a '/', so this also says there is exactly one. */
+const PREFIXED_QUALIFIED_NAME_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}/${QUALIFIED_NAME_FMT}$`);
 const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
 const CONFIG_KEY_RE = new RegExp(`^${CONFIG_KEY_FMT}$`);
 
@@ -98,8 +100,11 @@ export function isDns1035Label(value: string): string[] {
 
 /** A "qualified name" (label keys, annotation keys, finalizers): `[prefix/]name`, the prefix a DNS subdomain. */
 export function isQualifiedName(value: string): string[] {
-  // A name with no prefix (the pattern admits no '/').
-  if (value.length <= QUALIFIED_NAME_MAX_LENGTH && QUALIFIED_NAME_RE.test(value)) return [];
+  // A name with no prefix (the pattern admits no '/'), or a prefix and a name within their limits.
+  const slash = value.indexOf('/');
+  if (slash < 0 ? value.length <= QUALIFIED_NAME_MAX_LENGTH && QUALIFIED_NAME_RE.test(value) : slash <= DNS1123_SUBDOMAIN_MAX_LENGTH && value.length - slash - 1 <= QUALIFIED_NAME_MAX_LENGTH && PREFIXED_QUALIFIED_NAME_RE.test(value)) {
+    return [];
+  }
   const errs: string[] = [];
   const parts = value.split('/');
   let name: string;

@@ -135,7 +135,11 @@ class Walker {
       case 'map': {
         if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
         const leaf = type.value.kind === 'scalar';
-        for (const key of this.keys(v)) this.value(v[key], type.value, leaf ? at : new Step(at, key, 0, false), struct);
+        if (this.sorted) {
+          for (const key of Object.keys(v).sort(compareGoStrings)) this.value(v[key], type.value, leaf ? at : new Step(at, key, 0, false), struct);
+        } else {
+          for (const key in v) this.value(v[key], type.value, leaf ? at : new Step(at, key, 0, false), struct);
+        }
         return;
       }
       case 'message':
@@ -145,41 +149,43 @@ class Walker {
     }
   }
 
+  /** An object's fields in the walk's order (see WalkOptions.keyOrder): the body's order by for-in, with no array of keys. */
   message(obj: Json, type: SchemaType, at: Step | undefined): void {
     const struct = structName(type);
-    for (const key of this.keys(obj)) {
-      const v = obj[key];
-      if (type.typeMeta && (key === 'apiVersion' || key === 'kind')) {
-        if (typeof v !== 'string' && v !== null) this.mismatchAt(v, STRING, struct, new Step(at, key, 0, true));
-        continue;
-      }
-      const prop = type.property.get(key);
-      if (!prop) {
-        const keyPath = joinKey(pathOf(at), key);
-        this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
-        this.open.push(keyPath);
-        if (this.normalize) delete obj[key];
-        continue;
-      }
-      const fieldType = prop.field.type;
-      if (v === null || v === undefined) {
-        // Go leaves a non-pointer struct at its zero value for a JSON null: an empty object here.
-        if (v === null && this.normalize && fieldType.kind === 'message' && !prop.field.pointer) obj[key] = {};
-        continue;
-      }
-      // A scalar field is checked here: no step is made unless it is the wrong type.
-      if (fieldType.kind === 'scalar') {
-        if (!scalarFits(fieldType.scalar, v)) this.mismatchAt(v, fieldType, struct, new Step(at, key, 0, true));
-        continue;
-      }
-      this.value(v, fieldType, new Step(at, key, 0, true), struct);
+    if (this.sorted) {
+      for (const key of Object.keys(obj).sort(compareGoStrings)) this.field(obj, key, type, struct, at);
+    } else {
+      // Deleting the field being visited (an unknown one) is safe in a for-in walk.
+      for (const key in obj) this.field(obj, key, type, struct, at);
     }
   }
 
-  /** An object's keys in the walk's order (see WalkOptions.keyOrder). */
-  private keys(obj: Json): string[] {
-    const keys = Object.keys(obj);
-    return this.sorted ? keys.sort(compareGoStrings) : keys;
+  private field(obj: Json, key: string, type: SchemaType, struct: string, at: Step | undefined): void {
+    const v = obj[key];
+    if (type.typeMeta && (key === 'apiVersion' || key === 'kind')) {
+      if (typeof v !== 'string' && v !== null) this.mismatchAt(v, STRING, struct, new Step(at, key, 0, true));
+      return;
+    }
+    const prop = type.property.get(key);
+    if (!prop) {
+      const keyPath = joinKey(pathOf(at), key);
+      this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
+      this.open.push(keyPath);
+      if (this.normalize) delete obj[key];
+      return;
+    }
+    const fieldType = prop.field.type;
+    if (v === null || v === undefined) {
+      // Go leaves a non-pointer struct at its zero value for a JSON null: an empty object here.
+      if (v === null && this.normalize && fieldType.kind === 'message' && !prop.field.pointer) obj[key] = {};
+      return;
+    }
+    // A scalar field is checked here: no step is made unless it is the wrong type.
+    if (fieldType.kind === 'scalar') {
+      if (!scalarFits(fieldType.scalar, v)) this.mismatchAt(v, fieldType, struct, new Step(at, key, 0, true));
+      return;
+    }
+    this.value(v, fieldType, new Step(at, key, 0, true), struct);
   }
 
   /** A mismatch of a value at `at` (a list element or map value is reported at its list's or map's field). */

@@ -53,6 +53,22 @@ describe('qualified names and label values', () => {
     expect(isQualifiedName('a/b/c')[0]).toMatch(/^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/);
   });
 
+  it('holds every limit at its edge, for plain names, prefixes and names after a prefix', () => {
+    const sub = (n: number) => `${'a'.repeat(n - 4)}.com`;
+    expect(isQualifiedName('a'.repeat(63))).toEqual([]);
+    expect(isQualifiedName(`${sub(253)}/${'b'.repeat(63)}`)).toEqual([]);
+    expect(isQualifiedName(`${sub(254)}/b`)).toEqual(['prefix part must be no more than 253 characters']);
+    expect(isQualifiedName(`example.com/${'b'.repeat(64)}`)).toEqual(['name part must be no more than 63 characters']);
+    expect(isQualifiedName('Example.com/b')[0]).toMatch(/^prefix part a lowercase RFC 1123 subdomain/);
+    // Length limits count UTF-8 bytes: a two-byte character fails the pattern, and counts twice.
+    expect(isQualifiedName(`${'a'.repeat(61)}é`)).toHaveLength(1);
+    expect(isQualifiedName(`${'a'.repeat(62)}é`)).toEqual(['name part must be no more than 63 characters', expect.stringMatching(/^name part must consist of/)]);
+    expect(isValidLabelValue(`${'a'.repeat(62)}é`)).toEqual(['must be no more than 63 characters', expect.stringMatching(/^a valid label must be/)]);
+    expect(isDns1123Label(`${'a'.repeat(63)}`)).toEqual([]);
+    expect(isDns1123Label(`${'a'.repeat(64)}`)).toEqual(['must be no more than 63 characters']);
+    expect(isDns1123Label('abc\n')[0]).toMatch(/^a lowercase RFC 1123 label/);
+  });
+
   it('allows empty label values and limits them to 63', () => {
     expect(isValidLabelValue('')).toEqual([]);
     expect(isValidLabelValue('a'.repeat(63))).toEqual([]);
