@@ -27,6 +27,11 @@ function decodeMessage(codec: Codec, err: unknown): string {
   return msg;
 }
 
+/** A body's UTF-8 text, read in place (`Buffer.from` of a byte array would copy it first). */
+function textOf(body: Uint8Array): string {
+  return (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)).toString('utf8');
+}
+
 /** Text formats are checked for nesting before a parser sees them (codecs/limits.ts). */
 function isText(codec: Codec): boolean {
   return codec.mediaType === JSON_MEDIA_TYPE || codec.mediaType === YAML_MEDIA_TYPE;
@@ -34,8 +39,8 @@ function isText(codec: Codec): boolean {
 
 /** Decode with `codec`, turning malformed input into upstream's 400 and a body past the limits into 400 / 413. */
 export function decodeBody(codec: Codec, body: Uint8Array): unknown {
-  if (codec.mediaType === JSON_MEDIA_TYPE) withinLimits(() => checkJsonNesting(Buffer.from(body).toString('utf8')));
-  else if (isText(codec)) withinLimits(() => checkRawNesting(Buffer.from(body).toString('utf8')));
+  if (codec.mediaType === JSON_MEDIA_TYPE) withinLimits(() => checkJsonNesting(textOf(body)));
+  else if (isText(codec)) withinLimits(() => checkRawNesting(textOf(body)));
   let value: unknown;
   try {
     value = codec.decode(body);
@@ -58,7 +63,7 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
  */
 function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; report?: DecodeReport } {
   if (!isText(codec)) return { value: decodeBody(codec, body) };
-  const text = Buffer.from(body).toString('utf8');
+  const text = textOf(body);
   const members = codec.mediaType === JSON_MEDIA_TYPE ? withinLimits(() => checkJsonNesting(text)) : undefined;
   if (members === undefined) withinLimits(() => checkRawNesting(text));
   const decoded = decodeStrictText(codec, text, members);
@@ -93,7 +98,7 @@ function decodeStrictText(codec: Codec, text: string, members: number | undefine
 export function decodeObject(codec: Codec, body: Uint8Array): { object: ApiObject; report?: DecodeReport } {
   const { value, report } = decodeRecorded(codec, body);
   if (!isObject(value)) {
-    const text = Buffer.from(body).toString('utf8').slice(0, 200);
+    const text = textOf(body).slice(0, 200);
     throw badRequest(`Object 'Kind' is missing in '${text}'`);
   }
   return { object: value as ApiObject, report };
@@ -151,7 +156,7 @@ function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; se
  * for `fieldValidation`.
  */
 export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; report: DecodeReport } {
-  const text = Buffer.from(body).toString('utf8');
+  const text = textOf(body);
   const members = type === 'apply' ? undefined : withinLimits(() => checkJsonNesting(text));
   if (members === undefined) withinLimits(() => checkRawNesting(text));
   if (type === 'apply') {
