@@ -12,6 +12,8 @@ import type { AdmissionAttributes, AdmissionPlugin } from './types';
 /** How the plugin reads a namespace. */
 export interface NamespaceReader {
   get(namespace: undefined, name: string, options: GetOptions): Promise<ApiObject>;
+  /** The namespace as the watch cache holds it now, if it does. */
+  peek?(namespace: undefined, name: string): ApiObject | undefined;
 }
 
 export interface NamespaceLifecycleOptions {
@@ -37,24 +39,31 @@ export function namespaceLifecycle(options: NamespaceLifecycleOptions): Admissio
     }
   }
 
+  function terminating(a: AdmissionAttributes, namespace: string): StatusError {
+    const err = forbidden({ group: a.group, resource: a.resource }, a.name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    err.status.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }];
+    return err;
+  }
+
+  async function admitIn(a: AdmissionAttributes, namespace: string): Promise<void> {
+    const ns = await read(namespace);
+    if (ns.metadata?.deletionTimestamp) throw terminating(a, namespace);
+  }
+
   return {
     name: 'NamespaceLifecycle',
-    async admit(a: AdmissionAttributes): Promise<void> {
+    // A namespace found in the watch cache is answered at once (the admission chain stays
+    // synchronous); a miss reads as before. A refusal is a rejected promise either way.
+    admit(a: AdmissionAttributes): void | Promise<void> {
       const isNamespace = a.group === '' && a.resource === 'namespaces';
       if (a.operation === 'DELETE' && isNamespace && a.subresource === '' && immortal.has(a.name)) {
-        throw forbidden({ group: '', resource: 'namespaces' }, a.name, 'this namespace may not be deleted');
+        return Promise.reject(forbidden({ group: '', resource: 'namespaces' }, a.name, 'this namespace may not be deleted'));
       }
       // Cluster-scoped objects and namespaces themselves are always allowed; so are deletions.
       if (!a.namespace || isNamespace || a.operation !== 'CREATE') return;
-      const ns = await read(a.namespace);
-      if (!ns.metadata?.deletionTimestamp) return;
-      const err = forbidden(
-        { group: a.group, resource: a.resource },
-        a.name,
-        `unable to create new content in namespace ${a.namespace} because it is being terminated`,
-      );
-      err.status.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }];
-      throw err;
+      const cached = options.namespaces.peek?.(undefined, a.namespace);
+      if (!cached) return admitIn(a, a.namespace);
+      if (cached.metadata?.deletionTimestamp) return Promise.reject(terminating(a, a.namespace));
     },
   };
 }

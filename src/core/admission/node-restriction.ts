@@ -124,13 +124,18 @@ export function nodeRestriction({ naming, reader }: NodeRestrictionOptions): Adm
 
   return {
     name: 'NodeRestriction',
-    async admit(a) {
+    // Not a node (nearly every request): nothing to do, at once.
+    admit(a) {
       const node = nodeIdentity(a.user);
       if (node === undefined) return;
-      if (node === '') throw refuse(a, `could not determine node from user "${a.user.username}"`);
-      if (a.group === '' && a.resource === 'pods') return admitPod(a, node);
-      if (a.group === '' && a.resource === 'nodes') return admitNode(a, node);
-      if (a.group === coordination && a.resource === 'leases') return admitLease(a, node);
+      return admitNodeRequest(a, node);
     },
   };
+
+  async function admitNodeRequest(a: AdmissionAttributes, node: string): Promise<void> {
+    if (node === '') throw refuse(a, `could not determine node from user "${a.user.username}"`);
+    if (a.group === '' && a.resource === 'pods') return admitPod(a, node);
+    if (a.group === '' && a.resource === 'nodes') return admitNode(a, node);
+    if (a.group === coordination && a.resource === 'leases') return admitLease(a, node);
+  }
 }

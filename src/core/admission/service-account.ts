@@ -38,30 +38,35 @@ export function serviceAccountAdmission({ naming, reader }: ServiceAccountOption
 
   return {
     name: 'ServiceAccount',
-    async admit(a) {
+    // Anything but a pod's create: nothing to do, at once.
+    admit(a) {
       if (a.group !== '' || a.resource !== 'pods' || a.subresource !== '' || a.operation !== 'CREATE' || !a.object) return;
-      const pod = a.object as ApiObject & { spec?: PodSpec };
-      const spec: PodSpec & { imagePullSecrets?: Array<{ name?: string }> } = (pod.spec ??= { containers: [] });
-      if (pod.metadata?.annotations?.[mirrorAnnotation] !== undefined) {
-        if (spec.serviceAccountName) throw refuse(a, 'a mirror pod may not reference service accounts');
-        return;
-      }
-      if (!spec.serviceAccountName) spec.serviceAccountName = spec.serviceAccount || DEFAULT_SERVICE_ACCOUNT;
-      spec.serviceAccount = spec.serviceAccountName;
-      const namespace = a.namespace ?? pod.metadata?.namespace ?? '';
-      const account = (await reader.get({ group: '', version: 'v1', resource: 'serviceaccounts', namespace, name: spec.serviceAccountName })) as
-        | ServiceAccountObject
-        | undefined;
-      if (!account) {
-        throw refuse(a, `error looking up service account ${namespace}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`);
-      }
-      const automount = (spec.automountServiceAccountToken as boolean | undefined) ?? account.automountServiceAccountToken ?? true;
-      if (automount) mountToken(spec);
-      if ((spec.imagePullSecrets ?? []).length === 0 && (account.imagePullSecrets ?? []).length > 0) {
-        spec.imagePullSecrets = account.imagePullSecrets!.map((s) => ({ name: s.name }));
-      }
+      return admitPod(a);
     },
   };
+
+  async function admitPod(a: AdmissionAttributes): Promise<void> {
+    const pod = a.object as ApiObject & { spec?: PodSpec };
+    const spec: PodSpec & { imagePullSecrets?: Array<{ name?: string }> } = (pod.spec ??= { containers: [] });
+    if (pod.metadata?.annotations?.[mirrorAnnotation] !== undefined) {
+      if (spec.serviceAccountName) throw refuse(a, 'a mirror pod may not reference service accounts');
+      return;
+    }
+    if (!spec.serviceAccountName) spec.serviceAccountName = spec.serviceAccount || DEFAULT_SERVICE_ACCOUNT;
+    spec.serviceAccount = spec.serviceAccountName;
+    const namespace = a.namespace ?? pod.metadata?.namespace ?? '';
+    const account = (await reader.get({ group: '', version: 'v1', resource: 'serviceaccounts', namespace, name: spec.serviceAccountName })) as
+      | ServiceAccountObject
+      | undefined;
+    if (!account) {
+      throw refuse(a, `error looking up service account ${namespace}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`);
+    }
+    const automount = (spec.automountServiceAccountToken as boolean | undefined) ?? account.automountServiceAccountToken ?? true;
+    if (automount) mountToken(spec);
+    if ((spec.imagePullSecrets ?? []).length === 0 && (account.imagePullSecrets ?? []).length > 0) {
+      spec.imagePullSecrets = account.imagePullSecrets!.map((s) => ({ name: s.name }));
+    }
+  }
 
   function mountToken(spec: PodSpec): void {
     const containers: Container[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];

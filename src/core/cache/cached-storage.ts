@@ -27,6 +27,11 @@ export class CachedStorage implements ResourceStorage {
     return this.getWhenFresh(key, freshness);
   }
 
+  peek(key: string): ApiObject | undefined {
+    if (!this.hub.isReady || this.cache.corruptAt(key)) return undefined;
+    return this.cache.get(key)?.object;
+  }
+
   private async getWhenFresh(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
     if (!(await this.fresh(freshness))) return this.inner.get(key, freshness);
     return this.fromCache(key);

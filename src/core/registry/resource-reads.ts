@@ -38,6 +38,11 @@ export class ResourceReads {
     return obj;
   }
 
+  /** The object as the watch cache holds it now, if it does: a read at resourceVersion 0 that needs no wait. */
+  peek(namespace: string | undefined, name: string): ApiObject | undefined {
+    return this.storage.peek?.(objectKey(this.def.resource, namespace, name));
+  }
+
   /** A list as of one revision, chunked by `limit`/`continue` (upstream's list rules, row by row). */
   async list(namespace: string | undefined, options: ListOptions): Promise<ApiList> {
     validateListOptions(options, false, this.naming.groups.meta);

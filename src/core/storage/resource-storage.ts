@@ -79,4 +79,6 @@ export interface ObjectStorage {
 /** Object storage that also serves watches: what the registry reads through. */
 export interface ResourceStorage extends ObjectStorage {
   watch(request: WatchRequest): Promise<WatchStream>;
+  /** The object at `key` as a cache holds it now, if one does (no store read, no wait); undefined otherwise. */
+  peek?(key: string): ApiObject | undefined;
 }

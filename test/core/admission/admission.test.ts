@@ -4,9 +4,9 @@
  * the mutating phase before the strategy, the validating phase after validation and before
  * storage, nothing stored when a plugin refuses.
  */
-import { Admission, type AdmissionAttributes, type AdmissionPlugin } from '../../../src/core/admission';
+import { Admission, type AdmissionAttributes, type AdmissionPlugin, namespaceLifecycle } from '../../../src/core/admission';
 import type { ApiObject } from '../../../src/core';
-import { StatusError, forbidden } from '../../../src/status';
+import { StatusError, forbidden, notFound } from '../../../src/status';
 import { cm, coreBackend, ctx, nsTarget } from '../registry/core-backends';
 
 /** The Status a rejected call carried. */
@@ -157,5 +157,32 @@ describe('the chain itself', () => {
     await expect(lateRefusal.admit(attrs)).rejects.toMatchObject({ code: 403 });
     await expect(lateRefusal.validate(attrs)).rejects.toMatchObject({ code: 403 });
     expect(ran).toEqual([]);
+  });
+});
+
+describe('NamespaceLifecycle and the watch cache', () => {
+  const create = { operation: 'CREATE', group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', subresource: '', namespace: 'team', name: 'c', dryRun: false, user: { username: 'u', groups: [] } } as AdmissionAttributes;
+  const ns = (deleting: boolean): ApiObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) } });
+
+  it('answers from the cache at once, and reads only on a miss', async () => {
+    const reads: string[] = [];
+    const reader = (cached: ApiObject | undefined, stored: ApiObject | undefined) => ({
+      peek: () => cached,
+      get: async (_ns: undefined, name: string, options: { resourceVersion?: string }) => {
+        reads.push(options.resourceVersion ?? 'latest');
+        if (!stored) throw notFound({ group: '', resource: 'namespaces' }, name);
+        return stored;
+      },
+    });
+    expect(namespaceLifecycle({ namespaces: reader(ns(false), undefined), immortal: [] }).admit!(create)).toBeUndefined();
+    const terminating = namespaceLifecycle({ namespaces: reader(ns(true), undefined), immortal: [] }).admit!(create);
+    await expect(terminating).rejects.toMatchObject({ code: 403, status: { details: { causes: [{ reason: 'NamespaceTerminating' }] } } });
+    expect(reads).toEqual([]);
+    // A namespace created a moment ago, not in the cache yet, is found by the most recent read.
+    await expect(namespaceLifecycle({ namespaces: reader(undefined, ns(false)), immortal: [] }).admit!(create)).resolves.toBeUndefined();
+    expect(reads).toEqual(['0']);
+    reads.length = 0;
+    await expect(namespaceLifecycle({ namespaces: reader(undefined, undefined), immortal: [] }).admit!(create)).rejects.toMatchObject({ code: 404 });
+    expect(reads).toEqual(['0', 'latest']);
   });
 });

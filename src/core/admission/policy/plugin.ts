@@ -189,67 +189,72 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
 
   return {
     name: 'ValidatingAdmissionPolicy',
-    async validate(a) {
+    // Nothing to do, at once, with no bindings or for an exempt request (the chain stays synchronous).
+    validate(a) {
       if (isExemptFromDynamicAdmission(a, admissionGroup)) return;
       const bindings = source.bindings();
       if (bindings.length === 0) return;
-      const policies = new Map(source.policies().map((p) => [p.metadata?.name ?? '', p]));
-      let base: CelVariables | undefined;
-      const denials: StatusError[] = [];
-      const audits: Array<Record<string, unknown>> = [];
-      for (const binding of bindings) {
-        const policyName = binding.spec?.policyName ?? '';
-        const policy = policies.get(policyName);
-        if (!policy) continue;
-        if (!(await matches(policy.spec?.matchConstraints, a, true))) continue;
-        if (!(await matches(binding.spec?.matchResources, a, false))) continue;
-        const bindingName = binding.metadata?.name ?? '';
-        const actions = binding.spec?.validationActions ?? [];
-        const act = (v: Violation) => {
-          if (actions.includes('Deny')) {
-            // Upstream words it as admission's Forbidden, then swaps in the validation's reason and code.
-            const message = `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${v.message}`;
-            const err = forbidden({ group: a.group, resource: a.resource }, a.name || a.object?.metadata?.name || '', message);
-            err.status.reason = v.reason;
-            err.status.code = REASON_CODES[v.reason].http;
-            err.status.details = { ...err.status.details, causes: [{ message }] };
-            denials.push(err);
-          }
-          if (actions.includes('Warn')) a.warn?.(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${v.message}`);
-          if (actions.includes('Audit')) {
-            audits.push({ message: v.message, policy: policyName, binding: bindingName, ...(v.expressionIndex !== undefined ? { expressionIndex: v.expressionIndex } : {}), validationActions: actions });
-          }
-        };
-        try {
-          base ??= {
-            object: a.object ?? null,
-            oldObject: a.oldObject ?? null,
-            request: admissionRequest(a, naming.groups.meta),
-            namespaceObject: a.namespace ? ((await reader.get({ group: '', version: 'v1', resource: 'namespaces', name: a.namespace })) ?? null) : null,
-          };
-          const c = compiled(policy);
-          const params = await paramsFor(policy, binding, a);
-          if (params !== undefined && params.length === 0) {
-            if ((binding.spec?.paramRef?.parameterNotFoundAction ?? 'Deny') === 'Deny') {
-              throw new PolicyError('failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction');
-            }
-            continue;
-          }
-          for (const param of params ?? [null]) {
-            const { violations, annotations } = run(policy, c, base, param);
-            violations.forEach(act);
-            for (const [k, v] of annotations) a.annotate?.(k, v);
-          }
-        } catch (err) {
-          if (!(err instanceof PolicyError)) throw err;
-          if (policy.spec?.failurePolicy === 'Ignore') continue;
-          act({ message: err.message, reason: 'Invalid' });
-        }
-      }
-      if (audits.length > 0) a.annotate?.(`validation.policy.${admissionDomain}/validation_failure`, JSON.stringify(audits));
-      if (denials.length > 0) throw denials[0];
+      return validateWith(a, bindings);
     },
   };
+
+  async function validateWith(a: AdmissionAttributes, bindings: ReturnType<typeof source.bindings>): Promise<void> {
+    const policies = new Map(source.policies().map((p) => [p.metadata?.name ?? '', p]));
+    let base: CelVariables | undefined;
+    const denials: StatusError[] = [];
+    const audits: Array<Record<string, unknown>> = [];
+    for (const binding of bindings) {
+      const policyName = binding.spec?.policyName ?? '';
+      const policy = policies.get(policyName);
+      if (!policy) continue;
+      if (!(await matches(policy.spec?.matchConstraints, a, true))) continue;
+      if (!(await matches(binding.spec?.matchResources, a, false))) continue;
+      const bindingName = binding.metadata?.name ?? '';
+      const actions = binding.spec?.validationActions ?? [];
+      const act = (v: Violation) => {
+        if (actions.includes('Deny')) {
+          // Upstream words it as admission's Forbidden, then swaps in the validation's reason and code.
+          const message = `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${v.message}`;
+          const err = forbidden({ group: a.group, resource: a.resource }, a.name || a.object?.metadata?.name || '', message);
+          err.status.reason = v.reason;
+          err.status.code = REASON_CODES[v.reason].http;
+          err.status.details = { ...err.status.details, causes: [{ message }] };
+          denials.push(err);
+        }
+        if (actions.includes('Warn')) a.warn?.(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${v.message}`);
+        if (actions.includes('Audit')) {
+          audits.push({ message: v.message, policy: policyName, binding: bindingName, ...(v.expressionIndex !== undefined ? { expressionIndex: v.expressionIndex } : {}), validationActions: actions });
+        }
+      };
+      try {
+        base ??= {
+          object: a.object ?? null,
+          oldObject: a.oldObject ?? null,
+          request: admissionRequest(a, naming.groups.meta),
+          namespaceObject: a.namespace ? ((await reader.get({ group: '', version: 'v1', resource: 'namespaces', name: a.namespace })) ?? null) : null,
+        };
+        const c = compiled(policy);
+        const params = await paramsFor(policy, binding, a);
+        if (params !== undefined && params.length === 0) {
+          if ((binding.spec?.paramRef?.parameterNotFoundAction ?? 'Deny') === 'Deny') {
+            throw new PolicyError('failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction');
+          }
+          continue;
+        }
+        for (const param of params ?? [null]) {
+          const { violations, annotations } = run(policy, c, base, param);
+          violations.forEach(act);
+          for (const [k, v] of annotations) a.annotate?.(k, v);
+        }
+      } catch (err) {
+        if (!(err instanceof PolicyError)) throw err;
+        if (policy.spec?.failurePolicy === 'Ignore') continue;
+        act({ message: err.message, reason: 'Invalid' });
+      }
+    }
+    if (audits.length > 0) a.annotate?.(`validation.policy.${admissionDomain}/validation_failure`, JSON.stringify(audits));
+    if (denials.length > 0) throw denials[0];
+  }
 }
 
 /** Does a parameter object satisfy a binding's paramRef selector? (for sources that list and filter). */

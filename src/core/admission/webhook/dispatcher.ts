@@ -192,10 +192,15 @@ class Dispatcher {
     Object.assign(object, patched, { apiVersion, kind });
   }
 
-  async mutate(a: AdmissionAttributes): Promise<boolean> {
+  /** False at once when no webhook is configured or the request is exempt (the admission chain stays synchronous). */
+  mutate(a: AdmissionAttributes): boolean | Promise<boolean> {
     if (isExemptFromDynamicAdmission(a, this.admissionGroup)) return false;
     const hooks = this.hooks();
     if (hooks.length === 0) return false;
+    return this.mutateWith(a, hooks);
+  }
+
+  private async mutateWith(a: AdmissionAttributes, hooks: CompiledWebhook[]): Promise<boolean> {
     let request: AdmissionRequest | undefined;
     const lazyRequest = () => (request ??= admissionRequest(a, this.options.naming.groups.meta));
     // Each call: its hook, its position, and how many patches had been applied once it answered.
@@ -217,10 +222,15 @@ class Dispatcher {
     return patches > 0;
   }
 
-  async validate(a: AdmissionAttributes): Promise<void> {
+  /** Nothing to do, at once, when no webhook is configured or the request is exempt. */
+  validate(a: AdmissionAttributes): void | Promise<void> {
     if (isExemptFromDynamicAdmission(a, this.admissionGroup)) return;
     const hooks = this.hooks();
     if (hooks.length === 0) return;
+    return this.validateWith(a, hooks);
+  }
+
+  private async validateWith(a: AdmissionAttributes, hooks: CompiledWebhook[]): Promise<void> {
     let request: AdmissionRequest | undefined;
     const lazyRequest = () => (request ??= admissionRequest(a, this.options.naming.groups.meta));
     // Upstream numbers validating calls among the webhooks that are called (mutating ones among all).
