@@ -98,13 +98,24 @@ export function isDns1035Label(value: string): string[] {
   return errs;
 }
 
+/**
+ * Whether `isQualifiedName` has nothing to say about `value`, without making its list: a name
+ * with no prefix (the pattern admits no '/'), or a prefix and a name within their limits.
+ */
+export function qualifiedNameOk(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash < 0) return value.length <= QUALIFIED_NAME_MAX_LENGTH && QUALIFIED_NAME_RE.test(value);
+  return slash <= DNS1123_SUBDOMAIN_MAX_LENGTH && value.length - slash - 1 <= QUALIFIED_NAME_MAX_LENGTH && PREFIXED_QUALIFIED_NAME_RE.test(value);
+}
+
+/** Whether `isValidLabelValue` has nothing to say about `value`, without making its list. */
+export function labelValueOk(value: string): boolean {
+  return value.length <= LABEL_VALUE_MAX_LENGTH && LABEL_VALUE_RE.test(value);
+}
+
 /** A "qualified name" (label keys, annotation keys, finalizers): `[prefix/]name`, the prefix a DNS subdomain. */
 export function isQualifiedName(value: string): string[] {
-  // A name with no prefix (the pattern admits no '/'), or a prefix and a name within their limits.
-  const slash = value.indexOf('/');
-  if (slash < 0 ? value.length <= QUALIFIED_NAME_MAX_LENGTH && QUALIFIED_NAME_RE.test(value) : slash <= DNS1123_SUBDOMAIN_MAX_LENGTH && value.length - slash - 1 <= QUALIFIED_NAME_MAX_LENGTH && PREFIXED_QUALIFIED_NAME_RE.test(value)) {
-    return [];
-  }
+  if (qualifiedNameOk(value)) return [];
   const errs: string[] = [];
   const parts = value.split('/');
   let name: string;
@@ -128,7 +139,7 @@ export function isQualifiedName(value: string): string[] {
 }
 
 export function isValidLabelValue(value: string): string[] {
-  if (value.length <= LABEL_VALUE_MAX_LENGTH && LABEL_VALUE_RE.test(value)) return [];
+  if (labelValueOk(value)) return [];
   const errs: string[] = [];
   if (byteLength(value) > LABEL_VALUE_MAX_LENGTH) errs.push(maxLenError(LABEL_VALUE_MAX_LENGTH));
   if (!LABEL_VALUE_RE.test(value)) errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
