@@ -55,32 +55,45 @@ type Json = Record<string, unknown>;
 const isPlainObject = isObject<Json>;
 
 /**
- * Where the walk is, as a chain of steps to the root: the path strings are built only for what
- * is reported (an unknown field, an open path, a mismatch), not for every field walked.
+ * Where the walk is: one entry per level below the root, kept in place as the walk goes down
+ * and up, so walking a field costs no allocation; the path strings are built only for what is
+ * reported (an unknown field, an open path, a mismatch).
  */
-class Step {
-  constructor(
-    readonly parent: Step | undefined,
-    /** An object key, or undefined for a list index. */
-    readonly key: string | undefined,
-    readonly index: number,
-    /** A struct field (in Go's errorContext), not a map key or list index. */
-    readonly field: boolean,
-  ) {}
-}
+class WalkPath {
+  /** An object key per level, or undefined for a list index. */
+  private readonly keys: Array<string | undefined> = [];
+  private readonly indexes: number[] = [];
+  /** A struct field (in Go's errorContext), not a map key or list index. */
+  private readonly fields: boolean[] = [];
+  private depth = 0;
 
-/** Go's field path of `step`, e.g. `spec.template.spec.containers[0].foo` (joinKey/joinIndex). */
-function pathOf(step: Step | undefined): string {
-  if (!step) return '';
-  const parent = pathOf(step.parent);
-  return step.key === undefined ? joinIndex(parent, step.index) : joinKey(parent, step.key);
-}
+  push(key: string | undefined, index: number, field: boolean): void {
+    const d = this.depth++;
+    this.keys[d] = key;
+    this.indexes[d] = index;
+    this.fields[d] = field;
+  }
 
-/** Go's errorContext: the struct field names only, joined with dots. */
-function fieldStackOf(step: Step | undefined): string {
-  if (!step) return '';
-  const parent = fieldStackOf(step.parent);
-  return step.field ? joinKey(parent, step.key!) : parent;
+  pop(): void {
+    this.depth--;
+  }
+
+  /** Go's field path, e.g. `spec.template.spec.containers[0].foo` (joinKey/joinIndex). */
+  text(): string {
+    let path = '';
+    for (let d = 0; d < this.depth; d++) {
+      const key = this.keys[d];
+      path = key === undefined ? joinIndex(path, this.indexes[d]!) : joinKey(path, key);
+    }
+    return path;
+  }
+
+  /** Go's errorContext: the struct field names only, joined with dots. */
+  fieldStack(): string {
+    let path = '';
+    for (let d = 0; d < this.depth; d++) if (this.fields[d]) path = joinKey(path, this.keys[d]!);
+    return path;
+  }
 }
 
 /** A message type's Go struct name (the last part of its full name), worked out once per type. */
@@ -100,24 +113,25 @@ class Walker {
   private readonly sorted: boolean;
   /** Nulls become Go's zero values where Go would decode them so (only when the walk may change the value). */
   private readonly normalize: boolean;
+  private readonly at = new WalkPath();
 
   constructor(private readonly options: WalkOptions) {
     this.sorted = options.keyOrder === 'sorted';
     this.normalize = options.prune ?? true;
   }
 
-  /** `at` is where `v` sits; `struct` the Go struct whose field holds it (for mismatch messages). */
-  value(v: unknown, type: ValueType, at: Step | undefined, struct: string): void {
+  /** `v` sits where the walk path is; `struct` is the Go struct whose field holds it (for mismatch messages). */
+  value(v: unknown, type: ValueType, struct: string): void {
     if (v === null || v === undefined) return;
     switch (type.kind) {
       case 'scalar':
-        if (!scalarFits(type.scalar, v)) this.mismatchAt(v, type, struct, at);
+        if (!scalarFits(type.scalar, v)) this.mismatchAt(v, type, struct);
         return;
       case 'special':
-        if (type.special === 'RawExtension' || type.special === 'FieldsV1') this.open.push(pathOf(at));
+        if (type.special === 'RawExtension' || type.special === 'FieldsV1') this.open.push(this.at.text());
         return;
       case 'list': {
-        if (!Array.isArray(v)) return this.mismatchAt(v, type, struct, at);
+        if (!Array.isArray(v)) return this.mismatchAt(v, type, struct);
         const item = type.item;
         // A scalar is reported at its list's field (indexes are not in Go's errorContext): no step for it.
         const leaf = item.kind === 'scalar';
@@ -128,47 +142,67 @@ class Walker {
             const zero = zeroOf(item);
             if (zero !== null) v[i] = element = zero;
           }
-          this.value(element, item, leaf ? at : new Step(at, undefined, i, false), struct);
+          if (leaf) {
+            this.value(element, item, struct);
+          } else {
+            this.at.push(undefined, i, false);
+            this.value(element, item, struct);
+            this.at.pop();
+          }
         }
         return;
       }
       case 'map': {
-        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
-        const leaf = type.value.kind === 'scalar';
+        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct);
         if (this.sorted) {
-          for (const key of Object.keys(v).sort(compareGoStrings)) this.value(v[key], type.value, leaf ? at : new Step(at, key, 0, false), struct);
+          for (const key of Object.keys(v).sort(compareGoStrings)) this.entry(v, key, type.value, struct);
         } else {
-          for (const key in v) this.value(v[key], type.value, leaf ? at : new Step(at, key, 0, false), struct);
+          for (const key in v) this.entry(v, key, type.value, struct);
         }
         return;
       }
       case 'message':
-        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct, at);
-        this.message(v, this.types.get(type.type)!, at);
+        if (!isPlainObject(v)) return this.mismatchAt(v, type, struct);
+        this.message(v, this.types.get(type.type)!);
         return;
     }
   }
 
   /** An object's fields in the walk's order (see WalkOptions.keyOrder): the body's order by for-in, with no array of keys. */
-  message(obj: Json, type: SchemaType, at: Step | undefined): void {
+  message(obj: Json, type: SchemaType): void {
     const struct = structName(type);
     if (this.sorted) {
-      for (const key of Object.keys(obj).sort(compareGoStrings)) this.field(obj, key, type, struct, at);
+      for (const key of Object.keys(obj).sort(compareGoStrings)) this.field(obj, key, type, struct);
     } else {
       // Deleting the field being visited (an unknown one) is safe in a for-in walk.
-      for (const key in obj) this.field(obj, key, type, struct, at);
+      for (const key in obj) this.field(obj, key, type, struct);
     }
   }
 
-  private field(obj: Json, key: string, type: SchemaType, struct: string, at: Step | undefined): void {
+  /** A map's entry: a scalar is reported at its map's field (keys are not in Go's errorContext). */
+  private entry(map: Json, key: string, type: ValueType, struct: string): void {
+    if (type.kind === 'scalar') return this.value(map[key], type, struct);
+    this.at.push(key, 0, false);
+    this.value(map[key], type, struct);
+    this.at.pop();
+  }
+
+  /** `v` at `key` of the walk path's position, for a mismatch. */
+  private mismatchAtField(v: unknown, type: ValueType, struct: string, key: string): void {
+    this.at.push(key, 0, true);
+    this.mismatchAt(v, type, struct);
+    this.at.pop();
+  }
+
+  private field(obj: Json, key: string, type: SchemaType, struct: string): void {
     const v = obj[key];
     if (type.typeMeta && (key === 'apiVersion' || key === 'kind')) {
-      if (typeof v !== 'string' && v !== null) this.mismatchAt(v, STRING, struct, new Step(at, key, 0, true));
+      if (typeof v !== 'string' && v !== null) this.mismatchAtField(v, STRING, struct, key);
       return;
     }
     const prop = type.property.get(key);
     if (!prop) {
-      const keyPath = joinKey(pathOf(at), key);
+      const keyPath = joinKey(this.at.text(), key);
       this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
       this.open.push(keyPath);
       if (this.normalize) delete obj[key];
@@ -182,16 +216,18 @@ class Walker {
     }
     // A scalar field is checked here: no step is made unless it is the wrong type.
     if (fieldType.kind === 'scalar') {
-      if (!scalarFits(fieldType.scalar, v)) this.mismatchAt(v, fieldType, struct, new Step(at, key, 0, true));
+      if (!scalarFits(fieldType.scalar, v)) this.mismatchAtField(v, fieldType, struct, key);
       return;
     }
-    this.value(v, fieldType, new Step(at, key, 0, true), struct);
+    this.at.push(key, 0, true);
+    this.value(v, fieldType, struct);
+    this.at.pop();
   }
 
-  /** A mismatch of a value at `at` (a list element or map value is reported at its list's or map's field). */
-  private mismatchAt(v: unknown, type: ValueType, struct: string, at: Step | undefined): void {
+  /** A mismatch of a value where the walk is (a list element or map value is reported at its list's or map's field). */
+  private mismatchAt(v: unknown, type: ValueType, struct: string): void {
     this.mismatch ??= {
-      message: `json: cannot unmarshal ${jsonValueKind(v)} into Go struct field ${struct}.${fieldStackOf(at)} of type ${goTypeName(type)}`,
+      message: `json: cannot unmarshal ${jsonValueKind(v)} into Go struct field ${struct}.${this.at.fieldStack()} of type ${goTypeName(type)}`,
     };
   }
 }
@@ -216,6 +252,6 @@ function zeroOf(type: ValueType): unknown {
  */
 export function walkFields(value: Json, type: SchemaType, options: WalkOptions = {}): FieldWalk {
   const walker = new Walker(options);
-  walker.message(value, type, undefined);
+  walker.message(value, type);
   return { unknown: walker.unknown, open: walker.open, ...(walker.mismatch ? { mismatch: walker.mismatch } : {}) };
 }
