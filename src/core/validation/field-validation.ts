@@ -35,6 +35,7 @@ function under(path: string, prefixes: readonly string[]): boolean {
 
 /** The strict errors of a walked JSON body, merged in document order and deduplicated. */
 function jsonStrictErrors(walk: FieldWalk, duplicates: readonly RepeatedJsonKey[]): string[] {
+  if (duplicates.length === 0 && walk.unknown.length === 0) return [];
   // Go reports a repeated key only where the schema has a field for it: a repeated unknown
   // field is reported once, as unknown, and nothing inside an open value is looked at.
   const items = [
@@ -45,6 +46,7 @@ function jsonStrictErrors(walk: FieldWalk, duplicates: readonly RepeatedJsonKey[
 }
 
 function unknownErrors(walk: FieldWalk): string[] {
+  if (walk.unknown.length === 0) return [];
   return [...new Set(walk.unknown.map((u) => `unknown field ${JSON.stringify(u.path)}`))].slice(0, MAX_STRICT_ERRORS);
 }
 
