@@ -13,7 +13,7 @@ import type { FeatureGates } from '../../features';
 import type { ResourceIndex } from '../resource-index';
 import type { ServerMetrics } from '../../metrics';
 import { writeRawJson, writeText } from '../respond';
-import { type Exchange, type Handler, infoOf } from '../types';
+import { type Exchange, type Handler, type NonResourceRequestInfo, infoOf } from '../types';
 import { createDiscoveryHandler, discoveryPathOf } from './discovery';
 import { HEALTH_ENDPOINTS, type HealthChecks, type HealthEndpoint, serveHealth, serveHealthCheck } from './health';
 import { createResourceHandler } from './resource';
@@ -85,13 +85,23 @@ export function createRouter(options: RouterOptions): Handler {
   const openapi = createOpenApiHandler({ naming: options.naming, index: options.index, serverVersion: options.version.gitVersion });
   const { index, health } = options;
 
-  return async (exchange) => {
+  // Resource requests (nearly all) go straight to their handler, with no promise of the
+  // router's own; everything else is routed by `others`.
+  return (exchange) => {
     const info = infoOf(exchange);
-    const path = info.path;
     if (info.isResourceRequest) {
-      if (!underServedRoot(path, index)) return writeNotFoundPage(exchange);
-      return resources(exchange, info);
+      try {
+        if (!underServedRoot(info.path, index)) return Promise.resolve(writeNotFoundPage(exchange));
+        return resources(exchange, info);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     }
+    return others(exchange, info);
+  };
+
+  async function others(exchange: Exchange, info: NonResourceRequestInfo): Promise<void> {
+    const path = info.path;
 
     const discoveryPath = discoveryPathOf(path);
     if (discoveryPath) {
@@ -124,5 +134,5 @@ export function createRouter(options: RouterOptions): Handler {
       if (one) return serveHealthCheck(exchange, one);
     }
     return writeNotFoundPage(exchange);
-  };
+  }
 }

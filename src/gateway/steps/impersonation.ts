@@ -11,7 +11,7 @@ import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '../../authn';
 import { badRequest } from '../../status';
-import { type GatewayRequest, type Step, userOf } from '../types';
+import { type Exchange, type GatewayRequest, type Handler, type Step, userOf } from '../types';
 import { type AuthorizationAttributes, type Authorizer, authorizeAll, forbiddenError } from './authorization';
 
 const EXTRA_PREFIX = 'impersonate-extra-';
@@ -33,6 +33,15 @@ function values(request: GatewayRequest, name: string): string[] {
 }
 
 export function impersonationOf(request: GatewayRequest): ImpersonationRequest | undefined {
+  // Nearly every request has no Impersonate-* header: nothing to collect.
+  let asking = false;
+  for (const name in request.headers) {
+    if (name.startsWith('impersonate-')) {
+      asking = true;
+      break;
+    }
+  }
+  if (!asking) return undefined;
   const users = values(request, 'impersonate-user');
   const groups = values(request, 'impersonate-group');
   const uids = values(request, 'impersonate-uid');
@@ -87,9 +96,19 @@ export interface ImpersonationStepOptions {
 
 export function impersonationStep(options: ImpersonationStepOptions): Step {
   const authGroup = options.naming.groups.authentication;
-  return (next) => async (exchange) => {
-    const asked = impersonationOf(exchange.request);
-    if (!asked) return next(exchange);
+  // A request that impersonates no one (nearly all) goes on with no promise of this step's own;
+  // as a handler, it still fails only by a rejected promise.
+  return (next) => (exchange) => {
+    try {
+      const asked = impersonationOf(exchange.request);
+      if (!asked) return next(exchange);
+      return impersonate(exchange, next, asked);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+
+  async function impersonate(exchange: Exchange, next: Handler, asked: ImpersonationRequest): Promise<void> {
     const requester = userOf(exchange);
     const checks: AuthorizationAttributes[] = [];
     const sa = serviceAccountOf(asked.user);
@@ -112,5 +131,5 @@ export function impersonationStep(options: ImpersonationStepOptions): Step {
     if (Object.keys(asked.extra).length > 0) user.extra = asked.extra;
     exchange.user = user;
     return next(exchange);
-  };
+  }
 }
