@@ -7,13 +7,13 @@
 import { once } from 'node:events';
 import https from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { ServerResponse } from 'node:http';
 import { toGatewayResponse } from '../../src/gateway/express-adapter';
 import { type Pki, ensurePki } from '../../src/server/pki';
+import { closeServer, listenOnLoopback } from '../support/loopback-server';
 
 let dir: string;
 let pki: Pki;
@@ -30,14 +30,11 @@ beforeAll(async () => {
     res.end(Buffer.alloc(size, 'x'));
     answered.shift()!(res);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  port = (server.address() as AddressInfo).port;
+  port = await listenOnLoopback(server);
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  server.close();
+  closeServer(server);
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -7,10 +7,10 @@
  */
 import { once } from 'node:events';
 import http, { type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { toGatewayResponse } from '../../src/gateway/express-adapter';
 import type { GatewayResponse } from '../../src/gateway/types';
+import { closeServer, listenOnLoopback } from '../support/loopback-server';
 
 let server: http.Server;
 let port: number;
@@ -18,15 +18,10 @@ let handler: (res: GatewayResponse, raw: ServerResponse) => void = () => {};
 
 beforeAll(async () => {
   server = http.createServer((_req, res) => handler(toGatewayResponse(res), res));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  port = (server.address() as AddressInfo).port;
+  port = await listenOnLoopback(server);
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  server.close();
-});
+afterAll(() => closeServer(server));
 
 /** The raw response (head and body) to one GET, as the client reads it. */
 async function rawResponse(): Promise<string> {

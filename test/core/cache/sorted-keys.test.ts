@@ -15,12 +15,10 @@ function lowerBound(keys: string[], key: string): number {
   return i;
 }
 
-test('matches a sorted array under random inserts and removes', () => {
-  const random = seededRandom(7);
-  const keys = new SortedKeys(compareKeys);
+/** Random inserts (70%) and removes on `keys` and a plain list; `check` gets the list, sorted, every `every` steps. */
+function churn(keys: SortedKeys, name: () => string, random: () => number, steps: number, every: number, check: (model: string[]) => void): string[] {
   let model: string[] = [];
-  const name = () => `/registry/things/ns${Math.floor(random() * 5)}/n${Math.floor(random() * 4000)}${random() < 0.01 ? '\u{1F600}' : ''}`;
-  for (let step = 0; step < 20_000; step++) {
+  for (let step = 0; step < steps; step++) {
     const key = name();
     if (random() < 0.7) {
       keys.insert(key);
@@ -29,18 +27,25 @@ test('matches a sorted array under random inserts and removes', () => {
       keys.remove(key);
       model = model.filter((k) => k !== key);
     }
-    if (step % 1000 === 999) {
-      model.sort(compareKeys);
-      expect(keys.size).toBe(model.length);
-      expect([...keys.from(() => false)]).toEqual(model);
-      const probe = name();
-      const at = lowerBound(model, probe);
-      expect([...keys.from(before(probe))]).toEqual(model.slice(at));
-      expect(keys.rank(before(probe))).toBe(at);
-      const prefix = '/registry/things/ns2/';
-      expect(keys.rank((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix))).toBe(model.filter((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix)).length);
-    }
+    if (step % every === every - 1) check(model.sort(compareKeys));
   }
+  return model;
+}
+
+test('matches a sorted array under random inserts and removes', () => {
+  const random = seededRandom(7);
+  const keys = new SortedKeys(compareKeys);
+  const name = () => `/registry/things/ns${Math.floor(random() * 5)}/n${Math.floor(random() * 4000)}${random() < 0.01 ? '\u{1F600}' : ''}`;
+  churn(keys, name, random, 20_000, 1000, (model) => {
+    expect(keys.size).toBe(model.length);
+    expect([...keys.from(() => false)]).toEqual(model);
+    const probe = name();
+    const at = lowerBound(model, probe);
+    expect([...keys.from(before(probe))]).toEqual(model.slice(at));
+    expect(keys.rank(before(probe))).toBe(at);
+    const prefix = '/registry/things/ns2/';
+    expect(keys.rank((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix))).toBe(model.filter((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix)).length);
+  });
 });
 
 test('reset takes a sorted list; an empty set ranges over nothing', () => {
@@ -62,23 +67,9 @@ test("with JavaScript's order as the fast one, keys stay in Go's order where the
   expect(compareGoStrings('\uff01', '\u{1F600}')).toBeLessThan(0);
   const random = seededRandom(11);
   const keys = new SortedKeys(compareKeys, goStringsFastOrder);
-  let model: string[] = [];
   const tails = ['', '', '', '', '\u{1F600}', '\uff01', '\ue000', 'é'];
   const name = () => `/registry/things/ns/n${Math.floor(random() * 300)}${tails[Math.floor(random() * tails.length)]}`;
-  for (let step = 0; step < 6000; step++) {
-    const key = name();
-    if (random() < 0.7) {
-      keys.insert(key);
-      if (!model.includes(key)) model.push(key);
-    } else {
-      keys.remove(key);
-      model = model.filter((k) => k !== key);
-    }
-    if (step % 100 === 99) {
-      model.sort(compareGoStrings);
-      expect([...keys.from(() => false)]).toEqual(model);
-    }
-  }
+  const model = churn(keys, name, random, 6000, 100, (sorted) => expect([...keys.from(() => false)]).toEqual(sorted));
   keys.reset([...model].sort(compareGoStrings));
   for (const k of ['/registry/things/ns/n1\uff01', '/registry/things/ns/n1\u{1F600}', '/registry/things/ns/n1']) {
     keys.insert(k);
