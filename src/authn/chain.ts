@@ -42,26 +42,35 @@ function certificateResult(cert: PeerCertificate): AuthenticationResult {
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const walk = async (credentials: Credentials): Promise<AuthenticationResult> => {
+    const reasons: string[] = [];
+    if (credentials.certificate && options.certificates) {
+      const result = certificateResult(credentials.certificate);
+      if (result.outcome === 'authenticated') return result;
+      if (result.outcome === 'rejected') reasons.push(result.reason);
+    }
+    if (credentials.token !== undefined) {
+      for (const method of options.tokens) {
+        const result = await method.authenticateToken(credentials.token);
+        if (result.outcome === 'authenticated') return { ...result, user: withAuthenticatedGroup(result.user) };
+        if (result.outcome === 'rejected') reasons.push(`${method.name}: ${result.reason}`);
+      }
+      reasons.push('invalid bearer token');
+    }
+    if (reasons.length > 0) return { outcome: 'rejected', reason: reasons.join('; ') };
+    // A certificate nobody is configured to check is ignored, as upstream without a client CA.
+    const allowed = options.anonymous && (!options.anonymousPaths || (credentials.path !== undefined && options.anonymousPaths.includes(credentials.path)));
+    return allowed ? { outcome: 'authenticated', user: anonymousUser() } : { outcome: 'rejected', reason: 'anonymous requests are disabled' };
+  };
   return {
-    async authenticate(credentials: Credentials): Promise<AuthenticationResult> {
-      const reasons: string[] = [];
+    // A verified client certificate (nearly every caller of the HTTPS door) is answered at once;
+    // everything else goes through the whole chain.
+    authenticate(credentials: Credentials): AuthenticationResult | Promise<AuthenticationResult> {
       if (credentials.certificate && options.certificates) {
         const result = certificateResult(credentials.certificate);
         if (result.outcome === 'authenticated') return result;
-        if (result.outcome === 'rejected') reasons.push(result.reason);
       }
-      if (credentials.token !== undefined) {
-        for (const method of options.tokens) {
-          const result = await method.authenticateToken(credentials.token);
-          if (result.outcome === 'authenticated') return { ...result, user: withAuthenticatedGroup(result.user) };
-          if (result.outcome === 'rejected') reasons.push(`${method.name}: ${result.reason}`);
-        }
-        reasons.push('invalid bearer token');
-      }
-      if (reasons.length > 0) return { outcome: 'rejected', reason: reasons.join('; ') };
-      // A certificate nobody is configured to check is ignored, as upstream without a client CA.
-      const allowed = options.anonymous && (!options.anonymousPaths || (credentials.path !== undefined && options.anonymousPaths.includes(credentials.path)));
-      return allowed ? { outcome: 'authenticated', user: anonymousUser() } : { outcome: 'rejected', reason: 'anonymous requests are disabled' };
+      return walk(credentials);
     },
   };
 }

@@ -48,7 +48,8 @@ export interface TokenAuthenticator {
 
 /** The whole chain, as the doors call it. */
 export interface Authenticator {
-  authenticate(credentials: Credentials): Promise<AuthenticationResult>;
+  /** An answer at once where the chain has one (a verified client certificate), else a promise of it. */
+  authenticate(credentials: Credentials): AuthenticationResult | Promise<AuthenticationResult>;
 }
 
 export const NO_OPINION: AuthenticationResult = { outcome: 'noOpinion' };

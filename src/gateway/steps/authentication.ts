@@ -5,9 +5,9 @@
  * `Unauthorized` Status (the reason goes to the log only); none at all is `system:anonymous`
  * unless anonymous requests are disabled.
  */
-import { type Authenticator, type Credentials, createAuthenticator } from '../../authn';
+import { type AuthenticationResult, type Authenticator, type Credentials, createAuthenticator } from '../../authn';
 import { unauthorized } from '../../status';
-import type { GatewayRequest, Step } from '../types';
+import type { Exchange, GatewayRequest, Handler, Step } from '../types';
 
 export { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, anonymousUser } from '../../authn';
 
@@ -39,13 +39,23 @@ export interface AuthenticationStepOptions {
 
 export function authenticationStep(options: AuthenticationStepOptions = {}): Step {
   const authenticator = options.authenticator ?? DEFAULT_AUTHENTICATOR;
-  return (next) => async (exchange) => {
-    const result = await authenticator.authenticate(credentialsOf(exchange.request));
+  const proceed = (exchange: Exchange, next: Handler, result: AuthenticationResult): Promise<void> => {
     if (result.outcome !== 'authenticated') {
       options.onRejected?.(result.outcome === 'rejected' ? result.reason : 'no opinion');
       throw unauthorized();
     }
     exchange.user = result.user;
     return next(exchange);
+  };
+  // Not an async function: a request the authenticator answers at once (a client certificate)
+  // goes on with no promise of this step's own; it still fails only by a rejected promise.
+  return (next) => (exchange) => {
+    try {
+      const result = authenticator.authenticate(credentialsOf(exchange.request));
+      if (result instanceof Promise) return result.then((r) => proceed(exchange, next, r));
+      return proceed(exchange, next, result);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
 }

@@ -102,7 +102,7 @@ export async function runAuthentication(ctx: Context): Promise<void> {
     ];
     const ms = ctx.options.quick ? 300 : 1500;
     const results: Array<[string, number]> = [];
-    for (const [name, credentials] of cases) results.push([name, await cpuPerCall(() => chain.authenticate(credentials), ms)]);
+    for (const [name, credentials] of cases) results.push([name, await cpuPerCall(async () => chain.authenticate(credentials), ms)]);
     const reference = results[0]![1];
     for (const [name, us] of results) {
       ctx.rows.push({
