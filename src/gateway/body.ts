@@ -29,7 +29,7 @@ function decodeMessage(codec: Codec, err: unknown): string {
 
 /** A body's UTF-8 text, read in place (`Buffer.from` of a byte array would copy it first). */
 function textOf(body: Uint8Array): string {
-  return (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)).toString('utf8');
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 }
 
 /** Text formats are checked for nesting before a parser sees them (codecs/limits.ts). */

@@ -108,6 +108,21 @@ export type Handler = (exchange: Exchange) => Promise<void>;
 /** A pipeline step: wraps the rest of the pipeline, as an interceptor `(next) => next`. */
 export type Step = (next: Handler) => Handler;
 
+/**
+ * A handler written without `async`, so that it can hand back the rest of the pipeline's
+ * promise and cost no promise of its own, that still fails as every handler does: by a rejected
+ * promise, never a throw.
+ */
+export function rejectingThrows(handle: (exchange: Exchange) => Promise<void>): Handler {
+  return (exchange) => {
+    try {
+      return handle(exchange);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+}
+
 export function createExchange(request: GatewayRequest, response: GatewayResponse): Exchange {
   return { request, response, warnings: [] };
 }

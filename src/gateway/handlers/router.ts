@@ -13,7 +13,7 @@ import type { FeatureGates } from '../../features';
 import type { ResourceIndex } from '../resource-index';
 import type { ServerMetrics } from '../../metrics';
 import { writeRawJson, writeText } from '../respond';
-import { type Exchange, type Handler, type NonResourceRequestInfo, infoOf } from '../types';
+import { type Exchange, type Handler, type NonResourceRequestInfo, infoOf, rejectingThrows } from '../types';
 import { createDiscoveryHandler, discoveryPathOf } from './discovery';
 import { HEALTH_ENDPOINTS, type HealthChecks, type HealthEndpoint, serveHealth, serveHealthCheck } from './health';
 import { createResourceHandler } from './resource';
@@ -87,18 +87,12 @@ export function createRouter(options: RouterOptions): Handler {
 
   // Resource requests (nearly all) go straight to their handler, with no promise of the
   // router's own; everything else is routed by `others`.
-  return (exchange) => {
+  return rejectingThrows((exchange) => {
     const info = infoOf(exchange);
-    if (info.isResourceRequest) {
-      try {
-        if (!underServedRoot(info.path, index)) return Promise.resolve(writeNotFoundPage(exchange));
-        return resources(exchange, info);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    return others(exchange, info);
-  };
+    if (!info.isResourceRequest) return others(exchange, info);
+    if (!underServedRoot(info.path, index)) return Promise.resolve(writeNotFoundPage(exchange));
+    return resources(exchange, info);
+  });
 
   async function others(exchange: Exchange, info: NonResourceRequestInfo): Promise<void> {
     const path = info.path;

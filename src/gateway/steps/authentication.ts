@@ -7,7 +7,7 @@
  */
 import { type AuthenticationResult, type Authenticator, type Credentials, createAuthenticator } from '../../authn';
 import { unauthorized } from '../../status';
-import type { Exchange, GatewayRequest, Handler, Step } from '../types';
+import { type Exchange, type GatewayRequest, type Handler, type Step, rejectingThrows } from '../types';
 
 export { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, anonymousUser } from '../../authn';
 
@@ -47,15 +47,12 @@ export function authenticationStep(options: AuthenticationStepOptions = {}): Ste
     exchange.user = result.user;
     return next(exchange);
   };
-  // Not an async function: a request the authenticator answers at once (a client certificate)
-  // goes on with no promise of this step's own; it still fails only by a rejected promise.
-  return (next) => (exchange) => {
-    try {
+  // A request the authenticator answers at once (a client certificate) goes on with no promise
+  // of this step's own.
+  return (next) =>
+    rejectingThrows((exchange) => {
       const result = authenticator.authenticate(credentialsOf(exchange.request));
       if (result instanceof Promise) return result.then((r) => proceed(exchange, next, r));
       return proceed(exchange, next, result);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
+    });
 }

@@ -7,7 +7,7 @@
  */
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
-import { type Exchange, type Handler, type RequestInfo, type Step, infoOf, userOf } from '../types';
+import { type Exchange, type Handler, type RequestInfo, type Step, infoOf, rejectingThrows, userOf } from '../types';
 import { parseFieldSelector } from '../../core/selectors/field-selector';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
 import { type AuthorizationAttributes, type Authorizer, type Decision, authorizeAll, forbiddenError } from '../../authz';
@@ -104,16 +104,12 @@ export function authorizationStep(authorizers: readonly Authorizer[], withSelect
     if (d.decision === 'allow') return next(exchange);
     throw forbiddenError(attributes, d.reason ?? '');
   };
-  // Not an async function: a request the authorizers decide at once goes on with no promise of
-  // this step's own. As a handler, it still fails only by a rejected promise.
-  return (next) => (exchange) => {
-    try {
+  // A request the authorizers decide at once goes on with no promise of this step's own.
+  return (next) =>
+    rejectingThrows((exchange) => {
       const attributes = attributesFor(userOf(exchange), infoOf(exchange), exchange.request.query, withSelectors);
       const d = authorizeAll(authorizers, attributes);
       if (d instanceof Promise) return d.then((decision) => decide(exchange, next, attributes, decision));
       return decide(exchange, next, attributes, d);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
+    });
 }

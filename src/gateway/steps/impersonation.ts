@@ -11,7 +11,7 @@ import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '../../authn';
 import { badRequest } from '../../status';
-import { type Exchange, type GatewayRequest, type Handler, type Step, userOf } from '../types';
+import { type Exchange, type GatewayRequest, type Handler, type Step, rejectingThrows, userOf } from '../types';
 import { type AuthorizationAttributes, type Authorizer, authorizeAll, forbiddenError } from './authorization';
 
 const EXTRA_PREFIX = 'impersonate-extra-';
@@ -96,17 +96,13 @@ export interface ImpersonationStepOptions {
 
 export function impersonationStep(options: ImpersonationStepOptions): Step {
   const authGroup = options.naming.groups.authentication;
-  // A request that impersonates no one (nearly all) goes on with no promise of this step's own;
-  // as a handler, it still fails only by a rejected promise.
-  return (next) => (exchange) => {
-    try {
+  // A request that impersonates no one (nearly all) goes on with no promise of this step's own.
+  return (next) =>
+    rejectingThrows((exchange) => {
       const asked = impersonationOf(exchange.request);
       if (!asked) return next(exchange);
       return impersonate(exchange, next, asked);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
+    });
 
   async function impersonate(exchange: Exchange, next: Handler, asked: ImpersonationRequest): Promise<void> {
     const requester = userOf(exchange);
