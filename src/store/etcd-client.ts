@@ -1,24 +1,25 @@
 /**
  * The etcd store's client: etcd's KV (Range, Txn, DeleteRange, Compact), Watch and Maintenance
- * Status calls as gRPC over one node:http2 session, with the message codecs generated from
- * `proto/etcd` (wire-compatible with etcd's own; `buf.gen.etcd.yaml`). Keys and values are views
- * of the response's bytes, not copies (a copy per value was a fifth of the start-up profile);
- * revisions are numbers.
+ * Status calls as gRPC over one HTTP/2 connection of our own framing (h2-connection.ts, HPACK in
+ * hpack.ts), with the message codecs generated from `proto/etcd` (wire-compatible with etcd's
+ * own; `buf.gen.etcd.yaml`). Keys and values are views of the response's bytes, not copies (a
+ * copy per value was a fifth of the start-up profile); revisions are numbers.
  *
- * Why not etcd3 and grpc-js: a store request is one of a few fixed shapes, and grpc-js' per-call
- * machinery (interceptors, resolving, retry and load-balancing layers, metadata) cost as much
- * CPU as the rest of a create's Keelson-side work. Measured side by side against one etcd, 64
- * guarded creates in flight: etcd3 `kv.txn` 104–120 µs of client CPU per call, a bare grpc-js
- * `makeUnaryRequest` 98–107 µs, this path 51–66 µs (docs/BENCHMARKS.md). Neither is loaded by
- * the server any more (~26 MB of RSS with protobufjs).
+ * Why neither etcd3, grpc-js nor node:http2: a store request is one of a few fixed shapes, and
+ * the general machinery cost more CPU than the rest of a create's Keelson-side work. Measured
+ * side by side against one etcd, 64 calls in flight, client CPU per call: etcd3 `kv.txn`
+ * 104–120 µs, a bare grpc-js `makeUnaryRequest` 98–107 µs, a unary call on node:http2 51–66 µs,
+ * this connection ~9 µs (docs/BENCHMARKS.md). A request's header block is built once per method
+ * and connection; a call is one socket write of HEADERS and DATA.
  *
- * Connection handling, as a gRPC channel over several endpoints would do it: one session at a
- * time; a session that closes, fails or is told to go away is dropped, and the next call dials
- * the next endpoint. A call that outlives its deadline is cancelled and drops its session too
- * (a member that stopped answering keeps its TCP connection open). A watch lives on the session
- * it was opened on and ends, reporting it, when that session does.
+ * Connection handling, as a gRPC channel over several endpoints would do it: one connection at
+ * a time; one that closes, fails or is told to go away is dropped, and the next call dials the
+ * next endpoint. A call that outlives its deadline is cancelled and drops its connection too (a
+ * member that stopped answering keeps its TCP connection open). A watch lives on the connection
+ * it was opened on and ends, reporting it, when that connection does.
  */
-import http2 from 'node:http2';
+import net from 'node:net';
+import tls from 'node:tls';
 import { BinaryReader } from '@bufbuild/protobuf/wire';
 import {
   CompactionRequest,
@@ -36,6 +37,8 @@ import {
   type WatchCreateRequest,
 } from '../gen/etcd/etcdserverpb/rpc';
 import { GrpcCode } from '../status';
+import { H2Connection, type H2Stream, type H2StreamHandler } from './h2-connection';
+import { encodeHeaderBlock } from './hpack';
 
 /** A failed call: the gRPC status code and message etcd (or the transport) gave. */
 export class EtcdCallError extends Error {
@@ -68,19 +71,10 @@ export interface EtcdClientOptions {
 const STREAM_WINDOW = 4 * 1024 * 1024;
 const SESSION_WINDOW = 16 * 1024 * 1024;
 
-const GRPC_HEADERS = { ':method': 'POST', 'content-type': 'application/grpc', te: 'trailers' };
-
 /** A call's gRPC status, from the trailers (or the headers of a trailers-only answer). */
 interface GrpcStatus {
   code: number;
   message: string;
-}
-
-function grpcStatusOf(headers: http2.IncomingHttpHeaders): GrpcStatus | undefined {
-  const code = headers['grpc-status'];
-  if (code === undefined) return undefined;
-  const message = headers['grpc-message'];
-  return { code: Number(code), message: typeof message === 'string' ? decodeGrpcMessage(message) : '' };
 }
 
 interface Codec<Req, Res> {
@@ -121,22 +115,17 @@ export interface WatchStream {
 }
 
 export class EtcdClient {
-  private readonly endpoints: readonly string[];
-  private session?: http2.ClientHttp2Session;
-  /** Every session not yet closed: an old one stays open while a watch or call still uses it. */
-  private readonly sessions = new Set<http2.ClientHttp2Session>();
-  private readonly connected = new WeakSet<http2.ClientHttp2Session>();
+  private readonly endpoints: readonly URL[];
+  private connection?: EtcdConnection;
+  /** Every connection not yet closed: an old one stays open while a watch or call still uses it. */
+  private readonly connections = new Set<EtcdConnection>();
   private next = 0;
   private closed = false;
-  /** Open watch streams per session: only those are kept alive by pings (calls have deadlines). */
-  private readonly watches = new WeakMap<http2.ClientHttp2Session, number>();
-  /** Each method's request headers, built once (node:http2 copies what it is given). */
-  private readonly headers = new Map<string, http2.OutgoingHttpHeaders>();
 
   constructor(private readonly options: EtcdClientOptions) {
     if (options.endpoints.length === 0) throw new TypeError('etcd client needs at least one endpoint');
     const tls = !!options.tls;
-    this.endpoints = options.endpoints.map((e) => (e.includes('://') ? (tls ? e.replace(/^http:/, 'https:') : e) : `${tls ? 'https' : 'http'}://${e}`));
+    this.endpoints = options.endpoints.map((e) => new URL(e.includes('://') ? (tls ? e.replace(/^http:/, 'https:') : e) : `${tls ? 'https' : 'http'}://${e}`));
   }
 
   range(request: RangeRequest): Promise<RangeResponse> {
@@ -161,134 +150,96 @@ export class EtcdClient {
 
   /**
    * One watch on a stream of its own: the create request is sent at once, each response is
-   * handed over as it arrives, and the stream's end (etcd closing it, the session failing) is
+   * handed over as it arrives, and the stream's end (etcd closing it, the connection failing) is
    * reported once as UNAVAILABLE.
    */
   watch(create: WatchCreateRequest, handlers: WatchStreamHandlers): WatchStream {
-    let ended = false;
-    const end = (err: EtcdCallError) => {
-      if (ended) return;
-      ended = true;
-      handlers.onEnd(err);
-    };
-    let stream: http2.ClientHttp2Stream;
+    const call = new WatchCall(handlers);
     try {
       if (this.closed) throw new Error('etcd client is closed');
-      const session = this.connect();
-      stream = session.request({ ...GRPC_HEADERS, ':path': WATCH_PATH }, { endStream: false });
-      this.watches.set(session, (this.watches.get(session) ?? 0) + 1);
-      stream.once('close', () => this.watches.set(session, this.watches.get(session)! - 1));
+      const connection = this.connect();
+      call.open(connection, frame(WatchRequest.encode({ createRequest: create }).finish()));
     } catch (err) {
-      queueMicrotask(() => end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
-      return { cancel: () => void (ended = true) };
+      queueMicrotask(() => call.end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
     }
-    const messages = new MessageReader();
-    let status: GrpcStatus | undefined;
-    const statusOf = (headers: http2.IncomingHttpHeaders) => {
-      status = grpcStatusOf(headers) ?? status;
-    };
-    stream.on('response', statusOf);
-    stream.on('trailers', statusOf);
-    stream.on('data', (chunk: Buffer) => {
-      if (ended) return;
-      let responses: WatchResponse[];
-      try {
-        responses = messages.push(chunk).map((bytes) => WatchResponse.decode(new BinaryReader(bytes)));
-      } catch (err) {
-        end(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-        return;
-      }
-      for (const response of responses) if (!ended) handlers.onResponse(response);
-    });
-    stream.on('error', (err) => end(new EtcdCallError(GrpcCode.UNAVAILABLE, err.message)));
-    stream.on('close', () => {
-      if (status === undefined || status.code === GrpcCode.OK) end(new EtcdCallError(GrpcCode.UNAVAILABLE, 'etcd closed the watch stream'));
-      else end(new EtcdCallError(status.code, `${status.message} (gRPC status ${status.code})`));
-    });
-    stream.write(frame(WatchRequest.encode({ createRequest: create }).finish()));
-    return {
-      cancel: () => {
-        ended = true;
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-      },
-    };
+    return call;
   }
 
   close(): void {
     this.closed = true;
-    for (const session of this.sessions) session.destroy();
-    this.session = undefined;
+    for (const connection of this.connections) connection.h2.destroy(new Error('etcd client is closed'));
+    this.connection = undefined;
   }
 
-  private connect(): http2.ClientHttp2Session {
-    const current = this.session;
-    if (current && !current.closed && !current.destroyed) return current;
+  private connect(): EtcdConnection {
+    const current = this.connection;
+    if (current && current.h2.usable) return current;
     const endpoint = this.endpoints[this.next++ % this.endpoints.length]!;
+    const secure = endpoint.protocol === 'https:';
+    const host = endpoint.hostname.replace(/^\[(.*)\]$/, '$1');
+    const port = Number(endpoint.port || (secure ? 443 : 80));
     const { ca, cert, key } = this.options.tls ?? {};
-    const session = http2.connect(endpoint, {
-      ...(ca ? { ca } : {}),
-      ...(cert ? { cert } : {}),
-      ...(key ? { key } : {}),
-      settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
-    });
+    const socket = secure
+      ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['h2'], ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) })
+      : net.connect({ host, port });
     const drop = () => {
-      if (this.session === session) this.session = undefined;
+      if (this.connection === connection) this.connection = undefined;
     };
-    // A failed session fails its streams, which report it to their callers.
-    session.on('error', drop);
-    session.on('goaway', drop);
-    session.on('close', () => {
-      drop();
-      this.sessions.delete(session);
-    });
-    this.sessions.add(session);
-    session.once('connect', () => {
-      this.connected.add(session);
-      session.setLocalWindowSize(SESSION_WINDOW);
-      this.keepAlive(session);
-    });
-    this.session = session;
-    return session;
+    const connection: EtcdConnection = {
+      h2: new H2Connection(
+        socket,
+        {
+          onConnect: () => this.keepAlive(connection),
+          onGoaway: drop,
+          onClose: () => {
+            drop();
+            connection.stopKeepalive?.();
+            this.connections.delete(connection);
+          },
+        },
+        { stream: STREAM_WINDOW, connection: SESSION_WINDOW },
+        secure ? 'secureConnect' : 'connect',
+        secure ? () => ((socket as tls.TLSSocket).alpnProtocol === 'h2' ? undefined : new Error(`etcd at ${endpoint.host} did not agree to HTTP/2`)) : undefined,
+      ),
+      scheme: secure ? 'https' : 'http',
+      authority: endpoint.host,
+      blocks: new Map(),
+      watches: 0,
+    };
+    this.connections.add(connection);
+    this.connection = connection;
+    return connection;
   }
 
   /**
-   * Pings `session` every `keepaliveMs` while it carries a watch, one ping outstanding at a time
-   * (as grpc-go's keepalive without PermitWithoutStream: etcd counts pings on an idle connection
-   * as abuse and answers GOAWAY).
+   * Pings `connection` every `keepaliveMs` while it carries a watch, one ping outstanding at a
+   * time (as grpc-go's keepalive without PermitWithoutStream: etcd counts pings on an idle
+   * connection as abuse and answers GOAWAY).
    */
-  private keepAlive(session: http2.ClientHttp2Session): void {
+  private keepAlive(connection: EtcdConnection): void {
     const { keepaliveMs = 0, keepaliveTimeoutMs = 10_000 } = this.options;
     if (keepaliveMs <= 0) return;
+    const { h2 } = connection;
     let waiting = false;
     const interval = setInterval(() => {
-      if (waiting || session.closed || session.destroyed || !this.watches.get(session)) return;
+      if (!h2.connected || waiting || connection.watches === 0) return;
       waiting = true;
       const deadline = setTimeout(() => {
-        session.destroy(new Error(`etcd did not answer a keepalive ping within ${keepaliveTimeoutMs} ms`));
+        h2.destroy(new Error(`etcd did not answer a keepalive ping within ${keepaliveTimeoutMs} ms`));
       }, keepaliveTimeoutMs);
       deadline.unref();
-      session.ping(() => {
-        // Answered, or the session ended (which fails its streams on its own).
+      h2.ping(() => {
+        // Answered, or the connection ended (which aborts its streams on its own).
         waiting = false;
         clearTimeout(deadline);
       });
     }, keepaliveMs);
     interval.unref();
-    session.once('close', () => clearInterval(interval));
-  }
-
-  private headersOf(codec: Codec<unknown, unknown>): http2.OutgoingHttpHeaders {
-    let headers = this.headers.get(codec.path);
-    if (!headers) {
-      headers = { ...GRPC_HEADERS, ':path': codec.path, 'grpc-timeout': grpcTimeout(this.options.timeoutMs) };
-      this.headers.set(codec.path, headers);
-    }
-    return headers;
+    connection.stopKeepalive = () => clearInterval(interval);
   }
 
   /**
-   * One call. A session that never connected has sent nothing, so its calls go on to the next
+   * One call. A connection that never connected has sent nothing, so its calls go on to the next
    * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req): Promise<Res> {
@@ -301,74 +252,214 @@ export class EtcdClient {
     const bytes = frame(message);
     for (let tries = 1; ; tries++) {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
-      const session = this.connect();
+      const connection = this.connect();
       try {
-        return await this.send(session, codec, bytes);
+        return await this.send(connection, codec, bytes);
       } catch (err) {
-        if (this.connected.has(session) || tries >= this.endpoints.length) throw err;
-        if (this.session === session) this.session = undefined;
+        if (connection.h2.connected || tries >= this.endpoints.length) throw err;
+        if (this.connection === connection) this.connection = undefined;
       }
     }
   }
 
-  private send<Res>(session: http2.ClientHttp2Session, codec: Codec<unknown, Res>, bytes: Buffer): Promise<Res> {
+  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: Buffer): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      let stream: http2.ClientHttp2Stream;
+      const call = new UnaryCall(codec, resolve, reject);
       try {
-        stream = session.request(this.headersOf(codec), { endStream: false });
+        call.stream = connection.h2.request(headerBlock(connection, codec.path, this.options.timeoutMs), call, bytes, true);
       } catch (err) {
         reject(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message));
         return;
       }
-      const chunks: Buffer[] = [];
-      let status: GrpcStatus | undefined;
-      let settled = false;
-      const fail = (err: EtcdCallError) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(err);
-      };
-      const timer = setTimeout(() => {
-        fail(new EtcdCallError(GrpcCode.DEADLINE_EXCEEDED, 'context deadline exceeded'));
-        stream.close(http2.constants.NGHTTP2_CANCEL);
+      call.timer = setTimeout(() => {
+        call.fail(new EtcdCallError(GrpcCode.DEADLINE_EXCEEDED, 'context deadline exceeded'));
+        call.stream?.cancel();
         // A member that stopped answering keeps its connection: dial another for the next call.
-        if (this.session === session) this.session = undefined;
-        session.close();
+        if (this.connection === connection) this.connection = undefined;
+        connection.h2.close();
       }, this.options.timeoutMs);
-      const statusOf = (headers: http2.IncomingHttpHeaders) => {
-        status = grpcStatusOf(headers) ?? status;
-      };
-      stream.on('response', (headers) => {
-        const httpStatus = headers[':status'];
-        if (httpStatus !== 200) {
-          const code = httpStatus === 502 || httpStatus === 503 || httpStatus === 504 ? GrpcCode.UNAVAILABLE : GrpcCode.UNKNOWN;
-          fail(new EtcdCallError(code, `HTTP status ${httpStatus} from etcd`));
-          stream.close(http2.constants.NGHTTP2_CANCEL);
-          return;
-        }
-        statusOf(headers); // a trailers-only answer (an error) carries its status here
-      });
-      stream.on('trailers', statusOf);
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('error', (err) => fail(new EtcdCallError(GrpcCode.UNAVAILABLE, err.message)));
-      stream.on('close', () => {
-        if (settled) return;
-        if (status === undefined) return fail(new EtcdCallError(GrpcCode.UNAVAILABLE, `stream closed without a status (code ${stream.rstCode ?? 0})`));
-        if (status.code !== GrpcCode.OK) return fail(new EtcdCallError(status.code, status.message));
-        let decoded: Res;
-        try {
-          decoded = codec.decode(unframe(chunks));
-        } catch (err) {
-          return fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable response from etcd: ${(err as Error).message}`));
-        }
-        settled = true;
-        clearTimeout(timer);
-        resolve(decoded);
-      });
-      stream.end(bytes);
     });
   }
+}
+
+/** A connection to one member, with what its calls share. */
+interface EtcdConnection {
+  h2: H2Connection;
+  scheme: 'http' | 'https';
+  authority: string;
+  /** Request header blocks per method path. */
+  blocks: Map<string, Buffer>;
+  /** Open watch streams: only those are kept alive by pings (calls have deadlines). */
+  watches: number;
+  stopKeepalive?: () => void;
+}
+
+/** The gRPC status in a header block, if it holds one (trailers, or a trailers-only answer). */
+function statusIn(fields: string[], into: { status?: GrpcStatus }): number | undefined {
+  let httpStatus: number | undefined;
+  let code: number | undefined;
+  let message = '';
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    if (name === ':status') httpStatus = Number(fields[i + 1]);
+    else if (name === 'grpc-status') code = Number(fields[i + 1]);
+    else if (name === 'grpc-message') message = decodeGrpcMessage(fields[i + 1]!);
+  }
+  if (code !== undefined) into.status = { code, message };
+  return httpStatus;
+}
+
+/** An HTTP status other than 200 as gRPC reads it. */
+function httpStatusError(httpStatus: number): EtcdCallError {
+  const code = httpStatus === 502 || httpStatus === 503 || httpStatus === 504 ? GrpcCode.UNAVAILABLE : GrpcCode.UNKNOWN;
+  return new EtcdCallError(code, `HTTP status ${httpStatus} from etcd`);
+}
+
+/** One unary call's response, gathered from its stream. */
+class UnaryCall<Res> implements H2StreamHandler {
+  stream?: H2Stream;
+  timer?: NodeJS.Timeout;
+  status?: GrpcStatus;
+  private chunks: Buffer[] = [];
+  private settled = false;
+
+  constructor(
+    private readonly codec: Codec<unknown, Res>,
+    private readonly resolve: (response: Res) => void,
+    private readonly reject: (err: EtcdCallError) => void,
+  ) {}
+
+  onHeaders(fields: string[], endStream: boolean): void {
+    const httpStatus = statusIn(fields, this);
+    if (httpStatus !== undefined && httpStatus !== 200) {
+      this.fail(httpStatusError(httpStatus));
+      if (!endStream) this.stream?.cancel();
+      return;
+    }
+    if (endStream) this.finish();
+  }
+
+  onData(data: Buffer, endStream: boolean): void {
+    this.chunks.push(data);
+    if (endStream) this.finish();
+  }
+
+  onAbort(reason: string): void {
+    this.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
+  }
+
+  fail(err: EtcdCallError): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.reject(err);
+  }
+
+  private finish(): void {
+    if (this.settled) return;
+    const status = this.status;
+    if (status === undefined) return this.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, 'stream closed without a status'));
+    if (status.code !== GrpcCode.OK) return this.fail(new EtcdCallError(status.code, status.message));
+    let decoded: Res;
+    try {
+      decoded = this.codec.decode(unframe(this.chunks));
+    } catch (err) {
+      return this.fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable response from etcd: ${(err as Error).message}`));
+    }
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(decoded);
+  }
+}
+
+/** One watch stream: its responses as they arrive, then its end, reported once. */
+class WatchCall implements H2StreamHandler, WatchStream {
+  status?: GrpcStatus;
+  private stream?: H2Stream;
+  private connection?: EtcdConnection;
+  private readonly messages = new MessageReader();
+  private ended = false;
+
+  constructor(private readonly handlers: WatchStreamHandlers) {}
+
+  open(connection: EtcdConnection, request: Buffer): void {
+    this.stream = connection.h2.request(headerBlock(connection, WATCH_PATH), this, request, false);
+    this.connection = connection;
+    connection.watches++;
+  }
+
+  onHeaders(fields: string[], endStream: boolean): void {
+    const httpStatus = statusIn(fields, this);
+    if (httpStatus !== undefined && httpStatus !== 200) {
+      this.end(httpStatusError(httpStatus));
+      if (!endStream) this.stream?.cancel();
+      return;
+    }
+    if (endStream) this.closed();
+  }
+
+  onData(data: Buffer, endStream: boolean): void {
+    if (!this.ended) {
+      let responses: WatchResponse[];
+      try {
+        responses = this.messages.push(data).map((bytes) => WatchResponse.decode(new BinaryReader(bytes)));
+      } catch (err) {
+        this.end(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
+        this.stream?.cancel();
+        return;
+      }
+      for (const response of responses) if (!this.ended) this.handlers.onResponse(response);
+    }
+    if (endStream) this.closed();
+  }
+
+  onAbort(reason: string): void {
+    this.end(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
+  }
+
+  cancel(): void {
+    if (!this.ended) this.release();
+    this.ended = true;
+    this.stream?.cancel();
+  }
+
+  /** etcd finished the stream: with its status, or UNAVAILABLE when that was OK or missing. */
+  private closed(): void {
+    const status = this.status;
+    if (status === undefined || status.code === GrpcCode.OK) this.end(new EtcdCallError(GrpcCode.UNAVAILABLE, 'etcd closed the watch stream'));
+    else this.end(new EtcdCallError(status.code, `${status.message} (gRPC status ${status.code})`));
+  }
+
+  end(err: EtcdCallError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.release();
+    this.handlers.onEnd(err);
+  }
+
+  private release(): void {
+    if (this.connection) this.connection.watches--;
+    this.connection = undefined;
+  }
+}
+
+/** A method's request header block on `connection`, built once; with a deadline when `timeoutMs` is given. */
+function headerBlock(connection: EtcdConnection, path: string, timeoutMs?: number): Buffer {
+  let block = connection.blocks.get(path);
+  if (!block) {
+    const fields: [string, string][] = [
+      [':method', 'POST'],
+      [':scheme', connection.scheme],
+      [':path', path],
+      [':authority', connection.authority],
+      ['content-type', 'application/grpc'],
+      ['te', 'trailers'],
+    ];
+    if (timeoutMs !== undefined) fields.push(['grpc-timeout', grpcTimeout(timeoutMs)]);
+    block = encodeHeaderBlock(fields);
+    connection.blocks.set(path, block);
+  }
+  return block;
 }
 
 /** The largest request message sent (clientv3's default MaxCallSendMsgSize, 2 MiB). */
