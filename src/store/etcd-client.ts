@@ -128,8 +128,13 @@ export class EtcdClient {
     this.endpoints = options.endpoints.map((e) => new URL(e.includes('://') ? (tls ? e.replace(/^http:/, 'https:') : e) : `${tls ? 'https' : 'http'}://${e}`));
   }
 
-  range(request: RangeRequest): Promise<RangeResponse> {
-    return this.call(RANGE, request);
+  /**
+   * A Range. `now` sends it at once rather than with the rest of the event-loop turn's calls: for
+   * a call made at the end of a turn already (a revision read shared by the turn's reads), where
+   * waiting would add a turn to every read waiting on it.
+   */
+  range(request: RangeRequest, now = false): Promise<RangeResponse> {
+    return this.call(RANGE, request, now);
   }
 
   txn(request: TxnRequest): Promise<TxnResponse> {
@@ -242,7 +247,7 @@ export class EtcdClient {
    * One call. A connection that never connected has sent nothing, so its calls go on to the next
    * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
    */
-  private async call<Req, Res>(codec: Codec<Req, Res>, request: Req): Promise<Res> {
+  private async call<Req, Res>(codec: Codec<Req, Res>, request: Req, now = false): Promise<Res> {
     const message = codec.encode(request);
     // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
     // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").
@@ -254,7 +259,7 @@ export class EtcdClient {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const connection = this.connect();
       try {
-        return await this.send(connection, codec, bytes);
+        return await this.send(connection, codec, bytes, now);
       } catch (err) {
         if (connection.h2.connected || tries >= this.endpoints.length) throw err;
         if (this.connection === connection) this.connection = undefined;
@@ -262,11 +267,12 @@ export class EtcdClient {
     }
   }
 
-  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: Buffer): Promise<Res> {
+  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: Buffer, now: boolean): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       const call = new UnaryCall(codec, resolve, reject);
       try {
         call.stream = connection.h2.request(headerBlock(connection, codec.path, this.options.timeoutMs), call, bytes, true);
+        if (now) connection.h2.flushNow();
       } catch (err) {
         reject(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message));
         return;

@@ -205,7 +205,7 @@ export class EtcdStore implements Store {
   }
 
   async currentRevision(): Promise<number> {
-    const res = await this.call(undefined, () => this.client.range(range({ key: COMPACT_REV_KEY_BYTES, countOnly: true })));
+    const res = await this.call(undefined, () => this.client.range(range({ key: COMPACT_REV_KEY_BYTES, countOnly: true }), true));
     return headerRevision(res);
   }
 

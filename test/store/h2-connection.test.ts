@@ -192,6 +192,25 @@ describe('HTTP/2 connection against node:http2', () => {
     await closed;
   });
 
+  it('sends the frames of one event-loop turn in one socket write, or at once when told to', async () => {
+    server = await peer(echoSize);
+    const socket = net.connect(server.port, '127.0.0.1');
+    connection = new H2Connection(socket, {}, { stream: 65_535, connection: 1 << 20 }, 'connect');
+    await exchange(connection, blockFor(server.port, '/warm'), Buffer.from('w'));
+    const writes: number[] = [];
+    const write = socket.write.bind(socket);
+    socket.write = ((chunk: Buffer, ...rest: never[]) => (writes.push(chunk.length), write(chunk, ...rest))) as typeof socket.write;
+    const answers = Promise.all(['a', 'bb', 'ccc'].map((body) => exchange(connection!, blockFor(server!.port, '/echo'), Buffer.from(body))));
+    expect(writes).toEqual([]);
+    expect((await answers).map((a) => a.data.toString())).toEqual(['1', '2', '3']);
+    expect(writes[0]).toBe(3 * (9 + blockFor(server.port, '/echo').length + 9) + 6);
+    writes.length = 0;
+    const now = exchange(connection, blockFor(server.port, '/echo'), Buffer.from('dddd'));
+    connection.flushNow();
+    expect(writes).toHaveLength(1);
+    expect((await now).data.toString()).toBe('4');
+  });
+
   it('answers the peer’s pings, and its own ping is answered', async () => {
     server = await peer(echoSize);
     connection = connectTo(server.port);
