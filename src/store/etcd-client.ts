@@ -163,7 +163,8 @@ export class EtcdClient {
     try {
       if (this.closed) throw new Error('etcd client is closed');
       const connection = this.connect();
-      call.open(connection, frame(WatchRequest.encode({ createRequest: create }).finish()));
+      const message = WatchRequest.encode({ createRequest: create }).finish();
+      call.open(connection, [grpcPrefix(message.length), message]);
     } catch (err) {
       queueMicrotask(() => call.end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
     }
@@ -254,7 +255,7 @@ export class EtcdClient {
     if (message.length > MAX_SEND_BYTES) {
       throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${message.length} vs. ${MAX_SEND_BYTES})`);
     }
-    const bytes = frame(message);
+    const bytes = [grpcPrefix(message.length), message] as const;
     for (let tries = 1; ; tries++) {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const connection = this.connect();
@@ -267,7 +268,7 @@ export class EtcdClient {
     }
   }
 
-  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: Buffer, now: boolean): Promise<Res> {
+  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: readonly Uint8Array[], now: boolean): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       const call = new UnaryCall(codec, resolve, reject);
       try {
@@ -388,7 +389,7 @@ class WatchCall implements H2StreamHandler, WatchStream {
 
   constructor(private readonly handlers: WatchStreamHandlers) {}
 
-  open(connection: EtcdConnection, request: Buffer): void {
+  open(connection: EtcdConnection, request: readonly Uint8Array[]): void {
     this.stream = connection.h2.request(headerBlock(connection, WATCH_PATH), this, request, false);
     this.connection = connection;
     connection.watches++;
@@ -471,13 +472,11 @@ function headerBlock(connection: EtcdConnection, path: string, timeoutMs?: numbe
 /** The largest request message sent (clientv3's default MaxCallSendMsgSize, 2 MiB). */
 export const MAX_SEND_BYTES = 2 * 1024 * 1024;
 
-/** A message in gRPC's length-prefixed frame (uncompressed). */
-function frame(message: Uint8Array): Buffer {
-  const bytes = Buffer.allocUnsafe(5 + message.length);
-  bytes[0] = 0;
-  bytes.writeUInt32BE(message.length, 1);
-  bytes.set(message, 5);
-  return bytes;
+/** The prefix of a message in gRPC's length-prefixed framing (uncompressed): sent before it, not copied with it. */
+function grpcPrefix(length: number): Uint8Array {
+  const prefix = new Uint8Array(5);
+  new DataView(prefix.buffer).setUint32(1, length);
+  return prefix;
 }
 
 /**

@@ -186,33 +186,41 @@ export class H2Connection {
 
   /**
    * Opens a stream with `headerBlock` (HPACK, fitting one frame) and, when given, the first of its
-   * body in the same write. Throws when the connection cannot take a new stream.
+   * body (one array, or parts sent one after the other) in the same write. Throws when the connection cannot take a new stream.
    */
-  request(headerBlock: Buffer, handler: H2StreamHandler, body?: Uint8Array, end = false): H2Stream {
+  request(headerBlock: Buffer, handler: H2StreamHandler, body?: Uint8Array | readonly Uint8Array[], end = false): H2Stream {
     if (!this.usable) throw new Error(this.ended ? 'the connection to etcd closed' : 'the connection to etcd is going away');
     if (this.streams.size >= this.peerMaxStreams) throw new Error(`etcd allows ${this.peerMaxStreams} concurrent streams`);
     const id = this.nextId;
     this.nextId += 2;
     const stream: Stream = { id, handler, sendWindow: this.peerInitialWindow, pendingEnd: false, localEnded: false, unacked: 0 };
     this.streams.set(id, stream);
-    const headers = this.frame(FRAME_HEADERS, FLAG_END_HEADERS | (body === undefined && end ? FLAG_END_STREAM : 0), id, headerBlock.length);
-    headerBlock.copy(headers, 9);
-    if (body === undefined) {
-      if (end) stream.localEnded = true;
+    const flags = FLAG_END_HEADERS | (body === undefined && end ? FLAG_END_STREAM : 0);
+    const parts = body === undefined ? [] : body instanceof Uint8Array ? [body] : body;
+    let length = 0;
+    for (const part of parts) length += part.length;
+    if (body === undefined || length > stream.sendWindow || length > this.sendWindow || length > this.peerMaxFrame) {
+      const headers = this.frame(FRAME_HEADERS, flags, id, headerBlock.length);
+      headerBlock.copy(headers, 9);
       this.write(headers);
-    } else if (body.length <= stream.sendWindow && body.length <= this.sendWindow && body.length <= this.peerMaxFrame) {
-      // The common case, one write: HEADERS and the whole body in one DATA frame.
-      const out = Buffer.allocUnsafe(headers.length + 9 + body.length);
-      headers.copy(out, 0);
-      this.header(out, headers.length, body.length, FRAME_DATA, end ? FLAG_END_STREAM : 0, id);
-      out.set(body, headers.length + 9);
-      stream.sendWindow -= body.length;
-      this.sendWindow -= body.length;
-      if (end) stream.localEnded = true;
-      this.write(out);
+      if (body === undefined) stream.localEnded = end;
+      else this.send(stream, parts.length === 1 ? parts[0]! : Buffer.concat(parts), end);
     } else {
-      this.write(headers);
-      this.send(stream, body, end);
+      // The common case, one buffer: HEADERS and the whole body in one DATA frame.
+      const out = Buffer.allocUnsafe(9 + headerBlock.length + 9 + length);
+      this.header(out, 0, headerBlock.length, FRAME_HEADERS, flags, id);
+      headerBlock.copy(out, 9);
+      let at = 9 + headerBlock.length;
+      this.header(out, at, length, FRAME_DATA, end ? FLAG_END_STREAM : 0, id);
+      at += 9;
+      for (const part of parts) {
+        out.set(part, at);
+        at += part.length;
+      }
+      stream.sendWindow -= length;
+      this.sendWindow -= length;
+      stream.localEnded = end;
+      this.write(out);
     }
     return new H2Stream(this, stream);
   }

@@ -32,7 +32,7 @@ function blockFor(port: number, path: string, method = 'POST'): Buffer {
 }
 
 /** One request on `connection`, gathered until the peer ends it; rejects when it is aborted. */
-function exchange(connection: H2Connection, block: Buffer, body?: Uint8Array): Promise<Answer> {
+function exchange(connection: H2Connection, block: Buffer, body?: Uint8Array | readonly Uint8Array[]): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const answer: Answer = { headers: new Map(), data: Buffer.alloc(0), trailers: new Map() };
     const chunks: Buffer[] = [];
@@ -162,6 +162,8 @@ describe('HTTP/2 connection against node:http2', () => {
     connection = connectTo(server.port);
     await expect(exchange(connection, blockFor(server.port, '/reset'), Buffer.from('x'))).rejects.toMatchObject({ code: H2Error.REFUSED_STREAM, message: expect.stringContaining('reset the stream') });
     expect((await exchange(connection, blockFor(server.port, '/ok'), Buffer.from('abc'))).data.toString()).toBe('3');
+    // A body in parts is sent as one.
+    expect((await exchange(connection, blockFor(server.port, '/ok'), [Buffer.from('ab'), Buffer.from('cde'), new Uint8Array(0)])).data.toString()).toBe('5');
     expect(connection.openStreams).toBe(0);
   });
 
