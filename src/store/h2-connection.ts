@@ -125,8 +125,9 @@ export class H2Connection {
   private peerMaxFrame = 16_384;
   private peerMaxStreams = Infinity;
   private receivedUnacked = 0;
-  /** Bytes of a frame cut off by the end of the last read. */
-  private partial?: Buffer;
+  /** A frame cut off by the end of the last read, sized to the whole frame once its header is in; `carried` bytes of it so far. */
+  private carry?: Buffer;
+  private carried = 0;
   /** A header block spread over HEADERS and CONTINUATION frames, while it is incomplete. */
   private continuing?: { streamId: number; endStream: boolean; fragments: Buffer[] };
   private readonly pings: ((err?: Error) => void)[] = [];
@@ -310,31 +311,64 @@ export class H2Connection {
     }
   }
 
+  /**
+   * Reads the frames in `chunk`. A frame cut off by the end of a read is gathered in a buffer of
+   * its own size (`carry`) from the reads that follow; the rest of those reads is parsed in
+   * place. (Joining the cut-off bytes with the whole next read copied most of a large response
+   * twice.)
+   */
   private read(chunk: Buffer): void {
-    let bytes = chunk;
-    if (this.partial) {
-      bytes = Buffer.concat([this.partial, chunk]);
-      this.partial = undefined;
-    }
-    let at = 0;
     try {
-      while (!this.ended && bytes.length - at >= 9) {
-        const length = (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!;
-        if (length > MAX_FRAME_IN) throw new ConnectionError(H2Error.FRAME_SIZE_ERROR, `a frame of ${length} bytes`);
-        if (bytes.length - at < 9 + length) break;
-        const type = bytes[at + 3]!;
-        const flags = bytes[at + 4]!;
-        const streamId = bytes.readUInt32BE(at + 5) & MAX_STREAM_ID;
-        const payload = bytes.subarray(at + 9, at + 9 + length);
+      let at = this.carry ? this.fillCarry(chunk) : 0;
+      while (!this.ended && chunk.length - at >= 9) {
+        const length = frameLength(chunk, at);
+        if (chunk.length - at < 9 + length) break;
+        this.frameAt(chunk, at, length);
         at += 9 + length;
-        this.frameIn(type, flags, streamId, payload);
       }
+      if (!this.ended && at < chunk.length) this.startCarry(chunk.subarray(at));
     } catch (err) {
       const code = err instanceof ConnectionError ? err.code : err instanceof HpackError ? H2Error.COMPRESSION_ERROR : H2Error.INTERNAL_ERROR;
       this.destroy(new Error(`HTTP/2 error from etcd's side (${code}): ${(err as Error).message}`), this.goaway(code));
-      return;
     }
-    if (!this.ended && at < bytes.length) this.partial = Buffer.from(bytes.subarray(at));
+  }
+
+  /** Starts gathering a cut-off frame from `bytes` (its first bytes, fewer than the whole frame). */
+  private startCarry(bytes: Buffer): void {
+    const carry = Buffer.allocUnsafe(bytes.length >= 9 ? 9 + frameLength(bytes, 0) : 9);
+    bytes.copy(carry, 0);
+    this.carry = carry;
+    this.carried = bytes.length;
+  }
+
+  /** Adds the start of `chunk` to the cut-off frame, handling it once whole; the bytes used. */
+  private fillCarry(chunk: Buffer): number {
+    let carry = this.carry!;
+    let used = 0;
+    if (this.carried < 9) {
+      used = Math.min(9 - this.carried, chunk.length);
+      chunk.copy(carry, this.carried, 0, used);
+      this.carried += used;
+      if (this.carried < 9) return used;
+      const whole = Buffer.allocUnsafe(9 + frameLength(carry, 0));
+      carry.copy(whole, 0, 0, 9);
+      this.carry = carry = whole;
+    }
+    const take = Math.min(carry.length - this.carried, chunk.length - used);
+    chunk.copy(carry, this.carried, used, used + take);
+    this.carried += take;
+    used += take;
+    if (this.carried === carry.length) {
+      this.carry = undefined;
+      this.frameAt(carry, 0, carry.length - 9);
+    }
+    return used;
+  }
+
+  /** Handles the whole frame at `at` in `bytes`, its payload `length` bytes long. */
+  private frameAt(bytes: Buffer, at: number, length: number): void {
+    const streamId = bytes.readUInt32BE(at + 5) & MAX_STREAM_ID;
+    this.frameIn(bytes[at + 3]!, bytes[at + 4]!, streamId, bytes.subarray(at + 9, at + 9 + length));
   }
 
   private frameIn(type: number, flags: number, streamId: number, payload: Buffer): void {
@@ -576,6 +610,13 @@ class ConnectionError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The payload length in the frame header at `at`, refused above what this side accepts. */
+function frameLength(bytes: Buffer, at: number): number {
+  const length = (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!;
+  if (length > MAX_FRAME_IN) throw new ConnectionError(H2Error.FRAME_SIZE_ERROR, `a frame of ${length} bytes`);
+  return length;
 }
 
 /** A DATA or HEADERS payload without its padding. */

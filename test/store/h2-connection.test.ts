@@ -296,6 +296,37 @@ describe('HTTP/2 connection against a peer that breaks the protocol', () => {
   };
   const settings = frame(0x4, 0, 0, Buffer.alloc(0));
 
+  it('reads frames cut anywhere by the reads, a few bytes at a time', async () => {
+    const payload = Buffer.from('x'.repeat(100));
+    const trailers = Buffer.concat([Buffer.from([0x00, 11]), Buffer.from('grpc-status'), Buffer.from([1]), Buffer.from('0')]);
+    const bytes = Buffer.concat([settings, frame(0x1, 0x4, 1, Buffer.from([0x88])), frame(0x0, 0, 1, payload), frame(0x0, 0, 1, Buffer.alloc(0)), frame(0x1, 0x5, 1, trailers)]);
+    const server = net.createServer(async (socket) => {
+      socket.setNoDelay(true);
+      socket.on('error', () => undefined);
+      for (let at = 0; at < bytes.length; at += 7) {
+        await new Promise<void>((resolve) => socket.write(bytes.subarray(at, at + 7), () => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const connection = connectTo(port);
+    try {
+      const reads: number[] = [];
+      const socketOf = (connection as unknown as { socket: net.Socket }).socket;
+      socketOf.prependListener('data', (chunk: Buffer) => reads.push(chunk.length));
+      const answer = await exchange(connection, blockFor(port, '/'), Buffer.from('x'));
+      expect(answer.headers.get(':status')).toBe('200');
+      expect(answer.data.equals(payload)).toBe(true);
+      expect(answer.trailers.get('grpc-status')).toBe('0');
+      // The bytes did arrive in pieces.
+      expect(reads.length).toBeGreaterThan(5);
+    } finally {
+      connection.destroy();
+      server.close();
+    }
+  });
+
   it.each([
     ['a frame over the 16 KiB this side allows', Buffer.concat([settings, frame(0x0, 0, 1, Buffer.alloc(20_000))]), H2Error.FRAME_SIZE_ERROR, 'a frame of 20000 bytes'],
     ['a header block HPACK cannot decode', Buffer.concat([settings, frame(0x1, 0x5, 1, Buffer.from([0xff, 0xff]))]), H2Error.COMPRESSION_ERROR, 'HPACK'],
