@@ -166,7 +166,7 @@ export class EtcdClient {
       const message = WatchRequest.encode({ createRequest: create }).finish();
       call.open(connection, [grpcPrefix(message.length), message]);
     } catch (err) {
-      queueMicrotask(() => call.end(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
+      queueMicrotask(() => call.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
     }
     return call;
   }
@@ -322,19 +322,13 @@ function httpStatusError(httpStatus: number): EtcdCallError {
   return new EtcdCallError(code, `HTTP status ${httpStatus} from etcd`);
 }
 
-/** One unary call's response, gathered from its stream. */
-class UnaryCall<Res> implements H2StreamHandler {
+/**
+ * A gRPC call on one stream: its header blocks read for the HTTP and gRPC status; an HTTP status
+ * other than 200 fails it, and the peer's end of the stream finishes it.
+ */
+abstract class GrpcCall implements H2StreamHandler {
   stream?: H2Stream;
-  timer?: NodeJS.Timeout;
   status?: GrpcStatus;
-  private chunks: Buffer[] = [];
-  private settled = false;
-
-  constructor(
-    private readonly codec: Codec<unknown, Res>,
-    private readonly resolve: (response: Res) => void,
-    private readonly reject: (err: EtcdCallError) => void,
-  ) {}
 
   onHeaders(fields: string[], endStream: boolean): void {
     const httpStatus = statusIn(fields, this);
@@ -346,13 +340,35 @@ class UnaryCall<Res> implements H2StreamHandler {
     if (endStream) this.finish();
   }
 
+  /** Reset, refused or cut off with its connection: UNAVAILABLE. */
+  onAbort(reason: string): void {
+    this.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
+  }
+
+  abstract onData(data: Buffer, endStream: boolean): void;
+  /** Ends the call with `err`, once. */
+  abstract fail(err: EtcdCallError): void;
+  /** The peer ended the stream: the call ends as its status says. */
+  protected abstract finish(): void;
+}
+
+/** One unary call's response, gathered from its stream. */
+class UnaryCall<Res> extends GrpcCall {
+  timer?: NodeJS.Timeout;
+  private chunks: Buffer[] = [];
+  private settled = false;
+
+  constructor(
+    private readonly codec: Codec<unknown, Res>,
+    private readonly resolve: (response: Res) => void,
+    private readonly reject: (err: EtcdCallError) => void,
+  ) {
+    super();
+  }
+
   onData(data: Buffer, endStream: boolean): void {
     this.chunks.push(data);
     if (endStream) this.finish();
-  }
-
-  onAbort(reason: string): void {
-    this.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
   }
 
   fail(err: EtcdCallError): void {
@@ -362,7 +378,7 @@ class UnaryCall<Res> implements H2StreamHandler {
     this.reject(err);
   }
 
-  private finish(): void {
+  protected finish(): void {
     if (this.settled) return;
     const status = this.status;
     if (status === undefined) return this.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, 'stream closed without a status'));
@@ -380,29 +396,19 @@ class UnaryCall<Res> implements H2StreamHandler {
 }
 
 /** One watch stream: its responses as they arrive, then its end, reported once. */
-class WatchCall implements H2StreamHandler, WatchStream {
-  status?: GrpcStatus;
-  private stream?: H2Stream;
+class WatchCall extends GrpcCall implements WatchStream {
   private connection?: EtcdConnection;
   private readonly messages = new MessageReader();
   private ended = false;
 
-  constructor(private readonly handlers: WatchStreamHandlers) {}
+  constructor(private readonly handlers: WatchStreamHandlers) {
+    super();
+  }
 
   open(connection: EtcdConnection, request: readonly Uint8Array[]): void {
     this.stream = connection.h2.request(headerBlock(connection, WATCH_PATH), this, request, false);
     this.connection = connection;
     connection.watches++;
-  }
-
-  onHeaders(fields: string[], endStream: boolean): void {
-    const httpStatus = statusIn(fields, this);
-    if (httpStatus !== undefined && httpStatus !== 200) {
-      this.end(httpStatusError(httpStatus));
-      if (!endStream) this.stream?.cancel();
-      return;
-    }
-    if (endStream) this.closed();
   }
 
   onData(data: Buffer, endStream: boolean): void {
@@ -411,17 +417,13 @@ class WatchCall implements H2StreamHandler, WatchStream {
       try {
         responses = this.messages.push(data).map((bytes) => WatchResponse.decode(new BinaryReader(bytes)));
       } catch (err) {
-        this.end(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
+        this.fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
         this.stream?.cancel();
         return;
       }
       for (const response of responses) if (!this.ended) this.handlers.onResponse(response);
     }
-    if (endStream) this.closed();
-  }
-
-  onAbort(reason: string): void {
-    this.end(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
+    if (endStream) this.finish();
   }
 
   cancel(): void {
@@ -431,13 +433,13 @@ class WatchCall implements H2StreamHandler, WatchStream {
   }
 
   /** etcd finished the stream: with its status, or UNAVAILABLE when that was OK or missing. */
-  private closed(): void {
+  protected finish(): void {
     const status = this.status;
-    if (status === undefined || status.code === GrpcCode.OK) this.end(new EtcdCallError(GrpcCode.UNAVAILABLE, 'etcd closed the watch stream'));
-    else this.end(new EtcdCallError(status.code, `${status.message} (gRPC status ${status.code})`));
+    if (status === undefined || status.code === GrpcCode.OK) this.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, 'etcd closed the watch stream'));
+    else this.fail(new EtcdCallError(status.code, `${status.message} (gRPC status ${status.code})`));
   }
 
-  end(err: EtcdCallError): void {
+  fail(err: EtcdCallError): void {
     if (this.ended) return;
     this.ended = true;
     this.release();
