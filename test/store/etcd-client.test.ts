@@ -1,8 +1,10 @@
 /**
- * The etcd client's framing of gRPC messages on a stream (etcd-client.ts): a watch stream's
- * bytes arrive in chunks that split and join messages anywhere.
+ * The etcd client (etcd-client.ts): its framing of gRPC messages on a stream (a watch stream's
+ * bytes arrive in chunks that split and join messages anywhere), and its request encoding
+ * against a real etcd.
  */
-import { MessageReader } from '../../src/store/etcd-client';
+import { EtcdClient, MessageReader } from '../../src/store/etcd-client';
+import { startEtcd, type EtcdInstance } from '../support/etcd';
 
 function framed(...messages: Buffer[]): Buffer {
   return Buffer.concat(
@@ -35,5 +37,34 @@ describe('gRPC message framing', () => {
     const compressed = framed(Buffer.from('x'));
     compressed[0] = 1;
     expect(() => new MessageReader().push(compressed)).toThrow('compressed');
+  });
+});
+
+describe('request encoding', () => {
+  let etcd: EtcdInstance;
+  let client: EtcdClient;
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    client = new EtcdClient({ endpoints: [etcd.endpoint], timeoutMs: 10_000 });
+  });
+  afterAll(async () => {
+    client.close();
+    await etcd.stop();
+  });
+
+  const put = (key: string, value: Buffer) =>
+    client.txn({ compare: [], success: [{ requestPut: { key: Buffer.from(key), value, lease: 0, prevKv: false } }], failure: [] });
+  const get = (key: string, limit: number) => client.range({ key: Buffer.from(key), rangeEnd: Buffer.alloc(0), limit, revision: 0, serializable: false, keysOnly: false, countOnly: false });
+
+  it('sends each request whole, however large the one before, and after one that failed to encode', async () => {
+    const big = Buffer.alloc(200_000, 'b');
+    await put('/enc/big', big);
+    await put('/enc/small', Buffer.from('s'));
+    // The limit is an int64: 1.5 fails to encode after the key was written.
+    await expect(get('/enc/small', 1.5)).rejects.toThrow('1.5');
+    const [bigRead, smallRead] = await Promise.all([get('/enc/big', 0), get('/enc/small', 0)]);
+    expect(Buffer.from(bigRead.kvs[0]!.value).equals(big)).toBe(true);
+    expect(Buffer.from(smallRead.kvs[0]!.value).toString()).toBe('s');
+    expect(smallRead.kvs).toHaveLength(1);
   });
 });
