@@ -6,10 +6,12 @@
  *
  * Why not node:http2: each of its client streams is a Duplex stream with its own handle in
  * nghttp2, and a unary call cost 51–66 µs of client CPU at 64 calls in flight. Framing the same
- * calls here costs ~10 µs (docs/BENCHMARKS.md), and a create on etcd makes one.
+ * calls here costs ~9 µs (docs/BENCHMARKS.md), and a create on etcd makes one.
  *
  * Received data is consumed at once (the caller keeps what it needs), so this side's windows are
  * topped up as frames arrive: a stream's once half its window is used, the connection's likewise.
+ * What one event-loop turn writes goes out in one socket write at the turn's end. A stream past
+ * the peer's SETTINGS_MAX_CONCURRENT_STREAMS is refused, not queued: etcd sets no practical limit.
  */
 import type { Socket } from 'node:net';
 import { HpackDecoder, HpackError } from './hpack';
