@@ -319,8 +319,9 @@ describe('HTTP/2 connection against a peer that breaks the protocol', () => {
       expect(answer.headers.get(':status')).toBe('200');
       expect(answer.data.equals(payload)).toBe(true);
       expect(answer.trailers.get('grpc-status')).toBe('0');
-      // The bytes did arrive in pieces.
-      expect(reads.length).toBeGreaterThan(5);
+      // The bytes did arrive in pieces: with 7-byte writes, no frame ends where a write does,
+      // so any second read means a frame was cut.
+      expect(reads.length).toBeGreaterThan(1);
     } finally {
       connection.destroy();
       server.close();
