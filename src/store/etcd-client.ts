@@ -123,7 +123,7 @@ const TXN = method('KV', 'Txn', TxnRequest, TxnResponse);
 const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
 const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
 const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse);
-const WATCH_PATH = '/etcdserverpb.Watch/Watch';
+const WATCH = method('Watch', 'Watch', WatchRequest, WatchResponse);
 
 /** What a watch stream reports: each response, then its end (once, unless canceled). */
 export interface WatchStreamHandlers {
@@ -185,8 +185,7 @@ export class EtcdClient {
     try {
       if (this.closed) throw new Error('etcd client is closed');
       const connection = this.connect();
-      const message = encodeWith(WatchRequest.encode.bind(WatchRequest), { createRequest: create });
-      call.open(connection, [grpcPrefix(message.length), message]);
+      call.open(connection, framed(WATCH.encode({ createRequest: create })));
     } catch (err) {
       queueMicrotask(() => call.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
     }
@@ -210,17 +209,14 @@ export class EtcdClient {
     const socket = secure
       ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['h2'], ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) })
       : net.connect({ host, port });
-    const drop = () => {
-      if (this.connection === connection) this.connection = undefined;
-    };
     const connection: EtcdConnection = {
       h2: new H2Connection(
         socket,
         {
           onConnect: () => this.keepAlive(connection),
-          onGoaway: drop,
+          onGoaway: () => this.dropConnection(connection),
           onClose: () => {
-            drop();
+            this.dropConnection(connection);
             connection.stopKeepalive?.();
             this.connections.delete(connection);
           },
@@ -237,6 +233,11 @@ export class EtcdClient {
     this.connections.add(connection);
     this.connection = connection;
     return connection;
+  }
+
+  /** The next call dials a new connection, unless one replaced `connection` already. */
+  private dropConnection(connection: EtcdConnection): void {
+    if (this.connection === connection) this.connection = undefined;
   }
 
   /**
@@ -277,7 +278,7 @@ export class EtcdClient {
     if (message.length > MAX_SEND_BYTES) {
       throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${message.length} vs. ${MAX_SEND_BYTES})`);
     }
-    const bytes = [grpcPrefix(message.length), message] as const;
+    const bytes = framed(message);
     for (let tries = 1; ; tries++) {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const connection = this.connect();
@@ -285,7 +286,7 @@ export class EtcdClient {
         return await this.send(connection, codec, bytes, now);
       } catch (err) {
         if (connection.h2.connected || tries >= this.endpoints.length) throw err;
-        if (this.connection === connection) this.connection = undefined;
+        this.dropConnection(connection);
       }
     }
   }
@@ -304,7 +305,7 @@ export class EtcdClient {
         call.fail(new EtcdCallError(GrpcCode.DEADLINE_EXCEEDED, 'context deadline exceeded'));
         call.stream?.cancel();
         // A member that stopped answering keeps its connection: dial another for the next call.
-        if (this.connection === connection) this.connection = undefined;
+        this.dropConnection(connection);
         connection.h2.close();
       }, this.options.timeoutMs);
     });
@@ -428,7 +429,7 @@ class WatchCall extends GrpcCall implements WatchStream {
   }
 
   open(connection: EtcdConnection, request: readonly Uint8Array[]): void {
-    this.stream = connection.h2.request(headerBlock(connection, WATCH_PATH), this, request, false);
+    this.stream = connection.h2.request(headerBlock(connection, WATCH.path), this, request, false);
     this.connection = connection;
     connection.watches++;
   }
@@ -437,7 +438,7 @@ class WatchCall extends GrpcCall implements WatchStream {
     if (!this.ended) {
       let responses: WatchResponse[];
       try {
-        responses = this.messages.push(data).map((bytes) => WatchResponse.decode(new BinaryReader(bytes)));
+        responses = this.messages.push(data).map((bytes) => WATCH.decode(bytes));
       } catch (err) {
         this.fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
         this.stream?.cancel();
@@ -496,11 +497,11 @@ function headerBlock(connection: EtcdConnection, path: string, timeoutMs?: numbe
 /** The largest request message sent (clientv3's default MaxCallSendMsgSize, 2 MiB). */
 export const MAX_SEND_BYTES = 2 * 1024 * 1024;
 
-/** The prefix of a message in gRPC's length-prefixed framing (uncompressed): sent before it, not copied with it. */
-function grpcPrefix(length: number): Uint8Array {
+/** A message in gRPC's length-prefixed framing (uncompressed): the prefix, sent before the message rather than copied with it. */
+function framed(message: Uint8Array): readonly Uint8Array[] {
   const prefix = new Uint8Array(5);
-  new DataView(prefix.buffer).setUint32(1, length);
-  return prefix;
+  new DataView(prefix.buffer).setUint32(1, message.length);
+  return [prefix, message];
 }
 
 /**

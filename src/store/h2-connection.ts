@@ -101,15 +101,6 @@ export class H2Stream {
     /** @internal */ readonly state: Stream,
   ) {}
 
-  get id(): number {
-    return this.state.id;
-  }
-
-  /** Sends `data` (and ends the request when `end`), within the flow-control windows. */
-  write(data: Uint8Array, end: boolean): void {
-    this.connection.send(this.state, data, end);
-  }
-
   /** Resets the stream (CANCEL); nothing more is reported to its handler. */
   cancel(): void {
     this.connection.reset(this.state, H2Error.CANCEL);
@@ -207,7 +198,7 @@ export class H2Connection {
       headerBlock.copy(headers, 9);
       this.write(headers);
       if (body === undefined) stream.localEnded = end;
-      else this.send(stream, parts.length === 1 ? parts[0]! : Buffer.concat(parts), end);
+      else this.queue(stream, parts.length === 1 ? parts[0]! : Buffer.concat(parts), end);
     } else {
       // The common case, one buffer: HEADERS and the whole body in one DATA frame.
       const out = Buffer.allocUnsafe(9 + headerBlock.length + 9 + length);
@@ -266,19 +257,16 @@ export class H2Connection {
     this.events.onClose?.(err);
   }
 
-  /** @internal Queues `data` on `stream` and sends what the windows allow. */
-  send(stream: Stream, data: Uint8Array, end: boolean): void {
-    if (stream.localEnded || !this.streams.has(stream.id)) return;
-    const bytes = Buffer.from(data.buffer, data.byteOffset, data.length);
-    stream.pending = stream.pending ? Buffer.concat([stream.pending, bytes]) : bytes;
+  /** Queues a new stream's body and sends what the windows allow. */
+  private queue(stream: Stream, data: Uint8Array, end: boolean): void {
+    stream.pending = Buffer.from(data.buffer, data.byteOffset, data.length);
     stream.pendingEnd = end;
     this.flush(stream);
   }
 
   /** @internal Resets `stream` with `code`, reporting nothing to its handler. */
   reset(stream: Stream, code: number): void {
-    if (!this.streams.delete(stream.id)) return;
-    this.blocked.delete(stream);
+    if (!this.forget(stream)) return;
     if (!this.ended) this.write(this.rstStream(stream.id, code));
     this.streamGone();
   }
@@ -402,8 +390,7 @@ export class H2Connection {
         const stream = this.streams.get(streamId);
         if (!stream) return;
         const code = payload.readUInt32BE(0);
-        this.streams.delete(streamId);
-        this.blocked.delete(stream);
+        this.forget(stream);
         stream.handler.onAbort(`etcd reset the stream (HTTP/2 error ${code})`, code);
         this.streamGone();
         return;
@@ -468,10 +455,15 @@ export class H2Connection {
 
   /** The peer finished `stream`: it is done, and a request still being sent is cut short. */
   private remoteEnded(stream: Stream): void {
-    this.streams.delete(stream.id);
-    this.blocked.delete(stream);
+    this.forget(stream);
     if (!stream.localEnded) this.write(this.rstStream(stream.id, H2Error.NO_ERROR));
     this.streamGone();
+  }
+
+  /** Drops `stream` from the connection's books; false if it was gone already. */
+  private forget(stream: Stream): boolean {
+    this.blocked.delete(stream);
+    return this.streams.delete(stream.id);
   }
 
   private streamGone(): void {
@@ -510,8 +502,7 @@ export class H2Connection {
     // Streams above `last` were never processed: they fail, and may be sent again elsewhere.
     for (const [id, stream] of this.streams) {
       if (id <= last) continue;
-      this.streams.delete(id);
-      this.blocked.delete(stream);
+      this.forget(stream);
       stream.handler.onAbort(`etcd is going away (HTTP/2 error ${code}) and refused the stream`, H2Error.REFUSED_STREAM);
     }
     this.events.onGoaway?.(code);
