@@ -10,7 +10,10 @@
  * the key from the store (linearizable on etcd) and answers the stored bytes. That is the
  * least any API server in Node can do for those requests: what Keelson spends beyond it is
  * its own, what the floor spends beyond the store's own rate is Node's, TLS's and the
- * store client's.
+ * store client's. A get under `/bare-shared` is the floor of a consistent get served from
+ * memory: it waits for a revision read shared with the gets around it (Keelson's own
+ * SharedRevision, one linearizable etcd Range per batch) and answers the bytes held for the
+ * path, so the difference to Keelson is Keelson's own work, the rest is Node's, TLS's and etcd's.
  *
  *   bare-server.js <dataDir>   (reads serving.crt, serving.key and ca.crt Keelson wrote there)
  */
@@ -21,6 +24,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Store, StoreError, type StoreOptions, createStore } from '../../src/store';
+import { SharedRevision } from '../../src/core/cache/shared-revision';
 import { sendEvent, serveCalls } from './ipc';
 import { FLOOR_CREATE_PATH } from './processes';
 import type { ServerStats } from './keelson-child';
@@ -79,7 +83,12 @@ interface Floor {
   store: Store;
   keys: Map<string, string>;
   managedFields: unknown;
+  /** The revision read the `/bare-shared` gets share. */
+  revision: SharedRevision;
 }
+
+/** Paths under this prefix answer the routed bytes of the rest once a shared revision read is back. */
+const SHARED_GET_PREFIX = '/bare-shared';
 
 let floor: Floor | undefined;
 
@@ -129,6 +138,16 @@ async function floorGet(f: Floor, key: string, res: ServerResponse): Promise<voi
   }
 }
 
+async function sharedGet(f: Floor, route: Route, res: ServerResponse): Promise<void> {
+  try {
+    await f.revision.get();
+    res.writeHead(200, { 'content-type': route.contentType, 'content-length': route.body.length });
+    res.end(route.body);
+  } catch (err) {
+    answer(res, 500, Buffer.from(JSON.stringify({ kind: 'Status', message: String(err) })));
+  }
+}
+
 const EVENT_HEAD = Buffer.from('{"type":"ADDED","object":');
 const EVENT_TAIL = Buffer.from('}\n');
 
@@ -145,6 +164,10 @@ function main(): void {
         if (req.method === 'POST' && req.url?.startsWith(FLOOR_CREATE_PATH)) return void floorCreate(floor, req, res);
         const key = floor.keys.get(req.url ?? '');
         if (key !== undefined) return void floorGet(floor, key, res);
+        if (req.url?.startsWith(SHARED_GET_PREFIX)) {
+          const shared = routes.get(req.url.slice(SHARED_GET_PREFIX.length));
+          if (shared) return void sharedGet(floor, shared, res);
+        }
       }
       const route = routes.get(req.url ?? '');
       if (!route) {
@@ -163,7 +186,10 @@ function main(): void {
       routes.set(args.path, { body: Buffer.from(args.body.buffer, args.body.byteOffset, args.body.byteLength), contentType: args.contentType });
     },
     floor: async (args: { store: StoreOptions; keys?: Record<string, string>; managedFields?: unknown }) => {
-      floor ??= { store: createStore(args.store), keys: new Map(), managedFields: args.managedFields };
+      if (!floor) {
+        const store = createStore(args.store);
+        floor = { store, keys: new Map(), managedFields: args.managedFields, revision: new SharedRevision(() => store.currentRevision()) };
+      }
       for (const [p, key] of Object.entries(args.keys ?? {})) {
         if (!(await floor.store.get(key)).kv) throw new Error(`floor: no key ${key} for ${p}`);
         floor.keys.set(p, key);

@@ -1,13 +1,15 @@
 /**
- * The store's limit as one Node process sees it: raw `etcd3` calls (the same gRPC client the
- * etcd backend uses, no Keelson code): unguarded puts of given bytes, and writers contending
+ * The store's limit as one Node process sees it: raw `etcd3` calls (no Keelson code): unguarded
+ * puts of given bytes; guarded creates, the transaction an API server's create sends (put if
+ * the key's create revision is 0, as upstream's etcd3 storage does it); and writers contending
  * for one key with mod-revision-guarded transactions, retrying on a failed guard.
  */
 import { Etcd3 } from 'etcd3';
 import { type Operation, type RunResult, runLoop } from './run-loop';
 
 export interface PutSpec {
-  op: 'put';
+  /** `put`: unguarded puts; `create`: each put in a transaction guarded on the key being absent. */
+  op: 'put' | 'create';
   concurrency: number;
   value: Uint8Array;
   /** Unique per run. */
@@ -34,14 +36,23 @@ export class EtcdLoad {
   }
 
   run(spec: EtcdSpec, durationMs: number): Promise<RunResult> {
-    return spec.op === 'put' ? this.runPuts(spec, durationMs) : this.runContention(spec, durationMs);
+    return spec.op === 'contend' ? this.runContention(spec, durationMs) : this.runPuts(spec, durationMs);
   }
 
   private runPuts(spec: PutSpec, durationMs: number): Promise<RunResult> {
     const value = Buffer.from(spec.value);
     const op: Operation = async (w, i) => {
-      await this.client.kv.put({ key: Buffer.from(`${spec.keyPrefix}${w}/${i}`), value });
-      return { ok: true };
+      const key = Buffer.from(`${spec.keyPrefix}${w}/${i}`);
+      if (spec.op === 'put') {
+        await this.client.kv.put({ key, value });
+        return { ok: true };
+      }
+      const res = await this.client.kv.txn({
+        compare: [{ key, target: 'Create', result: 'Equal', create_revision: 0 }],
+        success: [{ request_put: { key, value } }],
+        failure: [{ request_range: { key } }],
+      });
+      return res.succeeded ? { ok: true } : { ok: false, label: 'exists' };
     };
     return runLoop(spec.concurrency, durationMs, op);
   }
