@@ -134,17 +134,18 @@ function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who:
  * walk that finds it costs about ten JSON round trips of the object. The key is the object's
  * JSON with those values replaced by their types; only `time` differs between the answers.
  *
- * The shape last asked for is compared first: creates of one template come in runs, and a
- * match there skips hashing the whole text for the table (a third of the lookup's cost).
+ * The shape last asked for is compared first, by walking the object against it (`hasShape`):
+ * creates of one template come in runs, and a match there neither encodes the object nor hashes
+ * the text for the table.
  */
 function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
-  const shape = shapeOf(next);
-  if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now);
   let entries: ManagedFieldsEntry[] | undefined;
   const last = lastShape;
-  if (last && last.shape === shape && last.manager === who.manager && last.apiVersion === who.apiVersion) {
+  if (last && last.manager === who.manager && last.apiVersion === who.apiVersion && hasShape(next, last.value)) {
     entries = last.entries;
   } else {
+    const shape = shapeOf(next);
+    if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now);
     const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
     entries = createdShapes.get(key);
     if (entries) {
@@ -155,7 +156,7 @@ function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number
       if (createdShapes.size >= MAX_REMEMBERED_SHAPES) createdShapes.delete(createdShapes.keys().next().value!);
     }
     createdShapes.set(key, entries);
-    lastShape = { shape, manager: who.manager, apiVersion: who.apiVersion, entries };
+    lastShape = { value: JSON.parse(shape) as Record<string, unknown>, manager: who.manager, apiVersion: who.apiVersion, entries };
   }
   const time = rfc3339(now);
   return entries.map((e) => (e.time === undefined ? { ...e } : { ...e, time }));
@@ -177,12 +178,92 @@ function shapeOf(next: ApiObject): string {
   return JSON.stringify(top);
 }
 
+/**
+ * Whether `next` has the shape whose JSON decoded to `shape`: every value equal to what its JSON
+ * would decode to there, key order aside (the field set does not depend on it), the varying
+ * metadata by type only. Anything that is not plain JSON (a class instance, a value JSON cannot
+ * hold as it is) is no match, and the shape is then found by encoding.
+ */
+function hasShape(next: ApiObject, shape: Record<string, unknown>): boolean {
+  const meta = next.metadata as Record<string, unknown> | undefined;
+  const shapeMeta = shape.metadata;
+  if (!isPlainObject(meta) || !isPlainObject(shapeMeta) || !isPlainObject(next)) return false;
+  let count = 0;
+  for (const field in next) {
+    if (field === 'metadata') {
+      count++;
+      continue;
+    }
+    const v = (next as Record<string, unknown>)[field];
+    if (v === undefined) continue;
+    count++;
+    if (!Object.hasOwn(shape, field) || !sameJson(v, shape[field])) return false;
+  }
+  if (countKeys(shape) !== count) return false;
+  let metaCount = VARYING_METADATA.length;
+  for (const field of VARYING_METADATA) if (shapeMeta[field] !== typeof meta[field]) return false;
+  for (const field in meta) {
+    if (VARYING.has(field)) continue;
+    const v = meta[field];
+    if (v === undefined) continue;
+    metaCount++;
+    if (!Object.hasOwn(shapeMeta, field) || !sameJson(v, shapeMeta[field])) return false;
+  }
+  return countKeys(shapeMeta) === metaCount;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function countKeys(obj: Record<string, unknown>): number {
+  let n = 0;
+  for (const _ in obj) n++;
+  return n;
+}
+
+/** `value` equals `decoded`, a value JSON.parse gave, as JSON (objects by their keys, in any order). */
+function sameJson(value: unknown, decoded: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value === decoded;
+    case 'number':
+      return Number.isFinite(value) && value === decoded;
+    case 'object': {
+      if (value === null) return decoded === null;
+      if (typeof decoded !== 'object' || decoded === null) return false;
+      if (Array.isArray(value)) {
+        if (!Array.isArray(decoded) || decoded.length !== value.length) return false;
+        for (let i = 0; i < value.length; i++) if (!sameJson(value[i], decoded[i])) return false;
+        return true;
+      }
+      if (Array.isArray(decoded) || !isPlainObject(value)) return false;
+      const d = decoded as Record<string, unknown>;
+      let count = 0;
+      for (const key in value) {
+        const v = value[key];
+        if (v === undefined) continue;
+        count++;
+        if (!Object.hasOwn(d, key) || !sameJson(v, d[key])) return false;
+      }
+      return countKeys(d) === count;
+    }
+    default:
+      return false;
+  }
+}
+
 /** Metadata whose values never reach a create's field set (upstream strips them from every set). */
 const VARYING_METADATA = ['name', 'namespace', 'uid', 'creationTimestamp', 'generation', 'resourceVersion', 'selfLink'] as const;
+const VARYING: ReadonlySet<string> = new Set(VARYING_METADATA);
 const MAX_REMEMBERED_SHAPES = 256;
 const MAX_REMEMBERED_SHAPE_CHARS = 16 * 1024;
 const createdShapes = new Map<string, ManagedFieldsEntry[]>();
-let lastShape: { shape: string; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
+/** The shape last found, decoded from its JSON (what `hasShape` compares with). */
+let lastShape: { value: Record<string, unknown>; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
 
 /** JSON with object keys sorted, for comparisons that ignore key order. */
 function canonical(value: unknown): string {

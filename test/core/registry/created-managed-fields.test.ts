@@ -68,6 +68,20 @@ describe('managedFields of created objects', () => {
     order.forEach((c, i) => expect(updateManagedFields(undefined, pod(`k${i}`, [c]), who, now)).toEqual(walked(pod(`k${i}`, [c]), now)));
   });
 
+  it('compares with the last shape by value: key order aside, undefined members skipped, anything else JSON would change is no match', () => {
+    const now = Date.UTC(2026, 10, 26, 16);
+    const base = pod('m0', ['app']);
+    const reordered: ApiObject = { status: base.status, spec: base.spec, kind: base.kind, apiVersion: base.apiVersion, metadata: { ...base.metadata, name: 'm1' } };
+    const withUndefined = pod('m2', ['app'], { nodeName: undefined });
+    const withLabel = { ...pod('m3', ['app']), metadata: { ...pod('m3', ['app']).metadata, labels: { app: 'web', tier: 'front' } } };
+    const withDate = pod('m4', ['app'], { nodeName: new Date(Date.UTC(2026, 0, 1)) });
+    const withInfinity = pod('m5', ['app'], { activeDeadlineSeconds: Infinity });
+    const withHole = pod('m6', ['app'], { tolerations: [undefined, { key: 'k', operator: 'Exists' }] });
+    for (const c of [base, reordered, withUndefined, withLabel, base, withDate, base, withInfinity, base, withHole, base]) {
+      expect(updateManagedFields(undefined, c, who, now)).toEqual(walked(c, now));
+    }
+  });
+
   it('hands out entries a caller may change without touching the next answer', () => {
     const now = Date.UTC(2026, 10, 26, 14);
     const one = updateManagedFields(undefined, pod('i', ['app']), who, now);
