@@ -433,7 +433,9 @@ export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknow
   if (typeof metadata.uid !== 'string' || metadata.resourceVersion !== undefined) return undefined;
   const served = registry.kind(apiVersion, kind);
   if (!served || !versionFollowsUid(registry, served.type)) return undefined;
-  const bytes = encodeOrderedJsonBytes(registry, value);
+  // Pooled, not a buffer of its own: the stored bytes live as long as the write (memoised bytes
+  // are what `own` is for).
+  const bytes = encodeOrderedJsonBytes(registry, value, { own: false });
   // Before the uid only kind, apiVersion and metadata's string members come (checked on the
   // type), and a string cannot hold this unescaped: the first match is the uid member.
   const member = escapeGoHtml(`"uid":${JSON.stringify(metadata.uid)}`);
@@ -443,11 +445,11 @@ export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknow
 
 /**
  * `bytes` (from orderedJsonBeforeVersion) with `"resourceVersion":"<version>"` at `at` and a
- * newline after, in a buffer of its own.
+ * newline after (an answer, written once: a pooled buffer for small ones).
  */
 export function withResourceVersion(bytes: Uint8Array, at: number, version: string): Buffer {
   const member = Buffer.from(`,"resourceVersion":${escapeGoHtml(JSON.stringify(version))}`, 'utf8');
-  const out = Buffer.allocUnsafeSlow(bytes.length + member.length + 1);
+  const out = Buffer.allocUnsafe(bytes.length + member.length + 1);
   out.set(bytes.subarray(0, at), 0);
   out.set(member, at);
   out.set(bytes.subarray(at), at + member.length);

@@ -28,19 +28,26 @@ export function deepFreeze<T>(value: T): T {
  * Whether `value` is exactly what JSON.parse would give back for its JSON: plain objects and
  * arrays (no holes), strings, booleans, null and finite numbers other than -0; no undefined.
  * Such a value and its stored JSON decode are interchangeable.
+ *
+ * With `frozenIsPlain`, a frozen part is taken as plain without a look inside. For a write's
+ * own object that is sound: what it can hold frozen is this process' own, frozen by deepFreeze
+ * only once plain (the shared field sets of managedFields, the field manager's remembered
+ * entries, parts of cached objects an update kept), and the field sets are half of a typical
+ * object.
  */
-export function isPlainJson(value: unknown): boolean {
+export function isPlainJson(value: unknown, frozenIsPlain = false): boolean {
   if (typeof value === 'string' || typeof value === 'boolean' || value === null) return true;
   if (typeof value === 'number') return Number.isFinite(value) && (value !== 0 || 1 / value > 0);
   if (typeof value !== 'object') return false;
+  if (frozenIsPlain && Object.isFrozen(value)) return true;
   if (Array.isArray(value)) {
     // A hole reads as undefined, which fails like an undefined element.
-    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i])) return false;
+    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], frozenIsPlain)) return false;
     return true;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
-  for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key])) return false;
+  for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key], frozenIsPlain)) return false;
   return true;
 }
 

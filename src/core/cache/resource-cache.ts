@@ -73,7 +73,7 @@ export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
  * it, and is frozen. Undefined when it holds anything its JSON would not give back.
  */
 function adoptWritten(kv: KeyValue, obj: ApiObject): CachedObject | undefined {
-  if (!isPlainJson(obj) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
+  if (!isPlainJson(obj, true) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
   // Last among the metadata, where a decode of the stored value (which has none) puts it.
   delete obj.metadata.resourceVersion;
   obj.metadata.resourceVersion = String(kv.modRevision);

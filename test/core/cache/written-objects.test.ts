@@ -140,4 +140,11 @@ describe('isPlainJson', () => {
   ])('%p → %p', (value, plain) => {
     expect(isPlainJson(value)).toBe(plain);
   });
+
+  it('takes a frozen part as plain only when asked', () => {
+    const frozen = Object.freeze({ at: Object.freeze(new Date(0)) });
+    expect(isPlainJson({ a: frozen })).toBe(false);
+    expect(isPlainJson({ a: frozen }, true)).toBe(true);
+    expect(isPlainJson({ a: frozen, b: undefined }, true)).toBe(false);
+  });
 });
