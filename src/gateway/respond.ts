@@ -39,8 +39,10 @@ export function sendHead(exchange: Exchange, status: number, contentType?: strin
   // Upstream's WithCacheControl: API responses are never cached by intermediaries.
   res.setHeader('Cache-Control', 'no-cache, private');
   // Control characters cannot travel in a header (Go turns newlines into spaces; the rest would break the response).
-  const warnings = [...new Set(exchange.warnings)].map((w) => headerSafe(warningHeaderValue(w.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, ' '))));
-  if (warnings.length) res.setHeader('Warning', warnings);
+  if (exchange.warnings.length > 0) {
+    const warnings = [...new Set(exchange.warnings)].map((w) => headerSafe(warningHeaderValue(w.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, ' '))));
+    res.setHeader('Warning', warnings);
+  }
   res.writeHead(status);
 }
 
