@@ -187,41 +187,15 @@ function shapeOf(next: ApiObject): string {
 function hasShape(next: ApiObject, shape: Record<string, unknown>): boolean {
   const meta = next.metadata as Record<string, unknown> | undefined;
   const shapeMeta = shape.metadata;
-  if (!isPlainObject(meta) || !isPlainObject(shapeMeta) || !isPlainObject(next)) return false;
-  let count = 0;
-  for (const field in next) {
-    if (field === 'metadata') {
-      count++;
-      continue;
-    }
-    const v = (next as Record<string, unknown>)[field];
-    if (v === undefined) continue;
-    count++;
-    if (!Object.hasOwn(shape, field) || !sameJson(v, shape[field])) return false;
-  }
-  if (countKeys(shape) !== count) return false;
-  let metaCount = VARYING_METADATA.length;
+  if (!isPlainObject(next) || !isPlainObject(meta) || !isPlainObject(shapeMeta)) return false;
   for (const field of VARYING_METADATA) if (shapeMeta[field] !== typeof meta[field]) return false;
-  for (const field in meta) {
-    if (VARYING.has(field)) continue;
-    const v = meta[field];
-    if (v === undefined) continue;
-    metaCount++;
-    if (!Object.hasOwn(shapeMeta, field) || !sameJson(v, shapeMeta[field])) return false;
-  }
-  return countKeys(shapeMeta) === metaCount;
+  return sameMembers(next, shape, METADATA) && sameMembers(meta, shapeMeta, VARYING);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const proto: unknown = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
-}
-
-function countKeys(obj: Record<string, unknown>): number {
-  let n = 0;
-  for (const _ in obj) n++;
-  return n;
 }
 
 /** `value` equals `decoded`, a value JSON.parse gave, as JSON (objects by their keys, in any order). */
@@ -240,25 +214,35 @@ function sameJson(value: unknown, decoded: unknown): boolean {
         for (let i = 0; i < value.length; i++) if (!sameJson(value[i], decoded[i])) return false;
         return true;
       }
-      if (Array.isArray(decoded) || !isPlainObject(value)) return false;
-      const d = decoded as Record<string, unknown>;
-      let count = 0;
-      for (const key in value) {
-        const v = value[key];
-        if (v === undefined) continue;
-        count++;
-        if (!Object.hasOwn(d, key) || !sameJson(v, d[key])) return false;
-      }
-      return countKeys(d) === count;
+      return !Array.isArray(decoded) && isPlainObject(value) && sameMembers(value, decoded as Record<string, unknown>);
     }
     default:
       return false;
   }
 }
 
+/**
+ * The members of `value` equal those of `decoded` as JSON (undefined ones are not written), the
+ * members `skip` names aside on both sides.
+ */
+function sameMembers(value: Record<string, unknown>, decoded: Record<string, unknown>, skip?: ReadonlySet<string>): boolean {
+  let count = 0;
+  for (const key in value) {
+    if (skip?.has(key)) continue;
+    const v = value[key];
+    if (v === undefined) continue;
+    count++;
+    if (!Object.hasOwn(decoded, key) || !sameJson(v, decoded[key])) return false;
+  }
+  for (const key in decoded) if (!skip?.has(key)) count--;
+  return count === 0;
+}
+
 /** Metadata whose values never reach a create's field set (upstream strips them from every set). */
 const VARYING_METADATA = ['name', 'namespace', 'uid', 'creationTimestamp', 'generation', 'resourceVersion', 'selfLink'] as const;
 const VARYING: ReadonlySet<string> = new Set(VARYING_METADATA);
+/** What `hasShape` compares on its own at the top of an object. */
+const METADATA: ReadonlySet<string> = new Set(['metadata']);
 const MAX_REMEMBERED_SHAPES = 256;
 const MAX_REMEMBERED_SHAPE_CHARS = 16 * 1024;
 const createdShapes = new Map<string, ManagedFieldsEntry[]>();
