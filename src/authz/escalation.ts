@@ -45,26 +45,33 @@ export function rbacEscalationPlugin(options: EscalationOptions): AdmissionPlugi
     );
   }
 
+  async function check(a: AdmissionAttributes, object: NonNullable<AdmissionAttributes['object']>): Promise<void> {
+    const namespace = a.namespace ?? '';
+    const roleResource = roleKinds[a.resource];
+    if (roleResource) {
+      if (await allowedVerb(a, 'escalate', roleResource, a.name, namespace)) return;
+      const rules = rulesOfObject(object);
+      return refuse(a, rules, namespace);
+    }
+    if (!bindingKinds[a.resource]) return;
+    const ref = (object.roleRef ?? {}) as { kind?: string; name?: string };
+    const refResource = ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles';
+    if (await allowedVerb(a, 'bind', refResource, ref.name ?? '', namespace)) return;
+    const rules = options.rbac()?.roleRules(ref, namespace);
+    // As upstream, a role that cannot be resolved cannot be bound without `bind`.
+    if (!rules) throw notFound({ group, resource: refResource }, ref.name ?? '');
+    refuse(a, rules, namespace);
+  }
+
   return {
     name: 'RBACEscalation',
-    async validate(a) {
+    // Synchronous for every write it has nothing to say about, so that the admission chain
+    // stays synchronous for them (core/admission/types.ts).
+    validate(a) {
       if (a.group !== group || a.subresource !== '' || (a.operation !== 'CREATE' && a.operation !== 'UPDATE') || !a.object) return;
       if (a.user.groups.includes(SUPERUSER_GROUP)) return;
-      const namespace = a.namespace ?? '';
-      const roleResource = roleKinds[a.resource];
-      if (roleResource) {
-        if (await allowedVerb(a, 'escalate', roleResource, a.name, namespace)) return;
-        const rules = rulesOfObject(a.object);
-        return refuse(a, rules, namespace);
-      }
-      if (!bindingKinds[a.resource]) return;
-      const ref = (a.object.roleRef ?? {}) as { kind?: string; name?: string };
-      const refResource = ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles';
-      if (await allowedVerb(a, 'bind', refResource, ref.name ?? '', namespace)) return;
-      const rules = options.rbac()?.roleRules(ref, namespace);
-      // As upstream, a role that cannot be resolved cannot be bound without `bind`.
-      if (!rules) throw notFound({ group, resource: refResource }, ref.name ?? '');
-      refuse(a, rules, namespace);
+      if (!roleKinds[a.resource] && !bindingKinds[a.resource]) return;
+      return check(a, a.object);
     },
   };
 }

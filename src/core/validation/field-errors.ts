@@ -39,31 +39,47 @@ const SHOWS_VALUE = new Set<FieldErrorType>([
   'FieldValueTypeInvalid',
 ]);
 
-/** A path into an object: `metadata.labels[app]`, `spec.template.spec.containers[0].name`. */
+/**
+ * A path into an object: `metadata.labels[app]`, `spec.template.spec.containers[0].name`.
+ *
+ * Validation makes one for every field it looks at and prints almost none (only those with
+ * errors), so a path is a link to its parent and its text is built when first asked for.
+ */
 export class FieldPath {
-  private constructor(private readonly text: string) {}
+  private text?: string;
+
+  private constructor(
+    private readonly parent: FieldPath | undefined,
+    /** A field name, or an index or key (`bracketed`). */
+    private readonly segment: string | number,
+    private readonly bracketed: boolean,
+  ) {}
 
   static root(name: string, ...more: string[]): FieldPath {
-    let path = new FieldPath(name);
+    let path = new FieldPath(undefined, name, false);
     for (const n of more) path = path.child(n);
     return path;
   }
 
   child(name: string, ...more: string[]): FieldPath {
-    let path = new FieldPath(this.text ? `${this.text}.${name}` : name);
+    let path = new FieldPath(this, name, false);
     for (const n of more) path = path.child(n);
     return path;
   }
 
   index(i: number): FieldPath {
-    return new FieldPath(`${this.text}[${i}]`);
+    return new FieldPath(this, i, true);
   }
 
   key(k: string): FieldPath {
-    return new FieldPath(`${this.text}[${k}]`);
+    return new FieldPath(this, k, true);
   }
 
   toString(): string {
+    if (this.text === undefined) {
+      const above = this.parent?.toString() ?? '';
+      this.text = this.bracketed ? `${above}[${this.segment}]` : above ? `${above}.${this.segment}` : String(this.segment);
+    }
     return this.text;
   }
 }
