@@ -204,13 +204,16 @@ export class ResourceWrites {
     const admission = this.deps.admission;
     // The body may name the namespace where the request does not (an in-process or gRPC caller).
     const where = { ...req, namespace: meta.namespace };
-    if (await admission.admit(admissionAttributes(this.def, where, 'CREATE', meta.name ?? '', { object: obj }))) this.redecode(obj, req);
+    // The chain answers synchronously when no plugin waits (nearly every write): no await then.
+    const admitted = admission.admit(admissionAttributes(this.def, where, 'CREATE', meta.name ?? '', { object: obj }));
+    if (admitted === true || (admitted !== false && (await admitted))) this.redecode(obj, req);
     meta = obj.metadata ??= {};
     this.def.prepareForCreate?.(obj, sctx);
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
     this.throwIfInvalid(this.validateNew(obj), meta.name ?? '');
-    await admission.validate(admissionAttributes(this.def, where, 'CREATE', meta.name!, { object: obj }));
+    const validated = admission.validate(admissionAttributes(this.def, where, 'CREATE', meta.name!, { object: obj }));
+    if (validated) await validated;
 
     if (isDryRun(req.options)) {
       // Upstream's dry-run storage still refuses a name that is taken.
@@ -339,7 +342,8 @@ export class ResourceWrites {
     if (entries.length > 0) meta.managedFields = entries;
     else delete meta.managedFields;
     const admission = this.deps.admission;
-    if (await admission.admit(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }))) this.redecode(obj, req);
+    const admitted = admission.admit(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
+    if (admitted === true || (admitted !== false && (await admitted))) this.redecode(obj, req);
     meta = obj.metadata ??= {};
     const sub = scope === 'main' ? undefined : this.def[scope]!;
     if (sub) sub.prepareForUpdate(obj, current, sctx);
@@ -351,7 +355,8 @@ export class ResourceWrites {
     if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
     else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
     this.throwIfInvalid(errors, name);
-    await admission.validate(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
+    const validated = admission.validate(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
+    if (validated) await validated;
     keepManagedFieldsTimes(obj, current);
     return obj;
   }

@@ -157,8 +157,11 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
      * Upstream transformResponseObject: convert as asked, then write with the meta codecs,
      * negotiated again; nothing acceptable there is a raw-JSON 406.
      */
-    /** `json`: the object's JSON answer, where the write already made it (WriteResult.json). */
-    const respond = async (status: number, value: unknown, json?: () => Buffer): Promise<void> => {
+    /**
+     * `json`: the object's JSON answer, where the write already made it (WriteResult.json).
+     * Not async: called only from `serve`, whose promise takes whatever this throws.
+     */
+    const respond = (status: number, value: unknown, json?: () => Buffer): void | Promise<void> => {
       if (!output.convert) return writeObject(exchange, status, value, output, undefined, json);
       const converted = convertObject(value, output.convert, { definition: route.definition, naming, now: clock.now(), query: req.query });
       const again = negotiateMediaTypeOptions(req.headers.accept, metaCodecs, restrictions);
