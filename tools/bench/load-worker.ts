@@ -1,14 +1,14 @@
 /**
  * The load generator: a separate process the orchestrator drives over IPC, so that the client
  * side of every scenario runs outside the processes being measured. It holds open "loads"
- * (an HTTPS connection pool, an etcd3 client, an embedded store) between calls, so warm-up and
+ * (an HTTPS connection pool, an etcd3 client, a Keelson store) between calls, so warm-up and
  * measurement run over the same connections.
  */
 import { measureEncodings } from './encodings';
 import { storedReplicaSets } from './fixtures';
 import { HttpsConnection, type Target, requestHead } from './https-client';
 import { serveCalls } from './ipc';
-import { EmbeddedLoad, type EmbeddedSpec } from './load/embedded-load';
+import { StoreLoad, type StoreSpec, type StoreTarget } from './load/store-load';
 import { EtcdLoad, type EtcdSpec } from './load/etcd-load';
 import { HttpsLoad, type HttpsSpec } from './load/https-load';
 import { EtcdWatchers, HttpsWatchers } from './load/watchers';
@@ -16,9 +16,9 @@ import { EtcdWatchers, HttpsWatchers } from './load/watchers';
 export type OpenArgs =
   | { kind: 'https'; target: Target; connections: number }
   | { kind: 'etcd'; endpoint: string }
-  | { kind: 'embedded'; dataDir: string };
+  | StoreTarget;
 
-export type RunSpec = HttpsSpec | EtcdSpec | EmbeddedSpec;
+export type RunSpec = HttpsSpec | EtcdSpec | StoreSpec;
 
 export interface PreloadArgs {
   store: { kind: 'etcd'; endpoint: string } | { kind: 'embedded'; dataDir: string };
@@ -26,7 +26,7 @@ export interface PreloadArgs {
   groups: Array<{ namespace: string; count: number }>;
 }
 
-type Load = HttpsLoad | EtcdLoad | EmbeddedLoad;
+type Load = HttpsLoad | EtcdLoad | StoreLoad;
 type Watchers = HttpsWatchers | EtcdWatchers;
 
 const loads = new Map<number, Load>();
@@ -36,7 +36,7 @@ let nextId = 1;
 
 serveCalls({
   open: async (args: OpenArgs) => {
-    const load = args.kind === 'https' ? await HttpsLoad.open(args.target, args.connections) : args.kind === 'etcd' ? EtcdLoad.open(args.endpoint) : EmbeddedLoad.open(args.dataDir);
+    const load = args.kind === 'https' ? await HttpsLoad.open(args.target, args.connections) : args.kind === 'etcd' ? EtcdLoad.open(args.endpoint) : StoreLoad.open(args);
     loads.set(nextId, load);
     return nextId++;
   },
@@ -52,7 +52,7 @@ serveCalls({
 
   /** Write many ReplicaSets straight into a store (the server must not be running on an embedded one). */
   preload: async (args: PreloadArgs) => {
-    const load = args.store.kind === 'etcd' ? EtcdLoad.open(args.store.endpoint) : EmbeddedLoad.open(args.store.dataDir);
+    const load = args.store.kind === 'etcd' ? EtcdLoad.open(args.store.endpoint) : StoreLoad.open(args.store);
     try {
       let written = 0;
       for (const group of args.groups) written += await load.load(storedReplicaSets(args.template, group.namespace, group.count));

@@ -1,7 +1,8 @@
 /**
- * The embedded store's limit as one Node process sees it: its `Store` interface called
- * directly (no API server in front), creates of given bytes and guarded updates of one key.
- * The store must not be open in another process (SQLite in exclusive locking mode).
+ * A store's limit as one Node process sees it: Keelson's `Store` interface called directly (no
+ * API server in front), creates of given bytes and guarded updates of one key. On the embedded
+ * store, which must not be open in another process (SQLite in exclusive locking mode); or on
+ * etcd through Keelson's own etcd client, beside the raw etcd3 calls of etcd-load.ts.
  */
 import { type Store, StoreError, createStore } from '../../../src/store';
 import { type Operation, type RunResult, runLoop } from './run-loop';
@@ -20,16 +21,19 @@ export interface StoreContendSpec {
   value: Uint8Array;
 }
 
-export type EmbeddedSpec = CreateSpec | StoreContendSpec;
+export type StoreSpec = CreateSpec | StoreContendSpec;
 
-export class EmbeddedLoad {
+/** The store to open: an embedded one's data directory, or an etcd endpoint. */
+export type StoreTarget = { kind: 'embedded'; dataDir: string } | { kind: 'etcd-store'; endpoint: string };
+
+export class StoreLoad {
   private constructor(readonly store: Store) {}
 
-  static open(dataDir: string): EmbeddedLoad {
-    return new EmbeddedLoad(createStore({ kind: 'embedded', dataDir }));
+  static open(target: StoreTarget): StoreLoad {
+    return new StoreLoad(target.kind === 'embedded' ? createStore({ kind: 'embedded', dataDir: target.dataDir }) : createStore({ kind: 'etcd', endpoints: [target.endpoint] }));
   }
 
-  run(spec: EmbeddedSpec, durationMs: number): Promise<RunResult> {
+  run(spec: StoreSpec, durationMs: number): Promise<RunResult> {
     return spec.op === 'create' ? this.runCreates(spec, durationMs) : this.runContention(spec, durationMs);
   }
 
