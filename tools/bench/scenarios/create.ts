@@ -106,6 +106,10 @@ function cores(s: Sample): string {
   return ((cpuPerOp(s) * perSecond(s)) / 1e6).toFixed(2);
 }
 
+function generatorCores(s: Sample): string {
+  return s.ops > 0 ? ((s.generatorCpuUs / s.ops) * perSecond(s) / 1e6).toFixed(2) : '-';
+}
+
 function etcdCores(s: Sample): string {
   const us = etcdCpuPerOp(s);
   return us === undefined ? '-' : ((us * perSecond(s)) / 1e6).toFixed(2);
@@ -174,7 +178,7 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           ratio: ratio(perSecond(k), perSecond(r)),
           cpu: `${micros(cpuPerOp(k))} / ${micros(cpuPerOp(r))}`,
           latency: `${latency(k)}; ${latency(r)}`,
-          note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process; cores busy: server ${cores(k)} / client ${cores(r)}, etcd ${etcdCores(k)} / ${etcdCores(r)}${failures(k)}`,
+          note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process; cores busy: server ${cores(k)} / client ${cores(r)}, etcd ${etcdCores(k)} / ${etcdCores(r)}, HTTPS load generator ${generatorCores(k)}${failures(k)}`,
         });
         floorRow(ctx, 'etcd', clients, f, r, 'raw etcd3 puts', k);
         if (g) {
