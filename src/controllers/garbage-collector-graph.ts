@@ -14,13 +14,25 @@ export interface GraphNode {
   def: ResourceDefinition;
   namespace: string | undefined;
   name: string;
-  owners: OwnerReference[];
+  owners: readonly OwnerReference[];
   deletionTimestamp: string | undefined;
-  finalizers: string[];
-  /** uids of the objects that name this one as an owner. */
-  readonly dependents: Set<string>;
+  finalizers: readonly string[];
+  /**
+   * uids of the objects that name this one as an owner, made with the first of them: most
+   * objects own nothing, and an empty Set per object was ~40% of the graph's memory.
+   */
+  dependents: Set<string> | undefined;
   /** Seen through an informer (false: only known as somebody's owner). */
   observed: boolean;
+}
+
+/** The shared empty lists of a node without owners, finalizers or dependents. */
+const NONE: readonly never[] = Object.freeze([]);
+const NO_DEPENDENTS: ReadonlySet<string> = new Set();
+
+/** A node's dependents (none: the shared empty set). */
+export function dependentsOf(n: GraphNode): ReadonlySet<string> {
+  return n.dependents ?? NO_DEPENDENTS;
 }
 
 /** What a graph change asks the collector to do. */
@@ -42,7 +54,7 @@ export class Graph {
   private node(uid: string, def: ResourceDefinition, namespace: string | undefined, name: string): GraphNode {
     let n = this.nodes.get(uid);
     if (!n) {
-      n = { uid, def, namespace, name, owners: [], deletionTimestamp: undefined, finalizers: [], dependents: new Set(), observed: false };
+      n = { uid, def, namespace, name, owners: NONE, deletionTimestamp: undefined, finalizers: NONE, dependents: undefined, observed: false };
       this.nodes.set(uid, n);
     }
     return n;
@@ -54,12 +66,26 @@ export class Graph {
     if (!meta.uid || !meta.name) return;
     const n = this.node(meta.uid, def, meta.namespace, meta.name);
     const before = { observed: n.observed, deleting: isDeletingDependents(n), orphaning: isOrphaning(n), owners: n.owners };
-    Object.assign(n, { def, namespace: meta.namespace, name: meta.name, observed: true });
-    n.owners = meta.ownerReferences ?? [];
+    n.def = def;
+    n.namespace = meta.namespace;
+    n.name = meta.name;
+    n.observed = true;
+    n.owners = meta.ownerReferences?.length ? meta.ownerReferences : NONE;
     n.deletionTimestamp = meta.deletionTimestamp;
-    n.finalizers = meta.finalizers ?? [];
+    n.finalizers = meta.finalizers?.length ? meta.finalizers : NONE;
+    if (before.owners.length > 0 || n.owners.length > 0) this.ownersChanged(n, before.owners, meta.namespace, def);
 
-    const oldOwners = new Map(before.owners.map((r) => [r.uid, r]));
+    // An owner that starts deleting its dependents in the foreground: look at them all, and at it.
+    if (isDeletingDependents(n) && !before.deleting) {
+      for (const dep of dependentsOf(n)) this.enqueue({ action: 'delete', uid: dep });
+      this.enqueue({ action: 'delete', uid: n.uid });
+    }
+    if (isOrphaning(n) && !before.orphaning) this.enqueue({ action: 'orphan', uid: n.uid });
+  }
+
+  /** `n`'s owner references went from `previous` to `n.owners`: link and unlink it. */
+  private ownersChanged(n: GraphNode, previous: readonly OwnerReference[], namespace: string | undefined, def: ResourceDefinition): void {
+    const oldOwners = new Map(previous.map((r) => [r.uid, r]));
     const newOwners = new Map(n.owners.map((r) => [r.uid, r]));
     for (const [uid] of oldOwners) {
       if (newOwners.has(uid)) continue;
@@ -69,30 +95,23 @@ export class Graph {
       const owner = this.nodes.get(uid);
       if (!owner) {
         // Only known as an owner so far: the collector checks with the API whether it exists.
-        this.nodes.set(uid, { uid, def, namespace: meta.namespace, name: ref.name, owners: [], deletionTimestamp: undefined, finalizers: [], dependents: new Set([n.uid]), observed: false });
+        this.nodes.set(uid, { uid, def, namespace, name: ref.name, owners: NONE, deletionTimestamp: undefined, finalizers: NONE, dependents: new Set([n.uid]), observed: false });
         this.enqueue({ action: 'delete', uid: n.uid });
         continue;
       }
-      owner.dependents.add(n.uid);
+      (owner.dependents ??= new Set()).add(n.uid);
       const old = oldOwners.get(uid);
       if (!owner.observed && !old) this.enqueue({ action: 'delete', uid: n.uid });
       if (old && old.blockOwnerDeletion !== ref.blockOwnerDeletion) this.ownerChanged(uid);
     }
-
-    // An owner that starts deleting its dependents in the foreground: look at them all, and at it.
-    if (isDeletingDependents(n) && !before.deleting) {
-      for (const dep of n.dependents) this.enqueue({ action: 'delete', uid: dep });
-      this.enqueue({ action: 'delete', uid: n.uid });
-    }
-    if (isOrphaning(n) && !before.orphaning) this.enqueue({ action: 'orphan', uid: n.uid });
   }
 
   /** `dep` no longer names `owner`: forget owners only known through it, re-check owners waiting on it. */
   private dropDependent(ownerUid: string, dep: string): void {
     const owner = this.nodes.get(ownerUid);
     if (!owner) return;
-    owner.dependents.delete(dep);
-    if (!owner.observed && owner.dependents.size === 0) this.nodes.delete(ownerUid);
+    owner.dependents?.delete(dep);
+    if (!owner.observed && !owner.dependents?.size) this.nodes.delete(ownerUid);
     else this.ownerChanged(ownerUid);
   }
 
@@ -108,10 +127,10 @@ export class Graph {
     if (!n) return;
     for (const ref of n.owners) this.dropDependent(ref.uid, uid);
     // Its dependents lost an owner: each is collected unless another owner still holds it.
-    for (const dep of n.dependents) this.enqueue({ action: 'delete', uid: dep });
-    if (n.dependents.size > 0) {
+    for (const dep of dependentsOf(n)) this.enqueue({ action: 'delete', uid: dep });
+    if (n.dependents?.size) {
       n.observed = false;
-      n.owners = [];
+      n.owners = NONE;
     } else {
       this.nodes.delete(uid);
     }

@@ -19,7 +19,7 @@ import type { ResourceDefinition } from '../core/resources/definition';
 import { verbsOf } from '../core/resources/endpoints';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
 import { StatusError } from '../status';
-import { Graph, type GraphNode, type GraphWork, Informer, isDeletingDependents } from './garbage-collector-graph';
+import { Graph, type GraphNode, type GraphWork, Informer, dependentsOf, isDeletingDependents } from './garbage-collector-graph';
 import { WorkQueue } from './work-queue';
 
 export interface GarbageCollectorOptions {
@@ -155,7 +155,7 @@ export class GarbageCollector {
       return;
     }
     let policy: PropagationPolicy = 'Background';
-    if (waiting.length > 0 && node.dependents.size > 0) policy = 'Foreground';
+    if (waiting.length > 0 && dependentsOf(node).size > 0) policy = 'Foreground';
     else if ((meta.finalizers ?? []).includes(FINALIZER_ORPHAN)) policy = 'Orphan';
     else if ((meta.finalizers ?? []).includes(FINALIZER_FOREGROUND)) policy = 'Foreground';
     if (meta.deletionTimestamp && policy !== 'Foreground') return;
@@ -167,7 +167,7 @@ export class GarbageCollector {
 
   /** An owner in foreground deletion: done once no blocking dependent is left; else push those on. */
   private async finishForeground(node: GraphNode, latest: ApiObject): Promise<void> {
-    const blocking = [...node.dependents]
+    const blocking = [...dependentsOf(node)]
       .map((uid) => this.graph.nodes.get(uid))
       .filter((d): d is GraphNode => !!d && d.observed && d.owners.some((r) => r.uid === node.uid && r.blockOwnerDeletion === true));
     if (blocking.length === 0) return this.removeFinalizer(latest, FINALIZER_FOREGROUND, node);
@@ -176,7 +176,7 @@ export class GarbageCollector {
 
   /** Remove the owner from every dependent's ownerReferences, then its `orphan` finalizer. */
   private async orphanDependents(node: GraphNode): Promise<void> {
-    for (const uid of [...node.dependents]) {
+    for (const uid of [...dependentsOf(node)]) {
       const dep = this.graph.nodes.get(uid);
       if (!dep?.observed) continue;
       const latest = await this.latest(dep.def, dep.namespace, dep.name, dep.uid);
