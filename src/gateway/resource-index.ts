@@ -18,7 +18,8 @@ function key(group: string, version: string): string {
 
 export class ResourceIndex {
   private readonly byGroupVersion = new Map<string, ResourceDefinition[]>();
-  private readonly byResource = new Map<string, ResourceDefinition>();
+  /** group → version → resource: looked up twice a request, without building a key string. */
+  private readonly byResource = new Map<string, Map<string, Map<string, ResourceDefinition>>>();
   private readonly groupList: ServedGroup[] = [];
   private groupsByName?: Map<string, ServedGroup>;
 
@@ -37,14 +38,18 @@ export class ResourceIndex {
         group.versions.push(def.version);
       }
       list.push(def);
-      this.byResource.set(`${gv}/${def.resource}`, def);
+      let versions = this.byResource.get(def.group);
+      if (!versions) this.byResource.set(def.group, (versions = new Map()));
+      let resources = versions.get(def.version);
+      if (!resources) versions.set(def.version, (resources = new Map()));
+      resources.set(def.resource, def);
     }
     // The core group first, then the named groups in definition order.
     this.groupList.sort((a, b) => (a.name === '' ? -1 : b.name === '' ? 1 : 0));
   }
 
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined {
-    return this.byResource.get(`${key(group, version)}/${resource}`);
+    return this.byResource.get(group)?.get(version)?.get(resource);
   }
 
   hasGroupVersion(group: string, version: string): boolean {
