@@ -57,6 +57,7 @@ import type { StateSource } from '../metrics';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
 import { checkBodyFields } from './validation/field-validation';
+import { ResourceMap } from '../util/resource-map';
 
 export interface CoreOptions {
   store: Store;
@@ -110,16 +111,12 @@ interface Resolved {
   subresource: WriteSubresource;
 }
 
-function resourceKey(group: string, version: string, resource: string): string {
-  return `${group}/${version}/${resource}`;
-}
-
 class InProcessCore implements Core {
   readonly naming: Naming;
   readonly resources: readonly ResourceDefinition[];
   readonly features: FeatureGates;
-  private readonly stores = new Map<string, ResourceStore>();
-  private readonly handled = new Map<string, { def: ResourceDefinition; handler: CreateHandler }>();
+  private readonly stores = new ResourceMap<ResourceStore>();
+  private readonly handled = new ResourceMap<{ def: ResourceDefinition; handler: CreateHandler }>();
   private readonly handlers: Readonly<Record<string, CreateHandler>>;
   private readonly namespaces: ResourceStore;
   private readonly cache: WatchCache;
@@ -131,7 +128,7 @@ class InProcessCore implements Core {
     this.features = options.features ?? defaultFeatureGates();
     const { store, naming } = options;
     const clock = options.clock ?? systemClock;
-    const pods = () => this.stores.get(resourceKey('', 'v1', 'pods'))!.writes;
+    const pods = () => this.stores.get('', 'v1', 'pods')!.writes;
     const binding = podBindingHandler(pods, clock);
     const handlers: Record<string, CreateHandler> = {
       selfsubjectreviews: selfSubjectReviewHandler(clock),
@@ -154,11 +151,10 @@ class InProcessCore implements Core {
     const admission = this.admissionChain(options, nsDef, storage, clock);
     const deps = { store, naming, clock, admission, written: this.cache.written };
     for (const def of this.resources) {
-      const key = resourceKey(def.group, def.version, def.resource);
-      if (def.notStored) this.handled.set(key, { def, handler: handlers[def.resource]! });
-      else this.stores.set(key, new ResourceStore(def, deps, storage(def)));
+      if (def.notStored) this.handled.set(def.group, def.version, def.resource, { def, handler: handlers[def.resource]! });
+      else this.stores.set(def.group, def.version, def.resource, new ResourceStore(def, deps, storage(def)));
     }
-    this.namespaces = this.stores.get(resourceKey('', 'v1', 'namespaces'))!;
+    this.namespaces = this.stores.get('', 'v1', 'namespaces')!;
     this.cache.start();
     this.compactor = new Compactor({ store, clock, intervalMs: options.compactionIntervalMs });
     this.dynamicAdmission.start();
@@ -178,7 +174,7 @@ class InProcessCore implements Core {
     const ns = naming.namespaces;
     const names = options.admissionPlugins ?? GENERIC_APISERVER_PLUGINS;
     const reader = cachedThenLive(async (loc, live) => {
-      const store = this.stores.get(resourceKey(loc.group, loc.version, loc.resource));
+      const store = this.stores.get(loc.group, loc.version, loc.resource);
       if (!store) throw notFound({ group: loc.group, resource: loc.resource }, loc.name);
       return store.reads.get(loc.namespace, loc.name, live ? {} : { resourceVersion: '0' });
     });
@@ -215,11 +211,10 @@ class InProcessCore implements Core {
 
   /** The target's store, after the one verb table (core/resources/endpoints.ts) allowed the verb there: 404 / 405 otherwise. */
   private resolve(target: ResourceTarget, verb: Verb): Resolved {
-    const key = resourceKey(target.group, target.version, target.resource);
-    const store = this.stores.get(key);
+    const store = this.stores.get(target.group, target.version, target.resource);
     if (!store) {
       // A type that is never stored serves create alone.
-      const handled = this.handled.get(key);
+      const handled = this.handled.get(target.group, target.version, target.resource);
       if (handled) throw methodNotSupported({ group: handled.def.group, resource: handled.def.resource }, verb);
       throw pathNotFound();
     }
@@ -309,7 +304,7 @@ class InProcessCore implements Core {
 
   async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     withinLimits(() => checkDecodedLimits(object));
-    const handled = this.handled.get(resourceKey(target.group, target.version, target.resource));
+    const handled = this.handled.get(target.group, target.version, target.resource);
     if (handled) return this.createHandled(handled.def, handled.handler, target, object, options, ctx);
     if (target.subresource) return this.createSubresource(target, object, options, ctx);
     const { store } = this.resolve(target, 'create');

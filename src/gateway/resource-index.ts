@@ -4,6 +4,7 @@
  * read this one index, so they cannot disagree.
  */
 import type { ResourceDefinition } from '../core/resources/definition';
+import { ResourceMap } from '../util/resource-map';
 
 export interface ServedGroup {
   /** '' for the core group. */
@@ -18,8 +19,7 @@ function key(group: string, version: string): string {
 
 export class ResourceIndex {
   private readonly byGroupVersion = new Map<string, ResourceDefinition[]>();
-  /** group → version → resource: looked up twice a request, without building a key string. */
-  private readonly byResource = new Map<string, Map<string, Map<string, ResourceDefinition>>>();
+  private readonly byResource = new ResourceMap<ResourceDefinition>();
   private readonly groupList: ServedGroup[] = [];
   private groupsByName?: Map<string, ServedGroup>;
 
@@ -38,18 +38,14 @@ export class ResourceIndex {
         group.versions.push(def.version);
       }
       list.push(def);
-      let versions = this.byResource.get(def.group);
-      if (!versions) this.byResource.set(def.group, (versions = new Map()));
-      let resources = versions.get(def.version);
-      if (!resources) versions.set(def.version, (resources = new Map()));
-      resources.set(def.resource, def);
+      this.byResource.set(def.group, def.version, def.resource, def);
     }
     // The core group first, then the named groups in definition order.
     this.groupList.sort((a, b) => (a.name === '' ? -1 : b.name === '' ? 1 : 0));
   }
 
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined {
-    return this.byResource.get(group)?.get(version)?.get(resource);
+    return this.byResource.get(group, version, resource);
   }
 
   hasGroupVersion(group: string, version: string): boolean {
