@@ -60,15 +60,27 @@ interface Series {
   byCode: Map<number, CounterSeries>;
 }
 
+/** Whether two label sets name the same duration series (the component is the same for all). */
+function sameSeries(a: RequestLabels, b: RequestLabels): boolean {
+  return a.verb === b.verb && a.resource === b.resource && a.group === b.group && a.version === b.version && a.subresource === b.subresource && a.scope === b.scope && a.dry_run === b.dry_run;
+}
+
 export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step {
   const series = new Map<string, Series>();
+  // The last request's labels and series: a client's requests come in runs of one kind, and
+  // comparing seven short strings costs less than joining them into the map's key.
+  let lastLabels: RequestLabels | undefined;
+  let lastSeries: Series | undefined;
   const seriesOf = (labels: RequestLabels): Series => {
+    if (lastSeries && lastLabels && sameSeries(lastLabels, labels)) return lastSeries;
     const key = `${labels.verb}\0${labels.dry_run}\0${labels.group}\0${labels.version}\0${labels.resource}\0${labels.subresource}\0${labels.scope}`;
     let found = series.get(key);
     if (!found) {
       found = { duration: metrics.requestDuration.labels(labels), byCode: new Map() };
       series.set(key, found);
     }
+    lastLabels = labels;
+    lastSeries = found;
     return found;
   };
   // It hands back the promise of the rest of the pipeline, with the recording attached (one
