@@ -53,7 +53,7 @@ export function rbacEscalationPlugin(options: EscalationOptions): AdmissionPlugi
       const rules = rulesOfObject(object);
       return refuse(a, rules, namespace);
     }
-    if (!bindingKinds[a.resource]) return;
+    // A binding (validate let nothing else through).
     const ref = (object.roleRef ?? {}) as { kind?: string; name?: string };
     const refResource = ref.kind === 'ClusterRole' ? 'clusterroles' : 'roles';
     if (await allowedVerb(a, 'bind', refResource, ref.name ?? '', namespace)) return;

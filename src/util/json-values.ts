@@ -5,6 +5,13 @@ export function isObject<T extends object = Record<string, unknown>>(value: unkn
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** An object JSON.parse could have made: not null, not an array, and no class instance. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /** A deep copy of JSON-shaped data (objects are plain JSON data throughout the server). */
 export function deepCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);

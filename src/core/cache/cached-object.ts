@@ -7,6 +7,7 @@
 import type { ApiObject, WatchEvent } from '../api';
 import { compareGoStrings } from '../../codecs/go-strings';
 import { viewWithoutTypeMeta } from '../../codecs/encode-once';
+import { isPlainObject } from '../../util/json-values';
 
 /**
  * Freeze a JSON value and everything in it; returns it, now immutable. A frozen part is taken
@@ -45,9 +46,8 @@ export function isPlainJson(value: unknown, frozenIsPlain = false): boolean {
     for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], frozenIsPlain)) return false;
     return true;
   }
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return false;
-  for (const key in value) if (!isPlainJson((value as Record<string, unknown>)[key], frozenIsPlain)) return false;
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (!isPlainJson(value[key], frozenIsPlain)) return false;
   return true;
 }
 

@@ -11,6 +11,7 @@ import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdat
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
 import { deepFreeze } from '../cache/cached-object';
+import { isPlainObject } from '../../util/json-values';
 
 export interface ManagerIdentity {
   manager: string;
@@ -190,12 +191,6 @@ function hasShape(next: ApiObject, shape: Record<string, unknown>): boolean {
   if (!isPlainObject(next) || !isPlainObject(meta) || !isPlainObject(shapeMeta)) return false;
   for (const field of VARYING_METADATA) if (shapeMeta[field] !== typeof meta[field]) return false;
   return sameMembers(next, shape, METADATA) && sameMembers(meta, shapeMeta, VARYING);
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto: unknown = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 /** `value` equals `decoded`, a value JSON.parse gave, as JSON (objects by their keys, in any order). */

@@ -101,18 +101,23 @@ async function slowedFloorRow(ctx: Context, backend: string, bare: BareServer, c
   });
 }
 
-/** How much of a core the measured process was busy, on average over the cell. */
-function cores(s: Sample): string {
-  return ((cpuPerOp(s) * perSecond(s)) / 1e6).toFixed(2);
+/** How many cores a process was busy on average over the cell, given its CPU time there. */
+function cores(s: Sample, cpuUs: number | undefined): string {
+  return cpuUs === undefined || s.elapsedMs <= 0 ? '-' : (cpuUs / (s.elapsedMs * 1000)).toFixed(2);
 }
 
-function generatorCores(s: Sample): string {
-  return s.ops > 0 ? ((s.generatorCpuUs / s.ops) * perSecond(s) / 1e6).toFixed(2) : '-';
-}
-
-function etcdCores(s: Sample): string {
-  const us = etcdCpuPerOp(s);
-  return us === undefined ? '-' : ((us * perSecond(s)) / 1e6).toFixed(2);
+/** A 64-client reference beside the raw puts: guarded creates with no API server in front. */
+function storeReferenceRow(ctx: Context, name: string, s: Sample, raw: Sample, keelson: Sample, note: string): void {
+  ctx.rows.push({
+    scenario: 1,
+    name,
+    keelson: rate(perSecond(s)),
+    reference: `${rate(perSecond(raw))} raw etcd3 puts`,
+    ratio: ratio(perSecond(s), perSecond(raw)),
+    cpu: `${micros(cpuPerOp(s))} / ${micros(cpuPerOp(raw))}`,
+    latency: `${latency(s)}; ${latency(raw)}`,
+    note: `${note}; etcd CPU µs/op ${micros(etcdCpuPerOp(s))} / ${micros(etcdCpuPerOp(raw))}; Keelson over HTTPS at ${ratio(perSecond(keelson), perSecond(s))} of these; etcd RPCs/op ${etcdRpcsPerOp(s)}${failures(s)}`,
+  });
 }
 
 function latency(s: Sample): string {
@@ -158,15 +163,17 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
         };
         // At the top client count also etcd3's guarded creates: what the create's transaction
         // costs etcd beyond a put, apart from any API server.
-        const guarded: Cell | undefined =
-          clients === SLOWED_FLOOR_CLIENTS ? { ...raw, spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-raw/c${clients}-r${++runs}/` }) } : undefined;
         // And the same guarded creates through Keelson's own etcd client (its Store called
         // directly), outside /registry so that the server's watch does not see them: what etcd
         // can take from a leaner client than etcd3's.
-        const direct: Cell | undefined = guarded
-          ? { ...raw, open: { kind: 'etcd-store', endpoint: etcd.endpoint }, spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-store/c${clients}-r${++runs}/` }) }
-          : undefined;
-        const [k, r, f, g, d] = await sideBySide([keelsonCreates(ctx, server, clients, etcd), raw, floorCreates(ctx, bare, clients, etcd), ...(guarded && direct ? [guarded, direct] : [])], ctx.timing);
+        const references: Cell[] =
+          clients === SLOWED_FLOOR_CLIENTS
+            ? [
+                { ...raw, spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-raw/c${clients}-r${++runs}/` }) },
+                { ...raw, open: { kind: 'etcd-store', endpoint: etcd.endpoint }, spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-store/c${clients}-r${++runs}/` }) },
+              ]
+            : [];
+        const [k, r, f, g, d] = await sideBySide([keelsonCreates(ctx, server, clients, etcd), raw, floorCreates(ctx, bare, clients, etcd), ...references], ctx.timing);
         results.keelson.etcd.set(clients, perSecond(k));
         results.rawEtcd.set(clients, perSecond(r));
         results.floor.etcd.set(clients, perSecond(f));
@@ -178,32 +185,14 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           ratio: ratio(perSecond(k), perSecond(r)),
           cpu: `${micros(cpuPerOp(k))} / ${micros(cpuPerOp(r))}`,
           latency: `${latency(k)}; ${latency(r)}`,
-          note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process; cores busy: server ${cores(k)} / client ${cores(r)}, etcd ${etcdCores(k)} / ${etcdCores(r)}, HTTPS load generator ${generatorCores(k)}${failures(k)}`,
+          note: `etcd RPCs/op ${etcdRpcsPerOp(k)} / ${etcdRpcsPerOp(r)}; etcd CPU µs/op ${micros(etcdCpuPerOp(k))} / ${micros(etcdCpuPerOp(r))}; ref CPU is the etcd3 client process; cores busy: server ${cores(k, k.serverCpuUs)} / client ${cores(r, r.serverCpuUs)}, etcd ${cores(k, k.etcdCpuUs)} / ${cores(r, r.etcdCpuUs)}, HTTPS load generator ${cores(k, k.generatorCpuUs)}${failures(k)}`,
         });
         floorRow(ctx, 'etcd', clients, f, r, 'raw etcd3 puts', k);
-        if (g) {
-          ctx.rows.push({
-            scenario: 1,
-            name: `raw etcd3 guarded creates (txn: put if create revision 0, as an API server's create), etcd, ${clients} clients`,
-            keelson: rate(perSecond(g)),
-            reference: `${rate(perSecond(r))} raw etcd3 puts`,
-            ratio: ratio(perSecond(g), perSecond(r)),
-            cpu: `${micros(cpuPerOp(g))} / ${micros(cpuPerOp(r))}`,
-            latency: `${latency(g)}; ${latency(r)}`,
-            note: `no API server: etcd CPU µs/op ${micros(etcdCpuPerOp(g))} / ${micros(etcdCpuPerOp(r))}; Keelson at ${ratio(perSecond(k), perSecond(g))} of these; etcd RPCs/op ${etcdRpcsPerOp(g)}; CPU is the etcd3 client process, busy ${cores(g)} / ${cores(r)} cores${failures(g)}`,
-          });
-        }
-        if (d) {
-          ctx.rows.push({
-            scenario: 1,
-            name: `Keelson's etcd store called directly: the same guarded creates through its own etcd client, no API server, etcd, ${clients} clients`,
-            keelson: rate(perSecond(d)),
-            reference: `${rate(perSecond(r))} raw etcd3 puts`,
-            ratio: ratio(perSecond(d), perSecond(r)),
-            cpu: `${micros(cpuPerOp(d))} / ${micros(cpuPerOp(r))}`,
-            latency: `${latency(d)}; ${latency(r)}`,
-            note: `client CPU is the calling process, busy ${cores(d)} / ${cores(r)} cores; etcd CPU µs/op ${micros(etcdCpuPerOp(d))} / ${micros(etcdCpuPerOp(r))}; Keelson over HTTPS at ${ratio(perSecond(k), perSecond(d))} of these; etcd RPCs/op ${etcdRpcsPerOp(d)}${failures(d)}`,
-          });
+        if (g && d) {
+          const name = `raw etcd3 guarded creates (txn: put if create revision 0, as an API server's create), etcd, ${clients} clients`;
+          storeReferenceRow(ctx, name, g, r, k, `no API server; CPU is the etcd3 client process, busy ${cores(g, g.serverCpuUs)} / ${cores(r, r.serverCpuUs)} cores`);
+          const direct = `Keelson's etcd store called directly: the same guarded creates through its own etcd client, no API server, etcd, ${clients} clients`;
+          storeReferenceRow(ctx, direct, d, r, k, `client CPU is the calling process, busy ${cores(d, d.serverCpuUs)} / ${cores(r, r.serverCpuUs)} cores`);
         }
         if (clients === SLOWED_FLOOR_CLIENTS) await slowedFloorRow(ctx, 'etcd', bare, clients, k, f, etcd);
       }
