@@ -18,7 +18,7 @@ import { CodecError, type Codec } from './codec';
 import type { Naming } from '../naming';
 import { type SchemaRegistry, type SchemaType, schemaRegistry, type ValueType } from '../schema';
 import { compareGoStrings, escapeGoHtml, goJsonString } from './go-strings';
-import { isObject } from '../util/json-values';
+import { isObject, isPlainJson, isPlainObject } from '../util/json-values';
 import { GrowableWriter } from './growable-buffer';
 import { ownBytes } from './encode-once';
 
@@ -27,7 +27,7 @@ export interface JsonOrderOptions {
   indent?: string;
 }
 
-const isPlainObject = isObject<Record<string, unknown>>;
+const isRecord = isObject<Record<string, unknown>>;
 
 /**
  * Where the compiled encoders write: one growable byte buffer per process, reused by every
@@ -40,6 +40,13 @@ class JsonSink extends GrowableWriter {
   constructor() {
     super(SINK_BYTES);
   }
+
+  /**
+   * Whether everything written so far came from values JSON.parse would give back for it
+   * (isPlainJson, with frozen parts taken as plain): the encode's walk answers for the watch
+   * cache, which may then adopt a write's object without walking it again (written-objects.ts).
+   */
+  plain = true;
 
   /** Back to `length` as it was (a member that turned out to write nothing). */
   rewind(at: number): void {
@@ -134,6 +141,7 @@ class JsonSink extends GrowableWriter {
   /** Done with what was written: a buffer grown for one huge value is not kept. */
   reset(): void {
     this.pos = 0;
+    this.plain = true;
     if (this.buf.length > MAX_KEPT_SINK_BYTES) this.buf = Buffer.allocUnsafe(SINK_BYTES);
   }
 }
@@ -154,6 +162,8 @@ function writeAsIs(value: unknown, sink: JsonSink): boolean {
       sink.string(value);
       return true;
     case 'number':
+      // -0 is written as 0, and JSON.parse gives 0 back.
+      if (!Number.isFinite(value) || (value === 0 && 1 / value < 0)) sink.plain = false;
       sink.ascii(Number.isFinite(value) ? String(value) : 'null');
       return true;
     case 'boolean':
@@ -165,6 +175,7 @@ function writeAsIs(value: unknown, sink: JsonSink): boolean {
         return true;
       }
       const text = JSON.stringify(value);
+      if (text === undefined || !isPlainJson(value, true)) sink.plain = false;
       if (text === undefined) return false;
       sink.text(escapeGoHtml(text));
       return true;
@@ -210,7 +221,7 @@ class CompiledEncoder {
 
   /** `value` (typed by its apiVersion and kind when served, else as it is, `null` for nothing). */
   top(value: unknown, sink: JsonSink): void {
-    if (isPlainObject(value)) {
+    if (isRecord(value)) {
       const { apiVersion, kind } = value;
       const served = typeof apiVersion === 'string' && typeof kind === 'string' ? this.registry.kind(apiVersion, kind) : undefined;
       if (served) return this.message(served.type.name)(value, sink);
@@ -219,7 +230,7 @@ class CompiledEncoder {
   }
 
   named(value: unknown, typeName: string, sink: JsonSink): void {
-    if (isPlainObject(value)) this.message(typeName)(value, sink);
+    if (isRecord(value)) this.message(typeName)(value, sink);
     else if (!writeAsIs(value, sink)) sink.ascii('null');
   }
 
@@ -236,7 +247,7 @@ class CompiledEncoder {
         const name = type.type;
         let encode: ((value: Record<string, unknown>, sink: JsonSink) => void) | undefined;
         return (value, sink) => {
-          if (!isPlainObject(value)) return writeAsIs(value, sink);
+          if (!isRecord(value)) return writeAsIs(value, sink);
           (encode ??= this.message(name))(value, sink);
           return true;
         };
@@ -257,7 +268,8 @@ class CompiledEncoder {
       case 'map': {
         const entry = this.valueEncoder(type.value);
         return (value, sink) => {
-          if (!isPlainObject(value)) return writeAsIs(value, sink);
+          if (!isRecord(value)) return writeAsIs(value, sink);
+          if (!isPlainObject(value)) sink.plain = false;
           sink.byte(0x7b);
           let first = true;
           for (const key of sortedKeys(value)) if (sink.member(key, value[key], entry, first)) first = false;
@@ -284,20 +296,20 @@ class CompiledEncoder {
     }
     const heads = names.map(memberHead);
     const known = new Set(names);
-    const lines = ['let x, at, first = true, found = 0, keys = 0;', 'for (const _ in v) keys++;', 's.byte(123);'];
+    const lines = ['let x, at, first = true, found = 0, keys = 0;', 'if (!plainObject(v)) s.plain = false;', 'for (const _ in v) keys++;', 's.byte(123);'];
     names.forEach((name, i) => {
       const key = JSON.stringify(name);
       lines.push(
         `x = v[${key}];`,
         `if (x !== undefined) { found++; at = s.length; s.raw(h[${i}], first ? 1 : 0); if (e[${i}](x, s)) first = false; else s.rewind(at); }`,
-        `else if (${key} in v) found++;`,
+        `else if (${key} in v) { found++; s.plain = false; }`,
       );
     });
     lines.push('if (found !== keys) unknown(v, s, first);', 's.byte(125);');
     const unknown = (value: Record<string, unknown>, sink: JsonSink, first: boolean): void => {
       for (const key in value) if (!known.has(key) && sink.member(key, value[key], writeAsIs, first)) first = false;
     };
-    return new Function('e', 'h', 'unknown', `return function (v, s) {\n${lines.join('\n')}\n};`)(encoders, heads, unknown) as (
+    return new Function('e', 'h', 'unknown', 'plainObject', `return function (v, s) {\n${lines.join('\n')}\n};`)(encoders, heads, unknown, isPlainObject) as (
       value: Record<string, unknown>,
       sink: JsonSink,
     ) => void;
@@ -421,26 +433,27 @@ export function encodeOrderedJsonBytes(registry: SchemaRegistry, value: unknown,
  * bytes), and `at`, the byte offset where that member goes: right after the `"uid":"…"` member
  * of its metadata, as ObjectMeta declares resourceVersion right after uid. A create stores the
  * bytes and splices the version in once the store has given one (`withResourceVersion`) for its
- * answer (`WriteResult.json`), instead of encoding the object a second time.
+ * answer (`WriteResult.json`), instead of encoding the object a second time. `plain` says whether
+ * the value was all JSON.parse could give back for the bytes (the sink's `plain`).
  *
  * Undefined where that layout cannot be promised: an unserved kind (written in its own key
  * order), metadata that is not ObjectMeta, no uid, or a resourceVersion already set.
  */
-export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknown): { bytes: Buffer; at: number } | undefined {
-  if (!isPlainObject(value)) return undefined;
+export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknown): { bytes: Buffer; at: number; plain: boolean } | undefined {
+  if (!isRecord(value)) return undefined;
   const { apiVersion, kind, metadata } = value;
-  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !isPlainObject(metadata)) return undefined;
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !isRecord(metadata)) return undefined;
   if (typeof metadata.uid !== 'string' || metadata.resourceVersion !== undefined) return undefined;
   const served = registry.kind(apiVersion, kind);
   if (!served || !versionFollowsUid(registry, served.type)) return undefined;
   // Pooled, not a buffer of its own: the stored bytes live as long as the write (memoised bytes
   // are what `own` is for).
-  const bytes = encodeOrderedJsonBytes(registry, value, { own: false });
+  const { bytes, plain } = encodeWith(registry, value, undefined, (s) => ({ bytes: s.copy(false), plain: s.plain }));
   // Before the uid only kind, apiVersion and metadata's string members come (checked on the
   // type), and a string cannot hold this unescaped: the first match is the uid member.
   const member = escapeGoHtml(`"uid":${JSON.stringify(metadata.uid)}`);
   const found = bytes.indexOf(member, bytes.indexOf('"metadata":{'), 'utf8');
-  return found < 0 ? undefined : { bytes, at: found + Buffer.byteLength(member, 'utf8') };
+  return found < 0 ? undefined : { bytes, at: found + Buffer.byteLength(member, 'utf8'), plain };
 }
 
 /**

@@ -7,7 +7,6 @@
 import type { ApiObject, WatchEvent } from '../api';
 import { compareGoStrings } from '../../codecs/go-strings';
 import { viewWithoutTypeMeta } from '../../codecs/encode-once';
-import { isPlainObject } from '../../util/json-values';
 
 /**
  * Freeze a JSON value and everything in it; returns it, now immutable. A frozen part is taken
@@ -23,32 +22,6 @@ export function deepFreeze<T>(value: T): T {
     for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
   }
   return value;
-}
-
-/**
- * Whether `value` is exactly what JSON.parse would give back for its JSON: plain objects and
- * arrays (no holes), strings, booleans, null and finite numbers other than -0; no undefined.
- * Such a value and its stored JSON decode are interchangeable.
- *
- * With `frozenIsPlain`, a frozen part is taken as plain without a look inside. For a write's
- * own object that is sound: what it can hold frozen is this process' own, frozen by deepFreeze
- * only once plain (the shared field sets of managedFields, the field manager's remembered
- * entries, parts of cached objects an update kept), and the field sets are half of a typical
- * object.
- */
-export function isPlainJson(value: unknown, frozenIsPlain = false): boolean {
-  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return true;
-  if (typeof value === 'number') return Number.isFinite(value) && (value !== 0 || 1 / value > 0);
-  if (typeof value !== 'object') return false;
-  if (frozenIsPlain && Object.isFrozen(value)) return true;
-  if (Array.isArray(value)) {
-    // A hole reads as undefined, which fails like an undefined element.
-    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], frozenIsPlain)) return false;
-    return true;
-  }
-  if (!isPlainObject(value)) return false;
-  for (const key in value) if (!isPlainJson(value[key], frozenIsPlain)) return false;
-  return true;
 }
 
 /**

@@ -11,8 +11,9 @@ import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
 import { tryDecodeFromStorage } from '../storage/object-codec';
-import { CacheEvent, CachedObject, compareKeys, deepFreeze, isPlainJson, parseSharingFieldSets, shareFieldSets } from './cached-object';
-import type { WrittenObjects } from './written-objects';
+import { CacheEvent, CachedObject, compareKeys, deepFreeze, parseSharingFieldSets, shareFieldSets } from './cached-object';
+import { isPlainJson } from '../../util/json-values';
+import type { WrittenObject, WrittenObjects } from './written-objects';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
 import { SortedKeys } from './sorted-keys';
@@ -70,10 +71,11 @@ export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
 /**
  * The object a door's write was made from, taken for the cache in place of decoding `kv`
  * (written-objects.ts): it gains the revision as its resourceVersion, as a decode would give
- * it, and is frozen. Undefined when it holds anything its JSON would not give back.
+ * it, and is frozen. Undefined when it holds anything its JSON would not give back (looked for
+ * here unless the write's encode already did).
  */
-function adoptWritten(kv: KeyValue, obj: ApiObject): CachedObject | undefined {
-  if (!isPlainJson(obj, true) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
+function adoptWritten(kv: KeyValue, { object: obj, plain }: WrittenObject): CachedObject | undefined {
+  if (!(plain || isPlainJson(obj, true)) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
   // Last among the metadata, where a decode of the stored value (which has none) puts it.
   delete obj.metadata.resourceVersion;
   obj.metadata.resourceVersion = String(kv.modRevision);

@@ -21,15 +21,24 @@ const MAX_PENDING = 4096;
 interface Pending {
   bytes: Uint8Array;
   object: ApiObject;
+  /** The encode that made `bytes` found `object` plain JSON (json-order's sink `plain`). */
+  plain: boolean;
+}
+
+/** A write's object, taken for its event. */
+export interface WrittenObject {
+  readonly object: ApiObject;
+  /** Known to be plain JSON (isPlainJson), so the cache need not walk it to know. */
+  readonly plain: boolean;
 }
 
 export class WrittenObjects {
   private pending = new Map<string, Pending>();
 
-  /** `object` is about to be written to `key` as `bytes`. */
-  expect(key: string, bytes: Uint8Array, object: ApiObject): void {
+  /** `object` is about to be written to `key` as `bytes`; `plain` when its encode found it plain JSON. */
+  expect(key: string, bytes: Uint8Array, object: ApiObject, plain = false): void {
     if (this.pending.size >= MAX_PENDING && !this.pending.has(key)) this.pending = new Map();
-    this.pending.set(key, { bytes, object });
+    this.pending.set(key, { bytes, object, plain });
   }
 
   /** The write of `object` failed: its event will not come. */
@@ -38,11 +47,11 @@ export class WrittenObjects {
   }
 
   /** The object written as `kv`'s value, if it is one waiting here (and it is taken). */
-  take(kv: KeyValue): ApiObject | undefined {
+  take(kv: KeyValue): WrittenObject | undefined {
     const entry = this.pending.get(kv.key);
     if (!entry) return undefined;
     this.pending.delete(kv.key);
-    return sameBytes(entry.bytes, kv.value) ? entry.object : undefined;
+    return sameBytes(entry.bytes, kv.value) ? entry : undefined;
   }
 
   /** The cache relisted: any event still awaited will not be applied one by one. */

@@ -230,7 +230,7 @@ export class ResourceWrites {
       // answer is spliced from the same text instead of encoded again.
       const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
       const bytes = created?.bytes ?? encodeForStorage(obj);
-      written?.expect(key, bytes, obj);
+      written?.expect(key, bytes, obj, created?.plain ?? false);
       try {
         const kv = await this.deps.store.create(key, bytes);
         const object = asWritten(obj, kv);

@@ -24,14 +24,19 @@ export function encodeForStorage(obj: ApiObject): Uint8Array {
  * A created object's stored bytes in upstream's field order, and the JSON answer to its create
  * made from the same text: the version the store gave spliced in after the uid (json-order's
  * `orderedJsonBeforeVersion`), so the object is encoded once, not once to store and once to
- * answer. Undefined where the kind's layout allows no splice; those are stored with
- * `encodeForStorage`.
+ * answer. `plain`: the encode found nothing in the object that its JSON would not give back
+ * (so the watch cache need not look again). Undefined where the kind's layout allows no
+ * splice; those are stored with `encodeForStorage`.
  */
-export function encodeCreatedForStorage(registry: SchemaRegistry, obj: ApiObject): { bytes: Uint8Array; answer(version: number): Buffer } | undefined {
+export function encodeCreatedForStorage(
+  registry: SchemaRegistry,
+  obj: ApiObject,
+): { bytes: Uint8Array; plain: boolean; answer(version: number): Buffer } | undefined {
   const layout = orderedJsonBeforeVersion(registry, obj);
   if (!layout) return undefined;
   return {
     bytes: layout.bytes,
+    plain: layout.plain,
     answer: (version) => withResourceVersion(layout.bytes, layout.at, String(version)),
   };
 }

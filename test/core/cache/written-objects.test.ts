@@ -13,9 +13,9 @@ import { objectKey } from '../../../src/core/storage/keys';
 import { decodeFromStorage } from '../../../src/core/storage/object-codec';
 import { createNaming } from '../../../src/naming';
 import { WrittenObjects } from '../../../src/core/cache/written-objects';
-import { isPlainJson } from '../../../src/core/cache/cached-object';
+import { isPlainJson } from '../../../src/util/json-values';
 import { schemaRegistry } from '../../../src/schema';
-import { encodeOrderedJson } from '../../../src/codecs/json-order';
+import { encodeOrderedJson, orderedJsonBeforeVersion } from '../../../src/codecs/json-order';
 import { startEtcd, type EtcdInstance } from '../../support/etcd';
 
 const ctx = () => ({ user: { username: 'admin', groups: ['system:masters'] } });
@@ -103,7 +103,7 @@ describe('WrittenObjects', () => {
     written.expect('/k', Buffer.from('{"a":1}'), obj);
     expect(written.take(kv('/k', '{"a":2}'))).toBeUndefined();
     written.expect('/k', Buffer.from('{"a":1}'), obj);
-    expect(written.take(kv('/k', '{"a":1}'))).toBe(obj);
+    expect(written.take(kv('/k', '{"a":1}'))?.object).toBe(obj);
     expect(written.take(kv('/k', '{"a":1}'))).toBeUndefined();
   });
 
@@ -117,7 +117,15 @@ describe('WrittenObjects', () => {
     written.expect('/k', Buffer.from('1'), first);
     written.expect('/k', Buffer.from('2'), second);
     written.forget('/k', first);
-    expect(written.take(kv('/k', '2'))).toBe(second);
+    expect(written.take(kv('/k', '2'))?.object).toBe(second);
+  });
+
+  it("carries whether the write's encode found the object plain", () => {
+    const written = new WrittenObjects();
+    written.expect('/a', Buffer.from('1'), configMap('a'), true);
+    written.expect('/b', Buffer.from('1'), configMap('b'));
+    expect(written.take(kv('/a', '1'))?.plain).toBe(true);
+    expect(written.take(kv('/b', '1'))?.plain).toBe(false);
   });
 
   it('keeps a bounded number of entries', () => {
@@ -146,5 +154,51 @@ describe('isPlainJson', () => {
     expect(isPlainJson({ a: frozen })).toBe(false);
     expect(isPlainJson({ a: frozen }, true)).toBe(true);
     expect(isPlainJson({ a: frozen, b: undefined }, true)).toBe(false);
+  });
+});
+
+describe("the storage encode's plainness", () => {
+  // The watch cache adopts a create's object without walking it when the encode that made its
+  // stored bytes found it plain: that answer must be isPlainJson's (frozen parts taken as plain).
+  const registry = schemaRegistry(createNaming('kubernetes'));
+  class Selector {
+    matchLabels = { app: 'x' };
+  }
+  const replicaSet = (change: (rs: Record<string, any>) => void = () => {}): Record<string, any> => {
+    const rs: Record<string, any> = {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'rs', namespace: 'default', uid: 'u-1', labels: { app: 'x' }, managedFields: [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:spec': {} } }] },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    };
+    change(rs);
+    return rs;
+  };
+
+  it.each<[string, (rs: Record<string, any>) => void]>([
+    ['a plain object', () => {}],
+    ['an undefined map entry', (rs) => (rs.metadata.labels.gone = undefined)],
+    ['an undefined typed field', (rs) => (rs.spec.minReadySeconds = undefined)],
+    ['-0 in a typed field', (rs) => (rs.spec.replicas = -0)],
+    ['NaN in a typed field', (rs) => (rs.spec.replicas = Number.NaN)],
+    ['a hole in a typed list', (rs) => (rs.spec.template.spec.containers = [, { name: 'c', image: 'i' }])],
+    ['a class instance where a message goes', (rs) => (rs.spec.selector = new Selector())],
+    ['a class instance for a map', (rs) => (rs.metadata.labels = Object.assign(new Selector(), { app: 'x' }))],
+    ['a null-prototype map', (rs) => (rs.metadata.annotations = Object.assign(Object.create(null), { a: 'b' }))],
+    ['an unknown field holding JSON', (rs) => (rs.extra = { a: [1, { b: null }] })],
+    ['an unknown field holding a Date', (rs) => (rs.extra = new Date(0))],
+    ['an unknown field holding -0 deep down', (rs) => (rs.extra = { a: [-0] })],
+    ['a field set that is not JSON', (rs) => (rs.metadata.managedFields[0].fieldsV1 = { at: new Date(0) })],
+    ['a frozen field set (taken as plain, as the cache takes it)', (rs) => (rs.metadata.managedFields[0].fieldsV1 = Object.freeze({ at: new Date(0) }))],
+  ])('%s', (_name, change) => {
+    const rs = replicaSet(change);
+    const layout = orderedJsonBeforeVersion(registry, rs);
+    expect(layout).toBeDefined();
+    expect(layout!.plain).toBe(isPlainJson(rs, true));
+  });
+
+  it('is found plain for a plain object, and each encode starts afresh', () => {
+    expect(orderedJsonBeforeVersion(registry, replicaSet((rs) => (rs.spec.replicas = -0)))!.plain).toBe(false);
+    expect(orderedJsonBeforeVersion(registry, replicaSet())!.plain).toBe(true);
   });
 });
