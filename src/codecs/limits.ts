@@ -126,25 +126,41 @@ export function checkRawNesting(text: string): void {
   }
 }
 
+/** What one scan of a JSON text counted (checkJsonText). */
+export interface JsonTextCounts {
+  /** Object members the text writes: its colons outside strings. */
+  readonly members: number;
+  /**
+   * At least as many as the values the text decodes to: one, plus one per comma and per
+   * opening bracket outside strings (a container of k values writes k - 1 commas).
+   */
+  readonly values: number;
+}
+
 /**
  * checkRawNesting for a JSON document: brackets outside strings, with string contents skipped by
- * `indexOf` (a JSON string ends at its first unescaped quote). Returns the number of object
- * members the text writes (its colons outside strings), which decodeStrictJson compares with the
- * parsed value's keys to know that no key was given twice. Malformed text may be counted short;
- * JSON.parse refuses it next, and it parses without recursion.
+ * `indexOf` (a JSON string ends at its first unescaped quote). Counts the object members, which
+ * decodeStrictJson compares with the parsed value's keys to know that no key was given twice,
+ * and bounds the values, so that checkJsonDecodeLimits need not walk the decoded value.
+ * Malformed text may be counted short; JSON.parse refuses it next, and it parses without
+ * recursion.
  */
-export function checkJsonNesting(text: string): number {
+export function checkJsonText(text: string): JsonTextCounts {
   let depth = 0;
   let members = 0;
+  let values = 1;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       let end = text.indexOf('"', i + 1);
       while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
-      if (end < 0) return members;
+      if (end < 0) break;
       i = end;
+    } else if (c === 0x2c) {
+      values++;
     } else if (c === 0x7b || c === 0x5b) {
+      values++;
       if (++depth > MAX_NESTING_DEPTH) throw depthExceeded();
     } else if (c === 0x7d || c === 0x5d) {
       if (depth > 0) depth--;
@@ -152,7 +168,24 @@ export function checkJsonNesting(text: string): number {
       members++;
     }
   }
-  return members;
+  return { members, values };
+}
+
+/** checkJsonText's count of object members. */
+export function checkJsonNesting(text: string): number {
+  return checkJsonText(text).members;
+}
+
+/**
+ * checkDecodedLimits for `value`, which JSON.parse made from `text` after checkJsonText counted
+ * it: its nesting is the text's, already checked; no string in it is longer than the text; and
+ * when the values the scan counted are within the limit, so are the decoded ones. Only a text
+ * counted past the limit (its count is a bound, not exact) has its value walked. As with
+ * `handedOn`, the core's next check of the value is skipped.
+ */
+export function checkJsonDecodeLimits(value: unknown, text: string, counts: JsonTextCounts): void {
+  if (counts.values > MAX_DECODED_VALUES || text.length > MAX_STRING_LENGTH) return checkDecodedLimits(value, true);
+  if (typeof value === 'object' && value !== null) checkedByDoor.add(value);
 }
 
 /** Whether the quote at `at` follows an odd number of backslashes. */

@@ -9,7 +9,7 @@ import { badRequest, unsupportedMediaType } from '../status';
 import { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
 import { decodeStrictJson } from '../codecs/strict-json';
 import { joinIndex, joinKey } from '../codecs/go-strings';
-import { checkDecodedLimits, checkJsonNesting, checkRawNesting, withinLimits } from '../codecs/limits';
+import { checkDecodedLimits, checkJsonDecodeLimits, checkJsonNesting, checkJsonText, checkRawNesting, withinLimits } from '../codecs/limits';
 import { decodeStrictYaml } from '../codecs/strict-yaml';
 import { type Codec, type Codecs, CodecError, JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, negotiateInput } from './codecs';
 import type { GatewayRequest } from './types';
@@ -64,14 +64,14 @@ export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
 function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; report?: DecodeReport } {
   if (!isText(codec)) return { value: decodeBody(codec, body) };
   const text = textOf(body);
-  const members = codec.mediaType === JSON_MEDIA_TYPE ? withinLimits(() => checkJsonNesting(text)) : undefined;
-  if (members === undefined) withinLimits(() => checkRawNesting(text));
-  const decoded = decodeStrictText(codec, text, members);
-  withinLimits(() => checkDecodedLimits(decoded.value, true));
+  const counts = codec.mediaType === JSON_MEDIA_TYPE ? withinLimits(() => checkJsonText(text)) : undefined;
+  if (counts === undefined) withinLimits(() => checkRawNesting(text));
+  const decoded = decodeStrictText(codec, text, counts?.members);
+  withinLimits(() => (counts ? checkJsonDecodeLimits(decoded.value, text, counts) : checkDecodedLimits(decoded.value, true)));
   return decoded;
 }
 
-/** `members`: a JSON text's object members, counted by checkJsonNesting. */
+/** `members`: a JSON text's object members, counted by checkJsonText. */
 function decodeStrictText(codec: Codec, text: string, members: number | undefined): { value: unknown; report?: DecodeReport } {
   try {
     if (codec.mediaType === JSON_MEDIA_TYPE) {
@@ -157,9 +157,8 @@ function jsonPatchErrors(value: unknown, duplicates: readonly { path: string; se
  */
 export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; report: DecodeReport } {
   const text = textOf(body);
-  const members = type === 'apply' ? undefined : withinLimits(() => checkJsonNesting(text));
-  if (members === undefined) withinLimits(() => checkRawNesting(text));
   if (type === 'apply') {
+    withinLimits(() => checkRawNesting(text));
     let decoded;
     try {
       decoded = decodeStrictYaml(text);
@@ -169,13 +168,14 @@ export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; 
     withinLimits(() => checkDecodedLimits(decoded.value, true));
     return { patch: { type, body: decoded.value }, report: { kind: 'yaml', duplicates: [...decoded.duplicates] } };
   }
+  const counts = withinLimits(() => checkJsonText(text));
   let decoded;
   try {
-    decoded = decodeStrictJson(text, members);
+    decoded = decodeStrictJson(text, counts.members);
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
-  withinLimits(() => checkDecodedLimits(decoded.value, true));
+  withinLimits(() => checkJsonDecodeLimits(decoded.value, text, counts));
   const errors =
     type === 'json'
       ? jsonPatchErrors(decoded.value, decoded.duplicates, decoded.firstSeen)

@@ -3,7 +3,16 @@
  * LimitExceeded; a value a door checked and handed on is not walked again by the next check,
  * once.
  */
-import { LimitExceeded, MAX_DECODED_VALUES, MAX_NESTING_DEPTH, MAX_STRING_LENGTH, checkDecodedLimits, checkJsonNesting } from '../../src/codecs/limits';
+import {
+  LimitExceeded,
+  MAX_DECODED_VALUES,
+  MAX_NESTING_DEPTH,
+  MAX_STRING_LENGTH,
+  checkDecodedLimits,
+  checkJsonDecodeLimits,
+  checkJsonNesting,
+  checkJsonText,
+} from '../../src/codecs/limits';
 import { decodeStrictJson } from '../../src/codecs/strict-json';
 
 function nested(depth: number): unknown {
@@ -72,5 +81,38 @@ describe('JSON text before parsing', () => {
     }
     expect(decodeStrictJson('{"a":1,"a":2}', checkJsonNesting('{"a":1,"a":2}')).duplicates.map((d) => d.path)).toEqual(['a']);
     expect(() => decodeStrictJson('{"a":', checkJsonNesting('{"a":'))).toThrow(SyntaxError);
+  });
+});
+
+describe('values counted from JSON text', () => {
+  /** Every value in a decoded JSON value, containers included. */
+  const valuesIn = (v: unknown): number =>
+    typeof v !== 'object' || v === null ? 1 : 1 + (Array.isArray(v) ? v : Object.values(v)).reduce((n: number, x) => n + valuesIn(x), 0);
+
+  it.each(['0', '"a,b[{"', '[]', '{}', '[1,2,3]', '{"a":[1,{"b":null}],"c":"x,y"}', '[[],{},[[]]]', '{"a\\",":[true,false]}'])('%s: at least its values', (text) => {
+    const counts = checkJsonText(text);
+    const actual = valuesIn(JSON.parse(text));
+    expect(counts.values).toBeGreaterThanOrEqual(actual);
+    // Only an empty container is counted once more than it holds.
+    const empties = (text.match(/\[\]|\{\}/g) ?? []).length;
+    expect(counts.values - actual).toBe(empties);
+  });
+
+  it("a value counted within the limit is not walked, and the core's next check of it is skipped once", () => {
+    const text = '{"spec":{"a":1}}';
+    const body = JSON.parse(text) as { spec: Record<string, unknown> };
+    checkJsonDecodeLimits(body, text, checkJsonText(text));
+    body.spec.deep = nested(MAX_NESTING_DEPTH + 1);
+    expect(limitOf(body)).toBeUndefined();
+    expect(limitOf(body)).toBe('depth');
+  });
+
+  it('a value counted past the limit is walked, and refused only when it is past it', () => {
+    const text = `[${'0,'.repeat(MAX_DECODED_VALUES - 1)}0]`;
+    expect(() => checkJsonDecodeLimits(JSON.parse(text), text, checkJsonText(text))).toThrow(expect.objectContaining({ limit: 'values' }));
+    // Counted past it by the bound (the text's empty lists), within it in fact.
+    const empties = `[${'[],'.repeat(MAX_DECODED_VALUES / 2 - 1)}[]]`;
+    expect(checkJsonText(empties).values).toBeGreaterThan(MAX_DECODED_VALUES);
+    expect(() => checkJsonDecodeLimits(JSON.parse(empties), empties, checkJsonText(empties))).not.toThrow();
   });
 });

@@ -28,6 +28,19 @@ describe('request bodies', () => {
     await expect(readOptionalBody(fakeRequest({ url: '/', body: 'x', headers: { 'content-type': 'text/plain' } }), defaultCodecs)).rejects.toMatchObject({ code: 415 });
   });
 
+  it('refuses a JSON object or patch that decodes to more values than the limit with 413, and passes one at it', () => {
+    // A million and one values (the list and its zeros) in under 3 MiB of text: counted from the
+    // text as past the limit, so the decoded value is walked and refused.
+    const zeros = (n: number) => `[${'0,'.repeat(n - 1)}0]`;
+    const tooMany = expect.objectContaining({ code: 413, message: 'Request entity too large: the request body decodes to more than 1000000 values' });
+    expect(() => decodeObject(jsonCodec, Buffer.from(`{"x":${zeros(1_000_000)}}`))).toThrow(tooMany);
+    expect(() => decodePatch('merge', Buffer.from(`{"x":${zeros(1_000_000)}}`))).toThrow(tooMany);
+    // At the limit exactly: the object, the list and 999,998 zeros; and a bound past the limit
+    // that the walk finds within it (empty lists count once in the text, never in the value).
+    expect(decodeObject(jsonCodec, Buffer.from(`{"x":${zeros(999_998)}}`)).object.x).toHaveLength(999_998);
+    expect(decodeObject(jsonCodec, Buffer.from(`{"x":[${'[],'.repeat(499_999)}[]]}`)).object.x).toHaveLength(500_000);
+  });
+
   it('rejects bodies over 3 MiB with 413', async () => {
     await expect(readOptionalBody(fakeRequest({ url: '/', body: Buffer.alloc(3 * 1024 * 1024 + 1, 32) }), defaultCodecs)).rejects.toMatchObject({
       status: { code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: limit is 3145728' },
