@@ -25,6 +25,25 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /**
+ * Freeze what of a door's create the watch cache would freeze on adopting it (adoptWritten in
+ * resource-cache.ts), except the parts adoption and the write still change: the object itself,
+ * its metadata (the resourceVersion, a generated name) and its managedFields (their field sets
+ * are pointed at shared copies). Called right after the write's encode walked the object, while
+ * it is in the processor's caches: adoption, when the watch event comes, then freezes those
+ * few parts and finds the rest frozen, instead of walking the whole object from cold memory.
+ *
+ * Only for an object the encode found plain (json-order's `plain`): a frozen part is taken as
+ * plain JSON without a look inside (isPlainJson with `frozenIsPlain`).
+ */
+export function freezeForAdoption(obj: ApiObject): void {
+  const top = obj as Record<string, unknown>;
+  for (const key in top) if (key !== 'metadata') deepFreeze(top[key]);
+  const meta = obj.metadata as Record<string, unknown> | undefined;
+  if (meta === null || typeof meta !== 'object') return;
+  for (const key in meta) if (key !== 'managedFields') deepFreeze(meta[key]);
+}
+
+/**
  * The field sets of managedFields (`fieldsV1`) are most of a cached object's heap (one small
  * object per owned field: ~3.5 KB of a 5 KB ReplicaSet) and are the same for every object
  * written the same way by the same manager (a template's pods, a controller's objects). The

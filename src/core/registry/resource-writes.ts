@@ -29,6 +29,7 @@ import { parseResourceVersion } from './list-options';
 import { DeleteFlow } from './delete-flow';
 import { storageError } from './storage-errors';
 import type { WrittenObjects } from '../cache/written-objects';
+import { freezeForAdoption } from '../cache/cached-object';
 import { type WriteRequest, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
 /**
@@ -229,6 +230,7 @@ export class ResourceWrites {
       // A door's body is answered (JSON, mostly) and let go of: stored in upstream's order, its
       // answer is spliced from the same text instead of encoded again.
       const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
+      if (created?.plain) freezeForAdoption(obj);
       const bytes = created?.bytes ?? encodeForStorage(obj);
       written?.expect(key, bytes, obj, created?.plain ?? false);
       try {

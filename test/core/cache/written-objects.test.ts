@@ -13,6 +13,7 @@ import { objectKey } from '../../../src/core/storage/keys';
 import { decodeFromStorage } from '../../../src/core/storage/object-codec';
 import { createNaming } from '../../../src/naming';
 import { WrittenObjects } from '../../../src/core/cache/written-objects';
+import { freezeForAdoption } from '../../../src/core/cache/cached-object';
 import { isPlainJson } from '../../../src/util/json-values';
 import { schemaRegistry } from '../../../src/schema';
 import { encodeOrderedJson, orderedJsonBeforeVersion } from '../../../src/codecs/json-order';
@@ -200,5 +201,25 @@ describe("the storage encode's plainness", () => {
   it('is found plain for a plain object, and each encode starts afresh', () => {
     expect(orderedJsonBeforeVersion(registry, replicaSet((rs) => (rs.spec.replicas = -0)))!.plain).toBe(false);
     expect(orderedJsonBeforeVersion(registry, replicaSet())!.plain).toBe(true);
+  });
+});
+
+describe('freezeForAdoption', () => {
+  it('freezes all but what adoption and a retried write still change: the object, its metadata, its managedFields', () => {
+    const obj = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x', labels: { a: 'b' }, ownerReferences: [{ name: 'o' }], managedFields: [{ manager: 'm', fieldsV1: { 'f:data': {} } }] },
+      data: { a: '1' },
+      nested: { list: [{ deep: {} }] },
+    } as unknown as ApiObject;
+    freezeForAdoption(obj);
+    const o = obj as any;
+    expect([Object.isFrozen(o), Object.isFrozen(o.metadata), Object.isFrozen(o.metadata.managedFields), Object.isFrozen(o.metadata.managedFields[0])]).toEqual([false, false, false, false]);
+    expect([o.data, o.nested, o.nested.list, o.nested.list[0].deep, o.metadata.labels, o.metadata.ownerReferences[0]].every(Object.isFrozen)).toBe(true);
+    // A generated name is chosen again after a collision, and adoption sets the version.
+    o.metadata.name = 'y';
+    o.metadata.resourceVersion = '2';
+    expect(o.metadata).toMatchObject({ name: 'y', resourceVersion: '2' });
   });
 });
