@@ -6,7 +6,16 @@ export { BOOTSTRAP_GROUP, BOOTSTRAP_USER_PREFIX, bootstrapTokenAuthenticator, se
 export { createAuthenticator, type AuthenticatorOptions } from './chain';
 export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';
 export { tokenReviewHandler, type TokenReviewOptions } from './token-review';
-export { SERVICE_ACCOUNT_PREFIX, keysOfPem, serviceAccountAuthenticator, tokenRequestHandler, type ObjectReader, type ServiceAccountTokenOptions } from './service-account';
+export { SERVICE_ACCOUNT_PREFIX, keyIdOf, keysOfPem, serviceAccountAuthenticator, tokenRequestHandler, type ObjectReader, type ServiceAccountTokenOptions } from './service-account';
+export {
+  DISCOVERY_CACHE_CONTROL,
+  JWKS_MEDIA_TYPE,
+  JWKS_PATH,
+  OPENID_CONFIGURATION_PATH,
+  issuerDiscoveryProvider,
+  renderIssuerDiscovery,
+  type IssuerDiscovery,
+} from './service-account-discovery';
 export { oidcAuthenticator, type OidcAuthenticator, type OidcOptions } from './oidc';
 export { readWebhookConfig, webhookTokenAuthenticator, type WebhookClientConfig, type WebhookOptions } from './webhook';
 export { AuthenticationConfigError, parseAuthenticationConfig, structuredAuthenticator, type AuthenticationConfig, type ReloadStatus, type StructuredAuthenticator } from './structured-config';

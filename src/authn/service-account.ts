@@ -61,13 +61,27 @@ export function keysOfPem(pem: string): { publicKeys: KeyObject[]; privateKey?: 
 }
 
 /** The JWS algorithm of a key, as upstream picks it: RS256 for RSA, ES256/384/512 by curve. */
-function algorithmOf(key: KeyObject): string {
+export function algorithmOf(key: KeyObject): string {
   if (key.asymmetricKeyType === 'rsa') return 'RS256';
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (curve === 'prime256v1') return 'ES256';
   if (curve === 'secp384r1') return 'ES384';
   if (curve === 'secp521r1') return 'ES512';
   throw new Error(`unsupported service account key type ${key.asymmetricKeyType ?? '?'} ${curve ?? ''}`);
+}
+
+/**
+ * A key's ID as upstream derives it for the tokens' `kid` header and the key set: the SHA-256 of
+ * its DER-encoded SubjectPublicKeyInfo, base64url without padding. One-way, so that nobody takes
+ * the ID for the key.
+ */
+export function keyIdOf(key: KeyObject): string {
+  return createHash('sha256').update(publicHalf(key).export({ type: 'spki', format: 'der' })).digest('base64url');
+}
+
+/** A key's public half (itself when public). */
+export function publicHalf(key: KeyObject): KeyObject {
+  return key.type === 'private' ? createPublicKey(key) : key;
 }
 
 interface PrivateClaims {
@@ -86,6 +100,9 @@ export function tokenRequestHandler(options: ServiceAccountTokenOptions): Create
   const signingKey = options.signingKey;
   if (!signingKey) throw new Error('TokenRequest needs a signing key');
   const alg = algorithmOf(signingKey);
+  // Upstream names the signing key in every token, so that a relying party picks it from the
+  // issuer's key set (service-account-discovery.ts).
+  const kid = keyIdOf(signingKey);
   const claimKey = options.naming.keyDomain;
   return {
     async create(body, _writeOptions, _ctx, parent) {
@@ -118,7 +135,7 @@ export function tokenRequestHandler(options: ServiceAccountTokenOptions): Create
       }
       const now = Math.floor(options.clock.now() / 1000);
       const token = await new SignJWT({ [claimKey]: claims })
-        .setProtectedHeader({ alg })
+        .setProtectedHeader({ alg, kid })
         .setIssuer(options.issuers[0]!)
         .setAudience(audiences)
         .setSubject(`${SERVICE_ACCOUNT_PREFIX}${namespace}:${name}`)

@@ -22,6 +22,7 @@ import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
 import { type GatewayRequest, type GatewayResponse, createExchange } from './types';
+import type { IssuerDiscovery } from '../authn';
 
 export type { HealthCheck, HealthChecks } from './handlers/health';
 export { keelsonVersion, type VersionInfo } from './handlers/version';
@@ -62,6 +63,8 @@ export interface GatewayOptions {
   audit?: AuditOptions;
   /** One entry per answered request. */
   onRequestLogged?: (entry: RequestLogEntry) => void;
+  /** Service-account issuer discovery (`/.well-known/openid-configuration`, `/openid/v1/jwks`); off when absent. */
+  issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
 }
 
 export interface Gateway {

@@ -25,6 +25,7 @@ import { type AuditOptions, auditStep } from './audit';
 import type { ServerMetrics } from '../metrics';
 import { requestInfoStep } from './steps/request-info';
 import type { Handler, Step } from './types';
+import type { IssuerDiscovery } from '../authn';
 
 /** Compose steps so that the first in the list runs first. */
 export function compose(steps: readonly Step[], last: Handler): Handler {
@@ -62,6 +63,8 @@ export interface PipelineOptions {
   audit?: AuditOptions;
   /** One entry per answered request (the server logs them at `-v=3`). */
   onRequestLogged?: (entry: RequestLogEntry) => void;
+  /** Service-account issuer discovery (`/.well-known/openid-configuration`, `/openid/v1/jwks`); off when absent. */
+  issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
 }
 
 export interface RequestLimits {

@@ -188,6 +188,17 @@ export function writeRawJson(exchange: Exchange, status: number, value: unknown)
   finish(exchange, status, 'application/json', text);
 }
 
+/** A document any client may cache as `cacheControl` says, answered 200 as it is. */
+export function writeCacheable(exchange: Exchange, contentType: string, body: Buffer, cacheControl: string): void {
+  const res = exchange.response;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', String(body.length));
+  res.setHeader('Cache-Control', cacheControl);
+  res.writeHead(200);
+  if (exchange.request.method === 'HEAD') res.end();
+  else res.end(body);
+}
+
 /** Plain text, as Go's http.Error and the health endpoints write it. */
 export function writeText(exchange: Exchange, status: number, text: string): void {
   exchange.response.setHeader('X-Content-Type-Options', 'nosniff');

@@ -101,6 +101,8 @@ export interface ServerConfig {
   serviceAccountSigningKeyFile?: string;
   /** --service-account-issuer (repeatable): the first issues, all are accepted; default `https://<word>.default.svc.cluster.local`. */
   serviceAccountIssuers: string[];
+  /** --service-account-jwks-uri: the key set's URL in the issuer discovery document; default `https://<server address>/openid/v1/jwks`. */
+  serviceAccountJwksUri?: string;
   /** --service-account-lookup: a token's account (and bound object) must still exist. */
   serviceAccountLookup: boolean;
   /** --oidc-issuer-url: enables OpenID Connect ID tokens (https only). */
@@ -567,6 +569,22 @@ const FLAGS: readonly Flag[] = [
     shownDefault: '',
     usage: 'Issuer of service account tokens (the iss claim); repeatable: the first issues, every one is accepted. Default: https://<vendor word>.default.svc.cluster.local.',
     parse: (v, n, prev) => [...(prev ?? []), nonEmpty(n, v)],
+  }),
+  flag({
+    name: 'service-account-jwks-uri',
+    field: 'serviceAccountJwksUri',
+    type: 'string',
+    usage: 'The URL of the service account issuer\'s key set, as the discovery document at /.well-known/openid-configuration gives it (https only). Default: https://<server address>/openid/v1/jwks.',
+    parse: (v, n) => {
+      let url: URL;
+      try {
+        url = new URL(v);
+      } catch {
+        throw invalid(n, v, 'must be a valid URL');
+      }
+      if (url.protocol !== 'https:') throw invalid(n, v, 'requires the https scheme');
+      return v;
+    },
   }),
   flag({
     name: 'service-account-lookup',

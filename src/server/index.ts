@@ -28,6 +28,7 @@ import {
   tokenFileAuthenticator,
   tokenRequestHandler,
   tokenReviewHandler,
+  issuerDiscoveryProvider,
 } from '../authn';
 import { StatusError } from '../status';
 import { type Clock, systemClock } from '../clock';
@@ -457,6 +458,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       authorizers: authorization.authorizers,
       onUnauthenticated,
       metrics,
+      issuerDiscovery: issuerDiscoveryProvider({ issuer: serviceAccounts.issuers[0]!, jwksUri: config.serviceAccountJwksUri, keys: serviceAccounts.verifyingKeys }, log),
       ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock } } : {}),
       limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
       clock,

@@ -14,6 +14,7 @@ import { httpsRequest } from '../gateway/support/https-client';
 import { createGrpcCoreClient } from '../../src/grpc';
 import { StatusError } from '../../src/status';
 import { KUBECTL } from './support/kubectl';
+import { type JSONWebKeySet, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 
 const run = promisify(execFile);
 const TOKENS = ['admin-token-1234,token-admin,uid-admin,system:masters', 'dev-token-5678,dev,uid-dev,"dev,qa"'].join('\n');
@@ -120,6 +121,38 @@ describe('authentication with kubectl', () => {
     let revoked = '';
     for (let i = 0; i < 50 && !revoked.includes('Unauthorized'); i++) revoked = (await kubectl(['--token', token], 'auth', 'whoami')).stderr;
     expect(revoked).toContain('Unauthorized');
+  });
+
+  it("service-account issuer discovery: an account reads the issuer's documents, and its token verifies against the key set by kid", async () => {
+    expect(await kubectl(admin(), 'create', 'serviceaccount', 'relying', '-n', 'default')).toMatchObject({ code: 0 });
+    const created = await kubectl(admin(), 'create', 'token', 'relying', '-n', 'default');
+    expect(created).toMatchObject({ code: 0 });
+    const token = created.stdout.trim();
+    const asAccount = { ca: server.admin.ca };
+    const bearer = { headers: { authorization: `Bearer ${token}` } };
+
+    const config = await httpsRequest(`${server.url}/.well-known/openid-configuration`, asAccount, bearer);
+    expect([config.status, config.headers['content-type'], config.headers['cache-control']]).toEqual([200, 'application/json', 'public, max-age=3600']);
+    expect(config.body).toBe(
+      `{"issuer":"https://kubernetes.default.svc.cluster.local","jwks_uri":"https://${new URL(server.url).host}/openid/v1/jwks",` +
+        '"response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256"]}',
+    );
+    const keys = await httpsRequest(`${server.url}/openid/v1/jwks`, asAccount, bearer);
+    expect([keys.status, keys.headers['content-type'], keys.headers['cache-control']]).toEqual([200, 'application/jwk-set+json', 'public, max-age=3600']);
+    const keySet = JSON.parse(keys.body) as JSONWebKeySet;
+    expect(keySet.keys).toEqual([expect.objectContaining({ use: 'sig', kty: 'EC', crv: 'P-256', alg: 'ES256' })]);
+    expect(decodeProtectedHeader(token)).toEqual({ alg: 'ES256', kid: keySet.keys[0]!.kid });
+    const { payload } = await jwtVerify(token, createLocalJWKSet(keySet), { issuer: 'https://kubernetes.default.svc.cluster.local' });
+    expect(payload.sub).toBe('system:serviceaccount:default:relying');
+
+    // Granted to service accounts only (system:service-account-issuer-discovery); GET only.
+    const anonymous = await httpsRequest(`${server.url}/openid/v1/jwks`, asAccount);
+    expect([anonymous.status, JSON.parse(anonymous.body).message]).toEqual([403, 'forbidden: User "system:anonymous" cannot get path "/openid/v1/jwks": RBAC: no binding for this user or their groups grants get on "/openid/v1/jwks"']);
+    const dev = await httpsRequest(`${server.url}/.well-known/openid-configuration`, asAccount, { headers: { authorization: 'Bearer dev-token-5678' } });
+    expect(dev.status).toBe(403);
+    const posted = await httpsRequest(`${server.url}/openid/v1/jwks`, server.admin, { method: 'POST', body: '{}' });
+    expect(posted.status).toBe(405);
+    expect(await kubectl(admin(), 'delete', 'serviceaccount', 'relying', '-n', 'default')).toMatchObject({ code: 0 });
   });
 
   it('TokenReview answers whether a token is valid and for whom', async () => {

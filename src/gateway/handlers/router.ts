@@ -12,7 +12,8 @@ import type { Codecs } from '../codecs';
 import type { FeatureGates } from '../../features';
 import type { ResourceIndex } from '../resource-index';
 import type { ServerMetrics } from '../../metrics';
-import { writeRawJson, writeText } from '../respond';
+import { writeCacheable, writeRawJson, writeText } from '../respond';
+import { DISCOVERY_CACHE_CONTROL, type IssuerDiscovery, JWKS_MEDIA_TYPE, JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../../authn';
 import { type Exchange, type Handler, type NonResourceRequestInfo, infoOf, rejectingThrows } from '../types';
 import { createDiscoveryHandler, discoveryPathOf } from './discovery';
 import { HEALTH_ENDPOINTS, type HealthChecks, type HealthEndpoint, serveHealth, serveHealthCheck } from './health';
@@ -37,6 +38,8 @@ export interface RouterOptions {
   metrics?: ServerMetrics;
   /** Aborted when the server shuts down: open watches end. */
   shutdown?: AbortSignal;
+  /** Service-account issuer discovery's documents for the address clients reach the server at; none when off. */
+  issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
 }
 
 /** Go's http.NotFound. */
@@ -119,6 +122,14 @@ export function createRouter(options: RouterOptions): Handler {
     if (isOpenApiPath(path)) {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return openapi(exchange);
+    }
+    if (path === OPENID_CONFIGURATION_PATH || path === JWKS_PATH) {
+      const documents = options.issuerDiscovery?.(options.serverAddress());
+      if (documents) {
+        if (!isGet(exchange.request.method)) throw methodNotAllowed();
+        if (path === JWKS_PATH) return writeCacheable(exchange, JWKS_MEDIA_TYPE, documents.keySet, DISCOVERY_CACHE_CONTROL);
+        return writeCacheable(exchange, 'application/json', documents.configuration, DISCOVERY_CACHE_CONTROL);
+      }
     }
     const [, first, check, ...rest] = path.split('/');
     if ((HEALTH_ENDPOINTS as readonly string[]).includes(first) && rest.length === 0) {
