@@ -13,35 +13,84 @@ function typeOf(key: string): string {
   return slash < 0 ? rest : rest.slice(0, slash);
 }
 
-export function timedStore(store: Store, metrics: ServerMetrics): Store {
-  const series = new Map<string, HistogramSeries>();
-  const timed = async <T>(operation: string, key: string, call: () => Promise<T>): Promise<T> => {
+/** One operation's histograms by key type; the last type's is kept at hand (requests come in runs of one type). */
+class OperationSeries {
+  private readonly byType = new Map<string, HistogramSeries>();
+  /** `/registry/<type>/` of the last key, and its histogram. */
+  private lastPrefix = '\u0000';
+  private last: HistogramSeries | undefined;
+
+  constructor(
+    private readonly operation: string,
+    private readonly metrics: ServerMetrics,
+  ) {}
+
+  of(key: string): HistogramSeries {
+    if (this.last && key.startsWith(this.lastPrefix)) return this.last;
     const type = typeOf(key);
-    const id = `${operation}\u0000${type}`;
-    let histogram = series.get(id);
+    let histogram = this.byType.get(type);
     if (!histogram) {
-      histogram = metrics.storageDuration.labels({ operation, type });
-      series.set(id, histogram);
+      histogram = this.metrics.storageDuration.labels({ operation: this.operation, type });
+      this.byType.set(type, histogram);
     }
-    const start = performance.now();
-    try {
-      return await call();
-    } finally {
-      histogram.observe((performance.now() - start) / 1000);
+    // Only keys of the `/registry/<type>/<...>` form are matched by prefix.
+    if (key.startsWith(`/registry/${type}/`)) {
+      this.lastPrefix = `/registry/${type}/`;
+      this.last = histogram;
     }
+    return histogram;
+  }
+}
+
+export function timedStore(store: Store, metrics: ServerMetrics): Store {
+  const operations = new Map<string, OperationSeries>();
+  const seriesOf = (operation: string): OperationSeries => {
+    let series = operations.get(operation);
+    if (!series) operations.set(operation, (series = new OperationSeries(operation, metrics)));
+    return series;
+  };
+  // Not async, and one settle handler: a store call costs the request one promise here. The
+  // start is read before the call (arguments are evaluated in order), so its encoding counts.
+  const timer = (operation: string) => {
+    const series = seriesOf(operation);
+    return <T>(key: string, start: number, call: Promise<T>): Promise<T> => {
+      const histogram = series.of(key);
+      const observe = () => histogram.observe((performance.now() - start) / 1000);
+      return call.then(
+        (value) => {
+          observe();
+          return value;
+        },
+        (err: unknown) => {
+          observe();
+          throw err;
+        },
+      );
+    };
+  };
+  const timed = {
+    get: timer('get'),
+    list: timer('list'),
+    count: timer('count'),
+    create: timer('create'),
+    update: timer('update'),
+    delete: timer('delete'),
+    currentRevision: timer('currentRevision'),
+    compactedRevision: timer('compactedRevision'),
+    compact: timer('compact'),
   };
   return {
     kind: store.kind,
-    get: (key, options) => timed('get', key, () => store.get(key, options)),
-    list: (prefix, options) => timed('list', prefix, () => store.list(prefix, options)),
-    count: (prefix) => timed('count', prefix, () => store.count(prefix)),
-    create: (key, value) => timed('create', key, () => store.create(key, value)),
-    update: (key, value, expected) => timed('update', key, () => store.update(key, value, expected)),
-    delete: (key, expected) => timed('delete', key, () => store.delete(key, expected)),
+    get: (key, options) => timed.get(key, performance.now(), store.get(key, options)),
+    list: (prefix, options) => timed.list(prefix, performance.now(), store.list(prefix, options)),
+    count: (prefix) => timed.count(prefix, performance.now(), store.count(prefix)),
+    create: (key, value) => timed.create(key, performance.now(), store.create(key, value)),
+    update: (key, value, expected) => timed.update(key, performance.now(), store.update(key, value, expected)),
+    delete: (key, expected) => timed.delete(key, performance.now(), store.delete(key, expected)),
     watch: (prefix, options, handlers) => store.watch(prefix, options, handlers),
-    currentRevision: () => timed('currentRevision', '', () => store.currentRevision()),
-    compactedRevision: () => timed('compactedRevision', '', () => store.compactedRevision()),
-    compact: (revision) => timed('compact', '', () => store.compact(revision)),
+    currentRevision: () => timed.currentRevision('', performance.now(), store.currentRevision()),
+    compactedRevision: () => timed.compactedRevision('', performance.now(), store.compactedRevision()),
+    compact: (revision) => timed.compact('', performance.now(), store.compact(revision)),
     sizeBytes: () => store.sizeBytes(),
     close: () => store.close(),
   };
