@@ -152,6 +152,10 @@ describe('authentication with kubectl', () => {
     expect(dev.status).toBe(403);
     const posted = await httpsRequest(`${server.url}/openid/v1/jwks`, server.admin, { method: 'POST', body: '{}' });
     expect(posted.status).toBe(405);
+    // Listed at the root, as upstream lists every path it serves.
+    const root = JSON.parse((await httpsRequest(`${server.url}/`, server.admin)).body) as { paths: string[] };
+    expect(root.paths).toEqual(expect.arrayContaining(['/.well-known/openid-configuration', '/openid/v1/jwks']));
+    expect(root.paths).toEqual([...root.paths].sort());
     expect(await kubectl(admin(), 'delete', 'serviceaccount', 'relying', '-n', 'default')).toMatchObject({ code: 0 });
   });
 

@@ -47,9 +47,13 @@ export function writeNotFoundPage(exchange: Exchange): void {
   writeText(exchange, 404, '404 page not found\n');
 }
 
-/** Upstream's index at `/`: every served root path, sorted (metav1.RootPaths). */
-export function rootPaths(index: ResourceIndex, health: HealthChecks): string[] {
+/**
+ * Upstream's index at `/`: every served root path, sorted (metav1.RootPaths); the issuer
+ * discovery paths when they are served.
+ */
+export function rootPaths(index: ResourceIndex, health: HealthChecks, issuerDiscovery = false): string[] {
   const paths = new Set<string>(['/api', '/apis', '/apis/', '/metrics', '/version']);
+  if (issuerDiscovery) paths.add(OPENID_CONFIGURATION_PATH).add(JWKS_PATH);
   for (const group of index.groups()) {
     for (const version of group.versions) paths.add(group.name ? `/apis/${group.name}/${version}` : `/api/${version}`);
     if (group.name) paths.add(`/apis/${group.name}`);
@@ -106,7 +110,10 @@ export function createRouter(options: RouterOptions): Handler {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return discovery(exchange, discoveryPath);
     }
-    if (path === '/' && isGet(exchange.request.method)) return writeRawJson(exchange, 200, { paths: rootPaths(index, health) });
+    if (path === '/' && isGet(exchange.request.method)) {
+      const issuerDiscovery = options.issuerDiscovery?.(options.serverAddress()) !== undefined;
+      return writeRawJson(exchange, 200, { paths: rootPaths(index, health, issuerDiscovery) });
+    }
     if (path === '/version' || path === '/version/') {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return serveVersion(exchange, options.version);
