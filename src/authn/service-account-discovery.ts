@@ -63,8 +63,15 @@ export function renderIssuerDiscovery(options: IssuerDiscoveryOptions, externalA
   if (jwks.host === '') throw new IssuerDiscoveryUnavailable(`the JWKS URI has no host: ${jwksUri}`);
   if (options.keys.length === 0) throw new IssuerDiscoveryUnavailable('no keys verify service account tokens');
 
-  const keys = options.keys.map(jwkText);
-  const algorithms = [...new Set(options.keys.map(algorithmOf))].sort();
+  let keys: string[];
+  let algorithms: string[];
+  try {
+    keys = options.keys.map(jwkText);
+    algorithms = [...new Set(options.keys.map(algorithmOf))].sort();
+  } catch (err) {
+    // A key of a kind upstream cannot sign service-account tokens with (Ed25519, an odd curve).
+    throw new IssuerDiscoveryUnavailable(`a key cannot be described: ${(err as Error).message}`);
+  }
   const configuration =
     `{"issuer":${goJsonString(options.issuer)},"jwks_uri":${goJsonString(jwksUri)},` +
     `"response_types_supported":["id_token"],"subject_types_supported":["public"],` +

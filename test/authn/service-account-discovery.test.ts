@@ -61,6 +61,7 @@ describe('the discovery documents', () => {
     [ISSUER, { jwksUri: 'http://keys.example.com/jwks' }, 'h:1', 'the JWKS URI must use the https scheme: http://keys.example.com/jwks'],
     [ISSUER, {}, '', 'no JWKS URI: neither --service-account-jwks-uri nor an external address is set'],
     [ISSUER, { keys: [] }, 'h:1', 'no keys verify service account tokens'],
+    [ISSUER, { keys: [generateKeyPairSync('ed25519').publicKey] }, 'h:1', 'a key cannot be described: unsupported service account key type ed25519 '],
   ])('not served for issuer %s (%p, address %p): %s', (issuer, extra, address, message) => {
     expect(() => renderIssuerDiscovery({ issuer, keys: [ec.publicKey], ...extra }, address)).toThrow(message);
   });
