@@ -34,8 +34,9 @@ class OperationSeries {
       this.byType.set(type, histogram);
     }
     // Only keys of the `/registry/<type>/<...>` form are matched by prefix.
-    if (key.startsWith(`/registry/${type}/`)) {
-      this.lastPrefix = `/registry/${type}/`;
+    const prefix = `/registry/${type}/`;
+    if (key.startsWith(prefix)) {
+      this.lastPrefix = prefix;
       this.last = histogram;
     }
     return histogram;
@@ -43,16 +44,10 @@ class OperationSeries {
 }
 
 export function timedStore(store: Store, metrics: ServerMetrics): Store {
-  const operations = new Map<string, OperationSeries>();
-  const seriesOf = (operation: string): OperationSeries => {
-    let series = operations.get(operation);
-    if (!series) operations.set(operation, (series = new OperationSeries(operation, metrics)));
-    return series;
-  };
   // Not async, and one settle handler: a store call costs the request one promise here. The
   // start is read before the call (arguments are evaluated in order), so its encoding counts.
   const timer = (operation: string) => {
-    const series = seriesOf(operation);
+    const series = new OperationSeries(operation, metrics);
     return <T>(key: string, start: number, call: Promise<T>): Promise<T> => {
       const histogram = series.of(key);
       const observe = () => histogram.observe((performance.now() - start) / 1000);

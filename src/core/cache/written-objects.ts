@@ -18,18 +18,15 @@ import type { KeyValue } from '../../store';
 
 const MAX_PENDING = 4096;
 
-interface Pending {
-  bytes: Uint8Array;
-  object: ApiObject;
-  /** The encode that made `bytes` found `object` plain JSON (json-order's sink `plain`). */
-  plain: boolean;
-}
-
 /** A write's object, taken for its event. */
 export interface WrittenObject {
   readonly object: ApiObject;
-  /** Known to be plain JSON (isPlainJson), so the cache need not walk it to know. */
+  /** Its encode found it plain JSON (json-order's sink `plain`): the cache need not walk it to know. */
   readonly plain: boolean;
+}
+
+interface Pending extends WrittenObject {
+  readonly bytes: Uint8Array;
 }
 
 export class WrittenObjects {
