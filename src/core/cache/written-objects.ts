@@ -9,9 +9,10 @@
  * object back to change and write again, so its writes are decoded from their bytes as before.
  *
  * An object is taken only when the event's bytes are the very bytes written from it, so a
- * concurrent writer of the same key, or an object changed after it was encoded, is decoded
- * instead. Entries whose event never comes (the write failed, or the cache relisted) are
- * forgotten; at most MAX_PENDING are kept.
+ * concurrent writer of the same key is decoded instead. An event of another write of the key
+ * leaves the entry waiting for its own: on etcd a create's event can come after its caller has
+ * already sent the next write of the same object. Entries whose event never comes (the write
+ * failed, or the cache relisted) are forgotten; at most MAX_PENDING are kept.
  */
 import type { ApiObject } from '../api';
 import type { KeyValue } from '../../store';
@@ -46,9 +47,9 @@ export class WrittenObjects {
   /** The object written as `kv`'s value, if it is one waiting here (and it is taken). */
   take(kv: KeyValue): WrittenObject | undefined {
     const entry = this.pending.get(kv.key);
-    if (!entry) return undefined;
+    if (!entry || !sameBytes(entry.bytes, kv.value)) return undefined;
     this.pending.delete(kv.key);
-    return sameBytes(entry.bytes, kv.value) ? entry : undefined;
+    return entry;
   }
 
   /** The cache relisted: any event still awaited will not be applied one by one. */

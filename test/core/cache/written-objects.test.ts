@@ -108,6 +108,17 @@ describe('WrittenObjects', () => {
     expect(written.take(kv('/k', '{"a":1}'))).toBeUndefined();
   });
 
+  it("leaves a newer write's object waiting when an earlier write's event comes late", () => {
+    const written = new WrittenObjects();
+    const created = configMap('x');
+    const updated = configMap('x', { a: '2' });
+    written.expect('/k', Buffer.from('created'), created);
+    written.expect('/k', Buffer.from('updated'), updated);
+    expect(written.take(kv('/k', 'created'))).toBeUndefined();
+    expect(written.take(kv('/k', 'updated'))?.object).toBe(updated);
+    expect(written.size).toBe(0);
+  });
+
   it('forgets a failed write, but not a newer write of the same key', () => {
     const written = new WrittenObjects();
     const first = configMap('x');
