@@ -33,8 +33,12 @@ export interface GarbageCollectorOptions {
 
 const USER_AGENT = 'keelson-controller-manager/garbage-collector';
 
-/** Types the collector watches: stored types it can list, watch and delete. */
+/**
+ * Types the collector watches: stored types it can list, watch and delete; a version kept as
+ * another is watched through that one (its objects are the same).
+ */
 function collectable(def: ResourceDefinition): boolean {
+  if (def.storedAs) return false;
   const verbs = verbsOf(def);
   return (['list', 'watch', 'delete'] as const).every((v) => verbs.includes(v));
 }

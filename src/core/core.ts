@@ -32,6 +32,8 @@ import { getScale, scaleFromBody } from './registry/scale';
 import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 import { CachedStorage } from './cache/cached-storage';
 import { StoreStorage } from './storage/store-storage';
+import { ConvertedStorage } from './storage/converted-storage';
+import type { ResourceStorage } from './storage/resource-storage';
 import {
   Admission,
   type AdmissionPlugin,
@@ -137,15 +139,23 @@ class InProcessCore implements Core {
       ...options.handlers,
     };
     const all = options.resources ?? builtinResources(naming);
-    // Types and create-only subresources are served only with their handler.
+    // Types and create-only subresources are served only with their handler; a version kept as
+    // another only with that one.
     this.resources = all
       .filter((def) => !def.notStored || handlers[def.resource])
+      .filter((def) => !def.storedAs || all.some((stored) => isStoredVersionOf(stored, def)))
       .map((def) => (def.createSubresources ? { ...def, createSubresources: def.createSubresources.filter((s) => handlers[`${def.resource}/${s.name}`]) } : def));
     this.handlers = handlers;
     this.cache = new WatchCache({ ...options.watchCache, store, naming, clock });
     const listVersion = `${naming.groups.meta}/v1`;
     // Every type is read through its watch cache decorating the backing store.
-    const storage = (def: ResourceDefinition) => new CachedStorage(new StoreStorage(def, store, listVersion), this.cache, this.cache.register(def));
+    const cached = (def: ResourceDefinition) => new CachedStorage(new StoreStorage(def, store, listVersion), this.cache, this.cache.register(def));
+    // A version kept as another is read through that one's, converted.
+    const storage = (def: ResourceDefinition): ResourceStorage => {
+      if (!def.storedAs) return cached(def);
+      const stored = this.resources.find((d) => isStoredVersionOf(d, def))!;
+      return new ConvertedStorage(cached(stored), def.storedAs, def.group ? `${def.group}/${def.version}` : def.version);
+    };
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
     const admission = this.admissionChain(options, nsDef, storage, clock);
@@ -167,7 +177,7 @@ class InProcessCore implements Core {
   private admissionChain(
     options: CoreOptions,
     nsDef: ResourceDefinition,
-    storage: (def: ResourceDefinition) => CachedStorage,
+    storage: (def: ResourceDefinition) => ResourceStorage,
     clock: Clock,
   ): Admission {
     const { naming } = options;
@@ -426,6 +436,12 @@ class InProcessCore implements Core {
       admissionFresh: (revision, timeoutMs) => this.dynamicAdmission.fresh(revision, timeoutMs, this.options.clock ?? systemClock),
     };
   }
+}
+
+/** Whether `stored` is the version `view` is kept as (`ResourceDefinition.storedAs`). */
+function isStoredVersionOf(stored: ResourceDefinition, view: ResourceDefinition): boolean {
+  const as = view.storedAs!;
+  return !stored.storedAs && !stored.notStored && stored.group === as.group && stored.version === as.version && stored.resource === view.resource;
 }
 
 export function createCore(options: CoreOptions): Core {

@@ -21,7 +21,7 @@ import { type KeyValue, type Store, StoreError } from '../../store';
 import { type GroupResource, type Status, StatusError, internalError, invalid, notFound, successStatus } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import { objectKey } from '../storage/keys';
-import { encodeForStorage, tryDecodeFromStorage, undecodableObject } from '../storage/object-codec';
+import { type ObjectForm, undecodableObject } from '../storage/object-codec';
 import { deepCopy } from '../../util/json-values';
 import { storageError } from './storage-errors';
 import { isDryRun } from './write-request';
@@ -30,6 +30,8 @@ import { beforeDelete, defaultGarbageCollectionPolicy, gcFinalizers, markAsDelet
 export interface DeletionHost {
   readonly def: ResourceDefinition;
   readonly groupResource: GroupResource;
+  /** How the type's objects are kept in the store. */
+  readonly form: ObjectForm;
   readonly store: Store;
   readonly clock: Clock;
   /** The `AllowUnsafeMalformedObjectDeletion` gate. */
@@ -42,8 +44,6 @@ export interface DeletionHost {
 function corruptObject(kv: KeyValue, cause: string): StatusError {
   return internalError(`StorageError: corrupt object, Code: 7, Key: ${kv.key}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=${kv.modRevision}: ${cause}`);
 }
-
-const tryDecode = tryDecodeFromStorage;
 
 /** Has the object finalizers of its own (metadata, or the type's own such as a namespace's spec.finalizers)? */
 function hasPendingFinalizers(def: ResourceDefinition, obj: ApiObject): boolean {
@@ -100,7 +100,7 @@ export class DeleteFlow {
   private async attempt(): Promise<DeleteResult> {
     const { def, clock } = this.host;
     const kv = await this.read();
-    const decoded = tryDecode(kv);
+    const decoded = this.host.form.tryDecode(kv);
     if (!decoded.ok) {
       if (this.host.unsafeDeletion) throw corruptObject(kv, decoded.cause);
       throw undecodableObject(kv.key, decoded.cause);
@@ -138,8 +138,9 @@ export class DeleteFlow {
 
   /** The guarded update of a deletion mark; unchanged objects are not written (no new resourceVersion). */
   private async write(kv: KeyValue, stored: ApiObject, obj: ApiObject): Promise<ApiObject> {
-    const bytes = encodeForStorage(obj);
-    if (Buffer.compare(Buffer.from(bytes), Buffer.from(encodeForStorage(stored))) === 0) return stored;
+    const { form } = this.host;
+    const bytes = form.encode(obj);
+    if (Buffer.compare(Buffer.from(bytes), Buffer.from(form.encode(stored))) === 0) return stored;
     if (isDryRun(this.requested)) return obj;
     try {
       const updated = await this.host.store.update(this.key, bytes, kv.modRevision);
@@ -180,7 +181,7 @@ export class DeleteFlow {
     } catch (err) {
       throw storageError(err, this.host.groupResource, this.name);
     }
-    if (!kv || tryDecode(kv).ok) {
+    if (!kv || this.host.form.tryDecode(kv).ok) {
       throw invalid({ group: def.group, kind: def.resource }, this.name, [
         fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is exclusively used to delete corrupt object(s), try again by removing this option'),
       ]);

@@ -6,7 +6,7 @@
  */
 import type { ApiObject, ManagedFieldsEntry } from '../api';
 import { rfc3339 } from '../../clock';
-import { type SchemaType, resourceKinds, schemaTypes } from '../../schema';
+import { type SchemaType, schemaRegistry } from '../../schema';
 import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
@@ -78,18 +78,13 @@ export function resetFields(def: Pick<ResourceDefinition, 'group' | 'kind' | 'st
   return new FieldSet();
 }
 
-/** The schema type of a served kind, looked up by version and kind (group names depend on the profile). */
-export function schemaTypeOf(apiVersion: string, kind: string): SchemaType | undefined {
-  const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
-  const key = `${version}/${kind}`;
-  if (!typesByVersionKind.has(key)) {
-    const k = resourceKinds().find((d) => d.kind === kind && d.version === version);
-    typesByVersionKind.set(key, k ? schemaTypes().get(k.type) : undefined);
-  }
-  return typesByVersionKind.get(key);
+/**
+ * The schema type of a served kind, by its apiVersion and kind under the naming profile (the
+ * core group's Event and the events group's share version and kind, not their type).
+ */
+export function schemaTypeOf(apiVersion: string, kind: string, naming: Naming): SchemaType | undefined {
+  return schemaRegistry(naming).kind(apiVersion, kind)?.type;
 }
-
-const typesByVersionKind = new Map<string, SchemaType | undefined>();
 
 /** kubectl's client-side apply annotation under a naming profile. */
 export function lastAppliedAnnotation(naming: Naming): string {
@@ -98,7 +93,7 @@ export function lastAppliedAnnotation(naming: Naming): string {
 
 /** The field manager's scope for a write of `def`'s kind at `apiVersion`. */
 export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, subresource: string, now: number, naming: Naming): FieldManagerScope | undefined {
-  const type = schemaTypeOf(apiVersion, def.kind);
+  const type = schemaTypeOf(apiVersion, def.kind, naming);
   if (!type) return undefined;
   return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now), lastAppliedAnnotation: lastAppliedAnnotation(naming) };
 }
@@ -107,13 +102,13 @@ export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, s
  * The managedFields of `next` after a non-apply write by `who` (operation `Update`); `prev` is
  * the stored object, undefined on create. Types without a schema keep no managedFields.
  */
-export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
-  if (prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '') return createdManagedFields(next, who, now);
-  return computeManagedFields(prev, next, who, now);
+export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
+  if (prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '') return createdManagedFields(next, who, now, naming);
+  return computeManagedFields(prev, next, who, now, naming);
 }
 
-function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
-  const type = schemaTypeOf(who.apiVersion, next.kind ?? '');
+function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
+  const type = schemaTypeOf(who.apiVersion, next.kind ?? '', naming);
   if (!type) return [];
   const hasStatus = who.subresource === '' && type.property.has('status') && type.property.has('spec');
   const scope: FieldManagerScope = {
@@ -139,21 +134,21 @@ function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who:
  * creates of one template come in runs, and a match there neither encodes the object nor hashes
  * the text for the table.
  */
-function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number): ManagedFieldsEntry[] {
+function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
   let entries: ManagedFieldsEntry[] | undefined;
   const last = lastShape;
   if (last && last.manager === who.manager && last.apiVersion === who.apiVersion && hasShape(next, last.value)) {
     entries = last.entries;
   } else {
     const shape = shapeOf(next);
-    if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now);
+    if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now, naming);
     const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
     entries = createdShapes.get(key);
     if (entries) {
       // Least recently used goes first: move the hit to the end.
       createdShapes.delete(key);
     } else {
-      entries = computeManagedFields(undefined, next, who, now).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
+      entries = computeManagedFields(undefined, next, who, now, naming).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
       if (createdShapes.size >= MAX_REMEMBERED_SHAPES) createdShapes.delete(createdShapes.keys().next().value!);
     }
     createdShapes.set(key, entries);

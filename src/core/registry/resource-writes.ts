@@ -20,7 +20,7 @@ import { checkBodyFields } from '../validation/field-validation';
 import { jsonValueKind } from '../validation/unknown-fields-go';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
 import { objectKey } from '../storage/keys';
-import { decodeFromStorage, encodeCreatedForStorage, encodeForStorage } from '../storage/object-codec';
+import { type ObjectForm, encodeCreatedForStorage, objectForm } from '../storage/object-codec';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { deepCopy } from '../../util/json-values';
 import { fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
@@ -91,12 +91,15 @@ export class ResourceWrites {
   readonly groupResource: GroupResource;
   readonly groupKind: GroupKind;
   private readonly registry: SchemaRegistry;
+  /** How objects of this version are kept in the store (as they are, or as another version's). */
+  private readonly form: ObjectForm;
 
   constructor(
     readonly def: ResourceDefinition,
     private readonly deps: WriteDeps,
   ) {
     this.registry = schemaRegistry(deps.naming);
+    this.form = objectForm(def);
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     this.groupResource = { group: def.group, resource: def.resource };
     this.groupKind = { group: def.group, kind: def.kind };
@@ -200,7 +203,7 @@ export class ResourceWrites {
     else delete meta.generation;
     this.def.defaults?.(obj);
     // Ownership of the decoded, defaulted object, before the strategy (upstream's create handler order).
-    meta.managedFields = req.appliedManagedFields ?? updateManagedFields(undefined, obj, { manager: req.manager, apiVersion: this.apiVersion, subresource: '' }, now);
+    meta.managedFields = req.appliedManagedFields ?? updateManagedFields(undefined, obj, { manager: req.manager, apiVersion: this.apiVersion, subresource: '' }, now, this.deps.naming);
     if (meta.managedFields.length === 0) delete meta.managedFields;
     const admission = this.deps.admission;
     // The body may name the namespace where the request does not (an in-process or gRPC caller).
@@ -222,20 +225,21 @@ export class ResourceWrites {
         throw storageError(err, this.groupResource, meta.name!);
       });
       if (existing.kv) throw alreadyExists(this.groupResource, meta.name!);
-      return { object: obj, created: true };
+      return { object: this.form.asRead(obj), created: true };
     }
-    const written = doorBodies.has(obj) ? this.deps.written : undefined;
+    // The watch cache holds the stored version's objects: only those are offered to it.
+    const written = doorBodies.has(obj) && this.form.asIs ? this.deps.written : undefined;
     for (let attempt = 1; ; attempt++) {
       const key = objectKey(this.def.resource, meta.namespace, meta.name!);
       // A door's body is answered (JSON, mostly) and let go of: stored in upstream's order, its
       // answer is spliced from the same text instead of encoded again.
       const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
       if (created?.plain) freezeForAdoption(obj);
-      const bytes = created?.bytes ?? encodeForStorage(obj);
+      const bytes = created?.bytes ?? this.form.encode(obj);
       written?.expect(key, bytes, obj, created?.plain ?? false);
       try {
         const kv = await this.deps.store.create(key, bytes);
-        const object = asWritten(obj, kv);
+        const object = asWritten(this.form.asRead(obj), kv);
         return created ? { object, created: true, json: () => created.answer(kv.modRevision) } : { object, created: true };
       } catch (err) {
         written?.forget(key, obj);
@@ -257,7 +261,7 @@ export class ResourceWrites {
    * An unchanged object is not written (no new resourceVersion), as upstream does.
    */
   async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false, fromDoor = false): Promise<WriteResult> {
-    const written = fromDoor ? this.deps.written : undefined;
+    const written = fromDoor && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(this.def.resource, req.namespace, name);
     let current: KeyValue | undefined;
@@ -267,23 +271,23 @@ export class ResourceWrites {
       throw storageError(err, this.groupResource, name);
     }
     for (;;) {
-      const currentObj = current ? decodeFromStorage(current) : undefined;
+      const currentObj = current ? this.form.decode(current) : undefined;
       if (!currentObj && !allowCreate) throw notFound(this.groupResource, name);
       const next = await tryUpdate(currentObj ? deepCopy(currentObj) : undefined);
-      if (isDryRun(req.options)) return { object: next, created: !currentObj };
-      const bytes = encodeForStorage(next);
+      if (isDryRun(req.options)) return { object: this.form.asRead(next), created: !currentObj };
+      const bytes = this.form.encode(next);
       try {
         if (!current) {
           written?.expect(key, bytes, next);
           const kv = await this.deps.store.create(key, bytes);
-          return { object: asWritten(next, kv), created: true };
+          return { object: asWritten(this.form.asRead(next), kv), created: true };
         }
-        if (Buffer.compare(Buffer.from(bytes), Buffer.from(encodeForStorage(currentObj!))) === 0) {
+        if (Buffer.compare(Buffer.from(bytes), Buffer.from(this.form.encode(currentObj!))) === 0) {
           return { object: currentObj!, created: false };
         }
         written?.expect(key, bytes, next);
         const kv = await this.deps.store.update(key, bytes, current.modRevision);
-        return { object: asWritten(next, kv), created: false };
+        return { object: asWritten(this.form.asRead(next), kv), created: false };
       } catch (err) {
         written?.forget(key, next);
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
@@ -420,6 +424,7 @@ export class ResourceWrites {
       {
         def: this.def,
         groupResource: this.groupResource,
+        form: this.form,
         store: this.deps.store,
         clock: this.deps.clock,
         unsafeDeletion: mode.unsafeDeletionGate ?? false,

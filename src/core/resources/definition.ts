@@ -125,15 +125,44 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
 
   /**
    * Field-selector values of an object beyond `metadata.name` and `metadata.namespace`
-   * (upstream's GetAttrs / field label conversion), e.g. pods' `spec.nodeName`.
+   * (upstream's GetAttrs), e.g. pods' `spec.nodeName`. For a type kept as another version
+   * (`storedAs`), the stored version's definition computes them from the stored object.
    */
   selectableFields?(obj: T): Record<string, string>;
+  /**
+   * The field labels this version accepts and the field each one selects, where they differ
+   * from the keys `selectableFields` returns (upstream's field label conversion: the events
+   * group's `regarding.name` selects the stored Event's `involvedObject.name`). Absent: those
+   * keys are the labels.
+   */
+  fieldLabels?: Readonly<Record<string, string>>;
+
+  /**
+   * Kept in the store as another served version's objects: upstream keeps one storage per
+   * resource and converts at every read and write. Reads, watches and writes of this version
+   * go through the stored version's storage and watch cache, converting each object.
+   */
+  storedAs?: StoredVersion;
 
   /**
    * Table columns and the cells of a row (upstream's printer for the type; docs/API.md,
    * "Content negotiation" 5); absent: upstream's default `Name` / `Created At`.
    */
   table?: TableDefinition<T>;
+}
+
+/** How a version kept as another (`ResourceDefinition.storedAs`) converts to and from it. */
+export interface StoredVersion {
+  /** The stored version's group; the resource name is the same. */
+  group: string;
+  version: string;
+  /** This version's object as the stored version's: a new object, `obj` left as it is. */
+  toStored(obj: ApiObject): ApiObject;
+  /**
+   * A stored object as this version's: a new object, which may share the stored one's parts
+   * (they may be frozen). Keeps `kind` and `apiVersion` absent where they are (a list's items).
+   */
+  fromStored(obj: ApiObject): ApiObject;
 }
 
 export interface GroupVersionKind {

@@ -1,7 +1,10 @@
 /**
- * events/v1 Event (docs/API.md, "Event"; upstream pkg/apis/core/validation/events.go with the
- * strict rules of the events group). Error paths use upstream's internal field names
- * (`involvedObject`, `message`, `firstTimestamp`, ...) exactly as upstream reports them.
+ * The Event, served twice over one storage as upstream serves it: the events group's v1 (docs/API.md,
+ * "Event"), which the store keeps, and the core group's v1, kept as the events group's and converted
+ * at every read and write (`storedAs`). Validation is upstream's pkg/apis/core/validation/events.go:
+ * the strict rules for writes through the events group, the legacy ones through the core group.
+ * Error paths use upstream's internal field names (`involvedObject`, `message`, `firstTimestamp`,
+ * ...) exactly as upstream reports them, whichever version was written.
  */
 import type { ApiObject } from '../api';
 import type { Naming } from '../../naming';
@@ -10,7 +13,7 @@ import { semanticEqual } from '../validation/equality';
 import { GO_NIL, goString, goStringStruct, goTime, immutableWithRendering } from '../validation/go-format';
 import { byteLength, isDns1123Subdomain, isQualifiedName } from '../validation/names';
 import { defineTyped, STANDARD_VERBS } from './common';
-import type { DefineResource } from './definition';
+import type { DefineResource, StoredVersion } from './definition';
 import { column, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 
 export interface ObjectReference {
@@ -43,6 +46,76 @@ export interface Event extends ApiObject {
   deprecatedFirstTimestamp?: string | null;
   deprecatedLastTimestamp?: string | null;
   deprecatedCount?: number;
+}
+
+/** The core group's v1 Event: the same object, its fields under their older names. */
+export interface CoreEvent extends ApiObject {
+  involvedObject?: ObjectReference;
+  reason?: string;
+  message?: string;
+  source?: { component?: string; host?: string };
+  firstTimestamp?: string | null;
+  lastTimestamp?: string | null;
+  count?: number;
+  type?: string;
+  eventTime?: string | null;
+  series?: EventSeries | null;
+  action?: string;
+  related?: ObjectReference | null;
+  reportingComponent?: string;
+  reportingInstance?: string;
+}
+
+/**
+ * A core Event as the events group's, with the members Go's encoding of that struct always
+ * writes (`eventTime`, `regarding`, `deprecatedSource`, the deprecated timestamps) and without
+ * the empty ones it omits. Parts are shared, not copied.
+ */
+export function eventFromCore(ev: CoreEvent, apiVersion: string): Event {
+  const out: Event = { kind: 'Event', apiVersion };
+  if (ev.metadata !== undefined) out.metadata = ev.metadata;
+  out.eventTime = ev.eventTime ?? null;
+  if (ev.series) out.series = ev.series;
+  if (ev.reportingComponent) out.reportingController = ev.reportingComponent;
+  if (ev.reportingInstance) out.reportingInstance = ev.reportingInstance;
+  if (ev.action) out.action = ev.action;
+  if (ev.reason) out.reason = ev.reason;
+  out.regarding = ev.involvedObject ?? {};
+  if (ev.related) out.related = ev.related;
+  if (ev.message) out.note = ev.message;
+  if (ev.type) out.type = ev.type;
+  out.deprecatedSource = ev.source ?? {};
+  out.deprecatedFirstTimestamp = ev.firstTimestamp ?? null;
+  out.deprecatedLastTimestamp = ev.lastTimestamp ?? null;
+  if (ev.count) out.deprecatedCount = ev.count;
+  return out;
+}
+
+/**
+ * An events-group Event as the core group's, with the members Go always writes for that struct
+ * (`involvedObject`, `source`, the timestamps, `reportingComponent`, `reportingInstance`). Keeps
+ * `kind` and `apiVersion` absent where they are (a list's items). Parts are shared, not copied.
+ */
+export function coreFromEvent(ev: Event): CoreEvent {
+  const out: CoreEvent = {};
+  if (ev.kind !== undefined) out.kind = ev.kind;
+  if (ev.apiVersion !== undefined) out.apiVersion = 'v1';
+  if (ev.metadata !== undefined) out.metadata = ev.metadata;
+  out.involvedObject = ev.regarding ?? {};
+  if (ev.reason) out.reason = ev.reason;
+  if (ev.note) out.message = ev.note;
+  out.source = ev.deprecatedSource ?? {};
+  out.firstTimestamp = ev.deprecatedFirstTimestamp ?? null;
+  out.lastTimestamp = ev.deprecatedLastTimestamp ?? null;
+  if (ev.deprecatedCount) out.count = ev.deprecatedCount;
+  if (ev.type) out.type = ev.type;
+  out.eventTime = ev.eventTime ?? null;
+  if (ev.series) out.series = ev.series;
+  if (ev.action) out.action = ev.action;
+  if (ev.related) out.related = ev.related;
+  out.reportingComponent = ev.reportingController ?? '';
+  out.reportingInstance = ev.reportingInstance ?? '';
+  return out;
 }
 
 export const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
@@ -86,6 +159,12 @@ function validateSeries(ev: Event): FieldError[] {
   if ((ev.series.count ?? 0) < 2) errs.push(fieldErrors.invalid('series.count', '', 'should be at least 2'));
   if (!ev.series.lastObservedTime) errs.push(fieldErrors.required('series.lastObservedTime'));
   return errs;
+}
+
+/** upstream ValidateEventUpdate through the events group: the legacy rules, the series when it changed, the immutable fields. */
+function validateEventsGroupUpdate(ev: Event, old: Event, naming: Naming): FieldError[] {
+  const series = semanticEqual(ev.series ?? null, old.series ?? null) ? [] : validateSeries(ev);
+  return [...legacyValidateEvent(ev, naming), ...series, ...validateEventUpdate(ev, old)];
 }
 
 /** upstream ValidateEventCreate for the events group: the strict rules, deprecated fields unset. */
@@ -177,6 +256,44 @@ const EVENT_TABLE: TableDefinition<Event> = {
   },
 };
 
+/**
+ * The stored Event's field-selector view, under the core group's names (upstream's
+ * ToSelectableFields): `source` is the deprecated source's component, else the reporting controller.
+ */
+function eventFields(ev: Event): Record<string, string> {
+  const r = ev.regarding ?? {};
+  return {
+    'involvedObject.kind': r.kind ?? '',
+    'involvedObject.namespace': r.namespace ?? '',
+    'involvedObject.name': r.name ?? '',
+    'involvedObject.uid': r.uid ?? '',
+    'involvedObject.apiVersion': r.apiVersion ?? '',
+    'involvedObject.resourceVersion': r.resourceVersion ?? '',
+    'involvedObject.fieldPath': r.fieldPath ?? '',
+    reason: ev.reason ?? '',
+    reportingComponent: ev.reportingController ?? '',
+    source: ev.deprecatedSource?.component || ev.reportingController || '',
+    type: ev.type ?? '',
+  };
+}
+
+const CORE_FIELD_LABELS = Object.fromEntries(Object.keys(eventFields({})).map((label) => [label, label]));
+
+/** The events group's field labels and the stored fields they select (upstream's events/v1 field label conversion). */
+const EVENTS_GROUP_FIELD_LABELS: Readonly<Record<string, string>> = {
+  reason: 'reason',
+  'regarding.kind': 'involvedObject.kind',
+  'regarding.namespace': 'involvedObject.namespace',
+  'regarding.name': 'involvedObject.name',
+  'regarding.uid': 'involvedObject.uid',
+  'regarding.apiVersion': 'involvedObject.apiVersion',
+  'regarding.resourceVersion': 'involvedObject.resourceVersion',
+  'regarding.fieldPath': 'involvedObject.fieldPath',
+  reportingController: 'reportingComponent',
+  source: 'source',
+  type: 'type',
+};
+
 export const defineEvents: DefineResource = (naming) =>
   defineTyped<Event>({
     group: naming.groups.events,
@@ -192,22 +309,41 @@ export const defineEvents: DefineResource = (naming) =>
     allowUnconditionalUpdate: true,
 
     validate: (ev) => validateEvent(ev, naming),
-    validateUpdate: validateEventUpdate,
-    // The events group's field labels (upstream maps them onto the core Event's fields).
-    selectableFields(ev) {
-      const r = ev.regarding ?? {};
-      return {
-        reason: ev.reason ?? '',
-        'regarding.kind': r.kind ?? '',
-        'regarding.namespace': r.namespace ?? '',
-        'regarding.name': r.name ?? '',
-        'regarding.uid': r.uid ?? '',
-        'regarding.apiVersion': r.apiVersion ?? '',
-        'regarding.resourceVersion': r.resourceVersion ?? '',
-        'regarding.fieldPath': r.fieldPath ?? '',
-        reportingController: ev.reportingController ?? '',
-        type: ev.type ?? '',
-      };
-    },
+    // An update is held to the legacy rules and the immutable fields, not the create's strict ones.
+    validateOnlyOnCreate: true,
+    validateUpdate: (ev, old) => validateEventsGroupUpdate(ev, old, naming),
+    selectableFields: eventFields,
+    fieldLabels: EVENTS_GROUP_FIELD_LABELS,
     table: EVENT_TABLE,
   });
+
+/** The core group's v1 Event, kept as the events group's. */
+export const defineCoreEvents: DefineResource = (naming) => {
+  const storedVersion = `${naming.groups.events}/v1`;
+  const storedAs: StoredVersion = {
+    group: naming.groups.events,
+    version: 'v1',
+    toStored: (obj) => eventFromCore(obj as CoreEvent, storedVersion),
+    fromStored: (obj) => coreFromEvent(obj as Event),
+  };
+  return defineTyped<CoreEvent>({
+    group: '',
+    version: 'v1',
+    kind: 'Event',
+    resource: 'events',
+    singular: 'event',
+    namespaced: true,
+    shortNames: ['ev'],
+    verbs: STANDARD_VERBS,
+    // Upstream checks only path-segment names for the core group's events (its generic metadata check).
+    nameRule: 'pathSegment',
+    allowCreateOnUpdate: true,
+    allowUnconditionalUpdate: true,
+
+    // The legacy rules alone, on create and update (upstream's backwards compatibility for the core group).
+    validate: (ev) => legacyValidateEvent(eventFromCore(ev, storedVersion), naming),
+    fieldLabels: CORE_FIELD_LABELS,
+    storedAs,
+    table: { columns: EVENT_TABLE.columns, row: (ev, ctx) => EVENT_TABLE.row(eventFromCore(ev, storedVersion), ctx) },
+  });
+};

@@ -7,7 +7,7 @@ import type { ResourceDefinition } from './definition';
 import { defineClusterRoleBindings } from './clusterrolebindings';
 import { defineClusterRoles } from './clusterroles';
 import { defineConfigMaps } from './configmaps';
-import { defineEvents } from './events';
+import { defineCoreEvents, defineEvents } from './events';
 import { defineNamespaces } from './namespaces';
 import { defineBindings, definePods } from './pods';
 import { defineNodes } from './nodes';
@@ -41,6 +41,7 @@ const BUILTIN = [
   defineRoleBindings,
   defineClusterRoles,
   defineClusterRoleBindings,
+  defineCoreEvents,
   defineEvents,
   defineLeases,
   defineMutatingWebhookConfigurations,
@@ -75,7 +76,7 @@ export type { ClusterRole, AggregationRule } from './clusterroles';
 export type { RoleBinding } from './rolebindings';
 export type { ClusterRoleBinding } from './clusterrolebindings';
 export type { PolicyRule, RoleRef, Subject } from './rbac-common';
-export type { Event, ObjectReference, EventSeries } from './events';
+export type { CoreEvent, Event, ObjectReference, EventSeries } from './events';
 export type { Rule, RuleWithOperations, MatchCondition } from './admission-rules';
 export type {
   MutatingWebhook,

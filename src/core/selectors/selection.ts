@@ -7,7 +7,7 @@ import type { ApiObject } from '../api';
 import type { ResourceDefinition } from '../resources/definition';
 import { badRequest } from '../../status';
 import { parseLabelSelector, SelectorParseError, type LabelSelector } from './label-selector';
-import { parseFieldSelector, type FieldSelector } from './field-selector';
+import { makeFieldSelector, parseFieldSelector, type FieldSelector } from './field-selector';
 
 export interface Selection {
   readonly label: LabelSelector;
@@ -29,9 +29,10 @@ export function selectableFieldsOf(def: ResourceDefinition, obj: ApiObject): Rec
   return def.selectableFields ? { ...fields, ...def.selectableFields(obj) } : fields;
 }
 
-/** The fields a type can be selected on: the metadata pair plus its definition's own. */
-function knownFields(def: ResourceDefinition): Set<string> {
-  return new Set([...META_FIELDS, ...Object.keys(def.selectableFields?.({ metadata: {} }) ?? {})]);
+/** The field labels a type can be selected on, and the field each selects: the metadata pair plus its definition's own. */
+function knownFields(def: ResourceDefinition): Map<string, string> {
+  const own = def.fieldLabels ? Object.entries(def.fieldLabels) : Object.keys(def.selectableFields?.({ metadata: {} }) ?? {}).map((k) => [k, k] as const);
+  return new Map([...META_FIELDS.map((k) => [k, k] as const), ...own]);
 }
 
 /**
@@ -39,7 +40,7 @@ function knownFields(def: ResourceDefinition): Set<string> {
  * `field label not supported`; the others use the default conversion's wording.
  */
 function unsupportedField(def: ResourceDefinition, field: string): Error {
-  if (def.selectableFields) return badRequest(`field label not supported: ${field}`);
+  if (def.selectableFields || def.fieldLabels) return badRequest(`field label not supported: ${field}`);
   return badRequest(`${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`);
 }
 
@@ -56,6 +57,10 @@ export function parseSelection(def: ResourceDefinition, labelSelector: string | 
   if (!field.empty) {
     const known = knownFields(def);
     for (const r of field.requirements) if (!known.has(r.field)) throw unsupportedField(def, r.field);
+    // A label that names another field selects that one (upstream's field label conversion).
+    if (field.requirements.some((r) => known.get(r.field) !== r.field)) {
+      field = makeFieldSelector(field.requirements.map((r) => ({ ...r, field: known.get(r.field)! })));
+    }
   }
   const empty = label.empty && field.empty;
   return {

@@ -4,6 +4,7 @@
  * storage does it). Decoding sets resourceVersion from the revision.
  */
 import type { ApiObject } from '../api';
+import type { ResourceDefinition, StoredVersion } from '../resources/definition';
 import { orderedJsonBeforeVersion, withResourceVersion } from '../../codecs/json-order';
 import type { SchemaRegistry } from '../../schema';
 import type { KeyValue } from '../../store';
@@ -75,3 +76,43 @@ export function decodeFromStorage(kv: KeyValue): ApiObject {
   return decoded.object;
 }
 
+
+/**
+ * How one served version's objects become stored values and back: as they are, or converted to
+ * and from the version the store keeps them as (`ResourceDefinition.storedAs`).
+ */
+export interface ObjectForm {
+  /** Whether the store keeps this version's objects as they are (their bytes may then be reused as an answer). */
+  readonly asIs: boolean;
+  encode(obj: ApiObject): Uint8Array;
+  /** A written object as a read of it returns it: itself, or converted there and back (a new object). */
+  asRead(obj: ApiObject): ApiObject;
+  tryDecode(kv: KeyValue): StoredDecode;
+  decode(kv: KeyValue): ApiObject;
+}
+
+const AS_IS: ObjectForm = {
+  asIs: true,
+  encode: encodeForStorage,
+  asRead: (obj) => obj,
+  tryDecode: (kv) => tryDecodeFromStorage(kv),
+  decode: decodeFromStorage,
+};
+
+function convertedForm(version: StoredVersion): ObjectForm {
+  return {
+    asIs: false,
+    encode: (obj) => encodeForStorage(version.toStored(obj)),
+    asRead: (obj) => version.fromStored(version.toStored(obj)),
+    tryDecode(kv) {
+      const decoded = tryDecodeFromStorage(kv);
+      return decoded.ok ? { ok: true, object: version.fromStored(decoded.object) } : decoded;
+    },
+    decode: (kv) => version.fromStored(decodeFromStorage(kv)),
+  };
+}
+
+/** The form a definition's objects are stored in. */
+export function objectForm(def: ResourceDefinition): ObjectForm {
+  return def.storedAs ? convertedForm(def.storedAs) : AS_IS;
+}

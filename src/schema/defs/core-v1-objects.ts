@@ -1,8 +1,8 @@
 /**
- * core/v1 Namespace, Secret, ConfigMap, ServiceAccount and the references they share.
+ * core/v1 Namespace, Secret, ConfigMap, ServiceAccount, Event and the references they share.
  * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
  */
-import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, BOOL, BYTES, TIME } from '../dsl';
+import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, BOOL, BYTES, INT32, TIME, MICRO_TIME } from '../dsl';
 
 export const CORE_V1_OBJECTS = definePackage('core.v1', [
   msg('Namespace', [
@@ -33,6 +33,29 @@ export const CORE_V1_OBJECTS = definePackage('core.v1', [
     f('automountServiceAccountToken', 4, BOOL, { pointer: true }),
   ], { typeMeta: true }),
   listKind('ServiceAccountList', 'ServiceAccount'),
+  // The events group's Event is the same object, kept in the store once (core/resources/events.ts).
+  msg('Event', [
+    f('metadata', 1, ref('meta.v1.ObjectMeta'), { emitEmpty: true, required: true }),
+    f('involvedObject', 2, ref('ObjectReference'), { emitEmpty: true, required: true }),
+    f('reason', 3, STRING),
+    f('message', 4, STRING),
+    f('source', 5, ref('EventSource')),
+    f('firstTimestamp', 6, TIME),
+    f('lastTimestamp', 7, TIME),
+    f('count', 8, INT32),
+    f('type', 9, STRING),
+    f('eventTime', 10, MICRO_TIME),
+    f('series', 11, ref('EventSeries'), { pointer: true }),
+    f('action', 12, STRING),
+    f('related', 13, ref('ObjectReference'), { pointer: true }),
+    f('reportingComponent', 14, STRING, { emitEmpty: true }),
+    f('reportingInstance', 15, STRING, { emitEmpty: true }),
+  ], { typeMeta: true }),
+  listKind('EventList', 'Event'),
+  msg('EventSeries', [
+    f('count', 1, INT32),
+    f('lastObservedTime', 2, MICRO_TIME),
+  ]),
   msg('ObjectReference', [
     f('kind', 1, STRING),
     f('namespace', 2, STRING),

@@ -4,7 +4,11 @@
  * differ between objects of one shape.
  */
 import type { ApiObject } from '../../../src/core/api';
-import { updateManagedFields } from '../../../src/core/registry/managed-fields';
+import { type ManagerIdentity, updateManagedFields as update } from '../../../src/core/registry/managed-fields';
+import { createNaming } from '../../../src/naming';
+
+const naming = createNaming('kubernetes');
+const updateManagedFields = (prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number) => update(prev, next, who, now, naming);
 
 const who = { manager: 'kube-controller-manager', apiVersion: 'v1', subresource: '' };
 

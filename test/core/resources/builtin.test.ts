@@ -73,9 +73,10 @@ describe('builtinResources', () => {
     expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
   });
 
-  it('uses path-segment names for RBAC kinds and DNS names elsewhere', () => {
+  it('uses path-segment names for RBAC kinds and the core group\'s events, DNS names elsewhere', () => {
     for (const def of defs) {
-      const expected = def.group.startsWith('rbac.') ? 'pathSegment' : def.resource === 'namespaces' ? 'dns1123Label' : 'dns1123Subdomain';
+      const pathSegment = def.group.startsWith('rbac.') || (def.group === '' && def.resource === 'events');
+      const expected = pathSegment ? 'pathSegment' : def.resource === 'namespaces' ? 'dns1123Label' : 'dns1123Subdomain';
       expect(def.nameRule).toBe(expected);
     }
   });

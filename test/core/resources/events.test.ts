@@ -75,13 +75,26 @@ describe('events', () => {
     ]);
   });
 
-  it('selects on the events group field labels', async () => {
-    expect(events.selectableFields?.(await stored(events, ev()))).toMatchObject({
+  it('selects on the stored fields under the core group\'s names, through the events group\'s labels', async () => {
+    const fields = events.selectableFields?.(await stored(events, ev()));
+    expect(fields).toMatchObject({
       reason: 'ScaledUp',
       type: 'Normal',
-      reportingController: 'example.com/controller',
-      'regarding.kind': 'ReplicaSet',
-      'regarding.name': 'web',
+      reportingComponent: 'example.com/controller',
+      // No deprecated source: the reporting controller stands in (upstream's ToSelectableFields).
+      source: 'example.com/controller',
+      'involvedObject.kind': 'ReplicaSet',
+      'involvedObject.name': 'web',
     });
+    expect(events.fieldLabels).toMatchObject({ 'regarding.name': 'involvedObject.name', reportingController: 'reportingComponent', source: 'source' });
+    for (const internal of Object.values(events.fieldLabels ?? {})) expect(Object.keys(fields ?? {})).toContain(internal);
+  });
+
+  it('holds an update to the legacy rules and the immutable fields, not the strict ones of a create', async () => {
+    // Written through the core group: no eventTime, a deprecated source, a count.
+    const legacy = { metadata: { name: 'old.1', namespace: 'default' }, reason: 'Pulled', type: 'Normal', regarding: { kind: 'Pod', namespace: 'default', name: 'p' }, deprecatedSource: { component: 'kubelet' }, deprecatedCount: 1 };
+    expect((await update(events, { ...legacy, deprecatedCount: 2 }, legacy)).messages).toEqual(['count: Invalid value: 2: field is immutable']);
+    expect((await update(events, { ...legacy, series: { count: 1 } }, legacy)).messages).toEqual(['series.count: Invalid value: "": should be at least 2', 'series.lastObservedTime: Required value']);
+    expect((await update(events, { ...legacy, metadata: { ...legacy.metadata, labels: { a: 'b' } } }, legacy)).messages).toEqual([]);
   });
 });

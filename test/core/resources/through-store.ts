@@ -25,8 +25,9 @@ export function ctx(vendor: Vendor = 'kubernetes'): StrategyContext {
   return { naming: createNaming(vendor), now: Date.parse('2024-05-01T10:00:00Z') };
 }
 
+/** The definition of `resource`; of a resource served in two versions, the one the store keeps. */
 export function definition(resource: string, vendor: Vendor = 'kubernetes'): ResourceDefinition {
-  const def = builtinResources(createNaming(vendor)).find((d) => d.resource === resource);
+  const def = builtinResources(createNaming(vendor)).find((d) => d.resource === resource && !d.storedAs);
   if (!def) throw new Error(`no definition for ${resource}`);
   return def;
 }
