@@ -1,8 +1,8 @@
 /**
  * The ReplicaSet controller as a kubectl 1.32 user sees it, on a server process with its
  * default controllers and one simulated node: pods appear, are scheduled and run, and follow
- * `kubectl scale`; `kubectl wait --for=jsonpath` sees the status converge, `kubectl get events`
- * shows what the controller and the scheduler did, and deleting with `--cascade=background`
+ * `kubectl scale`; `kubectl wait --for=jsonpath` sees the status converge, `kubectl get events`,
+ * `kubectl events` and `kubectl describe` show what the controller and the scheduler did, and deleting with `--cascade=background`
  * or `foreground` removes the pods while `--cascade=orphan` leaves them.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -59,11 +59,18 @@ test('kubectl scale and wait follow the pods the controller creates and deletes;
   await kubectl('scale', 'rs/web', '--replicas=2');
   await kubectl('wait', 'rs/web', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
   expect(await eventually(async () => (await podNames('app=web')).length === 2)).toBe(true);
-  const events = await kubectl('get', 'events', '-n', 'default', '--field-selector', 'regarding.name=web', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}').catch(() =>
-    kubectl('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}'),
-  );
+  // `events` is the core group's Event, kept as the events group's: both select the controller's events, each with its own labels.
+  const reasons = 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}';
+  const events = await kubectl('get', 'events', '-n', 'default', '--field-selector', 'involvedObject.kind=ReplicaSet,involvedObject.name=web', '-o', reasons);
   expect(events).toContain('SuccessfulCreate');
   expect(events).toContain('SuccessfulDelete');
+  expect(await kubectl('get', 'events.events.k8s.io', '-n', 'default', '--field-selector', 'regarding.name=web', '-o', reasons)).toBe(events);
+  // kubectl describe lists an object's events from the core group.
+  const described = await kubectl('describe', 'rs', 'web');
+  expect(described).toMatch(/Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n/);
+  expect(described).toMatch(/Normal\s+SuccessfulCreate\s+\S+\s+\S*replicaset-controller\s+Created pod: web-/);
+  expect(described).toMatch(/Normal\s+SuccessfulDelete\s+\S+\s+\S*replicaset-controller\s+Deleted pod: web-/);
+  expect(await kubectl('events', '--for', 'rs/web')).toMatch(/Normal\s+SuccessfulCreate\s+ReplicaSet\/web\s+Created pod: web-/);
   // A deleted pod is replaced.
   const [first] = await podNames('app=web');
   await kubectl('delete', 'pod', first!, '--wait=false');

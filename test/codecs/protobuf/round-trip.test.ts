@@ -41,6 +41,44 @@ describe('protobuf round trips', () => {
     expect(decoded.spec.template.spec.priority).toBe(0);
   });
 
+  it('writes the core group\'s Event with upstream\'s field numbers, and Go\'s members of a bare one', () => {
+    expect(roundTrip({ apiVersion: 'v1', kind: 'Event' })).toEqual({
+      kind: 'Event',
+      apiVersion: 'v1',
+      metadata: { creationTimestamp: null },
+      involvedObject: {},
+      source: {},
+      firstTimestamp: null,
+      lastTimestamp: null,
+      eventTime: null,
+      reportingComponent: '',
+      reportingInstance: '',
+    });
+    const ev = {
+      kind: 'Event',
+      apiVersion: 'v1',
+      metadata: { name: 'e', namespace: 'default', creationTimestamp: null },
+      involvedObject: { kind: 'Pod', name: 'p' },
+      reason: 'R',
+      message: 'm',
+      source: { component: 'kubelet' },
+      firstTimestamp: '2026-01-01T00:00:00Z',
+      lastTimestamp: '2026-01-01T00:00:00Z',
+      count: 2,
+      type: 'Normal',
+      eventTime: '2026-01-01T00:00:00.123456Z',
+      series: { count: 2, lastObservedTime: '2026-01-01T00:00:00.123456Z' },
+      action: 'A',
+      related: { kind: 'Node', name: 'n' },
+      reportingComponent: 'ctl',
+      reportingInstance: 'i',
+    };
+    expect(roundTrip(ev)).toEqual(ev);
+    // reason 3, message 4, count 8 (varint), action 12, reportingComponent 14, reportingInstance 15.
+    const hex = codec.encode(ev).toString('hex');
+    for (const field of ['1a0152', '22016d', '4002', '620141', '720363746c', '7a0169']) expect(hex).toContain(field);
+  });
+
   it('writes the zero values Go writes for a bare object', () => {
     expect(roundTrip({ apiVersion: 'apps/v1', kind: 'ReplicaSet' })).toEqual({
       kind: 'ReplicaSet',
