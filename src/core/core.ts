@@ -33,6 +33,7 @@ import { Compactor, WatchCache, type WatchCacheOptions } from './cache';
 import { CachedStorage } from './cache/cached-storage';
 import { StoreStorage } from './storage/store-storage';
 import { ConvertedStorage } from './storage/converted-storage';
+import { DEFAULT_EVENT_TTL_MS, EventExpiry } from './event-ttl';
 import type { ResourceStorage } from './storage/resource-storage';
 import {
   Admission,
@@ -71,6 +72,10 @@ export interface CoreOptions {
   watchCache?: Omit<WatchCacheOptions, 'store' | 'naming' | 'clock'>;
   /** `--etcd-compaction-interval` in milliseconds, for either backend; default 5 minutes, 0 disables. */
   compactionIntervalMs?: number;
+  /** `--event-ttl` in milliseconds: how long an event lives after its last write; default 1 hour, 0 keeps them. */
+  eventTtlMs?: number;
+  /** Failures of the core's own background work (event expiry), which retries them; only reported here. */
+  onBackgroundError?: (what: string, err: unknown) => void;
   /** `--feature-gates`; default: release 1.32's defaults. */
   features?: FeatureGates;
   /**
@@ -123,6 +128,7 @@ class InProcessCore implements Core {
   private readonly namespaces: ResourceStore;
   private readonly cache: WatchCache;
   private readonly compactor: Compactor;
+  private readonly eventExpiry?: EventExpiry;
   private dynamicAdmission!: DynamicAdmissionSources;
 
   constructor(private readonly options: CoreOptions) {
@@ -167,6 +173,11 @@ class InProcessCore implements Core {
     this.namespaces = this.stores.get('', 'v1', 'namespaces')!;
     this.cache.start();
     this.compactor = new Compactor({ store, clock, intervalMs: options.compactionIntervalMs });
+    const events = this.resources.find((d) => d.resource === 'events' && !d.storedAs && !d.notStored);
+    const ttlMs = options.eventTtlMs ?? DEFAULT_EVENT_TTL_MS;
+    if (events && ttlMs > 0) {
+      this.eventExpiry = new EventExpiry({ store, storage: cached(events), clock, ttlMs, onError: (err) => options.onBackgroundError?.('event expiry', err) });
+    }
     this.dynamicAdmission.start();
   }
 
@@ -412,6 +423,7 @@ class InProcessCore implements Core {
   async close(): Promise<void> {
     this.dynamicAdmission.stop();
     this.compactor.stop();
+    await this.eventExpiry?.stop();
     await this.cache.close();
     await this.options.store.close();
   }

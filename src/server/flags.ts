@@ -19,6 +19,7 @@ import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
 import { CONTROLLER_NAMES } from '../controllers';
 import { type RuntimeConfig, parseRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
+import { DEFAULT_EVENT_TTL_MS } from '../core/event-ttl';
 import { type AdmissionPluginsError, IMPLEMENTED_PLUGINS, UPSTREAM_PLUGIN_ORDER, defaultAdmissionPlugins, resolveAdmissionPlugins } from '../core/admission';
 
 export interface ServingCertificate {
@@ -66,6 +67,8 @@ export interface ServerConfig {
   compactionIntervalMs: number;
   /** --watch-cache-window in milliseconds: how long the watch cache keeps recent events. */
   watchCacheWindowMs: number;
+  /** --event-ttl in milliseconds: how long an Event lives after its last write. */
+  eventTtlMs: number;
   /** --max-requests-inflight: read-only requests served at once (0: no limit). */
   maxRequestsInflight: number;
   /** --max-mutating-requests-inflight: mutating requests served at once (0: no limit). */
@@ -487,6 +490,19 @@ const FLAGS: readonly Flag[] = [
     default: 60_000,
     shownDefault: '1m0s',
     usage: 'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer.',
+    parse: (v, n) => {
+      const ms = parseDuration(n, v);
+      if (ms <= 0) throw invalid(n, v, 'must be greater than 0');
+      return ms;
+    },
+  }),
+  flag({
+    name: 'event-ttl',
+    field: 'eventTtlMs',
+    type: 'duration',
+    default: DEFAULT_EVENT_TTL_MS,
+    shownDefault: '1h0m0s',
+    usage: 'Amount of time to retain events: an Event is removed this long after its last write.',
     parse: (v, n) => {
       const ms = parseDuration(n, v);
       if (ms <= 0) throw invalid(n, v, 'must be greater than 0');

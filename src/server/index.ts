@@ -174,6 +174,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     clock: deps.clock,
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
+    eventTtlMs: config.eventTtlMs,
+    onBackgroundError: (what, err) => deps.log(`${what}: ${(err as Error).message}`),
     watchCache: { windowMs: config.watchCacheWindowMs },
     admission: deps.admission,
     admissionPlugins: config.admissionPlugins ?? defaultAdmissionPlugins(),

@@ -57,6 +57,7 @@ describe('flags', () => {
       auditLogMaxAgeDays: 0,
       anonymousAuth: true,
       enableBootstrapTokenAuth: false,
+      eventTtlMs: 3_600_000,
       apiAudiences: [],
       grpcBindAddress: '127.0.0.1',
       requestheaderAllowedNames: ['system:keelson-gateway'],
@@ -254,6 +255,17 @@ describe('duration flags', () => {
       error: { flag: '--etcd-compaction-interval', message: 'invalid argument "5 minutes" for "--etcd-compaction-interval" flag: time: invalid duration "5 minutes"' },
     });
     expect(parseFlags(['--watch-cache-window=0']).kind).toBe('error');
+  });
+
+  it('parses --event-ttl (default 1h0m0s), which must be greater than 0 as upstream checks it', () => {
+    const d = parseFlags([]);
+    expect(d.kind === 'config' && d.config.eventTtlMs).toBe(3_600_000);
+    const r = parseFlags(['--event-ttl=30m']);
+    expect(r.kind === 'config' && r.config.eventTtlMs).toBe(1_800_000);
+    expect(parseFlags(['--event-ttl=0s'])).toEqual({
+      kind: 'error',
+      error: { flag: '--event-ttl', message: 'invalid argument "0s" for "--event-ttl" flag: must be greater than 0' },
+    });
   });
 });
 
