@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { startServer } from '../../src/server';
+import { ManualClock } from '../../src/clock';
 import { parseFlags } from '../../src/server/flags';
 import { httpsRequest } from '../gateway/support/https-client';
 
@@ -45,5 +46,36 @@ describe('startServer', () => {
     expect(clientCert.subject).toBe('CN=admin\nO=system:masters');
     expect((await httpsRequest(`${second.url}/readyz`, tls)).body).toBe('ok');
     await second.close();
+  });
+
+  it('removes events --event-ttl after their last write, on the injected clock', async () => {
+    const eventsDir = await mkdtemp(path.join(os.tmpdir(), 'keelson-start-ttl-'));
+    const parsed = parseFlags(['--secure-port', '0', '--data-dir', eventsDir, '--vendor', 'kubernetes', '--event-ttl', '10m', '--simulated-nodes', '0']);
+    if (parsed.kind !== 'config') throw new Error('flags');
+    const clock = new ManualClock(Date.now());
+    const server = await startServer(parsed.config, { clock, inMemoryStore: true });
+    try {
+      const tls = { ca: await readFile(path.join(eventsDir, 'ca.crt'), 'utf8'), cert: await readFile(path.join(eventsDir, 'admin.crt'), 'utf8'), key: await readFile(path.join(eventsDir, 'admin.key'), 'utf8') };
+      const url = `${server.url}/api/v1/namespaces/default/events`;
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'pulled.1' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' }, reason: 'Pulled', source: { component: 'kubelet' } });
+      expect((await httpsRequest(url, tls, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(201);
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+      await settle();
+      for (let minute = 0; minute < 9; minute++) {
+        clock.advance(60_000);
+        await settle();
+      }
+      expect((await httpsRequest(`${url}/pulled.1`, tls)).status).toBe(200);
+      let status = 200;
+      for (let minute = 0; status === 200 && minute < 5; minute++) {
+        clock.advance(60_000);
+        await settle();
+        status = (await httpsRequest(`${url}/pulled.1`, tls)).status;
+      }
+      expect(status).toBe(404);
+    } finally {
+      await server.close();
+      await rm(eventsDir, { recursive: true, force: true });
+    }
   });
 });
