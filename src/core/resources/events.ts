@@ -13,7 +13,7 @@ import { semanticEqual } from '../validation/equality';
 import { GO_NIL, goString, goStringStruct, goTime, immutableWithRendering } from '../validation/go-format';
 import { byteLength, isDns1123Subdomain, isQualifiedName } from '../validation/names';
 import { defineTyped, STANDARD_VERBS } from './common';
-import type { DefineResource, StoredVersion } from './definition';
+import type { DefineResource, ResourceDefinition, StoredVersion } from './definition';
 import { column, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 
 export interface ObjectReference {
@@ -294,20 +294,24 @@ const EVENTS_GROUP_FIELD_LABELS: Readonly<Record<string, string>> = {
   type: 'type',
 };
 
+/** What both versions share: names, scope, verbs, and writes that may create (upstream's event strategy). */
+const EVENT_RESOURCE = {
+  version: 'v1',
+  kind: 'Event',
+  resource: 'events',
+  singular: 'event',
+  namespaced: true,
+  shortNames: ['ev'],
+  verbs: STANDARD_VERBS,
+  allowCreateOnUpdate: true,
+  allowUnconditionalUpdate: true,
+} satisfies Partial<ResourceDefinition>;
+
 export const defineEvents: DefineResource = (naming) =>
   defineTyped<Event>({
+    ...EVENT_RESOURCE,
     group: naming.groups.events,
-    version: 'v1',
-    kind: 'Event',
-    resource: 'events',
-    singular: 'event',
-    namespaced: true,
-    shortNames: ['ev'],
-    verbs: STANDARD_VERBS,
     nameRule: 'dns1123Subdomain',
-    allowCreateOnUpdate: true,
-    allowUnconditionalUpdate: true,
-
     validate: (ev) => validateEvent(ev, naming),
     // An update is held to the legacy rules and the immutable fields, not the create's strict ones.
     validateOnlyOnCreate: true,
@@ -327,18 +331,10 @@ export const defineCoreEvents: DefineResource = (naming) => {
     fromStored: (obj) => coreFromEvent(obj as Event),
   };
   return defineTyped<CoreEvent>({
+    ...EVENT_RESOURCE,
     group: '',
-    version: 'v1',
-    kind: 'Event',
-    resource: 'events',
-    singular: 'event',
-    namespaced: true,
-    shortNames: ['ev'],
-    verbs: STANDARD_VERBS,
     // Upstream checks only path-segment names for the core group's events (its generic metadata check).
     nameRule: 'pathSegment',
-    allowCreateOnUpdate: true,
-    allowUnconditionalUpdate: true,
 
     // The legacy rules alone, on create and update (upstream's backwards compatibility for the core group).
     validate: (ev) => legacyValidateEvent(eventFromCore(ev, storedVersion), naming),
