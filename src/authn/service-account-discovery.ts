@@ -52,8 +52,9 @@ export class IssuerDiscoveryUnavailable extends Error {}
  */
 export function renderIssuerDiscovery(options: IssuerDiscoveryOptions, externalAddress: string): IssuerDiscovery {
   const issuer = httpsUrl(options.issuer, 'issuer URL');
-  if (issuer.search !== '' || options.issuer.includes('?')) throw new IssuerDiscoveryUnavailable(`the issuer URL may not have a query: ${options.issuer}`);
-  if (issuer.hash !== '' || options.issuer.includes('#')) throw new IssuerDiscoveryUnavailable(`the issuer URL may not have a fragment: ${options.issuer}`);
+  // An empty query or fragment (`https://issuer/?`) is none, as upstream reads the parsed URL.
+  if (issuer.search !== '') throw new IssuerDiscoveryUnavailable(`the issuer URL may not have a query: ${options.issuer}`);
+  if (issuer.hash !== '') throw new IssuerDiscoveryUnavailable(`the issuer URL may not have a fragment: ${options.issuer}`);
   let jwksUri = options.jwksUri;
   if (jwksUri === undefined || jwksUri === '') {
     if (externalAddress === '') throw new IssuerDiscoveryUnavailable('no JWKS URI: neither --service-account-jwks-uri nor an external address is set');

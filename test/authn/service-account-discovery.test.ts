@@ -65,6 +65,11 @@ describe('the discovery documents', () => {
   ])('not served for issuer %s (%p, address %p): %s', (issuer, extra, address, message) => {
     expect(() => renderIssuerDiscovery({ issuer, keys: [ec.publicKey], ...extra }, address)).toThrow(message);
   });
+
+  it.each(['https://issuer.example.com/?', 'https://issuer.example.com/#'])('serves for issuer %s: an empty query or fragment is none, as upstream parses it', (issuer) => {
+    const { configuration } = renderIssuerDiscovery({ issuer, keys: [ec.publicKey] }, 'h:1');
+    expect(JSON.parse(configuration.toString()).issuer).toBe(issuer);
+  });
 });
 
 describe('the provider the server serves from', () => {
