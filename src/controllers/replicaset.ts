@@ -39,7 +39,7 @@ export interface ReplicaSetControllerOptions {
   user: RequestContext['user'];
   clock: Clock;
   log?: (message: string) => void;
-  /** Who reports the events (upstream: the controller manager's host name). */
+  /** The events' `source.host` and `reportingInstance`; upstream's controller leaves them empty. */
   instance?: string;
 }
 
@@ -144,13 +144,15 @@ export class ReplicaSetController {
   constructor(private readonly options: ReplicaSetControllerOptions) {
     this.ctx = { user: options.user, userAgent: `keelson-controller-manager/${CONTROLLER_NAME}` };
     this.expectations = new Expectations(options.clock);
+    // Core Events from client-go's legacy recorder, as upstream's ReplicaSet controller writes them.
     this.events = new EventRecorder({
       core: options.core,
       naming: options.naming,
       clock: options.clock,
       ctx: this.ctx,
-      controller: `${options.naming.keyDomain}/${CONTROLLER_NAME}`,
-      instance: options.instance ?? `${CONTROLLER_NAME}-keelson`,
+      controller: CONTROLLER_NAME,
+      instance: options.instance,
+      api: 'core',
       log: options.log,
     });
     this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2 });

@@ -157,8 +157,9 @@ test('failed creates show as FailedCreate events and the ReplicaFailure conditio
   const condition = async () => ((await core.get(rsTarget('broken'), {}, admin)).status as { conditions?: Array<{ type: string; reason?: string; message?: string }> } | undefined)?.conditions?.find((c) => c.type === 'ReplicaFailure');
   await until('ReplicaFailure', async () => !!(await condition()));
   expect(await condition()).toMatchObject({ type: 'ReplicaFailure', reason: 'FailedCreate', message: expect.stringContaining('pods are refused here') });
-  const events = await core.list({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NS }, {}, admin);
-  expect(events.items.find((e) => e.reason === 'FailedCreate' && (e.regarding as { name: string }).name === 'broken')).toMatchObject({ type: 'Warning', note: expect.stringMatching(/^Error creating: .*pods are refused here/) });
+  const events = await core.list({ group: '', version: 'v1', resource: 'events', namespace: NS }, { fieldSelector: 'involvedObject.name=broken,reason=FailedCreate' }, admin);
+  expect(events.items).toHaveLength(1);
+  expect(events.items[0]).toMatchObject({ type: 'Warning', message: expect.stringMatching(/^Error creating: .*pods are refused here/), source: { component: 'replicaset-controller' } });
   // Slow start: the first batch of one failed, so no second was tried.
   expect(await podsOf('broken')).toHaveLength(0);
   // Fix the template: pods come, the condition goes.
@@ -169,17 +170,29 @@ test('failed creates show as FailedCreate events and the ReplicaFailure conditio
   await until('the condition cleared', async () => !(await condition()));
 });
 
-test('creates and deletes are recorded as events v1', async () => {
+test('creates and deletes are recorded as core Events, as client-go\'s legacy recorder writes them for upstream\'s controller', async () => {
   await core.create(rsTarget(), replicaSet('evented', 1), {}, admin);
   await converged('evented', 1);
   await scale('evented', 0);
   await converged('evented', 0);
+  const ofEvented = async () => (await core.list({ group: '', version: 'v1', resource: 'events', namespace: NS }, { fieldSelector: 'involvedObject.kind=ReplicaSet,involvedObject.name=evented' }, admin)).items;
   await until('both events', async () => {
-    const events = (await core.list({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NS }, {}, admin)).items.filter((e) => (e.regarding as { name: string }).name === 'evented');
+    const events = await ofEvented();
     return ['SuccessfulCreate', 'SuccessfulDelete'].every((r) => events.some((e) => e.reason === r));
   });
-  const created = (await core.list({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: NS }, {}, admin)).items.find((e) => e.reason === 'SuccessfulCreate' && (e.regarding as { name: string }).name === 'evented')!;
-  expect(created).toMatchObject({ type: 'Normal', action: 'Create', reportingController: 'kubernetes.io/replicaset-controller', note: expect.stringMatching(/^Created pod: evented-[a-z0-9]{5}$/) });
+  const created = (await ofEvented()).find((e) => e.reason === 'SuccessfulCreate')!;
+  expect(created).toMatchObject({
+    type: 'Normal',
+    message: expect.stringMatching(/^Created pod: evented-[a-z0-9]{5}$/),
+    source: { component: 'replicaset-controller' },
+    reportingComponent: 'replicaset-controller',
+    reportingInstance: '',
+    count: 1,
+    eventTime: null,
+    involvedObject: { apiVersion: 'apps/v1', kind: 'ReplicaSet', namespace: NS, name: 'evented' },
+  });
+  expect(created.firstTimestamp).toBe(created.lastTimestamp);
+  expect(created).not.toHaveProperty('action');
 });
 
 test('deletion ranking: unscheduled, pending, not ready, cheaper, more restarts, newer go first', () => {
