@@ -1,52 +1,17 @@
 /**
  * `--event-ttl`: an event is removed that long after its last write (upstream's etcd lease per
- * event write), on the injected clock, through an in-process core on the embedded store.
+ * event write), on the injected clock, through in-process cores on both backends.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { ApiObject, RequestContext, ResourceTarget, WatchEvent } from '../../src/core/api';
-import { createCore, type Core } from '../../src/core';
-import { createStore, type Store } from '../../src/store';
-import { createNaming } from '../../src/naming';
+import type { ApiObject, ResourceTarget, WatchEvent } from '../../src/core/api';
+import type { Core } from '../../src/core';
 import { ManualClock } from '../../src/clock';
 import { StatusError } from '../../src/status';
+import { BACKENDS, type CoreBackend, type TestCore, coreBackend, ctx as ADMIN, naming } from './registry/core-backends';
 
-const ADMIN: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'ttl-test' };
-const naming = createNaming('kubernetes');
 const GROUP: ResourceTarget = { group: naming.groups.events, version: 'v1', resource: 'events', namespace: 'default' };
 const CORE: ResourceTarget = { group: '', version: 'v1', resource: 'events', namespace: 'default' };
 const MINUTE = 60_000;
 const TTL = 10 * MINUTE;
-
-let dir: string;
-let store: Store;
-let clock: ManualClock;
-let core: Core;
-
-async function open(eventTtlMs = TTL): Promise<void> {
-  store = createStore({ kind: 'embedded', dataDir: dir });
-  core = createCore({ store, naming, clock, compactionIntervalMs: 0, eventTtlMs });
-  await core.ready();
-  await settle();
-}
-
-/** A restart on the same data (closing the core closes its store). */
-async function reopen(eventTtlMs = TTL): Promise<void> {
-  await core.close();
-  await open(eventTtlMs);
-}
-
-beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-event-ttl-'));
-  clock = new ManualClock(Date.UTC(2026, 10, 27, 12));
-  await open();
-});
-
-afterEach(async () => {
-  await core.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
 
 const event = (name: string, extra: Record<string, unknown> = {}): ApiObject => ({
   metadata: { name },
@@ -63,34 +28,65 @@ const event = (name: string, extra: Record<string, unknown> = {}): ApiObject => 
 /** Real time for the watch and the store to catch up (the manual clock does not move meanwhile). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-async function exists(name: string): Promise<boolean> {
-  try {
-    await core.get({ ...GROUP, name }, {}, ADMIN);
-    return true;
-  } catch (err) {
-    if (StatusError.is(err, 'NotFound')) return false;
-    throw err;
-  }
-}
+describe.each(BACKENDS)('event TTL on the %s store', (name) => {
+  let backend: CoreBackend;
+  let clock: ManualClock;
+  let first: TestCore;
+  let core: Core;
+  const errors: string[] = [];
 
-/** Whether the event is gone, allowing a sweep's delete a moment of real time to land. */
-async function gone(name: string): Promise<boolean> {
-  for (let i = 0; i < 40; i++) {
-    if (!(await exists(name))) return true;
+  const open = async (eventTtlMs: number, shareWith?: TestCore) => {
+    const opened = await backend.open({ clock, eventTtlMs, shareWith, onBackgroundError: (what, err) => errors.push(`${what}: ${(err as Error).message}`) });
     await settle();
-  }
-  return false;
-}
+    return opened;
+  };
 
-/** Move the clock, letting each sweep's deletes land. */
-async function advance(ms: number): Promise<void> {
-  for (let left = ms; left > 0; left -= MINUTE) {
-    clock.advance(Math.min(MINUTE, left));
-    await settle();
-  }
-}
+  beforeAll(() => {
+    backend = coreBackend(name);
+  });
 
-describe('event TTL', () => {
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 10, 27, 12));
+    errors.length = 0;
+    first = await open(TTL);
+    core = first.core;
+  });
+
+  afterEach(async () => {
+    await backend.closeAll();
+  });
+
+  afterAll(async () => {
+    await backend.teardown();
+  });
+
+  async function exists(name: string): Promise<boolean> {
+    try {
+      await core.get({ ...GROUP, name }, {}, ADMIN);
+      return true;
+    } catch (err) {
+      if (StatusError.is(err, 'NotFound')) return false;
+      throw err;
+    }
+  }
+
+  /** Whether the event is gone, allowing a sweep's delete a moment of real time to land. */
+  async function gone(name: string): Promise<boolean> {
+    for (let i = 0; i < 40; i++) {
+      if (!(await exists(name))) return true;
+      await settle();
+    }
+    return false;
+  }
+
+  /** Move the clock a minute at a time, letting each sweep's deletes land. */
+  async function advance(ms: number): Promise<void> {
+    for (let left = ms; left > 0; left -= MINUTE) {
+      clock.advance(Math.min(MINUTE, left));
+      await settle();
+    }
+  }
+
   it('removes an event the TTL after its last write; a write in between starts its time again', async () => {
     await core.create(GROUP, event('a'), {}, ADMIN);
     await core.create(GROUP, event('b'), {}, ADMIN);
@@ -107,6 +103,7 @@ describe('event TTL', () => {
     expect(await exists('a')).toBe(true);
     await advance(7 * MINUTE);
     expect(await gone('a')).toBe(true);
+    expect(errors).toEqual([]);
   });
 
   it('removes events written through the core group, as watchers of either version see', async () => {
@@ -136,19 +133,34 @@ describe('event TTL', () => {
   });
 
   it('times the events a process finds at its start from that start', async () => {
+    // Written while only a process that keeps events runs.
+    await backend.closeAll();
+    const keeping = await open(0);
+    core = keeping.core;
     await core.create(GROUP, event('before'), {}, ADMIN);
     await settle();
     await advance(8 * MINUTE);
-    // A restart on the same data: the new process does not know when the event was written.
-    await reopen();
+    // A process with a TTL starts: it does not know when the event was written.
+    await open(TTL, keeping);
     await advance(3 * MINUTE);
     expect(await exists('before')).toBe(true);
     await advance(9 * MINUTE);
     expect(await gone('before')).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it('two API servers on one store each sweep: the event goes once, and neither reports an error', async () => {
+    await open(TTL, first);
+    await core.create(GROUP, event('shared'), {}, ADMIN);
+    await settle();
+    await advance(TTL + 2 * MINUTE);
+    expect(await gone('shared')).toBe(true);
+    expect(errors).toEqual([]);
   });
 
   it('keeps events when the TTL is 0, and other kinds never expire', async () => {
-    await reopen(0);
+    await backend.closeAll();
+    core = (await open(0)).core;
     await core.create(GROUP, event('kept'), {}, ADMIN);
     await core.create({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default' }, { metadata: { name: 'cm' } }, {}, ADMIN);
     await settle();
