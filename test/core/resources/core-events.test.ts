@@ -1,39 +1,19 @@
 /**
- * The core group's v1 Event over the events group's storage, through an in-process core on the
- * embedded store: each version reads what the other wrote, converted; field selectors use each
+ * The core group's v1 Event over the events group's storage, through an in-process core on each
+ * backend: each version reads what the other wrote, converted; field selectors use each
  * version's labels; watches, writes, validation and deletes go through the conversion.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { ApiObject, RequestContext, ResourceTarget, WatchEvent } from '../../../src/core/api';
-import { createCore, type Core } from '../../../src/core';
-import { createStore, type Store } from '../../../src/store';
-import { createNaming } from '../../../src/naming';
+import type { Core } from '../../../src/core';
+import type { Store } from '../../../src/store';
 import { StatusError } from '../../../src/status';
 import { objectKey } from '../../../src/core/storage/keys';
+import { BACKENDS, type CoreBackend, coreBackend, naming } from '../registry/core-backends';
 
 const ADMIN: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'events-test' };
-const naming = createNaming('kubernetes');
 const CORE: ResourceTarget = { group: '', version: 'v1', resource: 'events', namespace: 'default' };
 const GROUP: ResourceTarget = { group: naming.groups.events, version: 'v1', resource: 'events', namespace: 'default' };
 const named = (target: ResourceTarget, name: string): ResourceTarget => ({ ...target, name });
-
-let dir: string;
-let store: Store;
-let core: Core;
-
-beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-core-events-'));
-  store = createStore({ kind: 'embedded', dataDir: dir });
-  core = createCore({ store, naming, compactionIntervalMs: 0 });
-  await core.ready();
-});
-
-afterAll(async () => {
-  await core.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
 
 /** What kubelet's recorder writes through the core group. */
 const kubeletEvent = (name: string, extra: Record<string, unknown> = {}): ApiObject => ({
@@ -87,7 +67,21 @@ async function firstEvents(stream: AsyncIterable<WatchEvent> & { close(): void }
   return out;
 }
 
-describe('the core group Event, kept as the events group Event', () => {
+describe.each(BACKENDS)('the core group Event, kept as the events group Event, on the %s store', (backendName) => {
+  let backend: CoreBackend;
+  let store: Store;
+  let core: Core;
+
+  beforeAll(async () => {
+    backend = coreBackend(backendName);
+    ({ store, core } = await backend.open());
+  });
+
+  afterAll(async () => {
+    await backend.closeAll();
+    await backend.teardown();
+  });
+
   it('is stored once, as the events group version, and read by both versions', async () => {
     const { object: written } = await core.create(CORE, kubeletEvent('pulled.1'), {}, ADMIN);
     // The answer is what a read gives: Go's members of the core Event are all there.
