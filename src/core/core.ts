@@ -61,6 +61,7 @@ import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
 import { checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
+import { storeNotAnswering } from './informer';
 
 export interface CoreOptions {
   store: Store;
@@ -129,6 +130,7 @@ class InProcessCore implements Core {
   private readonly cache: WatchCache;
   private readonly compactor: Compactor;
   private readonly eventExpiry?: EventExpiry;
+  private closing = false;
   private dynamicAdmission!: DynamicAdmissionSources;
 
   constructor(private readonly options: CoreOptions) {
@@ -406,14 +408,24 @@ class InProcessCore implements Core {
     return listed;
   }
 
+  /**
+   * Creates the system namespaces, asking again each second while the store does not answer (a
+   * server started before its etcd becomes ready once etcd is up, its /readyz failing meanwhile).
+   */
   async ready(): Promise<void> {
     const ns = this.naming.namespaces;
     const system = { user: { username: 'system:apiserver', groups: ['system:masters'] }, userAgent: 'keelson-apiserver' };
+    const clock = this.options.clock ?? systemClock;
     for (const name of [ns.default, ns.system, ns.public, ns.nodeLease]) {
-      try {
-        await this.namespaces.writes.create(writeRequest({ namespace: undefined, options: {}, ctx: system }), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-      } catch (err) {
-        if (!StatusError.is(err, 'AlreadyExists')) throw err;
+      for (;;) {
+        try {
+          await this.namespaces.writes.create(writeRequest({ namespace: undefined, options: {}, ctx: system }), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+          break;
+        } catch (err) {
+          if (StatusError.is(err, 'AlreadyExists')) break;
+          if (!storeNotAnswering(err) || this.closing) throw err;
+          await new Promise<void>((resolve) => clock.setTimeout(resolve, STORE_RETRY_MS));
+        }
       }
     }
     await this.cache.whenReady();
@@ -421,10 +433,12 @@ class InProcessCore implements Core {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.dynamicAdmission.stop();
     this.compactor.stop();
-    await this.eventExpiry?.stop();
+    this.eventExpiry?.stop();
     await this.cache.close();
+    await this.eventExpiry?.closed();
     await this.options.store.close();
   }
 
@@ -449,6 +463,9 @@ class InProcessCore implements Core {
     };
   }
 }
+
+/** How long `ready` waits before asking a store that did not answer again. */
+const STORE_RETRY_MS = 1_000;
 
 /** Whether `stored` is the version `view` is kept as (`ResourceDefinition.storedAs`). */
 function isStoredVersionOf(stored: ResourceDefinition, view: ResourceDefinition): boolean {

@@ -71,11 +71,19 @@ export class EventExpiry {
     return this.sweeping;
   }
 
-  async stop(): Promise<void> {
+  /** Stops following and sweeping; `closed` resolves once both are done. */
+  stop(): void {
     this.stopped = true;
     this.stopTimer();
     this.stream?.close();
     this.wake?.();
+  }
+
+  /**
+   * Resolves once a stopped expiry has let go of the store. A watch still waiting for the
+   * cache to load ends when the cache closes, so close the cache before waiting on this.
+   */
+  async closed(): Promise<void> {
     await this.following;
     await this.sweeping;
   }
@@ -86,7 +94,8 @@ export class EventExpiry {
       try {
         await this.watchOnce();
       } catch (err) {
-        this.options.onError?.(err);
+        // A stopping core closes the cache under the watch: not a failure.
+        if (!this.stopped) this.options.onError?.(err);
       }
       if (this.stopped) return;
       await new Promise<void>((resolve) => {

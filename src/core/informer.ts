@@ -6,6 +6,14 @@
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchStream } from './api';
 import type { Clock } from '../clock';
+import { StatusError } from '../status';
+
+const RELIST_DELAY_MS = 1_000;
+
+/** The store did not answer (503 storage unavailable, 504 a timeout): worth asking again. */
+export function storeNotAnswering(err: unknown): boolean {
+  return StatusError.is(err) && (err.code === 503 || err.code === 504);
+}
 
 /** One object's change, with what the informer held before; none for a (re)list, which replaces everything. */
 export interface InformerChange {
@@ -21,6 +29,8 @@ export class Informer {
   private readonly byNamespace = new Map<string, Map<string, ApiObject>>();
   private stream?: WatchStream;
   private stopped = false;
+  /** Ends a pause before the next list. */
+  private wake?: () => void;
   readonly synced: Promise<void>;
 
   constructor(
@@ -68,8 +78,34 @@ export class Informer {
     return list.metadata.resourceVersion ?? '0';
   }
 
+  /**
+   * The first list, then the watch. A store that does not answer yet (503, 504: a server started
+   * before its etcd) is asked again each second, as client-go's reflector keeps listing; any
+   * other refusal fails `synced`.
+   */
   private async run(): Promise<void> {
-    void this.follow(await this.relist());
+    for (;;) {
+      try {
+        void this.follow(await this.relist());
+        return;
+      } catch (err) {
+        if (this.stopped) return;
+        if (!storeNotAnswering(err)) throw err;
+        await this.pause(RELIST_DELAY_MS);
+        if (this.stopped) return;
+      }
+    }
+  }
+
+  /** Waits on the clock; `stop` ends the wait. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const cancel = this.clock.setTimeout(resolve, ms);
+      this.wake = () => {
+        cancel();
+        resolve();
+      };
+    });
   }
 
   private async follow(resourceVersion: string): Promise<void> {
@@ -93,7 +129,7 @@ export class Informer {
         try {
           rv = await this.relist();
         } catch {
-          await new Promise<void>((r) => this.clock.setTimeout(r, 1000));
+          await this.pause(RELIST_DELAY_MS);
         }
       }
     }
@@ -102,6 +138,7 @@ export class Informer {
   stop(): void {
     this.stopped = true;
     this.stream?.close();
+    this.wake?.();
   }
 }
 

@@ -7,6 +7,9 @@ import type { Core } from '../../src/core';
 import { ManualClock } from '../../src/clock';
 import { StatusError } from '../../src/status';
 import { BACKENDS, type CoreBackend, type TestCore, coreBackend, ctx as ADMIN, naming } from './registry/core-backends';
+import { createCore } from '../../src/core';
+import { createStore } from '../../src/store';
+import { freePort } from '../support/free-port';
 
 const GROUP: ResourceTarget = { group: naming.groups.events, version: 'v1', resource: 'events', namespace: 'default' };
 const CORE: ResourceTarget = { group: '', version: 'v1', resource: 'events', namespace: 'default' };
@@ -167,5 +170,17 @@ describe.each(BACKENDS)('event TTL on the %s store', (name) => {
     await advance(2 * TTL);
     expect(await exists('kept')).toBe(true);
     expect((await core.get({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default', name: 'cm' }, {}, ADMIN)).metadata?.name).toBe('cm');
+  });
+});
+
+describe('event expiry and shutdown', () => {
+  it('a core whose store never answered closes without waiting on the expiry\'s watch', async () => {
+    // Nothing listens on the port: the watch cache never loads, and the expiry's watch waits for it.
+    const store = createStore({ kind: 'etcd', endpoints: [`http://127.0.0.1:${await freePort()}`] });
+    const errors: string[] = [];
+    const core = createCore({ store, naming, clock: new ManualClock(), compactionIntervalMs: 0, eventTtlMs: TTL, onBackgroundError: (what, err) => errors.push(`${what}: ${String(err)}`) });
+    await settle();
+    await core.close();
+    expect(errors).toEqual([]);
   });
 });
