@@ -32,6 +32,8 @@ export interface FieldManagerScope {
   readonly now: string;
   /** kubectl's client-side apply annotation under the naming profile; undefined: not tracked. */
   readonly lastAppliedAnnotation?: string;
+  /** Other apiVersions of the same objects and their differently named top-level fields (UpdaterOptions.equivalents). */
+  readonly equivalents?: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
 /** The self name under which an update is computed before it is credited to its manager. */
@@ -65,7 +67,7 @@ function view(obj: ApiObject | undefined, scope: FieldManagerScope): Record<stri
 }
 
 function options(scope: FieldManagerScope): UpdaterOptions {
-  return { atom: rootAtom(scope.type), version: scope.apiVersion, ignore: scope.ignore };
+  return { atom: rootAtom(scope.type), version: scope.apiVersion, ignore: scope.ignore, equivalents: scope.equivalents };
 }
 
 function strip(managed: Managed, id: string): void {

@@ -3,10 +3,12 @@
  * who owns which fields after an update or an apply, which applies conflict, and which fields
  * an applier's new configuration lets go of (docs/API.md, "Field managers and server-side apply").
  *
- * Keelson serves one version of each kind, so managers recorded at another apiVersion cannot be
- * converted; they are dropped, as upstream drops managers of versions it no longer serves.
+ * Managers recorded at another apiVersion of the same objects (`UpdaterOptions.equivalents`: the
+ * core group's Event beside the events group's) are read in this version's field names for the
+ * request and keep their own version's names and apiVersion after it, as upstream's field
+ * manager converts them; managers of versions not served are dropped, as upstream drops them.
  */
-import type { Path } from './fieldpath';
+import { type Path, fieldElement } from './fieldpath';
 import { ensureNamedFieldsAreMembers, mergeValues, removeItems } from './merge';
 import { FieldSet } from './set';
 import type { Atom } from './typed';
@@ -52,6 +54,26 @@ export interface UpdaterOptions {
   readonly version: string;
   /** Fields the strategy resets (upstream's reset fields): never owned by this request's manager. */
   readonly ignore: FieldSet;
+  /**
+   * Other apiVersions of the same objects, each with its top-level fields whose names differ
+   * (that version's name → this version's).
+   */
+  readonly equivalents?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
+/** `set` with its top-level field names renamed by `names` (the rest as it is). */
+export function renameTopFields(set: FieldSet, names: Readonly<Record<string, string>>): FieldSet {
+  const out = new FieldSet();
+  set.iterate((path) => {
+    const first = path[0];
+    const renamed = first?.kind === 'field' ? names[first.name] : undefined;
+    out.insert(renamed === undefined ? path : [fieldElement(renamed), ...path.slice(1)]);
+  });
+  return out;
+}
+
+function inverse(names: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(names).map(([from, to]) => [to, from]));
 }
 
 function filter(set: FieldSet, ignore: FieldSet): FieldSet {
@@ -62,10 +84,26 @@ function filterComparison(c: Comparison, ignore: FieldSet): Comparison {
   return { added: filter(c.added, ignore), modified: filter(c.modified, ignore), removed: filter(c.removed, ignore) };
 }
 
-function reconcile(managers: ManagedFields, version: string): ManagedFields {
+/** The managers this request can compare with: its version's, and equivalent versions' in its names. */
+function reconcile(managers: ManagedFields, opts: UpdaterOptions): ManagedFields {
   const out: ManagedFields = new Map();
-  for (const [m, vs] of managers) if (vs.apiVersion === version) out.set(m, vs);
+  for (const [m, vs] of managers) {
+    if (vs.apiVersion === opts.version) out.set(m, vs);
+    else {
+      const names = opts.equivalents?.get(vs.apiVersion);
+      if (names) out.set(m, { ...vs, set: renameTopFields(vs.set, names) });
+    }
+  }
   return out;
+}
+
+/** Managers of equivalent versions back in their own version's names. */
+function restore(managers: ManagedFields, opts: UpdaterOptions): ManagedFields {
+  for (const [m, vs] of managers) {
+    const names = vs.apiVersion === opts.version ? undefined : opts.equivalents?.get(vs.apiVersion);
+    if (names) managers.set(m, { ...vs, set: renameTopFields(vs.set, inverse(names)) });
+  }
+  return managers;
 }
 
 /**
@@ -100,13 +138,13 @@ function update(oldObj: unknown, newObj: unknown, managers: ManagedFields, workf
 
 /** Ownership after a non-apply write: the writer gains what it changed or added (upstream's Updater.Update). */
 export function updateOwnership(live: unknown, next: unknown, managers: ManagedFields, manager: string, opts: UpdaterOptions): ManagedFields {
-  const out = reconcile(managers, opts.version);
+  const out = reconcile(managers, opts);
   const compare = update(live, next, out, manager, true, opts);
   const previous = out.get(manager)?.set ?? new FieldSet();
   const set = filter(previous.difference(compare.removed).union(compare.modified).union(compare.added), opts.ignore);
   if (set.empty()) out.delete(manager);
   else out.set(manager, { set, apiVersion: opts.version, applied: false });
-  return out;
+  return restore(out, opts);
 }
 
 export interface ApplyOutcome {
@@ -121,7 +159,7 @@ export interface ApplyOutcome {
  * change against other owners.
  */
 export function applyOwnership(live: unknown, config: unknown, managers: ManagedFields, manager: string, force: boolean, opts: UpdaterOptions): ApplyOutcome {
-  const out = reconcile(managers, opts.version);
+  const out = reconcile(managers, opts);
   const errors: ValidationError[] = [];
   const configSet = fieldSetOf(config, opts.atom, errors);
   if (errors.length > 0) throw new ApplyValidationError(errors);
@@ -132,7 +170,7 @@ export function applyOwnership(live: unknown, config: unknown, managers: Managed
   out.set(manager, { set: filter(configSet, opts.ignore), apiVersion: opts.version, applied: true });
   merged = prune(merged, out, manager, lastSet, opts.atom);
   update(live, merged, out, manager, force, opts);
-  return { object: jsonEquals(live, merged) ? undefined : merged, managers: out };
+  return { object: jsonEquals(live, merged) ? undefined : merged, managers: restore(out, opts) };
 }
 
 /**

@@ -143,6 +143,13 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    * go through the stored version's storage and watch cache, converting each object.
    */
   storedAs?: StoredVersion;
+  /**
+   * Other served versions of the same objects (the stored one and this, either way round), and
+   * their top-level fields named differently there (that version's name → this version's): the
+   * managedFields their writers recorded are compared in this version's names and keep their
+   * own, as upstream's field manager converts them.
+   */
+  equivalentVersions?: readonly { apiVersion: string; fieldNames: Readonly<Record<string, string>> }[];
 
   /**
    * Table columns and the cells of a row (upstream's printer for the type; docs/API.md,

@@ -294,6 +294,19 @@ const EVENTS_GROUP_FIELD_LABELS: Readonly<Record<string, string>> = {
   type: 'type',
 };
 
+/** The core Event's top-level fields named differently in the events group (core name → events group name). */
+const CORE_TO_EVENTS_GROUP_FIELDS: Readonly<Record<string, string>> = {
+  involvedObject: 'regarding',
+  message: 'note',
+  source: 'deprecatedSource',
+  firstTimestamp: 'deprecatedFirstTimestamp',
+  lastTimestamp: 'deprecatedLastTimestamp',
+  count: 'deprecatedCount',
+  reportingComponent: 'reportingController',
+};
+
+const EVENTS_GROUP_TO_CORE_FIELDS = Object.fromEntries(Object.entries(CORE_TO_EVENTS_GROUP_FIELDS).map(([core, events]) => [events, core]));
+
 /** What both versions share: names, scope, verbs, and writes that may create (upstream's event strategy). */
 const EVENT_RESOURCE = {
   version: 'v1',
@@ -318,6 +331,7 @@ export const defineEvents: DefineResource = (naming) =>
     validateUpdate: (ev, old) => validateEventsGroupUpdate(ev, old, naming),
     selectableFields: eventFields,
     fieldLabels: EVENTS_GROUP_FIELD_LABELS,
+    equivalentVersions: [{ apiVersion: 'v1', fieldNames: CORE_TO_EVENTS_GROUP_FIELDS }],
     table: EVENT_TABLE,
   });
 
@@ -340,6 +354,7 @@ export const defineCoreEvents: DefineResource = (naming) => {
     validate: (ev) => legacyValidateEvent(eventFromCore(ev, storedVersion), naming),
     fieldLabels: CORE_FIELD_LABELS,
     storedAs,
+    equivalentVersions: [{ apiVersion: storedVersion, fieldNames: EVENTS_GROUP_TO_CORE_FIELDS }],
     table: { columns: EVENT_TABLE.columns, row: (ev, ctx) => EVENT_TABLE.row(eventFromCore(ev, storedVersion), ctx) },
   });
 };

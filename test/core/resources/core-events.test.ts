@@ -201,6 +201,29 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
     expect(fieldsOf(viaGroup)).toEqual(['f:action', 'f:eventTime', 'f:note', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type']);
   });
 
+  it('keeps and compares the other version\'s managers, in each version\'s field names', async () => {
+    const ownersOf = async (name: string) =>
+      Object.fromEntries(((await core.get(named(CORE, name), {}, ADMIN)).metadata!.managedFields ?? []).map((e) => [e.manager, [e.apiVersion, Object.keys(e.fieldsV1 ?? {}).sort()]]));
+    await core.create(GROUP, controllerEvent('owned.3'), { fieldManager: 'recorder' }, ADMIN);
+    // A core group write keeps the events group writer's entry (it was dropped before), in that version's names.
+    await core.patch(named(CORE, 'owned.3'), { type: 'merge', body: { count: 2 } }, { fieldManager: 'counter' }, ADMIN);
+    expect(await ownersOf('owned.3')).toEqual({
+      recorder: [`${naming.groups.events}/v1`, ['f:action', 'f:eventTime', 'f:note', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type']],
+      counter: ['v1', ['f:count']],
+    });
+    // An apply through the core group meets the recorder's `note` as `message`.
+    const applied = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'owned.3', namespace: 'default' }, message: 'rewritten' };
+    const conflict = await refusal(core.patch(named(CORE, 'owned.3'), { type: 'apply', body: applied }, { fieldManager: 'applier' }, ADMIN));
+    expect(conflict.status).toMatchObject({ code: 409, reason: 'Conflict', message: `Apply failed with 1 conflict: conflict with "recorder" using ${naming.groups.events}/v1: .message` });
+    await core.patch(named(CORE, 'owned.3'), { type: 'apply', body: applied }, { fieldManager: 'applier', force: true }, ADMIN);
+    expect(await ownersOf('owned.3')).toEqual({
+      recorder: [`${naming.groups.events}/v1`, ['f:action', 'f:eventTime', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type']],
+      counter: ['v1', ['f:count']],
+      applier: ['v1', ['f:message']],
+    });
+    expect(await core.get(named(GROUP, 'owned.3'), {}, ADMIN)).toMatchObject({ note: 'rewritten', deprecatedCount: 2 });
+  });
+
   it('answers a dry run as a read would, storing nothing', async () => {
     const { object } = await core.create(CORE, kubeletEvent('dry.1'), { dryRun: ['All'] }, ADMIN);
     expect(object).toMatchObject({ apiVersion: 'v1', eventTime: null, reportingComponent: '', count: 1 });
