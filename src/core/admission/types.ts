@@ -35,6 +35,28 @@ export interface AdmissionAttributes {
   readonly warn?: (text: string) => void;
   /** Add an annotation to the request's audit event. */
   readonly annotate?: (key: string, value: string) => void;
+  /**
+   * Other versions of the resource that hold the same objects (the core group's Event and the
+   * events group's): webhooks and policies matching with `matchPolicy: Equivalent` see the
+   * write as such a version when their rules name it and not the request's.
+   */
+  readonly equivalents?: readonly EquivalentResource[];
+  /** On attributes converted for an equivalent version: the request's own kind and resource (AdmissionReview's `requestKind`, `requestResource`). */
+  readonly requested?: { readonly group: string; readonly version: string; readonly kind: string; readonly resource: string };
+  /** On attributes converted for an equivalent version: an object of that version as the request's. */
+  readonly toRequested?: (obj: ApiObject) => ApiObject;
+}
+
+/** Another version of a resource holding the same objects, and the conversions there and back. */
+export interface EquivalentResource {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly resource: string;
+  /** An object of the request's version as this version's (a new object, which may share parts). */
+  toEquivalent(obj: ApiObject): ApiObject;
+  /** An object of this version as the request's version's. */
+  fromEquivalent(obj: ApiObject): ApiObject;
 }
 
 export interface AdmissionPlugin {

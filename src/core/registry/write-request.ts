@@ -5,7 +5,7 @@
  * apply or `/scale` write takes this one object instead of a list of positional flags.
  */
 import type { ApiObject, ManagedFieldsEntry, RequestContext, WriteOptions } from '../api';
-import type { AdmissionAttributes, AdmissionOperation } from '../admission';
+import type { AdmissionAttributes, AdmissionOperation, EquivalentResource } from '../admission';
 import type { ResourceDefinition } from '../resources/definition';
 import { managerFromUserAgent } from './managed-fields';
 
@@ -85,5 +85,28 @@ export function admissionAttributes(
     options: req.options as Record<string, unknown>,
     warn: req.ctx.warnings ? (text) => void req.ctx.warnings!.push(text) : undefined,
     annotate: req.ctx.annotate,
+    ...(def.equivalentVersions ? { equivalents: equivalentResources(def) } : {}),
   };
+}
+
+const equivalentsByDef = new WeakMap<ResourceDefinition, readonly EquivalentResource[]>();
+
+/** The definition's equivalent versions as admission sees them, made once per definition. */
+function equivalentResources(def: ResourceDefinition): readonly EquivalentResource[] {
+  let out = equivalentsByDef.get(def);
+  if (!out) {
+    out = (def.equivalentVersions ?? []).map((v) => {
+      const slash = v.apiVersion.indexOf('/');
+      return {
+        group: slash < 0 ? '' : v.apiVersion.slice(0, slash),
+        version: v.apiVersion.slice(slash + 1),
+        kind: def.kind,
+        resource: def.resource,
+        toEquivalent: v.toThat,
+        fromEquivalent: v.fromThat,
+      };
+    });
+    equivalentsByDef.set(def, out);
+  }
+  return out;
 }

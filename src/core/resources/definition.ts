@@ -144,18 +144,30 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    */
   storedAs?: StoredVersion;
   /**
-   * Other served versions of the same objects (the stored one and this, either way round), and
-   * their top-level fields named differently there (that version's name → this version's): the
+   * Other served versions of the same objects (the stored one and this, either way round): the
    * managedFields their writers recorded are compared in this version's names and keep their
-   * own, as upstream's field manager converts them.
+   * own, as upstream's field manager converts them; webhooks and policies that match with
+   * `matchPolicy: Equivalent` and name that version see this version's writes converted.
    */
-  equivalentVersions?: readonly { apiVersion: string; fieldNames: Readonly<Record<string, string>> }[];
+  equivalentVersions?: readonly EquivalentVersion[];
 
   /**
    * Table columns and the cells of a row (upstream's printer for the type; docs/API.md,
    * "Content negotiation" 5); absent: upstream's default `Name` / `Created At`.
    */
   table?: TableDefinition<T>;
+}
+
+/** Another served version of the same objects (`ResourceDefinition.equivalentVersions`). */
+export interface EquivalentVersion {
+  /** Its group version (`v1`, or the events group's); the kind and the resource name are the same. */
+  apiVersion: string;
+  /** Its top-level fields named differently there: that version's name → this version's. */
+  fieldNames: Readonly<Record<string, string>>;
+  /** This version's object as that version's (a new object, which may share parts). */
+  toThat(obj: ApiObject): ApiObject;
+  /** That version's object as this version's. */
+  fromThat(obj: ApiObject): ApiObject;
 }
 
 /** How a version kept as another (`ResourceDefinition.storedAs`) converts to and from it. */

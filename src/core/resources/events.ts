@@ -331,7 +331,14 @@ export const defineEvents: DefineResource = (naming) =>
     validateUpdate: (ev, old) => validateEventsGroupUpdate(ev, old, naming),
     selectableFields: eventFields,
     fieldLabels: EVENTS_GROUP_FIELD_LABELS,
-    equivalentVersions: [{ apiVersion: 'v1', fieldNames: CORE_TO_EVENTS_GROUP_FIELDS }],
+    equivalentVersions: [
+      {
+        apiVersion: 'v1',
+        fieldNames: CORE_TO_EVENTS_GROUP_FIELDS,
+        toThat: (obj) => coreFromEvent(obj as Event),
+        fromThat: (obj) => eventFromCore(obj as CoreEvent, `${naming.groups.events}/v1`),
+      },
+    ],
     table: EVENT_TABLE,
   });
 
@@ -354,7 +361,7 @@ export const defineCoreEvents: DefineResource = (naming) => {
     validate: (ev) => legacyValidateEvent(eventFromCore(ev, storedVersion), naming),
     fieldLabels: CORE_FIELD_LABELS,
     storedAs,
-    equivalentVersions: [{ apiVersion: storedVersion, fieldNames: EVENTS_GROUP_TO_CORE_FIELDS }],
+    equivalentVersions: [{ apiVersion: storedVersion, fieldNames: EVENTS_GROUP_TO_CORE_FIELDS, toThat: storedAs.toStored, fromThat: storedAs.fromStored }],
     table: { columns: EVENT_TABLE.columns, row: (ev, ctx) => EVENT_TABLE.row(eventFromCore(ev, storedVersion), ctx) },
   });
 };

@@ -224,3 +224,17 @@ test("the binding's matchResources narrows what the policy matches", async () =>
   const strict = await refusal(core.create(at('configmaps', t), configMap('strict', {}, { strict: 'yes' }), {}, admin));
   expect(strict.status.message).toBe(`configmaps "strict" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: never`);
 });
+
+test('a policy on the events group, matching Equivalent, sees a core group Event converted; with Exact it does not match it', async () => {
+  const t = await namespace();
+  const u = await namespace();
+  const rules = [{ operations: ['CREATE'], apiGroups: ['events.k8s.io'], apiVersions: ['v1'], resources: ['events'] }];
+  const validations = [{ expression: "object.note != 'forbidden' && request.requestKind.group == ''", message: 'no forbidden notes from the core group' }];
+  await policy(t, { matchConstraints: { resourceRules: rules, namespaceSelector: { matchLabels: { test: t } } }, validations });
+  await policy(u, { matchConstraints: { resourceRules: rules, namespaceSelector: { matchLabels: { test: u } }, matchPolicy: 'Exact' }, validations });
+  const coreEvent = (ns: string, name: string, message: string): ApiObject => ({ apiVersion: 'v1', kind: 'Event', metadata: { name }, involvedObject: { kind: 'Pod', name: 'p', namespace: ns }, reason: 'R', message });
+  await core.create(at('events', t), coreEvent(t, 'fine', 'allowed'), {}, admin);
+  const denied = await refusal(core.create(at('events', t), coreEvent(t, 'bad', 'forbidden'), {}, admin));
+  expect(denied.status).toMatchObject({ code: 422, message: `events "bad" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: no forbidden notes from the core group` });
+  await core.create(at('events', u), coreEvent(u, 'not-matched', 'forbidden'), {}, admin);
+});

@@ -369,3 +369,65 @@ describe('mutating webhooks', () => {
     expect(hook.on('/deny-everything').map((r) => r.review.request.resource.resource)).toEqual(['namespaces']);
   });
 });
+
+describe('matchPolicy with the Event served by two groups', () => {
+  const EVENTS_GROUP_RULES = [{ operations: ['CREATE'], apiGroups: ['events.k8s.io'], apiVersions: ['v1'], resources: ['events'] }];
+  const coreEvent = (name: string): ApiObject => ({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name },
+    involvedObject: { kind: 'Pod', name: 'p' },
+    reason: 'Pulled',
+    message: 'original',
+    source: { component: 'kubelet' },
+    count: 1,
+  });
+
+  test('Equivalent sends a core group write to a webhook for the events group, converted, naming the version written; Exact does not', async () => {
+    const t = await namespace();
+    await validating('events-equivalent', t, [
+      ['/events-equivalent', { name: 'equivalent.example.com', rules: EVENTS_GROUP_RULES }],
+      ['/events-exact', { name: 'exact.example.com', rules: EVENTS_GROUP_RULES, matchPolicy: 'Exact' }],
+    ]);
+    const mine = (p: string) => hook.on(p).filter((r) => r.review.request.namespace === t).map((r) => r.review.request);
+    await core.create(at('events', t), { ...coreEvent('core.1'), involvedObject: { kind: 'Pod', name: 'p', namespace: t } }, {}, admin);
+    expect(mine('/events-exact')).toEqual([]);
+    const [req] = mine('/events-equivalent');
+    expect(req).toMatchObject({
+      kind: { group: 'events.k8s.io', version: 'v1', kind: 'Event' },
+      resource: { group: 'events.k8s.io', version: 'v1', resource: 'events' },
+      requestKind: { group: '', version: 'v1', kind: 'Event' },
+      requestResource: { group: '', version: 'v1', resource: 'events' },
+      name: 'core.1',
+    });
+    expect(req!.object).toMatchObject({ apiVersion: 'events.k8s.io/v1', kind: 'Event', note: 'original', regarding: { kind: 'Pod', name: 'p' }, deprecatedSource: { component: 'kubelet' }, deprecatedCount: 1 });
+    expect(req!.object).not.toHaveProperty('message');
+    // A write through the events group itself: both are called, and the request is its own.
+    await core.create(at('events', t, undefined, 'events.k8s.io'), {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: 'group.1' },
+      eventTime: '2026-01-01T00:00:00.000000Z',
+      reportingController: 'example.com/ctl',
+      reportingInstance: 'i',
+      action: 'A',
+      reason: 'R',
+      regarding: { kind: 'Pod', name: 'p', namespace: t },
+      type: 'Normal',
+    }, {}, admin);
+    expect(mine('/events-exact').map((r) => r.name)).toEqual(['group.1']);
+    expect(mine('/events-equivalent').map((r) => [r.name, r.requestKind.group])).toEqual([
+      ['core.1', ''],
+      ['group.1', 'events.k8s.io'],
+    ]);
+  });
+
+  test('a mutating webhook for the events group patches a core group write in its own version, converted back', async () => {
+    const t = await namespace();
+    hook.handle('/events-note', () => allow([{ op: 'replace', path: '/note', value: 'patched by the webhook' }]));
+    await mutating('events-note', t, [['/events-note', { name: 'note.example.com', rules: EVENTS_GROUP_RULES }]]);
+    const { object } = await core.create(at('events', t), { ...coreEvent('core.2'), involvedObject: { kind: 'Pod', name: 'p', namespace: t } }, {}, admin);
+    expect(object).toMatchObject({ apiVersion: 'v1', message: 'patched by the webhook', involvedObject: { name: 'p' }, count: 1 });
+    expect(await core.get(at('events', t, 'core.2', 'events.k8s.io'), {}, admin)).toMatchObject({ note: 'patched by the webhook' });
+  });
+});

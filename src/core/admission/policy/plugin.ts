@@ -15,7 +15,7 @@ import { labelSelectorMatches } from '../../validation/selectors';
 import { CelCompileError, CelEvaluationError, type CelVariables, type CompiledExpression, compileExpression, evaluateBool } from '../cel';
 import type { AdmissionReader } from '../reader';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types';
-import { isExemptFromDynamicAdmission, namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from '../webhook/matching';
+import { isExemptFromDynamicAdmission, matchingAttributes, namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from '../webhook/matching';
 import { admissionRequest } from '../webhook/review';
 import type { MatchResources, PolicySource, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types';
 
@@ -126,16 +126,25 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
   };
   const namespaceLabels = async (name: string) => (await reader.get({ group: '', version: 'v1', resource: 'namespaces', name }))?.metadata?.labels;
 
-  async function matches(match: MatchResources | undefined, a: AdmissionAttributes, rulesRequired: boolean): Promise<boolean> {
-    if (!match) return !rulesRequired;
+  function rulesTake(match: MatchResources, a: AdmissionAttributes, rulesRequired: boolean): boolean {
     const named = (rule: { resourceNames?: string[] }) => !(rule.resourceNames ?? []).length || rule.resourceNames!.includes(a.name || a.object?.metadata?.name || '');
     const rules = match.resourceRules ?? [];
     if (rules.length > 0 || rulesRequired) {
       if (!rules.some((r) => ruleMatches(r, a) && named(r))) return false;
     }
-    if ((match.excludeResourceRules ?? []).some((r) => ruleMatches(r, a) && named(r))) return false;
-    if (!(await namespaceSelectorMatches(match, a, namespaceLabels))) return false;
-    return objectSelectorMatches(match, a);
+    return !(match.excludeResourceRules ?? []).some((r) => ruleMatches(r, a) && named(r));
+  }
+
+  /**
+   * The attributes `match` takes the write with: the request's, or an equivalent version's under
+   * `matchPolicy: Equivalent`; undefined when it does not match.
+   */
+  async function matching(match: MatchResources | undefined, a: AdmissionAttributes, rulesRequired: boolean): Promise<AdmissionAttributes | undefined> {
+    if (!match) return rulesRequired ? undefined : a;
+    const target = matchingAttributes(a, match.matchPolicy, (x) => rulesTake(match, x, rulesRequired));
+    if (!target) return undefined;
+    if (!(await namespaceSelectorMatches(match, target, namespaceLabels))) return undefined;
+    return objectSelectorMatches(match, target) ? target : undefined;
   }
 
   /** The parameter objects of a binding: undefined when the policy takes none; [] when none were found. */
@@ -200,15 +209,18 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
 
   async function validateWith(a: AdmissionAttributes, bindings: ReturnType<typeof source.bindings>): Promise<void> {
     const policies = new Map(source.policies().map((p) => [p.metadata?.name ?? '', p]));
-    let base: CelVariables | undefined;
+    // The CEL variables per attributes evaluated (the request's, or an equivalent version's).
+    const bases = new Map<AdmissionAttributes, CelVariables>();
     const denials: StatusError[] = [];
     const audits: Array<Record<string, unknown>> = [];
     for (const binding of bindings) {
       const policyName = binding.spec?.policyName ?? '';
       const policy = policies.get(policyName);
       if (!policy) continue;
-      if (!(await matches(policy.spec?.matchConstraints, a, true))) continue;
-      if (!(await matches(binding.spec?.matchResources, a, false))) continue;
+      // The policy sees the write as the version its constraints match; the binding narrows the request.
+      const target = await matching(policy.spec?.matchConstraints, a, true);
+      if (!target) continue;
+      if (!(await matching(binding.spec?.matchResources, a, false))) continue;
       const bindingName = binding.metadata?.name ?? '';
       const actions = binding.spec?.validationActions ?? [];
       const act = (v: Violation) => {
@@ -227,12 +239,16 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         }
       };
       try {
-        base ??= {
-          object: a.object ?? null,
-          oldObject: a.oldObject ?? null,
-          request: admissionRequest(a, naming.groups.meta),
-          namespaceObject: a.namespace ? ((await reader.get({ group: '', version: 'v1', resource: 'namespaces', name: a.namespace })) ?? null) : null,
-        };
+        let base = bases.get(target);
+        if (!base) {
+          base = {
+            object: target.object ?? null,
+            oldObject: target.oldObject ?? null,
+            request: admissionRequest(target, naming.groups.meta),
+            namespaceObject: a.namespace ? ((await reader.get({ group: '', version: 'v1', resource: 'namespaces', name: a.namespace })) ?? null) : null,
+          };
+          bases.set(target, base);
+        }
         const c = compiled(policy);
         const params = await paramsFor(policy, binding, a);
         if (params !== undefined && params.length === 0) {

@@ -15,7 +15,7 @@ import { CelCompileError, CelEvaluationError, type CompiledExpression, compileEx
 import type { AdmissionReader } from '../reader';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types';
 import { callWebhook } from './client';
-import { isExemptFromDynamicAdmission, namespaceSelectorMatches, objectSelectorMatches, rulesMatch } from './matching';
+import { isExemptFromDynamicAdmission, matchingAttributes, namespaceSelectorMatches, objectSelectorMatches, rulesMatch } from './matching';
 import { type AdmissionRequest, admissionRequest, reviewBody, verifyResponse } from './review';
 import type { Webhook, WebhookConfiguration, WebhookConfigurationSource, WebhookCredentialResolver } from './types';
 
@@ -93,17 +93,23 @@ class Dispatcher {
   private readonly namespaceLabels = async (name: string): Promise<Record<string, string> | undefined> =>
     (await this.options.reader.get({ group: '', version: 'v1', resource: 'namespaces', name }))?.metadata?.labels;
 
-  /** Whether the write calls `hook`; throws where the answer is an error (a failing match condition under Fail, a dry run). */
-  async shouldCall(hook: CompiledWebhook, a: AdmissionAttributes, request: () => AdmissionRequest): Promise<boolean> {
+  /**
+   * The attributes the write calls `hook` with: the request's, or an equivalent version's under
+   * `matchPolicy: Equivalent`; undefined when it does not call it. Throws where the answer is an
+   * error (a failing match condition under Fail, a dry run).
+   */
+  async shouldCall(hook: CompiledWebhook, a: AdmissionAttributes, request: () => AdmissionRequest): Promise<AdmissionAttributes | undefined> {
     const { webhook } = hook;
-    if (!rulesMatch(webhook.rules, a)) return false;
-    if (!(await namespaceSelectorMatches(webhook, a, this.namespaceLabels))) return false;
-    if (!objectSelectorMatches(webhook, a)) return false;
-    if (!(await this.conditionsMatch(hook, a, request))) return false;
+    const target = matchingAttributes(a, webhook.matchPolicy, (x) => rulesMatch(webhook.rules, x));
+    if (!target) return undefined;
+    if (!(await namespaceSelectorMatches(webhook, target, this.namespaceLabels))) return undefined;
+    if (!objectSelectorMatches(webhook, target)) return undefined;
+    const targetRequest = target === a ? request : () => admissionRequest(target, this.options.naming.groups.meta);
+    if (!(await this.conditionsMatch(hook, target, targetRequest))) return undefined;
     if (a.dryRun && webhook.sideEffects !== 'None' && webhook.sideEffects !== 'NoneOnDryRun') {
       throw badRequest(`admission webhook "${webhook.name}" does not support dry run`);
     }
-    return true;
+    return target;
   }
 
   private async conditionsMatch(hook: CompiledWebhook, a: AdmissionAttributes, request: () => AdmissionRequest): Promise<boolean> {
@@ -133,7 +139,7 @@ class Dispatcher {
    * Call `hook` for `a`; resolves true when it patched the object. A call that fails follows
    * the failure policy: `Ignore` goes on (noted in the audit event), `Fail` refuses with 500.
    */
-  async call(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number): Promise<boolean> {
+  async call(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number, requested?: ApiObject): Promise<boolean> {
     const { webhook } = hook;
     const request = admissionRequest(a, this.options.naming.groups.meta);
     let response;
@@ -167,6 +173,8 @@ class Dispatcher {
     if (!response.allowed) throw refusal(webhook.name, response.status);
     if (!this.mutating || !response.patch || !a.object) return false;
     this.applyPatch(a.object, response.patch, webhook.name);
+    // Called as an equivalent version: the patched object goes back to the request's version.
+    if (a.toRequested && requested) replaceContent(requested, a.toRequested(a.object));
     a.annotate?.(
       `mutation.webhook.${this.options.naming.group('admission')}/round_${round}_index_${index}`,
       JSON.stringify({ configuration: hook.configuration, webhook: webhook.name, mutated: true }),
@@ -187,9 +195,7 @@ class Dispatcher {
     if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) {
       throw internalError(`failed calling webhook "${webhookName}": the patched object is not an object`);
     }
-    const { apiVersion, kind } = object;
-    for (const key of Object.keys(object)) delete (object as Record<string, unknown>)[key];
-    Object.assign(object, patched, { apiVersion, kind });
+    replaceContent(object, patched as ApiObject);
   }
 
   /** False at once when no webhook is configured or the request is exempt (the admission chain stays synchronous). */
@@ -208,16 +214,18 @@ class Dispatcher {
     let patches = 0;
     for (const [index, hook] of hooks.entries()) {
       request = undefined;
-      if (!(await this.shouldCall(hook, a, lazyRequest))) continue;
-      if (await this.call(hook, a, 0, index)) patches++;
+      const target = await this.shouldCall(hook, a, lazyRequest);
+      if (!target) continue;
+      if (await this.call(hook, target, 0, index, a.object)) patches++;
       calls.push({ hook, index, patchesAfter: patches });
     }
     // Reinvocation: a webhook that asked for it is called again when a later one changed the object.
     for (const { hook, index, patchesAfter } of calls) {
       if (hook.webhook.reinvocationPolicy !== 'IfNeeded' || patches === patchesAfter) continue;
       request = undefined;
-      if (!(await this.shouldCall(hook, a, lazyRequest))) continue;
-      if (await this.call(hook, a, 1, index)) patches++;
+      const target = await this.shouldCall(hook, a, lazyRequest);
+      if (!target) continue;
+      if (await this.call(hook, target, 1, index, a.object)) patches++;
     }
     return patches > 0;
   }
@@ -234,14 +242,22 @@ class Dispatcher {
     let request: AdmissionRequest | undefined;
     const lazyRequest = () => (request ??= admissionRequest(a, this.options.naming.groups.meta));
     // Upstream numbers validating calls among the webhooks that are called (mutating ones among all).
-    const chosen: Array<{ hook: CompiledWebhook; index: number }> = [];
+    const chosen: Array<{ hook: CompiledWebhook; index: number; target: AdmissionAttributes }> = [];
     for (const hook of hooks) {
-      if (await this.shouldCall(hook, a, lazyRequest)) chosen.push({ hook, index: chosen.length });
+      const target = await this.shouldCall(hook, a, lazyRequest);
+      if (target) chosen.push({ hook, index: chosen.length, target });
     }
-    const results = await Promise.allSettled(chosen.map(({ hook, index }) => this.call(hook, a, 0, index)));
+    const results = await Promise.allSettled(chosen.map(({ hook, index, target }) => this.call(hook, target, 0, index)));
     const refused = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (refused) throw refused.reason;
   }
+}
+
+/** Make `object` hold `content`, keeping its own apiVersion and kind (a patched object's, or one converted back). */
+function replaceContent(object: ApiObject, content: ApiObject): void {
+  const { apiVersion, kind } = object;
+  for (const key of Object.keys(object)) delete (object as Record<string, unknown>)[key];
+  Object.assign(object, content, { apiVersion, kind });
 }
 
 export function mutatingAdmissionWebhook(options: WebhookAdmissionOptions): AdmissionPlugin {

@@ -5,7 +5,7 @@
  * object selector (on the new or the old object's labels), then the CEL match conditions.
  */
 import { labelSelectorMatches } from '../../validation/selectors';
-import type { AdmissionAttributes } from '../types';
+import type { AdmissionAttributes, EquivalentResource } from '../types';
 import type { RuleWithOperations, Webhook } from './types';
 
 const has = (list: readonly string[] | undefined, value: string) => (list ?? []).some((v) => v === '*' || v === value);
@@ -77,4 +77,33 @@ export function isExemptFromDynamicAdmission(a: Pick<AdmissionAttributes, 'group
       a.resource === 'validatingadmissionpolicies' ||
       a.resource === 'validatingadmissionpolicybindings')
   );
+}
+
+/** `a` as the equivalent version `e` sees it: objects converted, the request's own kind and resource kept. */
+export function asEquivalent(a: AdmissionAttributes, e: EquivalentResource): AdmissionAttributes {
+  return {
+    ...a,
+    group: e.group,
+    version: e.version,
+    kind: e.kind,
+    resource: e.resource,
+    object: a.object && e.toEquivalent(a.object),
+    oldObject: a.oldObject && e.toEquivalent(a.oldObject),
+    requested: { group: a.group, version: a.version, kind: a.kind, resource: a.resource },
+    toRequested: (obj) => e.fromEquivalent(obj),
+    equivalents: undefined,
+  };
+}
+
+/**
+ * The attributes a set of rules is checked with under `matchPolicy` (upstream's default is
+ * `Equivalent`): `a` when `matches` takes it; otherwise, with `Equivalent`, `a` converted to
+ * the first equivalent version it takes; otherwise undefined. `matches` sees only the request's
+ * coordinates for an equivalent version; objects are converted for the one chosen.
+ */
+export function matchingAttributes(a: AdmissionAttributes, matchPolicy: string | undefined, matches: (a: AdmissionAttributes) => boolean): AdmissionAttributes | undefined {
+  if (matches(a)) return a;
+  if (matchPolicy === 'Exact' || !a.equivalents) return undefined;
+  const e = a.equivalents.find((eq) => matches({ ...a, group: eq.group, version: eq.version, kind: eq.kind, resource: eq.resource }));
+  return e && asEquivalent(a, e);
 }

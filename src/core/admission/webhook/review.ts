@@ -40,6 +40,10 @@ const OPTIONS_KIND: Record<string, string> = { CREATE: 'CreateOptions', UPDATE: 
 export function admissionRequest(a: AdmissionAttributes, metaGroup: string): AdmissionRequest {
   const kind = { group: a.group, version: a.version, kind: a.kind };
   const resource = { group: a.group, version: a.version, resource: a.resource };
+  // An equivalent version's request names the version the client wrote as requestKind and requestResource.
+  const requested = a.requested;
+  const requestKind = requested ? { group: requested.group, version: requested.version, kind: requested.kind } : kind;
+  const requestResource = requested ? { group: requested.group, version: requested.version, resource: requested.resource } : resource;
   const name = a.name || a.object?.metadata?.name || '';
   const options = a.options ? { ...stripUnset(a.options), kind: OPTIONS_KIND[a.operation], apiVersion: `${metaGroup}/v1` } : null;
   return {
@@ -47,8 +51,8 @@ export function admissionRequest(a: AdmissionAttributes, metaGroup: string): Adm
     kind,
     resource,
     ...(a.subresource ? { subResource: a.subresource } : {}),
-    requestKind: kind,
-    requestResource: resource,
+    requestKind,
+    requestResource,
     ...(a.subresource ? { requestSubResource: a.subresource } : {}),
     ...(name ? { name } : {}),
     ...(a.namespace ? { namespace: a.namespace } : {}),
