@@ -11,6 +11,25 @@ export interface Clock {
   setInterval(fn: () => void, ms: number): () => void;
 }
 
+/** A wait on a clock that its owner can end early (a loop that is stopping does not wait for the clock). */
+export interface Pause {
+  /** Resolves when the time is up or `wake` is called. */
+  readonly done: Promise<void>;
+  wake(): void;
+}
+
+export function pause(clock: Clock, ms: number): Pause {
+  let wake = () => {};
+  const done = new Promise<void>((resolve) => {
+    const cancel = clock.setTimeout(resolve, ms);
+    wake = () => {
+      cancel();
+      resolve();
+    };
+  });
+  return { done, wake: () => wake() };
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(fn, ms) {

@@ -23,7 +23,7 @@ import { verbsAt } from './resources/endpoints';
 import { builtinResources } from './resources';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
-import { type Clock, systemClock } from '../clock';
+import { type Clock, pause, systemClock } from '../clock';
 import { StatusError, badRequest, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
 import { ResourceStore } from './registry/resource-store';
 import { ResourceReads } from './registry/resource-reads';
@@ -61,7 +61,7 @@ import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
 import { checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
-import { storeNotAnswering } from './informer';
+import { storeNotAnswering } from './registry/storage-errors';
 
 export interface CoreOptions {
   store: Store;
@@ -162,7 +162,7 @@ class InProcessCore implements Core {
     const storage = (def: ResourceDefinition): ResourceStorage => {
       if (!def.storedAs) return cached(def);
       const stored = this.resources.find((d) => isStoredVersionOf(d, def))!;
-      return new ConvertedStorage(cached(stored), def.storedAs, def.group ? `${def.group}/${def.version}` : def.version);
+      return new ConvertedStorage(cached(stored), def.storedAs, apiVersionOf(def));
     };
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
@@ -424,7 +424,7 @@ class InProcessCore implements Core {
         } catch (err) {
           if (StatusError.is(err, 'AlreadyExists')) break;
           if (!storeNotAnswering(err) || this.closing) throw err;
-          await new Promise<void>((resolve) => clock.setTimeout(resolve, STORE_RETRY_MS));
+          await pause(clock, STORE_RETRY_MS).done;
         }
       }
     }
@@ -464,13 +464,17 @@ class InProcessCore implements Core {
   }
 }
 
+/** A definition's `group/version` (`v1` for the core group). */
+function apiVersionOf(def: Pick<ResourceDefinition, 'group' | 'version'>): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
 /** How long `ready` waits before asking a store that did not answer again. */
 const STORE_RETRY_MS = 1_000;
 
 /** Whether `stored` is the version `view` is kept as (`ResourceDefinition.storedAs`). */
 function isStoredVersionOf(stored: ResourceDefinition, view: ResourceDefinition): boolean {
-  const as = view.storedAs!;
-  return !stored.storedAs && !stored.notStored && stored.group === as.group && stored.version === as.version && stored.resource === view.resource;
+  return !stored.storedAs && !stored.notStored && apiVersionOf(stored) === view.storedAs!.apiVersion && stored.resource === view.resource;
 }
 
 export function createCore(options: CoreOptions): Core {

@@ -11,7 +11,7 @@
  * across a restart an event can live up to two TTLs. Several processes on one store each
  * sweep; a delete another process already made fails its guard and is dropped.
  */
-import type { Clock } from '../clock';
+import { type Clock, type Pause, pause } from '../clock';
 import { type Store, StoreError } from '../store';
 import type { ApiObject, WatchStream } from './api';
 import type { ResourceStorage } from './storage/resource-storage';
@@ -48,19 +48,14 @@ export class EventExpiry {
   private stream?: WatchStream;
   private stopped = false;
   private sweeping?: Promise<void>;
-  /** Ends the pause before the next watch (stop does not wait for the clock). */
-  private wake?: () => void;
+  /** The pause before the next watch, which `stop` ends. */
+  private pausing?: Pause;
   private readonly stopTimer: () => void;
   private readonly following: Promise<void>;
 
   constructor(private readonly options: EventExpiryOptions) {
     this.stopTimer = options.clock.setInterval(() => void this.sweep(), Math.min(options.ttlMs, MAX_SWEEP_INTERVAL_MS));
     this.following = this.follow();
-  }
-
-  /** Events this process is timing (for tests and metrics). */
-  get size(): number {
-    return this.seen.size;
   }
 
   /** One sweep (the timer runs it; tests may too). Sweeps never overlap. */
@@ -76,7 +71,7 @@ export class EventExpiry {
     this.stopped = true;
     this.stopTimer();
     this.stream?.close();
-    this.wake?.();
+    this.pausing?.wake();
   }
 
   /**
@@ -98,14 +93,8 @@ export class EventExpiry {
         if (!this.stopped) this.options.onError?.(err);
       }
       if (this.stopped) return;
-      await new Promise<void>((resolve) => {
-        const cancel = this.options.clock.setTimeout(resolve, REWATCH_DELAY_MS);
-        this.wake = () => {
-          cancel();
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      this.pausing = pause(this.options.clock, REWATCH_DELAY_MS);
+      await this.pausing.done;
     }
   }
 

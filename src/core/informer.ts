@@ -5,15 +5,10 @@
  * store.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchStream } from './api';
-import type { Clock } from '../clock';
-import { StatusError } from '../status';
+import { type Clock, type Pause, pause } from '../clock';
+import { storeNotAnswering } from './registry/storage-errors';
 
 const RELIST_DELAY_MS = 1_000;
-
-/** The store did not answer (503 storage unavailable, 504 a timeout): worth asking again. */
-export function storeNotAnswering(err: unknown): boolean {
-  return StatusError.is(err) && (err.code === 503 || err.code === 504);
-}
 
 /** One object's change, with what the informer held before; none for a (re)list, which replaces everything. */
 export interface InformerChange {
@@ -29,8 +24,8 @@ export class Informer {
   private readonly byNamespace = new Map<string, Map<string, ApiObject>>();
   private stream?: WatchStream;
   private stopped = false;
-  /** Ends a pause before the next list. */
-  private wake?: () => void;
+  /** The pause before the next list, which `stop` ends. */
+  private pausing?: Pause;
   readonly synced: Promise<void>;
 
   constructor(
@@ -91,21 +86,15 @@ export class Informer {
       } catch (err) {
         if (this.stopped) return;
         if (!storeNotAnswering(err)) throw err;
-        await this.pause(RELIST_DELAY_MS);
+        await this.pause();
         if (this.stopped) return;
       }
     }
   }
 
-  /** Waits on the clock; `stop` ends the wait. */
-  private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const cancel = this.clock.setTimeout(resolve, ms);
-      this.wake = () => {
-        cancel();
-        resolve();
-      };
-    });
+  private pause(): Promise<void> {
+    this.pausing = pause(this.clock, RELIST_DELAY_MS);
+    return this.pausing.done;
   }
 
   private async follow(resourceVersion: string): Promise<void> {
@@ -129,7 +118,7 @@ export class Informer {
         try {
           rv = await this.relist();
         } catch {
-          await this.pause(RELIST_DELAY_MS);
+          await this.pause();
         }
       }
     }
@@ -138,7 +127,7 @@ export class Informer {
   stop(): void {
     this.stopped = true;
     this.stream?.close();
-    this.wake?.();
+    this.pausing?.wake();
   }
 }
 

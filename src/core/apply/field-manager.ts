@@ -15,7 +15,7 @@ import { goShapeStruct } from './normalize';
 import { STRIPPED_FIELDS, capUpdateManagers, decodeManaged, emptyManaged, encodeManaged, isResetRequest, managerIdentity, type Managed } from './managed';
 import { FieldSet } from './set';
 import { rootAtom, isObject } from './typed';
-import { ApplyConflicts, applyOwnership, updateOwnership, type UpdaterOptions } from './updater';
+import { ApplyConflicts, applyOwnership, updateOwnership, type EquivalentFieldNames, type UpdaterOptions } from './updater';
 import { allowedByLastApplied, withLastApplied } from './last-applied';
 
 export interface FieldManagerScope {
@@ -33,7 +33,7 @@ export interface FieldManagerScope {
   /** kubectl's client-side apply annotation under the naming profile; undefined: not tracked. */
   readonly lastAppliedAnnotation?: string;
   /** Other apiVersions of the same objects and their differently named top-level fields (UpdaterOptions.equivalents). */
-  readonly equivalents?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly equivalents?: readonly EquivalentFieldNames[];
 }
 
 /** The self name under which an update is computed before it is credited to its manager. */

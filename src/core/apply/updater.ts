@@ -58,7 +58,18 @@ export interface UpdaterOptions {
    * Other apiVersions of the same objects, each with its top-level fields whose names differ
    * (that version's name → this version's).
    */
-  readonly equivalents?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly equivalents?: readonly EquivalentFieldNames[];
+}
+
+/** Another apiVersion of the same objects and its top-level fields named differently (there → here). */
+export interface EquivalentFieldNames {
+  readonly apiVersion: string;
+  readonly fieldNames: Readonly<Record<string, string>>;
+}
+
+/** The field names of `apiVersion` when it is equivalent to the request's, else undefined. */
+function namesOf(opts: UpdaterOptions, apiVersion: string): Readonly<Record<string, string>> | undefined {
+  return apiVersion === opts.version ? undefined : opts.equivalents?.find((e) => e.apiVersion === apiVersion)?.fieldNames;
 }
 
 /** `set` with its top-level field names renamed by `names` (the rest as it is). */
@@ -90,7 +101,7 @@ function reconcile(managers: ManagedFields, opts: UpdaterOptions): ManagedFields
   for (const [m, vs] of managers) {
     if (vs.apiVersion === opts.version) out.set(m, vs);
     else {
-      const names = opts.equivalents?.get(vs.apiVersion);
+      const names = namesOf(opts, vs.apiVersion);
       if (names) out.set(m, { ...vs, set: renameTopFields(vs.set, names) });
     }
   }
@@ -100,7 +111,7 @@ function reconcile(managers: ManagedFields, opts: UpdaterOptions): ManagedFields
 /** Managers of equivalent versions back in their own version's names. */
 function restore(managers: ManagedFields, opts: UpdaterOptions): ManagedFields {
   for (const [m, vs] of managers) {
-    const names = vs.apiVersion === opts.version ? undefined : opts.equivalents?.get(vs.apiVersion);
+    const names = namesOf(opts, vs.apiVersion);
     if (names) managers.set(m, { ...vs, set: renameTopFields(vs.set, inverse(names)) });
   }
   return managers;

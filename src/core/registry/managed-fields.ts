@@ -95,8 +95,7 @@ export function lastAppliedAnnotation(naming: Naming): string {
 export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, subresource: string, now: number, naming: Naming): FieldManagerScope | undefined {
   const type = schemaTypeOf(apiVersion, def.kind, naming);
   if (!type) return undefined;
-  const equivalents = def.equivalentVersions?.length ? new Map(def.equivalentVersions.map((v) => [v.apiVersion, v.fieldNames])) : undefined;
-  return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now), lastAppliedAnnotation: lastAppliedAnnotation(naming), equivalents };
+  return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now), lastAppliedAnnotation: lastAppliedAnnotation(naming), equivalents: def.equivalentVersions };
 }
 
 /**

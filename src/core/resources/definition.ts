@@ -138,11 +138,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   fieldLabels?: Readonly<Record<string, string>>;
 
   /**
-   * Kept in the store as another served version's objects: upstream keeps one storage per
-   * resource and converts at every read and write. Reads, watches and writes of this version
-   * go through the stored version's storage and watch cache, converting each object.
+   * Kept in the store as another served version's objects (one of `equivalentVersions`):
+   * upstream keeps one storage per resource and converts at every read and write. Reads,
+   * watches and writes of this version go through the stored version's storage and watch
+   * cache, converting each object.
    */
-  storedAs?: StoredVersion;
+  storedAs?: EquivalentVersion;
   /**
    * Other served versions of the same objects (the stored one and this, either way round): the
    * managedFields their writers recorded are compared in this version's names and keep their
@@ -164,24 +165,13 @@ export interface EquivalentVersion {
   apiVersion: string;
   /** Its top-level fields named differently there: that version's name → this version's. */
   fieldNames: Readonly<Record<string, string>>;
-  /** This version's object as that version's (a new object, which may share parts). */
+  /** This version's object as that version's: a new object, `obj` left as it is. */
   toThat(obj: ApiObject): ApiObject;
-  /** That version's object as this version's. */
-  fromThat(obj: ApiObject): ApiObject;
-}
-
-/** How a version kept as another (`ResourceDefinition.storedAs`) converts to and from it. */
-export interface StoredVersion {
-  /** The stored version's group; the resource name is the same. */
-  group: string;
-  version: string;
-  /** This version's object as the stored version's: a new object, `obj` left as it is. */
-  toStored(obj: ApiObject): ApiObject;
   /**
-   * A stored object as this version's: a new object, which may share the stored one's parts
-   * (they may be frozen). Keeps `kind` and `apiVersion` absent where they are (a list's items).
+   * That version's object as this version's: a new object, which may share the given one's
+   * parts (they may be frozen). Keeps `kind` and `apiVersion` absent where they are (a list's items).
    */
-  fromStored(obj: ApiObject): ApiObject;
+  fromThat(obj: ApiObject): ApiObject;
 }
 
 export interface GroupVersionKind {

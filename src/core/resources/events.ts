@@ -13,7 +13,7 @@ import { semanticEqual } from '../validation/equality';
 import { GO_NIL, goString, goStringStruct, goTime, immutableWithRendering } from '../validation/go-format';
 import { byteLength, isDns1123Subdomain, isQualifiedName } from '../validation/names';
 import { defineTyped, STANDARD_VERBS } from './common';
-import type { DefineResource, ResourceDefinition, StoredVersion } from './definition';
+import type { DefineResource, EquivalentVersion, ResourceDefinition } from './definition';
 import { column, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 
 export interface ObjectReference {
@@ -345,11 +345,11 @@ export const defineEvents: DefineResource = (naming) =>
 /** The core group's v1 Event, kept as the events group's. */
 export const defineCoreEvents: DefineResource = (naming) => {
   const storedVersion = `${naming.groups.events}/v1`;
-  const storedAs: StoredVersion = {
-    group: naming.groups.events,
-    version: 'v1',
-    toStored: (obj) => eventFromCore(obj as CoreEvent, storedVersion),
-    fromStored: (obj) => coreFromEvent(obj as Event),
+  const eventsGroup: EquivalentVersion = {
+    apiVersion: storedVersion,
+    fieldNames: EVENTS_GROUP_TO_CORE_FIELDS,
+    toThat: (obj) => eventFromCore(obj as CoreEvent, storedVersion),
+    fromThat: (obj) => coreFromEvent(obj as Event),
   };
   return defineTyped<CoreEvent>({
     ...EVENT_RESOURCE,
@@ -360,8 +360,8 @@ export const defineCoreEvents: DefineResource = (naming) => {
     // The legacy rules alone, on create and update (upstream's backwards compatibility for the core group).
     validate: (ev) => legacyValidateEvent(eventFromCore(ev, storedVersion), naming),
     fieldLabels: CORE_FIELD_LABELS,
-    storedAs,
-    equivalentVersions: [{ apiVersion: storedVersion, fieldNames: EVENTS_GROUP_TO_CORE_FIELDS, toThat: storedAs.toStored, fromThat: storedAs.fromStored }],
+    storedAs: eventsGroup,
+    equivalentVersions: [eventsGroup],
     table: { columns: EVENT_TABLE.columns, row: (ev, ctx) => EVENT_TABLE.row(eventFromCore(ev, storedVersion), ctx) },
   });
 };

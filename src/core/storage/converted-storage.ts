@@ -8,7 +8,7 @@
  * made once per stored object and per event, and dropped with them.
  */
 import type { ApiObject, WatchEvent, WatchStream } from '../api';
-import type { StoredVersion } from '../resources/definition';
+import type { EquivalentVersion } from '../resources/definition';
 import type { Chunk, Freshness, ListRequest, ResourceStorage, WatchRequest } from './resource-storage';
 
 export class ConvertedStorage implements ResourceStorage {
@@ -16,41 +16,42 @@ export class ConvertedStorage implements ResourceStorage {
   private readonly events = new WeakMap<WatchEvent, WatchEvent>();
 
   constructor(
-    private readonly stored: ResourceStorage,
-    private readonly version: StoredVersion,
+    private readonly storage: ResourceStorage,
+    /** The stored version, as this one's equivalent. */
+    private readonly stored: EquivalentVersion,
     /** This version's `apiVersion`, for bookmarks (which carry no object to convert). */
     private readonly apiVersion: string,
   ) {}
 
   /** `obj` as this version's: shared and frozen when the stored one is, else made afresh. */
   convert(obj: ApiObject): ApiObject {
-    if (!Object.isFrozen(obj)) return this.version.fromStored(obj);
+    if (!Object.isFrozen(obj)) return this.stored.fromThat(obj);
     let view = this.objects.get(obj);
-    if (!view) this.objects.set(obj, (view = Object.freeze(this.version.fromStored(obj))));
+    if (!view) this.objects.set(obj, (view = Object.freeze(this.stored.fromThat(obj))));
     return view;
   }
 
   async get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
-    const obj = await this.stored.get(key, freshness);
+    const obj = await this.storage.get(key, freshness);
     return obj && this.convert(obj);
   }
 
   peek(key: string): ApiObject | undefined {
-    const obj = this.stored.peek?.(key);
+    const obj = this.storage.peek?.(key);
     return obj && this.convert(obj);
   }
 
   async list(request: ListRequest): Promise<Chunk> {
-    const chunk = await this.stored.list(request);
+    const chunk = await this.storage.list(request);
     return { ...chunk, items: chunk.items.map((item) => this.convert(item)) };
   }
 
   currentRevision(): Promise<number> {
-    return this.stored.currentRevision();
+    return this.storage.currentRevision();
   }
 
   async watch(request: WatchRequest): Promise<WatchStream> {
-    const inner = await this.stored.watch(request);
+    const inner = await this.storage.watch(request);
     const convertEvent = (event: WatchEvent): WatchEvent => this.convertEvent(event);
     return {
       close: () => inner.close(),

@@ -4,7 +4,7 @@
  * storage does it). Decoding sets resourceVersion from the revision.
  */
 import type { ApiObject } from '../api';
-import type { ResourceDefinition, StoredVersion } from '../resources/definition';
+import type { EquivalentVersion, ResourceDefinition } from '../resources/definition';
 import { orderedJsonBeforeVersion, withResourceVersion } from '../../codecs/json-order';
 import type { SchemaRegistry } from '../../schema';
 import type { KeyValue } from '../../store';
@@ -76,7 +76,6 @@ export function decodeFromStorage(kv: KeyValue): ApiObject {
   return decoded.object;
 }
 
-
 /**
  * How one served version's objects become stored values and back: as they are, or converted to
  * and from the version the store keeps them as (`ResourceDefinition.storedAs`).
@@ -99,16 +98,16 @@ const AS_IS: ObjectForm = {
   decode: decodeFromStorage,
 };
 
-function convertedForm(version: StoredVersion): ObjectForm {
+function convertedForm(stored: EquivalentVersion): ObjectForm {
   return {
     asIs: false,
-    encode: (obj) => encodeForStorage(version.toStored(obj)),
-    asRead: (obj) => version.fromStored(version.toStored(obj)),
+    encode: (obj) => encodeForStorage(stored.toThat(obj)),
+    asRead: (obj) => stored.fromThat(stored.toThat(obj)),
     tryDecode(kv) {
       const decoded = tryDecodeFromStorage(kv);
-      return decoded.ok ? { ok: true, object: version.fromStored(decoded.object) } : decoded;
+      return decoded.ok ? { ok: true, object: stored.fromThat(decoded.object) } : decoded;
     },
-    decode: (kv) => version.fromStored(decodeFromStorage(kv)),
+    decode: (kv) => stored.fromThat(decodeFromStorage(kv)),
   };
 }
 

@@ -138,8 +138,9 @@ class Dispatcher {
   /**
    * Call `hook` for `a`; resolves true when it patched the object. A call that fails follows
    * the failure policy: `Ignore` goes on (noted in the audit event), `Fail` refuses with 500.
+   * `written` is the request's own object, which a patch to an equivalent version's reaches converted back.
    */
-  async call(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number, requested?: ApiObject): Promise<boolean> {
+  async call(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number, written?: ApiObject): Promise<boolean> {
     const { webhook } = hook;
     const request = admissionRequest(a, this.options.naming.groups.meta);
     let response;
@@ -174,7 +175,7 @@ class Dispatcher {
     if (!this.mutating || !response.patch || !a.object) return false;
     this.applyPatch(a.object, response.patch, webhook.name);
     // Called as an equivalent version: the patched object goes back to the request's version.
-    if (a.toRequested && requested) replaceContent(requested, a.toRequested(a.object));
+    if (a.toRequested && written) replaceContent(written, a.toRequested(a.object));
     a.annotate?.(
       `mutation.webhook.${this.options.naming.group('admission')}/round_${round}_index_${index}`,
       JSON.stringify({ configuration: hook.configuration, webhook: webhook.name, mutated: true }),
