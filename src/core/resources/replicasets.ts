@@ -134,8 +134,8 @@ export function validateReplicaSetUpdate(rs: ReplicaSet, old: ReplicaSet): Field
 function defaultReplicaSet(rs: ReplicaSet): void {
   const spec = (rs.spec ??= {});
   spec.replicas ??= DEFAULT_REPLICAS;
-  // Default 0 (docs/API.md, "ReplicaSet"). (Upstream's JSON omits a zero here; its protobuf carries it.)
-  spec.minReadySeconds ??= 0;
+  // minReadySeconds defaults to 0, its zero value: absent in JSON, as upstream's encoding/json
+  // leaves an omitempty zero out (its protobuf writes 0).
   const template = (spec.template ??= {});
   // Templates serialise their metadata's zero creationTimestamp as null, as upstream's do.
   template.metadata ??= {};

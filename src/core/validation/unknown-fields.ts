@@ -9,8 +9,14 @@
  * What the schema leaves open is not checked: map keys (`labels`), `RawExtension` and
  * `FieldsV1` values (any JSON, kept verbatim as upstream keeps their raw bytes), and the
  * special scalars (Time, Quantity, IntOrString, Duration), which decode themselves upstream.
+ *
+ * The walk also leaves the value as Go's decode and re-encode would (upstream stores and answers
+ * what its struct encodes): a field whose JSON tag has `omitempty` and that holds its zero value
+ * (`0`, `false`, `""`, `[]`, `{}`, or null; non-pointer scalars, lists and maps) is removed, as
+ * encoding/json leaves it out (`hostPort: 0`, `finalizers: []`); a null non-pointer scalar
+ * without `omitempty` becomes its zero value, a null non-pointer struct an empty object.
  */
-import type { SchemaType, ValueType } from '../../schema';
+import type { FieldDef, SchemaType, ValueType } from '../../schema';
 import { schemaTypes } from '../../schema';
 import { joinIndex, joinKey } from '../../codecs/go-strings';
 import { compareGoStrings } from '../../codecs/go-strings';
@@ -111,8 +117,18 @@ class Walker {
   mismatch: TypeMismatch | undefined;
   private readonly types = schemaTypes();
   private readonly sorted: boolean;
-  /** Nulls become Go's zero values where Go would decode them so (only when the walk may change the value). */
+  /**
+   * The value becomes what Go's decode and encode make of it (only when the walk may change the
+   * value): unknown fields dropped, nulls as Go's zero values, `omitempty` fields holding a zero
+   * value left out.
+   */
   private readonly normalize: boolean;
+  /**
+   * Whether the message being walked may be changed: `normalize`, and not frozen. Frozen parts
+   * are this process' own objects (an in-process client's update built from the watch cache's
+   * objects), written through this walk before.
+   */
+  private mutable = false;
   private readonly at = new WalkPath();
 
   constructor(private readonly options: WalkOptions) {
@@ -138,7 +154,7 @@ class Walker {
         for (let i = 0; i < v.length; i++) {
           let element: unknown = v[i];
           // Go decodes a null element into the element's zero value (`[null]` → `[{}]`, `[""]`).
-          if (element === null && this.normalize) {
+          if (element === null && this.normalize && !Object.isFrozen(v)) {
             const zero = zeroOf(item);
             if (zero !== null) v[i] = element = zero;
           }
@@ -171,12 +187,15 @@ class Walker {
   /** An object's fields in the walk's order (see WalkOptions.keyOrder): the body's order by for-in, with no array of keys. */
   message(obj: Json, type: SchemaType): void {
     const struct = structName(type);
+    const outer = this.mutable;
+    this.mutable = this.normalize && !Object.isFrozen(obj);
     if (this.sorted) {
       for (const key of Object.keys(obj).sort(compareGoStrings)) this.field(obj, key, type, struct);
     } else {
-      // Deleting the field being visited (an unknown one) is safe in a for-in walk.
+      // Deleting the field being visited (an unknown or empty one) is safe in a for-in walk.
       for (const key in obj) this.field(obj, key, type, struct);
     }
+    this.mutable = outer;
   }
 
   /** A map's entry: a scalar is reported at its map's field (keys are not in Go's errorContext). */
@@ -205,23 +224,25 @@ class Walker {
       const keyPath = joinKey(this.at.text(), key);
       this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
       this.open.push(keyPath);
-      if (this.normalize) delete obj[key];
+      if (this.mutable) delete obj[key];
       return;
     }
-    const fieldType = prop.field.type;
+    const field = prop.field;
+    const fieldType = field.type;
     if (v === null || v === undefined) {
-      // Go leaves a non-pointer struct at its zero value for a JSON null: an empty object here.
-      if (v === null && this.normalize && fieldType.kind === 'message' && !prop.field.pointer) obj[key] = {};
+      if (v === null && this.mutable) nullField(obj, key, field);
       return;
     }
     // A scalar field is checked here: no step is made unless it is the wrong type.
     if (fieldType.kind === 'scalar') {
       if (!scalarFits(fieldType.scalar, v)) this.mismatchAtField(v, fieldType, struct, key);
+      else if (this.mutable && field.omitEmpty && !field.pointer && (v === 0 || v === false || v === '')) delete obj[key];
       return;
     }
     this.at.push(key, 0, true);
     this.value(v, fieldType, struct);
     this.at.pop();
+    if (this.mutable && field.omitEmpty && !field.pointer && isEmptyCollection(v, fieldType)) delete obj[key];
   }
 
   /** A mismatch of a value where the walk is (a list element or map value is reported at its list's or map's field). */
@@ -233,6 +254,36 @@ class Walker {
 }
 
 const STRING: ValueType = { kind: 'scalar', scalar: 'string' };
+
+/**
+ * A field sent as null, as Go's decode and encode leave it: a nil pointer, slice or map, or a
+ * non-pointer scalar at its zero value, is left out under `omitempty` and written otherwise
+ * (`"verbs": null`, `"containerPort": 0`); a non-pointer struct is its zero value, an empty
+ * object here. Special types (Time, Quantity, ...) keep the null they decode from.
+ */
+function nullField(obj: Json, key: string, field: FieldDef): void {
+  const type = field.type;
+  if (type.kind === 'message' && !field.pointer) {
+    obj[key] = {};
+  } else if (type.kind === 'special' && !field.pointer) {
+    return;
+  } else if (field.omitEmpty) {
+    delete obj[key];
+  } else if (type.kind === 'scalar' && !field.pointer && type.scalar !== 'bytes') {
+    obj[key] = zeroOf(type);
+  }
+}
+
+/** An empty list or map: what `omitempty` leaves out of Go's JSON, as it does zero scalars (structs never are). */
+function isEmptyCollection(v: unknown, type: ValueType): boolean {
+  if (type.kind === 'list') return Array.isArray(v) && v.length === 0;
+  if (type.kind === 'map') {
+    if (!isPlainObject(v)) return false;
+    for (const _ in v) return false;
+    return true;
+  }
+  return false;
+}
 
 /** Go's zero value of a list element decoded from null, or null where Go keeps nil. */
 function zeroOf(type: ValueType): unknown {

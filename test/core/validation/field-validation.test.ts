@@ -207,3 +207,91 @@ describe('fieldValidation on create', () => {
     expect(cm).not.toHaveProperty('extra');
   });
 });
+
+describe("Go's zero values on write (docs/API.md, \"Field validation\")", () => {
+  let dir: string;
+  let core: Core;
+  const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'keelson-zero-'));
+    core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming: createNaming('kubernetes'), clock: new ManualClock(Date.UTC(2026, 0, 1)) });
+    await core.ready();
+  });
+  afterAll(async () => {
+    await core.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  type Container = Record<string, unknown> & { ports?: Array<Record<string, unknown>> };
+  const body = (name: string, container: Container = {}, podSpec: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name, annotations: {}, finalizers: [], generateName: '' },
+    spec: {
+      replicas: 0,
+      minReadySeconds: 0,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27', ...container }], ...podSpec } },
+      ...spec,
+    },
+  });
+  const containerOf = (o: object) => ((o as { spec?: unknown }).spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0]!;
+  const podSpecOf = (o: object) => ((o as { spec?: unknown }).spec as { template: { spec: Record<string, unknown> } }).template.spec;
+
+  it('a create leaves out omitempty fields at their zero value, keeps pointers set to zero, and defaults what Go sees as unset', async () => {
+    const created = await core.create(
+      rs(),
+      body('zeros', { ports: [{ containerPort: 80, hostPort: 0, hostIP: '' }], stdin: false, imagePullPolicy: '', args: [], env: null }, { hostNetwork: false, nodeName: '', terminationGracePeriodSeconds: null, volumes: [] }),
+      {},
+      admin,
+    );
+    for (const obj of [created.object, await core.get(rs('zeros'), {}, admin)]) {
+      expect(obj.metadata).not.toHaveProperty('annotations');
+      expect(obj.metadata).not.toHaveProperty('finalizers');
+      expect(obj.metadata).not.toHaveProperty('generateName');
+      expect(obj.spec).toMatchObject({ replicas: 0 });
+      expect(obj.spec).not.toHaveProperty('minReadySeconds');
+      const container = containerOf(obj);
+      expect(container.ports).toEqual([{ containerPort: 80, protocol: 'TCP' }]);
+      for (const field of ['stdin', 'args', 'env']) expect(container).not.toHaveProperty(field);
+      // Go decodes "" as unset, so the default applies (IfNotPresent for a tagged image).
+      expect(container.imagePullPolicy).toBe('IfNotPresent');
+      const podSpec = podSpecOf(obj);
+      for (const field of ['hostNetwork', 'nodeName', 'volumes']) expect(podSpec).not.toHaveProperty(field);
+      expect(podSpec.terminationGracePeriodSeconds).toBe(30);
+    }
+  });
+
+  it('a null scalar without omitempty is its zero value, and validation judges that (containerPort: null as 0)', async () => {
+    const zero = await core.create(rs(), body('port-zero', { ports: [{ containerPort: 0 }] }), {}, admin).catch((e: StatusError) => e);
+    const nul = await core.create(rs(), body('port-null', { ports: [{ containerPort: null }] }), {}, admin).catch((e: StatusError) => e);
+    expect(StatusError.is(zero, 'Invalid')).toBe(true);
+    expect((nul as StatusError).status.details?.causes).toEqual((zero as StatusError).status.details?.causes);
+  });
+
+  it('updates and patches are held to the same rules', async () => {
+    const current = await core.get(rs('zeros'), {}, admin);
+    const spec = JSON.parse(JSON.stringify(current.spec)) as Record<string, unknown>;
+    (podSpecOf({ spec }) as Record<string, unknown>).hostPID = false;
+    containerOf({ spec }).tty = false;
+    const updated = await core.update(rs('zeros'), { ...current, spec: { ...spec, minReadySeconds: 0 } }, {}, admin);
+    expect(updated.object.spec).not.toHaveProperty('minReadySeconds');
+    expect(podSpecOf(updated.object)).not.toHaveProperty('hostPID');
+    expect(containerOf(updated.object)).not.toHaveProperty('tty');
+    const patched = await core.patch(rs('zeros'), { type: 'merge', body: { metadata: { annotations: {} }, spec: { minReadySeconds: 0, template: { spec: { hostIPC: false } } } } }, {}, admin);
+    expect(patched.object.spec).not.toHaveProperty('minReadySeconds');
+    expect(podSpecOf(patched.object)).not.toHaveProperty('hostIPC');
+    expect(patched.object.metadata).not.toHaveProperty('annotations');
+    // Unchanged by either: the write stored the same content.
+    expect(patched.object.metadata?.generation).toBe(current.metadata?.generation);
+  });
+
+  it("an in-process update built from frozen objects (the watch cache's) is walked without changing them", async () => {
+    const current = await core.get(rs('zeros'), {}, admin);
+    const frozenSpec = Object.freeze({ ...(current.spec as object), minReadySeconds: 0 });
+    const updated = await core.update(rs('zeros'), { ...current, metadata: { ...current.metadata, annotations: {} }, spec: frozenSpec }, {}, admin);
+    expect(updated.object.metadata).not.toHaveProperty('annotations');
+    expect((updated.object.spec as { minReadySeconds?: number }).minReadySeconds).toBe(0);
+  });
+});
