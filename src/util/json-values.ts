@@ -38,6 +38,33 @@ export function isPlainJson(value: unknown, frozenIsPlain = false): boolean {
   return true;
 }
 
+/**
+ * Whether two JSON-shaped values write the same JSON up to the order of object keys: what Go's
+ * semantic equality of decoded structs and maps answers (upstream's apiequality.Semantic.DeepEqual).
+ * Undefined object members are not written, so they count as absent.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in x) {
+    const v = x[key];
+    if (v === undefined) continue;
+    count++;
+    if (!jsonEqual(v, y[key])) return false;
+  }
+  for (const key in y) if (y[key] !== undefined) count--;
+  return count === 0;
+}
+
 /** A deep copy of JSON-shaped data (objects are plain JSON data throughout the server). */
 export function deepCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);

@@ -13,6 +13,7 @@ import { forbidden } from '../../status';
 import { nodeIdentity } from '../node-identity';
 import type { AdmissionReader } from './reader';
 import type { AdmissionAttributes, AdmissionPlugin } from './types';
+import { jsonEqual } from '../../util/json-values';
 
 interface PodLike extends ApiObject {
   spec?: {
@@ -59,7 +60,7 @@ export function nodeRestriction({ naming, reader }: NodeRestrictionOptions): Adm
       if (a.operation !== 'UPDATE') throw refuse(a, `unexpected operation "${a.operation}"`);
       const old = await storedPod(a);
       if (old?.spec?.nodeName !== node) throw refuse(a, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
-      if (JSON.stringify(old?.metadata?.labels ?? {}) !== JSON.stringify(a.object?.metadata?.labels ?? {})) {
+      if (!jsonEqual(old?.metadata?.labels ?? {}, a.object?.metadata?.labels ?? {})) {
         throw refuse(a, `node "${node}" cannot update labels through pod status`);
       }
       return;

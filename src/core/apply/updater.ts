@@ -13,6 +13,7 @@ import { ensureNamedFieldsAreMembers, mergeValues, removeItems } from './merge';
 import { FieldSet } from './set';
 import type { Atom } from './typed';
 import { type Comparison, type ValidationError, compareValues, fieldSetOf } from './walk';
+import { jsonEqual } from '../../util/json-values';
 
 export interface VersionedSet {
   readonly set: FieldSet;
@@ -181,7 +182,7 @@ export function applyOwnership(live: unknown, config: unknown, managers: Managed
   out.set(manager, { set: filter(configSet, opts.ignore), apiVersion: opts.version, applied: true });
   merged = prune(merged, out, manager, lastSet, opts.atom);
   update(live, merged, out, manager, force, opts);
-  return { object: jsonEquals(live, merged) ? undefined : merged, managers: restore(out, opts) };
+  return { object: jsonEqual(live, merged) ? undefined : merged, managers: restore(out, opts) };
 }
 
 /**
@@ -199,18 +200,4 @@ function prune(merged: unknown, managers: ManagedFields, manager: string, lastSe
   const pruned2 = removeItems(merged, mergedSet.difference(pruned1Set.union(named(managed))), atom);
   const pruned2Set = named(fieldSetOf(pruned2, atom));
   return removeItems(merged, mergedSet.difference(pruned2Set).intersection(named(lastSet.set)), atom);
-}
-
-function jsonEquals(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) if ((v as Record<string, unknown>)[k] !== undefined) out[k] = sortKeys((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
 }

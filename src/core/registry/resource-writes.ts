@@ -22,7 +22,7 @@ import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/meta
 import { objectKey } from '../storage/keys';
 import { type ObjectForm, encodeCreatedForStorage, objectForm } from '../storage/object-codec';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { deepCopy } from '../../util/json-values';
+import { deepCopy, jsonEqual } from '../../util/json-values';
 import { fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
 import { managedFieldsAfterUpdate } from '../apply';
 import { parseResourceVersion } from './list-options';
@@ -282,7 +282,9 @@ export class ResourceWrites {
           const kv = await this.deps.store.create(key, bytes);
           return { object: asWritten(this.form.asRead(next), kv), created: true };
         }
-        if (Buffer.compare(Buffer.from(bytes), Buffer.from(this.form.encode(currentObj!))) === 0) {
+        // Unchanged as Go compares decoded objects (upstream compares its canonical encoding):
+        // key order aside, which a merge or an apply may change.
+        if (jsonEqual(next, currentObj)) {
           return { object: currentObj!, created: false };
         }
         written?.expect(key, bytes, next);
@@ -354,7 +356,7 @@ export class ResourceWrites {
     const sub = scope === 'main' ? undefined : this.def[scope]!;
     if (sub) sub.prepareForUpdate(obj, current, sctx);
     else this.def.prepareForUpdate?.(obj, current, sctx);
-    if (this.def.tracksGeneration && scope === 'main' && JSON.stringify(obj.spec) !== JSON.stringify(current.spec)) {
+    if (this.def.tracksGeneration && scope === 'main' && !jsonEqual(obj.spec, current.spec)) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
     const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj, { update: true })];

@@ -9,6 +9,7 @@ import { fieldErrors, type FieldError, type FieldPath } from '../validation/fiel
 import { invalidWithRendering } from '../validation/go-format';
 import { validateLabelName } from '../validation/metadata';
 import type { MetaLabelSelector } from '../validation/selectors';
+import { jsonEqual } from '../../util/json-values';
 
 export type LabelSelector = MetaLabelSelector;
 
@@ -164,5 +165,5 @@ export function validateMatchConditions(conditions: readonly MatchCondition[] | 
 /** Ratcheting: an update that leaves every webhook's match conditions as they were does not re-check them. */
 export function matchConditionsUnchanged(next: ReadonlyArray<{ matchConditions?: MatchCondition[] }>, old: ReadonlyArray<{ matchConditions?: MatchCondition[] }>): boolean {
   if (next.length !== old.length) return false;
-  return next.every((hook, i) => JSON.stringify(hook.matchConditions ?? null) === JSON.stringify(old[i]!.matchConditions ?? null));
+  return next.every((hook, i) => jsonEqual(hook.matchConditions ?? null, old[i]!.matchConditions ?? null));
 }

@@ -14,7 +14,7 @@ import { invalidWithRendering } from '../validation/go-format';
 import { isDns1035Label, isDns1123Subdomain, isQualifiedName, isValidPathSegmentName } from '../validation/names';
 import { validateLabelSelector } from '../validation/selectors';
 import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
-import { deepCopy } from '../../util/json-values';
+import { deepCopy, jsonEqual } from '../../util/json-values';
 import {
   defaultRule,
   FAILURE_POLICIES,
@@ -372,7 +372,7 @@ const BINDING_TABLE: TableDefinition<ValidatingAdmissionPolicyBinding> = {
 
 /** An update re-checks match conditions only when they or the paramKind changed (upstream's ratcheting). */
 function matchConditionsTouched(p: ValidatingAdmissionPolicy, old: ValidatingAdmissionPolicy): boolean {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  const same = (a: unknown, b: unknown) => jsonEqual(a ?? null, b ?? null);
   return !same(p.spec?.paramKind, old.spec?.paramKind) || !same(p.spec?.matchConditions, old.spec?.matchConditions);
 }
 

@@ -30,6 +30,7 @@ import {
 } from './admission-rules';
 import { defineTyped, STANDARD_VERBS } from './common';
 import type { DefineResource, ResourceDefinition } from './definition';
+import { jsonEqual } from '../../util/json-values';
 
 /** An in-cluster service that serves a webhook; `port` defaults to 443. */
 export interface ServiceReference {
@@ -226,7 +227,7 @@ function webhookTable<T extends WebhookConfiguration>(): TableDefinition<T> {
 /** The generation counts changes of `webhooks` (the kinds have no spec). */
 function bumpGenerationOnChange(config: WebhookConfiguration, old: WebhookConfiguration): void {
   const meta = (config.metadata ??= {});
-  if (JSON.stringify(config.webhooks ?? null) !== JSON.stringify(old.webhooks ?? null)) meta.generation = (old.metadata?.generation ?? 0) + 1;
+  if (!jsonEqual(config.webhooks ?? null, old.webhooks ?? null)) meta.generation = (old.metadata?.generation ?? 0) + 1;
 }
 
 function defineWebhookConfigurations<T extends WebhookConfiguration>(
