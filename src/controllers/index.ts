@@ -17,6 +17,7 @@ import { AdmissionPolicyStatusController } from './admission-policy-status';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { LeaderElector } from './leader-election';
 import { Scheduler, SCHEDULER_USER } from './scheduler';
+import { NodeLifecycleController, TaintEvictionController } from './node-lifecycle';
 import { type Clock, systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -30,6 +31,7 @@ export { EventRecorder } from './events';
 export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } from './leader-election';
 export { RootCaPublisher } from './root-ca-publisher';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
+export { NodeLifecycleController, TaintEvictionController, NODE_MONITOR_PERIOD_MS, NODE_MONITOR_GRACE_PERIOD_MS, NODE_STARTUP_GRACE_PERIOD_MS } from './node-lifecycle';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
@@ -43,6 +45,8 @@ export const CONTROLLER_NAMES = [
   'tokencleaner',
   'bootstrapsigner',
   'validatingadmissionpolicy-status-controller',
+  'node-lifecycle-controller',
+  'taint-eviction-controller',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -97,6 +101,8 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string
   tokencleaner: 'token-cleaner',
   bootstrapsigner: 'bootstrap-signer',
   'validatingadmissionpolicy-status-controller': 'validatingadmissionpolicy-status-controller',
+  'node-lifecycle-controller': 'node-controller',
+  'taint-eviction-controller': 'node-controller',
 };
 
 /** The user a controller acts as. */
@@ -160,6 +166,21 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     const c = new AdmissionPolicyStatusController({ core, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log });
     c.start();
     running.push(c);
+  }
+  if ((names.includes('node-lifecycle-controller') || names.includes('taint-eviction-controller')) && !served(core, '', 'nodes')) {
+    log?.('node lifecycle and taint eviction controllers: not started, nodes are not served (--runtime-config)');
+  } else {
+    const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log };
+    if (names.includes('node-lifecycle-controller')) {
+      const c = new NodeLifecycleController({ ...nodeOptions, user: userOf('node-lifecycle-controller') });
+      c.start();
+      running.push(c);
+    }
+    if (names.includes('taint-eviction-controller')) {
+      const c = new TaintEvictionController({ ...nodeOptions, user: userOf('taint-eviction-controller') });
+      c.start();
+      running.push(c);
+    }
   }
   return {
     stop: async () => running.forEach((c) => c.stop()),

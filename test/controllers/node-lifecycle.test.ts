@@ -1,0 +1,169 @@
+/**
+ * The node lifecycle and taint eviction controllers against the in-process core (embedded store),
+ * on a ManualClock: the test acts as the node's kubelet (its Lease and Ready condition), and the
+ * controllers mark the node Unknown once it goes quiet, taint it, mark its pods not Ready and
+ * evict them by their tolerations; a node heard from again loses its taints.
+ */
+import type { ApiObject, ResourceTarget } from '../../src/core';
+import { NodeLifecycleController, TaintEvictionController } from '../../src/controllers';
+import { createNaming } from '../../src/naming';
+import { ManualClock, rfc3339, rfc3339Micro } from '../../src/clock';
+import { ctx, eventually, getOrUndefined, openCore, pods, type TestCore } from './support';
+
+const naming = createNaming('kubernetes');
+const nodes = (name?: string, subresource?: string): ResourceTarget => ({ group: '', version: 'v1', resource: 'nodes', name, subresource });
+const leases = (name?: string): ResourceTarget => ({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'kube-node-lease', name });
+const coreEvents = (ns: string): ResourceTarget => ({ group: '', version: 'v1', resource: 'events', namespace: ns });
+
+type Condition = { type: string; status: string; reason?: string; message?: string; lastHeartbeatTime?: string; lastTransitionTime?: string };
+type Taint = { key: string; effect: string; timeAdded?: string };
+type NodeLike = ApiObject & { spec?: { taints?: Taint[] }; status?: { conditions?: Condition[] } };
+type PodLike = ApiObject & { status?: { conditions?: Condition[] } };
+
+const UNREACHABLE = 'node.kubernetes.io/unreachable';
+
+describe('node lifecycle and taint eviction', () => {
+  let t: TestCore;
+  let clock: ManualClock;
+  let lifecycle: NodeLifecycleController;
+  let eviction: TaintEvictionController;
+
+  const node = async (name: string) => (await t.core.get(nodes(name), {}, ctx)) as NodeLike;
+  const ready = (n: NodeLike) => n.status?.conditions?.find((c) => c.type === 'Ready');
+  const podReady = (p: PodLike) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+  /** What the node's kubelet does: post Ready with a fresh heartbeat, and renew its Lease. */
+  async function postReady(name: string): Promise<void> {
+    const current = await node(name);
+    const stamp = rfc3339(clock.now());
+    const conditions: Condition[] = [
+      { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available', lastHeartbeatTime: stamp, lastTransitionTime: stamp },
+      { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: stamp, lastTransitionTime: stamp },
+    ];
+    await t.core.update(nodes(name, 'status'), { ...current, status: { ...current.status, conditions } }, {}, ctx);
+  }
+
+  async function renewLease(name: string): Promise<void> {
+    const spec = { holderIdentity: name, leaseDurationSeconds: 40, renewTime: rfc3339Micro(clock.now()) };
+    const current = await getOrUndefined(t.core, leases(name));
+    if (current) await t.core.update(leases(name), { ...current, spec }, {}, ctx);
+    else await t.core.create(leases(), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' }, spec }, {}, ctx);
+  }
+
+  async function runningPod(name: string, tolerations?: unknown[]): Promise<void> {
+    const spec: Record<string, unknown> = { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] };
+    if (tolerations) spec.tolerations = tolerations;
+    const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec }, {}, ctx);
+    const stamp = rfc3339(clock.now());
+    const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: stamp }));
+    await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase: 'Running', conditions } }, {}, ctx);
+  }
+
+  const pod = (name: string) => getOrUndefined(t.core, pods('default', name)) as Promise<PodLike | undefined>;
+  const settle = async () => {
+    await lifecycle.idle();
+    await eviction.idle();
+  };
+
+  beforeEach(async () => {
+    t = await openCore();
+    clock = new ManualClock(Date.UTC(2026, 0, 1));
+    await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, {}, ctx);
+    await postReady('n1');
+    await renewLease('n1');
+    // A pod that does not wait, one with the 300 s the DefaultTolerationSeconds plugin gives, one that tolerates forever.
+    await runningPod('at-once', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]);
+    await runningPod('default-toleration', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }]);
+    await runningPod('forever', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute' }]);
+    const options = { core: t.core, naming, clock, user: ctx.user };
+    lifecycle = new NodeLifecycleController(options);
+    eviction = new TaintEvictionController(options);
+    lifecycle.start();
+    eviction.start();
+    await settle();
+  });
+
+  afterEach(async () => {
+    lifecycle.stop();
+    eviction.stop();
+    await t.close();
+  });
+
+  it('a node heard from through its Lease stays Ready; one quiet for 50 s is Unknown, tainted, its pods not Ready, and evicted by their tolerations', async () => {
+    // The Lease alone keeps the node Ready, as the kubelet's heartbeat between status reports
+    // (the controller hears of the renewal at 30 s, or at the latest at its look at 55 s).
+    clock.advance(30_000);
+    await renewLease('n1');
+    clock.advance(25_000);
+    await settle();
+    expect(ready(await node('n1'))).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    expect((await node('n1')).spec?.taints).toBeUndefined();
+
+    clock.advance(60_000);
+    await eventually(async () => ready(await node('n1'))?.status === 'Unknown');
+    const quiet = await node('n1');
+    expect(ready(quiet)).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' });
+    expect(quiet.status?.conditions?.find((c) => c.type === 'MemoryPressure')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
+    await eventually(async () => ((await node('n1')).spec?.taints ?? []).length === 2);
+    const taints = (await node('n1')).spec!.taints!;
+    expect(taints.map(({ key, effect }) => ({ key, effect }))).toEqual([
+      { key: UNREACHABLE, effect: 'NoSchedule' },
+      { key: UNREACHABLE, effect: 'NoExecute' },
+    ]);
+    expect(taints[1]!.timeAdded).toBe(rfc3339(clock.now()));
+
+    // Pods on it are not Ready; the one that does not wait is evicted now, with upstream's condition.
+    await eventually(async () => podReady((await pod('forever'))!) === 'False' && podReady((await pod('default-toleration'))!) === 'False');
+    await eventually(async () => (await pod('at-once'))?.metadata?.deletionTimestamp !== undefined);
+    expect((await pod('at-once'))!.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({
+      status: 'True',
+      reason: 'DeletionByTaintManager',
+      message: 'Taint manager: deleting due to NoExecute taint',
+    });
+    await settle();
+    expect((await pod('default-toleration'))?.metadata?.deletionTimestamp).toBeUndefined();
+
+    // The 300 s toleration runs out; the one without tolerationSeconds stays.
+    clock.advance(299_000);
+    await settle();
+    expect((await pod('default-toleration'))?.metadata?.deletionTimestamp).toBeUndefined();
+    clock.advance(1_000);
+    await eventually(async () => (await pod('default-toleration'))?.metadata?.deletionTimestamp !== undefined);
+    await settle();
+    expect((await pod('forever'))?.metadata?.deletionTimestamp).toBeUndefined();
+
+    const events = (await t.core.list(coreEvents('default'), {}, ctx)).items as Array<ApiObject & { reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }>;
+    expect(events.find((e) => e.involvedObject?.kind === 'Node' && e.reason === 'NodeNotReady')?.message).toBe('Node n1 status is now: NodeNotReady');
+    expect(events.find((e) => e.involvedObject?.name === 'forever' && e.reason === 'NodeNotReady')?.message).toBe('Node is not ready');
+    expect(events.find((e) => e.involvedObject?.name === 'at-once' && e.reason === 'TaintManagerEviction')?.message).toBe('Marking for deletion Pod default/at-once');
+  });
+
+  it('a node that reports again loses its taints, and a scheduled eviction is cancelled', async () => {
+    clock.advance(55_000);
+    await eventually(async () => ((await node('n1')).spec?.taints ?? []).length === 2);
+    clock.advance(100_000);
+    await settle();
+    await postReady('n1');
+    await renewLease('n1');
+    await eventually(async () => (await node('n1')).spec?.taints === undefined);
+    expect(ready(await node('n1'))?.status).toBe('True');
+    // Past the 300 s the pod would have had: it stays.
+    clock.advance(250_000);
+    await settle();
+    expect((await pod('default-toleration'))?.metadata?.deletionTimestamp).toBeUndefined();
+    const events = (await t.core.list(coreEvents('default'), {}, ctx)).items as Array<ApiObject & { reason?: string; message?: string }>;
+    expect(events.some((e) => e.reason === 'NodeReady' && e.message === 'Node n1 status is now: NodeReady')).toBe(true);
+    expect(events.some((e) => e.reason === 'TaintManagerEviction' && e.message === 'Cancelling deletion of Pod default/default-toleration')).toBe(true);
+  });
+
+  it('a node that never posts Ready is Unknown 60 s after it was created (NodeStatusNeverUpdated)', async () => {
+    await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'silent' } }, {}, ctx);
+    clock.advance(55_000);
+    await renewLease('n1');
+    await settle();
+    expect(ready(await node('silent'))).toBeUndefined();
+    clock.advance(70_000);
+    await eventually(async () => ready(await node('silent'))?.status === 'Unknown');
+    expect(ready(await node('silent'))).toMatchObject({ reason: 'NodeStatusNeverUpdated', message: 'Kubelet never posted node status.' });
+  });
+});
