@@ -172,7 +172,8 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   } else {
     const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log };
     if (names.includes('node-lifecycle-controller')) {
-      const c = new NodeLifecycleController({ ...nodeOptions, user: userOf('node-lifecycle-controller') });
+      const leases = served(core, core.naming.groups.coordination, 'leases');
+      const c = new NodeLifecycleController({ ...nodeOptions, leases, user: userOf('node-lifecycle-controller') });
       c.start();
       running.push(c);
     }

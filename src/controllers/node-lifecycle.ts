@@ -90,6 +90,8 @@ export interface NodeLifecycleOptions {
    * informers, so the node controller's own role need not read Leases.
    */
   watchAs?: UserInfo;
+  /** Whether Leases are served (`--runtime-config`); without them only the Ready condition is heard. Default true. */
+  leases?: boolean;
   clock: Clock;
   monitorPeriodMs?: number;
   gracePeriodMs?: number;
@@ -107,7 +109,7 @@ interface Health {
 
 export class NodeLifecycleController {
   private readonly nodes: Informer;
-  private readonly leases: Informer;
+  private readonly leases: Informer | undefined;
   private readonly pods: Informer;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
@@ -123,7 +125,7 @@ export class NodeLifecycleController {
     this.queue = new WorkQueue<string>((n) => n, (n) => this.sync(n));
     const onNode = (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : this.all());
     this.nodes = new Informer(options.core, nodesTarget, watch, onNode, options.clock);
-    this.leases = new Informer(options.core, { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease }, watch, onNode, options.clock);
+    this.leases = options.leases === false ? undefined : new Informer(options.core, { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease }, watch, onNode, options.clock);
     this.pods = new Informer(options.core, podsTarget, watch, (c?: InformerChange) => {
       const node = (c?.object as PodLike | undefined)?.spec?.nodeName;
       if (!c) this.all();
@@ -133,7 +135,7 @@ export class NodeLifecycleController {
   }
 
   start(): void {
-    const synced = Promise.all([this.nodes.synced, this.leases.synced, this.pods.synced]);
+    const synced = Promise.all([this.nodes.synced, this.leases?.synced, this.pods.synced]);
     this.queue.startWhen(synced, (err) => this.options.log?.(`node-lifecycle-controller: informers failed to start: ${err.message}`));
     this.cancelMonitor = this.options.clock.setInterval(() => this.all(), this.options.monitorPeriodMs ?? NODE_MONITOR_PERIOD_MS);
   }
@@ -146,7 +148,7 @@ export class NodeLifecycleController {
     this.cancelMonitor?.();
     this.queue.stop();
     this.nodes.stop();
-    this.leases.stop();
+    this.leases?.stop();
     this.pods.stop();
   }
 
@@ -182,7 +184,7 @@ export class NodeLifecycleController {
     const now = this.options.clock.now();
     const name = node.metadata!.name!;
     const ready = readyOf(node);
-    const lease = this.leases.objects.get(`${this.options.naming.namespaces.nodeLease}/${name}`);
+    const lease = this.leases?.objects.get(`${this.options.naming.namespaces.nodeLease}/${name}`);
     const renew = (lease?.spec as { renewTime?: string } | undefined)?.renewTime;
     let h = this.health.get(name);
     if (!h) {
