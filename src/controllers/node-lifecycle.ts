@@ -34,6 +34,7 @@ import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
+import type { Taint, Toleration } from '../core/resources/nodes';
 import { EventRecorder } from './events';
 import { tolerates } from './scheduler';
 import { WorkQueue } from './work-queue';
@@ -51,21 +52,6 @@ interface Condition {
   lastProbeTime?: string | null;
   reason?: string;
   message?: string;
-}
-
-interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-  timeAdded?: string;
-}
-
-interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
 }
 
 type NodeLike = ApiObject & { spec?: { unschedulable?: boolean; taints?: Taint[] }; status?: { conditions?: Condition[] } };

@@ -18,6 +18,7 @@
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import { quantityValue } from '../core/resources/quantity';
+import type { Taint, Toleration } from '../core/resources/nodes';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
@@ -32,19 +33,6 @@ export interface SchedulerOptions {
   naming: Naming;
   clock: Clock;
   log?: (message: string) => void;
-}
-
-interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-}
-
-interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
 }
 
 interface NodeSelectorRequirement {

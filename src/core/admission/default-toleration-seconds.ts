@@ -6,16 +6,9 @@
  */
 import type { Naming } from '../../naming';
 import type { AdmissionPlugin } from './types';
+import type { Toleration } from '../resources/nodes';
 
 export const DEFAULT_TOLERATION_SECONDS = 300;
-
-interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
 
 export function defaultTolerationSeconds(naming: Naming, seconds = DEFAULT_TOLERATION_SECONDS): AdmissionPlugin {
   const keys = [naming.key('not-ready', 'node'), naming.key('unreachable', 'node')];

@@ -21,6 +21,15 @@ export interface Taint {
   timeAdded?: string;
 }
 
+/** A pod's toleration of node taints (core/v1 Toleration). */
+export interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number;
+}
+
 export interface NodeCondition {
   type: string;
   status: string;
