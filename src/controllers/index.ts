@@ -18,6 +18,7 @@ import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { LeaderElector } from './leader-election';
 import { Scheduler, SCHEDULER_USER } from './scheduler';
 import { NodeLifecycleController, TaintEvictionController } from './node-lifecycle';
+import { PodGarbageCollector } from './pod-gc';
 import { type Clock, systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -32,6 +33,7 @@ export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } 
 export { RootCaPublisher } from './root-ca-publisher';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
 export { NodeLifecycleController, TaintEvictionController, NODE_MONITOR_PERIOD_MS, NODE_MONITOR_GRACE_PERIOD_MS, NODE_STARTUP_GRACE_PERIOD_MS } from './node-lifecycle';
+export { PodGarbageCollector, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, TERMINATED_POD_GC_THRESHOLD } from './pod-gc';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
@@ -45,8 +47,9 @@ export const CONTROLLER_NAMES = [
   'tokencleaner',
   'bootstrapsigner',
   'validatingadmissionpolicy-status-controller',
-  'node-lifecycle-controller',
+  'nodelifecycle',
   'taint-eviction-controller',
+  'podgc',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -101,8 +104,9 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string
   tokencleaner: 'token-cleaner',
   bootstrapsigner: 'bootstrap-signer',
   'validatingadmissionpolicy-status-controller': 'validatingadmissionpolicy-status-controller',
-  'node-lifecycle-controller': 'node-controller',
+  nodelifecycle: 'node-controller',
   'taint-eviction-controller': 'node-controller',
+  podgc: 'pod-garbage-collector',
 };
 
 /** The user a controller acts as. */
@@ -167,18 +171,23 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     c.start();
     running.push(c);
   }
-  if ((names.includes('node-lifecycle-controller') || names.includes('taint-eviction-controller')) && !served(core, '', 'nodes')) {
-    log?.('node lifecycle and taint eviction controllers: not started, nodes are not served (--runtime-config)');
+  if (['nodelifecycle', 'taint-eviction-controller', 'podgc'].some((n) => names.includes(n as ControllerName)) && !served(core, '', 'nodes')) {
+    log?.('node lifecycle, taint eviction and pod garbage collection: not started, nodes are not served (--runtime-config)');
   } else {
     const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log };
-    if (names.includes('node-lifecycle-controller')) {
+    if (names.includes('nodelifecycle')) {
       const leases = served(core, core.naming.groups.coordination, 'leases');
-      const c = new NodeLifecycleController({ ...nodeOptions, leases, user: userOf('node-lifecycle-controller') });
+      const c = new NodeLifecycleController({ ...nodeOptions, leases, user: userOf('nodelifecycle') });
       c.start();
       running.push(c);
     }
     if (names.includes('taint-eviction-controller')) {
       const c = new TaintEvictionController({ ...nodeOptions, user: userOf('taint-eviction-controller') });
+      c.start();
+      running.push(c);
+    }
+    if (names.includes('podgc')) {
+      const c = new PodGarbageCollector({ ...nodeOptions, user: userOf('podgc') });
       c.start();
       running.push(c);
     }

@@ -1,6 +1,6 @@
 /**
  * Node health, as upstream's node lifecycle and taint eviction controllers (kube-controller-manager's
- * `node-lifecycle-controller` and `taint-eviction-controller`). Ordinary API clients of the core.
+ * `nodelifecycle` and `taint-eviction-controller`). Ordinary API clients of the core.
  *
  * The node lifecycle controller looks at every node each `monitorPeriodMs` (5 s):
  *

@@ -7,6 +7,7 @@ import { createStore, type Store } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { buildFeatureGates } from '../../src/features';
 import { StatusError } from '../../src/status';
+import type { Clock } from '../../src/clock';
 
 export const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'kubectl/v1.32.4 (linux/amd64) kubernetes/abc' };
 export const rs = (ns: string, name?: string): ResourceTarget => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: ns, name });
@@ -19,10 +20,10 @@ export interface TestCore {
   close(): Promise<void>;
 }
 
-export async function openCore(gates: Record<string, boolean> = {}): Promise<TestCore> {
+export async function openCore(gates: Record<string, boolean> = {}, clock?: Clock): Promise<TestCore> {
   const dir = mkdtempSync(join(tmpdir(), 'keelson-ctrl-'));
   const store = createStore({ kind: 'embedded', dataDir: dir });
-  const core = createCore({ store, naming: createNaming('kubernetes'), features: buildFeatureGates(gates).gates, compactionIntervalMs: 0 });
+  const core = createCore({ store, naming: createNaming('kubernetes'), features: buildFeatureGates(gates).gates, compactionIntervalMs: 0, ...(clock ? { clock } : {}) });
   await core.ready();
   return {
     core,
