@@ -20,7 +20,7 @@ import type {
 } from './api';
 import type { ResourceDefinition, Verb } from './resources/definition';
 import { verbsAt } from './resources/endpoints';
-import { builtinResources } from './resources';
+import { builtinResources, SYSTEM_PRIORITY_CLASSES, type PriorityClass } from './resources';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
 import { type Clock, pause, systemClock } from '../clock';
@@ -45,6 +45,7 @@ import {
   cachedThenLive,
   GENERIC_APISERVER_PLUGINS,
   defaultTolerationSeconds,
+  priorityAdmission,
   mutatingAdmissionWebhook,
   namespaceLifecycle,
   nodeRestriction,
@@ -211,6 +212,15 @@ class InProcessCore implements Core {
       NamespaceLifecycle: () => namespaceLifecycle({ namespaces: new ResourceReads(nsDef, storage(nsDef), naming), immortal: [ns.default, ns.system, ns.public] }),
       ServiceAccount: () => serviceAccountAdmission({ naming, reader }),
       NodeRestriction: () => nodeRestriction({ naming, reader }),
+      Priority: () =>
+        priorityAdmission({
+          naming,
+          reader,
+          classes: async () => {
+            const store = this.stores.get(naming.groups.scheduling, 'v1', 'priorityclasses');
+            return store ? ((await store.reads.list(undefined, { resourceVersion: '0' })).items as PriorityClass[]) : [];
+          },
+        }),
       DefaultTolerationSeconds: () => defaultTolerationSeconds(naming),
       MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),
       ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader }),
@@ -428,8 +438,24 @@ class InProcessCore implements Core {
         }
       }
     }
+    await this.bootstrapPriorityClasses(system);
     await this.cache.whenReady();
     await this.dynamicAdmission.synced();
+  }
+
+  /** The system PriorityClasses, when served (upstream's scheduling/bootstrap-system-priority-classes hook); one that exists is left as it is. */
+  private async bootstrapPriorityClasses(ctx: RequestContext): Promise<void> {
+    const group = this.naming.groups.scheduling;
+    const store = this.stores.get(group, 'v1', 'priorityclasses');
+    if (!store) return;
+    for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) {
+      const pc: PriorityClass = { apiVersion: `${group}/v1`, kind: 'PriorityClass', metadata: { name }, value, description };
+      try {
+        await store.writes.create(writeRequest({ namespace: undefined, options: {}, ctx }), pc);
+      } catch (err) {
+        if (!StatusError.is(err, 'AlreadyExists')) throw err;
+      }
+    }
   }
 
   async close(): Promise<void> {

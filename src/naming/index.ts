@@ -37,6 +37,7 @@ export interface Naming {
     readonly rbac: string;
     readonly events: string;
     readonly coordination: string;
+    readonly scheduling: string;
     readonly meta: string;
     readonly authentication: string;
     readonly authorization: string;
@@ -102,6 +103,7 @@ export type GroupKey =
   | 'rbac'
   | 'events'
   | 'coordination'
+  | 'scheduling'
   | 'authentication'
   | 'authorization'
   | 'admissionregistration'
@@ -116,6 +118,7 @@ export function createNaming(vendor: Vendor): Naming {
     rbac: group('rbac.authorization'),
     events: group('events'),
     coordination: group('coordination'),
+    scheduling: group('scheduling'),
     meta: group('meta'),
     authentication: group('authentication'),
     authorization: group('authorization'),
@@ -140,6 +143,7 @@ export function createNaming(vendor: Vendor): Naming {
       rbac: groups.rbac,
       events: groups.events,
       coordination: groups.coordination,
+      scheduling: groups.scheduling,
       authentication: groups.authentication,
       authorization: groups.authorization,
       admissionregistration: groups.admissionregistration,

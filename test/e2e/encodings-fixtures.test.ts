@@ -159,7 +159,7 @@ describeWithFixtures('upstream wire fixtures through the running server', () => 
 
   beforeAll(async () => {
     // The fixtures round-trip as sent: no admission plugin that fills in a pod.
-    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY, '--disable-admission-plugins', 'ServiceAccount,DefaultTolerationSeconds']);
+    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY, '--disable-admission-plugins', 'ServiceAccount,Priority,DefaultTolerationSeconds']);
     const ns = await request(`${server.url}/api/v1/namespaces`, server.admin, 'POST', { 'content-type': 'application/json' }, Buffer.from('{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fixtures"}}'));
     expect(ns.status).toBe(201);
   });

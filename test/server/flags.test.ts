@@ -36,7 +36,7 @@ describe('flags', () => {
       vendor: 'platform',
       enableAdmissionPlugins: [],
       disableAdmissionPlugins: [],
-      admissionPlugins: ['NamespaceLifecycle', 'ServiceAccount', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook'],
+      admissionPlugins: ['NamespaceLifecycle', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook'],
       controllers: ['*'],
       simulatedNodes: 1,
       leaderElect: true,
@@ -114,6 +114,7 @@ describe('flags', () => {
     expect(config(['--enable-admission-plugins', 'ValidatingAdmissionWebhook,NodeRestriction', '--disable-admission-plugins=ServiceAccount']).admissionPlugins).toEqual([
       'NamespaceLifecycle',
       'NodeRestriction',
+      'Priority',
       'DefaultTolerationSeconds',
       'MutatingAdmissionWebhook',
       'ValidatingAdmissionPolicy',

@@ -4,6 +4,7 @@ export { AdmissionPluginsError, GENERIC_APISERVER_PLUGINS, IMPLEMENTED_PLUGINS, 
 export { type AdmissionReader, cachedThenLive } from './reader';
 export { serviceAccountAdmission } from './service-account';
 export { defaultTolerationSeconds } from './default-toleration-seconds';
+export { priorityAdmission } from './priority';
 export { nodeRestriction } from './node-restriction';
 export { alwaysAdmit, alwaysDeny } from './always';
 export { mutatingAdmissionWebhook, validatingAdmissionWebhook } from './webhook/dispatcher';

@@ -71,6 +71,7 @@ export const IMPLEMENTED_PLUGINS: ReadonlySet<string> = new Set([
   'NamespaceLifecycle',
   'ServiceAccount',
   'NodeRestriction',
+  'Priority',
   'DefaultTolerationSeconds',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionPolicy',

@@ -12,6 +12,7 @@ import { defineNamespaces } from './namespaces';
 import { defineBindings, definePods } from './pods';
 import { defineNodes } from './nodes';
 import { defineLeases } from './leases';
+import { definePriorityClasses } from './priorityclasses';
 import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
 import { defineValidatingAdmissionPolicies, defineValidatingAdmissionPolicyBindings } from './validatingadmissionpolicies';
 import { defineReplicaSets } from './replicasets';
@@ -44,6 +45,7 @@ const BUILTIN = [
   defineCoreEvents,
   defineEvents,
   defineLeases,
+  definePriorityClasses,
   defineMutatingWebhookConfigurations,
   defineValidatingWebhookConfigurations,
   defineValidatingAdmissionPolicies,
@@ -66,6 +68,8 @@ export type { Pod, PodStatus, PodCondition } from './pods';
 export type { Node, NodeSpec, NodeStatus, NodeCondition, Taint } from './nodes';
 export { nodeIsReady, TAINT_EFFECTS } from './nodes';
 export type { Lease, LeaseSpec } from './leases';
+export type { PriorityClass } from './priorityclasses';
+export { SYSTEM_PRIORITY_CLASSES } from './priorityclasses';
 export type { PodSpec, PodTemplateSpec, Container } from './pod-spec';
 export type { Secret } from './secrets';
 export type { ConfigMap } from './configmaps';

@@ -28,6 +28,7 @@ describe('the chain from --enable-admission-plugins and --disable-admission-plug
     expect(defaultAdmissionPlugins()).toEqual([
       'NamespaceLifecycle',
       'ServiceAccount',
+      'Priority',
       'DefaultTolerationSeconds',
       'MutatingAdmissionWebhook',
       'ValidatingAdmissionPolicy',
@@ -39,6 +40,7 @@ describe('the chain from --enable-admission-plugins and --disable-admission-plug
     expect(resolveAdmissionPlugins(['ValidatingAdmissionWebhook', 'NodeRestriction'], ['ServiceAccount', 'MutatingAdmissionWebhook'])).toEqual([
       'NamespaceLifecycle',
       'NodeRestriction',
+      'Priority',
       'DefaultTolerationSeconds',
       'ValidatingAdmissionPolicy',
       'ValidatingAdmissionWebhook',

@@ -58,7 +58,7 @@ describe('builtinResources', () => {
     const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
     const p = platform.groups;
     const admission = [p.admissionregistration, p.admissionregistration, p.admissionregistration, p.admissionregistration];
-    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.coordination, ...admission, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
+    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.coordination, p.scheduling, ...admission, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
     expect(p.admissionregistration).toBe(`admissionregistration.${platform.groupDomain}`);
     expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
   });
