@@ -34,7 +34,8 @@ import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import type { Taint, Toleration } from '../core/resources/nodes';
+import type { NodeCondition, Taint, Toleration } from '../core/resources/nodes';
+import type { PodCondition } from '../core/resources/pods';
 import { EventRecorder } from './events';
 import { tolerates } from './scheduler';
 import { WorkQueue } from './work-queue';
@@ -44,15 +45,8 @@ export const NODE_MONITOR_PERIOD_MS = 5_000;
 export const NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
 export const NODE_STARTUP_GRACE_PERIOD_MS = 60_000;
 
-interface Condition {
-  type: string;
-  status: string;
-  lastHeartbeatTime?: string | null;
-  lastTransitionTime?: string | null;
-  lastProbeTime?: string | null;
-  reason?: string;
-  message?: string;
-}
+/** A node's or a pod's condition. */
+type Condition = NodeCondition & PodCondition;
 
 type NodeLike = ApiObject & { spec?: { unschedulable?: boolean; taints?: Taint[] }; status?: { conditions?: Condition[] } };
 type PodLike = ApiObject & { spec?: { nodeName?: string; tolerations?: Toleration[] }; status?: { conditions?: Condition[] } };

@@ -16,7 +16,8 @@
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
 import { Informer } from '../core/informer';
-import type { Taint } from '../core/resources/nodes';
+import type { NodeCondition, Taint } from '../core/resources/nodes';
+import type { PodCondition } from '../core/resources/pods';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
@@ -26,17 +27,8 @@ export const POD_GC_CHECK_PERIOD_MS = 20_000;
 export const POD_GC_QUARANTINE_MS = 40_000;
 export const TERMINATED_POD_GC_THRESHOLD = 12_500;
 
-interface Condition {
-  type: string;
-  status: string;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string | null;
-  reason?: string;
-  message?: string;
-}
-
-type PodLike = ApiObject & { spec?: { nodeName?: string }; status?: { phase?: string; reason?: string; conditions?: Condition[] } };
-type NodeLike = ApiObject & { spec?: { taints?: Taint[] }; status?: { conditions?: Condition[] } };
+type PodLike = ApiObject & { spec?: { nodeName?: string }; status?: { phase?: string; reason?: string; conditions?: PodCondition[] } };
+type NodeLike = ApiObject & { spec?: { taints?: Taint[] }; status?: { conditions?: NodeCondition[] } };
 
 const nodesTarget: ResourceTarget = { group: '', version: 'v1', resource: 'nodes' };
 const podsTarget: ResourceTarget = { group: '', version: 'v1', resource: 'pods' };
@@ -158,12 +150,12 @@ export class PodGarbageCollector {
         gone.add(name);
       }
     }
-    const condition: Condition = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(now), reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' };
+    const condition: PodCondition = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(now), reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' };
     for (const pod of pods) if (gone.has(pod.spec?.nodeName ?? '')) await this.markFailedAndDelete(pod, condition);
   }
 
   /** upstream's markFailedAndDeletePodWithCondition: Failed (and the condition) unless terminal already, then deleted at once. */
-  private async markFailedAndDelete(pod: PodLike, condition?: Condition): Promise<void> {
+  private async markFailedAndDelete(pod: PodLike, condition?: PodCondition): Promise<void> {
     const meta = pod.metadata!;
     const target = { ...podsTarget, namespace: meta.namespace!, name: meta.name! };
     try {
