@@ -19,6 +19,7 @@ import { LeaderElector } from './leader-election';
 import { Scheduler, SCHEDULER_USER } from './scheduler';
 import { NodeLifecycleController, TaintEvictionController } from './node-lifecycle';
 import { PodGarbageCollector } from './pod-gc';
+import { DisruptionController } from './disruption';
 import { type Clock, systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -34,6 +35,7 @@ export { RootCaPublisher } from './root-ca-publisher';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
 export { NodeLifecycleController, TaintEvictionController, NODE_MONITOR_PERIOD_MS, NODE_MONITOR_GRACE_PERIOD_MS, NODE_STARTUP_GRACE_PERIOD_MS } from './node-lifecycle';
 export { PodGarbageCollector, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, TERMINATED_POD_GC_THRESHOLD } from './pod-gc';
+export { DisruptionController, DISRUPTED_POD_TIMEOUT_MS } from './disruption';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
@@ -50,6 +52,7 @@ export const CONTROLLER_NAMES = [
   'nodelifecycle',
   'taint-eviction-controller',
   'podgc',
+  'disruption',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -107,6 +110,7 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string
   nodelifecycle: 'node-controller',
   'taint-eviction-controller': 'node-controller',
   podgc: 'pod-garbage-collector',
+  disruption: 'disruption-controller',
 };
 
 /** The user a controller acts as. */
@@ -191,6 +195,11 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
       c.start();
       running.push(c);
     }
+  }
+  if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) {
+    const c = new DisruptionController({ core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log });
+    c.start();
+    running.push(c);
   }
   return {
     stop: async () => running.forEach((c) => c.stop()),

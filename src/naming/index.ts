@@ -104,6 +104,7 @@ export type GroupKey =
   | 'events'
   | 'coordination'
   | 'scheduling'
+  | 'policy'
   | 'authentication'
   | 'authorization'
   | 'admissionregistration'
@@ -144,6 +145,7 @@ export function createNaming(vendor: Vendor): Naming {
       events: groups.events,
       coordination: groups.coordination,
       scheduling: groups.scheduling,
+      policy: 'policy',
       authentication: groups.authentication,
       authorization: groups.authorization,
       admissionregistration: groups.admissionregistration,

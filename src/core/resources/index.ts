@@ -13,6 +13,7 @@ import { defineBindings, definePods } from './pods';
 import { defineNodes } from './nodes';
 import { defineLeases } from './leases';
 import { definePriorityClasses } from './priorityclasses';
+import { definePodDisruptionBudgets } from './poddisruptionbudgets';
 import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
 import { defineValidatingAdmissionPolicies, defineValidatingAdmissionPolicyBindings } from './validatingadmissionpolicies';
 import { defineReplicaSets } from './replicasets';
@@ -46,6 +47,7 @@ const BUILTIN = [
   defineEvents,
   defineLeases,
   definePriorityClasses,
+  definePodDisruptionBudgets,
   defineMutatingWebhookConfigurations,
   defineValidatingWebhookConfigurations,
   defineValidatingAdmissionPolicies,
@@ -69,6 +71,7 @@ export type { Node, NodeSpec, NodeStatus, NodeCondition, Taint } from './nodes';
 export { nodeIsReady, TAINT_EFFECTS } from './nodes';
 export type { Lease, LeaseSpec } from './leases';
 export type { PriorityClass } from './priorityclasses';
+export type { PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus } from './poddisruptionbudgets';
 export { SYSTEM_PRIORITY_CLASSES } from './priorityclasses';
 export type { PodSpec, PodTemplateSpec, Container } from './pod-spec';
 export type { Secret } from './secrets';

@@ -18,6 +18,7 @@ import { META_V1 } from './meta-v1';
 import { META_V1_DISCOVERY } from './meta-v1-discovery';
 import { RBAC_V1 } from './rbac-v1';
 import { SCHEDULING_V1 } from './scheduling-v1';
+import { POLICY_V1 } from './policy-v1';
 
 export const ALL_PACKAGES: readonly PackageDef[] = [
   META_V1,
@@ -35,6 +36,7 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   EVENTS_V1,
   COORDINATION_V1,
   SCHEDULING_V1,
+  POLICY_V1,
   AUTHENTICATION_V1,
   AUTHORIZATION_V1,
   ADMISSIONREGISTRATION_V1,

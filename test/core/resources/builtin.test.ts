@@ -65,7 +65,7 @@ describe('builtinResources', () => {
 
   it('gives subresources to the types upstream does', () => {
     const withStatus = defs.filter((d) => d.status).map((d) => d.resource).sort();
-    expect(withStatus).toEqual(['namespaces', 'nodes', 'pods', 'replicasets', 'validatingadmissionpolicies']);
+    expect(withStatus).toEqual(['namespaces', 'nodes', 'poddisruptionbudgets', 'pods', 'replicasets', 'validatingadmissionpolicies']);
     const creates = defs.flatMap((d) => (d.createSubresources ?? []).map((s) => `${d.resource}/${s.name}`)).sort();
     expect(creates).toEqual(['pods/binding', 'serviceaccounts/token']);
     expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);

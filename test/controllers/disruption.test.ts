@@ -1,0 +1,130 @@
+/**
+ * PodDisruptionBudget (policy/v1) over the in-process core (embedded store) and the disruption
+ * controller on a ManualClock: upstream's validation, and the status it computes from the pods a
+ * budget selects and their ReplicaSets' scale. Messages are upstream's.
+ */
+import type { ApiObject, ResourceTarget } from '../../src/core';
+import { DisruptionController } from '../../src/controllers';
+import { createNaming } from '../../src/naming';
+import { ManualClock, rfc3339 } from '../../src/clock';
+import { StatusError } from '../../src/status';
+import { ctx, eventually, openCore, pods, rs, type TestCore } from './support';
+
+const naming = createNaming('kubernetes');
+const pdbs = (name?: string): ResourceTarget => ({ group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespace: 'default', ...(name ? { name } : {}) });
+const pdb = (name: string, spec: Record<string, unknown>): ApiObject => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } });
+
+type Status = { observedGeneration?: number; disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number; expectedPods: number; disruptedPods?: Record<string, string>; conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
+
+async function refusal(p: Promise<unknown>): Promise<StatusError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof StatusError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('PodDisruptionBudget and the disruption controller', () => {
+  let t: TestCore;
+  let clock: ManualClock;
+  let controller: DisruptionController;
+  let owner: ApiObject;
+
+  const status = async (name: string) => (await t.core.get(pdbs(name), {}, ctx)).status as Status;
+
+  /** A pod of the `web` ReplicaSet, Ready or not. */
+  async function webPod(name: string, ready: boolean, owned = true): Promise<void> {
+    const metadata: Record<string, unknown> = { name, labels: { app: 'web' } };
+    if (owned) metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: owner.metadata!.uid, controller: true }];
+    const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+    const conditions = [{ type: 'Ready', status: ready ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(clock.now()) }];
+    await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase: 'Running', conditions } }, {}, ctx);
+  }
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1));
+    t = await openCore({}, clock);
+    owner = (
+      await t.core.create(
+        rs('default'),
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas: 4, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } },
+        {},
+        ctx,
+      )
+    ).object;
+    for (const [name, ready] of [['a', true], ['b', true], ['c', true], ['d', false]] as const) await webPod(name, ready);
+    controller = new DisruptionController({ core: t.core, naming, clock, user: ctx.user });
+    controller.start();
+  });
+
+  afterEach(async () => {
+    controller.stop();
+    await t.close();
+  });
+
+  it('validates as upstream: not both bounds, non-negative integers or percentages up to 100%, a valid selector', async () => {
+    const both = await refusal(t.core.create(pdbs(), pdb('both', { minAvailable: 1, maxUnavailable: 1 }), {}, ctx));
+    expect(both.status.details?.causes?.[0]).toMatchObject({ field: 'spec', message: expect.stringMatching(/minAvailable and maxUnavailable cannot be both set$/) });
+    const negative = await refusal(t.core.create(pdbs(), pdb('negative', { minAvailable: -1 }), {}, ctx));
+    expect(negative.status.message).toBe('PodDisruptionBudget.policy "negative" is invalid: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0');
+    const percent = await refusal(t.core.create(pdbs(), pdb('percent', { maxUnavailable: '150%' }), {}, ctx));
+    expect(percent.status.message).toBe('PodDisruptionBudget.policy "percent" is invalid: spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}: must not be greater than 100%');
+    const word = await refusal(t.core.create(pdbs(), pdb('word', { minAvailable: 'half' }), {}, ctx));
+    expect(word.status.details?.causes?.[0]?.message).toBe(
+      `Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"half"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
+    );
+    const policy = await refusal(t.core.create(pdbs(), pdb('policy', { minAvailable: 1, unhealthyPodEvictionPolicy: 'Sometimes' }), {}, ctx));
+    expect(policy.status.details?.causes?.[0]?.message).toBe('Unsupported value: "Sometimes": supported values: "AlwaysAllow", "IfHealthyBudget"');
+    // A new budget starts with Go's empty status.
+    const created = await t.core.create(pdbs(), pdb('fresh', { minAvailable: 1, selector: { matchLabels: { app: 'none' } } }), {}, ctx);
+    expect(created.object.status).toEqual({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
+    expect(created.object.metadata?.generation).toBe(1);
+  });
+
+  it('an integer minAvailable counts the selected pods; healthy is Ready and not being deleted', async () => {
+    await t.core.create(pdbs(), pdb('min', { minAvailable: 2 }), {}, ctx);
+    await eventually(async () => (await status('min')).expectedPods === 4);
+    expect(await status('min')).toMatchObject({ observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 4 });
+    expect((await status('min')).conditions).toEqual([{ type: 'DisruptionAllowed', status: 'True', observedGeneration: 1, lastTransitionTime: rfc3339(clock.now()), reason: 'SufficientPods', message: '' }]);
+    await t.core.delete(pods('default', 'a'), {}, ctx);
+    await eventually(async () => (await status('min')).currentHealthy === 2);
+    expect(await status('min')).toMatchObject({ disruptionsAllowed: 0 });
+    expect((await status('min')).conditions?.[0]).toMatchObject({ status: 'False', reason: 'InsufficientPods' });
+  });
+
+  it('a percentage or maxUnavailable counts the ReplicaSet scale; a pod whose controller is missing is SyncFailed', async () => {
+    await t.core.create(pdbs(), pdb('max', { maxUnavailable: '50%' }), {}, ctx);
+    await t.core.create(pdbs(), pdb('pct', { minAvailable: '80%' }), {}, ctx);
+    await eventually(async () => (await status('max')).expectedPods === 4 && (await status('pct')).expectedPods === 4);
+    expect(await status('max')).toMatchObject({ desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 });
+    // 80% of 4, rounded up.
+    expect(await status('pct')).toMatchObject({ desiredHealthy: 4, currentHealthy: 3, disruptionsAllowed: 0 });
+    // Scaling the ReplicaSet changes what is expected.
+    const web = await t.core.get(rs('default', 'web'), {}, ctx);
+    await t.core.update(rs('default', 'web'), { ...web, spec: { ...(web.spec as object), replicas: 6 } }, {}, ctx);
+    await eventually(async () => (await status('max')).expectedPods === 6);
+    expect(await status('max')).toMatchObject({ desiredHealthy: 3, disruptionsAllowed: 0 });
+
+    await t.core.create(pdbs(), pdb('orphans', { maxUnavailable: 1, selector: { matchLabels: { app: 'lost' } } }), {}, ctx);
+    await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lost', labels: { app: 'lost' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'gone', uid: 'd1b8ee25-0000-4000-8000-000000000000', controller: true }] }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+    await eventually(async () => (await status('orphans')).conditions?.[0]?.reason === 'SyncFailed');
+    expect((await status('orphans')).conditions?.[0]).toMatchObject({ status: 'False', message: 'found no controllers for pod "lost"' });
+    expect((await status('orphans')).disruptionsAllowed).toBe(0);
+  });
+
+  it('a pod just evicted does not count as healthy for two minutes, unless it is gone first', async () => {
+    const created = await t.core.create(pdbs(), pdb('min', { minAvailable: 1 }), {}, ctx);
+    await eventually(async () => (await status('min')).expectedPods === 4);
+    const current = await t.core.get(pdbs('min'), {}, ctx);
+    const evicted = { ...(current.status as Status), disruptedPods: { b: rfc3339(clock.now()) } };
+    await t.core.update({ ...pdbs('min'), subresource: 'status' }, { ...current, status: evicted }, {}, ctx);
+    await eventually(async () => (await status('min')).currentHealthy === 2);
+    expect((await status('min')).disruptedPods).toEqual({ b: rfc3339(clock.now()) });
+    clock.advance(120_000);
+    await eventually(async () => (await status('min')).currentHealthy === 3);
+    expect(await status('min')).not.toHaveProperty('disruptedPods');
+    expect(created.object.metadata?.name).toBe('min');
+  });
+});
