@@ -70,7 +70,7 @@ describe('builtinResources', () => {
     expect(creates).toEqual(['pods/binding', 'serviceaccounts/token']);
     expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);
     // Webhook configurations count generations of `webhooks` in their own strategy (they have no spec).
-    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
+    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets', 'poddisruptionbudgets', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
   });
 
   it('uses path-segment names for RBAC kinds and the core group\'s events, DNS names elsewhere', () => {
