@@ -55,6 +55,7 @@ import {
 } from './admission';
 import { type CreateHandler, selfSubjectReviewHandler } from './handlers';
 import { podBindingHandler } from './registry/binding';
+import { podEvictionHandler } from './registry/eviction';
 import { checkDecodedLimits, withinLimits } from '../codecs/limits';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import type { StateSource } from '../metrics';
@@ -144,6 +145,7 @@ class InProcessCore implements Core {
     const handlers: Record<string, CreateHandler> = {
       selfsubjectreviews: selfSubjectReviewHandler(clock),
       'pods/binding': binding,
+      'pods/eviction': podEvictionHandler(() => this, clock),
       bindings: binding,
       ...options.handlers,
     };

@@ -128,3 +128,98 @@ describe('PodDisruptionBudget and the disruption controller', () => {
     expect(created.object.metadata?.name).toBe('min');
   });
 });
+
+describe('the pods/eviction subresource', () => {
+  let t: TestCore;
+  let clock: ManualClock;
+  let controller: DisruptionController;
+  let owner: ApiObject;
+
+  const eviction = (name: string, extra: Record<string, unknown> = {}): ApiObject => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name }, ...extra });
+  const evict = (name: string, extra: Record<string, unknown> = {}) => t.core.create({ ...pods('default', name), subresource: 'eviction' }, eviction(name, extra), {}, ctx);
+  const pod = (name: string) => t.core.get(pods('default', name), {}, ctx) as Promise<ApiObject & { status?: { conditions?: Array<{ type: string; reason?: string; message?: string }> } }>;
+  const status = async (name: string) => (await t.core.get(pdbs(name), {}, ctx)).status as Status;
+
+  async function webPod(name: string, phase = 'Running'): Promise<void> {
+    const metadata = { name, labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: owner.metadata!.uid!, controller: true }] };
+    const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+    const conditions = [{ type: 'Ready', status: phase === 'Running' ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(clock.now()) }];
+    await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase, conditions } }, {}, ctx);
+  }
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1));
+    t = await openCore({}, clock);
+    owner = (
+      await t.core.create(
+        rs('default'),
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } },
+        {},
+        ctx,
+      )
+    ).object;
+    for (const name of ['a', 'b', 'c']) await webPod(name);
+    controller = new DisruptionController({ core: t.core, naming, clock, user: ctx.user });
+    controller.start();
+  });
+
+  afterEach(async () => {
+    controller.stop();
+    await t.close();
+  });
+
+  it('without a budget the pod is deleted, marked DisruptionTarget (EvictionByEvictionAPI); the answer is a bare Success', async () => {
+    const answer = await evict('a', { deleteOptions: { gracePeriodSeconds: 5 } });
+    expect(answer.object).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' });
+    const evicted = await pod('a');
+    expect(evicted.metadata?.deletionTimestamp).toBeDefined();
+    expect(evicted.metadata?.deletionGracePeriodSeconds).toBe(5);
+    expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' });
+    const mismatch = await refusal(t.core.create({ ...pods('default', 'b'), subresource: 'eviction' }, eviction('c'), {}, ctx));
+    expect(mismatch.status).toMatchObject({ code: 400, message: 'name in URL does not match name in Eviction object' });
+  });
+
+  it('a budget allows as many evictions as its status says, then answers 429 with a DisruptionBudget cause', async () => {
+    await t.core.create(pdbs(), pdb('web', { minAvailable: 2 }), {}, ctx);
+    await eventually(async () => (await status('web')).disruptionsAllowed === 1);
+    // A dry run takes nothing.
+    await t.core.create({ ...pods('default', 'a'), subresource: 'eviction' }, eviction('a'), { dryRun: ['All'] }, ctx);
+    expect((await status('web')).disruptionsAllowed).toBe(1);
+    expect((await pod('a')).metadata?.deletionTimestamp).toBeUndefined();
+    // With the controller stopped, the eviction's own status write is what the budget shows.
+    controller.stop();
+    await evict('a');
+    expect(await status('web')).toMatchObject({ disruptionsAllowed: 0, disruptedPods: { a: rfc3339(clock.now()) } });
+    expect((await status('web')).conditions?.[0]).toMatchObject({ type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods' });
+    const refused = await refusal(evict('b'));
+    expect(refused.status).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: "Cannot evict pod as it would violate the pod's disruption budget.",
+      reason: 'TooManyRequests',
+      details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web needs 2 healthy pods and has 3 currently' }] },
+      code: 429,
+    });
+    expect((await pod('b')).metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it('a pending pod ignores budgets; a budget not yet observed is 429 with retry after 10 s; two budgets are 500', async () => {
+    await t.core.create(pdbs(), pdb('none', { minAvailable: 3 }), {}, ctx);
+    await eventually(async () => (await status('none')).expectedPods === 3);
+    await webPod('pending', 'Pending');
+    await evict('pending');
+    expect((await pod('pending')).metadata?.deletionTimestamp).toBeDefined();
+
+    controller.stop();
+    const current = await t.core.get(pdbs('none'), {}, ctx);
+    await t.core.update(pdbs('none'), { ...current, spec: { ...(current.spec as object), minAvailable: 1 } }, {}, ctx);
+    const stale = await refusal(evict('a'));
+    expect(stale.status.details).toEqual({ retryAfterSeconds: 10, causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget none is still being processed by the server.' }] });
+
+    await t.core.create(pdbs(), pdb('second', { maxUnavailable: 1 }), {}, ctx);
+    const two = await refusal(evict('a'));
+    expect(two.status).toMatchObject({ code: 500, message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.' });
+  });
+});

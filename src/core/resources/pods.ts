@@ -167,6 +167,7 @@ export function validatePodStatusUpdate(pod: Pod, old: Pod): FieldError[] {
 }
 
 const BINDING_KIND = { group: '', version: 'v1', kind: 'Binding' };
+const EVICTION_KIND = { group: 'policy', version: 'v1', kind: 'Eviction' };
 
 /**
  * core/v1 `bindings`: the legacy form of `pods/<name>/binding`, create only, never stored (the
@@ -223,7 +224,10 @@ export const definePods: DefineResource = () =>
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
     // A scheduler's Binding (`pods/<name>/binding`), answered by the core's binding handler.
-    createSubresources: [{ name: 'binding', kind: BINDING_KIND }],
+    createSubresources: [
+      { name: 'binding', kind: BINDING_KIND },
+      { name: 'eviction', kind: EVICTION_KIND },
+    ],
 
     defaults(pod) {
       pod.spec ??= { containers: [] };

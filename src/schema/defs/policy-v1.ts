@@ -1,5 +1,5 @@
 /**
- * policy/v1 PodDisruptionBudget.
+ * policy/v1 PodDisruptionBudget, and the Eviction a pod's `eviction` subresource takes.
  * Facts (field numbers, JSON names, markers, pointer and omitempty) follow upstream 1.32.
  */
 import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, INT32, INT64, TIME, INT_OR_STRING } from '../dsl';
@@ -11,6 +11,10 @@ export const POLICY_V1 = definePackage('policy.v1', [
     f('status', 3, ref('PodDisruptionBudgetStatus')),
   ], { typeMeta: true }),
   listKind('PodDisruptionBudgetList', 'PodDisruptionBudget'),
+  msg('Eviction', [
+    f('metadata', 1, ref('meta.v1.ObjectMeta')),
+    f('deleteOptions', 2, ref('meta.v1.DeleteOptions'), { pointer: true }),
+  ], { typeMeta: true }),
   msg('PodDisruptionBudgetSpec', [
     f('minAvailable', 1, INT_OR_STRING, { pointer: true }),
     f('selector', 2, ref('meta.v1.LabelSelector'), { pointer: true, patchStrategy: 'replace' }),

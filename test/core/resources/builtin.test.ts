@@ -67,7 +67,7 @@ describe('builtinResources', () => {
     const withStatus = defs.filter((d) => d.status).map((d) => d.resource).sort();
     expect(withStatus).toEqual(['namespaces', 'nodes', 'poddisruptionbudgets', 'pods', 'replicasets', 'validatingadmissionpolicies']);
     const creates = defs.flatMap((d) => (d.createSubresources ?? []).map((s) => `${d.resource}/${s.name}`)).sort();
-    expect(creates).toEqual(['pods/binding', 'serviceaccounts/token']);
+    expect(creates).toEqual(['pods/binding', 'pods/eviction', 'serviceaccounts/token']);
     expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);
     // Webhook configurations count generations of `webhooks` in their own strategy (they have no spec).
     expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets', 'poddisruptionbudgets', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
