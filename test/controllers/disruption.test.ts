@@ -7,8 +7,7 @@ import type { ApiObject, ResourceTarget } from '../../src/core';
 import { DisruptionController } from '../../src/controllers';
 import { createNaming } from '../../src/naming';
 import { ManualClock, rfc3339 } from '../../src/clock';
-import { StatusError } from '../../src/status';
-import { ctx, eventually, openCore, pods, rs, type TestCore } from './support';
+import { ctx, eventually, openCore, pods, rs, statusOf as refusal, type TestCore } from './support';
 
 const naming = createNaming('kubernetes');
 const pdbs = (name?: string): ResourceTarget => ({ group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespace: 'default', ...(name ? { name } : {}) });
@@ -16,51 +15,48 @@ const pdb = (name: string, spec: Record<string, unknown>): ApiObject => ({ apiVe
 
 type Status = { observedGeneration?: number; disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number; expectedPods: number; disruptedPods?: Record<string, string>; conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
 
-async function refusal(p: Promise<unknown>): Promise<StatusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
+/** A core on a ManualClock holding the `web` ReplicaSet, with the disruption controller running. */
+interface Fixture {
+  t: TestCore;
+  clock: ManualClock;
+  controller: DisruptionController;
+  owner: ApiObject;
+}
+
+async function openFixture(replicas: number): Promise<Fixture> {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const t = await openCore({}, clock);
+  const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } };
+  const owner = (await t.core.create(rs('default'), { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas, selector: { matchLabels: { app: 'web' } }, template } }, {}, ctx)).object;
+  const controller = new DisruptionController({ core: t.core, naming, clock, user: ctx.user });
+  return { t, clock, controller, owner };
+}
+
+/** A pod of the `web` ReplicaSet (or of none), in `phase`, Ready when Running and `ready`. */
+async function webPod(f: Fixture, name: string, { phase = 'Running', ready = true, owned = true } = {}): Promise<void> {
+  const metadata: Record<string, unknown> = { name, labels: { app: 'web' } };
+  if (owned) metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: f.owner.metadata!.uid!, controller: true }];
+  const created = await f.t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+  const conditions = [{ type: 'Ready', status: phase === 'Running' && ready ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(f.clock.now()) }];
+  await f.t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase, conditions } }, {}, ctx);
 }
 
 describe('PodDisruptionBudget and the disruption controller', () => {
+  let f: Fixture;
   let t: TestCore;
   let clock: ManualClock;
-  let controller: DisruptionController;
-  let owner: ApiObject;
 
   const status = async (name: string) => (await t.core.get(pdbs(name), {}, ctx)).status as Status;
 
-  /** A pod of the `web` ReplicaSet, Ready or not. */
-  async function webPod(name: string, ready: boolean, owned = true): Promise<void> {
-    const metadata: Record<string, unknown> = { name, labels: { app: 'web' } };
-    if (owned) metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: owner.metadata!.uid, controller: true }];
-    const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
-    const conditions = [{ type: 'Ready', status: ready ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(clock.now()) }];
-    await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase: 'Running', conditions } }, {}, ctx);
-  }
-
   beforeEach(async () => {
-    clock = new ManualClock(Date.UTC(2026, 0, 1));
-    t = await openCore({}, clock);
-    owner = (
-      await t.core.create(
-        rs('default'),
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas: 4, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } },
-        {},
-        ctx,
-      )
-    ).object;
-    for (const [name, ready] of [['a', true], ['b', true], ['c', true], ['d', false]] as const) await webPod(name, ready);
-    controller = new DisruptionController({ core: t.core, naming, clock, user: ctx.user });
-    controller.start();
+    f = await openFixture(4);
+    ({ t, clock } = f);
+    for (const [name, ready] of [['a', true], ['b', true], ['c', true], ['d', false]] as const) await webPod(f, name, { ready });
+    f.controller.start();
   });
 
   afterEach(async () => {
-    controller.stop();
+    f.controller.stop();
     await t.close();
   });
 
@@ -130,36 +126,20 @@ describe('PodDisruptionBudget and the disruption controller', () => {
 });
 
 describe('the pods/eviction subresource', () => {
+  let f: Fixture;
   let t: TestCore;
   let clock: ManualClock;
   let controller: DisruptionController;
-  let owner: ApiObject;
 
   const eviction = (name: string, extra: Record<string, unknown> = {}): ApiObject => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name }, ...extra });
   const evict = (name: string, extra: Record<string, unknown> = {}) => t.core.create({ ...pods('default', name), subresource: 'eviction' }, eviction(name, extra), {}, ctx);
   const pod = (name: string) => t.core.get(pods('default', name), {}, ctx) as Promise<ApiObject & { status?: { conditions?: Array<{ type: string; reason?: string; message?: string }> } }>;
   const status = async (name: string) => (await t.core.get(pdbs(name), {}, ctx)).status as Status;
 
-  async function webPod(name: string, phase = 'Running'): Promise<void> {
-    const metadata = { name, labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: owner.metadata!.uid!, controller: true }] };
-    const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
-    const conditions = [{ type: 'Ready', status: phase === 'Running' ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(clock.now()) }];
-    await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase, conditions } }, {}, ctx);
-  }
-
   beforeEach(async () => {
-    clock = new ManualClock(Date.UTC(2026, 0, 1));
-    t = await openCore({}, clock);
-    owner = (
-      await t.core.create(
-        rs('default'),
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } },
-        {},
-        ctx,
-      )
-    ).object;
-    for (const name of ['a', 'b', 'c']) await webPod(name);
-    controller = new DisruptionController({ core: t.core, naming, clock, user: ctx.user });
+    f = await openFixture(3);
+    ({ t, clock, controller } = f);
+    for (const name of ['a', 'b', 'c']) await webPod(f, name);
     controller.start();
   });
 
@@ -208,7 +188,7 @@ describe('the pods/eviction subresource', () => {
   it('a pending pod ignores budgets; a budget not yet observed is 429 with retry after 10 s; two budgets are 500', async () => {
     await t.core.create(pdbs(), pdb('none', { minAvailable: 3 }), {}, ctx);
     await eventually(async () => (await status('none')).expectedPods === 3);
-    await webPod('pending', 'Pending');
+    await webPod(f, 'pending', { phase: 'Pending' });
     await evict('pending');
     expect((await pod('pending')).metadata?.deletionTimestamp).toBeDefined();
 

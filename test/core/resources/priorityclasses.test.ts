@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createCore, type ApiObject, type Core, type RequestContext, type ResourceTarget } from '../../../src/core';
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
-import { StatusError } from '../../../src/status';
+import { statusOf as refusal } from '../../support/status';
 
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 const classes = (name?: string): ResourceTarget => ({ group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses', ...(name ? { name } : {}) });
@@ -18,15 +18,6 @@ const priorityClass = (name: string, value: number, extra: Record<string, unknow
 const pod = (name: string, spec: Record<string, unknown> = {}): ApiObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], ...spec } });
 type PodSpec = { priority?: number; priorityClassName?: string; preemptionPolicy?: string };
 
-async function refusal(p: Promise<unknown>): Promise<StatusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StatusError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('PriorityClass and the Priority admission plugin', () => {
   let dir: string;
