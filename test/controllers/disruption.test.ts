@@ -155,6 +155,14 @@ describe('the pods/eviction subresource', () => {
     expect(evicted.metadata?.deletionTimestamp).toBeDefined();
     expect(evicted.metadata?.deletionGracePeriodSeconds).toBe(5);
     expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' });
+    // A precondition the pod fails is upstream's 409, and nothing is written to the pod.
+    const before = await pod('b');
+    const wrongUid = await refusal(evict('b', { deleteOptions: { preconditions: { uid: 'd1b8ee25-0000-4000-8000-000000000000' } } }));
+    expect(wrongUid.status).toMatchObject({
+      code: 409,
+      message: `Operation cannot be fulfilled on Pod "b": the UID in the precondition (d1b8ee25-0000-4000-8000-000000000000) does not match the UID in record (${before.metadata?.uid}). The object might have been deleted and then recreated`,
+    });
+    expect((await pod('b')).metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
     const mismatch = await refusal(t.core.create({ ...pods('default', 'b'), subresource: 'eviction' }, eviction('c'), {}, ctx));
     expect(mismatch.status).toMatchObject({ code: 400, message: 'name in URL does not match name in Eviction object' });
   });

@@ -18,7 +18,7 @@ import type { ApiObject, CoreApi, DeleteOptions, RequestContext, ResourceTarget,
 import type { CreateHandler } from '../handlers';
 import type { Clock } from '../../clock';
 import { rfc3339 } from '../../clock';
-import { badRequest, forbidden, StatusError, successStatus, tooManyRequests, unclassifiedError } from '../../status';
+import { badRequest, conflict, forbidden, StatusError, successStatus, tooManyRequests, unclassifiedError } from '../../status';
 import type { PodDisruptionBudget } from '../resources/poddisruptionbudgets';
 import type { PodCondition } from '../resources/pods';
 import { isEmptyLabelSelector, labelSelectorMatches } from '../validation/selectors';
@@ -132,9 +132,20 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
     }
   }
 
-  /** upstream's addConditionAndDeletePod: DisruptionTarget (EvictionByEvictionAPI), then the delete. */
+  /**
+   * upstream's addConditionAndDeletePod: the delete's preconditions are checked first (nothing is
+   * written for a pod they refuse), then DisruptionTarget (EvictionByEvictionAPI), then the delete.
+   */
   async function deleteWithCondition(api: CoreApi, target: ResourceTarget, pod: PodLike, options: DeleteOptions, ctx: RequestContext): Promise<void> {
     const dryRun = (options.dryRun ?? []).length > 0;
+    const { uid, resourceVersion } = options.preconditions ?? {};
+    const podResource = { group: '', resource: 'Pod' };
+    if (uid && uid !== pod.metadata?.uid) {
+      throw conflict(podResource, target.name ?? '', `the UID in the precondition (${uid}) does not match the UID in record (${pod.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
+    }
+    if (resourceVersion && resourceVersion !== pod.metadata?.resourceVersion) {
+      throw conflict(podResource, target.name ?? '', `the ResourceVersion in the precondition (${resourceVersion}) does not match the ResourceVersion in record (${pod.metadata?.resourceVersion ?? ''}). The object might have been modified`);
+    }
     if (!dryRun && !pod.metadata?.deletionTimestamp) {
       const condition: PodCondition = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting', lastProbeTime: null, lastTransitionTime: rfc3339(clock.now()) };
       const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget'), condition];
