@@ -160,9 +160,10 @@ export class PodGarbageCollector {
     const target = { ...podsTarget, namespace: meta.namespace!, name: meta.name! };
     try {
       if (!terminal(pod)) {
-        const conditions = condition ? [...(pod.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition] : pod.status?.conditions;
-        const status = { ...pod.status, phase: 'Failed', ...(conditions ? { conditions } : {}) };
-        await this.options.core.update({ ...target, subresource: 'status' }, { ...pod, status }, {}, this.ctx);
+        // A patch, as upstream's PatchPodStatus (the pod-garbage-collector role may patch pod status, not update it).
+        const conditions = condition ? [...(pod.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition] : undefined;
+        const status = { phase: 'Failed', ...(conditions ? { conditions } : {}) };
+        await this.options.core.patch({ ...target, subresource: 'status' }, { type: 'merge', body: { metadata: { uid: meta.uid }, status } }, {}, this.ctx);
       }
       await this.options.core.delete(target, { gracePeriodSeconds: 0, preconditions: { uid: meta.uid } }, this.ctx);
     } catch (err) {
