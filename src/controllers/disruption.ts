@@ -18,8 +18,8 @@
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
-import type { MetaCondition, PodDisruptionBudget, PodDisruptionBudgetStatus } from '../core/resources/poddisruptionbudgets';
-import type { PodCondition } from '../core/resources/pods';
+import { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from '../core/resources/poddisruptionbudgets';
+import { isPodReady, type PodCondition } from '../core/resources/pods';
 import { labelSelectorMatches } from '../core/validation/selectors';
 import { jsonEqual } from '../util/json-values';
 import type { Clock } from '../clock';
@@ -39,7 +39,6 @@ const pdbTarget: ResourceTarget = { group: 'policy', version: 'v1', resource: 'p
 const podsTarget: ResourceTarget = { group: '', version: 'v1', resource: 'pods' };
 
 const keyOf = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-const isReady = (pod: PodLike) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 /** upstream's GetScaledValueFromIntOrPercent, rounding up. */
 function scaled(value: number | string, total: number): number {
@@ -113,27 +112,29 @@ export class DisruptionController {
     // A null selector picks no pods; an empty one, every pod of the namespace.
     const pods = selector ? ([...this.pods.inNamespace(namespace)] as PodLike[]).filter((p) => labelSelectorMatches(selector, p.metadata?.labels)) : [];
     const now = this.options.clock.now();
-    const current = pdb.status ?? { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
+    const current = pdb.status ?? emptyBudgetStatus();
+    const generation = pdb.metadata?.generation;
+    const at = rfc3339(now);
     const disrupted = this.liveDisruptions(current.disruptedPods ?? {}, pods, now, key);
     let status: PodDisruptionBudgetStatus;
     try {
       const { expected, desired } = this.expectedCount(pdb, pods);
-      const healthy = pods.filter((p) => !p.metadata?.deletionTimestamp && !(p.metadata?.name! in disrupted) && isReady(p)).length;
+      const healthy = pods.filter((p) => !p.metadata?.deletionTimestamp && !(p.metadata?.name! in disrupted) && isPodReady(p)).length;
       const allowed = expected > 0 ? Math.max(0, healthy - desired) : 0;
       status = {
-        observedGeneration: pdb.metadata?.generation,
+        observedGeneration: generation,
         ...(Object.keys(disrupted).length ? { disruptedPods: disrupted } : {}),
         disruptionsAllowed: allowed,
         currentHealthy: healthy,
         desiredHealthy: desired,
         expectedPods: expected,
-        conditions: this.condition(current, allowed > 0 ? 'True' : 'False', allowed > 0 ? 'SufficientPods' : 'InsufficientPods', '', pdb, now),
+        conditions: withDisruptionAllowed(current.conditions, allowed > 0 ? 'True' : 'False', allowed > 0 ? 'SufficientPods' : 'InsufficientPods', '', generation, at),
       };
       if (pods.length === 0) void this.events.record({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', object: pdb }, 'Normal', 'NoPods', 'NoPods', 'No matching pods found');
     } catch (err) {
       const message = (err as Error).message;
       void this.events.record({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', object: pdb }, 'Warning', 'CalculateExpectedPodCountFailed', 'CalculateExpectedPodCountFailed', `Failed to calculate the number of expected pods: ${message}`);
-      status = { ...current, observedGeneration: pdb.metadata?.generation, disruptionsAllowed: 0, conditions: this.condition(current, 'False', 'SyncFailed', message, pdb, now) };
+      status = { ...current, observedGeneration: generation, disruptionsAllowed: 0, conditions: withDisruptionAllowed(current.conditions, 'False', 'SyncFailed', message, generation, at) };
     }
     if (jsonEqual(status, current)) return;
     try {
@@ -187,13 +188,5 @@ export class DisruptionController {
     let total = 0;
     for (const n of scales.values()) total += n;
     return total;
-  }
-
-  /** The DisruptionAllowed condition, its transition time kept while its status stays. */
-  private condition(current: PodDisruptionBudgetStatus, status: string, reason: string, message: string, pdb: PodDisruptionBudget, now: number): MetaCondition[] {
-    const others = (current.conditions ?? []).filter((c) => c.type !== 'DisruptionAllowed');
-    const old = current.conditions?.find((c) => c.type === 'DisruptionAllowed');
-    const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : rfc3339(now);
-    return [...others, { type: 'DisruptionAllowed', status, observedGeneration: pdb.metadata?.generation, lastTransitionTime, reason, message }];
   }
 }

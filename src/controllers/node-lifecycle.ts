@@ -35,7 +35,7 @@ import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import type { NodeCondition, Taint, Toleration } from '../core/resources/nodes';
-import type { PodCondition } from '../core/resources/pods';
+import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
 import { EventRecorder } from './events';
 import { tolerates } from './scheduler';
 import { WorkQueue } from './work-queue';
@@ -97,6 +97,9 @@ export class NodeLifecycleController {
   private readonly health = new Map<string, Health>();
   /** Nodes last seen Ready (for the NodeReady / NodeNotReady events). */
   private readonly wasReady = new Map<string, boolean>();
+  /** The taint keys this controller sets and removes (`node.<key domain>/<name>`). */
+  private readonly taintKey: (name: string) => string;
+  private readonly managedTaints: ReadonlySet<string>;
   private cancelMonitor: (() => void) | undefined;
 
   constructor(private readonly options: NodeLifecycleOptions) {
@@ -112,6 +115,8 @@ export class NodeLifecycleController {
       else if (node && c.type !== 'DELETED') this.queue.add(node);
     }, options.clock);
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'node-controller', api: 'core', log: options.log });
+    this.taintKey = (name) => options.naming.key(name, 'node');
+    this.managedTaints = new Set(['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(this.taintKey));
   }
 
   start(): void {
@@ -207,9 +212,7 @@ export class NodeLifecycleController {
 
   /** The taints the node's conditions and spec call for, in place of the ones this controller manages. Returns whether nothing was written. */
   private async updateTaints(node: NodeLike): Promise<boolean> {
-    const { naming } = this.options;
-    const key = (name: string) => naming.key(name, 'node');
-    const managed = new Set(['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(key));
+    const key = this.taintKey;
     const wanted: Taint[] = [];
     const status = (type: string) => conditionsOf(node).find((c) => c.type === type)?.status;
     const ready = status('Ready');
@@ -223,7 +226,7 @@ export class NodeLifecycleController {
     if (node.spec?.unschedulable) wanted.push({ key: key('unschedulable'), effect: 'NoSchedule' });
     const taints = node.spec?.taints ?? [];
     const same = (a: Taint, b: Taint) => a.key === b.key && a.effect === b.effect;
-    const kept = taints.filter((t) => !managed.has(t.key) || wanted.some((w) => same(w, t)));
+    const kept = taints.filter((t) => !this.managedTaints.has(t.key) || wanted.some((w) => same(w, t)));
     const added = wanted.filter((w) => !taints.some((t) => same(w, t)));
     if (added.length === 0 && kept.length === taints.length) return true;
     const stamp = rfc3339(this.options.clock.now());
@@ -377,8 +380,7 @@ export class TaintEvictionController {
     const target = { ...podsTarget, namespace: meta.namespace!, name: meta.name! };
     const key = podKey(pod);
     void this.events.record({ apiVersion: 'v1', kind: 'Pod', object: pod }, 'Normal', 'TaintManagerEviction', 'TaintManagerEviction', `Marking for deletion Pod ${key}`);
-    const condition: Condition = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(this.options.clock.now()), reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint' };
-    const conditions = [...conditionsOf(pod).filter((c) => c.type !== 'DisruptionTarget'), condition];
+    const conditions = withDisruptionTarget(pod.status?.conditions, 'DeletionByTaintManager', 'Taint manager: deleting due to NoExecute taint', rfc3339(this.options.clock.now()));
     try {
       await this.options.core.update({ ...target, subresource: 'status' }, { ...pod, status: { ...pod.status, conditions } }, {}, this.ctx);
       await this.options.core.delete(target, { preconditions: { uid: meta.uid } }, this.ctx);

@@ -17,7 +17,7 @@
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
 import { Informer } from '../core/informer';
 import type { NodeCondition, Taint } from '../core/resources/nodes';
-import type { PodCondition } from '../core/resources/pods';
+import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
@@ -150,18 +150,17 @@ export class PodGarbageCollector {
         gone.add(name);
       }
     }
-    const condition: PodCondition = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(now), reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' };
-    for (const pod of pods) if (gone.has(pod.spec?.nodeName ?? '')) await this.markFailedAndDelete(pod, condition);
+    for (const pod of pods) if (gone.has(pod.spec?.nodeName ?? '')) await this.markFailedAndDelete(pod, { reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' });
   }
 
-  /** upstream's markFailedAndDeletePodWithCondition: Failed (and the condition) unless terminal already, then deleted at once. */
-  private async markFailedAndDelete(pod: PodLike, condition?: PodCondition): Promise<void> {
+  /** upstream's markFailedAndDeletePodWithCondition: Failed (and DisruptionTarget for `disruption`) unless terminal already, then deleted at once. */
+  private async markFailedAndDelete(pod: PodLike, disruption?: { reason: string; message: string }): Promise<void> {
     const meta = pod.metadata!;
     const target = { ...podsTarget, namespace: meta.namespace!, name: meta.name! };
     try {
       if (!terminal(pod)) {
         // A patch, as upstream's PatchPodStatus (the pod-garbage-collector role may patch pod status, not update it).
-        const conditions = condition ? [...(pod.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition] : undefined;
+        const conditions = disruption && withDisruptionTarget(pod.status?.conditions, disruption.reason, disruption.message, rfc3339(this.options.clock.now()));
         const status = { phase: 'Failed', ...(conditions ? { conditions } : {}) };
         await this.options.core.patch({ ...target, subresource: 'status' }, { type: 'merge', body: { metadata: { uid: meta.uid }, status } }, {}, this.ctx);
       }

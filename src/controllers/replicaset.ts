@@ -20,6 +20,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
+import { isPodReady } from '../core/resources/pods';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
@@ -67,7 +68,6 @@ function readyCondition(p: ApiObject) {
   return podStatus(p).conditions?.find((c) => c.type === 'Ready');
 }
 
-const isReady = (p: ApiObject) => readyCondition(p)?.status === 'True';
 
 /** Ready for at least minReadySeconds (upstream's IsPodAvailable). */
 function isAvailable(p: ApiObject, minReadySeconds: number, now: number): boolean {
@@ -93,7 +93,7 @@ export function rankForDeletion(pods: readonly ApiObject[], deletionCostKey: str
     if (assigned) return assigned;
     const phase = (phaseRank[podStatus(a).phase ?? ''] ?? 0) - (phaseRank[podStatus(b).phase ?? ''] ?? 0);
     if (phase) return phase;
-    const ready = Number(isReady(a)) - Number(isReady(b));
+    const ready = Number(isPodReady(a)) - Number(isPodReady(b));
     if (ready) return ready;
     const c = cost(a) - cost(b);
     if (c) return c;
@@ -392,7 +392,7 @@ export class ReplicaSetController {
     const status: Record<string, unknown> = {
       replicas: active.length,
       fullyLabeledReplicas: active.filter((p) => Object.entries(templateLabels).every(([k, v]) => p.metadata?.labels?.[k] === v)).length,
-      readyReplicas: active.filter(isReady).length,
+      readyReplicas: active.filter(isPodReady).length,
       availableReplicas: active.filter((p) => isAvailable(p, spec.minReadySeconds ?? 0, now)).length,
       observedGeneration: rs.metadata?.generation ?? 0,
     };

@@ -41,7 +41,9 @@ export function isPlainJson(value: unknown, frozenIsPlain = false): boolean {
 /**
  * Whether two JSON-shaped values write the same JSON up to the order of object keys: what Go's
  * semantic equality of decoded structs and maps answers (upstream's apiequality.Semantic.DeepEqual).
- * Undefined object members are not written, so they count as absent.
+ * Undefined object members are not written, so they count as absent. Stricter than
+ * validation/equality's semanticEqual, which also takes a missing value as equal to an empty one
+ * (`replicas: 0` and no `replicas` are different stored objects).
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -112,16 +112,11 @@ export interface BeforeDelete {
   pending: boolean;
 }
 
-/**
- * Upstream's rest.BeforeDelete on a copy of the stored object: preconditions (409 worded by the
- * kind, as upstream words them), then the graceful decision, updating `obj` and
- * `options.gracePeriodSeconds` in place.
- */
-export function beforeDelete(def: ResourceDefinition, obj: ApiObject, options: DeleteOptions, now: number): BeforeDelete {
-  const meta = (obj.metadata ??= {});
+/** A delete's uid and resourceVersion preconditions against the stored object: 409 worded by the kind, as upstream words them. */
+export function checkDeletePreconditions(def: Pick<ResourceDefinition, 'group' | 'kind'>, obj: ApiObject, pre: DeleteOptions['preconditions']): void {
+  const meta = obj.metadata ?? {};
   const name = meta.name ?? '';
   const byKind = { group: def.group, resource: def.kind };
-  const pre = options.preconditions;
   if (pre?.uid !== undefined && pre.uid !== meta.uid) {
     throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${meta.uid ?? ''}). The object might have been deleted and then recreated`);
   }
@@ -132,6 +127,16 @@ export function beforeDelete(def: ResourceDefinition, obj: ApiObject, options: D
       `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion ?? ''}). The object might have been modified`,
     );
   }
+}
+
+/**
+ * Upstream's rest.BeforeDelete on a copy of the stored object: preconditions (409 worded by the
+ * kind, as upstream words them), then the graceful decision, updating `obj` and
+ * `options.gracePeriodSeconds` in place.
+ */
+export function beforeDelete(def: ResourceDefinition, obj: ApiObject, options: DeleteOptions, now: number): BeforeDelete {
+  const meta = (obj.metadata ??= {});
+  checkDeletePreconditions(def, obj, options.preconditions);
   // Negative values mean one second on the delete path.
   if (options.gracePeriodSeconds !== undefined && options.gracePeriodSeconds < 0) options.gracePeriodSeconds = 1;
   if (meta.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds < 0) meta.deletionGracePeriodSeconds = 1;

@@ -18,9 +18,10 @@ import type { ApiObject, CoreApi, DeleteOptions, RequestContext, ResourceTarget,
 import type { CreateHandler } from '../handlers';
 import type { Clock } from '../../clock';
 import { rfc3339 } from '../../clock';
-import { badRequest, conflict, forbidden, StatusError, successStatus, tooManyRequests, unclassifiedError } from '../../status';
-import type { PodDisruptionBudget } from '../resources/poddisruptionbudgets';
-import type { PodCondition } from '../resources/pods';
+import { badRequest, forbidden, StatusError, successStatus, tooManyRequests, unclassifiedError } from '../../status';
+import { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget } from '../resources/poddisruptionbudgets';
+import { isPodReady, withDisruptionTarget, type PodCondition } from '../resources/pods';
+import { checkDeletePreconditions } from './deletion';
 import { isEmptyLabelSelector, labelSelectorMatches } from '../validation/selectors';
 
 interface Eviction extends ApiObject {
@@ -44,7 +45,8 @@ function budgetRefusal(retryAfterSeconds: number, cause: string): StatusError {
   return err;
 }
 
-const isReady = (pod: PodLike) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+/** The kind a pod's delete preconditions are worded by. */
+const POD_KIND = { group: '', kind: 'Pod' };
 
 /** upstream's canIgnorePDB. */
 const canIgnoreBudget = (pod: PodLike) => ['Succeeded', 'Failed', 'Pending'].includes(pod.status?.phase ?? '') || !!pod.metadata?.deletionTimestamp;
@@ -70,8 +72,8 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
         if (budgets.length > 1) throw unclassifiedError('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
         const budget = budgets[0];
         const status = budget?.status;
-        const unhealthyWithinBudget = budget && !isReady(pod) && (status?.currentHealthy ?? 0) >= (status?.desiredHealthy ?? 0) && (status?.desiredHealthy ?? 0) > 0;
-        const alwaysAllow = budget && !isReady(pod) && budget.spec?.unhealthyPodEvictionPolicy === 'AlwaysAllow';
+        const unhealthyWithinBudget = budget && !isPodReady(pod) && (status?.currentHealthy ?? 0) >= (status?.desiredHealthy ?? 0) && (status?.desiredHealthy ?? 0) > 0;
+        const alwaysAllow = budget && !isPodReady(pod) && budget.spec?.unhealthyPodEvictionPolicy === 'AlwaysAllow';
         if (budget && !unhealthyWithinBudget && !alwaysAllow) await takeDisruption(api, budget, name, dryRun !== undefined && dryRun.length > 0);
       }
       await deleteWithCondition(api, podTarget, pod, deleteOptions, ctx);
@@ -103,7 +105,7 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
     let pdb = first;
     const target: ResourceTarget = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespace: pdb.metadata?.namespace ?? '', name: pdb.metadata?.name ?? '' };
     for (let attempt = 0; ; attempt++) {
-      const status = pdb.status ?? { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
+      const status = pdb.status ?? emptyBudgetStatus();
       const pdbName = pdb.metadata?.name ?? '';
       if ((status.observedGeneration ?? 0) < (pdb.metadata?.generation ?? 0)) throw budgetRefusal(10, `The disruption budget ${pdbName} is still being processed by the server.`);
       const refuse = (why: string) => forbidden({ group: 'policy', resource: 'poddisruptionbudget' }, pdbName, why);
@@ -114,11 +116,7 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
       }
       if (dryRun) return;
       const next = { ...status, disruptionsAllowed: status.disruptionsAllowed - 1, disruptedPods: { ...status.disruptedPods, [podName]: rfc3339(clock.now()) } };
-      if (next.disruptionsAllowed === 0) {
-        next.conditions = (status.conditions ?? []).map((c) =>
-          c.type === 'DisruptionAllowed' ? { ...c, status: 'False', reason: 'InsufficientPods', message: '', observedGeneration: pdb.metadata?.generation, ...(c.status !== 'False' ? { lastTransitionTime: rfc3339(clock.now()) } : {}) } : c,
-        );
-      }
+      if (next.disruptionsAllowed === 0) next.conditions = withDisruptionAllowed(status.conditions, 'False', 'InsufficientPods', '', pdb.metadata?.generation, rfc3339(clock.now()));
       try {
         await api.update({ ...target, subresource: 'status' }, { ...pdb, status: next }, {}, server);
         return;
@@ -138,17 +136,9 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
    */
   async function deleteWithCondition(api: CoreApi, target: ResourceTarget, pod: PodLike, options: DeleteOptions, ctx: RequestContext): Promise<void> {
     const dryRun = (options.dryRun ?? []).length > 0;
-    const { uid, resourceVersion } = options.preconditions ?? {};
-    const podResource = { group: '', resource: 'Pod' };
-    if (uid && uid !== pod.metadata?.uid) {
-      throw conflict(podResource, target.name ?? '', `the UID in the precondition (${uid}) does not match the UID in record (${pod.metadata?.uid ?? ''}). The object might have been deleted and then recreated`);
-    }
-    if (resourceVersion && resourceVersion !== pod.metadata?.resourceVersion) {
-      throw conflict(podResource, target.name ?? '', `the ResourceVersion in the precondition (${resourceVersion}) does not match the ResourceVersion in record (${pod.metadata?.resourceVersion ?? ''}). The object might have been modified`);
-    }
+    checkDeletePreconditions(POD_KIND, pod, options.preconditions);
     if (!dryRun && !pod.metadata?.deletionTimestamp) {
-      const condition: PodCondition = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting', lastProbeTime: null, lastTransitionTime: rfc3339(clock.now()) };
-      const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget'), condition];
+      const conditions = withDisruptionTarget(pod.status?.conditions, 'EvictionByEvictionAPI', 'Eviction API: evicting', rfc3339(clock.now()));
       try {
         await api.update({ ...target, subresource: 'status' }, { ...pod, status: { ...pod.status, conditions } }, {}, server);
       } catch (err) {

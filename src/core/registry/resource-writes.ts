@@ -275,17 +275,15 @@ export class ResourceWrites {
       if (!currentObj && !allowCreate) throw notFound(this.groupResource, name);
       const next = await tryUpdate(currentObj ? deepCopy(currentObj) : undefined);
       if (isDryRun(req.options)) return { object: this.form.asRead(next), created: !currentObj };
+      // Unchanged as Go compares decoded objects (upstream compares its canonical encoding): key
+      // order aside, which a merge or an apply may change. Nothing to encode or write.
+      if (current && jsonEqual(next, currentObj)) return { object: currentObj!, created: false };
       const bytes = this.form.encode(next);
       try {
         if (!current) {
           written?.expect(key, bytes, next);
           const kv = await this.deps.store.create(key, bytes);
           return { object: asWritten(this.form.asRead(next), kv), created: true };
-        }
-        // Unchanged as Go compares decoded objects (upstream compares its canonical encoding):
-        // key order aside, which a merge or an apply may change.
-        if (jsonEqual(next, currentObj)) {
-          return { object: currentObj!, created: false };
         }
         written?.expect(key, bytes, next);
         const kv = await this.deps.store.update(key, bytes, current.modRevision);

@@ -91,7 +91,17 @@ function validateStatus(status: PodDisruptionBudgetStatus | undefined): FieldErr
 }
 
 /** An empty status: the four counts Go always writes. */
-const emptyStatus = (): PodDisruptionBudgetStatus => ({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
+export const emptyBudgetStatus = (): PodDisruptionBudgetStatus => ({ disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
+
+/**
+ * The budget's conditions with `DisruptionAllowed` set (upstream's pdb helper): its transition
+ * time kept while its status stays, the others left as they are.
+ */
+export function withDisruptionAllowed(conditions: readonly MetaCondition[] | undefined, status: 'True' | 'False', reason: string, message: string, generation: number | undefined, at: string): MetaCondition[] {
+  const old = conditions?.find((c) => c.type === 'DisruptionAllowed');
+  const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : at;
+  return [...(conditions ?? []).filter((c) => c.type !== 'DisruptionAllowed'), { type: 'DisruptionAllowed', status, observedGeneration: generation, lastTransitionTime, reason, message }];
+}
 
 const PDB_TABLE: TableDefinition<PodDisruptionBudget> = {
   columns: [
@@ -127,10 +137,10 @@ export const definePodDisruptionBudgets: DefineResource = () =>
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     prepareForCreate(pdb) {
-      pdb.status = emptyStatus();
+      pdb.status = emptyBudgetStatus();
     },
     prepareForUpdate(pdb, old) {
-      pdb.status = deepCopy(old.status) ?? emptyStatus();
+      pdb.status = deepCopy(old.status) ?? emptyBudgetStatus();
     },
     validate: (pdb) => validateSpec(pdb.spec ?? {}),
     status: {

@@ -55,6 +55,20 @@ const UPDATABLE_POD_SPEC_FIELDS = [
 ];
 
 /** upstream qos.GetPodQOS over cpu and memory. */
+/** upstream's IsPodReady: the pod's Ready condition is True. */
+export function isPodReady(pod: ApiObject): boolean {
+  return (pod.status as PodStatus | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/**
+ * The pod's conditions with `DisruptionTarget` True for `reason` in place of any earlier one
+ * (upstream's PodDisruptionConditions: what is about to take the pod away, and why).
+ */
+export function withDisruptionTarget(conditions: readonly PodCondition[] | undefined, reason: string, message: string, at: string): PodCondition[] {
+  const target: PodCondition = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: at, reason, message };
+  return [...(conditions ?? []).filter((c) => c.type !== 'DisruptionTarget'), target];
+}
+
 export function podQosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const containers: Container[] = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
   const positive = (list: ResourceList | undefined, name: string) => (list?.[name] !== undefined && quantityValue(list[name]!) > 0 ? list[name] : undefined);
