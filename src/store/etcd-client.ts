@@ -136,7 +136,21 @@ export interface WatchStream {
   cancel(): void;
 }
 
-export class EtcdClient {
+/**
+ * The calls the etcd store makes: this client in the calling thread, or the same client on a
+ * thread of its own (etcd-client-thread.ts).
+ */
+export interface EtcdCalls {
+  range(request: RangeRequest, now?: boolean): Promise<RangeResponse>;
+  txn(request: TxnRequest): Promise<TxnResponse>;
+  deleteRange(request: DeleteRangeRequest): Promise<DeleteRangeResponse>;
+  compact(request: CompactionRequest): Promise<CompactionResponse>;
+  status(): Promise<StatusResponse>;
+  watch(create: WatchCreateRequest, handlers: WatchStreamHandlers): WatchStream;
+  close(): void;
+}
+
+export class EtcdClient implements EtcdCalls {
   private readonly endpoints: readonly URL[];
   private connection?: EtcdConnection;
   /** Every connection not yet closed: an old one stays open while a watch or call still uses it. */

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createStore, type Store, type StoreKind } from '../../src/store';
 import { EmbeddedStore } from '../../src/store/embedded-store';
+import { etcdClientWorker } from '../support/compiled';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 
 export interface BackendUnderTest {
@@ -26,12 +27,17 @@ async function tempDir(): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), 'keelson-store-'));
 }
 
-export function etcdBackend(): BackendUnderTest {
+/**
+ * etcd, its client in the calling thread as the tests run it from the sources, or (`thread`) on
+ * the worker thread the compiled server runs it on (etcd-client-thread.ts).
+ */
+export function etcdBackend({ thread = false } = {}): BackendUnderTest {
   let etcd: EtcdInstance | undefined;
   const stores: Store[] = [];
+  const clientThread = () => (thread ? etcdClientWorker() : false);
   const connect = async () => {
     etcd ??= await startEtcd();
-    const store = createStore({ kind: 'etcd', endpoints: [etcd.endpoint] });
+    const store = createStore({ kind: 'etcd', endpoints: [etcd.endpoint], clientThread: clientThread() });
     stores.push(store);
     return store;
   };
@@ -41,7 +47,7 @@ export function etcdBackend(): BackendUnderTest {
     peer: connect,
     async breakable() {
       const own = await startEtcd();
-      const store = createStore({ kind: 'etcd', endpoints: [own.endpoint] });
+      const store = createStore({ kind: 'etcd', endpoints: [own.endpoint], clientThread: clientThread() });
       return { store, cut: () => own.stop(), cleanup: async () => { await store.close(); await own.stop(); } };
     },
     async teardown() {
