@@ -35,41 +35,77 @@ import type {
   WatchResponse,
 } from '../gen/etcd/etcdserverpb/rpc';
 import { GrpcCode } from '../status';
-import { EtcdCallError, EtcdClient, type EtcdCalls, type EtcdClientOptions, type WatchStream, type WatchStreamHandlers } from './etcd-client';
+import { type Codec, ETCD_METHODS, EtcdCallError, EtcdClient, WATCH_METHOD, type EtcdCalls, type EtcdClientOptions, type WatchStream, type WatchStreamHandlers } from './etcd-client';
 
-export type EtcdMethod = 'txn' | 'deleteRange' | 'compact' | 'status';
+/** The unary methods the worker makes, by their index in messages. */
+export const THREAD_METHODS = ['txn', 'deleteRange', 'compact', 'status'] as const;
+type ThreadMethod = (typeof THREAD_METHODS)[number];
 
-/** What the main thread sends: calls, watches and their cancellation, and the end. */
-export type ToEtcdThread =
-  | { call: EtcdMethod; id: number; request: unknown }
-  | { watch: WatchCreateRequest; id: number }
-  | { cancel: number }
-  | { close: true };
+/** What an entry of a message to the worker asks: [kind, id, method index, offset, length]. */
+export const ToThread = { Call: 0, Watch: 1, Cancel: 2, Close: 3 } as const;
 
-/** A call's failure as it crosses: the gRPC code and message (code undefined: not a call error). */
-export interface CrossingError {
-  code?: number;
-  message: string;
+/** What an entry of a message from the worker reports: [kind, id, code, offset or text index, length]. */
+export const FromThread = { Answer: 0, Failed: 1, WatchMessage: 2, WatchEnded: 3 } as const;
+
+/** One message between the threads: its entries, five numbers each, and the bytes they point into. */
+export interface ThreadMessage {
+  entries: number[];
+  bytes: ArrayBuffer;
+  /** Failure messages, pointed at by index. */
+  texts: string[];
 }
 
-/** What the worker sends back: a call's answer or failure, a watch's response or end. */
-export type FromEtcdThread =
-  | { id: number; ok: unknown }
-  | { id: number; failed: CrossingError }
-  | { id: number; response: WatchResponse }
-  | { id: number; ended: CrossingError };
+/** Entries and their bytes gathered during a turn, sent as one ThreadMessage. */
+export class Outbox {
+  entries: number[] = [];
+  private chunks: Uint8Array[] = [];
+  private length = 0;
+  texts: string[] = [];
 
-/** A failure as the caller sees it: EtcdCallError when it was one, as the in-thread client throws it. */
-export function crossedError(err: CrossingError): Error {
-  return err.code === undefined ? new Error(err.message) : new EtcdCallError(err.code, err.message);
+  get empty(): boolean {
+    return this.entries.length === 0;
+  }
+
+  add(kind: number, id: number, detail: number, bytes?: Uint8Array): void {
+    this.entries.push(kind, id, detail, this.length, bytes?.length ?? 0);
+    if (bytes && bytes.length > 0) {
+      this.chunks.push(bytes);
+      this.length += bytes.length;
+    }
+  }
+
+  /** A failure: its code (-1: not a call error) and message. */
+  fail(kind: number, id: number, err: unknown): void {
+    const code = err instanceof EtcdCallError ? err.code : -1;
+    this.texts.push(err instanceof Error ? err.message : String(err));
+    this.entries.push(kind, id, code, this.texts.length - 1, 0);
+  }
+
+  /** The message, its bytes copied into one buffer (to be transferred); the outbox is empty again. */
+  take(): ThreadMessage {
+    const bytes = new ArrayBuffer(this.length);
+    const all = new Uint8Array(bytes);
+    let at = 0;
+    for (const chunk of this.chunks) {
+      all.set(chunk, at);
+      at += chunk.length;
+    }
+    const message = { entries: this.entries, bytes, texts: this.texts };
+    this.entries = [];
+    this.chunks = [];
+    this.length = 0;
+    this.texts = [];
+    return message;
+  }
 }
 
-export function crossingError(err: unknown): CrossingError {
-  if (err instanceof EtcdCallError) return { code: err.code, message: err.message };
-  return { message: err instanceof Error ? err.message : String(err) };
+/** A failure that crossed: EtcdCallError when it was one, as the in-thread client throws it. */
+export function crossedError(code: number, message: string): Error {
+  return code < 0 ? new Error(message) : new EtcdCallError(code, message);
 }
 
 interface PendingCall {
+  codec: Codec<unknown, unknown>;
   resolve(value: unknown): void;
   reject(err: Error): void;
 }
@@ -78,7 +114,7 @@ export class EtcdClientThread implements EtcdCalls {
   private worker?: Worker;
   private readonly calls = new Map<number, PendingCall>();
   private readonly watches = new Map<number, WatchStreamHandlers>();
-  private outbox: ToEtcdThread[] = [];
+  private outbox = new Outbox();
   private scheduled = false;
   private nextId = 1;
   private referenced = false;
@@ -124,13 +160,19 @@ export class EtcdClientThread implements EtcdCalls {
       return { cancel() {} };
     }
     const id = this.nextId++;
-    this.watches.set(id, handlers);
-    this.send({ watch: create, id });
-    return {
-      cancel: () => {
-        if (this.watches.delete(id)) this.send({ cancel: id });
-      },
+    const cancel = () => {
+      if (this.watches.delete(id)) this.send(ToThread.Cancel, id, 0);
     };
+    let request: Uint8Array;
+    try {
+      request = WATCH_METHOD.encode({ createRequest: create });
+    } catch (err) {
+      queueMicrotask(() => handlers.onEnd(new EtcdCallError(GrpcCode.INTERNAL, (err as Error).message)));
+      return { cancel() {} };
+    }
+    this.watches.set(id, handlers);
+    this.send(ToThread.Watch, id, 0, request);
+    return { cancel };
   }
 
   /**
@@ -143,26 +185,34 @@ export class EtcdClientThread implements EtcdCalls {
     const worker = this.worker;
     this.worker = undefined;
     if (worker) {
-      this.outbox.push({ close: true });
-      worker.postMessage(this.outbox);
-      this.outbox = [];
+      const closing = new Outbox();
+      closing.add(ToThread.Close, 0, 0);
+      worker.postMessage(closing.take());
       worker.unref();
     }
+    this.outbox = new Outbox();
     this.direct?.close();
     this.failAll('etcd client is closed');
   }
 
-  private call(method: EtcdMethod, request: unknown): Promise<unknown> {
+  private call(method: ThreadMethod, request: unknown): Promise<unknown> {
     if (this.closed) return Promise.reject(new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed'));
+    const codec = ETCD_METHODS[method] as Codec<unknown, unknown>;
+    let bytes: Uint8Array;
+    try {
+      bytes = codec.encode(request);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
-      this.calls.set(id, { resolve, reject });
-      this.send({ call: method, id, request });
+      this.calls.set(id, { codec, resolve, reject });
+      this.send(ToThread.Call, id, THREAD_METHODS.indexOf(method), bytes);
     });
   }
 
-  private send(message: ToEtcdThread): void {
-    this.outbox.push(message);
+  private send(kind: number, id: number, detail: number, bytes?: Uint8Array): void {
+    this.outbox.add(kind, id, detail, bytes);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flush);
@@ -171,9 +221,8 @@ export class EtcdClientThread implements EtcdCalls {
 
   private readonly flush = (): void => {
     this.scheduled = false;
-    if (this.outbox.length === 0 || this.closed) return;
-    const batch = this.outbox;
-    this.outbox = [];
+    if (this.outbox.empty || this.closed) return;
+    const message = this.outbox.take();
     let worker = this.worker;
     if (!worker) {
       try {
@@ -183,36 +232,15 @@ export class EtcdClientThread implements EtcdCalls {
         return;
       }
     }
-    try {
-      worker.postMessage(batch);
-    } catch (err) {
-      // A request that cannot be copied across (nothing the store sends): its calls fail here.
-      this.failSent(batch, `cannot send to the etcd client thread: ${(err as Error).message}`);
-      return;
-    }
+    worker.postMessage(message, [message.bytes]);
     this.reference();
   };
-
-  /** The calls and watches of a batch that did not reach the thread fail with `reason`. */
-  private failSent(batch: ToEtcdThread[], reason: string): void {
-    for (const message of batch) {
-      if ('call' in message) {
-        const call = this.calls.get(message.id);
-        this.calls.delete(message.id);
-        call?.reject(new EtcdCallError(GrpcCode.INTERNAL, reason));
-      } else if ('watch' in message) {
-        const handlers = this.watches.get(message.id);
-        this.watches.delete(message.id);
-        handlers?.onEnd(new EtcdCallError(GrpcCode.INTERNAL, reason));
-      }
-    }
-  }
 
   private start(): Worker {
     const worker = new Worker(this.file, { workerData: this.options });
     this.worker = worker;
     this.referenced = true;
-    worker.on('message', (batch: FromEtcdThread[]) => this.receive(batch));
+    worker.on('message', (message: ThreadMessage) => this.receive(message));
     // An uncaught error ends the thread: 'exit' follows, and fails what it carried.
     worker.on('error', () => {});
     worker.on('exit', (code) => {
@@ -223,27 +251,56 @@ export class EtcdClientThread implements EtcdCalls {
     return worker;
   }
 
-  private receive(batch: FromEtcdThread[]): void {
-    for (const message of batch) {
-      if ('ok' in message) {
-        const call = this.calls.get(message.id);
-        if (call) {
-          this.calls.delete(message.id);
-          call.resolve(message.ok);
+  private receive({ entries, bytes, texts }: ThreadMessage): void {
+    for (let i = 0; i < entries.length; i += 5) {
+      const kind = entries[i]!;
+      const id = entries[i + 1]!;
+      const detail = entries[i + 2]!;
+      const offset = entries[i + 3]!;
+      const length = entries[i + 4]!;
+      switch (kind) {
+        case FromThread.Answer: {
+          const call = this.calls.get(id);
+          if (!call) break;
+          this.calls.delete(id);
+          let answer: unknown;
+          try {
+            answer = call.codec.decode(new Uint8Array(bytes, offset, length));
+          } catch (err) {
+            call.reject(new EtcdCallError(GrpcCode.INTERNAL, `undecodable response from etcd: ${(err as Error).message}`));
+            break;
+          }
+          call.resolve(answer);
+          break;
         }
-      } else if ('failed' in message) {
-        const call = this.calls.get(message.id);
-        if (call) {
-          this.calls.delete(message.id);
-          call.reject(crossedError(message.failed));
+        case FromThread.Failed: {
+          const call = this.calls.get(id);
+          if (!call) break;
+          this.calls.delete(id);
+          call.reject(crossedError(detail, texts[offset]!));
+          break;
         }
-      } else if ('response' in message) {
-        this.watches.get(message.id)?.onResponse(message.response);
-      } else {
-        const handlers = this.watches.get(message.id);
-        if (handlers) {
-          this.watches.delete(message.id);
-          handlers.onEnd(crossedError(message.ended) as EtcdCallError);
+        case FromThread.WatchMessage: {
+          const handlers = this.watches.get(id);
+          if (!handlers) break;
+          let response: WatchResponse;
+          try {
+            response = WATCH_METHOD.decode(new Uint8Array(bytes, offset, length));
+          } catch (err) {
+            this.watches.delete(id);
+            this.send(ToThread.Cancel, id, 0);
+            handlers.onEnd(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
+            break;
+          }
+          handlers.onResponse(response);
+          break;
+        }
+        case FromThread.WatchEnded: {
+          const handlers = this.watches.get(id);
+          if (!handlers) break;
+          this.watches.delete(id);
+          handlers.onEnd(crossedError(detail, texts[offset]!) as EtcdCallError);
+          break;
         }
       }
     }
@@ -265,7 +322,7 @@ export class EtcdClientThread implements EtcdCalls {
     const watches = [...this.watches.values()];
     this.calls.clear();
     this.watches.clear();
-    this.outbox = this.outbox.filter((m) => 'close' in m);
+    this.outbox = new Outbox();
     for (const call of calls) call.reject(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
     for (const handlers of watches) handlers.onEnd(new EtcdCallError(GrpcCode.UNAVAILABLE, reason));
   }

@@ -1,19 +1,19 @@
 /**
- * The worker thread of etcd-client-thread.ts: one EtcdClient, driven by the main thread's
- * batches of calls and watches, answering with one batch per event-loop turn.
+ * The worker thread of etcd-client-thread.ts: one EtcdClient making the calls and watches the
+ * main thread sends encoded, and handing back what etcd answers undecoded, one message per
+ * event-loop turn.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { EtcdClient, type EtcdClientOptions, type WatchStream } from './etcd-client';
-import { type FromEtcdThread, type ToEtcdThread, crossingError } from './etcd-client-thread';
+import { ETCD_METHODS, EtcdClient, type EtcdClientOptions, type WatchStream } from './etcd-client';
+import { FromThread, Outbox, THREAD_METHODS, ToThread, type ThreadMessage } from './etcd-client-thread';
 
 const port = parentPort!;
 const client = new EtcdClient(workerData as EtcdClientOptions);
 const watches = new Map<number, WatchStream>();
-let outbox: FromEtcdThread[] = [];
+const outbox = new Outbox();
 let scheduled = false;
 
-function reply(message: FromEtcdThread): void {
-  outbox.push(message);
+function later(): void {
   if (!scheduled) {
     scheduled = true;
     setImmediate(flush);
@@ -22,56 +22,59 @@ function reply(message: FromEtcdThread): void {
 
 function flush(): void {
   scheduled = false;
-  if (outbox.length === 0) return;
-  const batch = outbox;
-  outbox = [];
-  port.postMessage(batch);
+  if (outbox.empty) return;
+  const message = outbox.take();
+  port.postMessage(message, [message.bytes]);
 }
 
-function run(message: ToEtcdThread): void {
-  if ('call' in message) {
-    const { id } = message;
-    let answer: Promise<unknown>;
-    switch (message.call) {
-      case 'txn':
-        answer = client.txn(message.request as Parameters<EtcdClient['txn']>[0]);
+function answer(id: number, bytes: Uint8Array): void {
+  outbox.add(FromThread.Answer, id, 0, bytes);
+  later();
+}
+
+function failed(kind: number, id: number, err: unknown): void {
+  outbox.fail(kind, id, err);
+  later();
+}
+
+port.on('message', ({ entries, bytes }: ThreadMessage) => {
+  for (let i = 0; i < entries.length; i += 5) {
+    const kind = entries[i]!;
+    const id = entries[i + 1]!;
+    const request = new Uint8Array(bytes, entries[i + 3]!, entries[i + 4]!);
+    switch (kind) {
+      case ToThread.Call: {
+        const method = ETCD_METHODS[THREAD_METHODS[entries[i + 2]!]!];
+        client.rawCall(method.path, request).then(
+          (response) => answer(id, response),
+          (err: unknown) => failed(FromThread.Failed, id, err),
+        );
         break;
-      case 'deleteRange':
-        answer = client.deleteRange(message.request as Parameters<EtcdClient['deleteRange']>[0]);
+      }
+      case ToThread.Watch:
+        watches.set(
+          id,
+          client.rawWatch(request, {
+            onMessage: (message) => {
+              outbox.add(FromThread.WatchMessage, id, 0, message);
+              later();
+            },
+            onEnd: (err) => {
+              watches.delete(id);
+              failed(FromThread.WatchEnded, id, err);
+            },
+          }),
+        );
         break;
-      case 'compact':
-        answer = client.compact(message.request as Parameters<EtcdClient['compact']>[0]);
+      case ToThread.Cancel:
+        watches.get(id)?.cancel();
+        watches.delete(id);
         break;
-      case 'status':
-        answer = client.status();
+      case ToThread.Close:
+        // The main thread has failed what was open already; nothing more is sent.
+        client.close();
+        port.close();
         break;
     }
-    answer.then(
-      (ok) => reply({ id, ok }),
-      (err: unknown) => reply({ id, failed: crossingError(err) }),
-    );
-  } else if ('watch' in message) {
-    const { id } = message;
-    watches.set(
-      id,
-      client.watch(message.watch, {
-        onResponse: (response) => reply({ id, response }),
-        onEnd: (err) => {
-          watches.delete(id);
-          reply({ id, ended: crossingError(err) });
-        },
-      }),
-    );
-  } else if ('cancel' in message) {
-    watches.get(message.cancel)?.cancel();
-    watches.delete(message.cancel);
-  } else {
-    // The main thread has failed what was open already; nothing more is sent.
-    client.close();
-    port.close();
   }
-}
-
-port.on('message', (batch: ToEtcdThread[]) => {
-  for (const message of batch) run(message);
 });

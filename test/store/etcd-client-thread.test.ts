@@ -82,11 +82,15 @@ it('fails a call with the gRPC code and message the in-thread client gives', asy
   expect(crossed).toMatchObject({ code: GrpcCode.RESOURCE_EXHAUSTED, message: (expected as EtcdCallError).message });
 });
 
-it('fails a call that cannot be copied to the thread, and goes on', async () => {
+it('fails a request that cannot be encoded as the in-thread client does, and goes on', async () => {
   const client = threadClient();
-  const uncopyable = { ...createIfAbsent('uncopyable', 'x'), extra: () => 1 } as unknown as ReturnType<typeof createIfAbsent>;
-  await expect(client.txn(uncopyable)).rejects.toMatchObject({ code: GrpcCode.INTERNAL, message: expect.stringContaining('cannot send to the etcd client thread') });
-  expect((await client.txn(createIfAbsent('copyable', 'x'))).succeeded).toBe(true);
+  const unencodable = { ...createIfAbsent('unencodable', 'x'), compare: [{ key: 42 }] } as unknown as ReturnType<typeof createIfAbsent>;
+  const inThread = new EtcdClient(options());
+  clients.push(inThread);
+  const expected = await inThread.txn(unencodable).catch((err: unknown) => err);
+  expect(expected).toBeInstanceOf(Error);
+  await expect(client.txn(unencodable)).rejects.toThrow((expected as Error).message);
+  expect((await client.txn(createIfAbsent('encodable', 'x'))).succeeded).toBe(true);
 });
 
 describe('the thread', () => {
