@@ -77,7 +77,7 @@ interface GrpcStatus {
   message: string;
 }
 
-export interface Codec<Req, Res> {
+interface Codec<Req, Res> {
   path: string;
   encode(request: Req): Uint8Array;
   decode(bytes: Uint8Array): Res;
@@ -125,24 +125,9 @@ const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
 const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse);
 const WATCH = method('Watch', 'Watch', WatchRequest, WatchResponse);
 
-/** The unary methods by name, and the watch stream's: for a caller that encodes and decodes itself (etcd-client-thread.ts). */
-export const ETCD_METHODS = { range: RANGE, txn: TXN, deleteRange: DELETE_RANGE, compact: COMPACT, status: STATUS } as const;
-export const WATCH_METHOD = WATCH;
-
-/** A codec that passes messages through as bytes: the call is made and answered encoded. */
-function rawCodec(path: string): Codec<Uint8Array, Uint8Array> {
-  return { path, encode: (message) => message, decode: (bytes) => bytes };
-}
-
 /** What a watch stream reports: each response, then its end (once, unless canceled). */
 export interface WatchStreamHandlers {
   onResponse(response: WatchResponse): void;
-  onEnd(err: EtcdCallError): void;
-}
-
-/** A watch stream's messages as they arrive, undecoded, then its end. */
-export interface RawWatchHandlers {
-  onMessage(message: Uint8Array): void;
   onEnd(err: EtcdCallError): void;
 }
 
@@ -151,21 +136,7 @@ export interface WatchStream {
   cancel(): void;
 }
 
-/**
- * The calls the etcd store makes: this client in the calling thread, or the same client on a
- * thread of its own (etcd-client-thread.ts).
- */
-export interface EtcdCalls {
-  range(request: RangeRequest, now?: boolean): Promise<RangeResponse>;
-  txn(request: TxnRequest): Promise<TxnResponse>;
-  deleteRange(request: DeleteRangeRequest): Promise<DeleteRangeResponse>;
-  compact(request: CompactionRequest): Promise<CompactionResponse>;
-  status(): Promise<StatusResponse>;
-  watch(create: WatchCreateRequest, handlers: WatchStreamHandlers): WatchStream;
-  close(): void;
-}
-
-export class EtcdClient implements EtcdCalls {
+export class EtcdClient {
   private readonly endpoints: readonly URL[];
   private connection?: EtcdConnection;
   /** Every connection not yet closed: an old one stays open while a watch or call still uses it. */
@@ -210,40 +181,11 @@ export class EtcdClient implements EtcdCalls {
    * reported once as UNAVAILABLE.
    */
   watch(create: WatchCreateRequest, handlers: WatchStreamHandlers): WatchStream {
-    let stream: WatchStream | undefined;
-    const decoding: RawWatchHandlers = {
-      onMessage: (message) => {
-        let response: WatchResponse;
-        try {
-          response = WATCH.decode(message);
-        } catch (err) {
-          stream?.cancel();
-          handlers.onEnd(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
-          return;
-        }
-        handlers.onResponse(response);
-      },
-      onEnd: (err) => handlers.onEnd(err),
-    };
-    stream = this.rawWatch(WATCH.encode({ createRequest: create }), decoding);
-    return stream;
-  }
-
-  /**
-   * A unary call of a request message already encoded, answered with the response message
-   * undecoded: for a caller that encodes and decodes in another thread (etcd-client-thread.ts).
-   */
-  rawCall(path: string, message: Uint8Array): Promise<Uint8Array> {
-    return this.call(rawCodec(path), message);
-  }
-
-  /** A watch whose create request is given encoded (a WatchRequest) and whose messages are handed over undecoded. */
-  rawWatch(request: Uint8Array, handlers: RawWatchHandlers): WatchStream {
     const call = new WatchCall(handlers);
     try {
       if (this.closed) throw new Error('etcd client is closed');
       const connection = this.connect();
-      call.open(connection, framed(request));
+      call.open(connection, framed(WATCH.encode({ createRequest: create })));
     } catch (err) {
       queueMicrotask(() => call.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
     }
@@ -482,7 +424,7 @@ class WatchCall extends GrpcCall implements WatchStream {
   private readonly messages = new MessageReader();
   private ended = false;
 
-  constructor(private readonly handlers: RawWatchHandlers) {
+  constructor(private readonly handlers: WatchStreamHandlers) {
     super();
   }
 
@@ -494,15 +436,15 @@ class WatchCall extends GrpcCall implements WatchStream {
 
   onData(data: Buffer, endStream: boolean): void {
     if (!this.ended) {
-      let messages: Uint8Array[];
+      let responses: WatchResponse[];
       try {
-        messages = this.messages.push(data);
+        responses = this.messages.push(data).map((bytes) => WATCH.decode(bytes));
       } catch (err) {
         this.fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable watch response from etcd: ${(err as Error).message}`));
         this.stream?.cancel();
         return;
       }
-      for (const message of messages) if (!this.ended) this.handlers.onMessage(message);
+      for (const response of responses) if (!this.ended) this.handlers.onResponse(response);
     }
     if (endStream) this.finish();
   }

@@ -5,15 +5,11 @@
  * one linearizable history (etcd's revision is the store revision). Guarded writes are etcd
  * transactions whose else-branch reads the key, so a failed guard reports the current value in
  * the same round trip, as upstream's etcd3 store does. Every call goes through the store's own
- * client (etcd-client.ts: gRPC over HTTP/2 of its own framing, with codecs generated from
- * proto/etcd), whose writes and watches run on a worker thread when compiled
- * (etcd-client-thread.ts).
+ * client (etcd-client.ts: gRPC over node:http2 with codecs generated from proto/etcd).
  */
 import { Compare_CompareResult, Compare_CompareTarget, RangeRequest, type TxnResponse } from '../gen/etcd/etcdserverpb/rpc';
 import type { KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
-import path from 'node:path';
-import { EtcdClient, type EtcdCalls, type EtcdClientOptions } from './etcd-client';
-import { EtcdClientThread } from './etcd-client-thread';
+import { EtcdClient } from './etcd-client';
 import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { EtcdWatch } from './etcd-watch';
 import { prefixEndBytes, rangeStart, requestedRevision } from './keys';
@@ -51,14 +47,6 @@ export interface EtcdStoreOptions {
    * with TLS.
    */
   tls?: EtcdTlsOptions;
-  /**
-   * Where the etcd client runs (etcd-client-thread.ts). `true` or absent: on a worker thread of
-   * its own when running compiled (`npm start`, the library), in the calling thread when
-   * running from the TypeScript sources (the tests, the tools), where a worker would need a
-   * TypeScript loader of its own. `false`: in the calling thread. A path: on a worker thread
-   * running that compiled entry (etcd-client-worker.js; the tests of the thread).
-   */
-  clientThread?: boolean | string;
 }
 
 export interface EtcdTlsOptions {
@@ -79,7 +67,7 @@ const COMPACT_REV_KEY_BYTES = Buffer.from(COMPACT_REV_KEY);
 
 export class EtcdStore implements Store {
   readonly kind = 'etcd' as const;
-  private readonly client: EtcdCalls;
+  private readonly client: EtcdClient;
   private readonly prefix: Buffer;
   private readonly watches = new Set<EtcdWatch>();
   private closed = false;
@@ -91,15 +79,13 @@ export class EtcdStore implements Store {
     // lost (a leader killed mid-request) may have applied, and a create resent would answer 409
     // AlreadyExists to its own client. A failed call fails; the caller (or its client) decides,
     // as with upstream's etcd client.
-    const clientOptions: EtcdClientOptions = {
+    this.client = new EtcdClient({
       endpoints: options.endpoints,
       tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined,
       timeoutMs: options.requestTimeoutMs ?? 30_000,
       keepaliveMs: options.keepaliveMs ?? 30_000,
       keepaliveTimeoutMs: options.keepaliveTimeoutMs ?? 10_000,
-    };
-    const workerFile = clientWorkerFile(options.clientThread);
-    this.client = workerFile ? new EtcdClientThread(clientOptions, workerFile) : new EtcdClient(clientOptions);
+    });
     this.prefix = Buffer.from(options.prefix ?? '');
   }
 
@@ -374,14 +360,6 @@ function headerRevision(res: { header?: { revision: number } | undefined }): num
   return res.header?.revision ?? 0;
 }
 
-
-/** The compiled worker entry the client runs on, or undefined for the calling thread. */
-function clientWorkerFile(choice: boolean | string | undefined): string | undefined {
-  if (typeof choice === 'string') return choice;
-  const compiled = path.extname(__filename) === '.js';
-  if (choice === false || !compiled) return undefined;
-  return path.join(__dirname, 'etcd-client-worker.js');
-}
 
 export function createEtcdStore(options: EtcdStoreOptions): Store {
   return new EtcdStore(options);

@@ -9,7 +9,7 @@
  */
 import type { WatchResponse } from '../gen/etcd/etcdserverpb/rpc';
 import { type Event as EtcdEvent, Event_EventType, type KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
-import type { EtcdCalls, WatchStream } from './etcd-client';
+import type { EtcdClient, WatchStream } from './etcd-client';
 import { classifyEtcdError, errorMessage } from './etcd-errors';
 import { StoreError, type KeyValue, type StoreEvent, type StoreWatch, type WatchHandlers } from './types';
 
@@ -22,7 +22,7 @@ export interface EtcdWatchRequest {
 }
 
 export interface EtcdWatchContext {
-  client: EtcdCalls;
+  client: EtcdClient;
   /** Strips the store prefix from an etcd key. */
   toStoreKey(key: Uint8Array): string;
   toKeyValue(kv: EtcdKeyValue): KeyValue;

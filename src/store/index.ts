@@ -12,8 +12,7 @@ export * from './types';
 export type { EtcdTlsOptions } from './etcd-store';
 
 export type StoreOptions =
-  /** `clientThread`: where the etcd client runs (EtcdStoreOptions.clientThread; default: its own thread when compiled). */
-  | { kind: 'etcd'; endpoints: string[]; prefix?: string; tls?: EtcdTlsOptions; clientThread?: boolean | string }
+  | { kind: 'etcd'; endpoints: string[]; prefix?: string; tls?: EtcdTlsOptions }
   | { kind: 'embedded'; dataDir: string }
   /** The embedded store with its database in memory: nothing on disk, gone when closed. */
   | { kind: 'embedded'; inMemory: true };
@@ -23,7 +22,7 @@ type OptionsOf<K extends StoreKind> = Extract<StoreOptions, { kind: K }>;
 const backends: { readonly [K in StoreKind]: (options: OptionsOf<K>) => Store } = {
   // Loaded when first chosen: a server on the embedded store never needs the etcd client
   // (node:http2 and the generated etcd codecs; docs/BENCHMARKS.md, idle RSS).
-  etcd: (options) => etcdBackend().createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls, clientThread: options.clientThread }),
+  etcd: (options) => etcdBackend().createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls }),
   embedded: (options) => createEmbeddedStore('inMemory' in options ? {} : { dataDir: options.dataDir }),
 };
 

@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createStore, type Store, type StoreKind } from '../../src/store';
 import { EmbeddedStore } from '../../src/store/embedded-store';
-import { etcdClientWorker } from '../support/compiled';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 
 export interface BackendUnderTest {
@@ -27,17 +26,12 @@ async function tempDir(): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), 'keelson-store-'));
 }
 
-/**
- * etcd, its client in the calling thread as the tests run it from the sources, or (`thread`) on
- * the worker thread the compiled server runs it on (etcd-client-thread.ts).
- */
-export function etcdBackend({ thread = false } = {}): BackendUnderTest {
+export function etcdBackend(): BackendUnderTest {
   let etcd: EtcdInstance | undefined;
   const stores: Store[] = [];
-  const clientThread = () => (thread ? etcdClientWorker() : false);
   const connect = async () => {
     etcd ??= await startEtcd();
-    const store = createStore({ kind: 'etcd', endpoints: [etcd.endpoint], clientThread: clientThread() });
+    const store = createStore({ kind: 'etcd', endpoints: [etcd.endpoint] });
     stores.push(store);
     return store;
   };
@@ -47,7 +41,7 @@ export function etcdBackend({ thread = false } = {}): BackendUnderTest {
     peer: connect,
     async breakable() {
       const own = await startEtcd();
-      const store = createStore({ kind: 'etcd', endpoints: [own.endpoint], clientThread: clientThread() });
+      const store = createStore({ kind: 'etcd', endpoints: [own.endpoint] });
       return { store, cut: () => own.stop(), cleanup: async () => { await store.close(); await own.stop(); } };
     },
     async teardown() {

@@ -1,7 +1,6 @@
 /**
  * One conformance suite for every Store backend: the same operations, revisions, errors and
- * watch guarantees on real etcd (its client in this thread, and on the worker thread the
- * compiled server runs it on) and on the embedded SQLite store.
+ * watch guarantees on real etcd and on the embedded SQLite store.
  */
 import { StoreError, type KeyValue, type Store } from '../../src/store';
 import { embeddedBackend, etcdBackend, type BackendUnderTest } from './backends';
@@ -10,8 +9,7 @@ import { dec, enc, storeError, yieldTurn } from './store-test-helpers';
 import { WatchRecorder } from './watch-recorder';
 
 describe.each<[string, () => BackendUnderTest]>([
-  ['etcd', () => etcdBackend()],
-  ['etcd, client on its worker thread', () => etcdBackend({ thread: true })],
+  ['etcd', etcdBackend],
   ['embedded', () => embeddedBackend()],
   ['embedded in memory', () => embeddedBackend(true)],
 ])('%s store conformance', (_name, makeBackend) => {
