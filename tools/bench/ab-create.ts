@@ -1,0 +1,71 @@
+/**
+ * Before/after for a change to the create path on etcd: ReplicaSet creates over HTTPS from N
+ * keep-alive clients (64 by default) against Keelson built from two git revisions, each on an
+ * etcd of its own (so that neither server's watch cache takes in the other's writes), side by
+ * side in alternating rounds. This machine's speed drifts by more than most changes between
+ * two `npm run bench` runs; within one run both servers see the same drift.
+ *
+ *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000]
+ *
+ * `.` as a revision is the working tree.
+ */
+import { ApiClient } from './api';
+import { buildForBench } from './build';
+import { createContext, learnTemplate } from './context';
+import { createBodyTemplate, replicaSetsPath } from './fixtures';
+import { type Cell, cpuPerOp, perSecond, sideBySide } from './measure';
+import { type KeelsonServer, startKeelson, startWorker } from './processes';
+import { micros, ms, rate, ratio } from './report';
+
+const NAMESPACE = 'bench-ab';
+
+async function main(): Promise<void> {
+  const revs = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'));
+  if (revs.length !== 2) throw new Error('usage: ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
+  const flag = (name: string, fallback: number) => {
+    const at = process.argv.indexOf(name);
+    return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  };
+  const clients = flag('--clients', 64);
+  const builds = await Promise.all(revs.map((rev) => buildForBench(rev === '.' ? undefined : rev)));
+  const worker = startWorker(builds[1]!);
+  const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };
+  const ctx = createContext({ quick: false, store: 'etcd', only: new Set(), profile: false }, builds[1]!, worker, timing, (l) => process.stderr.write(`${l}\n`));
+  const servers: KeelsonServer[] = [];
+  try {
+    for (const [i, build] of builds.entries()) {
+      const etcd = await ctx.etcd();
+      servers.push(await startKeelson(build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir(`ab-${i}`) }));
+    }
+    for (const server of servers) {
+      const api = new ApiClient(server.target);
+      await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
+      await server.settle();
+    }
+    const body = createBodyTemplate(NAMESPACE);
+    let run = 0;
+    const cell = (server: KeelsonServer): Cell => ({
+      worker,
+      open: { kind: 'https', target: server.target, connections: clients },
+      spec: () => ({ op: 'request', method: 'POST', paths: [replicaSetsPath(NAMESPACE)], body, namePrefix: `ab${++run}`, expect: 201 }),
+      serverCpu: async () => (await server.stats()).cpuUs,
+    });
+    const samples = await sideBySide(servers.map(cell), timing);
+    process.stdout.write(`| revision | creates/s, ${clients} clients | vs ${revs[0]} | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n`);
+    samples.forEach((s, i) => {
+      process.stdout.write(
+        `| ${revs[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
+      );
+    });
+  } finally {
+    for (const server of servers) await server.stop();
+    await worker.stop();
+    await ctx.cleanup();
+    for (const b of builds) await b.remove();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
