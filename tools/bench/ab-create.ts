@@ -10,29 +10,20 @@
  * `.` as a revision is the working tree.
  */
 import { ApiClient } from './api';
-import { buildForBench } from './build';
-import { createContext, learnTemplate } from './context';
+import { abArguments, abRun, runTool } from './ab';
+import { learnTemplate } from './context';
 import { createBodyTemplate, replicaSetsPath } from './fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from './measure';
-import { type KeelsonServer, startKeelson, startWorker } from './processes';
+import { type KeelsonServer, startKeelson } from './processes';
 import { micros, ms, rate, ratio } from './report';
 
 const NAMESPACE = 'bench-ab';
 
-async function main(): Promise<void> {
-  const revs = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'));
-  if (revs.length !== 2) throw new Error('usage: ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
-  const flag = (name: string, fallback: number) => {
-    const at = process.argv.indexOf(name);
-    return at >= 0 ? Number(process.argv[at + 1]) : fallback;
-  };
+runTool(async () => {
+  const { revs, flag } = abArguments('ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
   const clients = flag('--clients', 64);
-  const builds = await Promise.all(revs.map((rev) => buildForBench(rev === '.' ? undefined : rev)));
-  const worker = startWorker(builds[1]!);
   const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };
-  const ctx = createContext({ quick: false, store: 'etcd', only: new Set(), profile: false }, builds[1]!, worker, timing, (l) => process.stderr.write(`${l}\n`));
-  const servers: KeelsonServer[] = [];
-  try {
+  await abRun(revs, 'etcd', timing, async ({ builds, ctx, servers }) => {
     for (const [i, build] of builds.entries()) {
       const etcd = await ctx.etcd();
       servers.push(await startKeelson(build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir(`ab-${i}`) }));
@@ -45,7 +36,7 @@ async function main(): Promise<void> {
     const body = createBodyTemplate(NAMESPACE);
     let run = 0;
     const cell = (server: KeelsonServer): Cell => ({
-      worker,
+      worker: ctx.worker,
       open: { kind: 'https', target: server.target, connections: clients },
       spec: () => ({ op: 'request', method: 'POST', paths: [replicaSetsPath(NAMESPACE)], body, namePrefix: `ab${++run}`, expect: 201 }),
       serverCpu: async () => (await server.stats()).cpuUs,
@@ -57,15 +48,5 @@ async function main(): Promise<void> {
         `| ${revs[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
       );
     });
-  } finally {
-    for (const server of servers) await server.stop();
-    await worker.stop();
-    await ctx.cleanup();
-    for (const b of builds) await b.remove();
-  }
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+  });
 });

@@ -1,0 +1,55 @@
+/**
+ * What the before/after tools (ab-get.ts, ab-create.ts) share: two revisions built, one load
+ * generator, a bench context, the servers they start, and the teardown of all of it.
+ */
+import { type Build, buildForBench } from './build';
+import { type Context, createContext } from './context';
+import type { Timing } from './measure';
+import { type KeelsonServer, startWorker } from './processes';
+
+export interface AbRun {
+  /** The two revisions' builds, in the order given. */
+  builds: Build[];
+  ctx: Context;
+  /** Servers the tool starts: stopped at the end. */
+  servers: KeelsonServer[];
+}
+
+/** The two revisions from the command line (`.`: the working tree) and its numeric `--flag value`s. */
+export function abArguments(usage: string): { revs: [string, string]; flag(name: string, fallback: number): number } {
+  const args = process.argv.slice(2);
+  const revs = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
+  if (revs.length !== 2) throw new Error(`usage: ${usage}`);
+  return {
+    revs: [revs[0]!, revs[1]!],
+    flag(name, fallback) {
+      const at = args.indexOf(name);
+      return at >= 0 ? Number(args[at + 1]) : fallback;
+    },
+  };
+}
+
+/** Builds both revisions and runs `body`; whatever it started is stopped and removed afterwards. */
+export async function abRun(revs: readonly string[], store: 'etcd' | 'embedded', timing: Timing, body: (run: AbRun) => Promise<void>): Promise<void> {
+  const builds: Build[] = [];
+  for (const rev of revs) builds.push(await buildForBench(rev === '.' ? undefined : rev));
+  const worker = startWorker(builds[1]!);
+  const ctx = createContext({ quick: false, store, only: new Set(), profile: false }, builds[1]!, worker, timing, (l) => process.stderr.write(`${l}\n`));
+  const servers: KeelsonServer[] = [];
+  try {
+    await body({ builds, ctx, servers });
+  } finally {
+    for (const server of servers) await server.stop();
+    await worker.stop();
+    await ctx.cleanup();
+    for (const b of builds) await b.remove();
+  }
+}
+
+/** Runs a tool's main, printing its failure and exiting non-zero. */
+export function runTool(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}
