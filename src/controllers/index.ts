@@ -87,6 +87,12 @@ export interface ControllerOptions {
   useServiceAccountCredentials?: boolean;
   /** The time every controller, the nodes and leader election read (default the system clock). */
   clock?: Clock;
+  /** `--node-monitor-period`, `--node-monitor-grace-period`, `--node-startup-grace-period` (ms; upstream's defaults when absent). */
+  nodeMonitorPeriodMs?: number;
+  nodeMonitorGracePeriodMs?: number;
+  nodeStartupGracePeriodMs?: number;
+  /** `--terminated-pod-gc-threshold`: terminated pods kept before podgc deletes the oldest; <= 0 keeps them all. */
+  terminatedPodGcThreshold?: number;
 }
 
 /**
@@ -181,7 +187,14 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log };
     if (names.includes('nodelifecycle')) {
       const leases = served(core, core.naming.groups.coordination, 'leases');
-      const c = new NodeLifecycleController({ ...nodeOptions, leases, user: userOf('nodelifecycle') });
+      const c = new NodeLifecycleController({
+        ...nodeOptions,
+        leases,
+        user: userOf('nodelifecycle'),
+        monitorPeriodMs: options.nodeMonitorPeriodMs,
+        gracePeriodMs: options.nodeMonitorGracePeriodMs,
+        startupGracePeriodMs: options.nodeStartupGracePeriodMs,
+      });
       c.start();
       running.push(c);
     }
@@ -191,7 +204,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
       running.push(c);
     }
     if (names.includes('podgc')) {
-      const c = new PodGarbageCollector({ ...nodeOptions, user: userOf('podgc') });
+      const c = new PodGarbageCollector({ ...nodeOptions, user: userOf('podgc'), terminatedThreshold: options.terminatedPodGcThreshold });
       c.start();
       running.push(c);
     }

@@ -16,7 +16,7 @@ import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
 import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
-import { CONTROLLER_NAMES } from '../controllers';
+import { CONTROLLER_NAMES, type ControllerOptions, NODE_MONITOR_GRACE_PERIOD_MS, NODE_MONITOR_PERIOD_MS, NODE_STARTUP_GRACE_PERIOD_MS, TERMINATED_POD_GC_THRESHOLD } from '../controllers';
 import { type RuntimeConfig, parseRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { DEFAULT_EVENT_TTL_MS } from '../core/event-ttl';
@@ -60,6 +60,12 @@ export interface ServerConfig {
   clusterSigningKeyFile?: string;
   /** --use-service-account-credentials: each controller acts as its own service account. */
   useServiceAccountCredentials: boolean;
+  /** --node-monitor-period, --node-monitor-grace-period, --node-startup-grace-period in milliseconds: the node lifecycle controller's timing. */
+  nodeMonitorPeriodMs: number;
+  nodeMonitorGracePeriodMs: number;
+  nodeStartupGracePeriodMs: number;
+  /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest; <= 0 keeps them all. */
+  terminatedPodGcThreshold: number;
   featureGates: Record<string, boolean>;
   /** --runtime-config: group versions and resources switched on or off, in command-line order. */
   runtimeConfig: RuntimeConfig;
@@ -336,6 +342,41 @@ const FLAGS: readonly Flag[] = [
     default: false,
     usage: 'If true, each controller acts as its own service account in the system namespace (bound to system:controller:<name>) instead of as the controller manager.',
     parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'node-monitor-period',
+    field: 'nodeMonitorPeriodMs',
+    type: 'duration',
+    default: NODE_MONITOR_PERIOD_MS,
+    shownDefault: '5s',
+    usage: 'How often the node lifecycle controller looks at the heartbeats of every node.',
+    parse: (v, n) => positiveDuration(n, v),
+  }),
+  flag({
+    name: 'node-monitor-grace-period',
+    field: 'nodeMonitorGracePeriodMs',
+    type: 'duration',
+    default: NODE_MONITOR_GRACE_PERIOD_MS,
+    shownDefault: '50s',
+    usage: 'How long a node that has posted Ready may go unheard (no change to its Ready condition, no Lease renewal) before it is marked Unknown and tainted.',
+    parse: (v, n) => positiveDuration(n, v),
+  }),
+  flag({
+    name: 'node-startup-grace-period',
+    field: 'nodeStartupGracePeriodMs',
+    type: 'duration',
+    default: NODE_STARTUP_GRACE_PERIOD_MS,
+    shownDefault: '1m0s',
+    usage: 'How long after its creation a node that never posted Ready is given before it is marked Unknown and tainted.',
+    parse: (v, n) => positiveDuration(n, v),
+  }),
+  flag({
+    name: 'terminated-pod-gc-threshold',
+    field: 'terminatedPodGcThreshold',
+    type: 'int',
+    default: TERMINATED_POD_GC_THRESHOLD,
+    usage: 'Terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest, evicted ones first; 0 or less keeps them all.',
+    parse: (v, n) => parseInt32(n, v),
   }),
   flag({
     name: 'controllers-only',
@@ -883,6 +924,31 @@ function parseKnownFeatureGates(value: string): Record<string, boolean> {
     throw err;
   }
   return gates;
+}
+
+/** The controller manager's timing flags, as the controllers take them. */
+export function controllerTiming(config: ServerConfig): Pick<ControllerOptions, 'nodeMonitorPeriodMs' | 'nodeMonitorGracePeriodMs' | 'nodeStartupGracePeriodMs' | 'terminatedPodGcThreshold'> {
+  return {
+    nodeMonitorPeriodMs: config.nodeMonitorPeriodMs,
+    nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
+    nodeStartupGracePeriodMs: config.nodeStartupGracePeriodMs,
+    terminatedPodGcThreshold: config.terminatedPodGcThreshold,
+  };
+}
+
+/** A duration greater than 0. */
+function positiveDuration(name: string, value: string): number {
+  const ms = parseDuration(name, value);
+  if (ms <= 0) throw invalid(name, value, 'must be greater than 0');
+  return ms;
+}
+
+/** Go's strconv.ParseInt for an int32 flag. */
+function parseInt32(name: string, value: string): number {
+  if (!/^[-+]?\d+$/.test(value)) throw invalid(name, value, `strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+  const n = Number(value);
+  if (n < -(2 ** 31) || n > 2 ** 31 - 1) throw invalid(name, value, `strconv.ParseInt: parsing ${JSON.stringify(value)}: value out of range`);
+  return n;
 }
 
 /** A non-negative integer count. */

@@ -42,6 +42,10 @@ describe('flags', () => {
       leaderElect: true,
       controllersOnly: false,
       useServiceAccountCredentials: false,
+      nodeMonitorPeriodMs: 5_000,
+      nodeMonitorGracePeriodMs: 50_000,
+      nodeStartupGracePeriodMs: 60_000,
+      terminatedPodGcThreshold: 12_500,
       featureGates: {},
       runtimeConfig: [],
       compactionIntervalMs: 300_000,
@@ -267,6 +271,28 @@ describe('duration flags', () => {
       kind: 'error',
       error: { flag: '--event-ttl', message: 'invalid argument "0s" for "--event-ttl" flag: must be greater than 0' },
     });
+  });
+});
+
+describe("the controller manager's timing flags", () => {
+  it('default to upstream 1.32 and take Go durations and an int32', () => {
+    expect(config([])).toMatchObject({ nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 50_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 12_500 });
+    expect(config(['--node-monitor-period=1s', '--node-monitor-grace-period', '8s', '--node-startup-grace-period=1m30s', '--terminated-pod-gc-threshold=-1'])).toMatchObject({
+      nodeMonitorPeriodMs: 1_000,
+      nodeMonitorGracePeriodMs: 8_000,
+      nodeStartupGracePeriodMs: 90_000,
+      terminatedPodGcThreshold: -1,
+    });
+  });
+
+  it.each([
+    [['--node-monitor-grace-period=0s'], '--node-monitor-grace-period', 'invalid argument "0s" for "--node-monitor-grace-period" flag: must be greater than 0'],
+    [['--node-startup-grace-period', 'soon'], '--node-startup-grace-period', 'invalid argument "soon" for "--node-startup-grace-period" flag: time: invalid duration "soon"'],
+    [['--node-monitor-period=0'], '--node-monitor-period', 'invalid argument "0" for "--node-monitor-period" flag: must be greater than 0'],
+    [['--terminated-pod-gc-threshold=lots'], '--terminated-pod-gc-threshold', 'invalid argument "lots" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "lots": invalid syntax'],
+    [['--terminated-pod-gc-threshold=3000000000'], '--terminated-pod-gc-threshold', 'invalid argument "3000000000" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "3000000000": value out of range'],
+  ])('refuses %j, naming %s', (args, flag, message) => {
+    expect(error(args)).toEqual({ flag, message });
   });
 });
 
