@@ -33,7 +33,17 @@ export { EventRecorder } from './events';
 export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } from './leader-election';
 export { RootCaPublisher } from './root-ca-publisher';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
-export { NodeLifecycleController, TaintEvictionController, NODE_MONITOR_PERIOD_MS, NODE_MONITOR_GRACE_PERIOD_MS, NODE_STARTUP_GRACE_PERIOD_MS } from './node-lifecycle';
+export {
+  NodeLifecycleController,
+  TaintEvictionController,
+  NODE_MONITOR_PERIOD_MS,
+  NODE_MONITOR_GRACE_PERIOD_MS,
+  NODE_STARTUP_GRACE_PERIOD_MS,
+  NODE_EVICTION_RATE,
+  SECONDARY_NODE_EVICTION_RATE,
+  LARGE_CLUSTER_SIZE_THRESHOLD,
+  UNHEALTHY_ZONE_THRESHOLD,
+} from './node-lifecycle';
 export { PodGarbageCollector, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, TERMINATED_POD_GC_THRESHOLD } from './pod-gc';
 export { DisruptionController, DISRUPTED_POD_TIMEOUT_MS } from './disruption';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
@@ -93,6 +103,11 @@ export interface ControllerOptions {
   nodeStartupGracePeriodMs?: number;
   /** `--terminated-pod-gc-threshold`: terminated pods kept before podgc deletes the oldest; <= 0 keeps them all. */
   terminatedPodGcThreshold?: number;
+  /** `--node-eviction-rate`, `--secondary-node-eviction-rate`, `--large-cluster-size-threshold`, `--unhealthy-zone-threshold` (upstream's defaults when absent). */
+  nodeEvictionRate?: number;
+  secondaryNodeEvictionRate?: number;
+  largeClusterSizeThreshold?: number;
+  unhealthyZoneThreshold?: number;
 }
 
 /**
@@ -194,6 +209,10 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
         monitorPeriodMs: options.nodeMonitorPeriodMs,
         gracePeriodMs: options.nodeMonitorGracePeriodMs,
         startupGracePeriodMs: options.nodeStartupGracePeriodMs,
+        evictionRate: options.nodeEvictionRate,
+        secondaryEvictionRate: options.secondaryNodeEvictionRate,
+        largeClusterSizeThreshold: options.largeClusterSizeThreshold,
+        unhealthyZoneThreshold: options.unhealthyZoneThreshold,
       });
       c.start();
       running.push(c);

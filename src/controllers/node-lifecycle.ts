@@ -19,8 +19,18 @@
  *   False) with a `NodeNotReady` warning event; the node gets `NodeNotReady` and, once Ready again,
  *   `NodeReady` events.
  *
- * Upstream rate-limits its NoExecute tainting per zone (`--node-eviction-rate`); here a node is
- * tainted at once.
+ * New NoExecute taints are rate-limited per zone (a node's `topology.<key domain>/region` and
+ * `…/zone` labels, or the deprecated `failure-domain.beta.<key domain>/…` ones), as upstream's
+ * tainting queues: each zone has a token bucket of one on the controller's clock, filled at
+ * `--node-eviction-rate` (0.1 nodes a second) while its state is Normal. A zone with more than
+ * two nodes not Ready and at least `--unhealthy-zone-threshold` (55%) of them is in
+ * PartialDisruption: `--secondary-node-eviction-rate` (0.01) when it has more than
+ * `--large-cluster-size-threshold` (50) nodes, else none. A zone with no Ready node is in
+ * FullDisruption and taints at the normal rate, unless every zone is: then the controller
+ * assumes the fault is its own (it cannot hear the nodes), removes the NoExecute taints it set
+ * and taints nothing more until some node is Ready again, when every node's grace period starts
+ * over. Swapping one NoExecute taint for the other (not-ready ↔ unreachable) and removing them
+ * are not limited, nor are the NoSchedule taints.
  *
  * The taint eviction controller deletes the pods bound to a node with NoExecute taints: at once
  * when the pod does not tolerate every one of them, else once the shortest `tolerationSeconds` of
@@ -44,6 +54,55 @@ import { WorkQueue } from './work-queue';
 export const NODE_MONITOR_PERIOD_MS = 5_000;
 export const NODE_MONITOR_GRACE_PERIOD_MS = 50_000;
 export const NODE_STARTUP_GRACE_PERIOD_MS = 60_000;
+export const NODE_EVICTION_RATE = 0.1;
+export const SECONDARY_NODE_EVICTION_RATE = 0.01;
+export const LARGE_CLUSTER_SIZE_THRESHOLD = 50;
+export const UNHEALTHY_ZONE_THRESHOLD = 0.55;
+
+type ZoneState = 'Initial' | 'Normal' | 'PartialDisruption' | 'FullDisruption';
+
+/** A token bucket holding at most one token, on the controller's clock: upstream's tainting limiter (burst 1). */
+class ZoneLimiter {
+  /** Tokens at `since`; rate 0 gives none. */
+  private tokens = 1;
+  private since: number;
+
+  constructor(
+    private qps: number,
+    now: number,
+  ) {
+    this.since = now;
+  }
+
+  /** Takes the token if there is one. */
+  tryAccept(now: number): boolean {
+    const available = this.available(now);
+    if (available < 1) return false;
+    this.tokens = available - 1;
+    this.since = now;
+    return true;
+  }
+
+  /** Milliseconds until the next token (Infinity at rate 0). */
+  wait(now: number): number {
+    return this.qps > 0 ? Math.max(1, Math.ceil(((1 - this.available(now)) * 1000) / this.qps)) : Infinity;
+  }
+
+  /** A new rate; a bucket found empty stays empty, as upstream's SwapLimiter drains the new limiter then. */
+  swap(qps: number, now: number): void {
+    if (qps === this.qps) return;
+    const empty = this.available(now) < 1;
+    this.qps = qps;
+    this.tokens = qps > 0 && !empty ? 1 : 0;
+    this.since = now;
+  }
+
+  private available(now: number): number {
+    if (this.qps <= 0) return 0;
+    // Rounded to a millionth: ten 1 s steps at 0.1 a second make one token, not 0.9999999999999999.
+    return Math.min(1, Math.round((this.tokens + ((now - this.since) / 1000) * this.qps) * 1e6) / 1e6);
+  }
+}
 
 /** A node's or a pod's condition. */
 type Condition = NodeCondition & PodCondition;
@@ -76,6 +135,11 @@ export interface NodeLifecycleOptions {
   monitorPeriodMs?: number;
   gracePeriodMs?: number;
   startupGracePeriodMs?: number;
+  /** `--node-eviction-rate`, `--secondary-node-eviction-rate` (nodes a second), `--large-cluster-size-threshold`, `--unhealthy-zone-threshold`. */
+  evictionRate?: number;
+  secondaryEvictionRate?: number;
+  largeClusterSizeThreshold?: number;
+  unhealthyZoneThreshold?: number;
   log?: (message: string) => void;
 }
 
@@ -101,13 +165,25 @@ export class NodeLifecycleController {
   private readonly taintKey: (name: string) => string;
   private readonly managedTaints: ReadonlySet<string>;
   private cancelMonitor: (() => void) | undefined;
+  /** Each zone's disruption state and tainting limiter. */
+  private readonly zones = new Map<string, { state: ZoneState; limiter: ZoneLimiter }>();
+  /** Nodes waiting for a token of their zone to be tainted NoExecute, with the retry set for them. */
+  private readonly waiting = new Map<string, () => void>();
+  /** Every zone is in FullDisruption: NoExecute tainting stopped. */
+  private allFullyDisrupted = false;
+  /** A node changed since the zones' states were last worked out. */
+  private zonesStale = true;
+  private readonly zoneLabels: ReadonlyArray<readonly [string, string]>;
 
   constructor(private readonly options: NodeLifecycleOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/node-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
     this.queue = new WorkQueue<string>((n) => n, (n) => this.sync(n));
     const onNode = (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : this.all());
-    this.nodes = new Informer(options.core, nodesTarget, watch, onNode, options.clock);
+    this.nodes = new Informer(options.core, nodesTarget, watch, (c?: InformerChange) => {
+      this.zonesStale = true;
+      onNode(c);
+    }, options.clock);
     this.leases = options.leases === false ? undefined : new Informer(options.core, { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease }, watch, onNode, options.clock);
     this.pods = new Informer(options.core, podsTarget, watch, (c?: InformerChange) => {
       const node = (c?.object as PodLike | undefined)?.spec?.nodeName;
@@ -117,6 +193,12 @@ export class NodeLifecycleController {
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'node-controller', api: 'core', log: options.log });
     this.taintKey = (name) => options.naming.key(name, 'node');
     this.managedTaints = new Set(['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(this.taintKey));
+    const { naming } = options;
+    // Region and zone: the GA labels, else the deprecated beta ones (upstream's GetZoneKey).
+    this.zoneLabels = [
+      [naming.key('region', 'topology'), naming.key('region', 'failure-domain.beta')],
+      [naming.key('zone', 'topology'), naming.key('zone', 'failure-domain.beta')],
+    ];
   }
 
   start(): void {
@@ -131,6 +213,8 @@ export class NodeLifecycleController {
 
   stop(): void {
     this.cancelMonitor?.();
+    for (const cancel of this.waiting.values()) cancel();
+    this.waiting.clear();
     this.queue.stop();
     this.nodes.stop();
     this.leases?.stop();
@@ -138,7 +222,87 @@ export class NodeLifecycleController {
   }
 
   private all(): void {
+    this.handleDisruption();
     for (const node of this.nodes.objects.values()) this.queue.add(node.metadata!.name!);
+  }
+
+  /** upstream's GetZoneKey: region and zone, empty when the node has neither. */
+  private zoneOf(node: NodeLike): string {
+    const labels = node.metadata?.labels ?? {};
+    const [region, zone] = this.zoneLabels.map(([ga, beta]) => labels[ga] ?? labels[beta] ?? '');
+    return region === '' && zone === '' ? '' : `${region}:\u0000:${zone}`;
+  }
+
+  private zone(key: string): { state: ZoneState; limiter: ZoneLimiter } {
+    let zone = this.zones.get(key);
+    if (!zone) {
+      zone = { state: 'Initial', limiter: new ZoneLimiter(this.options.evictionRate ?? NODE_EVICTION_RATE, this.options.clock.now()) };
+      this.zones.set(key, zone);
+    }
+    return zone;
+  }
+
+  /**
+   * upstream's handleDisruption: each zone's state from its nodes' Ready conditions, and the
+   * tainting rate it calls for. Worked out on every pass and before a NoExecute decision after
+   * any node changed, so that a node found not Ready is judged with the others.
+   */
+  private handleDisruption(): void {
+    this.zonesStale = false;
+    const now = this.options.clock.now();
+    const byZone = new Map<string, { ready: number; notReady: number }>();
+    for (const node of this.nodes.objects.values() as IterableIterator<NodeLike>) {
+      const key = this.zoneOf(node);
+      const counts = byZone.get(key) ?? { ready: 0, notReady: 0 };
+      if (readyOf(node)?.status === 'True') counts.ready++;
+      else counts.notReady++;
+      byZone.set(key, counts);
+    }
+    const threshold = this.options.unhealthyZoneThreshold ?? UNHEALTHY_ZONE_THRESHOLD;
+    const next = new Map<string, ZoneState>();
+    for (const [key, { ready, notReady }] of byZone) {
+      next.set(key, ready === 0 && notReady > 0 ? 'FullDisruption' : notReady > 2 && notReady / (ready + notReady) >= threshold ? 'PartialDisruption' : 'Normal');
+      this.zone(key);
+    }
+    for (const key of this.zones.keys()) if (!byZone.has(key)) this.zones.delete(key);
+    const allAre = next.size > 0 && [...next.values()].every((s) => s === 'FullDisruption');
+    const allWere = [...this.zones.values()].every((z) => z.state === 'FullDisruption');
+    if (allAre && allWere) return;
+    if (allAre) {
+      // Every zone lost every node: more likely this controller cannot hear them than that they
+      // all failed. Untaint them (sync drops the NoExecute taints) and taint nothing more.
+      this.options.log?.('node-lifecycle-controller: all nodes are not Ready; entering master disruption mode');
+      this.allFullyDisrupted = true;
+      for (const zone of this.zones.values()) {
+        zone.limiter.swap(0, now);
+        zone.state = 'FullDisruption';
+      }
+      return;
+    }
+    if (allWere && this.allFullyDisrupted) {
+      this.options.log?.('node-lifecycle-controller: some nodes are Ready; exiting master disruption mode');
+      this.allFullyDisrupted = false;
+      // Every node's grace period starts over.
+      for (const h of this.health.values()) h.probe = now;
+      for (const [key, zone] of this.zones) this.setZoneState(key, zone, next.get(key)!, byZone.get(key)!, now, true);
+      return;
+    }
+    for (const [key, zone] of this.zones) this.setZoneState(key, zone, next.get(key)!, byZone.get(key)!, now, false);
+  }
+
+  /** upstream's setLimiterInZone, when the state changed (or `always`). */
+  private setZoneState(key: string, zone: { state: ZoneState; limiter: ZoneLimiter }, state: ZoneState, counts: { ready: number; notReady: number }, now: number, always: boolean): void {
+    if (!always && zone.state === state) return;
+    const size = counts.ready + counts.notReady;
+    const rate =
+      state === 'PartialDisruption'
+        ? size > (this.options.largeClusterSizeThreshold ?? LARGE_CLUSTER_SIZE_THRESHOLD)
+          ? this.options.secondaryEvictionRate ?? SECONDARY_NODE_EVICTION_RATE
+          : 0
+        : this.options.evictionRate ?? NODE_EVICTION_RATE;
+    if (zone.state !== 'Initial') this.options.log?.(`node-lifecycle-controller: zone ${JSON.stringify(key)} is now ${state}`);
+    zone.state = state;
+    zone.limiter.swap(rate, now);
   }
 
   private async sync(name: string): Promise<void> {
@@ -146,6 +310,8 @@ export class NodeLifecycleController {
     if (!node) {
       this.health.delete(name);
       this.wasReady.delete(name);
+      this.waiting.get(name)?.();
+      this.waiting.delete(name);
       return;
     }
     const current = await this.updateHealth(node);
@@ -218,8 +384,9 @@ export class NodeLifecycleController {
     const ready = status('Ready');
     if (ready === 'False' || ready === 'Unknown') {
       const k = key(ready === 'False' ? 'not-ready' : 'unreachable');
-      wanted.push({ key: k, effect: 'NoSchedule' }, { key: k, effect: 'NoExecute' });
-    }
+      wanted.push({ key: k, effect: 'NoSchedule' });
+      if (this.noExecute(node, k)) wanted.push({ key: k, effect: 'NoExecute' });
+    } else this.stopWaiting(node.metadata!.name!);
     for (const [type, name] of [['MemoryPressure', 'memory-pressure'], ['DiskPressure', 'disk-pressure'], ['PIDPressure', 'pid-pressure'], ['NetworkUnavailable', 'network-unavailable']] as const) {
       if (status(type) === 'True') wanted.push({ key: key(name), effect: 'NoSchedule' });
     }
@@ -236,6 +403,47 @@ export class NodeLifecycleController {
     else delete spec.taints;
     await this.write(() => this.options.core.update({ ...nodesTarget, name: node.metadata!.name! }, { ...node, spec }, {}, this.ctx));
     return false;
+  }
+
+  /**
+   * Whether the node is to carry the NoExecute taint `k` now: it does already; or it carries the
+   * other one, which is swapped at once; or its zone's limiter gives a token. Otherwise it waits
+   * for the next token (none in master disruption mode, where the taints come off).
+   */
+  private noExecute(node: NodeLike, k: string): boolean {
+    const name = node.metadata!.name!;
+    if (this.zonesStale) this.handleDisruption();
+    if (this.allFullyDisrupted) {
+      this.stopWaiting(name);
+      return false;
+    }
+    const own = (node.spec?.taints ?? []).filter((t) => t.effect === 'NoExecute' && (t.key === this.taintKey('not-ready') || t.key === this.taintKey('unreachable')));
+    if (own.length > 0) {
+      this.stopWaiting(name);
+      return true;
+    }
+    const now = this.options.clock.now();
+    const { limiter } = this.zone(this.zoneOf(node));
+    if (limiter.tryAccept(now)) {
+      this.stopWaiting(name);
+      return true;
+    }
+    const wait = limiter.wait(now);
+    if (!this.waiting.has(name) && Number.isFinite(wait)) {
+      this.waiting.set(
+        name,
+        this.options.clock.setTimeout(() => {
+          this.waiting.delete(name);
+          this.queue.add(name);
+        }, wait),
+      );
+    }
+    return false;
+  }
+
+  private stopWaiting(name: string): void {
+    this.waiting.get(name)?.();
+    this.waiting.delete(name);
   }
 
   /** upstream's MarkPodsNotReady: the Ready condition of each pod on the node becomes False. */

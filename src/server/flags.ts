@@ -16,7 +16,18 @@ import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
 import { GATEWAY_USER } from './pki';
 import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
-import { CONTROLLER_NAMES, type ControllerOptions, NODE_MONITOR_GRACE_PERIOD_MS, NODE_MONITOR_PERIOD_MS, NODE_STARTUP_GRACE_PERIOD_MS, TERMINATED_POD_GC_THRESHOLD } from '../controllers';
+import {
+  CONTROLLER_NAMES,
+  type ControllerOptions,
+  LARGE_CLUSTER_SIZE_THRESHOLD,
+  NODE_EVICTION_RATE,
+  NODE_MONITOR_GRACE_PERIOD_MS,
+  NODE_MONITOR_PERIOD_MS,
+  NODE_STARTUP_GRACE_PERIOD_MS,
+  SECONDARY_NODE_EVICTION_RATE,
+  TERMINATED_POD_GC_THRESHOLD,
+  UNHEALTHY_ZONE_THRESHOLD,
+} from '../controllers';
 import { type RuntimeConfig, parseRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { DEFAULT_EVENT_TTL_MS } from '../core/event-ttl';
@@ -66,6 +77,11 @@ export interface ServerConfig {
   nodeStartupGracePeriodMs: number;
   /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest; <= 0 keeps them all. */
   terminatedPodGcThreshold: number;
+  /** --node-eviction-rate, --secondary-node-eviction-rate (nodes a second), --large-cluster-size-threshold, --unhealthy-zone-threshold: the per-zone NoExecute tainting limits. */
+  nodeEvictionRate: number;
+  secondaryNodeEvictionRate: number;
+  largeClusterSizeThreshold: number;
+  unhealthyZoneThreshold: number;
   featureGates: Record<string, boolean>;
   /** --runtime-config: group versions and resources switched on or off, in command-line order. */
   runtimeConfig: RuntimeConfig;
@@ -198,7 +214,7 @@ interface Flag<K extends keyof ServerConfig = keyof ServerConfig> {
   name: string;
   field: K;
   /** The value's type as help prints it (pflag's names). */
-  type: 'string' | 'int' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'mapStringString' | 'ip';
+  type: 'string' | 'int' | 'int32' | 'float32' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'mapStringString' | 'ip';
   usage: string;
   default?: ServerConfig[K];
   shownDefault?: string;
@@ -371,9 +387,41 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
+    name: 'node-eviction-rate',
+    field: 'nodeEvictionRate',
+    type: 'float32',
+    default: NODE_EVICTION_RATE,
+    usage: 'Nodes a second that may be tainted NoExecute (their pods evicted) in a zone that is healthy, or has lost all its nodes while other zones have not.',
+    parse: (v, n) => parseFloat32(n, v),
+  }),
+  flag({
+    name: 'secondary-node-eviction-rate',
+    field: 'secondaryNodeEvictionRate',
+    type: 'float32',
+    default: SECONDARY_NODE_EVICTION_RATE,
+    usage: 'Nodes a second that may be tainted NoExecute in a zone that has lost most of its nodes (see --unhealthy-zone-threshold), when it has more than --large-cluster-size-threshold nodes; smaller zones then taint none.',
+    parse: (v, n) => parseFloat32(n, v),
+  }),
+  flag({
+    name: 'large-cluster-size-threshold',
+    field: 'largeClusterSizeThreshold',
+    type: 'int32',
+    default: LARGE_CLUSTER_SIZE_THRESHOLD,
+    usage: 'Nodes above which a zone that has lost most of its nodes goes on tainting at --secondary-node-eviction-rate rather than stopping.',
+    parse: (v, n) => parseInt32(n, v),
+  }),
+  flag({
+    name: 'unhealthy-zone-threshold',
+    field: 'unhealthyZoneThreshold',
+    type: 'float32',
+    default: UNHEALTHY_ZONE_THRESHOLD,
+    usage: 'Share of a zone\'s nodes not Ready (and more than two of them) at which the zone counts as having lost most of its nodes.',
+    parse: (v, n) => parseFloat32(n, v),
+  }),
+  flag({
     name: 'terminated-pod-gc-threshold',
     field: 'terminatedPodGcThreshold',
-    type: 'int',
+    type: 'int32',
     default: TERMINATED_POD_GC_THRESHOLD,
     usage: 'Terminated pods (Succeeded or Failed) kept before the pod garbage collector deletes the oldest, evicted ones first; 0 or less keeps them all.',
     parse: (v, n) => parseInt32(n, v),
@@ -926,13 +974,17 @@ function parseKnownFeatureGates(value: string): Record<string, boolean> {
   return gates;
 }
 
-/** The controller manager's timing flags, as the controllers take them. */
-export function controllerTiming(config: ServerConfig): Pick<ControllerOptions, 'nodeMonitorPeriodMs' | 'nodeMonitorGracePeriodMs' | 'nodeStartupGracePeriodMs' | 'terminatedPodGcThreshold'> {
+/** The controller manager's timing and eviction flags, as the controllers take them. */
+export function controllerTiming(config: ServerConfig): Partial<ControllerOptions> {
   return {
     nodeMonitorPeriodMs: config.nodeMonitorPeriodMs,
     nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,
     nodeStartupGracePeriodMs: config.nodeStartupGracePeriodMs,
     terminatedPodGcThreshold: config.terminatedPodGcThreshold,
+    nodeEvictionRate: config.nodeEvictionRate,
+    secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
+    largeClusterSizeThreshold: config.largeClusterSizeThreshold,
+    unhealthyZoneThreshold: config.unhealthyZoneThreshold,
   };
 }
 
@@ -941,6 +993,14 @@ function positiveDuration(name: string, value: string): number {
   const ms = parseDuration(name, value);
   if (ms <= 0) throw invalid(name, value, 'must be greater than 0');
   return ms;
+}
+
+/** Go's strconv.ParseFloat for a float32 flag. */
+function parseFloat32(name: string, value: string): number {
+  const n = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value) ? Number(value) : NaN;
+  if (Number.isNaN(n)) throw invalid(name, value, `strconv.ParseFloat: parsing ${JSON.stringify(value)}: invalid syntax`);
+  if (!Number.isFinite(Math.fround(n))) throw invalid(name, value, `strconv.ParseFloat: parsing ${JSON.stringify(value)}: value out of range`);
+  return n;
 }
 
 /** Go's strconv.ParseInt for an int32 flag. */

@@ -64,6 +64,35 @@ describe('node lifecycle and taint eviction', () => {
     await lifecycle.idle();
     await eviction.idle();
   };
+  const noExecute = async (name: string) => ((await node(name)).spec?.taints ?? []).filter((x) => x.effect === 'NoExecute');
+
+  /**
+   * Nodes whose kubelet the test plays through every step of the clock: n2 by default, so that
+   * n1 going quiet is one node of two and not the whole cluster (which upstream's controller
+   * takes for its own fault and taints nothing: master disruption mode).
+   */
+  let alive: Set<string>;
+
+  /** The clock moves `ms`; the live nodes renew their Leases; the controllers settle. */
+  async function step(ms: number): Promise<void> {
+    clock.advance(ms);
+    for (const name of alive) await renewLease(name);
+    await new Promise((r) => setTimeout(r, 20));
+    await settle();
+  }
+
+  /** The clock moves `ms` in steps of at most 20 s, so that the live nodes stay Ready. */
+  async function pass(ms: number): Promise<void> {
+    for (let left = ms; left > 0; left -= 20_000) await step(Math.min(left, 20_000));
+  }
+
+  /** Steps of `stepMs` until `condition` holds (checked before each step; at most `maxMs`). */
+  async function passUntil(condition: () => Promise<boolean>, stepMs: number, maxMs = 600_000): Promise<void> {
+    for (let moved = 0; !(await condition()); moved += stepMs) {
+      if (moved >= maxMs) throw new Error(`condition not met within ${maxMs} ms of the clock`);
+      await step(stepMs);
+    }
+  }
 
   beforeEach(async () => {
     t = await openCore();
@@ -71,6 +100,10 @@ describe('node lifecycle and taint eviction', () => {
     await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } }, {}, ctx);
     await postReady('n1');
     await renewLease('n1');
+    await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n2' } }, {}, ctx);
+    await postReady('n2');
+    await renewLease('n2');
+    alive = new Set(['n2']);
     // A pod that does not wait, one with the 300 s the DefaultTolerationSeconds plugin gives, one that tolerates forever.
     await runningPod('at-once', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]);
     await runningPod('default-toleration', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }]);
@@ -92,19 +125,16 @@ describe('node lifecycle and taint eviction', () => {
   it('a node heard from through its Lease stays Ready; one quiet for 50 s is Unknown, tainted, its pods not Ready, and evicted by their tolerations', async () => {
     // The Lease alone keeps the node Ready, as the kubelet's heartbeat between status reports
     // (the controller hears of the renewal at 30 s, or at the latest at its look at 55 s).
-    clock.advance(30_000);
+    await pass(30_000);
     await renewLease('n1');
-    clock.advance(25_000);
-    await settle();
+    await pass(25_000);
     expect(ready(await node('n1'))).toMatchObject({ status: 'True', reason: 'KubeletReady' });
     expect((await node('n1')).spec?.taints).toBeUndefined();
 
-    clock.advance(60_000);
-    await eventually(async () => ready(await node('n1'))?.status === 'Unknown');
+    await passUntil(async () => ((await node('n1')).spec?.taints ?? []).length === 2, 5_000);
     const quiet = await node('n1');
     expect(ready(quiet)).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' });
     expect(quiet.status?.conditions?.find((c) => c.type === 'MemoryPressure')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
-    await eventually(async () => ((await node('n1')).spec?.taints ?? []).length === 2);
     const taints = (await node('n1')).spec!.taints!;
     expect(taints.map(({ key, effect }) => ({ key, effect }))).toEqual([
       { key: UNREACHABLE, effect: 'NoSchedule' },
@@ -124,10 +154,9 @@ describe('node lifecycle and taint eviction', () => {
     expect((await pod('default-toleration'))?.metadata?.deletionTimestamp).toBeUndefined();
 
     // The 300 s toleration runs out; the one without tolerationSeconds stays.
-    clock.advance(299_000);
-    await settle();
+    await pass(299_000);
     expect((await pod('default-toleration'))?.metadata?.deletionTimestamp).toBeUndefined();
-    clock.advance(1_000);
+    await pass(1_000);
     await eventually(async () => (await pod('default-toleration'))?.metadata?.deletionTimestamp !== undefined);
     await settle();
     expect((await pod('forever'))?.metadata?.deletionTimestamp).toBeUndefined();
@@ -139,21 +168,63 @@ describe('node lifecycle and taint eviction', () => {
   });
 
   it('a node that reports again loses its taints, and a scheduled eviction is cancelled', async () => {
-    clock.advance(55_000);
-    await eventually(async () => ((await node('n1')).spec?.taints ?? []).length === 2);
-    clock.advance(100_000);
-    await settle();
+    await passUntil(async () => ((await node('n1')).spec?.taints ?? []).length === 2, 5_000);
+    await pass(100_000);
     await postReady('n1');
     await renewLease('n1');
     await eventually(async () => (await node('n1')).spec?.taints === undefined);
     expect(ready(await node('n1'))?.status).toBe('True');
     // Past the 300 s the pod would have had: it stays.
-    clock.advance(250_000);
-    await settle();
+    await pass(250_000);
     expect((await pod('default-toleration'))?.metadata?.deletionTimestamp).toBeUndefined();
     const events = (await t.core.list(coreEvents('default'), {}, ctx)).items as Array<ApiObject & { reason?: string; message?: string }>;
     expect(events.some((e) => e.reason === 'NodeReady' && e.message === 'Node n1 status is now: NodeReady')).toBe(true);
     expect(events.some((e) => e.reason === 'TaintManagerEviction' && e.message === 'Cancelling deletion of Pod default/default-toleration')).toBe(true);
+  });
+
+  it('a lone node that goes quiet is not tainted NoExecute: every zone lost, the controller blames itself (master disruption mode)', async () => {
+    await t.core.delete(nodes('n2'), {}, ctx);
+    alive = new Set();
+    await passUntil(async () => ready(await node('n1'))?.status === 'Unknown', 5_000);
+    await pass(60_000);
+    expect((await node('n1')).spec?.taints).toEqual([{ key: UNREACHABLE, effect: 'NoSchedule' }]);
+    expect((await pod('at-once'))?.metadata?.deletionTimestamp).toBeUndefined();
+    // Back: tainting resumes for the next node that goes quiet, its grace period started over.
+    await postReady('n1');
+    await renewLease('n1');
+    await eventually(async () => (await node('n1')).spec?.taints === undefined);
+  });
+
+  it('new NoExecute taints in a zone come at --node-eviction-rate, 0.1 a second', async () => {
+    const zone = { 'topology.kubernetes.io/zone': 'a' };
+    for (const name of ['z1', 'z2', 'z3', 'z4']) {
+      await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: zone } }, {}, ctx);
+      await postReady(name);
+      await renewLease(name);
+    }
+    // z1 and z2 go quiet together: two of four, the zone stays Normal.
+    alive = new Set(['n1', 'n2', 'z3', 'z4']);
+    await passUntil(async () => (await noExecute('z1')).length + (await noExecute('z2')).length > 0, 1_000);
+    const first = clock.now();
+    const [early, late] = (await noExecute('z1')).length > 0 ? ['z1', 'z2'] : ['z2', 'z1'];
+    expect(await noExecute(early)).toEqual([{ key: UNREACHABLE, effect: 'NoExecute', timeAdded: rfc3339(first) }]);
+    expect(ready(await node(late))?.status).toBe('Unknown');
+    await passUntil(async () => (await noExecute(late)).length > 0, 1_000, 30_000);
+    expect(clock.now() - first).toBe(10_000);
+    expect((await noExecute(late))[0]!.timeAdded).toBe(rfc3339(first + 10_000));
+  });
+
+  it('a small zone that has lost most of its nodes (PartialDisruption) taints none of them NoExecute', async () => {
+    const zone = { 'topology.kubernetes.io/zone': 'b' };
+    await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'y1', labels: zone } }, {}, ctx);
+    await postReady('y1');
+    await renewLease('y1');
+    // Three of four never post Ready: more than two and over 55%, in a zone of at most 50 nodes.
+    for (const name of ['y2', 'y3', 'y4']) await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: zone } }, {}, ctx);
+    alive = new Set(['n1', 'n2', 'y1']);
+    await passUntil(async () => (await Promise.all(['y2', 'y3', 'y4'].map(node))).every((n) => ready(n)?.status === 'Unknown'), 5_000);
+    await pass(120_000);
+    for (const name of ['y2', 'y3', 'y4']) expect((await node(name)).spec?.taints).toEqual([{ key: UNREACHABLE, effect: 'NoSchedule' }]);
   });
 
   it('a node that never posts Ready is Unknown 60 s after it was created (NodeStatusNeverUpdated)', async () => {

@@ -46,6 +46,10 @@ describe('flags', () => {
       nodeMonitorGracePeriodMs: 50_000,
       nodeStartupGracePeriodMs: 60_000,
       terminatedPodGcThreshold: 12_500,
+      nodeEvictionRate: 0.1,
+      secondaryNodeEvictionRate: 0.01,
+      largeClusterSizeThreshold: 50,
+      unhealthyZoneThreshold: 0.55,
       featureGates: {},
       runtimeConfig: [],
       compactionIntervalMs: 300_000,
@@ -274,9 +278,15 @@ describe('duration flags', () => {
   });
 });
 
-describe("the controller manager's timing flags", () => {
-  it('default to upstream 1.32 and take Go durations and an int32', () => {
+describe("the controller manager's timing and eviction flags", () => {
+  it('default to upstream 1.32 and take Go durations, int32s and float32s', () => {
     expect(config([])).toMatchObject({ nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 50_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 12_500 });
+    expect(config(['--node-eviction-rate=0.5', '--secondary-node-eviction-rate', '0', '--large-cluster-size-threshold=10', '--unhealthy-zone-threshold=.7'])).toMatchObject({
+      nodeEvictionRate: 0.5,
+      secondaryNodeEvictionRate: 0,
+      largeClusterSizeThreshold: 10,
+      unhealthyZoneThreshold: 0.7,
+    });
     expect(config(['--node-monitor-period=1s', '--node-monitor-grace-period', '8s', '--node-startup-grace-period=1m30s', '--terminated-pod-gc-threshold=-1'])).toMatchObject({
       nodeMonitorPeriodMs: 1_000,
       nodeMonitorGracePeriodMs: 8_000,
@@ -291,6 +301,9 @@ describe("the controller manager's timing flags", () => {
     [['--node-monitor-period=0'], '--node-monitor-period', 'invalid argument "0" for "--node-monitor-period" flag: must be greater than 0'],
     [['--terminated-pod-gc-threshold=lots'], '--terminated-pod-gc-threshold', 'invalid argument "lots" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "lots": invalid syntax'],
     [['--terminated-pod-gc-threshold=3000000000'], '--terminated-pod-gc-threshold', 'invalid argument "3000000000" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "3000000000": value out of range'],
+    [['--node-eviction-rate=fast'], '--node-eviction-rate', 'invalid argument "fast" for "--node-eviction-rate" flag: strconv.ParseFloat: parsing "fast": invalid syntax'],
+    [['--unhealthy-zone-threshold', '1e40'], '--unhealthy-zone-threshold', 'invalid argument "1e40" for "--unhealthy-zone-threshold" flag: strconv.ParseFloat: parsing "1e40": value out of range'],
+    [['--large-cluster-size-threshold=big'], '--large-cluster-size-threshold', 'invalid argument "big" for "--large-cluster-size-threshold" flag: strconv.ParseInt: parsing "big": invalid syntax'],
   ])('refuses %j, naming %s', (args, flag, message) => {
     expect(error(args)).toEqual({ flag, message });
   });
