@@ -5,9 +5,10 @@
  * side in alternating rounds. This machine's speed drifts by more than most changes between
  * two `npm run bench` runs; within one run both servers see the same drift.
  *
- *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000]
+ *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000] [--after-node-flags '--flag …']
  *
- * `.` as a revision is the working tree.
+ * `.` as a revision is the working tree. `--after-node-flags` starts the second server with
+ * those flags for node itself (a V8 setting against none, on one revision given twice).
  */
 import { ApiClient } from './api';
 import { abArguments, abRun, runTool } from './ab';
@@ -22,11 +23,14 @@ const NAMESPACE = 'bench-ab';
 runTool(async () => {
   const { revs, flag } = abArguments('ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
   const clients = flag('--clients', 64);
+  const at = process.argv.indexOf('--after-node-flags');
+  const afterFlags = at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
   const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };
   await abRun(revs, 'etcd', timing, async ({ builds, ctx, servers }) => {
     for (const [i, build] of builds.entries()) {
       const etcd = await ctx.etcd();
-      servers.push(await startKeelson(build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir(`ab-${i}`) }));
+      const nodeFlags = i === 1 && afterFlags.length > 0 ? afterFlags : undefined;
+      servers.push(await startKeelson(build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir(`ab-${i}`), nodeFlags }));
     }
     for (const server of servers) {
       const api = new ApiClient(server.target);
@@ -45,7 +49,7 @@ runTool(async () => {
     process.stdout.write(`| revision | creates/s, ${clients} clients | vs ${revs[0]} | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n`);
     samples.forEach((s, i) => {
       process.stdout.write(
-        `| ${revs[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
+        `| ${revs[i]}${i === 1 && afterFlags.length > 0 ? ` ${afterFlags.join(' ')}` : ''} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
       );
     });
   });

@@ -18,7 +18,7 @@ export interface AbRun {
 /** The two revisions from the command line (`.`: the working tree) and its numeric `--flag value`s. */
 export function abArguments(usage: string): { revs: [string, string]; flag(name: string, fallback: number): number } {
   const args = process.argv.slice(2);
-  const revs = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
+  const revs = args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--'));
   if (revs.length !== 2) throw new Error(`usage: ${usage}`);
   return {
     revs: [revs[0]!, revs[1]!],

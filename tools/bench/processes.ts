@@ -20,6 +20,8 @@ export interface KeelsonOptions {
   adapter?: 'express' | 'node';
   /** Write a V8 CPU profile of the server to this directory when it stops. */
   cpuProfDir?: string;
+  /** Extra flags for node itself (V8's, e.g. `--single-threaded-gc`): a runtime setting A/B'd (ab-create.ts). */
+  nodeFlags?: string[];
 }
 
 export interface KeelsonServer {
@@ -77,6 +79,7 @@ export async function startKeelson(build: Build, options: KeelsonOptions): Promi
   if (options.store.kind === 'etcd') args.push('--etcd-servers', options.store.endpoint);
   const execArgv = ['--expose-gc'];
   if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
+  if (options.nodeFlags) execArgv.push(...options.nodeFlags);
   let onListening: (port: number) => void = () => {};
   const listening = new Promise<number>((resolve) => (onListening = resolve));
   const forkedAt = performance.now();
