@@ -164,6 +164,8 @@ export class NodeLifecycleController {
   /** The taint keys this controller sets and removes (`node.<key domain>/<name>`). */
   private readonly taintKey: (name: string) => string;
   private readonly managedTaints: ReadonlySet<string>;
+  /** The two NoExecute taints this controller sets: `not-ready` and `unreachable`. */
+  private readonly noExecuteKeys: ReadonlySet<string>;
   private cancelMonitor: (() => void) | undefined;
   /** Each zone's disruption state and tainting limiter. */
   private readonly zones = new Map<string, { state: ZoneState; limiter: ZoneLimiter }>();
@@ -193,6 +195,7 @@ export class NodeLifecycleController {
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'node-controller', api: 'core', log: options.log });
     this.taintKey = (name) => options.naming.key(name, 'node');
     this.managedTaints = new Set(['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(this.taintKey));
+    this.noExecuteKeys = new Set(['not-ready', 'unreachable'].map(this.taintKey));
     const { naming } = options;
     // Region and zone: the GA labels, else the deprecated beta ones (upstream's GetZoneKey).
     this.zoneLabels = [
@@ -310,8 +313,7 @@ export class NodeLifecycleController {
     if (!node) {
       this.health.delete(name);
       this.wasReady.delete(name);
-      this.waiting.get(name)?.();
-      this.waiting.delete(name);
+      this.stopWaiting(name);
       return;
     }
     const current = await this.updateHealth(node);
@@ -417,8 +419,7 @@ export class NodeLifecycleController {
       this.stopWaiting(name);
       return false;
     }
-    const own = (node.spec?.taints ?? []).filter((t) => t.effect === 'NoExecute' && (t.key === this.taintKey('not-ready') || t.key === this.taintKey('unreachable')));
-    if (own.length > 0) {
+    if ((node.spec?.taints ?? []).some((t) => t.effect === 'NoExecute' && this.noExecuteKeys.has(t.key))) {
       this.stopWaiting(name);
       return true;
     }

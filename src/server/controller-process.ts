@@ -24,7 +24,7 @@ import { type Naming, createNaming } from '../naming';
 import { StatusError } from '../status';
 import { SERVICE_ACCOUNT_PREFIX } from '../authn/service-account';
 import { CONTROLLER_MANAGER_USER, enabledControllers, startControllers, type RunningControllers } from '../controllers';
-import { type ServerConfig, controllerTiming, readFlagFile } from './flags';
+import { type ServerConfig, controllerFlags, readFlagFile } from './flags';
 import { type KubeconfigCredentials, readKubeconfigCredentials } from './kubeconfig';
 import { signClientCertificate } from './pki';
 
@@ -231,7 +231,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
   const ready = core.ready().then(() => {
     if (closed) return;
     controllers = startControllers(core, enabledControllers(config.controllers), log, {
-      ...controllerTiming(config),
+      ...controllerFlags(config),
       simulatedNodes: config.simulatedNodes,
       // As upstream's root-ca-cert-publisher without --root-ca-file: the CA of the kubeconfig.
       ...(credentials.certificateAuthority ? { rootCA: credentials.certificateAuthority } : {}),

@@ -579,11 +579,7 @@ const FLAGS: readonly Flag[] = [
     default: 60_000,
     shownDefault: '1m0s',
     usage: 'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer.',
-    parse: (v, n) => {
-      const ms = parseDuration(n, v);
-      if (ms <= 0) throw invalid(n, v, 'must be greater than 0');
-      return ms;
-    },
+    parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
     name: 'event-ttl',
@@ -592,11 +588,7 @@ const FLAGS: readonly Flag[] = [
     default: DEFAULT_EVENT_TTL_MS,
     shownDefault: '1h0m0s',
     usage: 'Amount of time to retain events: an Event is removed this long after its last write.',
-    parse: (v, n) => {
-      const ms = parseDuration(n, v);
-      if (ms <= 0) throw invalid(n, v, 'must be greater than 0');
-      return ms;
-    },
+    parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
     name: 'watch-cache-window',
@@ -975,7 +967,7 @@ function parseKnownFeatureGates(value: string): Record<string, boolean> {
 }
 
 /** The controller manager's timing and eviction flags, as the controllers take them. */
-export function controllerTiming(config: ServerConfig): Partial<ControllerOptions> {
+export function controllerFlags(config: ServerConfig): Partial<ControllerOptions> {
   return {
     nodeMonitorPeriodMs: config.nodeMonitorPeriodMs,
     nodeMonitorGracePeriodMs: config.nodeMonitorGracePeriodMs,

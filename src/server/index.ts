@@ -50,7 +50,7 @@ import { applyRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
 import { timedStore } from './store-metrics';
-import { type ServerConfig, controllerTiming, readFlagFile } from './flags';
+import { type ServerConfig, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
 import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
@@ -206,7 +206,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     },
     startControllers: () => {
       const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
-      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { ...controllerTiming(config), simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect, useServiceAccountCredentials: config.useServiceAccountCredentials, clock: deps.clock });
+      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { ...controllerFlags(config), simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect, useServiceAccountCredentials: config.useServiceAccountCredentials, clock: deps.clock });
     },
     close: async () => {
       await controllers?.stop().catch((err: unknown) => deps.log(`stopping the controllers: ${(err as Error).message}`));
