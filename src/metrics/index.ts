@@ -78,6 +78,13 @@ export class ServerMetrics {
   readonly watchEventSizes: FastHistogram<'group' | 'version' | 'kind'>;
   readonly storageDuration: FastHistogram<'operation' | 'type'>;
   readonly deprecatedApis: Gauge<'group' | 'version' | 'resource' | 'subresource' | 'removed_release'>;
+  /** Audit: events handed to the backends, events a backend failed to record (by plugin), policy levels (one per request), requests refused for want of their first event. */
+  readonly audit: {
+    events: Counter;
+    errors: Counter<'plugin'>;
+    levels: Counter<'level'>;
+    rejected: Counter;
+  };
   private readonly reloads: Record<'authentication' | 'authorization', { last: Gauge<'status' | 'apiserver_id_hash'>; total: Counter<'status' | 'apiserver_id_hash'> }>;
   private source?: StateSource;
   private stopDelay?: () => void;
@@ -132,6 +139,17 @@ export class ServerMetrics {
       labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
       registers,
     });
+    this.audit = {
+      events: new Counter({ name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers }),
+      errors: new Counter({
+        name: 'apiserver_audit_error_total',
+        help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.',
+        labelNames: ['plugin'],
+        registers,
+      }),
+      levels: new Counter({ name: 'apiserver_audit_level_total', help: 'Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers }),
+      rejected: new Counter({ name: 'apiserver_audit_requests_rejected_total', help: 'Counter of apiserver requests rejected due to an error in audit logging backend.', registers }),
+    };
     const reloadMetrics = (what: 'authentication' | 'authorization') => ({
       last: new Gauge({
         name: `apiserver_${what}_config_controller_automatic_reload_last_timestamp_seconds`,

@@ -10,7 +10,8 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { type Vendor, VENDORS, createNaming, isVendor } from '../naming';
+import { type Naming, type Vendor, VENDORS, createNaming, isVendor } from '../naming';
+import { readWebhookConfig } from '../authn/webhook';
 import { readAbacPolicyFile } from '../authz/abac';
 import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
@@ -110,6 +111,23 @@ export interface ServerConfig {
   auditLogMaxSizeMb: number;
   auditLogMaxBackups: number;
   auditLogMaxAgeDays: number;
+  /** --audit-webhook-config-file: kubeconfig-format file naming the service audit events are POSTed to. */
+  auditWebhookConfigFile?: string;
+  /** --audit-webhook-mode: batch (default), blocking or blocking-strict. */
+  auditWebhookMode: string;
+  /** --audit-webhook-initial-backoff in milliseconds: the wait before the first retry of a failed POST. */
+  auditWebhookInitialBackoffMs: number;
+  auditWebhookBatchBufferSize: number;
+  auditWebhookBatchMaxSize: number;
+  auditWebhookBatchMaxWaitMs: number;
+  auditWebhookBatchThrottleEnable: boolean;
+  auditWebhookBatchThrottleQps: number;
+  auditWebhookBatchThrottleBurst: number;
+  auditWebhookTruncateEnabled: boolean;
+  auditWebhookTruncateMaxBatchSize: number;
+  auditWebhookTruncateMaxEventSize: number;
+  /** --audit-webhook-version: the group version of the EventList sent (only `audit.<domain>/v1`); default that. */
+  auditWebhookVersion?: string;
   /** --anonymous-auth: requests without credentials are `system:anonymous` (else 401). */
   anonymousAuth: boolean;
   /** --client-ca-file: PEM CA bundle for client certificates; default the generated CA under dataDir. */
@@ -563,6 +581,111 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
+    name: 'audit-webhook-config-file',
+    field: 'auditWebhookConfigFile',
+    type: 'string',
+    usage: 'Audit events also go to a remote service, named in this file in kubeconfig format (its cluster gives the URL and CA, its user the client certificate); needs --audit-policy-file.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-initial-backoff',
+    field: 'auditWebhookInitialBackoffMs',
+    type: 'duration',
+    default: 10_000,
+    shownDefault: '10s',
+    usage: 'How long to wait before the first retry of a POST to the audit webhook that failed; each later wait is half as long again, five tries in all.',
+    parse: (v, n) => parseDuration(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-mode',
+    field: 'auditWebhookMode',
+    type: 'string',
+    default: 'batch',
+    usage: 'How events reach the audit webhook: batch queues them and sends them in the background; blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent.',
+    parse: (v) => v,
+  }),
+  flag({
+    name: 'audit-webhook-batch-buffer-size',
+    field: 'auditWebhookBatchBufferSize',
+    type: 'int',
+    default: 10_000,
+    usage: 'Batch mode: events held for the webhook before new ones are dropped.',
+    parse: (v, n) => parseGoInt(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-batch-max-size',
+    field: 'auditWebhookBatchMaxSize',
+    type: 'int',
+    default: 400,
+    usage: 'Batch mode: the most events one POST carries.',
+    parse: (v, n) => parseGoInt(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-batch-max-wait',
+    field: 'auditWebhookBatchMaxWaitMs',
+    type: 'duration',
+    default: 30_000,
+    shownDefault: '30s',
+    usage: 'Batch mode: how long events wait for a batch to fill before it is sent as it is.',
+    parse: (v, n) => parseDuration(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-batch-throttle-enable',
+    field: 'auditWebhookBatchThrottleEnable',
+    type: 'bool',
+    default: true,
+    usage: 'Batch mode: limit how many batches a second are sent.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-batch-throttle-qps',
+    field: 'auditWebhookBatchThrottleQps',
+    type: 'float32',
+    default: 10,
+    usage: 'Batch mode, throttled: batches sent a second, on average.',
+    parse: (v, n) => parseFloat32(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-batch-throttle-burst',
+    field: 'auditWebhookBatchThrottleBurst',
+    type: 'int',
+    default: 15,
+    usage: 'Batch mode, throttled: batches that may go at once after a quiet spell.',
+    parse: (v, n) => parseGoInt(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-truncate-enabled',
+    field: 'auditWebhookTruncateEnabled',
+    type: 'bool',
+    default: false,
+    usage: 'Cut events and batches for the webhook down to the --audit-webhook-truncate-* sizes.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-truncate-max-batch-size',
+    field: 'auditWebhookTruncateMaxBatchSize',
+    type: 'int',
+    default: 10 * 1024 * 1024,
+    usage: 'With truncation: the most bytes of events one POST carries; a larger batch is split (the request adds a few hundred bytes).',
+    parse: (v, n) => parseGoInt(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-truncate-max-event-size',
+    field: 'auditWebhookTruncateMaxEventSize',
+    type: 'int',
+    default: 100 * 1024,
+    usage: 'With truncation: an event larger than this many bytes loses its request and response objects, and is dropped if still too large.',
+    parse: (v, n) => parseGoInt(n, v),
+  }),
+  flag({
+    name: 'audit-webhook-version',
+    field: 'auditWebhookVersion',
+    type: 'string',
+    shownDefault: 'audit.<domain>/v1',
+    usage: 'The group version of the EventList POSTed to the webhook; audit.<domain>/v1 is the only one.',
+    parse: (v) => v,
+  }),
+  flag({
     name: 'shutdown-delay-duration',
     field: 'shutdownDelayMs',
     type: 'duration',
@@ -1003,6 +1126,14 @@ function parseInt32(name: string, value: string): number {
   return n;
 }
 
+/** Go's strconv.ParseInt for an int flag (64 bits; JavaScript keeps it exact to 2^53). */
+function parseGoInt(name: string, value: string): number {
+  if (!/^[-+]?\d+$/.test(value)) throw invalid(name, value, `strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw invalid(name, value, `strconv.ParseInt: parsing ${JSON.stringify(value)}: value out of range`);
+  return n;
+}
+
 /** A non-negative integer count. */
 function parseCount(name: string, value: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw invalid(name, value, 'must be a non-negative integer');
@@ -1156,6 +1287,7 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
       '--simulated-nodes needs --cluster-signing-cert-file and --cluster-signing-key-file with --controllers-only: the scheduler and each node present a client certificate signed with them (or pass --simulated-nodes=0)',
     );
   }
+  if (config.auditWebhookConfigFile) validateAuditWebhook(config, createNaming(config.vendor));
   if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
   if (config.authenticationConfigFile && config.oidcIssuerUrl) {
     throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');
@@ -1224,6 +1356,53 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
     }
   }
   return config;
+}
+
+/** The audit webhook's options, checked as upstream's audit options check them (only when the webhook is on). */
+function validateAuditWebhook(config: ServerConfig, naming: Naming): void {
+  const fail = (flagName: string, message: string): never => {
+    throw new FlagFailure(`--${flagName}`, message);
+  };
+  const modes = ['batch', 'blocking', 'blocking-strict'];
+  if (!modes.includes(config.auditWebhookMode)) {
+    fail('audit-webhook-mode', `invalid audit webhook mode ${config.auditWebhookMode}, allowed modes are ${JSON.stringify(modes.join(','))}`);
+  }
+  if (config.auditWebhookMode === 'batch') {
+    if (config.auditWebhookBatchBufferSize <= 0) {
+      fail('audit-webhook-batch-buffer-size', `invalid audit batch webhook buffer size ${config.auditWebhookBatchBufferSize}, must be a positive number`);
+    }
+    if (config.auditWebhookBatchMaxSize <= 0) {
+      fail('audit-webhook-batch-max-size', `invalid audit batch webhook max batch size ${config.auditWebhookBatchMaxSize}, must be a positive number`);
+    }
+    if (config.auditWebhookBatchThrottleEnable) {
+      if (config.auditWebhookBatchThrottleQps <= 0) {
+        fail('audit-webhook-batch-throttle-qps', `invalid audit batch webhook throttle QPS ${config.auditWebhookBatchThrottleQps}, must be a positive number`);
+      }
+      if (config.auditWebhookBatchThrottleBurst <= 0) {
+        fail('audit-webhook-batch-throttle-burst', `invalid audit batch webhook throttle burst ${config.auditWebhookBatchThrottleBurst}, must be a positive number`);
+      }
+    }
+  }
+  // Upstream checks the truncation sizes whether or not truncation is on.
+  if (config.auditWebhookTruncateMaxEventSize <= 0) {
+    fail('audit-webhook-truncate-max-event-size', `invalid audit truncate webhook max event size ${config.auditWebhookTruncateMaxEventSize}, must be a positive number`);
+  }
+  if (config.auditWebhookTruncateMaxBatchSize < config.auditWebhookTruncateMaxEventSize) {
+    fail(
+      'audit-webhook-truncate-max-batch-size',
+      `invalid audit truncate webhook max batch size ${config.auditWebhookTruncateMaxBatchSize}, must be greater than max event size (${config.auditWebhookTruncateMaxEventSize})`,
+    );
+  }
+  const known = `${naming.group('audit')}/v1`;
+  config.auditWebhookVersion ??= known;
+  if (config.auditWebhookVersion !== known) {
+    fail('audit-webhook-version', `invalid group version, allowed versions are ${JSON.stringify([known]).replace(/,/g, ' ')}`);
+  }
+  try {
+    readWebhookConfig(config.auditWebhookConfigFile!);
+  } catch (err) {
+    fail('audit-webhook-config-file', (err as Error).message);
+  }
 }
 
 /** A file a flag names, read whole; a failure names the flag. */

@@ -35,9 +35,10 @@ import { type Clock, systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { builtinResources } from '../core/resources';
 import type { ResourceDefinition } from '../core/resources/definition';
-import { type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
+import { type AuditEvent, type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
 import type { Logger } from './logging';
-import { type AuditLog, openAuditLog } from './audit-log';
+import { openAuditLog } from './audit-log';
+import { type AuditBackend, type PluginError, bufferedBackend, ignoringErrors, legacyEventLine, truncatingBackend, unionBackends, webhookBackend } from './audit-backends';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
 import { buildAuthorizers } from './authorization';
@@ -368,12 +369,20 @@ async function serviceAccountSettings(config: ServerConfig, dataDir: string, cor
 }
 
 /**
- * Auditing, with both `--audit-policy-file` and `--audit-log-path` as upstream needs (either
- * alone audits nothing; upstream logs the same). A bad policy refuses to start.
+ * Auditing: `--audit-policy-file` and at least one backend, the log (`--audit-log-path`) or the
+ * webhook (`--audit-webhook-config-file`), as upstream needs (a policy alone, or a backend
+ * alone, audits nothing; upstream logs the same). A bad policy refuses to start.
  */
-function openAudit(config: ServerConfig, naming: Naming, log: (message: string) => void, clock: Clock): { policy: AuditPolicy; log: AuditLog } | undefined {
-  if (!config.auditPolicyFile || !config.auditLogPath) {
-    if (config.auditPolicyFile || config.auditLogPath) log('auditing is off: it needs both --audit-policy-file and --audit-log-path');
+function openAudit(
+  config: ServerConfig,
+  naming: Naming,
+  log: (message: string) => void,
+  clock: Clock,
+  metrics: ServerMetrics,
+): { policy: AuditPolicy; backend: AuditBackend } | undefined {
+  const wanted = config.auditLogPath || config.auditWebhookConfigFile;
+  if (!config.auditPolicyFile || !wanted) {
+    if (config.auditPolicyFile || wanted) log('auditing is off: it needs --audit-policy-file and --audit-log-path or --audit-webhook-config-file');
     return undefined;
   }
   let policy: AuditPolicy;
@@ -382,15 +391,58 @@ function openAudit(config: ServerConfig, naming: Naming, log: (message: string) 
   } catch (err) {
     throw new Error(`--audit-policy-file: ${(err as Error).message}`);
   }
-  const auditLog = openAuditLog({
-    path: config.auditLogPath,
-    maxSizeMb: config.auditLogMaxSizeMb,
-    maxBackups: config.auditLogMaxBackups,
-    maxAgeDays: config.auditLogMaxAgeDays,
-    clock,
-    log,
-  });
-  return { policy, log: auditLog };
+  const onError: PluginError = (plugin, err, events) => {
+    metrics.audit.errors.inc({ plugin }, events.length);
+    log(`Error in audit plugin '${plugin}' affecting ${events.length} audit events: ${err.message}\nImpacted events:\n${events.map(legacyEventLine).join('\n')}`);
+  };
+  const backends: AuditBackend[] = [];
+  if (config.auditLogPath) {
+    const auditLog = openAuditLog({
+      path: config.auditLogPath,
+      maxSizeMb: config.auditLogMaxSizeMb,
+      maxBackups: config.auditLogMaxBackups,
+      maxAgeDays: config.auditLogMaxAgeDays,
+      clock,
+      log,
+    });
+    backends.push({
+      process(events) {
+        for (const event of events) auditLog.sink(event);
+        return true;
+      },
+      close: () => auditLog.close(),
+    });
+  }
+  if (config.auditWebhookConfigFile) {
+    let webhook = webhookBackend({
+      client: readWebhookConfig(config.auditWebhookConfigFile),
+      apiVersion: config.auditWebhookVersion ?? `${naming.group('audit')}/v1`,
+      initialBackoffMs: config.auditWebhookInitialBackoffMs,
+      clock,
+      onError,
+    });
+    if (config.auditWebhookMode === 'blocking') webhook = ignoringErrors(webhook);
+    else if (config.auditWebhookMode === 'batch') {
+      webhook = bufferedBackend(webhook, {
+        bufferSize: config.auditWebhookBatchBufferSize,
+        maxBatchSize: config.auditWebhookBatchMaxSize,
+        maxBatchWaitMs: config.auditWebhookBatchMaxWaitMs,
+        ...(config.auditWebhookBatchThrottleEnable ? { throttle: { qps: config.auditWebhookBatchThrottleQps, burst: config.auditWebhookBatchThrottleBurst } } : {}),
+        clock,
+        onError,
+      });
+    }
+    if (config.auditWebhookTruncateEnabled) {
+      webhook = truncatingBackend(webhook, {
+        maxEventSize: config.auditWebhookTruncateMaxEventSize,
+        maxBatchSize: config.auditWebhookTruncateMaxBatchSize,
+        annotation: `${naming.group('audit')}/truncated`,
+        onError,
+      });
+    }
+    backends.push(webhook);
+  }
+  return { policy, backend: unionBackends(backends) };
 }
 
 /** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
@@ -429,7 +481,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
   backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore, clock });
   authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, clock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
-  const audit = openAudit(config, naming, log, clock);
+  const audit = openAudit(config, naming, log, clock, metrics);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
@@ -461,7 +513,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       onUnauthenticated,
       metrics,
       issuerDiscovery: issuerDiscoveryProvider({ issuer: serviceAccounts.issuers[0]!, jwksUri: config.serviceAccountJwksUri, keys: serviceAccounts.verifyingKeys }, log),
-      ...(audit ? { audit: { policy: audit.policy, sink: audit.log.sink, naming, clock } } : {}),
+      ...(audit ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics } } : {}),
       limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
       clock,
       ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY) ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) } : {}),
@@ -509,7 +561,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       for (const close of closers) close();
       await opened.close();
       // The last events reach the file before the process may exit.
-      await audit?.log.close();
+      await audit?.backend.close();
       metrics.close();
     })());
 

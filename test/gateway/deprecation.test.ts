@@ -40,7 +40,7 @@ test('requests to a deprecated version get the Warning, the audit annotations an
   const events: AuditEvent[] = [];
   const gateway = gatewayOverCore(core, naming, {
     metrics,
-    audit: { policy: parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming), sink: (e) => events.push(e), naming, clock: systemClock },
+    audit: { policy: parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming), sink: (e) => void events.push(e), naming, clock: systemClock },
   });
   const call = async (url: string) => {
     const response = new RecordingResponse();

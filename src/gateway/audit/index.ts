@@ -17,12 +17,19 @@ import type { Naming } from '../../naming';
 import { StatusError, isStatus } from '../../status';
 import type { Exchange, GatewayRequest, RequestInfo, Step } from '../types';
 import { isLongRunning } from '../steps/metrics';
+import type { ServerMetrics } from '../../metrics';
+import { writeText } from '../respond';
 import { type AuditDecision, type AuditPolicy, type AuditStage, evaluatePolicy } from './policy';
 
 export { parseAuditPolicy, evaluatePolicy, type AuditPolicy, type AuditLevel, type AuditStage } from './policy';
 
-/** Where events go (the log file, stdout). */
-export type AuditSink = (event: AuditEvent) => void;
+/**
+ * Where events go (the log file, the webhook). A sink answers `false`, or a promise of `false`,
+ * for an event it could not record (only a blocking-strict backend does, upstream's only mode
+ * that lets a failure reach the request); a promise makes the request wait for it (blocking).
+ */
+export type AuditSink = (event: AuditEvent) => AuditSinkResult;
+export type AuditSinkResult = boolean | void | Promise<boolean>;
 
 export interface AuditEvent {
   kind: 'Event';
@@ -52,6 +59,8 @@ export interface AuditOptions {
   clock: Clock;
   /** The codecs request and response bodies are decoded with; default: the gateway's. */
   codecs?: Codecs;
+  /** Where the audit counters go (upstream's apiserver_audit_*); none: not counted. */
+  metrics?: ServerMetrics;
 }
 
 /** The largest body kept as requestObject/responseObject; bigger ones are left out. */
@@ -107,6 +116,7 @@ export function auditStep(options: AuditOptions & { codecs: Codecs }): Step {
     const user = exchange.user!;
     const info = exchange.info!;
     const decision = evaluatePolicy(options.policy, user, info);
+    options.metrics?.audit.levels.inc({ level: decision.level });
     if (decision.level === 'None') return next(exchange);
     return audited(next, exchange, user, info, decision, options, apiVersion);
   };
@@ -133,8 +143,8 @@ async function audited(
   let responseType: string | undefined;
   let responseEncoding: string | undefined;
   let started = false;
-  const emit = (stage: AuditStage, extra: Partial<AuditEvent> = {}) => {
-    if (decision.omitStages.has(stage)) return;
+  const emit = (stage: AuditStage, extra: Partial<AuditEvent> = {}): AuditSinkResult => {
+    if (decision.omitStages.has(stage)) return true;
     const impersonated = exchange.user && exchange.user !== user ? exchange.user : undefined;
     const event: AuditEvent = {
       kind: 'Event',
@@ -154,9 +164,20 @@ async function audited(
       stageTimestamp: rfc3339Micro(options.clock.now()),
       ...(Object.keys(annotations).length ? { annotations: { ...annotations } } : {}),
     };
-    options.sink(event);
+    options.metrics?.audit.events.inc();
+    return options.sink(event);
   };
-  emit('RequestReceived');
+  // A blocking backend holds the request until its first event is recorded; a blocking-strict
+  // one that could not record it fails the request, as upstream's WithAudit does (no later
+  // stage is audited then).
+  let first = emit('RequestReceived');
+  if (first instanceof Promise) first = await first;
+  if (first === false) {
+    options.metrics?.audit.rejected.inc();
+    const message = `Internal Server Error: ${JSON.stringify(requestUri(request))}: failed to store audit event`;
+    writeText(exchange, 500, message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
+    return;
+  }
 
   const real = exchange.response;
   const watch = isLongRunning(info);
@@ -255,6 +276,8 @@ async function audited(
         if (isStatus(object) && code >= 400) extra.responseStatus = { metadata: {}, status: object.status, message: object.message, reason: object.reason, code };
       }
     }
-    emit(failure !== undefined && !StatusError.is(failure) ? 'Panic' : 'ResponseComplete', extra);
+    const completed = emit(failure !== undefined && !StatusError.is(failure) ? 'Panic' : 'ResponseComplete', extra);
+    // A blocking backend: the request ends once its last event is recorded.
+    if (completed instanceof Promise) await completed;
   }
 }

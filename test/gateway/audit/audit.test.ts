@@ -73,7 +73,7 @@ describe('audit step', () => {
   function run(policyText: string, handler: Handler, init: Parameters<typeof fakeExchange>[0], user = alice) {
     const events: AuditEvent[] = [];
     const clock = new ManualClock(Date.parse('2026-11-25T10:00:00Z'));
-    const step = auditStep({ policy: parseAuditPolicy(policyText, naming), sink: (e) => events.push(e), naming, clock, codecs: defaultCodecs });
+    const step = auditStep({ policy: parseAuditPolicy(policyText, naming), sink: (e) => void events.push(e), naming, clock, codecs: defaultCodecs });
     const { exchange, response } = fakeExchange(init);
     exchange.id = 'id-1';
     const done = compose([requestInfoStep, (next) => async (e) => next(Object.assign(e, { user })), step], handler)(exchange);
