@@ -379,7 +379,7 @@ function openAudit(
   log: (message: string) => void,
   clock: Clock,
   metrics: ServerMetrics,
-): { policy: AuditPolicy; backend: AuditBackend } | undefined {
+): { policy: AuditPolicy; backend: AuditBackend; blocking: boolean } | undefined {
   const wanted = config.auditLogPath || config.auditWebhookConfigFile;
   if (!config.auditPolicyFile || !wanted) {
     if (config.auditPolicyFile || wanted) log('auditing is off: it needs --audit-policy-file and --audit-log-path or --audit-webhook-config-file');
@@ -442,7 +442,8 @@ function openAudit(
     }
     backends.push(webhook);
   }
-  return { policy, backend: unionBackends(backends) };
+  const blocking = !!config.auditWebhookConfigFile && config.auditWebhookMode !== 'batch';
+  return { policy, backend: unionBackends(backends), blocking };
 }
 
 /** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
@@ -513,7 +514,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       onUnauthenticated,
       metrics,
       issuerDiscovery: issuerDiscoveryProvider({ issuer: serviceAccounts.issuers[0]!, jwksUri: config.serviceAccountJwksUri, keys: serviceAccounts.verifyingKeys }, log),
-      ...(audit ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics } } : {}),
+      ...(audit ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics, blocking: audit.blocking } } : {}),
       limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
       clock,
       ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY) ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) } : {}),

@@ -61,6 +61,17 @@ describe('flags', () => {
       verbosity: 0,
       loggingFormat: 'text',
       auditLogMaxSizeMb: 0,
+      auditWebhookMode: 'batch',
+      auditWebhookInitialBackoffMs: 10_000,
+      auditWebhookBatchBufferSize: 10_000,
+      auditWebhookBatchMaxSize: 400,
+      auditWebhookBatchMaxWaitMs: 30_000,
+      auditWebhookBatchThrottleEnable: true,
+      auditWebhookBatchThrottleQps: 10,
+      auditWebhookBatchThrottleBurst: 15,
+      auditWebhookTruncateEnabled: false,
+      auditWebhookTruncateMaxBatchSize: 10_485_760,
+      auditWebhookTruncateMaxEventSize: 102_400,
       auditLogMaxBackups: 0,
       auditLogMaxAgeDays: 0,
       anonymousAuth: true,
@@ -306,6 +317,57 @@ describe("the controller manager's timing and eviction flags", () => {
     [['--large-cluster-size-threshold=big'], '--large-cluster-size-threshold', 'invalid argument "big" for "--large-cluster-size-threshold" flag: strconv.ParseInt: parsing "big": invalid syntax'],
   ])('refuses %j, naming %s', (args, flag, message) => {
     expect(error(args)).toEqual({ flag, message });
+  });
+});
+
+describe('the audit webhook flags', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'keelson-audit-flags-'));
+  const kubeconfig = path.join(dir, 'webhook.kubeconfig');
+  writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: "https://127.0.0.1:9443/audit"}\ncontexts:\n- name: a\n  context: {cluster: a, user: ""}\ncurrent-context: a\n');
+  const webhook = ['--vendor', 'kubernetes', '--audit-webhook-config-file', kubeconfig];
+
+  it('default to upstream 1.32', () => {
+    expect(config(webhook)).toMatchObject({
+      auditWebhookMode: 'batch',
+      auditWebhookInitialBackoffMs: 10_000,
+      auditWebhookBatchBufferSize: 10_000,
+      auditWebhookBatchMaxSize: 400,
+      auditWebhookBatchMaxWaitMs: 30_000,
+      auditWebhookBatchThrottleEnable: true,
+      auditWebhookBatchThrottleQps: 10,
+      auditWebhookBatchThrottleBurst: 15,
+      auditWebhookTruncateEnabled: false,
+      auditWebhookTruncateMaxBatchSize: 10_485_760,
+      auditWebhookTruncateMaxEventSize: 102_400,
+      auditWebhookVersion: 'audit.k8s.io/v1',
+    });
+    expect(config(['--vendor', 'platform', '--audit-webhook-config-file', kubeconfig]).auditWebhookVersion).toBe('audit.platform.io/v1');
+    // Batch settings are not checked in the blocking modes, as upstream's.
+    expect(config([...webhook, '--audit-webhook-mode=blocking-strict', '--audit-webhook-batch-max-size=0']).auditWebhookMode).toBe('blocking-strict');
+    // Nothing is checked without the webhook.
+    expect(config(['--audit-webhook-mode=sometimes']).auditWebhookMode).toBe('sometimes');
+  });
+
+  it.each([
+    [['--audit-webhook-mode=sometimes'], '--audit-webhook-mode', 'invalid audit webhook mode sometimes, allowed modes are "batch,blocking,blocking-strict"'],
+    [['--audit-webhook-batch-buffer-size=0'], '--audit-webhook-batch-buffer-size', 'invalid audit batch webhook buffer size 0, must be a positive number'],
+    [['--audit-webhook-batch-max-size=-1'], '--audit-webhook-batch-max-size', 'invalid audit batch webhook max batch size -1, must be a positive number'],
+    [['--audit-webhook-batch-throttle-qps=0'], '--audit-webhook-batch-throttle-qps', 'invalid audit batch webhook throttle QPS 0, must be a positive number'],
+    [['--audit-webhook-batch-throttle-burst=0'], '--audit-webhook-batch-throttle-burst', 'invalid audit batch webhook throttle burst 0, must be a positive number'],
+    [['--audit-webhook-truncate-max-event-size=0'], '--audit-webhook-truncate-max-event-size', 'invalid audit truncate webhook max event size 0, must be a positive number'],
+    [['--audit-webhook-truncate-max-batch-size=10'], '--audit-webhook-truncate-max-batch-size', 'invalid audit truncate webhook max batch size 10, must be greater than max event size (102400)'],
+    [['--audit-webhook-version=audit.k8s.io/v1beta1'], '--audit-webhook-version', 'invalid group version, allowed versions are ["audit.k8s.io/v1"]'],
+    [['--audit-webhook-batch-max-size=many'], '--audit-webhook-batch-max-size', 'invalid argument "many" for "--audit-webhook-batch-max-size" flag: strconv.ParseInt: parsing "many": invalid syntax'],
+    [['--audit-webhook-batch-throttle-enable=maybe'], '--audit-webhook-batch-throttle-enable', 'invalid argument "maybe" for "--audit-webhook-batch-throttle-enable" flag: strconv.ParseBool: parsing "maybe": invalid syntax'],
+  ])('refuses %j, naming %s', (args, flag, message) => {
+    expect(error([...webhook, ...args])).toEqual({ flag, message });
+  });
+
+  it('throttling off leaves its rate unchecked; the kubeconfig must name a server', () => {
+    expect(config([...webhook, '--audit-webhook-batch-throttle-enable=false', '--audit-webhook-batch-throttle-qps=0']).auditWebhookBatchThrottleEnable).toBe(false);
+    const empty = path.join(dir, 'empty.kubeconfig');
+    writeFileSync(empty, 'apiVersion: v1\nkind: Config\n');
+    expect(error(['--audit-webhook-config-file', empty])).toEqual({ flag: '--audit-webhook-config-file', message: `${empty}: no cluster with a server` });
   });
 });
 

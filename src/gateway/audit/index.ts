@@ -14,7 +14,7 @@ import type { Codecs } from '../codecs';
 import { rfc3339Micro, type Clock } from '../../clock';
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
-import { StatusError, isStatus } from '../../status';
+import { StatusError, isStatus, unclassifiedError } from '../../status';
 import type { Exchange, GatewayRequest, RequestInfo, Step } from '../types';
 import { isLongRunning } from '../steps/metrics';
 import type { ServerMetrics } from '../../metrics';
@@ -61,6 +61,11 @@ export interface AuditOptions {
   codecs?: Codecs;
   /** Where the audit counters go (upstream's apiserver_audit_*); none: not counted. */
   metrics?: ServerMetrics;
+  /**
+   * The sink blocks (the webhook's blocking modes): a response is finished only once its last
+   * event is recorded, as a Go handler's buffered answer leaves only when the audit filter returns.
+   */
+  blocking?: boolean;
 }
 
 /** The largest body kept as requestObject/responseObject; bigger ones are left out. */
@@ -174,14 +179,19 @@ async function audited(
   if (first instanceof Promise) first = await first;
   if (first === false) {
     options.metrics?.audit.rejected.inc();
+    // Upstream answers with Go's http.Error (its responsewriters.InternalError), not a Status.
     const message = `Internal Server Error: ${JSON.stringify(requestUri(request))}: failed to store audit event`;
-    writeText(exchange, 500, message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
+    const error = unclassifiedError(message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'), 500);
+    writeText(exchange, error.code, `${error.status.message}\n`);
     return;
   }
 
   const real = exchange.response;
   const watch = isLongRunning(info);
   const capture = decision.level === 'RequestResponse' && !watch;
+  const holdEnd = options.blocking === true && !watch;
+  let held: { chunk: Uint8Array | string | undefined } | undefined;
+  let completedStage = false;
   const onStart = () => {
     if (started) return;
     started = true;
@@ -195,7 +205,7 @@ async function audited(
   }
   // A Metadata-level request that is not a watch needs no wrapper. The others are swapped in
   // place (one exchange shape for every later step).
-  if (capture || watch) exchange.response = {
+  if (capture || watch || holdEnd) exchange.response = {
     get headersSent() {
       return real.headersSent;
     },
@@ -221,10 +231,14 @@ async function audited(
     drain: () => real.drain(),
     end: (chunk) => {
       if (capture && chunk !== undefined) keep(chunk);
-      real.end(chunk);
+      // Held only while the request is the handler's: an error the outer steps write after
+      // the last event goes straight out.
+      if (holdEnd && !completedStage) held = { chunk };
+      else real.end(chunk);
     },
     abort: () => real.abort(),
-    whenFlushed: () => real.whenFlushed(),
+    // A held answer has not been written yet: nothing to wait for before the audit step ends it.
+    whenFlushed: () => (held ? undefined : real.whenFlushed()),
   };
   if (withBodies) {
     const readBody = request.readBody.bind(request);
@@ -279,5 +293,7 @@ async function audited(
     const completed = emit(failure !== undefined && !StatusError.is(failure) ? 'Panic' : 'ResponseComplete', extra);
     // A blocking backend: the request ends once its last event is recorded.
     if (completed instanceof Promise) await completed;
+    completedStage = true;
+    if (held) real.end(held.chunk);
   }
 }

@@ -11,6 +11,7 @@ import { ManualClock } from '../../../src/clock';
 import { badRequest } from '../../../src/status';
 import { backupName, openAuditLog } from '../../../src/server/audit-log';
 import { fakeExchange } from '../support/http';
+import { ServerMetrics } from '../../../src/metrics';
 
 const naming = createNaming('kubernetes');
 const alice = { username: 'alice', groups: ['dev', 'system:authenticated'] };
@@ -140,6 +141,65 @@ describe('audit step', () => {
     const { events, done } = run('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  users: [someone]\n', async (e) => e.response.end(), { url: '/api/v1/pods' });
     await done;
     expect(events).toEqual([]);
+  });
+
+  describe('with a blocking backend', () => {
+    function runWith(sink: (e: AuditEvent) => boolean | Promise<boolean>, handler: Handler) {
+      const metrics = new ServerMetrics();
+      const policy = parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n', naming);
+      const step = auditStep({ policy, sink, naming, clock: new ManualClock(), codecs: defaultCodecs, metrics, blocking: true });
+      const { exchange, response } = fakeExchange({ method: 'POST', url: '/api/v1/namespaces/default/configmaps?fieldManager=a&dryRun=All', body: '{}' });
+      const done = compose([requestInfoStep, (next) => async (e) => next(Object.assign(e, { user: alice })), step], handler)(exchange);
+      return { response, done, metrics };
+    }
+    const counter = async (metrics: ServerMetrics, name: string) => (await metrics.text()).body.split('\n').filter((l) => l.startsWith(name)).join('\n');
+
+    it('blocking-strict: a first event that could not be recorded fails the request with upstream’s 500, and nothing more is audited', async () => {
+      const seen: string[] = [];
+      let handled = false;
+      const { response, done, metrics } = runWith(
+        async (e) => (seen.push(e.stage), false),
+        async () => void (handled = true),
+      );
+      await done;
+      expect(handled).toBe(false);
+      expect(seen).toEqual(['RequestReceived']);
+      expect(response.status).toBe(500);
+      expect(response.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(response.text).toBe('Internal Server Error: "/api/v1/namespaces/default/configmaps?fieldManager=a&amp;dryRun=All": failed to store audit event\n');
+      expect(await counter(metrics, 'apiserver_audit_requests_rejected_total')).toBe('apiserver_audit_requests_rejected_total 1');
+      expect(await counter(metrics, 'apiserver_audit_event_total')).toBe('apiserver_audit_event_total 1');
+      expect(await counter(metrics, 'apiserver_audit_level_total')).toBe('apiserver_audit_level_total{level="Metadata"} 1');
+    });
+
+    it('blocking: the request waits for each event to be recorded, its answer held until the last one is', async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let answered = () => false;
+      const { done, response } = runWith(
+        async (e) => {
+          order.push(`sink ${e.stage}${answered() ? ' (answered)' : ''}`);
+          if (e.stage === 'RequestReceived') await held;
+          order.push(`recorded ${e.stage}`);
+          return true;
+        },
+        async (e) => {
+          order.push('handler');
+          e.response.writeHead(201);
+          e.response.end('{}');
+        },
+      );
+      answered = () => response.ended;
+      await new Promise((r) => setTimeout(r, 10));
+      expect(order).toEqual(['sink RequestReceived']);
+      release();
+      await done;
+      expect(order).toEqual(['sink RequestReceived', 'recorded RequestReceived', 'handler', 'sink ResponseComplete', 'recorded ResponseComplete']);
+      expect(response.ended).toBe(true);
+      expect(response.status).toBe(201);
+      expect(response.text).toBe('{}');
+    });
   });
 });
 
