@@ -252,7 +252,7 @@ const FLAGS: readonly Flag[] = [
     field: 'bindAddress',
     type: 'ip',
     default: '127.0.0.1',
-    usage: 'The IP address on which to listen for --secure-port.',
+    usage: 'Address the HTTPS port listens on.',
     parse: (v, n) => parseIp(n, v),
   }),
   flag({
@@ -267,42 +267,42 @@ const FLAGS: readonly Flag[] = [
     name: 'tls-cert-file',
     field: 'servingCertificate',
     type: 'string',
-    usage: 'File containing the default x509 serving certificate (PEM). Without it, one is generated under --data-dir.',
+    usage: 'PEM certificate the server presents on its HTTPS port (intermediates after it); without it the server makes one under --data-dir.',
     parse: (v, n, prev) => ({ ...(prev ?? { keyFile: '', cert: '', key: '' }), certFile: nonEmpty(n, v) }),
   }),
   flag({
     name: 'tls-private-key-file',
     field: 'servingCertificate',
     type: 'string',
-    usage: 'File containing the default x509 private key matching --tls-cert-file.',
+    usage: 'PEM private key of the --tls-cert-file certificate.',
     parse: (v, n, prev) => ({ ...(prev ?? { certFile: '', cert: '', key: '' }), keyFile: nonEmpty(n, v) }),
   }),
   flag({
     name: 'etcd-servers',
     field: 'etcdServers',
     type: 'strings',
-    usage: 'Comma-separated list of etcd servers to connect with (scheme://ip:port). Without it, the embedded store under --data-dir is used.',
+    usage: 'etcd endpoints to keep the objects in, as scheme://host:port, separated by commas; without them the objects live in the embedded store under --data-dir.',
     parse: (v, n) => parseEtcdServers(n, v),
   }),
   flag({
     name: 'etcd-cafile',
     field: 'etcdCaFile',
     type: 'string',
-    usage: 'SSL Certificate Authority file used to secure etcd communication (default: the host\'s roots, when --etcd-certfile is given or a server is https).',
+    usage: 'PEM CA bundle that etcd\'s serving certificates must chain to (default: the host\'s roots, when --etcd-certfile is given or a server is https).',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'etcd-certfile',
     field: 'etcdCertFile',
     type: 'string',
-    usage: 'SSL certification file used to secure etcd communication (the client certificate etcd\'s --client-cert-auth asks for).',
+    usage: 'PEM client certificate presented to etcd (what etcd\'s --client-cert-auth asks for).',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'etcd-keyfile',
     field: 'etcdKeyFile',
     type: 'string',
-    usage: 'SSL key file used to secure etcd communication.',
+    usage: 'PEM private key of --etcd-certfile.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -336,7 +336,7 @@ const FLAGS: readonly Flag[] = [
     field: 'controllers',
     type: 'strings',
     default: ['*'],
-    usage: "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables 'foo', '-foo' disables 'foo'; empty enables none.",
+    usage: "Which controllers run, comma-separated: '*' stands for those on by default, a name adds that controller, '-name' leaves it out; an empty list runs none.",
     parse: (v, n) => {
       // As upstream's string-slice flag: an empty value is an empty list.
       if (v === '') return [];
@@ -495,7 +495,7 @@ const FLAGS: readonly Flag[] = [
     type: 'mapStringBool',
     default: {},
     shownDefault: '',
-    usage: 'A set of key=value pairs that describe feature gates for alpha/experimental features, e.g. A=true,B=false.',
+    usage: 'Gate=true|false pairs, comma-separated, turning features on or off (e.g. A=true,B=false); unknown gates refuse to start.',
     parse: (v) => parseKnownFeatureGates(v),
   }),
   flag({
@@ -512,7 +512,7 @@ const FLAGS: readonly Flag[] = [
     field: 'maxRequestsInflight',
     type: 'int',
     default: 400,
-    usage: 'The maximum number of non-mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
+    usage: 'Reads (get, list) served at once; one more is answered 429. 0: no limit.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -520,7 +520,7 @@ const FLAGS: readonly Flag[] = [
     field: 'maxMutatingRequestsInflight',
     type: 'int',
     default: 200,
-    usage: 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests. Zero for no limit.',
+    usage: 'Writes (create, update, patch, delete) served at once; one more is answered 429. 0: no limit.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -528,7 +528,7 @@ const FLAGS: readonly Flag[] = [
     field: 'verbosity',
     type: 'int',
     default: 0,
-    usage: 'number for the log level verbosity (-v or --v); 3 logs one line per request.',
+    usage: 'How much the server logs (-v or --v); at 3 and above, a line per request.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -536,7 +536,7 @@ const FLAGS: readonly Flag[] = [
     field: 'loggingFormat',
     type: 'string',
     default: 'text' as const,
-    usage: 'Sets the log format. Permitted formats: "json", "text".',
+    usage: 'How log lines are written: "text" or "json".',
     parse: (v, n) => {
       if (v !== 'text' && v !== 'json') throw invalid(n, v, 'permitted formats: "json", "text"');
       return v;
@@ -546,14 +546,14 @@ const FLAGS: readonly Flag[] = [
     name: 'audit-policy-file',
     field: 'auditPolicyFile',
     type: 'string',
-    usage: 'Path to the file that defines the audit policy configuration.',
+    usage: 'The audit Policy (YAML or JSON): which requests are audited, and at which level.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'audit-log-path',
     field: 'auditLogPath',
     type: 'string',
-    usage: "If set, all requests coming to the apiserver will be logged to this file. '-' means standard out.",
+    usage: "File the audit events are appended to, a JSON line each; '-' for standard output.",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -561,7 +561,7 @@ const FLAGS: readonly Flag[] = [
     field: 'auditLogMaxSizeMb',
     type: 'int',
     default: 0,
-    usage: 'The maximum size in megabytes of the audit log file before it gets rotated.',
+    usage: 'Megabytes the audit log may reach before it is renamed aside and a new one started; 0: never.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -569,7 +569,7 @@ const FLAGS: readonly Flag[] = [
     field: 'auditLogMaxBackups',
     type: 'int',
     default: 0,
-    usage: 'The maximum number of old audit log files to retain. Setting a value of 0 will mean there\'s no restriction on the number of files.',
+    usage: 'Renamed-aside audit logs kept, newest first; 0 keeps them all.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -577,7 +577,7 @@ const FLAGS: readonly Flag[] = [
     field: 'auditLogMaxAgeDays',
     type: 'int',
     default: 0,
-    usage: 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename.',
+    usage: 'Days a renamed-aside audit log is kept, judged by the time in its name; 0: no limit.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -692,7 +692,7 @@ const FLAGS: readonly Flag[] = [
     default: 0,
     shownDefault: '0s',
     usage:
-      'Time to delay the termination. During that time the server keeps serving requests normally while /readyz fails, so load balancers stop sending new ones; then open watches end, requests in flight finish (up to --request-timeout) and the store closes.',
+      'After a stop signal, how long the server goes on serving with /readyz failing, so that load balancers turn away; then open watches end, requests in flight finish (up to --request-timeout) and the store closes.',
     parse: (v, n) => parseDuration(n, v),
   }),
   flag({
@@ -710,7 +710,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: DEFAULT_EVENT_TTL_MS,
     shownDefault: '1h0m0s',
-    usage: 'Amount of time to retain events: an Event is removed this long after its last write.',
+    usage: 'How long an Event is kept after its last write.',
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
@@ -731,14 +731,14 @@ const FLAGS: readonly Flag[] = [
     field: 'anonymousAuth',
     type: 'bool',
     default: true,
-    usage: 'Enables anonymous requests to the secure port: requests not rejected by another authentication method are treated as system:anonymous in group system:unauthenticated.',
+    usage: 'A request with no credentials is served as system:anonymous (group system:unauthenticated) instead of answered 401; one with bad credentials is still refused.',
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
     name: 'client-ca-file',
     field: 'clientCaFile',
     type: 'string',
-    usage: 'A client certificate signed by one of the authorities in this file authenticates with the identity of its CommonName (and one group per Organization). Default: the CA generated under --data-dir.',
+    usage: 'PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. Default: the CA made under --data-dir.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -753,7 +753,7 @@ const FLAGS: readonly Flag[] = [
     field: 'enableBootstrapTokenAuth',
     type: 'bool',
     default: false,
-    usage: "Enable to allow secrets of type 'bootstrap.<vendor>/token' in the system namespace to be used for TLS bootstrapping authentication.",
+    usage: "Accept the bearer tokens of 'bootstrap.<vendor>/token' Secrets in the system namespace (for node TLS bootstrap).",
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -762,7 +762,7 @@ const FLAGS: readonly Flag[] = [
     type: 'strings',
     default: [],
     shownDefault: '',
-    usage: 'Identifiers of the API. TokenReviews without audiences are checked against these.',
+    usage: 'The audiences this server answers to; a TokenReview that names none is checked against them.',
     parse: (v, n) => parseList(n, v),
   }),
   flag({
@@ -818,7 +818,7 @@ const FLAGS: readonly Flag[] = [
     name: 'oidc-issuer-url',
     field: 'oidcIssuerUrl',
     type: 'string',
-    usage: 'The URL of the OpenID issuer, only https; its discovery document gives the signing keys. Enables OIDC ID tokens.',
+    usage: 'https URL of an OpenID Connect provider whose ID tokens authenticate users; its discovery document gives the signing keys.',
     parse: (v, n) => {
       if (!v.startsWith('https://')) throw invalid(n, v, 'must be an https URL');
       return v;
@@ -855,7 +855,7 @@ const FLAGS: readonly Flag[] = [
     name: 'authentication-token-webhook-config-file',
     field: 'authenticationTokenWebhookConfigFile',
     type: 'string',
-    usage: 'File with webhook configuration for token authentication in kubeconfig format. The API server will query the remote service to determine authentication for bearer tokens.',
+    usage: 'Bearer tokens no other method knows are sent as TokenReviews to the service this kubeconfig-format file names.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -864,7 +864,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 120_000,
     shownDefault: '2m0s',
-    usage: 'The duration to cache responses from the webhook token authenticator.',
+    usage: 'How long a token webhook\'s decision is remembered.',
     parse: (v, n) => parseDuration(n, v),
   }),
   flag({
@@ -872,7 +872,7 @@ const FLAGS: readonly Flag[] = [
     field: 'authenticationTokenWebhookVersion',
     type: 'string',
     default: 'v1beta1' as const,
-    usage: 'The API version of the TokenReview to send to and expect from the webhook: v1beta1 or v1.',
+    usage: 'TokenReview version the token webhook speaks: v1beta1 or v1.',
     parse: (v, n) => {
       if (v !== 'v1beta1' && v !== 'v1') throw invalid(n, v, 'must be v1beta1 or v1');
       return v;
@@ -900,7 +900,7 @@ const FLAGS: readonly Flag[] = [
     name: 'admission-control-config-file',
     field: 'admissionControlConfigFile',
     type: 'string',
-    usage: 'File with admission control configuration (AdmissionConfiguration); the webhook plugins read the kubeconfig of client credentials they present to webhook hosts.',
+    usage: 'An AdmissionConfiguration: per-plugin settings, such as the kubeconfig of client credentials the webhook plugins present to webhook hosts.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -908,7 +908,7 @@ const FLAGS: readonly Flag[] = [
     field: 'authorizationModes',
     type: 'strings',
     default: ['RBAC'],
-    usage: 'Ordered list of authorizers: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook. Group system:masters is always allowed. Excludes --authorization-config.',
+    usage: 'Authorizers asked in turn, comma-separated: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook (system:masters is allowed before any). Not with --authorization-config.',
     parse: (v, n) => {
       const modes = parseList(n, v);
       const known = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'ABAC', 'Node', 'Webhook'];
@@ -930,7 +930,7 @@ const FLAGS: readonly Flag[] = [
     name: 'authorization-webhook-config-file',
     field: 'authorizationWebhookConfigFile',
     type: 'string',
-    usage: 'File in kubeconfig format naming the SubjectAccessReview webhook, used with --authorization-mode=Webhook.',
+    usage: 'With the Webhook mode: the service SubjectAccessReviews are sent to, named by this kubeconfig-format file.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -938,7 +938,7 @@ const FLAGS: readonly Flag[] = [
     field: 'authorizationWebhookVersion',
     type: 'string',
     default: 'v1beta1' as const,
-    usage: 'The API version of the SubjectAccessReview to send to and expect from the webhook: v1beta1 or v1.',
+    usage: 'SubjectAccessReview version the authorization webhook speaks: v1beta1 or v1.',
     parse: (v, n) => {
       if (v !== 'v1beta1' && v !== 'v1') throw invalid(n, v, 'must be v1beta1 or v1');
       return v;
@@ -950,7 +950,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 300_000,
     shownDefault: '5m0s',
-    usage: "The duration to cache 'authorized' responses from the webhook authorizer.",
+    usage: "How long the authorization webhook's allow is remembered.",
     parse: (v, n) => parseDuration(n, v),
   }),
   flag({
@@ -959,14 +959,14 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 30_000,
     shownDefault: '30s',
-    usage: "The duration to cache 'unauthorized' responses from the webhook authorizer.",
+    usage: "How long the authorization webhook's refusal is remembered.",
     parse: (v, n) => parseDuration(n, v),
   }),
   flag({
     name: 'authorization-policy-file',
     field: 'authorizationPolicyFile',
     type: 'string',
-    usage: 'File with authorization policy in JSON-lines format, used with --authorization-mode=ABAC.',
+    usage: 'With the ABAC mode: its policy, one JSON object per line.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
