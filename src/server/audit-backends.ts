@@ -181,6 +181,8 @@ export interface BufferedOptions {
   maxBatchWaitMs: number;
   /** Batches a second and the burst; none: unthrottled. */
   throttle?: { qps: number; burst: number };
+  /** Hand over one batch at a time, each once the one before is done (the log); else side by side. */
+  sequential?: boolean;
   clock: Clock;
   onError: PluginError;
 }
@@ -233,6 +235,10 @@ export function bufferedBackend(delegate: AuditBackend, options: BufferedOptions
     const sent = Promise.resolve()
       .then(() => delegate.process(batch))
       .catch((err: unknown) => options.onError('buffered', err as Error, batch));
+    if (options.sequential) {
+      await sent;
+      return;
+    }
     sending.add(sent);
     void sent.finally(() => sending.delete(sent));
   };

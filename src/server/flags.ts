@@ -111,6 +111,23 @@ export interface ServerConfig {
   auditLogMaxSizeMb: number;
   auditLogMaxBackups: number;
   auditLogMaxAgeDays: number;
+  /** --audit-log-format: json (default) or legacy. */
+  auditLogFormat: string;
+  /** --audit-log-compress: gzip rotated audit logs. */
+  auditLogCompress: boolean;
+  /** --audit-log-mode: blocking (default), blocking-strict or batch. */
+  auditLogMode: string;
+  auditLogBatchBufferSize: number;
+  auditLogBatchMaxSize: number;
+  auditLogBatchMaxWaitMs: number;
+  auditLogBatchThrottleEnable: boolean;
+  auditLogBatchThrottleQps: number;
+  auditLogBatchThrottleBurst: number;
+  auditLogTruncateEnabled: boolean;
+  auditLogTruncateMaxBatchSize: number;
+  auditLogTruncateMaxEventSize: number;
+  /** --audit-log-version: only `audit.<domain>/v1`; default that. */
+  auditLogVersion?: string;
   /** --audit-webhook-config-file: kubeconfig-format file naming the service audit events are POSTed to. */
   auditWebhookConfigFile?: string;
   /** --audit-webhook-mode: batch (default), blocking or blocking-strict. */
@@ -241,6 +258,64 @@ interface Flag<K extends keyof ServerConfig = keyof ServerConfig> {
 
 function flag<K extends keyof ServerConfig>(spec: Flag<K>): Flag {
   return spec as unknown as Flag;
+}
+
+type ConfigKey<T> = { [K in keyof ServerConfig]-?: ServerConfig[K] extends T ? K : never }[keyof ServerConfig];
+
+/** The mode, batch, truncate and version flags upstream gives each audit backend (`log`, `webhook`). */
+function auditBackendFlags(
+  plugin: 'log' | 'webhook',
+  f: {
+    mode: [ConfigKey<string>, string, string];
+    bufferSize: [ConfigKey<number>, number];
+    maxSize: [ConfigKey<number>, number];
+    maxWait: [ConfigKey<number>, number, string];
+    throttleEnable: [ConfigKey<boolean>, boolean];
+    throttleQps: [ConfigKey<number>, number];
+    throttleBurst: [ConfigKey<number>, number];
+    truncateEnabled: ConfigKey<boolean>;
+    truncateMaxBatchSize: ConfigKey<number>;
+    truncateMaxEventSize: ConfigKey<number>;
+    version: ConfigKey<string | undefined>;
+  },
+): Flag[] {
+  const where = plugin === 'log' ? 'the audit log' : 'the audit webhook';
+  const batch = 'Batch mode';
+  return [
+    flag({ name: `audit-${plugin}-mode`, field: f.mode[0], type: 'string', default: f.mode[1], usage: f.mode[2], parse: (v) => v }),
+    flag({ name: `audit-${plugin}-batch-buffer-size`, field: f.bufferSize[0], type: 'int', default: f.bufferSize[1], usage: `${batch}: events held for ${where} before new ones are dropped.`, parse: (v, n) => parseGoInt(n, v) }),
+    flag({ name: `audit-${plugin}-batch-max-size`, field: f.maxSize[0], type: 'int', default: f.maxSize[1], usage: `${batch}: the most events ${where} takes at once.`, parse: (v, n) => parseGoInt(n, v) }),
+    flag({
+      name: `audit-${plugin}-batch-max-wait`,
+      field: f.maxWait[0],
+      type: 'duration',
+      default: f.maxWait[1],
+      shownDefault: f.maxWait[2],
+      usage: `${batch}: how long events wait for a batch to fill before it goes as it is.`,
+      parse: (v, n) => parseDuration(n, v),
+    }),
+    flag({ name: `audit-${plugin}-batch-throttle-enable`, field: f.throttleEnable[0], type: 'bool', default: f.throttleEnable[1], usage: `${batch}: limit how many batches a second go to ${where}.`, parse: (v, n) => parseBool(n, v) }),
+    flag({ name: `audit-${plugin}-batch-throttle-qps`, field: f.throttleQps[0], type: 'float32', default: f.throttleQps[1], usage: `${batch}, throttled: batches a second, on average.`, parse: (v, n) => parseFloat32(n, v) }),
+    flag({ name: `audit-${plugin}-batch-throttle-burst`, field: f.throttleBurst[0], type: 'int', default: f.throttleBurst[1], usage: `${batch}, throttled: batches that may go at once after a quiet spell.`, parse: (v, n) => parseGoInt(n, v) }),
+    flag({ name: `audit-${plugin}-truncate-enabled`, field: f.truncateEnabled, type: 'bool', default: false, usage: `Cut events and batches for ${where} down to the --audit-${plugin}-truncate-* sizes.`, parse: (v, n) => parseBool(n, v) }),
+    flag({
+      name: `audit-${plugin}-truncate-max-batch-size`,
+      field: f.truncateMaxBatchSize,
+      type: 'int',
+      default: 10 * 1024 * 1024,
+      usage: 'With truncation: the most bytes of events handed over at once; more are split.',
+      parse: (v, n) => parseGoInt(n, v),
+    }),
+    flag({
+      name: `audit-${plugin}-truncate-max-event-size`,
+      field: f.truncateMaxEventSize,
+      type: 'int',
+      default: 100 * 1024,
+      usage: 'With truncation: an event larger than this many bytes loses its request and response objects, and is dropped if still too large.',
+      parse: (v, n) => parseGoInt(n, v),
+    }),
+    flag({ name: `audit-${plugin}-version`, field: f.version, type: 'string', shownDefault: 'audit.<domain>/v1', usage: `The group version of the events ${where} gets; audit.<domain>/v1 is the only one.`, parse: (v) => v }),
+  ];
 }
 
 const DEFAULT_WINDOW_MS = 5 * 60_000;
@@ -562,7 +637,7 @@ const FLAGS: readonly Flag[] = [
     type: 'int',
     default: 0,
     usage: 'Megabytes the audit log may reach before it is renamed aside and a new one started; 0: never.',
-    parse: (v, n) => parseCount(n, v),
+    parse: (v, n) => parseGoInt(n, v),
   }),
   flag({
     name: 'audit-log-maxbackup',
@@ -570,7 +645,7 @@ const FLAGS: readonly Flag[] = [
     type: 'int',
     default: 0,
     usage: 'Renamed-aside audit logs kept, newest first; 0 keeps them all.',
-    parse: (v, n) => parseCount(n, v),
+    parse: (v, n) => parseGoInt(n, v),
   }),
   flag({
     name: 'audit-log-maxage',
@@ -578,7 +653,36 @@ const FLAGS: readonly Flag[] = [
     type: 'int',
     default: 0,
     usage: 'Days a renamed-aside audit log is kept, judged by the time in its name; 0: no limit.',
-    parse: (v, n) => parseCount(n, v),
+    parse: (v, n) => parseGoInt(n, v),
+  }),
+  flag({
+    name: 'audit-log-format',
+    field: 'auditLogFormat',
+    type: 'string',
+    default: 'json',
+    usage: 'How audit events are written to the log: json, an Event a line, or legacy, a line of key="value" text each.',
+    parse: (v) => v,
+  }),
+  flag({
+    name: 'audit-log-compress',
+    field: 'auditLogCompress',
+    type: 'bool',
+    default: false,
+    usage: 'Gzip each audit log once it is renamed aside.',
+    parse: (v, n) => parseBool(n, v),
+  }),
+  ...auditBackendFlags('log', {
+    mode: ['auditLogMode', 'blocking', 'How events reach the audit log: blocking writes them as the request goes (the default); blocking-strict does too, and fails a request whose first event could not be written; batch queues them and writes them in the background.'],
+    bufferSize: ['auditLogBatchBufferSize', 10_000],
+    maxSize: ['auditLogBatchMaxSize', 1],
+    maxWait: ['auditLogBatchMaxWaitMs', 0, '0s'],
+    throttleEnable: ['auditLogBatchThrottleEnable', false],
+    throttleQps: ['auditLogBatchThrottleQps', 0],
+    throttleBurst: ['auditLogBatchThrottleBurst', 0],
+    truncateEnabled: 'auditLogTruncateEnabled',
+    truncateMaxBatchSize: 'auditLogTruncateMaxBatchSize',
+    truncateMaxEventSize: 'auditLogTruncateMaxEventSize',
+    version: 'auditLogVersion',
   }),
   flag({
     name: 'audit-webhook-config-file',
@@ -596,94 +700,18 @@ const FLAGS: readonly Flag[] = [
     usage: 'How long to wait before the first retry of a POST to the audit webhook that failed; each later wait is half as long again, five tries in all.',
     parse: (v, n) => parseDuration(n, v),
   }),
-  flag({
-    name: 'audit-webhook-mode',
-    field: 'auditWebhookMode',
-    type: 'string',
-    default: 'batch',
-    usage: 'How events reach the audit webhook: batch queues them and sends them in the background; blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent.',
-    parse: (v) => v,
-  }),
-  flag({
-    name: 'audit-webhook-batch-buffer-size',
-    field: 'auditWebhookBatchBufferSize',
-    type: 'int',
-    default: 10_000,
-    usage: 'Batch mode: events held for the webhook before new ones are dropped.',
-    parse: (v, n) => parseGoInt(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-batch-max-size',
-    field: 'auditWebhookBatchMaxSize',
-    type: 'int',
-    default: 400,
-    usage: 'Batch mode: the most events one POST carries.',
-    parse: (v, n) => parseGoInt(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-batch-max-wait',
-    field: 'auditWebhookBatchMaxWaitMs',
-    type: 'duration',
-    default: 30_000,
-    shownDefault: '30s',
-    usage: 'Batch mode: how long events wait for a batch to fill before it is sent as it is.',
-    parse: (v, n) => parseDuration(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-batch-throttle-enable',
-    field: 'auditWebhookBatchThrottleEnable',
-    type: 'bool',
-    default: true,
-    usage: 'Batch mode: limit how many batches a second are sent.',
-    parse: (v, n) => parseBool(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-batch-throttle-qps',
-    field: 'auditWebhookBatchThrottleQps',
-    type: 'float32',
-    default: 10,
-    usage: 'Batch mode, throttled: batches sent a second, on average.',
-    parse: (v, n) => parseFloat32(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-batch-throttle-burst',
-    field: 'auditWebhookBatchThrottleBurst',
-    type: 'int',
-    default: 15,
-    usage: 'Batch mode, throttled: batches that may go at once after a quiet spell.',
-    parse: (v, n) => parseGoInt(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-truncate-enabled',
-    field: 'auditWebhookTruncateEnabled',
-    type: 'bool',
-    default: false,
-    usage: 'Cut events and batches for the webhook down to the --audit-webhook-truncate-* sizes.',
-    parse: (v, n) => parseBool(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-truncate-max-batch-size',
-    field: 'auditWebhookTruncateMaxBatchSize',
-    type: 'int',
-    default: 10 * 1024 * 1024,
-    usage: 'With truncation: the most bytes of events one POST carries; a larger batch is split (the request adds a few hundred bytes).',
-    parse: (v, n) => parseGoInt(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-truncate-max-event-size',
-    field: 'auditWebhookTruncateMaxEventSize',
-    type: 'int',
-    default: 100 * 1024,
-    usage: 'With truncation: an event larger than this many bytes loses its request and response objects, and is dropped if still too large.',
-    parse: (v, n) => parseGoInt(n, v),
-  }),
-  flag({
-    name: 'audit-webhook-version',
-    field: 'auditWebhookVersion',
-    type: 'string',
-    shownDefault: 'audit.<domain>/v1',
-    usage: 'The group version of the EventList POSTed to the webhook; audit.<domain>/v1 is the only one.',
-    parse: (v) => v,
+  ...auditBackendFlags('webhook', {
+    mode: ['auditWebhookMode', 'batch', 'How events reach the audit webhook: batch queues them and sends them in the background (the default); blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent.'],
+    bufferSize: ['auditWebhookBatchBufferSize', 10_000],
+    maxSize: ['auditWebhookBatchMaxSize', 400],
+    maxWait: ['auditWebhookBatchMaxWaitMs', 30_000, '30s'],
+    throttleEnable: ['auditWebhookBatchThrottleEnable', true],
+    throttleQps: ['auditWebhookBatchThrottleQps', 10],
+    throttleBurst: ['auditWebhookBatchThrottleBurst', 15],
+    truncateEnabled: 'auditWebhookTruncateEnabled',
+    truncateMaxBatchSize: 'auditWebhookTruncateMaxBatchSize',
+    truncateMaxEventSize: 'auditWebhookTruncateMaxEventSize',
+    version: 'auditWebhookVersion',
   }),
   flag({
     name: 'shutdown-delay-duration',
@@ -1287,7 +1315,8 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
       '--simulated-nodes needs --cluster-signing-cert-file and --cluster-signing-key-file with --controllers-only: the scheduler and each node present a client certificate signed with them (or pass --simulated-nodes=0)',
     );
   }
-  if (config.auditWebhookConfigFile) validateAuditWebhook(config, createNaming(config.vendor));
+  if (config.auditLogPath) validateAuditBackend(config, 'log', createNaming(config.vendor));
+  if (config.auditWebhookConfigFile) validateAuditBackend(config, 'webhook', createNaming(config.vendor));
   if (config.oidcIssuerUrl && !config.oidcClientId) throw new FlagFailure('--oidc-client-id', '--oidc-client-id is required with --oidc-issuer-url');
   if (config.authenticationConfigFile && config.oidcIssuerUrl) {
     throw new FlagFailure('--authentication-config', 'authentication-config file and oidc-* flags are mutually exclusive');
@@ -1358,50 +1387,54 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   return config;
 }
 
-/** The audit webhook's options, checked as upstream's audit options check them (only when the webhook is on). */
-function validateAuditWebhook(config: ServerConfig, naming: Naming): void {
+/** An audit backend's options, checked as upstream's audit options check them (only when that backend is on). */
+function validateAuditBackend(config: ServerConfig, plugin: 'log' | 'webhook', naming: Naming): void {
   const fail = (flagName: string, message: string): never => {
     throw new FlagFailure(`--${flagName}`, message);
   };
+  const log = plugin === 'log';
+  const o = {
+    mode: log ? config.auditLogMode : config.auditWebhookMode,
+    bufferSize: log ? config.auditLogBatchBufferSize : config.auditWebhookBatchBufferSize,
+    maxSize: log ? config.auditLogBatchMaxSize : config.auditWebhookBatchMaxSize,
+    throttleEnable: log ? config.auditLogBatchThrottleEnable : config.auditWebhookBatchThrottleEnable,
+    throttleQps: log ? config.auditLogBatchThrottleQps : config.auditWebhookBatchThrottleQps,
+    throttleBurst: log ? config.auditLogBatchThrottleBurst : config.auditWebhookBatchThrottleBurst,
+    maxEventSize: log ? config.auditLogTruncateMaxEventSize : config.auditWebhookTruncateMaxEventSize,
+    maxBatchBytes: log ? config.auditLogTruncateMaxBatchSize : config.auditWebhookTruncateMaxBatchSize,
+  };
   const modes = ['batch', 'blocking', 'blocking-strict'];
-  if (!modes.includes(config.auditWebhookMode)) {
-    fail('audit-webhook-mode', `invalid audit webhook mode ${config.auditWebhookMode}, allowed modes are ${JSON.stringify(modes.join(','))}`);
-  }
-  if (config.auditWebhookMode === 'batch') {
-    if (config.auditWebhookBatchBufferSize <= 0) {
-      fail('audit-webhook-batch-buffer-size', `invalid audit batch webhook buffer size ${config.auditWebhookBatchBufferSize}, must be a positive number`);
-    }
-    if (config.auditWebhookBatchMaxSize <= 0) {
-      fail('audit-webhook-batch-max-size', `invalid audit batch webhook max batch size ${config.auditWebhookBatchMaxSize}, must be a positive number`);
-    }
-    if (config.auditWebhookBatchThrottleEnable) {
-      if (config.auditWebhookBatchThrottleQps <= 0) {
-        fail('audit-webhook-batch-throttle-qps', `invalid audit batch webhook throttle QPS ${config.auditWebhookBatchThrottleQps}, must be a positive number`);
-      }
-      if (config.auditWebhookBatchThrottleBurst <= 0) {
-        fail('audit-webhook-batch-throttle-burst', `invalid audit batch webhook throttle burst ${config.auditWebhookBatchThrottleBurst}, must be a positive number`);
-      }
+  if (!modes.includes(o.mode)) fail(`audit-${plugin}-mode`, `invalid audit ${plugin} mode ${o.mode}, allowed modes are ${JSON.stringify(modes.join(','))}`);
+  if (o.mode === 'batch') {
+    if (o.bufferSize <= 0) fail(`audit-${plugin}-batch-buffer-size`, `invalid audit batch ${plugin} buffer size ${o.bufferSize}, must be a positive number`);
+    if (o.maxSize <= 0) fail(`audit-${plugin}-batch-max-size`, `invalid audit batch ${plugin} max batch size ${o.maxSize}, must be a positive number`);
+    if (o.throttleEnable) {
+      if (o.throttleQps <= 0) fail(`audit-${plugin}-batch-throttle-qps`, `invalid audit batch ${plugin} throttle QPS ${o.throttleQps}, must be a positive number`);
+      if (o.throttleBurst <= 0) fail(`audit-${plugin}-batch-throttle-burst`, `invalid audit batch ${plugin} throttle burst ${o.throttleBurst}, must be a positive number`);
     }
   }
   // Upstream checks the truncation sizes whether or not truncation is on.
-  if (config.auditWebhookTruncateMaxEventSize <= 0) {
-    fail('audit-webhook-truncate-max-event-size', `invalid audit truncate webhook max event size ${config.auditWebhookTruncateMaxEventSize}, must be a positive number`);
-  }
-  if (config.auditWebhookTruncateMaxBatchSize < config.auditWebhookTruncateMaxEventSize) {
-    fail(
-      'audit-webhook-truncate-max-batch-size',
-      `invalid audit truncate webhook max batch size ${config.auditWebhookTruncateMaxBatchSize}, must be greater than max event size (${config.auditWebhookTruncateMaxEventSize})`,
-    );
+  if (o.maxEventSize <= 0) fail(`audit-${plugin}-truncate-max-event-size`, `invalid audit truncate ${plugin} max event size ${o.maxEventSize}, must be a positive number`);
+  if (o.maxBatchBytes < o.maxEventSize) {
+    fail(`audit-${plugin}-truncate-max-batch-size`, `invalid audit truncate ${plugin} max batch size ${o.maxBatchBytes}, must be greater than max event size (${o.maxEventSize})`);
   }
   const known = `${naming.group('audit')}/v1`;
-  config.auditWebhookVersion ??= known;
-  if (config.auditWebhookVersion !== known) {
-    fail('audit-webhook-version', `invalid group version, allowed versions are ${JSON.stringify([known]).replace(/,/g, ' ')}`);
-  }
-  try {
-    readWebhookConfig(config.auditWebhookConfigFile!);
-  } catch (err) {
-    fail('audit-webhook-config-file', (err as Error).message);
+  const version = (log ? config.auditLogVersion : config.auditWebhookVersion) ?? known;
+  if (log) config.auditLogVersion = version;
+  else config.auditWebhookVersion = version;
+  if (version !== known) fail(`audit-${plugin}-version`, `invalid group version, allowed versions are ${JSON.stringify([known]).replace(/,/g, ' ')}`);
+  if (log) {
+    const formats = ['legacy', 'json'];
+    if (!formats.includes(config.auditLogFormat)) fail('audit-log-format', `invalid audit log format ${config.auditLogFormat}, allowed formats are ${JSON.stringify(formats.join(','))}`);
+    if (config.auditLogMaxAgeDays < 0) fail('audit-log-maxage', `--audit-log-maxage ${config.auditLogMaxAgeDays} can't be a negative number`);
+    if (config.auditLogMaxBackups < 0) fail('audit-log-maxbackup', `--audit-log-maxbackup ${config.auditLogMaxBackups} can't be a negative number`);
+    if (config.auditLogMaxSizeMb < 0) fail('audit-log-maxsize', `--audit-log-maxsize ${config.auditLogMaxSizeMb} can't be a negative number`);
+  } else {
+    try {
+      readWebhookConfig(config.auditWebhookConfigFile!);
+    } catch (err) {
+      fail('audit-webhook-config-file', (err as Error).message);
+    }
   }
 }
 

@@ -395,6 +395,37 @@ function openAudit(
     metrics.audit.errors.inc({ plugin }, events.length);
     log(`Error in audit plugin '${plugin}' affecting ${events.length} audit events: ${err.message}\nImpacted events:\n${events.map(legacyEventLine).join('\n')}`);
   };
+  // Each backend behind its mode (upstream's wrapBackend), then truncation.
+  const chain = (plugin: 'log' | 'webhook', backend: AuditBackend): AuditBackend => {
+    const log = plugin === 'log';
+    const mode = log ? config.auditLogMode : config.auditWebhookMode;
+    let wrapped = backend;
+    if (mode === 'blocking') wrapped = ignoringErrors(backend);
+    else if (mode === 'batch') {
+      const throttled = log ? config.auditLogBatchThrottleEnable : config.auditWebhookBatchThrottleEnable;
+      wrapped = bufferedBackend(backend, {
+        bufferSize: log ? config.auditLogBatchBufferSize : config.auditWebhookBatchBufferSize,
+        maxBatchSize: log ? config.auditLogBatchMaxSize : config.auditWebhookBatchMaxSize,
+        maxBatchWaitMs: log ? config.auditLogBatchMaxWaitMs : config.auditWebhookBatchMaxWaitMs,
+        ...(throttled
+          ? { throttle: log ? { qps: config.auditLogBatchThrottleQps, burst: config.auditLogBatchThrottleBurst } : { qps: config.auditWebhookBatchThrottleQps, burst: config.auditWebhookBatchThrottleBurst } }
+          : {}),
+        // Upstream writes the log's batches one after another and sends the webhook's side by side.
+        sequential: log,
+        clock,
+        onError,
+      });
+    }
+    if (log ? config.auditLogTruncateEnabled : config.auditWebhookTruncateEnabled) {
+      wrapped = truncatingBackend(wrapped, {
+        maxEventSize: log ? config.auditLogTruncateMaxEventSize : config.auditWebhookTruncateMaxEventSize,
+        maxBatchSize: log ? config.auditLogTruncateMaxBatchSize : config.auditWebhookTruncateMaxBatchSize,
+        annotation: `${naming.group('audit')}/truncated`,
+        onError,
+      });
+    }
+    return wrapped;
+  };
   const backends: AuditBackend[] = [];
   if (config.auditLogPath) {
     const auditLog = openAuditLog({
@@ -402,46 +433,25 @@ function openAudit(
       maxSizeMb: config.auditLogMaxSizeMb,
       maxBackups: config.auditLogMaxBackups,
       maxAgeDays: config.auditLogMaxAgeDays,
+      compress: config.auditLogCompress,
+      format: config.auditLogFormat === 'legacy' ? 'legacy' : 'json',
       clock,
+      onError,
       log,
     });
-    backends.push({
-      process(events) {
-        for (const event of events) auditLog.sink(event);
-        return true;
-      },
-      close: () => auditLog.close(),
-    });
+    backends.push(chain('log', auditLog));
   }
   if (config.auditWebhookConfigFile) {
-    let webhook = webhookBackend({
+    const webhook = webhookBackend({
       client: readWebhookConfig(config.auditWebhookConfigFile),
       apiVersion: config.auditWebhookVersion ?? `${naming.group('audit')}/v1`,
       initialBackoffMs: config.auditWebhookInitialBackoffMs,
       clock,
       onError,
     });
-    if (config.auditWebhookMode === 'blocking') webhook = ignoringErrors(webhook);
-    else if (config.auditWebhookMode === 'batch') {
-      webhook = bufferedBackend(webhook, {
-        bufferSize: config.auditWebhookBatchBufferSize,
-        maxBatchSize: config.auditWebhookBatchMaxSize,
-        maxBatchWaitMs: config.auditWebhookBatchMaxWaitMs,
-        ...(config.auditWebhookBatchThrottleEnable ? { throttle: { qps: config.auditWebhookBatchThrottleQps, burst: config.auditWebhookBatchThrottleBurst } } : {}),
-        clock,
-        onError,
-      });
-    }
-    if (config.auditWebhookTruncateEnabled) {
-      webhook = truncatingBackend(webhook, {
-        maxEventSize: config.auditWebhookTruncateMaxEventSize,
-        maxBatchSize: config.auditWebhookTruncateMaxBatchSize,
-        annotation: `${naming.group('audit')}/truncated`,
-        onError,
-      });
-    }
-    backends.push(webhook);
+    backends.push(chain('webhook', webhook));
   }
+  // A backend the caller waits on (the webhook's blocking modes): the answer waits for the last event too.
   const blocking = !!config.auditWebhookConfigFile && config.auditWebhookMode !== 'batch';
   return { policy, backend: unionBackends(backends), blocking };
 }

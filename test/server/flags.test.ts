@@ -61,6 +61,18 @@ describe('flags', () => {
       verbosity: 0,
       loggingFormat: 'text',
       auditLogMaxSizeMb: 0,
+      auditLogFormat: 'json',
+      auditLogCompress: false,
+      auditLogMode: 'blocking',
+      auditLogBatchBufferSize: 10_000,
+      auditLogBatchMaxSize: 1,
+      auditLogBatchMaxWaitMs: 0,
+      auditLogBatchThrottleEnable: false,
+      auditLogBatchThrottleQps: 0,
+      auditLogBatchThrottleBurst: 0,
+      auditLogTruncateEnabled: false,
+      auditLogTruncateMaxBatchSize: 10_485_760,
+      auditLogTruncateMaxEventSize: 102_400,
       auditWebhookMode: 'batch',
       auditWebhookInitialBackoffMs: 10_000,
       auditWebhookBatchBufferSize: 10_000,
@@ -368,6 +380,36 @@ describe('the audit webhook flags', () => {
     const empty = path.join(dir, 'empty.kubeconfig');
     writeFileSync(empty, 'apiVersion: v1\nkind: Config\n');
     expect(error(['--audit-webhook-config-file', empty])).toEqual({ flag: '--audit-webhook-config-file', message: `${empty}: no cluster with a server` });
+  });
+});
+
+describe('the audit log flags', () => {
+  const logged = ['--vendor', 'kubernetes', '--audit-log-path', '/tmp/audit.log'];
+
+  it('default to upstream 1.32: blocking, json, one event per write', () => {
+    expect(config([...logged, '--audit-log-format=legacy', '--audit-log-compress', '--audit-log-mode=batch', '--audit-log-batch-max-size=100', '--audit-log-batch-max-wait=5s'])).toMatchObject({
+      auditLogFormat: 'legacy',
+      auditLogCompress: true,
+      auditLogMode: 'batch',
+      auditLogBatchMaxSize: 100,
+      auditLogBatchMaxWaitMs: 5_000,
+      auditLogVersion: 'audit.k8s.io/v1',
+    });
+    // Nothing is checked without the log.
+    expect(config(['--audit-log-format=xml', '--audit-log-maxage=-1']).auditLogFormat).toBe('xml');
+  });
+
+  it.each([
+    [['--audit-log-format=xml'], '--audit-log-format', 'invalid audit log format xml, allowed formats are "legacy,json"'],
+    [['--audit-log-mode=later'], '--audit-log-mode', 'invalid audit log mode later, allowed modes are "batch,blocking,blocking-strict"'],
+    [['--audit-log-mode=batch', '--audit-log-batch-throttle-enable', '--audit-log-batch-throttle-qps=0'], '--audit-log-batch-throttle-qps', 'invalid audit batch log throttle QPS 0, must be a positive number'],
+    [['--audit-log-maxage=-1'], '--audit-log-maxage', "--audit-log-maxage -1 can't be a negative number"],
+    [['--audit-log-maxbackup=-2'], '--audit-log-maxbackup', "--audit-log-maxbackup -2 can't be a negative number"],
+    [['--audit-log-maxsize=-3'], '--audit-log-maxsize', "--audit-log-maxsize -3 can't be a negative number"],
+    [['--audit-log-version=audit.k8s.io/v1alpha1'], '--audit-log-version', 'invalid group version, allowed versions are ["audit.k8s.io/v1"]'],
+    [['--audit-log-truncate-max-event-size=-1'], '--audit-log-truncate-max-event-size', 'invalid audit truncate log max event size -1, must be a positive number'],
+  ])('refuses %j, naming %s', (args, flag, message) => {
+    expect(error([...logged, ...args])).toEqual({ flag, message });
   });
 });
 

@@ -8,6 +8,7 @@ import { requestInfoStep } from '../../../src/gateway/steps/request-info';
 import type { Exchange, Handler, RequestInfo } from '../../../src/gateway/types';
 import { createNaming } from '../../../src/naming';
 import { ManualClock } from '../../../src/clock';
+import { gunzipSync } from 'node:zlib';
 import { badRequest } from '../../../src/status';
 import { backupName, openAuditLog } from '../../../src/server/audit-log';
 import { fakeExchange } from '../support/http';
@@ -216,10 +217,8 @@ describe('audit log file', () => {
     const log = openAuditLog({ path: file, maxSizeMb: 1, maxBackups: 2, maxAgeDays: 30, clock });
     const event = { kind: 'Event', note: 'x'.repeat(100 * 1024) } as unknown as AuditEvent;
     for (let i = 0; i < 40; i++) {
-      log.sink(event);
+      expect(log.process([event])).toBe(true);
       clock.advance(1000);
-      // Events are written once the current turn of the event loop ends.
-      await new Promise((r) => setImmediate(r));
     }
     await log.close();
     const names = (await readdir(dir)).sort();
@@ -232,5 +231,48 @@ describe('audit log file', () => {
       expect(lines.length).toBeLessThanOrEqual(10);
     }
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes the legacy format, and gzips rotated files with compress (kept and pruned like the others)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-audit-'));
+    const file = path.join(dir, 'audit.log');
+    const clock = new ManualClock(Date.parse('2026-11-25T10:00:00Z'));
+    const log = openAuditLog({ path: file, maxSizeMb: 1, maxBackups: 2, maxAgeDays: 0, compress: true, format: 'legacy', clock });
+    const event: AuditEvent = {
+      kind: 'Event',
+      apiVersion: 'audit.k8s.io/v1',
+      level: 'Metadata',
+      auditID: 'a1',
+      stage: 'ResponseComplete',
+      requestURI: `/api/v1/namespaces/default/configmaps?label=${'x'.repeat(100 * 1024)}`,
+      verb: 'list',
+      user: { username: 'alice', groups: ['dev'] },
+      sourceIPs: ['10.0.0.1'],
+      objectRef: { resource: 'configmaps', namespace: 'default', apiVersion: 'v1' },
+      responseStatus: { metadata: {}, code: 200 },
+      requestReceivedTimestamp: '2026-11-25T10:00:00.000000Z',
+      stageTimestamp: '2026-11-25T10:00:00.000000Z',
+    };
+    for (let i = 0; i < 40; i++) {
+      log.process([event]);
+      clock.advance(1000);
+    }
+    await log.close();
+    const names = (await readdir(dir)).sort();
+    expect(names).toHaveLength(3);
+    expect(names.filter((n) => n.endsWith('.log.gz'))).toHaveLength(2);
+    const rotated = gunzipSync(await readFile(path.join(dir, names.find((n) => n.endsWith('.gz'))!))).toString('utf8');
+    const lines = rotated.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines[0]).toMatch(/^2026-11-25T10:00:00.000000Z AUDIT: id="a1" stage="ResponseComplete" ip="10.0.0.1" method="list" user="alice" groups="\\"dev\\"" as="<self>" asgroups="<lookup>" user-agent="" namespace="default" uri="\/api\/v1\/namespaces\/default\/configmaps\?label=x+" response="200"$/);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a write that fails is reported with the events it lost, and answers false', async () => {
+    const failures: string[] = [];
+    const log = openAuditLog({ path: '/dev/full', maxSizeMb: 0, maxBackups: 0, maxAgeDays: 0, clock: new ManualClock(), onError: (plugin, err, events) => failures.push(`${plugin}: ${err.message} (${events.length})`) });
+    expect(log.process([{ kind: 'Event' } as unknown as AuditEvent])).toBe(false);
+    await log.close();
+    expect(failures).toEqual([expect.stringMatching(/^log: ENOSPC.*\(1\)$/)]);
   });
 });

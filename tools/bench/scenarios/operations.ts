@@ -60,12 +60,12 @@ export async function runOperations(ctx: Context): Promise<void> {
       ['with the in-flight limits and request timeout', gatewayOverCore(core, naming, { limits })],
       ['with metrics', gatewayOverCore(core, naming, { metrics: new ServerMetrics() })],
       ['with limits and metrics (the server default)', gatewayOverCore(core, naming, { limits, metrics: new ServerMetrics() })],
-      ['with metrics and audit (Metadata, to a file)', gatewayOverCore(core, naming, { metrics: new ServerMetrics(), audit: { policy, sink: auditLog.sink, naming, clock: systemClock } })],
+      ['with metrics and audit (Metadata, to a file)', gatewayOverCore(core, naming, { metrics: new ServerMetrics(), audit: { policy, sink: (e: AuditEvent) => auditLog.process([e]), naming, clock: systemClock } })],
       [
         'with metrics, audit and the -v=3 request line',
         gatewayOverCore(core, naming, {
           metrics: new ServerMetrics(),
-          audit: { policy, sink: (e: AuditEvent) => auditLog.sink(e), naming, clock: systemClock },
+          audit: { policy, sink: (e: AuditEvent) => auditLog.process([e]), naming, clock: systemClock },
           onRequestLogged: (entry) => void (lines += JSON.stringify(entry).length > 0 ? 1 : 0),
         }),
       ],

@@ -1,7 +1,8 @@
 /**
- * The audit webhook on real servers: kubectl's requests reach a real HTTPS receiver as
+ * The audit backends on real servers: kubectl's requests reach a real HTTPS receiver as
  * upstream's EventLists (batch mode), a blocking server answers only once its events are sent,
- * and a blocking-strict server whose webhook is down refuses requests with upstream's 500.
+ * a blocking-strict server whose webhook is down, or whose log cannot be written, refuses
+ * requests with upstream's 500; the log's default (blocking) mode serves them and counts the loss.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -122,3 +123,19 @@ test('blocking-strict mode with the webhook down: requests fail with upstream’
   servers.push(again);
   expect((await httpsRequest(`${again.url}/api/v1/namespaces/default/configmaps/never`, again.admin)).status).toBe(404);
 });
+
+test('the log on a full disk: blocking-strict refuses requests, blocking (the default) serves them and counts the loss', async () => {
+  const strict = await start('--audit-log-path', '/dev/full', '--audit-log-mode=blocking-strict');
+  const refused = await httpsRequest(`${strict.url}/api/v1/namespaces`, strict.admin);
+  expect(refused.status).toBe(500);
+  expect(refused.body).toBe('Internal Server Error: "/api/v1/namespaces": failed to store audit event\n');
+  expect(await metric(strict, 'apiserver_audit_error_total')).toEqual(['apiserver_audit_error_total{plugin="log"} 1']);
+
+  const lenient = await start('--audit-log-path', '/dev/full', '--audit-log-format=legacy');
+  const served = await httpsRequest(`${lenient.url}/api/v1/namespaces`, lenient.admin);
+  expect(served.status).toBe(200);
+  expect(await metric(lenient, 'apiserver_audit_requests_rejected_total')).toEqual(['apiserver_audit_requests_rejected_total 0']);
+  expect(await metric(lenient, 'apiserver_audit_error_total')).toEqual(['apiserver_audit_error_total{plugin="log"} 2']);
+  expect(lenient.output()).toContain("Error in audit plugin 'log' affecting 1 audit events: ENOSPC");
+});
+
