@@ -20,6 +20,7 @@ import { Scheduler, SCHEDULER_USER } from './scheduler';
 import { NodeLifecycleController, TaintEvictionController } from './node-lifecycle';
 import { PodGarbageCollector } from './pod-gc';
 import { DisruptionController } from './disruption';
+import { type CsrSign, CsrApprovingController, CsrCleaner, CsrSigningController } from './certificates';
 import { type Clock, systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -46,6 +47,7 @@ export {
 } from './node-lifecycle';
 export { PodGarbageCollector, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, TERMINATED_POD_GC_THRESHOLD } from './pod-gc';
 export { DisruptionController, DISRUPTED_POD_TIMEOUT_MS } from './disruption';
+export { CsrSigningController, CsrApprovingController, CsrCleaner, CLUSTER_SIGNING_DURATION_MS, type CsrSign } from './certificates';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
 /** Upstream's controller names (kube-controller-manager `--controllers`). */
@@ -63,6 +65,9 @@ export const CONTROLLER_NAMES = [
   'taint-eviction-controller',
   'podgc',
   'disruption',
+  'csrsigning',
+  'csrapproving',
+  'csrcleaner',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -101,6 +106,10 @@ export interface ControllerOptions {
   nodeMonitorPeriodMs?: number;
   nodeMonitorGracePeriodMs?: number;
   nodeStartupGracePeriodMs?: number;
+  /** What `csrsigning` signs approved requests with (the cluster CA); absent, it does not start. */
+  csrSign?: CsrSign;
+  /** `--cluster-signing-duration` in milliseconds (a year when absent). */
+  clusterSigningDurationMs?: number;
   /** `--terminated-pod-gc-threshold`: terminated pods kept before podgc deletes the oldest; <= 0 keeps them all. */
   terminatedPodGcThreshold?: number;
   /** `--node-eviction-rate`, `--secondary-node-eviction-rate`, `--large-cluster-size-threshold`, `--unhealthy-zone-threshold` (upstream's defaults when absent). */
@@ -132,6 +141,9 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string
   'taint-eviction-controller': 'node-controller',
   podgc: 'pod-garbage-collector',
   disruption: 'disruption-controller',
+  csrsigning: 'certificate-controller',
+  csrapproving: 'certificate-controller',
+  csrcleaner: 'certificate-controller',
 };
 
 /** The user a controller acts as. */
@@ -227,6 +239,25 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
       c.start();
       running.push(c);
     }
+  }
+  const csrs = served(core, core.naming.groups.certificates, 'certificatesigningrequests');
+  const certOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log };
+  if (names.includes('csrsigning') && csrs && options.csrSign) {
+    const c = new CsrSigningController({ ...certOptions, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs });
+    c.start();
+    running.push(c);
+  } else if (names.includes('csrsigning') && csrs) {
+    log?.('csrsigning: not started, no cluster signing CA (--cluster-signing-cert-file and --cluster-signing-key-file)');
+  }
+  if (names.includes('csrapproving') && csrs) {
+    const c = new CsrApprovingController({ ...certOptions, user: userOf('csrapproving') });
+    c.start();
+    running.push(c);
+  }
+  if (names.includes('csrcleaner') && csrs) {
+    const c = new CsrCleaner({ ...certOptions, user: userOf('csrcleaner') });
+    c.start();
+    running.push(c);
   }
   if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) {
     const c = new DisruptionController({ core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log });

@@ -19,6 +19,7 @@ import type {
   WriteResult,
 } from './api';
 import type { ResourceDefinition, Verb } from './resources/definition';
+import { type SignerAuthorizer, certificateApproval, certificateSigning, certificateSubjectRestriction } from './admission/certificates';
 import { verbsAt } from './resources/endpoints';
 import { builtinResources, SYSTEM_PRIORITY_CLASSES, type PriorityClass } from './resources';
 import type { Naming } from '../naming';
@@ -89,6 +90,11 @@ export interface CoreOptions {
   admissionPlugins?: readonly string[];
   /** Further plugins (RBAC's escalation check), run after the in-tree ones and before the dynamic ones. */
   admission?: readonly AdmissionPlugin[];
+  /**
+   * The `signers` check of the CertificateApproval and CertificateSigning admission plugins
+   * (the server's authorizers); absent, those plugins let every write through.
+   */
+  authorizeSigner?: SignerAuthorizer;
   /** Client credentials presented to admission webhooks, by host (`--admission-control-config-file`). */
   webhookCredentials?: WebhookCredentialResolver;
   /**
@@ -224,6 +230,9 @@ class InProcessCore implements Core {
           },
         }),
       DefaultTolerationSeconds: () => defaultTolerationSeconds(naming),
+      CertificateApproval: () => certificateApproval(naming, options.authorizeSigner),
+      CertificateSigning: () => certificateSigning(naming, options.authorizeSigner),
+      CertificateSubjectRestriction: () => certificateSubjectRestriction(naming),
       MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),
       ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader }),
       ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),

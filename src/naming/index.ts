@@ -45,6 +45,7 @@ export interface Naming {
     readonly apiserverConfig: string;
     readonly clientAuthentication: string;
     readonly admissionregistration: string;
+    readonly certificates: string;
   };
 
   readonly namespaces: {
@@ -108,6 +109,7 @@ export type GroupKey =
   | 'authentication'
   | 'authorization'
   | 'admissionregistration'
+  | 'certificates'
   | 'meta';
 
 export function createNaming(vendor: Vendor): Naming {
@@ -127,6 +129,7 @@ export function createNaming(vendor: Vendor): Naming {
     apiserverConfig: group('apiserver.config'),
     clientAuthentication: group('client.authentication'),
     admissionregistration: group('admissionregistration'),
+    certificates: group('certificates'),
   };
   return {
     vendor,
@@ -149,6 +152,7 @@ export function createNaming(vendor: Vendor): Naming {
       authentication: groups.authentication,
       authorization: groups.authorization,
       admissionregistration: groups.admissionregistration,
+      certificates: groups.certificates,
       meta: groups.meta,
     },
     namespaces: {

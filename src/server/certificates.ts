@@ -6,20 +6,13 @@
  */
 import type * as X509Library from '@peculiar/x509';
 import { randomBytes, webcrypto } from 'node:crypto';
+import { x509 } from '../util/x509';
+import { readFileSync } from 'node:fs';
+import type { CsrSign } from '../controllers';
 import { isIP } from 'node:net';
 
-let x509Library: typeof X509Library | undefined;
-
-/** `@peculiar/x509`, loaded on first use (a require rather than an import: imports load at start). */
-function peculiar(): typeof X509Library {
-  if (!x509Library) {
-    require('reflect-metadata');
-    const lib = require('@peculiar/x509') as typeof X509Library;
-    lib.cryptoProvider.set(webcrypto as unknown as Crypto);
-    x509Library = lib;
-  }
-  return x509Library;
-}
+/** `@peculiar/x509`, loaded on first use. */
+const peculiar = x509;
 
 const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
 const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
@@ -162,4 +155,88 @@ export async function makePki(job: PkiJob): Promise<PkiMade> {
   const leaves: PemPair[] = [];
   for (const spec of job.leaves) leaves.push(await createLeaf(signing, spec, now));
   return { ca, caIsNew: !job.ca, leaves };
+}
+
+/** What a signed request becomes: its validity and usages (upstream's PermissiveSigningPolicy). */
+export interface CsrSigning {
+  /** The DER PKCS#10 request (its subject, key and subject alternative names are kept). */
+  requestDer: Uint8Array;
+  notBefore: Date;
+  notAfter: Date;
+  /** The request's key usages (`digital signature`, `client auth`, …). */
+  usages: readonly string[];
+}
+
+const KEY_USAGE_BITS: Record<string, number> = {
+  signing: 1,
+  'digital signature': 1,
+  'content commitment': 2,
+  'key encipherment': 4,
+  'data encipherment': 8,
+  'key agreement': 16,
+  'cert sign': 32,
+  'crl sign': 64,
+  'encipher only': 128,
+  'decipher only': 256,
+};
+
+const EXT_KEY_USAGE_OIDS: Record<string, string> = {
+  any: '2.5.29.37.0',
+  'server auth': '1.3.6.1.5.5.7.3.1',
+  'client auth': '1.3.6.1.5.5.7.3.2',
+  'code signing': '1.3.6.1.5.5.7.3.3',
+  'email protection': '1.3.6.1.5.5.7.3.4',
+  's/mime': '1.3.6.1.5.5.7.3.4',
+  'ipsec end system': '1.3.6.1.5.5.7.3.5',
+  'ipsec tunnel': '1.3.6.1.5.5.7.3.6',
+  'ipsec user': '1.3.6.1.5.5.7.3.7',
+  timestamping: '1.3.6.1.5.5.7.3.8',
+  'ocsp signing': '1.3.6.1.5.5.7.3.9',
+  'microsoft sgc': '1.3.6.1.4.1.311.10.3.3',
+  'netscape sgc': '2.16.840.1.113730.4.1',
+};
+
+/** Sign a certificate request with `ca`; the certificate as PEM. Throws on a usage no certificate can carry. */
+export async function signCertificateRequest(ca: SigningCa, signing: CsrSigning): Promise<string> {
+  const x509 = peculiar();
+  const csr = new x509.Pkcs10CertificateRequest(new Uint8Array(signing.requestDer));
+  const caCert = new x509.X509Certificate(ca.certPem);
+  let bits = 0;
+  const ekus: string[] = [];
+  for (const usage of signing.usages) {
+    if (usage in KEY_USAGE_BITS) bits |= KEY_USAGE_BITS[usage]!;
+    else if (usage in EXT_KEY_USAGE_OIDS) ekus.push(EXT_KEY_USAGE_OIDS[usage]!);
+    else throw new Error(`unrecognized usage: ${usage}`);
+  }
+  const extensions: X509Library.Extension[] = [new x509.BasicConstraintsExtension(false, undefined, true)];
+  if (bits) extensions.push(new x509.KeyUsagesExtension(bits, true));
+  if (ekus.length) extensions.push(new x509.ExtendedKeyUsageExtension([...new Set(ekus)]));
+  extensions.push(await x509.AuthorityKeyIdentifierExtension.create(caCert));
+  const san = csr.getExtension('2.5.29.17') as X509Library.SubjectAlternativeNameExtension | null;
+  if (san) {
+    const kept = san.names.items.filter((n: X509Library.GeneralName) => n.type === 'dns' || n.type === 'ip' || n.type === 'email' || n.type === 'url');
+    if (kept.length) extensions.push(new x509.SubjectAlternativeNameExtension(kept.map((n: X509Library.GeneralName) => ({ type: n.type, value: n.value }))));
+  }
+  const notAfter = signing.notAfter < caCert.notAfter ? signing.notAfter : caCert.notAfter;
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: csr.subjectName,
+    issuer: caCert.subject,
+    notBefore: signing.notBefore,
+    notAfter,
+    signingAlgorithm: SIGNING_ALGORITHM,
+    publicKey: csr.publicKey,
+    signingKey: ca.key,
+    extensions,
+  });
+  return cert.toString('pem') + '\n';
+}
+
+/** csrsigning's signer: the CA's certificate, and its key read from `keyFile` when first needed. */
+export function caSigner(certPem: string, keyFile: string | { pem: string }): CsrSign {
+  let ca: Promise<SigningCa> | undefined;
+  return async (signing) => {
+    ca ??= importSigningKey(typeof keyFile === 'string' ? readFileSync(keyFile, 'utf8') : keyFile.pem).then((key) => ({ certPem, key }));
+    return signCertificateRequest(await ca, signing);
+  };
 }

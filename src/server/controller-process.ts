@@ -15,6 +15,7 @@
  *   `system:nodes`): a client certificate signed here with `--cluster-signing-cert-file`/
  *   `--cluster-signing-key-file`, as a kubelet's is by the cluster signer.
  */
+import { caSigner } from './certificates';
 import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';
 import { builtinResources } from '../core/resources';
@@ -237,6 +238,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
       ...(credentials.certificateAuthority ? { rootCA: credentials.certificateAuthority } : {}),
       leaderElect: config.leaderElect,
       useServiceAccountCredentials: config.useServiceAccountCredentials,
+      ...(signer ? { csrSign: caSigner(signer.cert, { pem: signer.key }) } : {}),
     });
   });
   return {

@@ -69,6 +69,8 @@ export interface ServerConfig {
   kubeconfig?: string;
   /** --cluster-signing-cert-file/--cluster-signing-key-file: the CA a --controllers-only process signs its scheduler's and nodes' client certificates with. */
   clusterSigningCertFile?: string;
+  /** --cluster-signing-duration in milliseconds: the longest validity csrsigning gives. */
+  clusterSigningDurationMs: number;
   clusterSigningKeyFile?: string;
   /** --use-service-account-credentials: each controller acts as its own service account. */
   useServiceAccountCredentials: boolean;
@@ -533,6 +535,15 @@ const FLAGS: readonly Flag[] = [
     type: 'string',
     usage: "With --controllers-only: kubeconfig whose current context gives the CA that verifies the core and the controller manager's client certificate or token (the server writes controller-manager.kubeconfig under --data-dir).",
     parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'cluster-signing-duration',
+    field: 'clusterSigningDurationMs',
+    type: 'duration',
+    default: 8760 * 3_600_000,
+    shownDefault: '8760h0m0s',
+    usage: 'The longest validity csrsigning gives a certificate; a request may ask for less with spec.expirationSeconds.',
+    parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
     name: 'cluster-signing-cert-file',
@@ -1128,6 +1139,7 @@ export function controllerFlags(config: ServerConfig): Partial<ControllerOptions
     secondaryNodeEvictionRate: config.secondaryNodeEvictionRate,
     largeClusterSizeThreshold: config.largeClusterSizeThreshold,
     unhealthyZoneThreshold: config.unhealthyZoneThreshold,
+    clusterSigningDurationMs: config.clusterSigningDurationMs,
   };
 }
 

@@ -38,6 +38,8 @@ import type { ResourceDefinition } from '../core/resources/definition';
 import { type AuditEvent, type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
 import type { Logger } from './logging';
 import { openAuditLog } from './audit-log';
+import { caSigner } from './certificates';
+import type { SignerAuthorizer } from '../core/admission/certificates';
 import { type AuditBackend, type PluginError, bufferedBackend, ignoringErrors, legacyEventLine, truncatingBackend, unionBackends, webhookBackend } from './audit-backends';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
@@ -180,6 +182,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     watchCache: { windowMs: config.watchCacheWindowMs },
     admission: deps.admission,
     admissionPlugins: config.admissionPlugins ?? defaultAdmissionPlugins(),
+    authorizeSigner: signerAuthorizer(deps.authorize, naming),
     ...(config.admissionControlConfigFile ? readAdmissionControlConfig(config.admissionControlConfigFile, naming) : {}),
     handlers: {
       tokenreviews: tokenReviewHandler({ authenticator: deps.authenticator, apiAudiences: deps.serviceAccounts.apiAudiences }),
@@ -207,12 +210,35 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     },
     startControllers: () => {
       const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
-      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, { ...controllerFlags(config), simulatedNodes: config.simulatedNodes, rootCA, leaderElect: config.leaderElect, useServiceAccountCredentials: config.useServiceAccountCredentials, clock: deps.clock });
+      // csrsigning signs with the CA made under --data-dir, the one client certificates are checked
+      // against unless --client-ca-file names another.
+      const csrSign = config.clientCaFile ? undefined : caSigner(deps.pki.caCert, path.join(path.resolve(config.dataDir), 'ca.key'));
+      controllers = startControllers(core, enabledControllers(config.controllers), deps.log, {
+        ...controllerFlags(config),
+        simulatedNodes: config.simulatedNodes,
+        rootCA,
+        leaderElect: config.leaderElect,
+        useServiceAccountCredentials: config.useServiceAccountCredentials,
+        clock: deps.clock,
+        ...(csrSign ? { csrSign } : {}),
+      });
     },
     close: async () => {
       await controllers?.stop().catch((err: unknown) => deps.log(`stopping the controllers: ${(err as Error).message}`));
       await core.close();
     },
+  };
+}
+
+/**
+ * The certificates plugins' check, as upstream's IsAuthorizedForSignerName: the verb on the
+ * `signers` resource named by the signer, else by its domain's wildcard (`example.com/*`).
+ */
+function signerAuthorizer(authorize: Authorize, naming: Naming): SignerAuthorizer {
+  return async (user, verb, signerName) => {
+    const allowed = async (name: string) =>
+      (await authorize({ user, verb, isResourceRequest: true, path: '', namespace: '', apiGroup: naming.groups.certificates, apiVersion: '*', resource: 'signers', subresource: '', name })).decision === 'allow';
+    return (await allowed(signerName)) || allowed(`${signerName.split('/')[0]}/*`);
   };
 }
 

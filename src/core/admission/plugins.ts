@@ -63,7 +63,7 @@ const UPSTREAM_DEFAULT_OFF = new Set([
 
 /**
  * The plugins Keelson has. The others guard types Keelson does not serve (LimitRange,
- * PersistentVolumeClaim, Ingress, CertificateSigningRequest, RuntimeClass, ResourceQuota, ...)
+ * PersistentVolumeClaim, Ingress, ClusterTrustBundle, RuntimeClass, ResourceQuota, ...)
  * or are upstream's test plugins; enabling one is refused at start rather than ignored.
  */
 export const IMPLEMENTED_PLUGINS: ReadonlySet<string> = new Set([
@@ -73,6 +73,9 @@ export const IMPLEMENTED_PLUGINS: ReadonlySet<string> = new Set([
   'NodeRestriction',
   'Priority',
   'DefaultTolerationSeconds',
+  'CertificateApproval',
+  'CertificateSigning',
+  'CertificateSubjectRestriction',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionPolicy',
   'ValidatingAdmissionWebhook',

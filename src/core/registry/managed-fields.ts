@@ -66,9 +66,21 @@ function path(...names: string[]) {
  * pods also the metadata the kubelet may not change there.
  */
 export function resetFields(def: Pick<ResourceDefinition, 'group' | 'kind' | 'status'>, subresource: string): FieldSet {
-  if (subresource === '') return def.status ? FieldSet.of(path('status')) : new FieldSet();
+  if (subresource === '') {
+    const reset = def.status ? FieldSet.of(path('status')) : new FieldSet();
+    // A CertificateSigningRequest's spec is set once, at create: later writes own none of it.
+    if (def.kind === 'CertificateSigningRequest') reset.insert(path('spec'));
+    return reset;
+  }
+  if (subresource === 'approval') {
+    const reset = FieldSet.of(path('spec'));
+    reset.insert(path('status', 'certificate'));
+    return reset;
+  }
   if (subresource === 'status') {
     const reset = FieldSet.of(path('spec'));
+    // The signer writes the certificate; the conditions of approval are /approval's.
+    if (def.kind === 'CertificateSigningRequest') reset.insert(path('status', 'conditions'));
     if (def.group === '' && def.kind === 'Pod') {
       reset.insert(path('metadata', 'deletionTimestamp'));
       reset.insert(path('metadata', 'ownerReferences'));

@@ -30,7 +30,7 @@ import { DeleteFlow } from './delete-flow';
 import { storageError } from './storage-errors';
 import type { WrittenObjects } from '../cache/written-objects';
 import { freezeForAdoption } from '../cache/cached-object';
-import { type WriteRequest, admissionAttributes, isDryRun, strategyScope } from './write-request';
+import { type WriteRequest, type WriteScope, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
 /**
  * The object just written, as a read would return it: the store keeps the bytes encoded from
@@ -113,8 +113,8 @@ export class ResourceWrites {
     return this.deps.clock.now();
   }
 
-  private strategyContext(): StrategyContext {
-    return { naming: this.deps.naming, now: this.deps.clock.now() };
+  private strategyContext(req?: Pick<WriteRequest, 'ctx'>): StrategyContext {
+    return { naming: this.deps.naming, now: this.deps.clock.now(), ...(req ? { user: req.ctx.user } : {}) };
   }
 
   /** Check `apiVersion`/`kind` of a body and align its namespace with the request's (upstream's handler rules). */
@@ -192,7 +192,7 @@ export class ResourceWrites {
     const obj = this.checkBody(body, req.namespace);
     let meta = obj.metadata!;
     const now = this.deps.clock.now();
-    const sctx = this.strategyContext();
+    const sctx = this.strategyContext(req);
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(now);
     delete meta.resourceVersion;
@@ -341,7 +341,7 @@ export class ResourceWrites {
     if (meta.managedFields === undefined && cur.managedFields !== undefined) meta.managedFields = cur.managedFields;
     delete meta.selfLink;
 
-    const sctx = this.strategyContext();
+    const sctx = this.strategyContext(req);
     const scope = strategyScope(req);
     this.def.defaults?.(obj);
     const entries = step.managedFields ?? this.managedFieldsAfterWrite(current, obj, scope, req.manager);
@@ -368,7 +368,7 @@ export class ResourceWrites {
   }
 
   /** managedFields after a non-apply write by `manager` (operation `Update`). */
-  private managedFieldsAfterWrite(current: ApiObject | undefined, next: ApiObject, scope: 'main' | 'status' | 'finalize', manager: string): ManagedFieldsEntry[] {
+  private managedFieldsAfterWrite(current: ApiObject | undefined, next: ApiObject, scope: WriteScope, manager: string): ManagedFieldsEntry[] {
     const fm = fieldManagerScope(this.def, this.apiVersion, scope === 'main' ? '' : scope, this.deps.clock.now(), this.deps.naming);
     return fm ? managedFieldsAfterUpdate(current, next, manager, fm) : (next.metadata?.managedFields ?? []);
   }

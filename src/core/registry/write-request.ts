@@ -10,10 +10,10 @@ import type { ResourceDefinition } from '../resources/definition';
 import { managerFromUserAgent } from './managed-fields';
 
 /** The part of an object a write addresses: the main resource or one of its subresources. */
-export type WriteSubresource = '' | 'status' | 'scale' | 'finalize';
+export type WriteSubresource = '' | 'status' | 'scale' | 'finalize' | 'approval';
 
 /** Which strategy prepares and validates the write: `/scale` writes go through the main one. */
-export type WriteScope = 'main' | 'status' | 'finalize';
+export type WriteScope = 'main' | 'status' | 'finalize' | 'approval';
 
 export interface WriteRequest {
   readonly namespace: string | undefined;

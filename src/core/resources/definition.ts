@@ -4,7 +4,7 @@
  * (core/registry) owns the lifecycle and is configured by these; definitions never subclass it.
  */
 import type { Naming } from '../../naming';
-import type { ApiObject } from '../api';
+import type { ApiObject, UserInfo } from '../api';
 import type { NameRule } from '../validation/names';
 
 export type { NameRule } from '../validation/names';
@@ -20,6 +20,8 @@ export interface StrategyContext {
   naming: Naming;
   /** Milliseconds since the epoch, from the injected clock. */
   now: number;
+  /** Who is writing (a CertificateSigningRequest records its requestor); absent outside a write. */
+  user?: UserInfo;
 }
 
 /** The `/scale` subresource: which fields of the object the autoscaling/v1 Scale maps to. */
@@ -106,6 +108,8 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
   status?: StatusStrategy<T>;
   /** Present when the type has a `/finalize` subresource (namespaces): what it may change. */
   finalize?: StatusStrategy<T>;
+  /** Present when the type has an `/approval` subresource (CertificateSigningRequests): what it may change. */
+  approval?: StatusStrategy<T>;
   /** Present when the type has a `/scale` subresource. */
   scale?: ScaleSubresource;
   /**

@@ -19,7 +19,7 @@ export interface SubresourceInfo {
 /** The scale subresource answers with autoscaling/v1 Scale, upstream's only Scale version. */
 export const SCALE_KIND: GroupVersionKind = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
-/** `/status` and `/scale` take get, patch and update (upstream's status and scale REST storage). */
+/** `/status`, `/scale` and `/approval` take get, patch and update (upstream's status, scale and approval REST storage). */
 const READ_WRITE: readonly Verb[] = ['get', 'patch', 'update'];
 /** `/finalize` takes only update (upstream's namespace finalize REST). */
 const UPDATE_ONLY: readonly Verb[] = ['update'];
@@ -49,6 +49,7 @@ const subresourcesByType = new WeakMap<ResourceDefinition, readonly SubresourceI
 function listSubresources(def: ResourceDefinition): SubresourceInfo[] {
   const subs: SubresourceInfo[] = [];
   if (def.finalize) subs.push({ name: 'finalize', verbs: UPDATE_ONLY });
+  if (def.approval) subs.push({ name: 'approval', verbs: READ_WRITE });
   if (def.scale) subs.push({ name: 'scale', verbs: READ_WRITE, responseKind: SCALE_KIND });
   if (def.status) subs.push({ name: 'status', verbs: READ_WRITE });
   for (const sub of def.createSubresources ?? []) subs.push({ name: sub.name, verbs: CREATE_ONLY, responseKind: sub.kind });

@@ -12,6 +12,7 @@ import { defineNamespaces } from './namespaces';
 import { defineBindings, definePods } from './pods';
 import { defineNodes } from './nodes';
 import { defineLeases } from './leases';
+import { defineCertificateSigningRequests } from './certificatesigningrequests';
 import { definePriorityClasses } from './priorityclasses';
 import { definePodDisruptionBudgets } from './poddisruptionbudgets';
 import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
@@ -46,6 +47,7 @@ const BUILTIN = [
   defineCoreEvents,
   defineEvents,
   defineLeases,
+  defineCertificateSigningRequests,
   definePriorityClasses,
   definePodDisruptionBudgets,
   defineMutatingWebhookConfigurations,

@@ -90,9 +90,15 @@ export interface FieldError extends FieldErrorLike {
   detail?: string;
 }
 
+/** A bad value printed as it is, for Go renderings JSON has no form of (`[]byte{0x2d, …}`). */
+export class GoLiteral {
+  constructor(readonly text: string) {}
+}
+
 /** Go's %q-ish rendering of a bad value, close to what upstream prints for scalars. */
 export function formatBadValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
+  if (value instanceof GoLiteral) return value.text;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   return JSON.stringify(value);

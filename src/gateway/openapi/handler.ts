@@ -86,7 +86,7 @@ const builtDocuments = new Map<string, Built>();
 export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHandler {
   let built: Built | undefined;
   const key = `${options.naming.vendor}\u0000${options.serverVersion}\u0000${options.index.definitions
-    .map((d) => `${d.group}/${d.version}/${d.resource}:${d.kind}:${d.namespaced}:${(d.verbs ?? []).join('+')}:${!!d.status}${!!d.scale}${!!d.finalize}:${(d.createSubresources ?? []).map((c) => c.name).join('+')}`)
+    .map((d) => `${d.group}/${d.version}/${d.resource}:${d.kind}:${d.namespaced}:${(d.verbs ?? []).join('+')}:${!!d.status}${!!d.scale}${!!d.finalize}${!!d.approval}:${(d.createSubresources ?? []).map((c) => c.name).join('+')}`)
     .join(',')}`;
   const build = (): Built => {
     built ??= builtDocuments.get(key);

@@ -5,6 +5,7 @@ import { APPS_V1 } from './apps-v1';
 import { AUTHENTICATION_V1 } from './authentication-v1';
 import { AUTHORIZATION_V1 } from './authorization-v1';
 import { AUTOSCALING_V1 } from './autoscaling-v1';
+import { CERTIFICATES_V1 } from './certificates-v1';
 import { COORDINATION_V1 } from './coordination-v1';
 import { CORE_V1_CONTAINER } from './core-v1-container';
 import { CORE_V1_NODE } from './core-v1-node';
@@ -40,4 +41,5 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   AUTHENTICATION_V1,
   AUTHORIZATION_V1,
   ADMISSIONREGISTRATION_V1,
+  CERTIFICATES_V1,
 ];
