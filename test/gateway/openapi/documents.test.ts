@@ -22,7 +22,7 @@ describe.each(['kubernetes', 'platform'] as const)('OpenAPI documents (%s profil
   const rbac = naming.groups.rbac;
 
   it('has one v3 document per served group version, keyed as the v3 index keys them', () => {
-    expect(v3.map((d) => d.path).sort()).toEqual(['api/v1', 'apis/apps/v1', `apis/${naming.groups.authentication}/v1`, `apis/${naming.groups.authorization}/v1`, `apis/${naming.groups.events}/v1`, `apis/${naming.groups.coordination}/v1`, `apis/${naming.groups.scheduling}/v1`, 'apis/policy/v1', `apis/${rbac}/v1`, `apis/${naming.groups.admissionregistration}/v1`].sort());
+    expect(v3.map((d) => d.path).sort()).toEqual(['api/v1', 'apis/apps/v1', `apis/${naming.groups.authentication}/v1`, `apis/${naming.groups.authorization}/v1`, `apis/${naming.groups.events}/v1`, `apis/${naming.groups.coordination}/v1`, `apis/${naming.groups.scheduling}/v1`, 'apis/policy/v1', `apis/${rbac}/v1`, `apis/${naming.groups.admissionregistration}/v1`, `apis/${naming.groups.certificates}/v1`].sort());
     for (const { document } of v3) expect(document).toMatchObject({ openapi: '3.0.0', info: { version: 'v1.32.0+keelson' } });
   });
 

@@ -97,7 +97,7 @@ describe('OpenAPI handler', () => {
     expect(index.header('content-type')).toBe('application/json');
     const url: string = index.json.paths['apis/apps/v1'].serverRelativeURL;
     expect(url).toMatch(/^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{128}$/);
-    expect(Object.keys(index.json.paths).sort()).toEqual(['api/v1', 'apis/admissionregistration.k8s.io/v1', 'apis/apps/v1', 'apis/authentication.k8s.io/v1', 'apis/authorization.k8s.io/v1', 'apis/coordination.k8s.io/v1', 'apis/events.k8s.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1', 'apis/scheduling.k8s.io/v1']);
+    expect(Object.keys(index.json.paths).sort()).toEqual(['api/v1', 'apis/admissionregistration.k8s.io/v1', 'apis/apps/v1', 'apis/authentication.k8s.io/v1', 'apis/authorization.k8s.io/v1', 'apis/certificates.k8s.io/v1', 'apis/coordination.k8s.io/v1', 'apis/events.k8s.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1', 'apis/scheduling.k8s.io/v1']);
 
     const doc = get(url);
     expect(doc.status).toBe(200);
