@@ -7,7 +7,10 @@
  * status; two such processes run one active set of controllers; the leader killed mid-scale is
  * replaced and the scale converges with no extra pods.
  */
+import { X509Certificate } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { makeCsr } from '../support/csr';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
 import { createReplicaSet, eventually } from './support/replicasets';
@@ -86,6 +89,24 @@ test('controllers in their own process act through the gRPC door under their own
   expect(controllers.output()).not.toMatch(/forbidden|Unauthorized/i);
   await controllers.stop();
 }, 240_000);
+
+test('csrsigning in the controllers process issues an approved request as certificate-controller, over the gRPC door', async () => {
+  const controllers = await startControllers();
+  const csr = await makeCsr('CN=remote-user, O=dev');
+  const file = path.join(core.dataDir, 'remote-csr.yaml');
+  await writeFile(
+    file,
+    ['apiVersion: certificates.k8s.io/v1', 'kind: CertificateSigningRequest', 'metadata:', '  name: remote-user', 'spec:', `  request: ${csr.request}`, '  signerName: kubernetes.io/kube-apiserver-client', '  usages: [client auth]'].join('\n'),
+  );
+  await kubectl('create', '-f', file);
+  await kubectl('certificate', 'approve', 'remote-user');
+  expect(await eventually(async () => (await kubectl('get', 'csr', 'remote-user', '-o', 'jsonpath={.status.certificate}')).length > 0)).toBe(true);
+  const cert = new X509Certificate(Buffer.from(await kubectl('get', 'csr', 'remote-user', '-o', 'jsonpath={.status.certificate}'), 'base64').toString('utf8'));
+  expect(cert.subject).toBe('CN=remote-user\nO=dev');
+  expect(cert.checkIssued(new X509Certificate(await readFile(path.join(core.dataDir, 'ca.crt'))))).toBe(true);
+  expect(controllers.output()).not.toMatch(/forbidden|Unauthorized|csrsigning: signing/i);
+  await controllers.stop();
+}, 120_000);
 
 test('two controller processes run one active set; the leader killed mid-scale is replaced with no extra pods', async () => {
   const first = await startControllers();
