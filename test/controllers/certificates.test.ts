@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCore, type ApiObject, type Core, type RequestContext, type ResourceTarget } from '../../src/core';
+import { createCore, type ApiObject, type Core, type RequestContext } from '../../src/core';
 import type { CertificateSigningRequest } from '../../src/core/resources/certificatesigningrequests';
 import { CsrApprovingController, CsrSigningController } from '../../src/controllers';
 import { expired } from '../../src/controllers/certificates';
@@ -18,19 +18,13 @@ import { caSigner } from '../../src/server/certificates';
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { ManualClock } from '../../src/clock';
-import { makeCsr } from '../support/csr';
+import { csrTarget, makeCsr } from '../support/csr';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 const node: RequestContext = { user: { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] } };
 const controller = { username: 'system:kube-controller-manager', groups: ['system:masters'] };
-const csrs = (name?: string, subresource?: string): ResourceTarget => ({
-  group: 'certificates.k8s.io',
-  version: 'v1',
-  resource: 'certificatesigningrequests',
-  ...(name ? { name } : {}),
-  ...(subresource ? { subresource } : {}),
-});
+const csrs = csrTarget;
 
 describe('certificate controllers', () => {
   let dir: string;

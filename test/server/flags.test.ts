@@ -342,21 +342,8 @@ describe('the audit webhook flags', () => {
   writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: "https://127.0.0.1:9443/audit"}\ncontexts:\n- name: a\n  context: {cluster: a, user: ""}\ncurrent-context: a\n');
   const webhook = ['--vendor', 'kubernetes', '--audit-webhook-config-file', kubeconfig];
 
-  it('default to upstream 1.32', () => {
-    expect(config(webhook)).toMatchObject({
-      auditWebhookMode: 'batch',
-      auditWebhookInitialBackoffMs: 10_000,
-      auditWebhookBatchBufferSize: 10_000,
-      auditWebhookBatchMaxSize: 400,
-      auditWebhookBatchMaxWaitMs: 30_000,
-      auditWebhookBatchThrottleEnable: true,
-      auditWebhookBatchThrottleQps: 10,
-      auditWebhookBatchThrottleBurst: 15,
-      auditWebhookTruncateEnabled: false,
-      auditWebhookTruncateMaxBatchSize: 10_485_760,
-      auditWebhookTruncateMaxEventSize: 102_400,
-      auditWebhookVersion: 'audit.k8s.io/v1',
-    });
+  it('default to upstream 1.32 (the other defaults are in the first test); the version follows the naming profile', () => {
+    expect(config(webhook).auditWebhookVersion).toBe('audit.k8s.io/v1');
     expect(config(['--vendor', 'platform', '--audit-webhook-config-file', kubeconfig]).auditWebhookVersion).toBe('audit.platform.io/v1');
     // Batch settings are not checked in the blocking modes, as upstream's.
     expect(config([...webhook, '--audit-webhook-mode=blocking-strict', '--audit-webhook-batch-max-size=0']).auditWebhookMode).toBe('blocking-strict');

@@ -4,6 +4,7 @@
  */
 import { webcrypto } from 'node:crypto';
 import { x509 } from '../../src/util/x509';
+import type { ResourceTarget } from '../../src/core/api';
 
 export interface TestCsr {
   pem: string;
@@ -29,4 +30,9 @@ export async function makeCsr(subject: string, options: { dns?: string[]; ips?: 
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64').replace(/.{64}/g, '$&\n');
   const keyPem = `-----BEGIN PRIVATE KEY-----\n${der}${der.endsWith('\n') ? '' : '\n'}-----END PRIVATE KEY-----\n`;
   return { pem, request: Buffer.from(pem).toString('base64'), keyPem };
+}
+
+/** The CertificateSigningRequests of the kubernetes profile, one by name, or one's subresource. */
+export function csrTarget(name?: string, subresource?: string): ResourceTarget {
+  return { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) };
 }

@@ -6,23 +6,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCore, type ApiObject, type Core, type RequestContext, type ResourceTarget } from '../../../src/core';
+import { createCore, type ApiObject, type Core, type RequestContext } from '../../../src/core';
 import { csrCondition, type CertificateSigningRequest } from '../../../src/core/resources/certificatesigningrequests';
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
 import { statusOf as refusal } from '../../support/status';
-import { makeCsr, type TestCsr } from '../../support/csr';
+import { csrTarget, makeCsr, type TestCsr } from '../../support/csr';
 import { ManualClock } from '../../../src/clock';
 
 const alice: RequestContext = { user: { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { scopes: ['a'] } } };
 const approver: RequestContext = { user: { username: 'approver', groups: ['approvers'] } };
-const csrs = (name?: string, subresource?: string): ResourceTarget => ({
-  group: 'certificates.k8s.io',
-  version: 'v1',
-  resource: 'certificatesigningrequests',
-  ...(name ? { name } : {}),
-  ...(subresource ? { subresource } : {}),
-});
+const csrs = csrTarget;
 const SIGNER = 'kubernetes.io/kube-apiserver-client';
 
 function body(name: string, csr: TestCsr, spec: Record<string, unknown> = {}): ApiObject {
