@@ -114,7 +114,7 @@ export class ResourceWrites {
   }
 
   private strategyContext(req?: Pick<WriteRequest, 'ctx'>): StrategyContext {
-    return { naming: this.deps.naming, now: this.deps.clock.now(), ...(req ? { user: req.ctx.user } : {}) };
+    return { naming: this.deps.naming, now: this.deps.clock.now(), user: req?.ctx.user };
   }
 
   /** Check `apiVersion`/`kind` of a body and align its namespace with the request's (upstream's handler rules). */

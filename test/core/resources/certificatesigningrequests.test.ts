@@ -13,6 +13,7 @@ import { createNaming } from '../../../src/naming';
 import { statusOf as refusal } from '../../support/status';
 import { csrTarget, makeCsr, type TestCsr } from '../../support/csr';
 import { ManualClock } from '../../../src/clock';
+import { certificateApproval, certificateSigning, certificateSubjectRestriction } from '../../../src/core/admission/certificates';
 
 const alice: RequestContext = { user: { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { scopes: ['a'] } } };
 const approver: RequestContext = { user: { username: 'approver', groups: ['approvers'] } };
@@ -155,6 +156,14 @@ describe('CertificateSigningRequest', () => {
     const list = await core.list(csrs(), { fieldSelector: 'spec.signerName=example.com/internal' }, alice);
     expect(list.items.map((i) => i.metadata?.name)).toEqual(['masters-elsewhere']);
   });
+});
+
+test('the certificates plugins answer every other write synchronously (the chain stays synchronous)', () => {
+  const naming = createNaming('kubernetes');
+  const write = { operation: 'UPDATE', group: '', version: 'v1', kind: 'Pod', resource: 'pods', subresource: 'status', namespace: 'default', name: 'p', dryRun: false, user: alice.user } as const;
+  for (const plugin of [certificateApproval(naming, async () => true), certificateSigning(naming, async () => true), certificateSubjectRestriction(naming)]) {
+    expect(plugin.validate!(write)).toBeUndefined();
+  }
 });
 
 /** A self-signed P-256 certificate (CN=test), for /status writes. */
