@@ -77,6 +77,8 @@ export const DISABLED_BY_DEFAULT: ReadonlySet<ControllerName> = new Set(['tokenc
 export interface RunningControllers {
   /** Stop them; resolves once any leader Lease held has been released. */
   stop(): Promise<void>;
+  /** With leader election: throws when a Lease this process leads with went unrenewed too long. */
+  checkLeaderElection?(): void;
 }
 
 /** Upstream's `--controllers` syntax: `*` for all, a name to enable, `-name` to disable. */
@@ -323,5 +325,5 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
     elector.start();
     return elector;
   });
-  return { stop: async () => void (await Promise.all(electors.map((e) => e.stop()))) };
+  return { stop: async () => void (await Promise.all(electors.map((e) => e.stop()))), checkLeaderElection: () => electors.forEach((e) => e.check()) };
 }

@@ -47,6 +47,9 @@ interface LeaseSpec {
   leaseTransitions?: number;
 }
 
+/** How long past its lease a leader may go unrenewed before its health check fails (upstream's 20 s). */
+const LEADER_HEALTH_TOLERANCE_MS = 20_000;
+
 export class LeaderElector {
   readonly identity: string;
   private readonly target: ResourceTarget;
@@ -71,6 +74,16 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * Upstream's leaderElection health check: a leader whose lease went unrenewed for its duration
+   * and 20 s more is unhealthy (a follower always is healthy).
+   */
+  check(): void {
+    if (this.leading && this.options.clock.now() - this.lastRenewed > this.leaseMs + LEADER_HEALTH_TOLERANCE_MS) {
+      throw new Error(`failed election to renew leadership on lease ${this.options.name}`);
+    }
   }
 
   start(): void {

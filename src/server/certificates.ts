@@ -240,3 +240,26 @@ export function caSigner(certPem: string, keyFile: string | { pem: string }): Cs
     return signCertificateRequest(await ca, signing);
   };
 }
+
+/** A self-signed serving certificate for `names` (DNS names and IP addresses), valid for a year from an hour back. */
+export async function selfSignedServing(names: readonly string[]): Promise<PemPair> {
+  const x509 = peculiar();
+  const keys = await newKeys();
+  const now = Date.now();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: [{ CN: [`${names[0] ?? 'localhost'}@${Math.floor(now / 1000)}`] }],
+    notBefore: new Date(now - BACKDATE_MS),
+    notAfter: new Date(now + LEAF_LIFETIME_MS),
+    signingAlgorithm: SIGNING_ALGORITHM,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))),
+    ],
+  });
+  const { certPem, keyPem } = await pair(cert, keys);
+  return { certPem, keyPem };
+}

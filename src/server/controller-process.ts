@@ -16,6 +16,7 @@
  *   `--cluster-signing-key-file`, as a kubelet's is by the cluster signer.
  */
 import { caSigner } from './certificates';
+import { type ControllerServing, serveControllerManager } from './controller-serving';
 import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';
 import { builtinResources } from '../core/resources';
@@ -228,8 +229,25 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
       : undefined;
   const core = new RemoteIdentities({ address: config.coreAddress!, naming, credentials, baseUser: CONTROLLER_MANAGER_USER.username, ...(signer ? { signer } : {}), log });
   let controllers: RunningControllers | undefined;
+  let serving: ControllerServing | undefined;
   let closed = false;
-  const ready = core.ready().then(() => {
+  const ready = core.ready().then(async () => {
+    if (closed) return;
+    // The controller manager's secure port: health for anyone, metrics for whom the core allows.
+    serving = await serveControllerManager({
+      core,
+      naming,
+      reviewer: CONTROLLER_MANAGER_USER,
+      host: config.bindAddress,
+      port: config.securePort,
+      ...(credentials.certificateAuthority ? { clientCa: credentials.certificateAuthority } : {}),
+      checks: [
+        { name: 'ping', check: () => {} },
+        ...(config.leaderElect ? [{ name: 'leaderElection', check: () => controllers?.checkLeaderElection?.() }] : []),
+      ],
+      log,
+    });
+    log(`serving the controller manager's health and metrics on https://${config.bindAddress.includes(':') ? `[${config.bindAddress}]` : config.bindAddress}:${serving.port}`);
     if (closed) return;
     controllers = startControllers(core, enabledControllers(config.controllers), log, {
       ...controllerFlags(config),
@@ -247,6 +265,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
       closed = true;
       // Release the leader Leases while the channels are still open, so a standby takes over at once.
       await controllers?.stop().catch((err: unknown) => log(`stopping the controllers: ${(err as Error).message}`));
+      await serving?.close();
       await core.close();
     },
   };

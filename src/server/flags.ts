@@ -337,7 +337,7 @@ const FLAGS: readonly Flag[] = [
     field: 'securePort',
     type: 'int',
     default: 6443,
-    usage: 'The port on which to serve HTTPS with authentication and authorization; 0 picks a free port.',
+    usage: 'HTTPS port of the API (0 picks a free one); with --controllers-only, of the controller manager\'s health and metrics (default 10257 there).',
     parse: (v, n) => parsePort(n, v, 0),
   }),
   flag({
@@ -1309,6 +1309,8 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   if (config.coreOnly && config.grpcPort === undefined) throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');
   if (config.controllersOnly) {
+    // kube-controller-manager's secure port.
+    if (!seen.has('secure-port')) config.securePort = 10257;
     if (!config.coreAddress) throw new FlagFailure('--controllers-only', '--controllers-only needs --core-address: the controllers are clients of a remote core');
     if (!config.kubeconfig) throw new FlagFailure('--kubeconfig', '--controllers-only needs --kubeconfig: the credentials the controllers present to the core');
     if (config.coreOnly) throw new FlagFailure('--controllers-only', '--controllers-only and --core-only exclude each other');

@@ -75,4 +75,19 @@ describe('leader election', () => {
     expect(await holder()).toBe('b');
     await b.stop();
   });
+
+  it('a leader whose lease went unrenewed for its duration and 20 s more fails its health check', async () => {
+    const a = candidate('a');
+    a.start();
+    await eventually(async () => a.isLeader);
+    expect(() => a.check()).not.toThrow();
+    // Its renewals stop (a stuck process): the check holds for 15 s + 20 s, then fails.
+    (a as unknown as { cancel: () => void }).cancel();
+    clock.advance(35_000);
+    expect(() => a.check()).not.toThrow();
+    clock.advance(1_000);
+    expect(() => a.check()).toThrow('failed election to renew leadership on lease kube-controller-manager');
+    expect(() => candidate('b').check()).not.toThrow();
+    await a.stop();
+  });
 });

@@ -8,6 +8,7 @@
  * replaced and the scale converges with no extra pods.
  */
 import { X509Certificate } from 'node:crypto';
+import https from 'node:https';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeCsr } from '../support/csr';
@@ -105,6 +106,44 @@ test('csrsigning in the controllers process issues an approved request as certif
   expect(cert.subject).toBe('CN=remote-user\nO=dev');
   expect(cert.checkIssued(new X509Certificate(await readFile(path.join(core.dataDir, 'ca.crt'))))).toBe(true);
   expect(controllers.output()).not.toMatch(/forbidden|Unauthorized|csrsigning: signing/i);
+  await controllers.stop();
+}, 120_000);
+
+/** A GET to the controller manager's self-signed port (as `curl -k`), with a client certificate or a bearer token. */
+function getInsecure(url: string, auth: { cert?: string; key?: string; token?: string } = {}): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { rejectUnauthorized: false, cert: auth.cert, key: auth.key, agent: false, headers: auth.token ? { Authorization: `Bearer ${auth.token}` } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the controllers process serves health to anyone and metrics to whom the core allows, on its secure port', async () => {
+  const controllers = await startControllers();
+  const base = /serving the controller manager's health and metrics on (https:\/\/\S+)/.exec(controllers.output())![1]!;
+  expect(await getInsecure(`${base}/healthz`)).toMatchObject({ status: 200, body: 'ok' });
+  expect((await getInsecure(`${base}/healthz?verbose`)).body).toBe('[+]ping ok\n[+]leaderElection ok\nhealthz check passed\n');
+  expect(await getInsecure(`${base}/healthz/leaderElection`)).toMatchObject({ status: 200, body: 'ok' });
+  expect(await getInsecure(`${base}/readyz`)).toMatchObject({ status: 200, body: 'ok' });
+  // Anonymous: the core's SubjectAccessReview says no.
+  const anonymous = await getInsecure(`${base}/metrics`);
+  expect(anonymous.status).toBe(403);
+  // The review's reason follows, as upstream's delegated authorizer appends it.
+  expect(JSON.parse(anonymous.body)).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403, message: expect.stringMatching(/^forbidden: User "system:anonymous" cannot get path "\/metrics": RBAC: /) });
+  // A token the core does not know: 401.
+  const bogus = await getInsecure(`${base}/metrics`, { token: 'not-a-token' });
+  expect(bogus.status).toBe(401);
+  expect(JSON.parse(bogus.body)).toMatchObject({ reason: 'Unauthorized', code: 401 });
+  // The admin's client certificate (signed by the cluster CA): allowed, Prometheus text.
+  const metrics = await getInsecure(`${base}/metrics`, { cert: core.admin.cert, key: core.admin.key });
+  expect(metrics.status).toBe(200);
+  expect(metrics.type).toMatch(/^text\/plain/);
+  expect(metrics.body).toMatch(/^process_cpu_user_seconds_total \d/m);
+  expect(await getInsecure(`${base}/nothing`)).toMatchObject({ status: 404, body: '404 page not found\n' });
   await controllers.stop();
 }, 120_000);
 

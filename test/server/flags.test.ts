@@ -253,7 +253,9 @@ describe('controller flags', () => {
     expect(error(['--controllers-only', '--core-address', '127.0.0.1:7443'])).toMatchObject({ flag: '--kubeconfig' });
     expect(error([...base, '--core-only', '--grpc-port', '0']).message).toMatch(/exclude each other/);
     expect(error(base)).toMatchObject({ flag: '--simulated-nodes', message: expect.stringMatching(/needs --cluster-signing-cert-file and --cluster-signing-key-file/) });
-    expect(config([...base, '--simulated-nodes', '0'])).toMatchObject({ controllersOnly: true, kubeconfig: '/tmp/cm.kubeconfig', simulatedNodes: 0 });
+    // The controller manager's secure port: upstream's 10257 unless given.
+    expect(config([...base, '--simulated-nodes', '0'])).toMatchObject({ controllersOnly: true, kubeconfig: '/tmp/cm.kubeconfig', simulatedNodes: 0, securePort: 10257 });
+    expect(config([...base, '--simulated-nodes', '0', '--secure-port', '0']).securePort).toBe(0);
     expect(config([...base, '--cluster-signing-cert-file', 'ca.crt', '--cluster-signing-key-file', 'ca.key', '--use-service-account-credentials'])).toMatchObject({
       clusterSigningCertFile: 'ca.crt',
       clusterSigningKeyFile: 'ca.key',
