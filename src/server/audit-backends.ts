@@ -86,7 +86,9 @@ export function legacyEventLine(e: AuditEvent): string {
     ['uri', e.requestURI],
   ];
   const quoted = fields.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ');
-  return `${e.requestReceivedTimestamp} AUDIT: ${quoted} response="${code === undefined ? '<deferred>' : String(code)}"`;
+  // Go's RFC3339Nano: the fraction without trailing zeros, none at all for whole seconds.
+  const time = e.requestReceivedTimestamp.replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits ? `.${digits}Z` : 'Z'));
+  return `${time} AUDIT: ${quoted} response="${code === undefined ? '<deferred>' : String(code)}"`;
 }
 
 export interface WebhookBackendOptions {
