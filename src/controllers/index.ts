@@ -17,7 +17,7 @@ import { AdmissionPolicyStatusController } from './admission-policy-status';
 import { BootstrapSigner, TokenCleaner } from './bootstrap-tokens';
 import { LeaderElector } from './leader-election';
 import { Scheduler, SCHEDULER_USER } from './scheduler';
-import { NodeLifecycleController, TaintEvictionController } from './node-lifecycle';
+import { NodeLifecycleController, TaintEvictionController, type ZoneMetrics } from './node-lifecycle';
 import { PodGarbageCollector } from './pod-gc';
 import { DisruptionController } from './disruption';
 import { type CsrSign, CsrApprovingController, CsrCleaner, CsrSigningController } from './certificates';
@@ -35,6 +35,7 @@ export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } 
 export { RootCaPublisher } from './root-ca-publisher';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
 export {
+  type ZoneMetrics,
   NodeLifecycleController,
   TaintEvictionController,
   NODE_MONITOR_PERIOD_MS,
@@ -108,6 +109,8 @@ export interface ControllerOptions {
   nodeMonitorPeriodMs?: number;
   nodeMonitorGracePeriodMs?: number;
   nodeStartupGracePeriodMs?: number;
+  /** Where the node lifecycle controller's zone figures go (upstream's `node_collector_*` metrics). */
+  zoneMetrics?: ZoneMetrics;
   /** What `csrsigning` signs approved requests with (the cluster CA); absent, it does not start. */
   csrSign?: CsrSign;
   /** `--cluster-signing-duration` in milliseconds (a year when absent). */
@@ -227,6 +230,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
         secondaryEvictionRate: options.secondaryNodeEvictionRate,
         largeClusterSizeThreshold: options.largeClusterSizeThreshold,
         unhealthyZoneThreshold: options.unhealthyZoneThreshold,
+        ...(options.zoneMetrics ? { metrics: options.zoneMetrics } : {}),
       });
       c.start();
       running.push(c);

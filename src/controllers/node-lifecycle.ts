@@ -140,7 +140,19 @@ export interface NodeLifecycleOptions {
   secondaryEvictionRate?: number;
   largeClusterSizeThreshold?: number;
   unhealthyZoneThreshold?: number;
+  /** Where the zone figures go (upstream's `node_collector_*` metrics); none: not kept. */
+  metrics?: ZoneMetrics;
   log?: (message: string) => void;
+}
+
+/** upstream's node collector metrics, by zone key. */
+export interface ZoneMetrics {
+  /** A zone's registered nodes and how many of them are not Ready, on every pass. */
+  zone(key: string, size: number, unhealthy: number): void;
+  /** A zone without nodes any more. */
+  forget(key: string): void;
+  /** A node newly tainted NoExecute (its pods to be evicted). */
+  evicted(key: string): void;
 }
 
 /** When the controller last heard from a node, and what it heard. */
@@ -266,8 +278,13 @@ export class NodeLifecycleController {
     for (const [key, { ready, notReady }] of byZone) {
       next.set(key, ready === 0 && notReady > 0 ? 'FullDisruption' : notReady > 2 && notReady / (ready + notReady) >= threshold ? 'PartialDisruption' : 'Normal');
       this.zone(key);
+      this.options.metrics?.zone(key, ready + notReady, notReady);
     }
-    for (const key of this.zones.keys()) if (!byZone.has(key)) this.zones.delete(key);
+    for (const key of this.zones.keys()) {
+      if (byZone.has(key)) continue;
+      this.zones.delete(key);
+      this.options.metrics?.forget(key);
+    }
     const allAre = next.size > 0 && [...next.values()].every((s) => s === 'FullDisruption');
     const allWere = [...this.zones.values()].every((z) => z.state === 'FullDisruption');
     if (allAre && allWere) return;
@@ -424,9 +441,11 @@ export class NodeLifecycleController {
       return true;
     }
     const now = this.options.clock.now();
-    const { limiter } = this.zone(this.zoneOf(node));
+    const key = this.zoneOf(node);
+    const { limiter } = this.zone(key);
     if (limiter.tryAccept(now)) {
       this.stopWaiting(name);
+      this.options.metrics?.evicted(key);
       return true;
     }
     const wait = limiter.wait(now);

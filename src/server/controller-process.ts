@@ -16,6 +16,8 @@
  *   `--cluster-signing-key-file`, as a kubelet's is by the cluster signer.
  */
 import { caSigner } from './certificates';
+import { Registry } from 'prom-client';
+import { nodeCollectorMetrics } from '../metrics/node-collector';
 import { type ControllerServing, serveControllerManager } from './controller-serving';
 import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';
@@ -230,6 +232,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
   const core = new RemoteIdentities({ address: config.coreAddress!, naming, credentials, baseUser: CONTROLLER_MANAGER_USER.username, ...(signer ? { signer } : {}), log });
   let controllers: RunningControllers | undefined;
   let serving: ControllerServing | undefined;
+  const registry = new Registry();
   let closed = false;
   const ready = core.ready().then(async () => {
     if (closed) return;
@@ -237,6 +240,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
     serving = await serveControllerManager({
       core,
       naming,
+      registry,
       reviewer: CONTROLLER_MANAGER_USER,
       host: config.bindAddress,
       port: config.securePort,
@@ -257,6 +261,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
       leaderElect: config.leaderElect,
       useServiceAccountCredentials: config.useServiceAccountCredentials,
       ...(signer ? { csrSign: caSigner(signer.cert, { pem: signer.key }) } : {}),
+      zoneMetrics: nodeCollectorMetrics(registry),
     });
   });
   return {

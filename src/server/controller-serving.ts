@@ -18,7 +18,7 @@
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { type Registry, collectDefaultMetrics } from 'prom-client';
 import type { CoreApi, UserInfo } from '../core/api';
 import type { Naming } from '../naming';
 import { StatusError, unauthorized } from '../status';
@@ -36,6 +36,8 @@ export interface ControllerServingOptions {
   /** PEM CA that client certificates must chain to (the cluster CA). */
   clientCa?: string;
   checks: readonly HealthCheck[];
+  /** What `/metrics` serves; the process's own collectors are added to it. */
+  registry: Registry;
   log?: (message: string) => void;
 }
 
@@ -52,7 +54,7 @@ function statusBody(err: StatusError): string {
 
 export async function serveControllerManager(options: ControllerServingOptions): Promise<ControllerServing> {
   const { certPem, keyPem } = await selfSignedServing(['localhost', '127.0.0.1']);
-  const registry = new Registry();
+  const { registry } = options;
   collectDefaultMetrics({ register: registry });
   const ctx = { user: options.reviewer, userAgent: 'keelson-controller-manager/secure-port' };
 

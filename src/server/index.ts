@@ -52,6 +52,7 @@ import { type EtcdTlsOptions, type Store, createStore } from '../store';
 import { applyRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
+import { nodeCollectorMetrics } from '../metrics/node-collector';
 import { timedStore } from './store-metrics';
 import { type ServerConfig, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
@@ -221,6 +222,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         useServiceAccountCredentials: config.useServiceAccountCredentials,
         clock: deps.clock,
         ...(csrSign ? { csrSign } : {}),
+        // The server is the controller manager too: its metrics carry the node collector's.
+        zoneMetrics: nodeCollectorMetrics(deps.metrics.registry),
       });
     },
     close: async () => {

@@ -94,6 +94,10 @@ describe('node lifecycle and taint eviction', () => {
     }
   }
 
+  /** The zone figures the controller reported (upstream's node_collector metrics), by zone key. */
+  const zones = new Map<string, { size: number; unhealthy: number }>();
+  const evicted = new Map<string, number>();
+
   beforeEach(async () => {
     t = await openCore();
     clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -109,7 +113,16 @@ describe('node lifecycle and taint eviction', () => {
     await runningPod('default-toleration', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }]);
     await runningPod('forever', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute' }]);
     const options = { core: t.core, naming, clock, user: ctx.user };
-    lifecycle = new NodeLifecycleController(options);
+    zones.clear();
+    evicted.clear();
+    lifecycle = new NodeLifecycleController({
+      ...options,
+      metrics: {
+        zone: (key, size, unhealthy) => void zones.set(key, { size, unhealthy }),
+        forget: (key) => void zones.delete(key),
+        evicted: (key) => void evicted.set(key, (evicted.get(key) ?? 0) + 1),
+      },
+    });
     eviction = new TaintEvictionController(options);
     lifecycle.start();
     eviction.start();
@@ -212,6 +225,11 @@ describe('node lifecycle and taint eviction', () => {
     await passUntil(async () => (await noExecute(late)).length > 0, 1_000, 30_000);
     expect(clock.now() - first).toBe(10_000);
     expect((await noExecute(late))[0]!.timeAdded).toBe(rfc3339(first + 10_000));
+    // The node collector's figures: zone `a` (no region) has four nodes, two not Ready, two tainted.
+    await pass(5_000);
+    expect(zones.get(':\u0000:a')).toEqual({ size: 4, unhealthy: 2 });
+    expect(evicted.get(':\u0000:a')).toBe(2);
+    expect(zones.get('')).toEqual({ size: 2, unhealthy: 0 });
   });
 
   it('a small zone that has lost most of its nodes (PartialDisruption) taints none of them NoExecute', async () => {

@@ -143,6 +143,10 @@ test('the controllers process serves health to anyone and metrics to whom the co
   expect(metrics.status).toBe(200);
   expect(metrics.type).toMatch(/^text\/plain/);
   expect(metrics.body).toMatch(/^process_cpu_user_seconds_total \d/m);
+  // The node lifecycle controller's zone figures: the simulated node, in no zone, Ready.
+  const zoneSize = async () => (await getInsecure(`${base}/metrics`, { cert: core.admin.cert, key: core.admin.key })).body;
+  expect(await eventually(async () => /^node_collector_zone_size\{zone=""\} 1$/m.test(await zoneSize()))).toBe(true);
+  expect(await zoneSize()).toMatch(/^node_collector_zone_health\{zone=""\} 100$/m);
   expect(await getInsecure(`${base}/nothing`)).toMatchObject({ status: 404, body: '404 page not found\n' });
   await controllers.stop();
 }, 120_000);
