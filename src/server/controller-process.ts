@@ -17,7 +17,7 @@
  */
 import { caSigner } from './certificates';
 import { Registry } from 'prom-client';
-import { nodeCollectorMetrics } from '../metrics/node-collector';
+import { nodeCollectorMetrics } from './node-collector-metrics';
 import { type ControllerServing, serveControllerManager } from './controller-serving';
 import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';

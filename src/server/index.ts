@@ -52,7 +52,7 @@ import { type EtcdTlsOptions, type Store, createStore } from '../store';
 import { applyRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
-import { nodeCollectorMetrics } from '../metrics/node-collector';
+import { nodeCollectorMetrics } from './node-collector-metrics';
 import { timedStore } from './store-metrics';
 import { type ServerConfig, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
