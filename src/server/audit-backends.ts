@@ -22,6 +22,7 @@
  * `buffered`, `truncate`) and logged with the events it lost, one line each in the legacy audit
  * format.
  */
+import http from 'node:http';
 import https from 'node:https';
 import { type Clock, type Pause, pause } from '../clock';
 import type { WebhookClientConfig } from '../authn/webhook';
@@ -110,8 +111,10 @@ const BACKOFF_JITTER = 0.2;
 
 /** One POST of an EventList; resolves on a 2xx answer. */
 function postEvents(client: WebhookClientConfig, body: string, timeoutMs: number): Promise<void> {
+  // A kubeconfig may name a plain http server, as client-go allows.
+  const transport = client.server.startsWith('http:') ? http : https;
   return new Promise((resolve, reject) => {
-    const req = https.request(
+    const req = transport.request(
       client.server,
       {
         method: 'POST',

@@ -3,6 +3,8 @@
  * retries on the injected clock), batching, throttling, buffer overflow, truncation and closing.
  */
 import { mkdtemp } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/clock';
@@ -152,6 +154,29 @@ describe('webhook backend', () => {
     await down.close();
     await expect(sent).resolves.toBe(false);
     expect(failures).toEqual([{ plugin: 'webhook', message: expect.stringContaining('ECONNREFUSED'), ids: ['id-6'] }]);
+  });
+
+  test('a kubeconfig naming a plain http server is POSTed to over http', async () => {
+    const bodies: string[] = [];
+    const plain = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    const sent = await webhookBackend({
+      client: { server: `http://127.0.0.1:${(plain.address() as AddressInfo).port}/audit` },
+      apiVersion: 'audit.k8s.io/v1',
+      initialBackoffMs: 10,
+      clock: new ManualClock(),
+      onError: () => {},
+    }).process([event(10)]);
+    await new Promise<void>((r) => plain.close(() => r()));
+    expect(sent).toBe(true);
+    expect(JSON.parse(bodies[0]!).items[0].auditID).toBe('id-10');
   });
 
   test('blocking mode ignores a failure; a union waits for every backend and fails when one does', async () => {
