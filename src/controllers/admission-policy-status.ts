@@ -11,9 +11,11 @@ import { typeCheckPolicy } from '../core/admission/policy/type-check';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 export interface PolicyStatusOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   resources: readonly ResourceDefinition[];
@@ -31,7 +33,7 @@ export class AdmissionPolicyStatusController {
   constructor(private readonly options: PolicyStatusOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/validatingadmissionpolicy-status-controller' };
     this.target = { group: options.naming.groups.admissionregistration, version: 'v1', resource: 'validatingadmissionpolicies' };
-    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name));
+    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name), { name: 'validatingadmissionpolicy-status', metrics: options.queueMetrics });
     this.policies = new Informer(
       options.core,
       this.target,

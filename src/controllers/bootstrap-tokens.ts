@@ -20,7 +20,7 @@ import { secretData } from '../authn';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 export const CLUSTER_INFO = 'cluster-info';
 export const JWS_KEY_PREFIX = 'jws-kubeconfig-';
@@ -29,6 +29,8 @@ const TOKEN_ID = /^[a-z0-9]{6}$/;
 const TOKEN_SECRET = /^[a-z0-9]{16}$/;
 
 export interface BootstrapTokenControllerOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   clock: Clock;
@@ -66,7 +68,7 @@ export class TokenCleaner {
 
   constructor(private readonly options: BootstrapTokenControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/token-cleaner' };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k));
+    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'token_cleaner', metrics: options.queueMetrics });
     this.secrets = secretsInformer(options, this.ctx, (c) => {
       if (!c) for (const s of this.secrets.objects.values()) this.queue.add(s.metadata!.name!);
       else if (c.type !== 'DELETED') this.queue.add(c.object.metadata!.name!);
@@ -123,7 +125,7 @@ export class BootstrapSigner {
   constructor(private readonly options: BootstrapTokenControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/bootstrap-signer' };
     // One item: the cluster-info ConfigMap, signed again on any change of it or of a token.
-    this.queue = new WorkQueue<string>((k) => k, () => this.sync());
+    this.queue = new WorkQueue<string>((k) => k, () => this.sync(), { name: 'bootstrap_signer_queue', metrics: options.queueMetrics });
     const poke = () => this.queue.add(CLUSTER_INFO);
     this.secrets = secretsInformer(options, this.ctx, poke);
     this.configMaps = new Informer(

@@ -20,7 +20,7 @@ import { type Clock, rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { builtinSigners, parseCertificateRequest, pemBlocks, type CertificateSigningRequest, type CsrCondition, type ParsedCsr } from '../core/resources/certificatesigningrequests';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 /** What the signer asks of the CA: the request, its validity and usages; answers the certificate as PEM. */
 export type CsrSign = (signing: { requestDer: Uint8Array; notBefore: Date; notAfter: Date; usages: readonly string[] }) => Promise<string>;
@@ -35,6 +35,8 @@ const DENIED_EXPIRATION_MS = 3600_000;
 const PENDING_EXPIRATION_MS = 24 * 3600_000;
 
 export interface CertificateControllerOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   clock: Clock;
@@ -106,7 +108,7 @@ abstract class CsrController {
     private readonly label: string,
   ) {
     this.ctx = { user: options.user, userAgent: `keelson-controller-manager/${label}` };
-    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name));
+    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name), { name: 'certificate', metrics: options.queueMetrics });
     this.informer = new Informer(
       options.core,
       target(options.naming),

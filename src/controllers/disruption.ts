@@ -27,7 +27,7 @@ import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { EventRecorder } from './events';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 /** How long an eviction's entry in `disruptedPods` counts (upstream's DeletionTimeout). */
 export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60_000;
@@ -47,6 +47,8 @@ function scaled(value: number | string, total: number): number {
 }
 
 export interface DisruptionControllerOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   user: UserInfo;
@@ -68,7 +70,7 @@ export class DisruptionController {
   constructor(private readonly options: DisruptionControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/disruption-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k));
+    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'disruption', metrics: options.queueMetrics });
     this.budgets = new Informer(options.core, pdbTarget, watch, (c?: InformerChange) => (c ? this.queue.add(keyOf(c.object)) : this.all()), options.clock);
     // A pod or a ReplicaSet changing may change any budget of its namespace.
     const inNamespace = (c?: InformerChange) => (c ? this.inNamespace(c.object.metadata?.namespace ?? '') : this.all());

@@ -20,9 +20,11 @@ import { verbsOf } from '../core/resources/endpoints';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
 import { StatusError } from '../status';
 import { Graph, type GraphNode, type GraphWork, Informer, dependentsOf, isDeletingDependents } from './garbage-collector-graph';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 export interface GarbageCollectorOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   resources: readonly ResourceDefinition[];
   user: RequestContext['user'];
@@ -65,7 +67,7 @@ export class GarbageCollector {
 
   constructor(private readonly options: GarbageCollectorOptions) {
     this.ctx = { user: options.user, userAgent: USER_AGENT };
-    this.queue = new WorkQueue<GraphWork>((w) => `${w.action}/${w.uid}`, (w) => this.process(w), { workers: options.workers ?? 4 });
+    this.queue = new WorkQueue<GraphWork>((w) => `${w.action}/${w.uid}`, (w) => this.process(w), { workers: options.workers ?? 4, name: 'garbage_collector_attempt_to_delete', metrics: options.queueMetrics });
     this.graph = new Graph((w) => this.queue.add(w));
     this.defs = options.resources.filter(collectable);
     this.pending = this.defs.length;

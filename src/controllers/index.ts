@@ -21,6 +21,7 @@ import { NodeLifecycleController, TaintEvictionController, type ZoneMetrics } fr
 import { PodGarbageCollector } from './pod-gc';
 import { DisruptionController } from './disruption';
 import { type CsrSign, CsrApprovingController, CsrCleaner, CsrSigningController } from './certificates';
+import type { WorkQueueMetrics } from './work-queue';
 import { type Clock, systemClock } from '../clock';
 
 export { NamespaceLifecycleController, NAMESPACE_FINALIZER } from './namespace-lifecycle';
@@ -109,6 +110,8 @@ export interface ControllerOptions {
   nodeMonitorPeriodMs?: number;
   nodeMonitorGracePeriodMs?: number;
   nodeStartupGracePeriodMs?: number;
+  /** Where the controllers' work queues report (upstream's `workqueue_*` metrics). */
+  workQueueMetrics?: WorkQueueMetrics;
   /** Where the node lifecycle controller's zone figures go (upstream's `node_collector_*` metrics). */
   zoneMetrics?: ZoneMetrics;
   /** What `csrsigning` signs approved requests with (the cluster CA); absent, it does not start. */
@@ -172,7 +175,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   }
   if (names.includes('garbagecollector')) {
     const user = userOf('garbagecollector');
-    const gc = new GarbageCollector({ core, resources: core.resources, user, log });
+    const gc = new GarbageCollector({ core, resources: core.resources, user, log, queueMetrics: options.workQueueMetrics });
     gc.start();
     running.push(gc);
   }
@@ -182,21 +185,21 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   if (names.includes('replicaset') && !served(core, core.naming.apiGroups.apps, 'replicasets')) {
     log?.('replicaset controller: not started, replicasets are not served (--runtime-config)');
   } else if (names.includes('replicaset')) {
-    const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: options.clock ?? systemClock, log });
+    const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
     rs.start();
     running.push(rs);
   }
   if (names.includes('serviceaccount')) {
-    const sa = new ServiceAccountController({ core, user: userOf('serviceaccount'), clock: options.clock ?? systemClock, log });
+    const sa = new ServiceAccountController({ core, user: userOf('serviceaccount'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
     sa.start();
     running.push(sa);
   }
   if (names.includes('root-ca-cert-publisher') && options.rootCA) {
-    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: options.clock ?? systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log });
+    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: options.clock ?? systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log, queueMetrics: options.workQueueMetrics });
     publisher.start();
     running.push(publisher);
   }
-  const tokenOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log };
+  const tokenOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
   if (names.includes('tokencleaner')) {
     const cleaner = new TokenCleaner({ ...tokenOptions, user: userOf('tokencleaner') });
     cleaner.start();
@@ -209,14 +212,14 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   }
   const policyStatus = 'validatingadmissionpolicy-status-controller';
   if (names.includes(policyStatus) && served(core, core.naming.groups.admissionregistration, 'validatingadmissionpolicies')) {
-    const c = new AdmissionPolicyStatusController({ core, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log });
+    const c = new AdmissionPolicyStatusController({ core, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log, queueMetrics: options.workQueueMetrics });
     c.start();
     running.push(c);
   }
   if (['nodelifecycle', 'taint-eviction-controller', 'podgc'].some((n) => names.includes(n as ControllerName)) && !served(core, '', 'nodes')) {
     log?.('node lifecycle, taint eviction and pod garbage collection: not started, nodes are not served (--runtime-config)');
   } else {
-    const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log };
+    const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log, queueMetrics: options.workQueueMetrics };
     if (names.includes('nodelifecycle')) {
       const leases = served(core, core.naming.groups.coordination, 'leases');
       const c = new NodeLifecycleController({
@@ -247,7 +250,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     }
   }
   const csrs = served(core, core.naming.groups.certificates, 'certificatesigningrequests');
-  const certOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log };
+  const certOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
   if (names.includes('csrsigning') && csrs && options.csrSign) {
     const c = new CsrSigningController({ ...certOptions, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs });
     c.start();
@@ -266,7 +269,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     running.push(c);
   }
   if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) {
-    const c = new DisruptionController({ core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log });
+    const c = new DisruptionController({ core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log, queueMetrics: options.workQueueMetrics });
     c.start();
     running.push(c);
   }

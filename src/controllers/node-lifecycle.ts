@@ -48,7 +48,7 @@ import type { NodeCondition, Taint, Toleration } from '../core/resources/nodes';
 import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
 import { EventRecorder } from './events';
 import { tolerates } from './scheduler';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 /** kube-controller-manager's defaults. */
 export const NODE_MONITOR_PERIOD_MS = 5_000;
@@ -121,6 +121,8 @@ const podKey = (pod: ApiObject) => `${pod.metadata?.namespace ?? ''}/${pod.metad
 const REMAINING_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
 
 export interface NodeLifecycleOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   user: UserInfo;
@@ -192,7 +194,7 @@ export class NodeLifecycleController {
   constructor(private readonly options: NodeLifecycleOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/node-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.queue = new WorkQueue<string>((n) => n, (n) => this.sync(n));
+    this.queue = new WorkQueue<string>((n) => n, (n) => this.sync(n), { name: 'node_lifecycle_controller', metrics: options.queueMetrics });
     const onNode = (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : this.all());
     this.nodes = new Informer(options.core, nodesTarget, watch, (c?: InformerChange) => {
       this.zonesStale = true;
@@ -494,6 +496,8 @@ export class NodeLifecycleController {
 }
 
 export interface TaintEvictionOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   user: UserInfo;
@@ -537,7 +541,7 @@ export class TaintEvictionController {
   constructor(private readonly options: TaintEvictionOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/taint-eviction-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k));
+    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'noexec_taint_pod', metrics: options.queueMetrics });
     this.nodes = new Informer(options.core, nodesTarget, watch, (c?: InformerChange) => (c ? this.podsOn(c.object.metadata!.name!) : this.all()), options.clock);
     this.pods = new Informer(options.core, podsTarget, watch, (c?: InformerChange) => (c ? this.queue.add(podKey(c.object)) : this.all()), options.clock);
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'taint-eviction-controller', api: 'core', log: options.log });

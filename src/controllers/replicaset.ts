@@ -25,7 +25,7 @@ import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 import { EventRecorder } from './events';
 
 type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
@@ -35,6 +35,8 @@ const EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
 const CONTROLLER_NAME = 'replicaset-controller';
 
 export interface ReplicaSetControllerOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   user: RequestContext['user'];
@@ -155,7 +157,7 @@ export class ReplicaSetController {
       api: 'core',
       log: options.log,
     });
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2 });
+    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2, name: 'replicaset', metrics: options.queueMetrics });
     this.replicaSets = new Informer(options.core, { group: this.appsGroup, version: 'v1', resource: 'replicasets' }, this.ctx, (c) => this.onReplicaSet(c), options.clock);
     this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c) => this.onPod(c), options.clock);
   }

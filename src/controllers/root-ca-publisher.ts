@@ -10,9 +10,11 @@ import { Informer, type InformerChange } from '../core/informer';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 export interface RootCaPublisherOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   naming: Naming;
   clock: Clock;
@@ -34,7 +36,7 @@ export class RootCaPublisher {
   constructor(private readonly options: RootCaPublisherOptions) {
     this.name = options.naming.rootCaConfigMap;
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/root-ca-cert-publisher' };
-    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns));
+    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns), { name: 'root_ca_cert_publisher', metrics: options.queueMetrics });
     const all = () => {
       for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
     };

@@ -7,11 +7,13 @@ import type { ApiObject, CoreApi, RequestContext } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import type { Clock } from '../clock';
 import { StatusError } from '../status';
-import { WorkQueue } from './work-queue';
+import { WorkQueue, type WorkQueueMetrics } from './work-queue';
 
 export const DEFAULT_SERVICE_ACCOUNT = 'default';
 
 export interface ServiceAccountControllerOptions {
+  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
   user: RequestContext['user'];
   clock: Clock;
@@ -26,7 +28,7 @@ export class ServiceAccountController {
 
   constructor(private readonly options: ServiceAccountControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/serviceaccount-controller' };
-    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns));
+    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns), { name: 'serviceaccount', metrics: options.queueMetrics });
     const all = () => {
       for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
     };

@@ -3,7 +3,24 @@
  * once, never processed by two workers at once (added again while running, it runs again
  * afterwards), and retried with exponential backoff when processing fails.
  */
+/** Where a queue reports what it does (upstream's workqueue metrics, by queue name). */
+export interface WorkQueueMetrics {
+  /**
+   * A queue by its name: told of each add, retry, the wait before an item was picked and the
+   * time it took; `state` is read when scraped (depth, and when each running item started).
+   */
+  queue(name: string, state: () => { depth: number; runningSince: number[] }): {
+    added(): void;
+    retried(): void;
+    waited(seconds: number): void;
+    worked(seconds: number): void;
+  };
+}
+
 export interface WorkQueueOptions {
+  /** The queue's name in the metrics (upstream's queue names). */
+  name?: string;
+  metrics?: WorkQueueMetrics;
   workers?: number;
   /** First retry delay; doubles per failure up to `maxBackoffMs`. */
   baseBackoffMs?: number;
@@ -24,11 +41,20 @@ export class WorkQueue<T> {
   /** What processing waits for (the controller's informers listing); `idle` waits for it too. */
   private ready: Promise<unknown> = Promise.resolve();
 
+  /** When each queued item was added, and each running one picked (performance.now()), for the metrics. */
+  private readonly addedAt = new Map<string, number>();
+  private readonly startedAt = new Map<string, number>();
+  private readonly report?: ReturnType<WorkQueueMetrics['queue']>;
+
   constructor(
     private readonly keyOf: (item: T) => string,
     private readonly handle: (item: T) => Promise<void>,
     private readonly options: WorkQueueOptions = {},
-  ) {}
+  ) {
+    if (options.metrics && options.name) {
+      this.report = options.metrics.queue(options.name, () => ({ depth: this.queued.size, runningSince: [...this.startedAt.values()] }));
+    }
+  }
 
   add(item: T): void {
     if (this.stopped) return;
@@ -39,6 +65,10 @@ export class WorkQueue<T> {
     }
     if (this.queued.has(key)) return;
     this.queued.set(key, item);
+    if (this.report) {
+      this.report.added();
+      this.addedAt.set(key, performance.now());
+    }
     this.pump();
   }
 
@@ -65,6 +95,7 @@ export class WorkQueue<T> {
   stop(): void {
     this.stopped = true;
     this.queued.clear();
+    this.addedAt.clear();
     this.dirty.clear();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -97,6 +128,12 @@ export class WorkQueue<T> {
       this.queued.delete(key);
       this.running.add(key);
       this.active++;
+      if (this.report) {
+        const now = performance.now();
+        this.report.waited((now - (this.addedAt.get(key) ?? now)) / 1000);
+        this.addedAt.delete(key);
+        this.startedAt.set(key, now);
+      }
       void this.run(key, item);
     }
   }
@@ -108,6 +145,10 @@ export class WorkQueue<T> {
       this.failures.delete(key);
     } catch {
       failed = true;
+    }
+    if (this.report) {
+      this.report.worked((performance.now() - (this.startedAt.get(key) ?? performance.now())) / 1000);
+      this.startedAt.delete(key);
     }
     // In process a whole sync can complete in the microtask queue; give requests and timers a
     // turn between items, so a controller with endless work never starves the server.
@@ -125,6 +166,7 @@ export class WorkQueue<T> {
   private retryLater(key: string, item: T): void {
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
+    this.report?.retried();
     const delay = Math.min((this.options.baseBackoffMs ?? 50) * 2 ** (n - 1), this.options.maxBackoffMs ?? 5000);
     const timer = setTimeout(() => {
       this.timers.delete(timer);

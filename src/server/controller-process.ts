@@ -18,6 +18,7 @@
 import { caSigner } from './certificates';
 import { Registry } from 'prom-client';
 import { nodeCollectorMetrics } from './node-collector-metrics';
+import { workQueueMetrics } from './workqueue-metrics';
 import { type ControllerServing, serveControllerManager } from './controller-serving';
 import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';
@@ -262,6 +263,7 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
       useServiceAccountCredentials: config.useServiceAccountCredentials,
       ...(signer ? { csrSign: caSigner(signer.cert, { pem: signer.key }) } : {}),
       zoneMetrics: nodeCollectorMetrics(registry),
+      workQueueMetrics: workQueueMetrics(registry),
     });
   });
   return {

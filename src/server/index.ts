@@ -53,6 +53,7 @@ import { applyRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
 import { nodeCollectorMetrics } from './node-collector-metrics';
+import { workQueueMetrics } from './workqueue-metrics';
 import { timedStore } from './store-metrics';
 import { type ServerConfig, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
@@ -224,6 +225,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         ...(csrSign ? { csrSign } : {}),
         // The server is the controller manager too: its metrics carry the node collector's.
         zoneMetrics: nodeCollectorMetrics(deps.metrics.registry),
+        workQueueMetrics: workQueueMetrics(deps.metrics.registry),
       });
     },
     close: async () => {

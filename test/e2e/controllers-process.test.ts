@@ -147,6 +147,7 @@ test('the controllers process serves health to anyone and metrics to whom the co
   const zoneSize = async () => (await getInsecure(`${base}/metrics`, { cert: core.admin.cert, key: core.admin.key })).body;
   expect(await eventually(async () => /^node_collector_zone_size\{zone=""\} 1$/m.test(await zoneSize()))).toBe(true);
   expect(await zoneSize()).toMatch(/^node_collector_zone_health\{zone=""\} 100$/m);
+  expect(await zoneSize()).toMatch(/^workqueue_adds_total\{name="node_lifecycle_controller"\} [1-9]/m);
   expect(await getInsecure(`${base}/nothing`)).toMatchObject({ status: 404, body: '404 page not found\n' });
   await controllers.stop();
 }, 120_000);

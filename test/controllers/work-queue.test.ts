@@ -1,0 +1,61 @@
+/**
+ * The controllers' work queue and upstream's workqueue metrics it reports: adds (an item queued
+ * twice counts once), retries, the wait before an item is picked and the time its work takes,
+ * depth and the work in progress read when scraped, through a real prom-client registry.
+ */
+import { Registry } from 'prom-client';
+import { WorkQueue, type WorkQueueMetrics } from '../../src/controllers/work-queue';
+import { workQueueMetrics } from '../../src/server/workqueue-metrics';
+
+/** One sample of `name{name="q"}` in the exposition text. */
+async function sample(registry: Registry, line: string): Promise<number | undefined> {
+  const text = await registry.metrics();
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? undefined : Number(found.slice(line.length + 1));
+}
+
+test('a queue reports its adds, retries, waits and work; depth and work in progress are read when scraped', async () => {
+  const registry = new Registry();
+  const metrics: WorkQueueMetrics = workQueueMetrics(registry);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let failedOnce = false;
+  const queue = new WorkQueue<string>(
+    (k) => k,
+    async (k) => {
+      if (k === 'flaky' && !failedOnce) {
+        failedOnce = true;
+        throw new Error('not yet');
+      }
+      if (k === 'slow') await held;
+    },
+    { name: 'q', metrics, workers: 1, baseBackoffMs: 1 },
+  );
+  queue.add('slow');
+  queue.add('flaky');
+  queue.add('flaky');
+  queue.start();
+  await new Promise((r) => setTimeout(r, 30));
+  // `slow` runs (one worker), `flaky` waits.
+  expect(await sample(registry, 'workqueue_depth{name="q"}')).toBe(1);
+  expect(await sample(registry, 'workqueue_longest_running_processor_seconds{name="q"}')).toBeGreaterThan(0.01);
+  expect(await sample(registry, 'workqueue_unfinished_work_seconds{name="q"}')).toBeGreaterThan(0.01);
+  release();
+  await queue.idle();
+  expect(await sample(registry, 'workqueue_adds_total{name="q"}')).toBe(3);
+  expect(await sample(registry, 'workqueue_retries_total{name="q"}')).toBe(1);
+  expect(await sample(registry, 'workqueue_queue_duration_seconds_count{name="q"}')).toBe(3);
+  expect(await sample(registry, 'workqueue_work_duration_seconds_count{name="q"}')).toBe(3);
+  expect(await sample(registry, 'workqueue_work_duration_seconds_bucket{le="10",name="q"}')).toBe(3);
+  expect(await sample(registry, 'workqueue_depth{name="q"}')).toBe(0);
+  expect(await sample(registry, 'workqueue_unfinished_work_seconds{name="q"}')).toBe(0);
+  queue.stop();
+});
+
+test('a queue without a name or metrics reports nothing', async () => {
+  const queue = new WorkQueue<string>((k) => k, async () => {});
+  queue.add('a');
+  queue.start();
+  await queue.idle();
+  queue.stop();
+});
