@@ -80,6 +80,11 @@ export class ManualClock implements Clock {
     };
   }
 
+  /** Timers set and not yet fired or cancelled (a test waits for real I/O to set one). */
+  pending(): number {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+
   /** Move time forward by `ms`, firing every timer that falls due, in order. */
   advance(ms: number): void {
     const target = this.current + ms;

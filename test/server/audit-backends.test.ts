@@ -55,6 +55,9 @@ async function until(check: () => boolean, what: string, timeoutMs = 5_000): Pro
   }
 }
 
+/** Wait (real time) until the backend has read the refusal and set its retry on the clock. */
+const retryScheduled = (clock: ManualClock) => until(() => clock.pending() > 0, 'the retry to be scheduled');
+
 /** A backend that only records what reaches it (for the layers in front of the webhook). */
 function recorder(): AuditBackend & { batches: string[][] } {
   const batches: string[][] = [];
@@ -111,11 +114,13 @@ describe('webhook backend', () => {
     receiver.answer(500, 503);
     const sent = backend(clock, failures).process([event(3)]);
     await receiver.waitForBatches(1);
+    await retryScheduled(clock);
     clock.advance(9_999);
     await new Promise((r) => setTimeout(r, 50));
     expect(receiver.batches).toHaveLength(1);
     clock.advance(1);
     await receiver.waitForBatches(2);
+    await retryScheduled(clock);
     clock.advance(14_999);
     await new Promise((r) => setTimeout(r, 50));
     expect(receiver.batches).toHaveLength(2);
@@ -132,6 +137,7 @@ describe('webhook backend', () => {
     const sent = backend(clock, failures).process([event(4), event(5)]);
     for (const [n, wait] of [[1, 10_000], [2, 15_000], [3, 22_500], [4, 33_750]] as const) {
       await receiver.waitForBatches(n);
+      await retryScheduled(clock);
       clock.advance(wait);
     }
     await expect(sent).resolves.toBe(false);
