@@ -14,13 +14,12 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { CompactSign } from 'jose';
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
 import { secretData } from '../authn';
-import type { Clock } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 export const CLUSTER_INFO = 'cluster-info';
 export const JWS_KEY_PREFIX = 'jws-kubeconfig-';
@@ -28,15 +27,7 @@ const TOKEN_SECRET_PREFIX = 'bootstrap-token-';
 const TOKEN_ID = /^[a-z0-9]{6}$/;
 const TOKEN_SECRET = /^[a-z0-9]{16}$/;
 
-export interface BootstrapTokenControllerOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  naming: Naming;
-  clock: Clock;
-  user: RequestContext['user'];
-  log?: (message: string) => void;
-}
+export type BootstrapTokenControllerOptions = ApiControllerOptions;
 
 /** A bootstrap token Secret's id, secret and expiry, when it is well formed; undefined otherwise. */
 export function bootstrapToken(secret: ApiObject, secretType: string): { id: string; secret: string; expiresAt?: number; signing: boolean } | undefined {

@@ -14,13 +14,14 @@
  *   issued an hour after approval, or whose certificate has expired, are deleted.
  */
 import { X509Certificate } from 'node:crypto';
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
 import { Informer, type InformerChange } from '../core/informer';
-import { type Clock, rfc3339 } from '../clock';
+import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { builtinSigners, parseCertificateRequest, pemBlocks, type CertificateSigningRequest, type CsrCondition, type ParsedCsr } from '../core/resources/certificatesigningrequests';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 /** What the signer asks of the CA: the request, its validity and usages; answers the certificate as PEM. */
 export type CsrSign = (signing: { requestDer: Uint8Array; notBefore: Date; notAfter: Date; usages: readonly string[] }) => Promise<string>;
@@ -34,15 +35,7 @@ const APPROVED_EXPIRATION_MS = 3600_000;
 const DENIED_EXPIRATION_MS = 3600_000;
 const PENDING_EXPIRATION_MS = 24 * 3600_000;
 
-export interface CertificateControllerOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  naming: Naming;
-  clock: Clock;
-  user: RequestContext['user'];
-  log?: (message: string) => void;
-}
+export type CertificateControllerOptions = ApiControllerOptions;
 
 const target = (naming: Naming, name?: string, subresource?: string): ResourceTarget => ({
   group: naming.groups.certificates,
@@ -57,6 +50,7 @@ const has = (csr: CertificateSigningRequest, type: string) => conditions(csr).so
 
 /** Go's %v of a sorted string list: `[client auth digital signature]`. */
 const goList = (items: readonly string[]) => `[${[...items].sort().join(' ')}]`;
+/** The same members, repeats in `a` aside (upstream compares usage sets). */
 const sameSet = (a: readonly string[], b: readonly string[]) => new Set(a).size === b.length && b.every((x) => a.includes(x)) && a.every((x) => b.includes(x));
 
 const KUBELET_CLIENT_USAGES = ['client auth', 'digital signature', 'key encipherment'];
@@ -72,7 +66,7 @@ export function kubeletClientProblem(req: ParsedCsr, usages: readonly string[]):
   if (req.ipAddresses.length > 0) return 'IP subjectAltNames are not allowed';
   if (req.uris.length > 0) return 'URI subjectAltNames are not allowed';
   if (!req.commonName.startsWith('system:node:')) return 'subject common name does not begin with system:node:';
-  if (!sameSet([...new Set(usages)], KUBELET_CLIENT_USAGES) && !sameSet([...new Set(usages)], KUBELET_CLIENT_USAGES_NO_RSA)) return `usages did not match ${goList(KUBELET_CLIENT_USAGES)}`;
+  if (!sameSet(usages, KUBELET_CLIENT_USAGES) && !sameSet(usages, KUBELET_CLIENT_USAGES_NO_RSA)) return `usages did not match ${goList(KUBELET_CLIENT_USAGES)}`;
   return undefined;
 }
 
@@ -82,7 +76,7 @@ function kubeletServingProblem(req: ParsedCsr, usages: readonly string[]): strin
   if (req.dnsNames.length === 0 && req.ipAddresses.length === 0) return 'DNS or IP subjectAltName is required';
   if (req.emails.length > 0) return 'Email subjectAltNames are not allowed';
   if (req.uris.length > 0) return 'URI subjectAltNames are not allowed';
-  if (!sameSet([...new Set(usages)], KUBELET_SERVING_USAGES) && !sameSet([...new Set(usages)], KUBELET_SERVING_USAGES_NO_RSA)) return `usages did not match ${goList(KUBELET_SERVING_USAGES)}`;
+  if (!sameSet(usages, KUBELET_SERVING_USAGES) && !sameSet(usages, KUBELET_SERVING_USAGES_NO_RSA)) return `usages did not match ${goList(KUBELET_SERVING_USAGES)}`;
   if (!req.commonName.startsWith('system:node:')) return 'subject common name does not begin with system:node:';
   return undefined;
 }

@@ -6,13 +6,10 @@
  */
 import type * as X509Library from '@peculiar/x509';
 import { randomBytes, webcrypto } from 'node:crypto';
-import { x509 } from '../util/x509';
+import { x509 as peculiar } from '../util/x509';
 import { readFileSync } from 'node:fs';
 import type { CsrSign } from '../controllers';
 import { isIP } from 'node:net';
-
-/** `@peculiar/x509`, loaded on first use. */
-const peculiar = x509;
 
 const KEY_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256' };
 const SIGNING_ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };

@@ -23,7 +23,7 @@ import type { CoreApi, UserInfo } from '../core/api';
 import type { Naming } from '../naming';
 import { StatusError, unauthorized } from '../status';
 import { forbiddenError } from '../authz/chain';
-import { type HealthCheck, type HealthEndpoint, healthReport } from '../gateway/handlers/health';
+import { type HealthCheck, type HealthEndpoint, healthCheckAnswer, healthReport } from '../gateway/handlers/health';
 import { selfSignedServing } from './certificates';
 
 export interface ControllerServingOptions {
@@ -104,12 +104,8 @@ export async function serveControllerManager(options: ControllerServingOptions):
       if (name) {
         const check = options.checks.find((c) => c.name === name);
         if (!check) return text(404, '404 page not found\n');
-        try {
-          await check.check();
-          return text(200, 'ok');
-        } catch (err) {
-          return text(500, `internal server error: ${(err as Error).message}\n`);
-        }
+        const answer = await healthCheckAnswer(check);
+        return text(answer.status, answer.body);
       }
       const report = await healthReport(endpoint as HealthEndpoint, options.checks, url.searchParams);
       for (const f of report.failures) options.log?.(`${endpoint} check failed: ${f}`);

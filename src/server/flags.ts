@@ -1401,36 +1401,61 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   return config;
 }
 
+/** One audit backend's mode, batching and truncation settings, from its `--audit-<plugin>-*` flags. */
+export interface AuditBackendSettings {
+  mode: string;
+  batch: { bufferSize: number; maxBatchSize: number; maxBatchWaitMs: number; throttle?: { qps: number; burst: number } };
+  truncate: { enabled: boolean; maxEventSize: number; maxBatchSize: number };
+}
+
+export function auditBackendSettings(config: ServerConfig, plugin: 'log' | 'webhook'): AuditBackendSettings {
+  const c = config;
+  return plugin === 'log'
+    ? {
+        mode: c.auditLogMode,
+        batch: {
+          bufferSize: c.auditLogBatchBufferSize,
+          maxBatchSize: c.auditLogBatchMaxSize,
+          maxBatchWaitMs: c.auditLogBatchMaxWaitMs,
+          ...(c.auditLogBatchThrottleEnable ? { throttle: { qps: c.auditLogBatchThrottleQps, burst: c.auditLogBatchThrottleBurst } } : {}),
+        },
+        truncate: { enabled: c.auditLogTruncateEnabled, maxEventSize: c.auditLogTruncateMaxEventSize, maxBatchSize: c.auditLogTruncateMaxBatchSize },
+      }
+    : {
+        mode: c.auditWebhookMode,
+        batch: {
+          bufferSize: c.auditWebhookBatchBufferSize,
+          maxBatchSize: c.auditWebhookBatchMaxSize,
+          maxBatchWaitMs: c.auditWebhookBatchMaxWaitMs,
+          ...(c.auditWebhookBatchThrottleEnable ? { throttle: { qps: c.auditWebhookBatchThrottleQps, burst: c.auditWebhookBatchThrottleBurst } } : {}),
+        },
+        truncate: { enabled: c.auditWebhookTruncateEnabled, maxEventSize: c.auditWebhookTruncateMaxEventSize, maxBatchSize: c.auditWebhookTruncateMaxBatchSize },
+      };
+}
+
 /** An audit backend's options, checked as upstream's audit options check them (only when that backend is on). */
 function validateAuditBackend(config: ServerConfig, plugin: 'log' | 'webhook', naming: Naming): void {
   const fail = (flagName: string, message: string): never => {
     throw new FlagFailure(`--${flagName}`, message);
   };
   const log = plugin === 'log';
-  const o = {
-    mode: log ? config.auditLogMode : config.auditWebhookMode,
-    bufferSize: log ? config.auditLogBatchBufferSize : config.auditWebhookBatchBufferSize,
-    maxSize: log ? config.auditLogBatchMaxSize : config.auditWebhookBatchMaxSize,
-    throttleEnable: log ? config.auditLogBatchThrottleEnable : config.auditWebhookBatchThrottleEnable,
-    throttleQps: log ? config.auditLogBatchThrottleQps : config.auditWebhookBatchThrottleQps,
-    throttleBurst: log ? config.auditLogBatchThrottleBurst : config.auditWebhookBatchThrottleBurst,
-    maxEventSize: log ? config.auditLogTruncateMaxEventSize : config.auditWebhookTruncateMaxEventSize,
-    maxBatchBytes: log ? config.auditLogTruncateMaxBatchSize : config.auditWebhookTruncateMaxBatchSize,
-  };
+  const o = auditBackendSettings(config, plugin);
   const modes = ['batch', 'blocking', 'blocking-strict'];
   if (!modes.includes(o.mode)) fail(`audit-${plugin}-mode`, `invalid audit ${plugin} mode ${o.mode}, allowed modes are ${JSON.stringify(modes.join(','))}`);
   if (o.mode === 'batch') {
-    if (o.bufferSize <= 0) fail(`audit-${plugin}-batch-buffer-size`, `invalid audit batch ${plugin} buffer size ${o.bufferSize}, must be a positive number`);
-    if (o.maxSize <= 0) fail(`audit-${plugin}-batch-max-size`, `invalid audit batch ${plugin} max batch size ${o.maxSize}, must be a positive number`);
-    if (o.throttleEnable) {
-      if (o.throttleQps <= 0) fail(`audit-${plugin}-batch-throttle-qps`, `invalid audit batch ${plugin} throttle QPS ${o.throttleQps}, must be a positive number`);
-      if (o.throttleBurst <= 0) fail(`audit-${plugin}-batch-throttle-burst`, `invalid audit batch ${plugin} throttle burst ${o.throttleBurst}, must be a positive number`);
+    const { bufferSize, maxBatchSize, throttle } = o.batch;
+    if (bufferSize <= 0) fail(`audit-${plugin}-batch-buffer-size`, `invalid audit batch ${plugin} buffer size ${bufferSize}, must be a positive number`);
+    if (maxBatchSize <= 0) fail(`audit-${plugin}-batch-max-size`, `invalid audit batch ${plugin} max batch size ${maxBatchSize}, must be a positive number`);
+    if (throttle) {
+      if (throttle.qps <= 0) fail(`audit-${plugin}-batch-throttle-qps`, `invalid audit batch ${plugin} throttle QPS ${throttle.qps}, must be a positive number`);
+      if (throttle.burst <= 0) fail(`audit-${plugin}-batch-throttle-burst`, `invalid audit batch ${plugin} throttle burst ${throttle.burst}, must be a positive number`);
     }
   }
   // Upstream checks the truncation sizes whether or not truncation is on.
-  if (o.maxEventSize <= 0) fail(`audit-${plugin}-truncate-max-event-size`, `invalid audit truncate ${plugin} max event size ${o.maxEventSize}, must be a positive number`);
-  if (o.maxBatchBytes < o.maxEventSize) {
-    fail(`audit-${plugin}-truncate-max-batch-size`, `invalid audit truncate ${plugin} max batch size ${o.maxBatchBytes}, must be greater than max event size (${o.maxEventSize})`);
+  const { maxEventSize, maxBatchSize: maxBatchBytes } = o.truncate;
+  if (maxEventSize <= 0) fail(`audit-${plugin}-truncate-max-event-size`, `invalid audit truncate ${plugin} max event size ${maxEventSize}, must be a positive number`);
+  if (maxBatchBytes < maxEventSize) {
+    fail(`audit-${plugin}-truncate-max-batch-size`, `invalid audit truncate ${plugin} max batch size ${maxBatchBytes}, must be greater than max event size (${maxEventSize})`);
   }
   const known = `${naming.group('audit')}/v1`;
   const version = (log ? config.auditLogVersion : config.auditWebhookVersion) ?? known;

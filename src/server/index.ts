@@ -55,7 +55,7 @@ import { ServerMetrics } from '../metrics';
 import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
 import { timedStore } from './store-metrics';
-import { type ServerConfig, controllerFlags, readFlagFile } from './flags';
+import { type ServerConfig, auditBackendSettings, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
 import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
@@ -428,32 +428,13 @@ function openAudit(
   };
   // Each backend behind its mode (upstream's wrapBackend), then truncation.
   const chain = (plugin: 'log' | 'webhook', backend: AuditBackend): AuditBackend => {
-    const log = plugin === 'log';
-    const mode = log ? config.auditLogMode : config.auditWebhookMode;
+    const { mode, batch, truncate } = auditBackendSettings(config, plugin);
     let wrapped = backend;
     if (mode === 'blocking') wrapped = ignoringErrors(backend);
-    else if (mode === 'batch') {
-      const throttled = log ? config.auditLogBatchThrottleEnable : config.auditWebhookBatchThrottleEnable;
-      wrapped = bufferedBackend(backend, {
-        bufferSize: log ? config.auditLogBatchBufferSize : config.auditWebhookBatchBufferSize,
-        maxBatchSize: log ? config.auditLogBatchMaxSize : config.auditWebhookBatchMaxSize,
-        maxBatchWaitMs: log ? config.auditLogBatchMaxWaitMs : config.auditWebhookBatchMaxWaitMs,
-        ...(throttled
-          ? { throttle: log ? { qps: config.auditLogBatchThrottleQps, burst: config.auditLogBatchThrottleBurst } : { qps: config.auditWebhookBatchThrottleQps, burst: config.auditWebhookBatchThrottleBurst } }
-          : {}),
-        // Upstream writes the log's batches one after another and sends the webhook's side by side.
-        sequential: log,
-        clock,
-        onError,
-      });
-    }
-    if (log ? config.auditLogTruncateEnabled : config.auditWebhookTruncateEnabled) {
-      wrapped = truncatingBackend(wrapped, {
-        maxEventSize: log ? config.auditLogTruncateMaxEventSize : config.auditWebhookTruncateMaxEventSize,
-        maxBatchSize: log ? config.auditLogTruncateMaxBatchSize : config.auditWebhookTruncateMaxBatchSize,
-        annotation: `${naming.group('audit')}/truncated`,
-        onError,
-      });
+    // Upstream writes the log's batches one after another and sends the webhook's side by side.
+    else if (mode === 'batch') wrapped = bufferedBackend(backend, { ...batch, sequential: plugin === 'log', clock, onError });
+    if (truncate.enabled) {
+      wrapped = truncatingBackend(wrapped, { ...truncate, annotation: `${naming.group('audit')}/truncated`, onError });
     }
     return wrapped;
   };

@@ -20,35 +20,40 @@ export type SignerAuthorizer = (user: UserInfo, verb: 'approve' | 'sign', signer
 
 const isCsr = (a: AdmissionAttributes, naming: Naming) => a.group === naming.groups.certificates && a.resource === 'certificatesigningrequests';
 
-export function certificateApproval(naming: Naming, authorizeSigner: SignerAuthorizer | undefined): AdmissionPlugin {
+/**
+ * A plugin that, for an UPDATE of a request's `subresource` that `touches` it, requires `verb` on
+ * the stored request's signer (an update cannot change the signer). Synchronous for every other
+ * write: an async validate would make the whole phase async.
+ */
+function signerPermission(
+  name: string,
+  subresource: string,
+  verb: 'approve' | 'sign',
+  touches: (next: CertificateSigningRequest | undefined, old: CertificateSigningRequest | undefined) => boolean,
+  naming: Naming,
+  authorizeSigner: SignerAuthorizer | undefined,
+): AdmissionPlugin {
   return {
-    name: 'CertificateApproval',
-    // Synchronous for every other write: an async validate would make the whole phase async.
+    name,
     validate(a) {
-      if (!isCsr(a, naming) || a.subresource !== 'approval' || a.operation !== 'UPDATE' || !authorizeSigner) return;
-      // The stored request's signer: an approval cannot change it.
-      const signerName = (a.oldObject as CertificateSigningRequest | undefined)?.spec?.signerName ?? '';
-      return authorizeSigner(a.user, 'approve', signerName).then((allowed) => {
-        if (!allowed) throw forbidden({ group: a.group, resource: a.resource }, a.name, `user not permitted to approve requests with signerName ${JSON.stringify(signerName)}`);
+      if (!isCsr(a, naming) || a.subresource !== subresource || a.operation !== 'UPDATE' || !authorizeSigner) return;
+      const old = a.oldObject as CertificateSigningRequest | undefined;
+      if (!touches(a.object as CertificateSigningRequest | undefined, old)) return;
+      const signerName = old?.spec?.signerName ?? '';
+      return authorizeSigner(a.user, verb, signerName).then((allowed) => {
+        if (!allowed) throw forbidden({ group: a.group, resource: a.resource }, a.name, `user not permitted to ${verb} requests with signerName ${JSON.stringify(signerName)}`);
       });
     },
   };
 }
 
+export function certificateApproval(naming: Naming, authorizeSigner: SignerAuthorizer | undefined): AdmissionPlugin {
+  return signerPermission('CertificateApproval', 'approval', 'approve', () => true, naming, authorizeSigner);
+}
+
+/** Only a write that changes the certificate is signing. */
 export function certificateSigning(naming: Naming, authorizeSigner: SignerAuthorizer | undefined): AdmissionPlugin {
-  return {
-    name: 'CertificateSigning',
-    validate(a) {
-      if (!isCsr(a, naming) || a.subresource !== 'status' || a.operation !== 'UPDATE' || !authorizeSigner) return;
-      const old = a.oldObject as CertificateSigningRequest | undefined;
-      const next = a.object as CertificateSigningRequest | undefined;
-      if ((old?.status?.certificate ?? '') === (next?.status?.certificate ?? '')) return;
-      const signerName = old?.spec?.signerName ?? '';
-      return authorizeSigner(a.user, 'sign', signerName).then((allowed) => {
-        if (!allowed) throw forbidden({ group: a.group, resource: a.resource }, a.name, `user not permitted to sign requests with signerName ${JSON.stringify(signerName)}`);
-      });
-    },
-  };
+  return signerPermission('CertificateSigning', 'status', 'sign', (next, old) => (old?.status?.certificate ?? '') !== (next?.status?.certificate ?? ''), naming, authorizeSigner);
 }
 
 export function certificateSubjectRestriction(naming: Naming): AdmissionPlugin {

@@ -67,8 +67,12 @@ export async function serveHealth(exchange: Exchange, endpoint: HealthEndpoint, 
 }
 
 /** One check on its own: `ok`, or 500 `internal server error: <reason>`. */
-export async function serveHealthCheck(exchange: Exchange, check: HealthCheck): Promise<void> {
+export async function healthCheckAnswer(check: HealthCheck): Promise<{ status: 200 | 500; body: string }> {
   const err = await run(check);
-  if (err) writeText(exchange, 500, `internal server error: ${err.message}\n`);
-  else writeText(exchange, 200, 'ok');
+  return err ? { status: 500, body: `internal server error: ${err.message}\n` } : { status: 200, body: 'ok' };
+}
+
+export async function serveHealthCheck(exchange: Exchange, check: HealthCheck): Promise<void> {
+  const answer = await healthCheckAnswer(check);
+  writeText(exchange, answer.status, answer.body);
 }

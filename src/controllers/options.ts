@@ -1,0 +1,16 @@
+/** What a controller acting through the API is given. */
+import type { CoreApi, RequestContext } from '../core/api';
+import type { Clock } from '../clock';
+import type { Naming } from '../naming';
+import type { WorkQueueMetrics } from './work-queue';
+
+export interface ApiControllerOptions {
+  core: CoreApi;
+  naming: Naming;
+  clock: Clock;
+  /** Who the controller acts as. */
+  user: RequestContext['user'];
+  log?: (message: string) => void;
+  /** Upstream's workqueue metrics for the controller's queue; none: not kept. */
+  queueMetrics?: WorkQueueMetrics;
+}
