@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { startEtcdCluster, type EtcdCluster } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { httpsRequest } from '../gateway/support/https-client';
 import { FAULT_TIMEOUT_MS, FULL, Ledger, Watcher, call, runWriter, sleep, summary } from './support';
 
 jest.setTimeout(FAULT_TIMEOUT_MS);
@@ -59,6 +60,13 @@ afterAll(async () => {
   await cluster?.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** For a watcher that missed: where that server's watch cache stands, and what it logged. */
+async function describeServer(index: number, server: ServerProcess): Promise<void> {
+  const metrics = await httpsRequest(`${server.url}/metrics`, server.admin, { method: 'GET' }).catch((err: Error) => ({ status: 0, body: err.message }));
+  const cache = metrics.body.split('\n').filter((l) => l.startsWith('keelson_watch_cache_')).join('\n');
+  process.stderr.write(`server ${index} watch cache:\n${cache}\nserver ${index} output (last 4000 characters):\n${server.output().slice(-4000)}\n`);
+}
 
 async function podsOwnedBy(uid: string): Promise<number> {
   const r = await call(servers[0]!, 'GET', `/api/v1/namespaces/${NS}/pods`);
@@ -145,7 +153,11 @@ test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failure
   } finally {
     raw.close();
   }
-  for (const w of watchers) expect(await w.matches(listA.body.items)).toBe(true);
+  for (const [i, w] of watchers.entries()) {
+    const matched = await w.matches(listA.body.items);
+    if (!matched) await describeServer(i, servers[i]!);
+    expect(matched).toBe(true);
+  }
   for (const w of watchers) w.stop();
   await Promise.all(watching);
   expect(watchers.map((w) => w.duplicates)).toEqual([0, 0]);

@@ -224,6 +224,7 @@ export class WatchCache {
 
   private follow(startRevision: number): void {
     if (this.closed) return;
+    this.unavailable = undefined;
     this.storeWatch = this.store.watch('', { startRevision }, {
       onEvents: (events) => this.onEvents(events),
       onError: (err) => this.onWatchError(err),
@@ -255,8 +256,10 @@ export class WatchCache {
     // with an ERROR event, so their clients know and relist once it is back, rather than
     // waiting in silence; new watches get the same answer until it is back. The cache itself
     // resumes from the next revision once the store answers again, losing nothing.
+    // The probe's answer counts only while the cache is still waiting to resume: a resume that
+    // found the store answering (and follows it again) outranks a probe that timed out earlier.
     void this.reachable().then((ok) => {
-      if (ok || this.closed) return;
+      if (ok || this.closed || this.storeWatch) return;
       this.unavailable = serviceUnavailable(`storage is unavailable: ${cause}`).status;
       for (const cache of this.caches.values()) cache.failAll(this.unavailable);
     });
@@ -270,7 +273,6 @@ export class WatchCache {
       this.retry(() => void this.resume());
       return;
     }
-    this.unavailable = undefined;
     this.follow(this.current + 1);
   }
 

@@ -13,11 +13,12 @@ import { createStore, StoreError, type Store, type WatchHandlers } from '../../.
 import { ManualClock } from '../../../src/clock';
 import { cm, createConfigMap, ctx, flush, naming, namesOf, Recorder, rvOf } from '../registry/core-backends';
 
-/** A store whose watches can be failed on demand and whose first list can be held back. */
+/** A store whose watches can be failed on demand and whose first list and next revision read can be held back. */
 function controllable(store: Store) {
   const watches: Array<{ handlers: WatchHandlers; cancel(): void }> = [];
   let release: () => void = () => undefined;
   let gate: Promise<void> | undefined;
+  let revisionGate: Promise<void> | undefined;
   const proxy = new Proxy(store, {
     get(target, prop, receiver) {
       if (prop === 'watch') {
@@ -25,6 +26,14 @@ function controllable(store: Store) {
           const inner = target.watch(prefix, options, handlers);
           watches.push({ handlers, cancel: () => inner.cancel() });
           return inner;
+        };
+      }
+      if (prop === 'currentRevision') {
+        return async () => {
+          const wait = revisionGate;
+          revisionGate = undefined;
+          if (wait) await wait;
+          return target.currentRevision();
         };
       }
       if (prop === 'list') {
@@ -47,6 +56,12 @@ function controllable(store: Store) {
       gate = new Promise<void>((resolve) => (release = resolve));
     },
     release: () => release(),
+    /** The next revision read answers only once the returned function is called. */
+    holdNextRevision(): () => void {
+      let open: () => void = () => undefined;
+      revisionGate = new Promise<void>((resolve) => (open = resolve));
+      return () => open();
+    },
     failWatch(err: StoreError) {
       const w = watches[watches.length - 1]!;
       w.cancel();
@@ -114,6 +129,36 @@ describe('watch cache lifecycle (embedded store)', () => {
     expect(w.summary()).toEqual(['ADDED a', 'ADDED b', 'ADDED c']);
     expect(w.ended).toBe(false);
     w.stream.close();
+  });
+
+  it('a store probe that timed out after the cache resumed does not end its watches or refuse new ones', async () => {
+    const c = controllable(raw);
+    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0, watchCache: { retryMs: 500 } });
+    await core.ready();
+    const start = await createConfigMap(core, 'default', 'start');
+    const w = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
+    // The probe made when the watch broke hangs (a member mid-election); the retry's probe 500 ms
+    // later is answered and the cache follows the store again.
+    const answerFirstProbe = c.holdNextRevision();
+    c.failWatch(new StoreError('unavailable', 'connection lost'));
+    await flush();
+    clock.advance(500);
+    await flush();
+    await createConfigMap(core, 'default', 'a');
+    await w.waitFor(1);
+    // The first probe's 2 s run out: it must not count against a store the cache follows again.
+    clock.advance(1500);
+    answerFirstProbe();
+    await flush();
+    await createConfigMap(core, 'default', 'b');
+    await w.waitFor(2);
+    expect(w.summary()).toEqual(['ADDED a', 'ADDED b']);
+    expect(w.ended).toBe(false);
+    const later = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
+    await later.waitFor(2);
+    expect(later.summary()).toEqual(['ADDED a', 'ADDED b']);
+    w.stream.close();
+    later.stream.close();
   });
 
   it('relists when its watch fell behind a compaction: watchers end and older versions answer 410', async () => {
