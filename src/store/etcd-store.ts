@@ -196,7 +196,7 @@ export class EtcdStore implements Store {
         compactedRevision: () => this.compactedRevision(),
         onClosed: (closed) => this.watches.delete(closed),
       },
-      { key, rangeEnd: prefixEndBytes(key), startRevision },
+      { key, rangeEnd: prefixEndBytes(key), startRevision, prevKv: options.prevKv ?? true },
       handlers,
     );
     if (this.closed) queueMicrotask(() => watch.fail(new StoreError('unavailable', 'store is closed')));

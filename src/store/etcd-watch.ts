@@ -19,6 +19,8 @@ export interface EtcdWatchRequest {
   rangeEnd: Buffer;
   /** Inclusive; undefined for "from now on". */
   startRevision?: number;
+  /** Ask etcd for each event's previous value. */
+  prevKv: boolean;
 }
 
 export interface EtcdWatchContext {
@@ -73,7 +75,7 @@ export class EtcdWatch implements StoreWatch {
       }
     }
     this.stream = this.context.client.watch(
-      { key: this.request.key, rangeEnd: this.request.rangeEnd, startRevision: startRevision ?? 0, prevKv: true },
+      { key: this.request.key, rangeEnd: this.request.rangeEnd, startRevision: startRevision ?? 0, prevKv: this.request.prevKv },
       { onResponse: (res) => this.onResponse(res), onEnd: (err) => this.fail(toWatchError(err)) },
     );
   }

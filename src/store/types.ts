@@ -68,6 +68,12 @@ export interface WatchOptions {
    * revision fails with a `compacted` StoreError delivered through `onError`.
    */
   startRevision?: number;
+  /**
+   * Whether events carry the key's previous value (default true). A watcher that keeps every
+   * value itself (the watch cache) says false, sparing etcd a read of the old revision for each
+   * update and delete it sends; the embedded store, which has them at hand, may still attach them.
+   */
+  prevKv?: boolean;
 }
 
 export interface WatchHandlers {

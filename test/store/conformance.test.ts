@@ -248,6 +248,24 @@ describe.each<[string, () => BackendUnderTest]>([
     expect(recorder.error).toBeUndefined();
   });
 
+  test('a watch asked for no previous values delivers the same events (etcd then attaches none)', async () => {
+    const prefix = freshPrefix();
+    const created = await store.create(`${prefix}k`, enc('v1'));
+    const updated = await store.update(`${prefix}k`, enc('v2'), created.modRevision);
+    const deleted = await store.delete(`${prefix}k`, updated.modRevision);
+    const recorder = new WatchRecorder();
+    const watch = store.watch(prefix, { startRevision: created.modRevision, prevKv: false }, recorder.handlers);
+    await recorder.untilRevision(deleted.revision);
+    watch.cancel();
+    expect(recorder.events.map((e) => [e.type, e.revision, dec(e.kv.value)])).toEqual([
+      ['put', created.modRevision, 'v1'],
+      ['put', updated.modRevision, 'v2'],
+      ['delete', deleted.revision, ''],
+    ]);
+    if (backend.name === 'etcd') expect(recorder.events.map((e) => e.prevKv)).toEqual([undefined, undefined, undefined]);
+    expect(recorder.error).toBeUndefined();
+  });
+
   test('a watch without a start revision sees only writes after it starts', async () => {
     const prefix = freshPrefix();
     const before = await store.create(`${prefix}before`, enc('x'));

@@ -225,7 +225,8 @@ export class WatchCache {
   private follow(startRevision: number): void {
     if (this.closed) return;
     this.unavailable = undefined;
-    this.storeWatch = this.store.watch('', { startRevision }, {
+    // Previous values are not asked for: the cache holds every object's last version itself.
+    this.storeWatch = this.store.watch('', { startRevision, prevKv: false }, {
       onEvents: (events) => this.onEvents(events),
       onError: (err) => this.onWatchError(err),
     });
