@@ -35,15 +35,19 @@ beforeAll(async () => {
   expect(r.status).toBe(201);
 });
 
+/** Stopped after the test whether it passed or not, so its loop does not outlive the file. */
+let watcher: Watcher | undefined;
+
 afterAll(async () => {
+  watcher?.stop();
   await server?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
 test(`${CYCLES} kill -9 cycles lose no acknowledged write and half-apply none`, async () => {
   const ledger = new Ledger();
-  const watcher = new Watcher(BASE);
-  let watching = watcher.run(() => server);
+  const w = (watcher = new Watcher(BASE));
+  let watching = w.run(() => server);
   for (let cycle = 0; cycle < CYCLES; cycle++) {
     const srv = server;
     const writers = Array.from({ length: WRITERS }, (_, k) =>
@@ -52,7 +56,7 @@ test(`${CYCLES} kill -9 cycles lose no acknowledged write and half-apply none`, 
     await sleep(150 + Math.random() * 450);
     await server.kill();
     await Promise.all(writers);
-    watcher.stop();
+    w.stop();
     await watching;
 
     server = await start();
@@ -62,20 +66,20 @@ test(`${CYCLES} kill -9 cycles lose no acknowledged write and half-apply none`, 
     ledger.checkAll(list.body.items);
 
     // The watcher resumes from its last version against the restarted server.
-    watching = watcher.run(() => server);
-    expect(await watcher.matches(list.body.items)).toBe(true);
+    watching = w.run(() => server);
+    expect(await w.matches(list.body.items)).toBe(true);
   }
-  watcher.stop();
+  w.stop();
   await watching;
-  expect(watcher.duplicates).toBe(0);
+  expect(w.duplicates).toBe(0);
   summary('crash-embedded', {
     cycles: CYCLES,
     acknowledgedWrites: ledger.acknowledged,
     inFlightAtKill: ledger.unknownOutcomes,
     inFlightApplied: ledger.unknownApplied,
     objects: ledger.entries.size,
-    watchEvents: watcher.events,
-    relists: watcher.relists,
-    duplicates: watcher.duplicates,
+    watchEvents: w.events,
+    relists: w.relists,
+    duplicates: w.duplicates,
   });
 });

@@ -33,6 +33,8 @@ let dir: string;
 const servers: Array<ServerProcess | undefined> = [undefined, undefined];
 /** Set when the writers must stop (also when the test fails, so nothing keeps running after it). */
 let stopped = false;
+/** The watchers, stopped after the test whether it passed or not. */
+let watchers: Watcher[] = [];
 
 function start(): Promise<ServerProcess> {
   return startServerProcess(
@@ -56,6 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   stopped = true;
+  for (const w of watchers) w.stop();
   for (const s of servers) await s?.stop().catch(() => undefined);
   await cluster?.stop();
   await rm(dir, { recursive: true, force: true });
@@ -87,7 +90,7 @@ test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failure
 
   const ledger = new Ledger();
   const writers = Array.from({ length: WRITERS }, (_, k) => runWriter({ ledger, prefix: `w${k}-`, base: BASE, server: anyServer, onUnknown: 'continue', stopped: () => stopped }));
-  const watchers = [new Watcher(BASE), new Watcher(BASE)];
+  watchers = [new Watcher(BASE), new Watcher(BASE)];
   const watching = [watchers[0]!.run(() => servers[0]!), watchers[1]!.run(() => servers[1] ?? servers[0]!)];
 
   const faults: string[] = [];
