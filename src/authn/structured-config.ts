@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import { cel } from '../util/cel';
+import { cel, celEnvironment } from '../util/cel';
 import type { UserInfo } from '../core/api';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
@@ -67,14 +67,14 @@ function plain(value: unknown): unknown {
   return value;
 }
 
-export function compileCel(expression: unknown, field: string, errors: string[]): Evaluate | undefined {
+export function compileCel(expression: unknown, field: string, errors: string[], naming: Pick<Naming, 'word'>): Evaluate | undefined {
   if (typeof expression !== 'string' || expression === '') {
     errors.push(`${field}: Required value`);
     return undefined;
   }
   try {
-    const { lib, env } = cel();
-    const run = lib.plan(env, lib.parse(expression));
+    const { lib } = cel();
+    const run = lib.plan(celEnvironment(naming), lib.parse(expression));
     return (vars) => plain(run(vars as never));
   } catch (err) {
     errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: compilation failed: ${(err as Error).message}`);
@@ -82,7 +82,7 @@ export function compileCel(expression: unknown, field: string, errors: string[])
   }
 }
 
-function mapping(raw: unknown, field: string, errors: string[], options: { prefixRequired: boolean; required: boolean }): Mapping | undefined {
+function mapping(raw: unknown, field: string, errors: string[], options: { prefixRequired: boolean; required: boolean; naming: Naming }): Mapping | undefined {
   if (raw === undefined || raw === null) {
     if (options.required) errors.push(`${field}: Required value: claim or expression is required`);
     return undefined;
@@ -100,7 +100,7 @@ function mapping(raw: unknown, field: string, errors: string[], options: { prefi
   }
   if (hasExpression) {
     if (raw.prefix !== undefined) errors.push(`${field}.prefix: Invalid value: ${JSON.stringify(raw.prefix)}: may not be specified when expression is set`);
-    const expression = compileCel(raw.expression, `${field}.expression`, errors);
+    const expression = compileCel(raw.expression, `${field}.expression`, errors, options.naming);
     return expression ? { expression } : undefined;
   }
   if (options.prefixRequired && typeof raw.prefix !== 'string') {
@@ -158,14 +158,14 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
         if (rule.expression !== undefined) errors.push(`${f}: Invalid value: "": claim and expression can't both be set`);
         claimRules.push({ claim: rule.claim, requiredValue: typeof rule.requiredValue === 'string' ? rule.requiredValue : '' });
       } else {
-        const expression = compileCel(rule.expression, `${f}.expression`, errors);
+        const expression = compileCel(rule.expression, `${f}.expression`, errors, naming);
         if (expression) claimRules.push({ expression, message: typeof rule.message === 'string' ? rule.message : '' });
       }
     });
     const mappings = isObj(raw.claimMappings) ? raw.claimMappings : {};
-    const username = mapping(mappings.username, `${at}.claimMappings.username`, errors, { prefixRequired: true, required: true });
-    const groups = mapping(mappings.groups, `${at}.claimMappings.groups`, errors, { prefixRequired: true, required: false });
-    const uid = mapping(mappings.uid, `${at}.claimMappings.uid`, errors, { prefixRequired: false, required: false });
+    const username = mapping(mappings.username, `${at}.claimMappings.username`, errors, { prefixRequired: true, required: true, naming });
+    const groups = mapping(mappings.groups, `${at}.claimMappings.groups`, errors, { prefixRequired: true, required: false, naming });
+    const uid = mapping(mappings.uid, `${at}.claimMappings.uid`, errors, { prefixRequired: false, required: false, naming });
     // Upstream refuses an unverified email as user name: claims.email needs claims.email_verified checked.
     const texts = JSON.stringify([raw.claimMappings, raw.claimValidationRules]);
     if (isObj(mappings.username) && typeof mappings.username.expression === 'string' && /claims\.email\b(?!_)/.test(mappings.username.expression) && !texts.includes('claims.email_verified')) {
@@ -186,14 +186,14 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
         errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: ${naming.keyDomain} and ${naming.groupDomain} domains are reserved`);
       } else if (keys.has(key)) errors.push(`${f}.key: Duplicate value: ${JSON.stringify(key)}`);
       keys.add(key);
-      const value = compileCel(e.valueExpression, `${f}.valueExpression`, errors);
+      const value = compileCel(e.valueExpression, `${f}.valueExpression`, errors, naming);
       if (key && value) extra.push({ key, value });
     });
     const userRules: JwtIssuerConfig['userRules'] = [];
     (Array.isArray(raw.userValidationRules) ? raw.userValidationRules : []).forEach((rule: unknown, j: number) => {
       const f = `${at}.userValidationRules[${j}]`;
       if (!isObj(rule)) return void errors.push(`${f}: Invalid value: must be an object`);
-      const expression = compileCel(rule.expression, `${f}.expression`, errors);
+      const expression = compileCel(rule.expression, `${f}.expression`, errors, naming);
       if (expression) userRules.push({ expression, message: typeof rule.message === 'string' ? rule.message : '' });
     });
     const config: JwtIssuerConfig = { url, audiences, claimRules, username: username ?? {}, extra, userRules };

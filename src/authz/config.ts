@@ -68,7 +68,7 @@ function duration(value: unknown, field: string, errors: string[]): number | und
   }
 }
 
-function webhookOf(raw: Record<string, unknown>, field: string, errors: string[]): WebhookConfig | undefined {
+function webhookOf(raw: Record<string, unknown>, field: string, errors: string[], naming: Naming): WebhookConfig | undefined {
   const start = errors.length;
   const timeoutMs = duration(raw.timeout, `${field}.timeout`, errors);
   if (raw.timeout === undefined || timeoutMs === 0) errors.push(`${field}.timeout: Required value`);
@@ -125,7 +125,7 @@ function webhookOf(raw: Record<string, unknown>, field: string, errors: string[]
       return;
     }
     if (typeof expression === 'string') seen.add(expression);
-    const compiled = compileCel(expression, f, errors);
+    const compiled = compileCel(expression, f, errors, naming);
     if (compiled) matchConditions.push(compiled);
   });
   if (errors.length > start || !client) return undefined;
@@ -181,7 +181,7 @@ export function parseAuthorizationConfig(text: string, naming: Naming): Authoriz
     let webhook: WebhookConfig | undefined;
     if (type === 'Webhook') {
       if (!isObj(a.webhook)) errors.push(`${field}.webhook: Required value: required when type=Webhook`);
-      else webhook = webhookOf(a.webhook, `${field}.webhook`, errors);
+      else webhook = webhookOf(a.webhook, `${field}.webhook`, errors, naming);
     } else if (a.webhook !== undefined && a.webhook !== null) {
       errors.push(`${field}.webhook: Invalid value: "non-null": non-null webhook config is only allowed when type=Webhook`);
     }

@@ -4,7 +4,8 @@
  * Values come in as decoded JSON; results go out as plain values (integers as numbers).
  */
 import type * as CelLibrary from '@bufbuild/cel';
-import { cel } from '../../util/cel';
+import { cel, celEnvironment } from '../../util/cel';
+import type { Naming } from '../../naming';
 
 export type CelVariables = Record<string, unknown>;
 
@@ -37,12 +38,12 @@ export function plainValue(value: unknown): unknown {
   return value;
 }
 
-/** Compile `expression`; throws CelCompileError with the parser's message. */
-export function compileExpression(expression: string): CompiledExpression {
+/** Compile `expression` for the profile's environment; throws CelCompileError with the parser's message. */
+export function compileExpression(expression: string, naming: Pick<Naming, 'word'>): CompiledExpression {
   let run: ReturnType<typeof CelLibrary.plan>;
   try {
-    const { lib, env } = cel();
-    run = lib.plan(env, lib.parse(expression));
+    const { lib } = cel();
+    run = lib.plan(celEnvironment(naming), lib.parse(expression));
   } catch (err) {
     throw new CelCompileError((err as Error).message);
   }

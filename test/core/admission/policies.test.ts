@@ -217,6 +217,31 @@ test('match conditions skip the policy; an expression that fails follows failure
   await core.create(at('configmaps', u), configMap('no-key', { other: '1' }), {}, admin);
 });
 
+test("Kubernetes' CEL libraries in validations: quantities, lists, regular expressions and sets", async () => {
+  const t = await namespace();
+  const has = (key: string) => `!has(object.data) || !('${key}' in object.data) || `;
+  await policy(t, {
+    validations: [
+      { expression: `${has('memory')}quantity(object.data.memory).isLessThan(quantity('1Gi'))`, messageExpression: "'memory ' + object.data.memory + ' is not below 1Gi'" },
+      { expression: `${has('ports')}object.data.ports.split(',').map(p, int(p)).isSorted()`, message: 'ports must be in order' },
+      { expression: `${has('image')}object.data.image.find('^[a-z0-9./-]+') == object.data.image`, message: 'image has characters it may not have' },
+      { expression: `${has('tags')}sets.contains(['blue', 'green'], object.data.tags.split(','))`, message: 'unknown tag' },
+    ],
+  });
+  await core.create(at('configmaps', t), configMap('fine', { memory: '512Mi', ports: '80,443,8080', image: 'registry.local/app', tags: 'green' }), {}, admin);
+  const denied = async (name: string, data: Record<string, string>) => (await refusal(core.create(at('configmaps', t), configMap(name, data), {}, admin))).status.message;
+  const prefix = (name: string) => `configmaps "${name}" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: `;
+  expect(await denied('big', { memory: '1.5G' })).toBe(`${prefix('big')}memory 1.5G is not below 1Gi`);
+  expect(await denied('exact', { memory: '1024Mi' })).toBe(`${prefix('exact')}memory 1024Mi is not below 1Gi`);
+  expect(await denied('order', { ports: '443,80' })).toBe(`${prefix('order')}ports must be in order`);
+  expect(await denied('image', { image: 'App:latest' })).toBe(`${prefix('image')}image has characters it may not have`);
+  expect(await denied('tags', { tags: 'green,red' })).toBe(`${prefix('tags')}unknown tag`);
+  // Not a quantity: the expression's error, in the parser's words (failurePolicy Fail).
+  expect(await denied('garbage', { memory: 'lots' })).toBe(
+    `${prefix('garbage')}expression '${has('memory')}quantity(object.data.memory).isLessThan(quantity('1Gi'))' resulted in error: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+  );
+});
+
 test("the binding's matchResources narrows what the policy matches", async () => {
   const t = await namespace();
   await policy(t, { validations: [{ expression: 'false', message: 'never' }] }, { matchResources: { objectSelector: { matchLabels: { strict: 'yes' } } } });

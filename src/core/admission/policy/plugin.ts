@@ -41,26 +41,26 @@ const POLICY_REASONS: Record<string, StatusReason> = {
   RequestEntityTooLarge: 'RequestEntityTooLarge',
 };
 
-function tryCompile(expression: string | undefined): Compiled<CompiledExpression> {
+function tryCompile(expression: string | undefined, naming: Naming): Compiled<CompiledExpression> {
   try {
-    return { ok: compileExpression(expression ?? '') };
+    return { ok: compileExpression(expression ?? '', naming) };
   } catch (err) {
     return { error: err instanceof CelCompileError ? `compilation failed: ${err.message}` : String(err) };
   }
 }
 
-function compilePolicy(policy: ValidatingAdmissionPolicy): CompiledPolicy {
+function compilePolicy(policy: ValidatingAdmissionPolicy, naming: Naming): CompiledPolicy {
   const spec = policy.spec ?? {};
   return {
     validations: (spec.validations ?? []).map((v) => ({
-      expression: tryCompile(v.expression),
+      expression: tryCompile(v.expression, naming),
       message: v.message,
       reason: v.reason,
-      messageExpression: v.messageExpression ? tryCompile(v.messageExpression) : undefined,
+      messageExpression: v.messageExpression ? tryCompile(v.messageExpression, naming) : undefined,
     })),
-    matchConditions: (spec.matchConditions ?? []).map((c) => ({ name: c.name, expression: tryCompile(c.expression) })),
-    variables: (spec.variables ?? []).map((v) => ({ name: v.name, expression: tryCompile(v.expression) })),
-    auditAnnotations: (spec.auditAnnotations ?? []).map((a) => ({ key: a.key, valueExpression: tryCompile(a.valueExpression) })),
+    matchConditions: (spec.matchConditions ?? []).map((c) => ({ name: c.name, expression: tryCompile(c.expression, naming) })),
+    variables: (spec.variables ?? []).map((v) => ({ name: v.name, expression: tryCompile(v.expression, naming) })),
+    auditAnnotations: (spec.auditAnnotations ?? []).map((a) => ({ key: a.key, valueExpression: tryCompile(a.valueExpression, naming) })),
   };
 }
 
@@ -121,7 +121,7 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
   const compiledPolicies = new WeakMap<ValidatingAdmissionPolicy, CompiledPolicy>();
   const compiled = (p: ValidatingAdmissionPolicy) => {
     let c = compiledPolicies.get(p);
-    if (!c) compiledPolicies.set(p, (c = compilePolicy(p)));
+    if (!c) compiledPolicies.set(p, (c = compilePolicy(p, naming)));
     return c;
   };
   const namespaceLabels = async (name: string) => (await reader.get({ group: '', version: 'v1', resource: 'namespaces', name }))?.metadata?.labels;

@@ -37,11 +37,11 @@ interface CompiledWebhook {
   conditions: Array<{ name: string; compiled: CompiledExpression }> | Error;
 }
 
-function compile(configuration: WebhookConfiguration): CompiledWebhook[] {
+function compile(configuration: WebhookConfiguration, naming: Naming): CompiledWebhook[] {
   return (configuration.webhooks ?? []).map((webhook) => {
     let conditions: CompiledWebhook['conditions'];
     try {
-      conditions = (webhook.matchConditions ?? []).map((c) => ({ name: c.name, compiled: compileExpression(c.expression) }));
+      conditions = (webhook.matchConditions ?? []).map((c) => ({ name: c.name, compiled: compileExpression(c.expression, naming) }));
     } catch (err) {
       conditions = err instanceof CelCompileError ? err : new Error(String(err));
     }
@@ -84,7 +84,7 @@ class Dispatcher {
     const out: CompiledWebhook[] = [];
     for (const configuration of configurations) {
       let hooks = this.compiled.get(configuration);
-      if (!hooks) this.compiled.set(configuration, (hooks = compile(configuration)));
+      if (!hooks) this.compiled.set(configuration, (hooks = compile(configuration, this.options.naming)));
       out.push(...hooks);
     }
     return out;

@@ -1,0 +1,42 @@
+/**
+ * `@bufbuild/cel`, loaded on first use. Loading it costs ~15 MB of RSS and part of the start,
+ * and a server without CEL validation rules, admission policies, webhook match conditions or
+ * structured authentication never needs it (docs/BENCHMARKS.md, idle RSS budget).
+ */
+import type * as CelLibrary from '@bufbuild/cel';
+import type * as CelExtensions from '@bufbuild/cel/ext';
+import type { Naming } from '../../naming';
+import type * as Libraries from './kubernetes';
+
+export type CelEnv = ReturnType<typeof CelLibrary.celEnv>;
+
+interface Loaded {
+  readonly lib: typeof CelLibrary;
+}
+
+let loaded: Loaded | undefined;
+const environments = new Map<string, CelEnv>();
+
+export function cel(): Loaded {
+  // A require on first use rather than an import: imports load at start.
+  loaded ??= { lib: require('@bufbuild/cel') as typeof CelLibrary };
+  return loaded;
+}
+
+/**
+ * The environment expressions run in, as upstream's base environment: CEL's standard functions,
+ * the strings extension and the Kubernetes libraries (kubernetes.ts), whose Quantity type is
+ * named after the profile (`kubernetes.Quantity`). One per profile, built on first use.
+ */
+export function celEnvironment(naming: Pick<Naming, 'word'>): CelEnv {
+  let env = environments.get(naming.word);
+  if (!env) {
+    const { lib } = cel();
+    const { strings } = require('@bufbuild/cel/ext') as typeof CelExtensions;
+    const { kubernetesLibraries } = require('./kubernetes') as typeof Libraries;
+    const libraries = kubernetesLibraries(lib, naming.word);
+    env = lib.celEnv({ funcs: [...strings, ...libraries.funcs], registry: libraries.registry });
+    environments.set(naming.word, env);
+  }
+  return env;
+}

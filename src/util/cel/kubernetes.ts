@@ -1,0 +1,250 @@
+/**
+ * The Kubernetes CEL libraries a 1.32 API server adds to CEL's standard functions, as functions
+ * of `@bufbuild/cel`:
+ *
+ * - lists: `<list>.isSorted()`, `.sum()`, `.min()`, `.max()`, `.indexOf(<value>)`,
+ *   `.lastIndexOf(<value>)` (the order, sums and equality are CEL's own operators);
+ * - regex: `<string>.find(<regex>)`, `<string>.findAll(<regex>)`, `<string>.findAll(<regex>, <int>)`;
+ * - sets: `sets.contains(<list>, <list>)`, `sets.equivalent(...)`, `sets.intersects(...)`;
+ * - quantity: `quantity(<string>)`, `isQuantity(<string>)` and the Quantity methods
+ *   (quantity.ts).
+ *
+ * Not offered (an expression using them fails with "unbound function"): the URL, IP, CIDR,
+ * format and authorizer libraries, optional types and `cel.bind` (docs/ARCHITECTURE.md, "Known gaps").
+ */
+import type * as CelLibrary from '@bufbuild/cel';
+import type { CelFunc, CelValue } from '@bufbuild/cel';
+import { create, createFileRegistry, createRegistry, type DescMessage, type Registry } from '@bufbuild/protobuf';
+import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
+import type { RE2JS as RE2 } from '@bufbuild/re2';
+import * as q from './quantity';
+
+type Lib = typeof CelLibrary;
+
+export interface KubernetesLibraries {
+  readonly funcs: CelFunc[];
+  /** The Quantity type's descriptor, for the environment's registry. */
+  readonly registry: Registry;
+}
+
+/** A binary CEL operator as a function of two CEL values (CEL's semantics, errors included). */
+function operator(lib: Lib, expression: string): (a: CelValue, b: CelValue) => unknown {
+  const run = lib.plan(lib.celEnv(), lib.parse(expression));
+  return (a, b) => run({ a, b } as never);
+}
+
+/** The Quantity message type: `<vendor>.Quantity` with its canonical decimal text. */
+function quantityType(word: string): { registry: Registry; desc: DescMessage } {
+  const file = create(FileDescriptorProtoSchema, {
+    name: `keelson/cel/${word}.proto`,
+    package: word,
+    syntax: 'proto3',
+    messageType: [
+      { name: 'Quantity', field: [{ name: 'amount', jsonName: 'amount', number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL }] },
+    ],
+  });
+  const files = createFileRegistry(file, () => undefined);
+  return { registry: createRegistry(files), desc: files.getMessage(`${word}.Quantity`)! };
+}
+
+export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries {
+  const { celFunc, celMethod, celError, isCelError, celList, CelScalar, listType, objectType } = lib;
+  const DYN = CelScalar.DYN;
+  const LIST = listType(DYN);
+  const less = operator(lib, 'a < b');
+  const equal = operator(lib, 'a == b');
+  const plus = operator(lib, 'a + b');
+
+  const items = (list: Iterable<CelValue>) => Array.from(list);
+  /** A CEL error from an operator, thrown: a function's throw is its call's error value. */
+  const ok = <T>(value: T | CelLibrary.CelError): T => {
+    if (isCelError(value)) throw value;
+    return value;
+  };
+  const indexOf = (list: Iterable<CelValue>, value: CelValue, last: boolean): bigint => {
+    const all = items(list);
+    for (let k = 0; k < all.length; k++) {
+      const i = last ? all.length - 1 - k : k;
+      if (ok(equal(all[i]!, value)) === true) return BigInt(i);
+    }
+    return -1n;
+  };
+  const extreme = (name: 'min' | 'max') =>
+    function (this: Iterable<CelValue>) {
+      const all = items(this);
+      if (all.length === 0) throw celError(`${name} called on empty list`);
+      let best: CelValue = all[0]!;
+      for (const next of all.slice(1)) {
+        if (ok(name === 'min' ? less(next, best) : less(best, next)) === true) best = next;
+      }
+      return best as never;
+    };
+  const contains = (list: Iterable<CelValue>, value: CelValue): boolean => {
+    for (const item of list) if (ok(equal(item, value)) === true) return true;
+    return false;
+  };
+  const everyIn = (whole: Iterable<CelValue>, part: Iterable<CelValue>): boolean => {
+    for (const item of part) if (!contains(whole, item)) return false;
+    return true;
+  };
+
+  const lists: CelFunc[] = [
+    celMethod('isSorted', LIST, [], CelScalar.BOOL, function () {
+      const all = items(this);
+      for (let i = 1; i < all.length; i++) if (ok(less(all[i]!, all[i - 1]!)) === true) return false;
+      return true;
+    }),
+    celMethod('sum', LIST, [], DYN, function () {
+      const all = items(this);
+      if (all.length === 0) return 0n;
+      let total: unknown = all[0];
+      for (const next of all.slice(1)) total = ok(plus(total as CelValue, next));
+      return total as never;
+    }),
+    celMethod('min', LIST, [], DYN, extreme('min') as never),
+    celMethod('max', LIST, [], DYN, extreme('max') as never),
+    celMethod('indexOf', LIST, [DYN], CelScalar.INT, function (value) {
+      return indexOf(this, value, false) as never;
+    }),
+    celMethod('lastIndexOf', LIST, [DYN], CelScalar.INT, function (value) {
+      return indexOf(this, value, true) as never;
+    }),
+  ];
+
+  const sets: CelFunc[] = [
+    celFunc('sets.contains', [LIST, LIST], CelScalar.BOOL, (whole, part) => everyIn(whole, part)),
+    celFunc('sets.equivalent', [LIST, LIST], CelScalar.BOOL, (a, b) => everyIn(a, b) && everyIn(b, a)),
+    celFunc('sets.intersects', [LIST, LIST], CelScalar.BOOL, (a, b) => items(b).some((item) => contains(a, item))),
+  ];
+
+  const regexFind = (text: string, pattern: string, limit: number): string[] => {
+    const compiled = compileRegex(pattern);
+    if (typeof compiled === 'string') throw celError(compiled);
+    return findAll(compiled, text, limit);
+  };
+  const regex: CelFunc[] = [
+    celMethod('find', CelScalar.STRING, [CelScalar.STRING], CelScalar.STRING, function (pattern) {
+      return regexFind(this, pattern, 1)[0] ?? '';
+    }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING], listType(CelScalar.STRING), function (pattern) {
+      return celList(regexFind(this, pattern, -1));
+    }),
+    celMethod('findAll', CelScalar.STRING, [CelScalar.STRING, CelScalar.INT], listType(CelScalar.STRING), function (pattern, n) {
+      return celList(regexFind(this, pattern, n < 0n ? -1 : Number(n)));
+    }),
+  ];
+
+  const { registry, desc } = quantityType(word);
+  const QUANTITY = objectType(desc);
+  const wrap = (d: q.Decimal) => create(desc, { amount: q.decimalText(d) }) as never;
+  const amountOf = (v: CelValue): q.Decimal => q.parseQuantity((v as unknown as { message: { amount: string } }).message.amount);
+
+  const fromInt = (n: bigint): q.Decimal => ({ digits: n, scale: 0 });
+  const quantity: CelFunc[] = [
+    // A parse error is thrown with its message: the call's error value.
+    celFunc('quantity', [CelScalar.STRING], QUANTITY, (text) => wrap(q.parseQuantity(text))),
+    celFunc('isQuantity', [CelScalar.STRING], CelScalar.BOOL, (text) => {
+      try {
+        q.parseQuantity(text);
+        return true;
+      } catch {
+        return false;
+      }
+    }),
+    celFunc('sign', [QUANTITY], CelScalar.INT, (a) => BigInt(q.sign(amountOf(a as never)))),
+    celMethod('sign', QUANTITY, [], CelScalar.INT, function () {
+      return BigInt(q.sign(amountOf(this as never)));
+    }),
+    celMethod('isGreaterThan', QUANTITY, [QUANTITY], CelScalar.BOOL, function (other) {
+      return q.compare(amountOf(this as never), amountOf(other as never)) === 1;
+    }),
+    celMethod('isLessThan', QUANTITY, [QUANTITY], CelScalar.BOOL, function (other) {
+      return q.compare(amountOf(this as never), amountOf(other as never)) === -1;
+    }),
+    celMethod('compareTo', QUANTITY, [QUANTITY], CelScalar.INT, function (other) {
+      return BigInt(q.compare(amountOf(this as never), amountOf(other as never)));
+    }),
+    celMethod('asApproximateFloat', QUANTITY, [], CelScalar.DOUBLE, function () {
+      return q.approximateFloat(amountOf(this as never));
+    }),
+    celMethod('isInteger', QUANTITY, [], CelScalar.BOOL, function () {
+      return q.asInt64(amountOf(this as never)) !== undefined;
+    }),
+    celMethod('asInteger', QUANTITY, [], CelScalar.INT, function () {
+      const n = q.asInt64(amountOf(this as never));
+      if (n === undefined) throw celError('cannot convert value to integer');
+      return n;
+    }),
+    celMethod('add', QUANTITY, [QUANTITY], QUANTITY, function (other) {
+      return wrap(q.add(amountOf(this as never), amountOf(other as never)));
+    }),
+    celMethod('add', QUANTITY, [CelScalar.INT], QUANTITY, function (n) {
+      return wrap(q.add(amountOf(this as never), fromInt(n)));
+    }),
+    celMethod('sub', QUANTITY, [QUANTITY], QUANTITY, function (other) {
+      return wrap(q.add(amountOf(this as never), q.negate(amountOf(other as never))));
+    }),
+    celMethod('sub', QUANTITY, [CelScalar.INT], QUANTITY, function (n) {
+      return wrap(q.add(amountOf(this as never), fromInt(-n)));
+    }),
+  ];
+
+  return { funcs: [...lists, ...sets, ...regex, ...quantity], registry };
+}
+
+/**
+ * A regular expression as RE2 reads it (Go's syntax: RE2's own parser checks it), run by
+ * JavaScript's engine with the same meaning: a leading `(?flags)` group of `i`, `m` or `s`
+ * becomes the RegExp's flags, `\A` and `\z` its anchors. Anything RE2 accepts that the
+ * JavaScript engine reads otherwise is refused rather than run with another meaning. Returns
+ * the error message when it cannot be used.
+ */
+function compileRegex(pattern: string): RegExp | string {
+  const { RE2JS } = require('@bufbuild/re2') as { RE2JS: typeof RE2 };
+  try {
+    RE2JS.compile(pattern);
+  } catch (err) {
+    return `Illegal regex: ${(err as Error).message}`;
+  }
+  let source = pattern;
+  let flags = 'gu';
+  const leading = /^\(\?([ims]+)\)/.exec(source);
+  if (leading) {
+    flags += [...new Set(leading[1]!)].join('');
+    source = source.slice(leading[0].length);
+  }
+  // Inline flags past the start, POSIX classes, one-letter Unicode classes, \C and \Q…\E.
+  if (/\(\?[a-zA-Z-]+[:)]|\[\[:|\\[pP][A-Z]|\\[CQE]/.test(source)) return `Illegal regex: unsupported in this server: ${pattern}`;
+  source = source.replace(/\(\?P</g, '(?<').replace(/\\A/g, '^').replace(/\\z/g, '(?![\\s\\S])');
+  try {
+    return new RegExp(source, flags);
+  } catch (err) {
+    return `Illegal regex: ${(err as Error).message}`;
+  }
+}
+
+/** Go's FindAllString: at most `limit` matches (all when negative), no empty match right after a match. */
+function findAll(re: RegExp, text: string, limit: number): string[] {
+  const out: string[] = [];
+  if (limit === 0) return out;
+  re.lastIndex = 0;
+  let previousEnd = -1;
+  for (;;) {
+    const m = re.exec(text);
+    if (!m) break;
+    const start = m.index;
+    const end = start + m[0].length;
+    if (end === start) {
+      // Step over one code point, as Go steps over one rune.
+      re.lastIndex = start + (text.codePointAt(start)! > 0xffff ? 2 : 1);
+      if (start === previousEnd) {
+        if (re.lastIndex > text.length + 1) break;
+        continue;
+      }
+    }
+    previousEnd = end;
+    out.push(m[0]);
+    if (out.length === limit || re.lastIndex > text.length) break;
+  }
+  return out;
+}

@@ -1,0 +1,153 @@
+/**
+ * Kubernetes' CEL libraries (src/util/cel): each function against the examples upstream's
+ * library documents, the quantity grammar and its three errors, exact arithmetic where floats
+ * would round, and the type named after the profile.
+ */
+import { compileExpression } from '../../src/core/admission/cel';
+import { createNaming } from '../../src/naming';
+import { QUANTITY_FORMAT_ERROR, QUANTITY_NUMERIC_ERROR, QUANTITY_SUFFIX_ERROR, decimalText, parseQuantity } from '../../src/util/cel/quantity';
+
+const kubernetes = createNaming('kubernetes');
+const run = (expression: string, vars: Record<string, unknown> = {}) => compileExpression(expression, kubernetes).evaluate(vars);
+const failure = (expression: string) => {
+  try {
+    run(expression);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error(`${expression} did not fail`);
+};
+
+describe('lists', () => {
+  test.each([
+    ['[1, 2, 3].isSorted()', true],
+    ["['a', 'b', 'b', 'c'].isSorted()", true],
+    ['[2.0, 1.0].isSorted()', false],
+    ['[1].isSorted()', true],
+    ['[].isSorted()', true],
+    ['[1, 3].sum()', 4],
+    ['[1.0, 3.0].sum()', 4],
+    ["[duration('1m'), duration('1s')].sum() == duration('61s')", true],
+    ['[].sum()', 0],
+    ['[1, 3].min()', 1],
+    ['[1, 3].max()', 3],
+    ['[1].min()', 1],
+    ["['b', 'a', 'c'].max()", 'c'],
+    ['[1, 2, 2, 3].indexOf(2)', 1],
+    ["['a', 'b', 'b', 'c'].lastIndexOf('b')", 2],
+    ['[1.0].indexOf(1.1)', -1],
+    ["[].indexOf('string')", -1],
+  ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
+
+  test('min and max of an empty list fail, as upstream words it; mixed types are no overload', () => {
+    expect(failure('[].min()')).toBe('min called on empty list');
+    expect(failure('[].max()')).toBe('max called on empty list');
+    expect(failure("[1, 'a'].isSorted()")).toMatch(/overload/);
+  });
+
+  test('on lists of the object being admitted', () => {
+    expect(run('object.spec.ports.map(p, p.port).isSorted() && object.spec.ports.map(p, p.port).sum() == 523', { object: { spec: { ports: [{ port: 80 }, { port: 443 }] } } })).toBe(true);
+  });
+});
+
+describe('regular expressions', () => {
+  test.each([
+    ["'abc 123 def 456'.find('[0-9]+')", '123'],
+    ["'abc'.find('[0-9]+')", ''],
+    ["'abc 123 def 456'.findAll('[0-9]+')", ['123', '456']],
+    ["'abc 123 def 456'.findAll('[0-9]+', 1)", ['123']],
+    ["'abc 123 def 456'.findAll('[0-9]+', 0)", []],
+    ["'abc 123 def 456'.findAll('[0-9]+', -1)", ['123', '456']],
+    // Go's FindAllString: no empty match right after a match.
+    ["'baaac'.findAll('a*')", ['', 'aaa', '']],
+    ["'ABC'.find('(?i)b')", 'B'],
+    ["'key=value'.find('(?P<k>[a-z]+)=')", 'key='],
+    ["'a\\nb'.findAll('(?m)^[a-z]$')", ['a', 'b']],
+  ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
+
+  test("a pattern RE2 refuses fails with Go's parser message; one JavaScript would read otherwise is refused", () => {
+    expect(failure("'x'.find('(')")).toBe('Illegal regex: error parsing regexp: missing closing ): `(`');
+    expect(failure("'x'.find('(?=x)')")).toMatch(/^Illegal regex: /);
+    expect(failure("'x'.find('[[:alpha:]]')")).toBe('Illegal regex: unsupported in this server: [[:alpha:]]');
+  });
+});
+
+describe('sets', () => {
+  test.each([
+    ['sets.contains([1, 2, 3, 4], [2, 3])', true],
+    ['sets.contains([1, 2], [3])', false],
+    ['sets.contains([1], [])', true],
+    ['sets.contains([1.0, 2u], [1, 2])', true],
+    ['sets.equivalent([1, 2, 3], [3, 2, 1, 1])', true],
+    ['sets.equivalent([1, 2], [1])', false],
+    ['sets.intersects([1], [1, 2])', true],
+    ['sets.intersects([1], [])', false],
+  ])('%s', (expression, want) => expect(run(expression)).toBe(want));
+});
+
+describe('quantities', () => {
+  test.each([
+    ["quantity('200M').compareTo(quantity('0.2G'))", 0],
+    ["quantity('50M').compareTo(quantity('50Mi'))", -1],
+    ["quantity('50Mi').compareTo(quantity('50M'))", 1],
+    ["quantity('150Mi').isGreaterThan(quantity('100Mi'))", true],
+    ["quantity('50Mi').isGreaterThan(quantity('100Mi'))", false],
+    ["quantity('50M').isLessThan(quantity('100M'))", true],
+    ["quantity('50000000G').isInteger()", true],
+    ["quantity('50k').isInteger()", true],
+    ["quantity('9999999999999999999999999999999999999G').isInteger()", false],
+    ["quantity('50k').asInteger() == 50000", true],
+    ["quantity('50k').sub(20000).asApproximateFloat() == 30000.0", true],
+    ["quantity('50k').add(quantity('20k')) == quantity('70k')", true],
+    ["quantity('50k').add(20) == quantity('50020')", true],
+    ["quantity('50k').add(20).sub(quantity('100k')).sub(-50000) == quantity('20')", true],
+    ["quantity('1') == quantity('1000m')", true],
+    ["quantity('0.1') == quantity('100m')", true],
+    ["quantity('-5').sign()", -1],
+    ["quantity('0').sign()", 0],
+    ["quantity('1.5Gi').asInteger()", 1610612736],
+    ["isQuantity('1.3G')", true],
+    ["isQuantity('1.3Gi')", true],
+    ["isQuantity('1,3G')", false],
+    ["isQuantity('10000k')", true],
+    ["isQuantity('200K')", false],
+    ["isQuantity('Three')", false],
+    ["isQuantity('Mi')", false],
+  ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
+
+  test('errors in the parser\'s words; an integer out of range', () => {
+    expect(failure("quantity('200K')")).toBe(QUANTITY_SUFFIX_ERROR);
+    expect(failure("quantity('Three')")).toBe(QUANTITY_FORMAT_ERROR);
+    expect(QUANTITY_FORMAT_ERROR).toBe("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    expect(failure("quantity('9999999999999999999999999999999999999G').asInteger()")).toBe('cannot convert value to integer');
+  });
+
+  test('the grammar: exponents, rounding to nano-units away from zero, the binary cap', () => {
+    const text = (q: string) => decimalText(parseQuantity(q));
+    expect(text('1e3')).toBe('1000');
+    expect(text('1E-3')).toBe('0.001');
+    expect(text('1E')).toBe('1000000000000000000');
+    expect(text('.5')).toBe('0.5');
+    expect(text('1.')).toBe('1');
+    expect(text('+2k')).toBe('2000');
+    expect(text('0.1Ki')).toBe('102.4');
+    expect(text('0.0000000001')).toBe('0.000000001');
+    expect(text('-0.0000000001')).toBe('-0.000000001');
+    expect(text('8Ei')).toBe('9223372036854775807');
+    expect(text('-8Ei')).toBe('-9223372036854775807');
+    expect(text('9E')).toBe('9000000000000000000');
+    expect(text('90E')).toBe('90000000000000000000');
+    expect(() => parseQuantity('')).toThrow(QUANTITY_FORMAT_ERROR);
+    expect(() => parseQuantity('1e')).toThrow(QUANTITY_SUFFIX_ERROR);
+    expect(() => parseQuantity('1ki')).toThrow(QUANTITY_SUFFIX_ERROR);
+    expect(() => parseQuantity('1 Gi')).toThrow(QUANTITY_FORMAT_ERROR);
+    expect(() => parseQuantity('1e1.5')).toThrow(QUANTITY_FORMAT_ERROR);
+    expect(QUANTITY_NUMERIC_ERROR).toBe('unable to parse numeric part of quantity');
+  });
+
+  test("the type carries the profile's name", () => {
+    const typeName = (naming: ReturnType<typeof createNaming>) => (compileExpression("type(quantity('1'))", naming).evaluate({}) as { name: string }).name;
+    expect(typeName(kubernetes)).toBe('kubernetes.Quantity');
+    expect(typeName(createNaming('platform'))).toBe('platform.Quantity');
+  });
+});
