@@ -1,7 +1,7 @@
 /**
  * Kubernetes' CEL libraries (src/util/cel): each function against the examples upstream's
  * library documents, the quantity grammar and its three errors, exact arithmetic where floats
- * would round, and the type named after the profile.
+ * would round, URLs as Go's net/url reads them, and the types named after the profile.
  */
 import { compileExpression } from '../../src/core/admission/cel';
 import { createNaming } from '../../src/naming';
@@ -149,5 +149,50 @@ describe('quantities', () => {
     const typeName = (naming: ReturnType<typeof createNaming>) => (compileExpression("type(quantity('1'))", naming).evaluate({}) as { name: string }).name;
     expect(typeName(kubernetes)).toBe('kubernetes.Quantity');
     expect(typeName(createNaming('platform'))).toBe('platform.Quantity');
+  });
+});
+
+describe('urls', () => {
+  test.each([
+    ["isURL('https://user:pass@example.com:80/path?query=val#fragment')", true],
+    ["isURL('/absolute-path')", true],
+    ["isURL('https://a:b:c/')", false],
+    ["isURL('../relative-path')", false],
+    ["url('/path').getScheme()", ''],
+    ["url('https://example.com/').getScheme()", 'https'],
+    ["url('HTTPS://example.com/').getScheme()", 'https'],
+    ["url('https://example.com:80/').getHost()", 'example.com:80'],
+    ["url('https://example.com/').getHost()", 'example.com'],
+    ["url('https://[::1]:80/').getHost()", '[::1]:80'],
+    ["url('https://[::1]/').getHost()", '[::1]'],
+    ["url('/path').getHost()", ''],
+    ["url('https://example.com:80/').getHostname()", 'example.com'],
+    ["url('https://127.0.0.1:80/').getHostname()", '127.0.0.1'],
+    ["url('https://[::1]:80/').getHostname()", '::1'],
+    ["url('/path').getHostname()", ''],
+    ["url('https://example.com:80/').getPort()", '80'],
+    ["url('https://example.com/').getPort()", ''],
+    ["url('/path').getPort()", ''],
+    ["url('https://example.com/path').getEscapedPath()", '/path'],
+    ["url('https://example.com/path with spaces/').getEscapedPath()", '/path%20with%20spaces/'],
+    ["url('https://example.com/a%2Fb').getEscapedPath()", '/a%2Fb'],
+    ["url('https://example.com').getEscapedPath()", ''],
+    ["url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()", { k1: ['a'], k2: ['b', 'c'] }],
+    ["url('https://example.com/path?key with spaces=value with spaces').getQuery()", { 'key with spaces': ['value with spaces'] }],
+    ["url('https://example.com/path?a=1+2&b=%zz&c').getQuery()", { a: ['1 2'], c: [''] }],
+    ["url('https://example.com/path?').getQuery()", {}],
+    ["url('https://example.com/path').getQuery()", {}],
+    ["url('https://example.com/path#frag').getEscapedPath()", '/path'],
+    ["url('https://example.com/') == url('https://example.com/')", true],
+  ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
+
+  test("errors in Go's words, wrapped as upstream's library wraps them", () => {
+    expect(failure("url('https://a:b:c/')")).toBe('URL parse error during conversion from string: parse "https://a:b:c/": invalid port ":c" after host');
+    expect(failure("url('../relative-path')")).toBe('URL parse error during conversion from string: parse "../relative-path": invalid URI for request');
+    expect(failure("url('')")).toBe('URL parse error during conversion from string: parse "": empty url');
+    expect(failure("url(':x')")).toBe('URL parse error during conversion from string: parse ":x": missing protocol scheme');
+    expect(failure("url('https://exa mple.com/')")).toBe('URL parse error during conversion from string: parse "https://exa mple.com/": invalid character " " in host name');
+    expect(failure("url('/a%zzb')")).toBe('URL parse error during conversion from string: parse "/a%zzb": invalid URL escape "%zz"');
+    expect(failure("url('https://[::1/')")).toBe('URL parse error during conversion from string: parse "https://[::1/": missing \']\' in host');
   });
 });

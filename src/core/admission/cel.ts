@@ -13,6 +13,11 @@ export interface CompiledExpression {
   readonly expression: string;
   /** The result as a plain value; throws CelEvaluationError. */
   evaluate(vars: CelVariables): unknown;
+  /**
+   * The result as CEL holds it (an int a bigint, a map a CEL map, a quantity its object), for a
+   * value that goes back into other expressions (a policy's variables); throws CelEvaluationError.
+   */
+  evaluateValue(vars: CelVariables): unknown;
 }
 
 /** An expression that failed at run time (a missing field, a type mismatch, no such overload). */
@@ -26,15 +31,9 @@ export function plainValue(value: unknown): unknown {
   if (typeof value === 'bigint') return Number(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Uint8Array) return value;
-  if (Symbol.iterator in value && !(value instanceof Map)) {
-    const items = Array.from(value as Iterable<unknown>);
-    // A CEL map iterates its keys; read it through its getter.
-    const map = value as { get?: (k: unknown) => unknown; has?: (k: unknown) => boolean };
-    if (typeof map.get === 'function' && typeof map.has === 'function') {
-      return Object.fromEntries(items.map((k) => [String(plainValue(k)), plainValue(map.get!(k))]));
-    }
-    return items.map(plainValue);
-  }
+  // A CEL map iterates its entries, a list its items.
+  if (cel().lib.isCelMap(value)) return Object.fromEntries(Array.from(value, ([k, v]) => [String(plainValue(k)), plainValue(v)]));
+  if (Symbol.iterator in value && !(value instanceof Map)) return Array.from(value as Iterable<unknown>, plainValue);
   return value;
 }
 
@@ -47,18 +46,17 @@ export function compileExpression(expression: string, naming: Pick<Naming, 'word
   } catch (err) {
     throw new CelCompileError((err as Error).message);
   }
-  return {
-    expression,
-    evaluate(vars) {
-      let result: unknown;
-      try {
-        result = run(vars as never);
-      } catch (err) {
-        throw new CelEvaluationError((err as Error).message);
-      }
-      return plainValue(result);
-    },
+  const value = (vars: CelVariables): unknown => {
+    let result: unknown;
+    try {
+      result = run(vars as never);
+    } catch (err) {
+      throw new CelEvaluationError((err as Error).message);
+    }
+    if (cel().lib.isCelError(result)) throw new CelEvaluationError(result.message);
+    return result;
   };
+  return { expression, evaluate: (vars) => plainValue(value(vars)), evaluateValue: value };
 }
 
 /** Evaluate a compiled expression that must give a boolean (upstream: "expected a bool"). */

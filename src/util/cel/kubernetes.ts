@@ -7,10 +7,12 @@
  * - regex: `<string>.find(<regex>)`, `<string>.findAll(<regex>)`, `<string>.findAll(<regex>, <int>)`;
  * - sets: `sets.contains(<list>, <list>)`, `sets.equivalent(...)`, `sets.intersects(...)`;
  * - quantity: `quantity(<string>)`, `isQuantity(<string>)` and the Quantity methods
- *   (quantity.ts).
+ *   (quantity.ts);
+ * - urls: `url(<string>)`, `isURL(<string>)`, and on a URL `getScheme`, `getHost`,
+ *   `getHostname`, `getPort`, `getEscapedPath`, `getQuery` (Go's net/url semantics, go-url.ts).
  *
- * Not offered (an expression using them fails with "unbound function"): the URL, IP, CIDR,
- * format and authorizer libraries, optional types and `cel.bind` (docs/ARCHITECTURE.md, "Known gaps").
+ * Not offered (an expression using them fails with "unbound function"): the IP, CIDR, format
+ * and authorizer libraries, optional types and `cel.bind` (docs/ARCHITECTURE.md, "Known gaps").
  */
 import type * as CelLibrary from '@bufbuild/cel';
 import type { CelFunc, CelValue } from '@bufbuild/cel';
@@ -18,12 +20,13 @@ import { create, createFileRegistry, createRegistry, type DescMessage, type Regi
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import type { RE2JS as RE2 } from '@bufbuild/re2';
 import * as q from './quantity';
+import * as u from './go-url';
 
 type Lib = typeof CelLibrary;
 
 export interface KubernetesLibraries {
   readonly funcs: CelFunc[];
-  /** The Quantity type's descriptor, for the environment's registry. */
+  /** The Quantity and URL types' descriptors, for the environment's registry. */
   readonly registry: Registry;
 }
 
@@ -33,22 +36,29 @@ function operator(lib: Lib, expression: string): (a: CelValue, b: CelValue) => u
   return (a, b) => run({ a, b } as never);
 }
 
-/** The Quantity message type: `<vendor>.Quantity` with its canonical decimal text. */
-function quantityType(word: string): { registry: Registry; desc: DescMessage } {
+/**
+ * The libraries' value types, as CEL object types (protobuf messages, which is what
+ * `@bufbuild/cel` knows objects as): `<vendor>.Quantity` with its canonical decimal text and
+ * `<vendor>.URL` with the text it was made from. Each holds one string field; CEL's `==` on
+ * them compares that text.
+ */
+function valueTypes(word: string): { registry: Registry; quantity: DescMessage; url: DescMessage } {
+  const text = (name: string) => ({ name, jsonName: name, number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL });
   const file = create(FileDescriptorProtoSchema, {
     name: `keelson/cel/${word}.proto`,
     package: word,
     syntax: 'proto3',
     messageType: [
-      { name: 'Quantity', field: [{ name: 'amount', jsonName: 'amount', number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL }] },
+      { name: 'Quantity', field: [text('amount')] },
+      { name: 'URL', field: [text('text')] },
     ],
   });
   const files = createFileRegistry(file, () => undefined);
-  return { registry: createRegistry(files), desc: files.getMessage(`${word}.Quantity`)! };
+  return { registry: createRegistry(files), quantity: files.getMessage(`${word}.Quantity`)!, url: files.getMessage(`${word}.URL`)! };
 }
 
 export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries {
-  const { celFunc, celMethod, celError, isCelError, celList, CelScalar, listType, objectType } = lib;
+  const { celFunc, celMethod, celError, isCelError, celList, celMap, CelScalar, listType, mapType, objectType } = lib;
   const DYN = CelScalar.DYN;
   const LIST = listType(DYN);
   const less = operator(lib, 'a < b');
@@ -134,9 +144,9 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
     }),
   ];
 
-  const { registry, desc } = quantityType(word);
-  const QUANTITY = objectType(desc);
-  const wrap = (d: q.Decimal) => create(desc, { amount: q.decimalText(d) }) as never;
+  const types = valueTypes(word);
+  const QUANTITY = objectType(types.quantity);
+  const wrap = (d: q.Decimal) => create(types.quantity, { amount: q.decimalText(d) }) as never;
   const amountOf = (v: CelValue): q.Decimal => q.parseQuantity((v as unknown as { message: { amount: string } }).message.amount);
 
   const fromInt = (n: bigint): q.Decimal => ({ digits: n, scale: 0 });
@@ -189,7 +199,30 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
     }),
   ];
 
-  return { funcs: [...lists, ...sets, ...regex, ...quantity], registry };
+  const URL = objectType(types.url);
+  const urlOf = (v: CelValue) => u.parseRequestUrl((v as unknown as { message: { text: string } }).message.text);
+  const urlGetter = (name: string, get: (url: u.GoUrl) => string) =>
+    celMethod(name, URL, [], CelScalar.STRING, function () {
+      return get(urlOf(this as never));
+    });
+  const urls: CelFunc[] = [
+    celFunc('url', [CelScalar.STRING], URL, (text) => {
+      u.parseRequestUrl(text);
+      return create(types.url, { text }) as never;
+    }),
+    celFunc('isURL', [CelScalar.STRING], CelScalar.BOOL, (text) => u.isRequestUrl(text)),
+    urlGetter('getScheme', (url) => url.scheme),
+    urlGetter('getHost', (url) => url.host),
+    urlGetter('getHostname', u.hostname),
+    urlGetter('getPort', u.port),
+    urlGetter('getEscapedPath', u.escapedPath),
+    celMethod('getQuery', URL, [], mapType(CelScalar.STRING, listType(CelScalar.STRING)), function () {
+      const entries = [...u.query(urlOf(this as never))].map(([key, values]) => [key, celList(values)] as const);
+      return celMap(new Map(entries)) as never;
+    }),
+  ];
+
+  return { funcs: [...lists, ...sets, ...regex, ...quantity, ...urls], registry: types.registry };
 }
 
 /**

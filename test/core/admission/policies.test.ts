@@ -242,6 +242,26 @@ test("Kubernetes' CEL libraries in validations: quantities, lists, regular expre
   );
 });
 
+test('variables keep their CEL types: an int stays an int, a map a map, a quantity a quantity', async () => {
+  const t = await namespace();
+  await policy(t, {
+    variables: [
+      { name: 'count', expression: 'has(object.data) ? object.data.size() : 0' },
+      { name: 'labels', expression: 'has(object.metadata.labels) ? object.metadata.labels : {}' },
+      { name: 'limit', expression: "quantity('2')" },
+    ],
+    validations: [
+      { expression: 'variables.count + 1 <= 3', messageExpression: "'count+1 is ' + string(variables.count + 1)" },
+      { expression: "!('team' in variables.labels) || variables.labels['team'] == 'core'", message: 'team must be core' },
+      { expression: 'quantity(string(variables.count)).compareTo(variables.limit) <= 0', message: 'more keys than the limit' },
+    ],
+  });
+  await core.create(at('configmaps', t), configMap('ok', { a: '1' }, { team: 'core' }), {}, admin);
+  const prefix = (name: string) => `configmaps "${name}" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: `;
+  expect((await refusal(core.create(at('configmaps', t), configMap('many', { a: '1', b: '2', c: '3' }), {}, admin))).status.message).toBe(`${prefix('many')}count+1 is 4`);
+  expect((await refusal(core.create(at('configmaps', t), configMap('team', {}, { team: 'web' }), {}, admin))).status.message).toBe(`${prefix('team')}team must be core`);
+});
+
 test("the binding's matchResources narrows what the policy matches", async () => {
   const t = await namespace();
   await policy(t, { validations: [{ expression: 'false', message: 'never' }] }, { matchResources: { objectSelector: { matchLabels: { strict: 'yes' } } } });

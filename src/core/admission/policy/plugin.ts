@@ -74,10 +74,10 @@ interface Violation {
 /** An error the failure policy decides on. */
 class PolicyError extends Error {}
 
-function evaluate(compiled: Compiled<CompiledExpression>, vars: CelVariables): unknown {
+function evaluate(compiled: Compiled<CompiledExpression>, vars: CelVariables, asCel = false): unknown {
   if ('error' in compiled) throw new PolicyError(compiled.error);
   try {
-    return compiled.ok.evaluate(vars);
+    return asCel ? compiled.ok.evaluateValue(vars) : compiled.ok.evaluate(vars);
   } catch (err) {
     if (err instanceof CelEvaluationError) throw new PolicyError(`expression '${compiled.ok.expression}' resulted in error: ${err.message}`);
     throw err;
@@ -104,7 +104,8 @@ function lazyVariables(list: CompiledPolicy['variables'], vars: CelVariables): R
       enumerable: true,
       get() {
         if (!done) {
-          value = evaluate(v.expression, vars);
+          // Kept as CEL holds it: the value goes back into the policy's other expressions.
+          value = evaluate(v.expression, vars, true);
           done = true;
         }
         return value;
