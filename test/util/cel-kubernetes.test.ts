@@ -1,7 +1,8 @@
 /**
  * Kubernetes' CEL libraries (src/util/cel): each function against the examples upstream's
  * library documents, the quantity grammar and its three errors, exact arithmetic where floats
- * would round, URLs as Go's net/url reads them, and the types named after the profile.
+ * would round, URLs as Go's net/url reads them, addresses and prefixes as net/netip does, and
+ * the types named after the profile.
  */
 import { compileExpression } from '../../src/core/admission/cel';
 import { createNaming } from '../../src/naming';
@@ -194,5 +195,80 @@ describe('urls', () => {
     expect(failure("url('https://exa mple.com/')")).toBe('URL parse error during conversion from string: parse "https://exa mple.com/": invalid character " " in host name');
     expect(failure("url('/a%zzb')")).toBe('URL parse error during conversion from string: parse "/a%zzb": invalid URL escape "%zz"');
     expect(failure("url('https://[::1/')")).toBe('URL parse error during conversion from string: parse "https://[::1/": missing \']\' in host');
+  });
+});
+
+describe('ip and cidr', () => {
+  test.each([
+    ["isIP('127.0.0.1')", true],
+    ["isIP('::1')", true],
+    ["isIP('127.0.0.256')", false],
+    ["isIP(':::1')", false],
+    ["isIP('01.2.3.4')", false],
+    ["isIP('fe80::1%eth0')", false],
+    ["isIP('::ffff:1.2.3.4')", false],
+    ["ip.isCanonical('127.0.0.1')", true],
+    ["ip.isCanonical('2001:db8::abcd')", true],
+    ["ip.isCanonical('2001:DB8::ABCD')", false],
+    ["ip.isCanonical('2001:db8::0:0:0:abcd')", false],
+    ["ip('127.0.0.1').family()", 4],
+    ["ip('::1').family()", 6],
+    ["ip('0.0.0.0').isUnspecified()", true],
+    ["ip('::').isUnspecified()", true],
+    ["ip('::1').isUnspecified()", false],
+    ["ip('127.0.0.1').isLoopback()", true],
+    ["ip('192.168.0.1').isLoopback()", false],
+    ["ip('::1').isLoopback()", true],
+    ["ip('224.0.0.1').isLinkLocalMulticast()", true],
+    ["ip('224.0.1.1').isLinkLocalMulticast()", false],
+    ["ip('ff02::1').isLinkLocalMulticast()", true],
+    ["ip('fd00::1').isLinkLocalMulticast()", false],
+    ["ip('169.254.169.254').isLinkLocalUnicast()", true],
+    ["ip('fe80::1').isLinkLocalUnicast()", true],
+    ["ip('fd80::1').isLinkLocalUnicast()", false],
+    ["ip('192.168.0.1').isGlobalUnicast()", true],
+    ["ip('255.255.255.255').isGlobalUnicast()", false],
+    ["ip('2001:db8::abcd').isGlobalUnicast()", true],
+    ["ip('ff00::1').isGlobalUnicast()", false],
+    ["string(ip('2001:DB8:0:0:1:0:0:1'))", '2001:db8::1:0:0:1'],
+    ["string(ip('1:0:0:2:0:0:0:3'))", '1:0:0:2::3'],
+    ["ip('::1') == ip('0:0:0:0:0:0:0:1')", true],
+    ["cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))", true],
+    ["cidr('192.168.0.0/24').containsIP(ip('192.168.1.1'))", false],
+    ["cidr('192.168.0.0/24').containsIP('192.168.0.1')", true],
+    ["cidr('::1/128').containsIP('::1')", true],
+    ["cidr('192.168.0.0/24').containsIP('::1')", false],
+    ["cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/25'))", true],
+    ["cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')", false],
+    ["cidr('192.168.0.0/24').containsCIDR('192.168.0.0/24')", true],
+    ["cidr('192.168.0.1/24').ip().family()", 4],
+    ["string(cidr('::1/128').ip())", '::1'],
+    ["string(cidr('192.168.0.1/24').masked())", '192.168.0.0/24'],
+    ["cidr('192.168.0.0/24') == cidr('192.168.0.0/24').masked()", true],
+    ["cidr('192.168.0.1/24') == cidr('192.168.0.1/24').masked()", false],
+    ["cidr('192.168.0.0/16').prefixLength()", 16],
+    ["cidr('::1/128').prefixLength()", 128],
+    ["isCIDR('192.168.0.0/24')", true],
+    ["isCIDR('192.168.0.0/33')", false],
+    ["isCIDR('192.168.0.0')", false],
+    ["isCIDR('::ffff:1.2.3.4/120')", false],
+  ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
+
+  test("errors in net/netip's words, wrapped as upstream's library wraps them", () => {
+    expect(failure("ip('127.0.0.256')")).toBe('IP Address "127.0.0.256" parse error during conversion from string: ParseAddr("127.0.0.256"): IPv4 field has value >255');
+    expect(failure("ip(':::1')")).toBe('IP Address ":::1" parse error during conversion from string: ParseAddr(":::1"): each colon-separated field must have at least one digit (at ":1")');
+    expect(failure("ip('1.2.3')")).toBe('IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): IPv4 address too short');
+    expect(failure("ip('foo')")).toBe('IP Address "foo" parse error during conversion from string: ParseAddr("foo"): unable to parse IP');
+    expect(failure("ip('fe80::1%eth0')")).toBe('IP address "fe80::1%eth0" with zone value is not allowed');
+    expect(failure("ip('::ffff:1.2.3.4')")).toBe('IPv4-mapped IPv6 address "::ffff:1.2.3.4" is not allowed');
+    expect(failure("cidr('192.168.0.0')")).toBe(
+      'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("192.168.0.0"): no \'/\'',
+    );
+    expect(failure("cidr('192.168.0.0/33')")).toBe(
+      'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("192.168.0.0/33"): prefix length out of range',
+    );
+    expect(failure("cidr('10.0.0.0/08')")).toBe(
+      'network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("10.0.0.0/08"): bad bits after slash: "08"',
+    );
   });
 });

@@ -11,8 +11,12 @@
  * - urls: `url(<string>)`, `isURL(<string>)`, and on a URL `getScheme`, `getHost`,
  *   `getHostname`, `getPort`, `getEscapedPath`, `getQuery` (Go's net/url semantics, go-url.ts).
  *
- * Not offered (an expression using them fails with "unbound function"): the IP, CIDR, format
- * and authorizer libraries, optional types and `cel.bind` (docs/ARCHITECTURE.md, "Known gaps").
+ * - ip and cidr: `ip(<string>)`, `isIP`, `ip.isCanonical`, on an IP `family` and the address
+ *   classes, `cidr(<string>)`, `isCIDR`, on a CIDR `containsIP`, `containsCIDR`, `ip`,
+ *   `prefixLength`, `masked`, and `string()` of either (Go's net/netip, go-netip.ts).
+ *
+ * Not offered (an expression using them fails with "unbound function"): the format and
+ * authorizer libraries, optional types and `cel.bind` (docs/ARCHITECTURE.md, "Known gaps").
  */
 import type * as CelLibrary from '@bufbuild/cel';
 import type { CelFunc, CelValue } from '@bufbuild/cel';
@@ -21,6 +25,7 @@ import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorPr
 import type { RE2JS as RE2 } from '@bufbuild/re2';
 import * as q from './quantity';
 import * as u from './go-url';
+import * as n from './go-netip';
 
 type Lib = typeof CelLibrary;
 
@@ -39,10 +44,10 @@ function operator(lib: Lib, expression: string): (a: CelValue, b: CelValue) => u
 /**
  * The libraries' value types, as CEL object types (protobuf messages, which is what
  * `@bufbuild/cel` knows objects as): `<vendor>.Quantity` with its canonical decimal text and
- * `<vendor>.URL` with the text it was made from. Each holds one string field; CEL's `==` on
- * them compares that text.
+ * `<vendor>.URL` with the text it was made from, `net.IP` and `net.CIDR` with their canonical
+ * text. Each holds one string field; CEL's `==` on them compares that text.
  */
-function valueTypes(word: string): { registry: Registry; quantity: DescMessage; url: DescMessage } {
+function valueTypes(word: string): { registry: Registry; quantity: DescMessage; url: DescMessage; ip: DescMessage; cidr: DescMessage } {
   const text = (name: string) => ({ name, jsonName: name, number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL });
   const file = create(FileDescriptorProtoSchema, {
     name: `keelson/cel/${word}.proto`,
@@ -53,8 +58,25 @@ function valueTypes(word: string): { registry: Registry; quantity: DescMessage; 
       { name: 'URL', field: [text('text')] },
     ],
   });
+  // Upstream names the address types after Go's package, whatever the vendor: `net.IP`, `net.CIDR`.
+  const net = create(FileDescriptorProtoSchema, {
+    name: 'keelson/cel/net.proto',
+    package: 'net',
+    syntax: 'proto3',
+    messageType: [
+      { name: 'IP', field: [text('text')] },
+      { name: 'CIDR', field: [text('text')] },
+    ],
+  });
   const files = createFileRegistry(file, () => undefined);
-  return { registry: createRegistry(files), quantity: files.getMessage(`${word}.Quantity`)!, url: files.getMessage(`${word}.URL`)! };
+  const netFiles = createFileRegistry(net, () => undefined);
+  return {
+    registry: createRegistry(files, netFiles),
+    quantity: files.getMessage(`${word}.Quantity`)!,
+    url: files.getMessage(`${word}.URL`)!,
+    ip: netFiles.getMessage('net.IP')!,
+    cidr: netFiles.getMessage('net.CIDR')!,
+  };
 }
 
 export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries {
@@ -222,7 +244,91 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
     }),
   ];
 
-  return { funcs: [...lists, ...sets, ...regex, ...quantity, ...urls], registry: types.registry };
+  const IP = objectType(types.ip);
+  const CIDR = objectType(types.cidr);
+  const textOf = (v: CelValue) => (v as unknown as { message: { text: string } }).message.text;
+  const ipValue = (a: n.Addr) => create(types.ip, { text: n.addrText(a) }) as never;
+  const cidrValue = (p: n.Prefix) => create(types.cidr, { text: n.prefixText(p) }) as never;
+  const addrOf = (v: CelValue) => n.parseAddr(textOf(v));
+  const prefixOf = (v: CelValue) => n.parsePrefix(textOf(v));
+  /** upstream's parseIPAddr: netip's parse, then no zones and no IPv4-mapped IPv6 addresses. */
+  const parseIP = (text: string): n.Addr => {
+    let addr: n.Addr;
+    try {
+      addr = n.parseAddr(text);
+    } catch (err) {
+      throw celError(`IP Address ${JSON.stringify(text)} parse error during conversion from string: ${(err as Error).message}`);
+    }
+    if (addr.zone !== '') throw celError(`IP address ${JSON.stringify(text)} with zone value is not allowed`);
+    if (n.is4In6(addr)) throw celError(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
+    return addr;
+  };
+  /** upstream's parseCIDR, with the prefix its conversion wraps once more. */
+  const parseCIDR = (text: string): n.Prefix => {
+    const wrap = 'network address parse error during conversion from string: ';
+    let prefix: n.Prefix;
+    try {
+      prefix = n.parsePrefix(text);
+    } catch (err) {
+      throw celError(`${wrap}${wrap}${(err as Error).message}`);
+    }
+    if (n.is4In6(prefix.addr)) throw celError(`${wrap}IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
+    return prefix;
+  };
+  const succeeds = (fn: () => unknown) => {
+    try {
+      fn();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const ipClass = (name: string, test: (a: n.Addr) => boolean) =>
+    celMethod(name, IP, [], CelScalar.BOOL, function () {
+      return test(addrOf(this as never));
+    });
+  const containsCIDR = (outer: n.Prefix, inner: n.Prefix) =>
+    n.is4(outer.addr) === n.is4(inner.addr) && n.prefixText(n.masked(outer)) === n.prefixText(n.masked({ addr: inner.addr, bits: outer.bits })) && outer.bits <= inner.bits;
+  const addresses: CelFunc[] = [
+    celFunc('ip', [CelScalar.STRING], IP, (text) => ipValue(parseIP(text))),
+    celFunc('isIP', [CelScalar.STRING], CelScalar.BOOL, (text) => succeeds(() => parseIP(text))),
+    celFunc('ip.isCanonical', [CelScalar.STRING], CelScalar.BOOL, (text) => n.addrText(parseIP(text)) === text),
+    celMethod('family', IP, [], CelScalar.INT, function () {
+      return n.is4(addrOf(this as never)) ? 4n : 6n;
+    }),
+    ipClass('isUnspecified', n.isUnspecified),
+    ipClass('isLoopback', n.isLoopback),
+    ipClass('isLinkLocalMulticast', n.isLinkLocalMulticast),
+    ipClass('isLinkLocalUnicast', n.isLinkLocalUnicast),
+    ipClass('isGlobalUnicast', n.isGlobalUnicast),
+    celFunc('string', [IP], CelScalar.STRING, (ip) => textOf(ip as never)),
+    celFunc('cidr', [CelScalar.STRING], CIDR, (text) => cidrValue(parseCIDR(text))),
+    celFunc('isCIDR', [CelScalar.STRING], CelScalar.BOOL, (text) => succeeds(() => parseCIDR(text))),
+    celMethod('containsIP', CIDR, [CelScalar.STRING], CelScalar.BOOL, function (text) {
+      return n.contains(prefixOf(this as never), parseIP(text));
+    }),
+    celMethod('containsIP', CIDR, [IP], CelScalar.BOOL, function (ip) {
+      return n.contains(prefixOf(this as never), addrOf(ip as never));
+    }),
+    celMethod('containsCIDR', CIDR, [CelScalar.STRING], CelScalar.BOOL, function (text) {
+      return containsCIDR(prefixOf(this as never), parseCIDR(text));
+    }),
+    celMethod('containsCIDR', CIDR, [CIDR], CelScalar.BOOL, function (other) {
+      return containsCIDR(prefixOf(this as never), prefixOf(other as never));
+    }),
+    celMethod('ip', CIDR, [], IP, function () {
+      return ipValue(prefixOf(this as never).addr);
+    }),
+    celMethod('prefixLength', CIDR, [], CelScalar.INT, function () {
+      return BigInt(prefixOf(this as never).bits);
+    }),
+    celMethod('masked', CIDR, [], CIDR, function () {
+      return cidrValue(n.masked(prefixOf(this as never)));
+    }),
+    celFunc('string', [CIDR], CelScalar.STRING, (cidr) => textOf(cidr as never)),
+  ];
+
+  return { funcs: [...lists, ...sets, ...regex, ...quantity, ...urls, ...addresses], registry: types.registry };
 }
 
 /**
