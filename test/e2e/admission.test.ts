@@ -166,6 +166,41 @@ test('kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upst
   expect((await kubectl(core, ['apply', '-f', '-'], rs('small', 2))).stdout).toBe('replicaset.apps/small created\n');
 });
 
+test("a policy comparing container memory limits with CEL's quantity library, through kubectl", async () => {
+  const docs = [
+    'apiVersion: admissionregistration.k8s.io/v1',
+    'kind: ValidatingAdmissionPolicy',
+    'metadata:',
+    '  name: memory-limits',
+    'spec:',
+    '  matchConstraints:',
+    '    resourceRules:',
+    '    - apiGroups: ["apps"]',
+    '      apiVersions: ["v1"]',
+    '      operations: ["CREATE", "UPDATE"]',
+    '      resources: ["replicasets"]',
+    '  validations:',
+    "  - expression: \"object.spec.template.spec.containers.all(c, !has(c.resources) || !has(c.resources.limits) || !('memory' in c.resources.limits) || quantity(c.resources.limits.memory).compareTo(quantity('1Gi')) <= 0)\"",
+    "    message: containers may ask for at most 1Gi of memory",
+    '---',
+    'apiVersion: admissionregistration.k8s.io/v1',
+    'kind: ValidatingAdmissionPolicyBinding',
+    'metadata:',
+    '  name: memory-limits-binding',
+    'spec:',
+    '  policyName: memory-limits',
+    '  validationActions: ["Deny"]',
+    '',
+  ].join('\n');
+  expect((await kubectl(core, ['apply', '-f', '-'], docs)).code).toBe(0);
+  const rs = (name: string, memory: string) =>
+    `apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: ${name}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: ${name}\n  template:\n    metadata:\n      labels:\n        app: ${name}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        resources:\n          limits:\n            memory: ${memory}\n`;
+  expect(await eventually(async () => (await kubectl(core, ['apply', '--dry-run=server', '-f', '-'], rs('probe-memory', '2Gi'))).code !== 0)).toBe(true);
+  const refused = await kubectl(core, ['apply', '-f', '-'], rs('hungry', '1025Mi'));
+  expect(refused.stderr).toContain("ValidatingAdmissionPolicy 'memory-limits' with binding 'memory-limits-binding' denied request: containers may ask for at most 1Gi of memory");
+  expect((await kubectl(core, ['apply', '-f', '-'], rs('modest', '1024Mi'))).stdout).toBe('replicaset.apps/modest created\n');
+});
+
 test('through a gateway in front of the core over gRPC, the same chain answers the same way', async () => {
   const refused = await kubectl(gateway, ['create', 'configmap', 'blocked-via-gateway', '--from-literal=a=b']);
   expect(refused.stderr).toBe('error: failed to create configmap: admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed\n');
