@@ -5,7 +5,6 @@
  */
 import type * as CelLibrary from '@bufbuild/cel';
 import type * as CelExtensions from '@bufbuild/cel/ext';
-import type { Naming } from '../../naming';
 import type * as Libraries from './kubernetes';
 
 export type CelEnv = ReturnType<typeof CelLibrary.celEnv>;
@@ -28,7 +27,12 @@ export function cel(): Loaded {
  * the strings extension and the Kubernetes libraries (kubernetes.ts), whose Quantity type is
  * named after the profile (`kubernetes.Quantity`). One per profile, built on first use.
  */
-export function celEnvironment(naming: Pick<Naming, 'word'>): CelEnv {
+/** What of a naming profile the environment needs (util does not import the naming module). */
+export interface CelProfile {
+  readonly word: string;
+}
+
+export function celEnvironment(naming: CelProfile): CelEnv {
   let env = environments.get(naming.word);
   if (!env) {
     const { lib } = cel();
