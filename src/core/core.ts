@@ -38,6 +38,7 @@ import { DEFAULT_EVENT_TTL_MS, EventExpiry } from './event-ttl';
 import type { ResourceStorage } from './storage/resource-storage';
 import {
   Admission,
+  type AdmissionMetrics,
   type AdmissionPlugin,
   DynamicAdmissionSources,
   type WebhookCredentialResolver,
@@ -90,6 +91,8 @@ export interface CoreOptions {
   admissionPlugins?: readonly string[];
   /** Further plugins (RBAC's escalation check), run after the in-tree ones and before the dynamic ones. */
   admission?: readonly AdmissionPlugin[];
+  /** Where the chain reports each phase and plugin it ran (the server's `apiserver_admission_*` metrics). */
+  admissionMetrics?: AdmissionMetrics;
   /**
    * The `signers` check of the CertificateApproval and CertificateSigning admission plugins
    * (the server's authorizers); absent, those plugins let every write through.
@@ -233,9 +236,9 @@ class InProcessCore implements Core {
       CertificateApproval: () => certificateApproval(naming, options.authorizeSigner),
       CertificateSigning: () => certificateSigning(naming, options.authorizeSigner),
       CertificateSubjectRestriction: () => certificateSubjectRestriction(naming),
-      MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),
+      MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
       ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader }),
-      ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock }),
+      ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
       AlwaysDeny: () => alwaysDeny,
     };
     const plugins: AdmissionPlugin[] = [];
@@ -250,7 +253,7 @@ class InProcessCore implements Core {
       plugins.push(make());
     }
     if (!extrasAdded) plugins.push(...(options.admission ?? []));
-    return new Admission(plugins);
+    return new Admission(plugins, options.admissionMetrics);
   }
 
   /** The target's store, after the one verb table (core/resources/endpoints.ts) allowed the verb there: 404 / 405 otherwise. */

@@ -54,6 +54,7 @@ import { readAdmissionControlConfig } from './admission-config';
 import { ServerMetrics } from '../metrics';
 import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
+import { admissionMetrics } from './admission-metrics';
 import { timedStore } from './store-metrics';
 import { type ServerConfig, auditBackendSettings, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
@@ -183,6 +184,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     onBackgroundError: (what, err) => deps.log(`${what}: ${(err as Error).message}`),
     watchCache: { windowMs: config.watchCacheWindowMs },
     admission: deps.admission,
+    admissionMetrics: admissionMetrics(deps.metrics.registry),
     admissionPlugins: config.admissionPlugins ?? defaultAdmissionPlugins(),
     authorizeSigner: signerAuthorizer(deps.authorize, naming),
     ...(config.admissionControlConfigFile ? readAdmissionControlConfig(config.admissionControlConfigFile, naming) : {}),

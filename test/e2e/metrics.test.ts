@@ -95,6 +95,19 @@ test('a scrape parses and holds upstream’s families, counting requests, watch 
   expect(await kubectl('get', '--raw', '/readyz?verbose')).toContain('[+]watch-cache-lag ok');
 });
 
+test("the admission chain's phases and plugins, accepted and rejected, in upstream's families", async () => {
+  await kubectl('create', 'configmap', 'admitted', '--from-literal=a=b');
+  // NamespaceLifecycle refuses a write into a namespace that does not exist.
+  await expect(kubectl('create', 'configmap', 'nowhere', '-n', 'no-such-namespace')).rejects.toThrow(/not found/);
+  const text = await kubectl('get', '--raw', '/metrics');
+  expect(text).toMatch(/^apiserver_admission_step_admission_duration_seconds_count\{type="admit",operation="CREATE",rejected="false"\} [1-9]/m);
+  expect(text).toMatch(/^apiserver_admission_step_admission_duration_seconds_count\{type="validate",operation="CREATE",rejected="false"\} [1-9]/m);
+  expect(text).toMatch(/^apiserver_admission_step_admission_duration_seconds_bucket\{le="0.005",type="admit",operation="CREATE",rejected="false"\} [1-9]/m);
+  expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="NamespaceLifecycle",type="(admit|validate)",operation="CREATE",rejected="true"\} [1-9]/m);
+  expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="ValidatingAdmissionPolicy",type="validate",operation="CREATE",rejected="false"\} [1-9]/m);
+  expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="MutatingAdmissionWebhook",type="admit",operation="CREATE",rejected="false"\} [1-9]/m);
+});
+
 test('/metrics is a non-resource URL for the monitoring role only', async () => {
   const url = `${server.url}/metrics`;
   const tls = { ca: server.admin.ca };

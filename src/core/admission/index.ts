@@ -1,4 +1,4 @@
-export { Admission, type AdmissionAttributes, type AdmissionOperation, type AdmissionPlugin, type EquivalentResource } from './types';
+export { Admission, type AdmissionAttributes, type AdmissionMetrics, type AdmissionOperation, type AdmissionPlugin, type AdmissionStep, type EquivalentResource } from './types';
 export { namespaceLifecycle, type NamespaceLifecycleOptions, type NamespaceReader } from './namespace-lifecycle';
 export { AdmissionPluginsError, GENERIC_APISERVER_PLUGINS, IMPLEMENTED_PLUGINS, UPSTREAM_PLUGIN_ORDER, defaultAdmissionPlugins, resolveAdmissionPlugins } from './plugins';
 export { type AdmissionReader, cachedThenLive } from './reader';

@@ -68,6 +68,33 @@ export interface AdmissionPlugin {
   validate?(attributes: AdmissionAttributes): Promise<void> | void;
 }
 
+/** The chain's two phases, as upstream's admission metrics label them. */
+export type AdmissionStep = 'admit' | 'validate';
+
+/**
+ * What the chain reports of each write, in seconds (the server's `apiserver_admission_*`
+ * metrics; a phase or plugin that threw or rejected counts as rejected).
+ */
+export interface AdmissionMetrics {
+  /** One phase of the whole chain: upstream's step metric. */
+  step(type: AdmissionStep, operation: AdmissionOperation, rejected: boolean, seconds: number): void;
+  /** One plugin's phase: upstream's controller metric. */
+  plugin(name: string, type: AdmissionStep, operation: AdmissionOperation, rejected: boolean, seconds: number): void;
+  /**
+   * One webhook call (`type` admit or validating, as upstream's webhook metrics label it): its
+   * time, whether it refused the write, and the status code it ended with (200, the refusal's
+   * code, the webhook's HTTP status or 503 for a failed call, 0 for the server's own error).
+   */
+  webhook(name: string, type: WebhookType, operation: AdmissionOperation, rejected: boolean, seconds: number, code: number): void;
+  /** A refusal by a webhook, or a call failure under failurePolicy Fail, by kind of error. */
+  webhookRejection(name: string, type: WebhookType, operation: AdmissionOperation, errorType: WebhookErrorType, code: number): void;
+  /** A failed call let through by failurePolicy Ignore. */
+  webhookFailOpen(name: string, type: WebhookType): void;
+}
+
+export type WebhookType = 'admit' | 'validating';
+export type WebhookErrorType = 'calling_webhook_error' | 'apiserver_internal_error' | 'no_error';
+
 /**
  * The chain: every plugin's `admit` in order, then (later in the write) every `validate` in order.
  *
@@ -77,13 +104,26 @@ export interface AdmissionPlugin {
  * Either way a phase fails only by a rejected promise, as an async function would.
  */
 export class Admission {
-  constructor(readonly plugins: readonly AdmissionPlugin[] = []) {}
+  constructor(
+    readonly plugins: readonly AdmissionPlugin[] = [],
+    private readonly metrics?: AdmissionMetrics,
+  ) {
+    if (metrics) this.plugins = plugins.map((plugin) => measuredPlugin(plugin, metrics));
+  }
 
   /**
    * The mutating phase. Resolves true when a plugin replaced parts of the object with content
    * from outside the server (a webhook's patch), which the write must then decode again.
    */
   admit(attributes: AdmissionAttributes): boolean | Promise<boolean> {
+    return this.metrics ? measured(this.metrics, 'admit', attributes.operation, () => this.admitAll(attributes)) : this.admitAll(attributes);
+  }
+
+  validate(attributes: AdmissionAttributes): void | Promise<void> {
+    return this.metrics ? measured(this.metrics, 'validate', attributes.operation, () => this.validateAll(attributes)) : this.validateAll(attributes);
+  }
+
+  private admitAll(attributes: AdmissionAttributes): boolean | Promise<boolean> {
     const plugins = this.plugins;
     let external = false;
     try {
@@ -98,7 +138,7 @@ export class Admission {
     return external;
   }
 
-  validate(attributes: AdmissionAttributes): void | Promise<void> {
+  private validateAll(attributes: AdmissionAttributes): void | Promise<void> {
     const plugins = this.plugins;
     try {
       for (let i = 0; i < plugins.length; i++) {
@@ -120,4 +160,49 @@ export class Admission {
   private async validateFrom(attributes: AdmissionAttributes, from: number): Promise<void> {
     for (let i = from; i < this.plugins.length; i++) await this.plugins[i]!.validate?.(attributes);
   }
+}
+
+/**
+ * Times `run` (a phase or one plugin's call) and reports it once it has settled: at once when
+ * it answered synchronously, when its promise settles otherwise. A throw or a rejection is a
+ * rejected phase; either is passed on unchanged.
+ */
+function measured<T>(metrics: AdmissionMetrics, type: AdmissionStep, operation: AdmissionOperation, run: () => T, plugin?: string): T {
+  const start = performance.now();
+  const report = (rejected: boolean) => {
+    const seconds = (performance.now() - start) / 1000;
+    if (plugin === undefined) metrics.step(type, operation, rejected, seconds);
+    else metrics.plugin(plugin, type, operation, rejected, seconds);
+  };
+  let answer: T;
+  try {
+    answer = run();
+  } catch (err) {
+    report(true);
+    throw err;
+  }
+  if (answer instanceof Promise) {
+    return answer.then(
+      (value: unknown) => {
+        report(false);
+        return value;
+      },
+      (err: unknown) => {
+        report(true);
+        throw err;
+      },
+    ) as T;
+  }
+  report(false);
+  return answer;
+}
+
+/** `plugin` with each phase it has timed and reported under its name. */
+function measuredPlugin(plugin: AdmissionPlugin, metrics: AdmissionMetrics): AdmissionPlugin {
+  const { name, admit, validate } = plugin;
+  return {
+    name,
+    ...(admit ? { admit: (attributes: AdmissionAttributes) => measured(metrics, 'admit', attributes.operation, () => admit.call(plugin, attributes), name) } : {}),
+    ...(validate ? { validate: (attributes: AdmissionAttributes) => measured(metrics, 'validate', attributes.operation, () => validate.call(plugin, attributes), name) } : {}),
+  };
 }

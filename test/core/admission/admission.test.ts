@@ -4,7 +4,7 @@
  * the mutating phase before the strategy, the validating phase after validation and before
  * storage, nothing stored when a plugin refuses.
  */
-import { Admission, type AdmissionAttributes, type AdmissionPlugin, namespaceLifecycle } from '../../../src/core/admission';
+import { Admission, type AdmissionAttributes, type AdmissionMetrics, type AdmissionPlugin, namespaceLifecycle } from '../../../src/core/admission';
 import type { ApiObject } from '../../../src/core';
 import { StatusError, forbidden, notFound } from '../../../src/status';
 import { cm, coreBackend, ctx, nsTarget } from '../registry/core-backends';
@@ -157,6 +157,69 @@ describe('the chain itself', () => {
     await expect(lateRefusal.admit(attrs)).rejects.toMatchObject({ code: 403 });
     await expect(lateRefusal.validate(attrs)).rejects.toMatchObject({ code: 403 });
     expect(ran).toEqual([]);
+  });
+});
+
+describe('the chain with metrics', () => {
+  const attrs = { operation: 'UPDATE', group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', subresource: '', namespace: 'default', name: 'c', dryRun: false, user: { username: 'u', groups: [] } } as AdmissionAttributes;
+  const recorder = () => {
+    const reports: string[] = [];
+    const metrics: AdmissionMetrics = {
+      step: (type, operation, rejected, seconds) => void reports.push(`step ${type} ${operation} ${rejected} ${seconds >= 0}`),
+      plugin: (name, type, operation, rejected, seconds) => void reports.push(`${name} ${type} ${operation} ${rejected} ${seconds >= 0}`),
+      webhook: () => undefined,
+      webhookRejection: () => undefined,
+      webhookFailOpen: () => undefined,
+    };
+    return { reports, metrics };
+  };
+
+  it('reports each plugin phase and the whole phase once it settled, answering as before', async () => {
+    const { reports, metrics } = recorder();
+    const chain = new Admission(
+      [
+        { name: 'Quick', admit: () => true, validate: () => undefined },
+        { name: 'Later', admit: async () => false },
+        { name: 'ValidateOnly', validate: async () => undefined },
+      ],
+      metrics,
+    );
+    expect(await chain.admit(attrs)).toBe(true);
+    await chain.validate(attrs);
+    expect(reports).toEqual([
+      'Quick admit UPDATE false true',
+      'Later admit UPDATE false true',
+      'step admit UPDATE false true',
+      'Quick validate UPDATE false true',
+      'ValidateOnly validate UPDATE false true',
+      'step validate UPDATE false true',
+    ]);
+    // Answering synchronously stays synchronous.
+    const quick = new Admission([{ name: 'Quick', admit: () => false, validate: () => undefined }], metrics);
+    expect(quick.admit(attrs)).toBe(false);
+    expect(quick.validate(attrs)).toBeUndefined();
+  });
+
+  it('a refusal, thrown or rejected, counts as rejected for the plugin and the phase, and still fails only by a rejected promise', async () => {
+    const { reports, metrics } = recorder();
+    const no = () => forbidden({ group: '', resource: 'configmaps' }, 'c', 'no');
+    const chain = new Admission(
+      [
+        {
+          name: 'Thrower',
+          admit: () => {
+            throw no();
+          },
+        },
+        { name: 'Rejecter', validate: async () => Promise.reject(no()) },
+      ],
+      metrics,
+    );
+    let admit: unknown;
+    expect(() => (admit = chain.admit(attrs))).not.toThrow();
+    await expect(admit).rejects.toMatchObject({ code: 403 });
+    await expect(chain.validate(attrs)).rejects.toMatchObject({ code: 403 });
+    expect(reports).toEqual(['Thrower admit UPDATE true true', 'step admit UPDATE true true', 'Rejecter validate UPDATE true true', 'step validate UPDATE true true']);
   });
 });
 

@@ -15,6 +15,8 @@ import { ManualClock } from '../../../src/clock';
 import { createNaming } from '../../../src/naming';
 import { at, refusal } from './support';
 import { allow, deny, startWebhook, type TestWebhook } from './webhook-server';
+import { Registry } from 'prom-client';
+import { admissionMetrics } from '../../../src/server/admission-metrics';
 
 const naming = createNaming('kubernetes');
 const AR = 'admissionregistration.k8s.io';
@@ -32,6 +34,8 @@ let store: Store;
 let core: Core;
 let hook: TestWebhook;
 let ns = 0;
+/** The server's admission metrics, fed by this file's core. */
+const metrics = new Registry();
 
 
 /** A fresh namespace per test, so configurations of earlier tests (scoped by namespace label) stay out of the way. */
@@ -83,7 +87,7 @@ async function mutating(name: string, testNs: string, webhooks: Array<[string, W
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-webhooks-'));
   store = createStore({ kind: 'embedded', dataDir: dir });
-  core = createCore({ store, naming, compactionIntervalMs: 0 });
+  core = createCore({ store, naming, compactionIntervalMs: 0, admissionMetrics: admissionMetrics(metrics) });
   await core.ready();
   hook = await startWebhook();
 });
@@ -249,6 +253,34 @@ describe('validating webhooks', () => {
     expect(broken.status.message).toBe('Internal error occurred: failed calling webhook "broken.example.com": failed to call webhook: an error on the server ("kaput") has prevented the request from succeeding');
     const uid = await refusal(core.create(at('configmaps', t), configMap('u', { w: 'uid' }), {}, admin));
     expect(uid.status.message).toMatch(/^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]{36}", got "nope"$/);
+  });
+
+  test("each call is counted in upstream's webhook metrics: allowed, refused with its code, failed closed, failed open", async () => {
+    const t = await namespace();
+    hook.handle('/m-allow', () => allow());
+    hook.handle('/m-deny', () => deny({ code: 403, message: 'no' }));
+    hook.handle('/m-broken', () => ({ httpStatus: 502, body: 'bad gateway' }));
+    await validating('metered', t, [
+      ['/m-allow', { name: 'allow.metrics.example.com', objectSelector: { matchLabels: { m: 'allow' } } }],
+      ['/m-deny', { name: 'deny.metrics.example.com', objectSelector: { matchLabels: { m: 'deny' } } }],
+      ['/m-broken', { name: 'broken.metrics.example.com', objectSelector: { matchLabels: { m: 'broken' } } }],
+      ['/m-broken', { name: 'open.metrics.example.com', failurePolicy: 'Ignore', objectSelector: { matchLabels: { m: 'open' } } }],
+    ]);
+    await core.create(at('configmaps', t), configMap('a', { m: 'allow' }), {}, admin);
+    await refusal(core.create(at('configmaps', t), configMap('d', { m: 'deny' }), {}, admin));
+    await refusal(core.create(at('configmaps', t), configMap('b', { m: 'broken' }), {}, admin));
+    await core.create(at('configmaps', t), configMap('o', { m: 'open' }), {}, admin);
+    const text = await metrics.metrics();
+    const has = (line: string) => expect(text.split('\n')).toContain(line);
+    has('apiserver_admission_webhook_request_total{name="allow.metrics.example.com",type="validating",operation="CREATE",code="200",rejected="false"} 1');
+    has('apiserver_admission_webhook_request_total{name="deny.metrics.example.com",type="validating",operation="CREATE",code="403",rejected="true"} 1');
+    has('apiserver_admission_webhook_rejection_count{name="deny.metrics.example.com",type="validating",operation="CREATE",error_type="no_error",rejection_code="403"} 1');
+    has('apiserver_admission_webhook_request_total{name="broken.metrics.example.com",type="validating",operation="CREATE",code="502",rejected="true"} 1');
+    has('apiserver_admission_webhook_rejection_count{name="broken.metrics.example.com",type="validating",operation="CREATE",error_type="calling_webhook_error",rejection_code="502"} 1');
+    has('apiserver_admission_webhook_request_total{name="open.metrics.example.com",type="validating",operation="CREATE",code="200",rejected="false"} 1');
+    has('apiserver_admission_webhook_fail_open_count{name="open.metrics.example.com",type="validating"} 1');
+    has('apiserver_admission_webhook_admission_duration_seconds_count{name="deny.metrics.example.com",type="validating",operation="CREATE",rejected="true"} 1');
+    expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="ValidatingAdmissionWebhook",type="validate",operation="CREATE",rejected="true"\} [1-9]/m);
   });
 
   test('a service reference resolves only where the Service exists: Services are not served, so the call fails', async () => {

@@ -10,6 +10,17 @@ import tls from 'node:tls';
 import type { Clock } from '../../../clock';
 import type { WebhookClientConfig, WebhookCredentialResolver } from './types';
 
+
+/** The webhook answered, with an HTTP status other than 2xx (`code`, which its metrics report). */
+export class WebhookAnswerError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface WebhookCall {
   config: WebhookClientConfig;
   body: string;
@@ -101,7 +112,12 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
           } catch {
             // not JSON: the body itself is the detail.
           }
-          reject(new Error(message ? `an error on the server ("${message.slice(0, 1024)}") has prevented the request from succeeding` : `the server responded with the status code ${code} but did not return more information`));
+          reject(
+            new WebhookAnswerError(
+              code,
+              message ? `an error on the server ("${message.slice(0, 1024)}") has prevented the request from succeeding` : `the server responded with the status code ${code} but did not return more information`,
+            ),
+          );
           return;
         }
         settled = true;

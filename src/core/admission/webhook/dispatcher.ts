@@ -13,8 +13,8 @@ import { StatusError, badRequest, internalError } from '../../../status';
 import { applyJsonPatch } from '../../patch';
 import { CelCompileError, CelEvaluationError, type CompiledExpression, compileExpression, evaluateBool } from '../cel';
 import type { AdmissionReader } from '../reader';
-import type { AdmissionAttributes, AdmissionPlugin } from '../types';
-import { callWebhook } from './client';
+import type { AdmissionAttributes, AdmissionMetrics, AdmissionPlugin } from '../types';
+import { WebhookAnswerError, callWebhook } from './client';
 import { isExemptFromDynamicAdmission, matchingAttributes, namespaceSelectorMatches, objectSelectorMatches, rulesMatch } from './matching';
 import { type AdmissionRequest, admissionRequest, reviewBody, verifyResponse } from './review';
 import type { Webhook, WebhookConfiguration, WebhookConfigurationSource, WebhookCredentialResolver } from './types';
@@ -26,6 +26,8 @@ export interface WebhookAdmissionOptions {
   credentials?: WebhookCredentialResolver;
   /** The time a call's timeout runs on. */
   clock: Clock;
+  /** Where each call is reported (upstream's `apiserver_admission_webhook_*`). */
+  metrics?: AdmissionMetrics;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
@@ -47,6 +49,22 @@ function compile(configuration: WebhookConfiguration, naming: Naming): CompiledW
     }
     return { configuration: configuration.metadata?.name ?? '', webhook, conditions };
   });
+}
+
+/** A call that failed under failurePolicy Fail, carried to the metrics with its code, then thrown as `status`. */
+class WebhookCallFailure {
+  constructor(
+    readonly code: number,
+    readonly status: StatusError,
+  ) {}
+}
+
+/** A webhook's refusal, carried to the metrics with its code, then thrown as `status`. */
+class WebhookRefusal {
+  constructor(
+    readonly code: number,
+    readonly status: StatusError,
+  ) {}
 }
 
 /** upstream's ToStatusErr: a webhook's refusal as the client sees it. */
@@ -141,8 +159,32 @@ class Dispatcher {
    * `written` is the request's own object, which a patch to an equivalent version's reaches converted back.
    */
   async call(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number, written?: ApiObject): Promise<boolean> {
+    const metrics = this.options.metrics;
+    const { name } = hook.webhook;
+    const type = this.mutating ? 'admit' : 'validating';
+    const start = performance.now();
+    const seconds = () => (performance.now() - start) / 1000;
+    try {
+      const patched = await this.callOnce(hook, a, round, index, written, () => metrics?.webhookFailOpen(name, type));
+      metrics?.webhook(name, type, a.operation, false, seconds(), 200);
+      return patched;
+    } catch (err) {
+      const known = err instanceof WebhookCallFailure || err instanceof WebhookRefusal;
+      if (metrics) {
+        // As upstream counts them: a refusal, a failed call under Fail, or the server's own error.
+        const errorType = err instanceof WebhookCallFailure ? 'calling_webhook_error' : err instanceof WebhookRefusal ? 'no_error' : 'apiserver_internal_error';
+        const code = known ? err.code : 0;
+        metrics.webhookRejection(name, type, a.operation, errorType, code);
+        metrics.webhook(name, type, a.operation, true, seconds(), code);
+      }
+      throw known ? err.status : err;
+    }
+  }
+
+  private async callOnce(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number, written?: ApiObject, failedOpen?: () => void): Promise<boolean> {
     const { webhook } = hook;
     const request = admissionRequest(a, this.options.naming.groups.meta);
+    let callCode = 503;
     let response;
     try {
       const answer = await callWebhook({
@@ -157,6 +199,7 @@ class Dispatcher {
           throw new Error(`service "${svc.namespace}/${svc.name}" has no reachable address`);
         },
       }).catch((err: Error) => {
+        if (err instanceof WebhookAnswerError) callCode = err.code;
         throw new Error(`failed to call webhook: ${err.message}`);
       });
       response = verifyResponse(answer, request.uid, this.admissionApiVersion, this.mutating);
@@ -165,13 +208,17 @@ class Dispatcher {
       if (webhook.failurePolicy === 'Ignore') {
         const phase = this.mutating ? 'mutating' : 'validating';
         a.annotate?.(`failed-open.${phase}.webhook.${this.options.naming.group('admission')}/round_${round}_index_${index}`, webhook.name);
+        failedOpen?.();
         return false;
       }
-      throw internalError(reason);
+      throw new WebhookCallFailure(callCode, internalError(reason));
     }
     for (const w of response.warnings ?? []) a.warn?.(w);
     for (const [k, v] of Object.entries(response.auditAnnotations ?? {})) a.annotate?.(`${webhook.name}/${k}`, v);
-    if (!response.allowed) throw refusal(webhook.name, response.status);
+    if (!response.allowed) {
+      const refused = refusal(webhook.name, response.status);
+      throw new WebhookRefusal(refused.status.code ?? 400, refused);
+    }
     if (!this.mutating || !response.patch || !a.object) return false;
     this.applyPatch(a.object, response.patch, webhook.name);
     // Called as an equivalent version: the patched object goes back to the request's version.
