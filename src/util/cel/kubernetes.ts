@@ -339,6 +339,19 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
  * the error message when it cannot be used.
  */
 function compileRegex(pattern: string): RegExp | string {
+  let compiled = compiledRegexes.get(pattern);
+  if (compiled === undefined) {
+    compiled = compileRegexOnce(pattern);
+    // A policy's patterns are few and fixed: a small bound keeps a stream of distinct ones from growing it.
+    if (compiledRegexes.size >= 256) compiledRegexes.clear();
+    compiledRegexes.set(pattern, compiled);
+  }
+  return compiled;
+}
+
+const compiledRegexes = new Map<string, RegExp | string>();
+
+function compileRegexOnce(pattern: string): RegExp | string {
   const { RE2JS } = require('@bufbuild/re2') as { RE2JS: typeof RE2 };
   try {
     RE2JS.compile(pattern);
