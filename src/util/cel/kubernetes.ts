@@ -9,11 +9,11 @@
  * - quantity: `quantity(<string>)`, `isQuantity(<string>)` and the Quantity methods
  *   (quantity.ts);
  * - urls: `url(<string>)`, `isURL(<string>)`, and on a URL `getScheme`, `getHost`,
- *   `getHostname`, `getPort`, `getEscapedPath`, `getQuery` (Go's net/url semantics, go-url.ts).
+ *   `getHostname`, `getPort`, `getEscapedPath`, `getQuery` (Go's net/url semantics, util/go-url.ts).
  *
  * - ip and cidr: `ip(<string>)`, `isIP`, `ip.isCanonical`, on an IP `family` and the address
  *   classes, `cidr(<string>)`, `isCIDR`, on a CIDR `containsIP`, `containsCIDR`, `ip`,
- *   `prefixLength`, `masked`, and `string()` of either (Go's net/netip, go-netip.ts).
+ *   `prefixLength`, `masked`, and `string()` of either (Go's net/netip, util/go-netip.ts).
  *
  * Not offered (an expression using them fails with "unbound function"): the format and
  * authorizer libraries, optional types and `cel.bind` (docs/ARCHITECTURE.md, "Known gaps").
@@ -24,8 +24,8 @@ import { create, createFileRegistry, createRegistry, type DescMessage, type Regi
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import type { RE2JS as RE2 } from '@bufbuild/re2';
 import * as q from './quantity';
-import * as u from './go-url';
-import * as n from './go-netip';
+import * as u from '../go-url';
+import * as n from '../go-netip';
 
 type Lib = typeof CelLibrary;
 

@@ -1,23 +1,25 @@
 /**
- * URLs as Go's `net/url` reads them, for Kubernetes' CEL `url` library: `url(<string>)` accepts
- * what `url.ParseRequestURI` accepts (an absolute URI or an absolute path) and keeps what
- * `url.Parse` makes of it; the accessors give `Scheme`, `Host`, `Hostname()`, `Port()`,
- * `EscapedPath()` and `Query()`. Errors are Go's, wrapped as `url.Error` words them
- * (`parse "https://a:b:c/": invalid port ":c" after host`).
+ * URLs as Go's `net/url` reads them: `url.Parse` and `url.ParseRequestURI` with their error words,
+ * wrapped as `url.Error` words them (`parse "https://a:b:c/": invalid port ":c" after host`), and
+ * the accessors `Hostname()`, `Port()`, `EscapedPath()` and `Query()`. For webhook URL validation
+ * and Kubernetes' CEL `url` library, which both must accept and refuse what upstream does.
  */
 
 export interface GoUrl {
   scheme: string;
   opaque: string;
+  /** The userinfo before `@`, unescaped; undefined without one. */
+  user?: string;
   host: string;
   path: string;
   rawPath: string;
   rawQuery: string;
+  fragment: string;
 }
 
 export class UrlError extends Error {}
 
-type Mode = 'path' | 'host' | 'query' | 'userinfo';
+type Mode = 'path' | 'host' | 'query' | 'userinfo' | 'fragment';
 
 const isAlnum = (c: string) => /^[A-Za-z0-9]$/.test(c);
 
@@ -114,15 +116,13 @@ function parseHost(host: string): string {
   return unescape(host, 'host');
 }
 
-function parseAuthority(authority: string): string {
+function parseAuthority(authority: string): { host: string; user?: string } {
   const at = authority.lastIndexOf('@');
   const host = parseHost(at < 0 ? authority : authority.slice(at + 1));
-  if (at >= 0) {
-    const userinfo = authority.slice(0, at);
-    if (!/^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) throw new UrlError('net/url: invalid userinfo');
-    unescape(userinfo, 'userinfo');
-  }
-  return host;
+  if (at < 0) return { host };
+  const userinfo = authority.slice(0, at);
+  if (!/^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) throw new UrlError('net/url: invalid userinfo');
+  return { host, user: unescape(userinfo, 'userinfo') };
 }
 
 /** Go's parse(rawURL, viaRequest), without the fragment (cut off by the caller). */
@@ -130,7 +130,7 @@ function parse(raw: string, viaRequest: boolean): GoUrl {
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(raw)) throw new UrlError('net/url: invalid control character in URL');
   if (raw === '' && viaRequest) throw new UrlError('empty url');
-  const url: GoUrl = { scheme: '', opaque: '', host: '', path: '', rawPath: '', rawQuery: '' };
+  const url: GoUrl = { scheme: '', opaque: '', host: '', path: '', rawPath: '', rawQuery: '', fragment: '' };
   if (raw === '*') return { ...url, path: '*' };
   const { scheme, rest: afterScheme } = getScheme(raw);
   url.scheme = scheme.toLowerCase();
@@ -158,7 +158,9 @@ function parse(raw: string, viaRequest: boolean): GoUrl {
       rest = authority.slice(slash);
       authority = authority.slice(0, slash);
     }
-    url.host = parseAuthority(authority);
+    const { host, user } = parseAuthority(authority);
+    url.host = host;
+    if (user !== undefined) url.user = user;
   }
   url.path = unescape(rest, 'path');
   url.rawPath = escapePath(url.path) === rest ? '' : rest;
@@ -175,13 +177,25 @@ function wrapped(raw: string, fn: () => GoUrl): GoUrl {
   }
 }
 
-/** What `url(<string>)` keeps, or the error upstream's library reports. */
+/** Go's `url.Parse`: the fragment cut off first, then unescaped. */
+export function parseUrl(raw: string): GoUrl {
+  const hash = raw.indexOf('#');
+  const main = hash >= 0 ? raw.slice(0, hash) : raw;
+  const url = wrapped(main, () => parse(main, false));
+  if (hash < 0) return url;
+  return wrapped(raw, () => ({ ...url, fragment: unescape(raw.slice(hash + 1), 'fragment') }));
+}
+
+/** Go's `url.ParseRequestURI` (no fragment; an absolute URI or an absolute path). */
+export function parseRequestUri(raw: string): GoUrl {
+  return wrapped(raw, () => parse(raw, true));
+}
+
+/** What the CEL `url(<string>)` keeps: checked by ParseRequestURI, kept as Parse reads it; or the error upstream's library reports. */
 export function parseRequestUrl(raw: string): GoUrl {
   try {
-    wrapped(raw, () => parse(raw, true));
-    const hash = raw.indexOf('#');
-    const withoutFragment = hash >= 0 ? raw.slice(0, hash) : raw;
-    return wrapped(withoutFragment, () => parse(withoutFragment, false));
+    parseRequestUri(raw);
+    return parseUrl(raw);
   } catch (err) {
     if (err instanceof UrlError) throw new UrlError(`URL parse error during conversion from string: ${err.message}`);
     throw err;
