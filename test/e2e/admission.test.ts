@@ -125,33 +125,40 @@ test('kubectl shows a webhook refusal; the webhook was called over mutual TLS; n
   expect(calls.every((c) => c.clientCn === 'keelson-apiserver')).toBe(true);
 });
 
-test('kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upstream\'s shape', async () => {
-  const docs = [
+/** A ValidatingAdmissionPolicy on ReplicaSet creates and updates, `spec` lines after its match constraints, and its Deny binding `<name>-binding`. */
+function replicaSetPolicy(name: string, spec: string[]): string {
+  return [
     'apiVersion: admissionregistration.k8s.io/v1',
     'kind: ValidatingAdmissionPolicy',
     'metadata:',
-    '  name: small-replicasets',
+    `  name: ${name}`,
     'spec:',
-    '  failurePolicy: Fail',
     '  matchConstraints:',
     '    resourceRules:',
     '    - apiGroups: ["apps"]',
     '      apiVersions: ["v1"]',
     '      operations: ["CREATE", "UPDATE"]',
     '      resources: ["replicasets"]',
-    '  validations:',
-    '  - expression: "object.spec.replicas <= 5"',
-    "    messageExpression: \"'replicas must be at most 5, not ' + string(object.spec.replicas)\"",
+    ...spec,
     '---',
     'apiVersion: admissionregistration.k8s.io/v1',
     'kind: ValidatingAdmissionPolicyBinding',
     'metadata:',
-    '  name: small-replicasets-binding',
+    `  name: ${name}-binding`,
     'spec:',
-    '  policyName: small-replicasets',
+    `  policyName: ${name}`,
     '  validationActions: ["Deny"]',
     '',
   ].join('\n');
+}
+
+test('kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upstream\'s shape', async () => {
+  const docs = replicaSetPolicy('small-replicasets', [
+    '  failurePolicy: Fail',
+    '  validations:',
+    '  - expression: "object.spec.replicas <= 5"',
+    "    messageExpression: \"'replicas must be at most 5, not ' + string(object.spec.replicas)\"",
+  ]);
   const out = await kubectl(core, ['apply', '-f', '-'], docs);
   expect(out.stdout).toBe(
     'validatingadmissionpolicy.admissionregistration.k8s.io/small-replicasets created\nvalidatingadmissionpolicybinding.admissionregistration.k8s.io/small-replicasets-binding created\n',
@@ -167,31 +174,11 @@ test('kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upst
 });
 
 test("a policy comparing container memory limits with CEL's quantity library, through kubectl", async () => {
-  const docs = [
-    'apiVersion: admissionregistration.k8s.io/v1',
-    'kind: ValidatingAdmissionPolicy',
-    'metadata:',
-    '  name: memory-limits',
-    'spec:',
-    '  matchConstraints:',
-    '    resourceRules:',
-    '    - apiGroups: ["apps"]',
-    '      apiVersions: ["v1"]',
-    '      operations: ["CREATE", "UPDATE"]',
-    '      resources: ["replicasets"]',
+  const docs = replicaSetPolicy('memory-limits', [
     '  validations:',
     "  - expression: \"object.spec.template.spec.containers.all(c, !has(c.resources) || !has(c.resources.limits) || !('memory' in c.resources.limits) || quantity(c.resources.limits.memory).compareTo(quantity('1Gi')) <= 0)\"",
-    "    message: containers may ask for at most 1Gi of memory",
-    '---',
-    'apiVersion: admissionregistration.k8s.io/v1',
-    'kind: ValidatingAdmissionPolicyBinding',
-    'metadata:',
-    '  name: memory-limits-binding',
-    'spec:',
-    '  policyName: memory-limits',
-    '  validationActions: ["Deny"]',
-    '',
-  ].join('\n');
+    '    message: containers may ask for at most 1Gi of memory',
+  ]);
   expect((await kubectl(core, ['apply', '-f', '-'], docs)).code).toBe(0);
   const rs = (name: string, memory: string) =>
     `apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: ${name}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: ${name}\n  template:\n    metadata:\n      labels:\n        app: ${name}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        resources:\n          limits:\n            memory: ${memory}\n`;
