@@ -79,7 +79,7 @@ export interface CoreOptions {
   compactionIntervalMs?: number;
   /** `--event-ttl` in milliseconds: how long an event lives after its last write; default 1 hour, 0 keeps them. */
   eventTtlMs?: number;
-  /** Failures of the core's own background work (event expiry), which retries them; only reported here. */
+  /** Failures of the core's own background work (event expiry, the watch cache's store watch and loads), which it retries; only reported here. */
   onBackgroundError?: (what: string, err: unknown) => void;
   /** `--feature-gates`; default: release 1.32's defaults. */
   features?: FeatureGates;
@@ -166,7 +166,7 @@ class InProcessCore implements Core {
       .filter((def) => !def.storedAs || all.some((stored) => isStoredVersionOf(stored, def)))
       .map((def) => (def.createSubresources ? { ...def, createSubresources: def.createSubresources.filter((s) => handlers[`${def.resource}/${s.name}`]) } : def));
     this.handlers = handlers;
-    this.cache = new WatchCache({ ...options.watchCache, store, naming, clock });
+    this.cache = new WatchCache({ onError: (what, err) => options.onBackgroundError?.(what, err), ...options.watchCache, store, naming, clock });
     const listVersion = `${naming.groups.meta}/v1`;
     // Every type is read through its watch cache decorating the backing store.
     const cached = (def: ResourceDefinition) => new CachedStorage(new StoreStorage(def, store, listVersion), this.cache, this.cache.register(def));

@@ -40,6 +40,8 @@ export interface WatchCacheOptions {
   freshnessTimeoutMs?: number;
   /** Pause before retrying a failed list or watch. */
   retryMs?: number;
+  /** Told when the store's watch breaks or a load fails (the cache retries on its own): for the log. */
+  onError?: (what: string, err: Error) => void;
 }
 
 export const DEFAULT_WINDOW_MS = 5 * 60_000;
@@ -59,6 +61,7 @@ export class WatchCache {
   private readonly clock: Clock;
   readonly freshnessTimeoutMs: number;
   private readonly retryMs: number;
+  private readonly onError: (what: string, err: Error) => void;
   private readonly caches = new Map<string, ResourceCache>();
   /** Objects doors' writes were made from, awaiting their events (written-objects.ts). */
   readonly written = new WrittenObjects();
@@ -80,6 +83,7 @@ export class WatchCache {
     this.clock = options.clock ?? systemClock;
     this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? DEFAULT_FRESHNESS_TIMEOUT_MS;
     this.retryMs = options.retryMs ?? 1_000;
+    this.onError = options.onError ?? (() => undefined);
     this.resourceSettings = {
       clock: this.clock,
       windowMs: options.windowMs ?? DEFAULT_WINDOW_MS,
@@ -217,7 +221,8 @@ export class WatchCache {
       this.ready = true;
       this.flushReadyWaiters();
       this.resolveFresh();
-    } catch {
+    } catch (err) {
+      this.onError('watch cache load', err as Error);
       this.retry(() => void this.load());
     }
   }
@@ -247,6 +252,7 @@ export class WatchCache {
   private onWatchError(err: StoreError): void {
     this.storeWatch = undefined;
     if (this.closed) return;
+    this.onError(`watch cache: the store's watch ended at revision ${this.current}`, err);
     const cause = err.message;
     // Behind a compaction the history is gone: relist (open watches end, their clients resume).
     if (StoreError.is(err, 'compacted')) {

@@ -108,9 +108,10 @@ describe('watch cache lifecycle (embedded store)', () => {
     w.stream.close();
   });
 
-  it('resumes a lost store watch from the next revision, keeping its watchers and missing nothing', async () => {
+  it('resumes a lost store watch from the next revision, keeping its watchers and missing nothing; the loss is reported', async () => {
     const c = controllable(raw);
-    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0, watchCache: { retryMs: 500 } });
+    const reported: string[] = [];
+    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0, watchCache: { retryMs: 500 }, onBackgroundError: (what, err) => reported.push(`${what}: ${(err as Error).message}`) });
     await core.ready();
     const start = await createConfigMap(core, 'default', 'start');
     const w = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
@@ -128,6 +129,7 @@ describe('watch cache lifecycle (embedded store)', () => {
     await w.waitFor(3);
     expect(w.summary()).toEqual(['ADDED a', 'ADDED b', 'ADDED c']);
     expect(w.ended).toBe(false);
+    expect(reported).toEqual([`watch cache: the store's watch ended at revision ${rvOf(start)}: connection lost`]);
     w.stream.close();
   });
 
