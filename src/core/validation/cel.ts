@@ -10,7 +10,7 @@
  * pass, as upstream's `dyn` typing lets most of them pass too.
  */
 import type * as CelLibrary from '@bufbuild/cel';
-import { cel } from '../../util/cel';
+import { cel, celFunctionExists } from '../../util/cel';
 import { fieldErrors, type FieldError, type FieldPath } from './field-errors';
 
 export interface CelEnvironment {
@@ -25,7 +25,18 @@ export interface CelEnvironment {
  * `strings.quote`, `cel.bind`, `math.greatest`, `base64.encode`): a call on one of these names
  * is a function, not a reference to a variable.
  */
-const FUNCTION_NAMESPACES = new Set(['optional', 'sets', 'strings', 'cel', 'math', 'base64', 'lists']);
+const FUNCTION_NAMESPACES = new Set(['optional', 'sets', 'strings', 'cel', 'math', 'base64', 'lists', 'format', 'ip']);
+
+/**
+ * Functions upstream's environment declares that this server's does not evaluate yet (the
+ * authorizer and format libraries' methods, optional values'): accepted when written, as
+ * upstream accepts them; they fail when evaluated (docs/ADMISSION.md, "What is left out").
+ */
+const UPSTREAM_ONLY_FUNCTIONS = new Set([
+  'path', 'group', 'serviceAccount', 'resource', 'subresource', 'namespace', 'name', 'check', 'allowed', 'reason', 'errored', 'error', 'fieldSelector', 'labelSelector',
+  'validate',
+  'hasValue', 'value', 'orValue', 'or', 'optMap', 'optFlatMap',
+]);
 
 /** CEL's type identifiers, which are values in every environment. */
 const TYPE_IDENTIFIERS = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
@@ -38,6 +49,8 @@ interface Expr {
 interface Problem {
   offset: number;
   message: string;
+  /** The offset is a call's: shown at the call's opening parenthesis. */
+  atParenthesis?: boolean;
 }
 
 function children(expr: Expr): Expr[] {
@@ -95,6 +108,12 @@ function undeclared(expr: Expr, bound: ReadonlySet<string>, positions: Record<st
         // A namespaced function (`optional.of`, `sets.contains`, `strings.quote`): its arguments only.
         for (const arg of call.args) undeclared(arg, bound, positions, out);
         return;
+      }
+      // Operators (`_+_`, `@in`) are the language's; any other name must be a function the environment has.
+      const name = call.function;
+      if (!name.startsWith('_') && !name.startsWith('@') && !celFunctionExists(name) && !UPSTREAM_ONLY_FUNCTIONS.has(name)) {
+        // cel-go places a call at its opening parenthesis; the parser here at its name (or the dot before it).
+        out.push({ offset: at(expr), message: `undeclared reference to '${name}' (in container '')`, atParenthesis: true });
       }
       break;
     }
@@ -156,6 +175,11 @@ export function celCompileError(expression: string, env: CelEnvironment): string
   const problems: Problem[] = [];
   undeclared(root, new Set(env.variables), (parsed.sourceInfo?.positions ?? {}) as Record<string, number>, problems);
   if (problems.length > 0) {
+    for (const p of problems) {
+      if (!p.atParenthesis) continue;
+      const paren = expression.indexOf('(', p.offset);
+      if (paren >= 0) p.offset = paren;
+    }
     problems.sort((a, b) => a.offset - b.offset);
     const shown = problems.map((p) => {
       const { line, column } = lineAndColumn(expression, p.offset);

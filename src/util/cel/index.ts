@@ -44,3 +44,17 @@ export function celEnvironment(naming: CelProfile): CelEnv {
   }
   return env;
 }
+
+let functionNames: Set<string> | undefined;
+
+/**
+ * Whether the environment has a function (or method) called `name`. The names are the same for
+ * every profile; the environment built to list them is not used for anything else.
+ */
+export function celFunctionExists(name: string): boolean {
+  if (!functionNames) {
+    functionNames = new Set();
+    for (const fn of celEnvironment({ word: 'function_names' }).funcs) functionNames.add(fn.name);
+  }
+  return functionNames.has(name);
+}

@@ -119,6 +119,22 @@ describe('ValidatingAdmissionPolicy validation', () => {
     expect((await policyMessages({ validations: [{ expression: 'true', messageExpression: "authorizer.path('/x').check('get').reason()" }] }))[0]).toMatch(/undeclared reference to 'authorizer'/);
   });
 
+  it("refuses a call of a function no library has; the Kubernetes libraries' functions compile", async () => {
+    expect(await policyMessages({ validations: [{ expression: "quantityy('1') != null" }] })).toEqual([
+      "spec.validations[0].expression: Invalid value: \"quantityy('1') != null\": compilation failed: ERROR: <input>:1:10: undeclared reference to 'quantityy' (in container '')\n | quantityy('1') != null\n | .........^",
+    ]);
+    expect((await policyMessages({ validations: [{ expression: 'object.spec.replicas.isBig()' }] }))[0]).toMatch(/undeclared reference to 'isBig'/);
+    const fine = [
+      "quantity('1Gi').isGreaterThan(quantity('1G'))",
+      "[1, 2].isSorted() && [1, 2].sum() == 3 && 'a1'.find('[0-9]') == '1'",
+      "url('https://x/').getHost() == 'x' && ip('::1').isLoopback() && cidr('10.0.0.0/8').containsIP('10.1.2.3')",
+      "sets.contains([1, 2], [1]) && isQuantity('1') && isURL('/a') && isIP('1.2.3.4') && isCIDR('::/0')",
+      // Upstream's authorizer and optional methods compile here too (they fail when evaluated).
+      "authorizer.group('apps').resource('deployments').check('create').allowed()",
+    ];
+    for (const expression of fine) expect(await policyMessages({ validations: [{ expression }] })).toEqual([]);
+  });
+
   it('checks variables and lets expressions use them', async () => {
     expect(await policyMessages({ variables: [{ name: 'replicas', expression: 'object.spec.replicas' }], validations: [{ expression: 'variables.replicas < 5' }] })).toEqual([]);
     expect(await policyMessages({ validations: [{ expression: 'variables.replicas < 5' }] })).toEqual([
