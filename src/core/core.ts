@@ -237,7 +237,7 @@ class InProcessCore implements Core {
       CertificateSigning: () => certificateSigning(naming, options.authorizeSigner),
       CertificateSubjectRestriction: () => certificateSubjectRestriction(naming),
       MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
-      ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader }),
+      ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader, metrics: options.admissionMetrics }),
       ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
       AlwaysDeny: () => alwaysDeny,
     };

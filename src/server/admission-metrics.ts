@@ -4,7 +4,9 @@
  * (each plugin's phase), with upstream's labels (`type` admit or validate, `operation`,
  * `rejected`, and the plugin's `name`) and buckets; per-write series, so the fast histograms.
  * And each webhook call's `apiserver_admission_webhook_*`: its time, its requests by code,
- * refusals by kind of error, and calls let through by failurePolicy Ignore.
+ * refusals by kind of error, and calls let through by failurePolicy Ignore. And the
+ * ValidatingAdmissionPolicy checks, `apiserver_validating_admission_policy_check_total` and
+ * `_check_duration_seconds`: each failed validation by the action its binding took.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { AdmissionMetrics, AdmissionOperation, AdmissionStep } from '../core/admission';
@@ -13,6 +15,8 @@ import { FastHistogram, type HistogramSeries } from '../metrics/series';
 /** Upstream's admission latency buckets, 5 ms to 2.5 s; a webhook's reach 25 s. */
 const BUCKETS = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
 const WEBHOOK_BUCKETS = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25];
+/** Upstream's policy check buckets: half a microsecond to a second. */
+const POLICY_BUCKETS = [0.0000005, 0.001, 0.01, 0.1, 1.0];
 
 export function admissionMetrics(registry: Registry): AdmissionMetrics {
   const registers = [registry];
@@ -67,6 +71,19 @@ export function admissionMetrics(registry: Registry): AdmissionMetrics {
     labelNames: ['name', 'type'],
     registers,
   });
+  const policyChecks = new Counter({
+    name: 'apiserver_validating_admission_policy_check_total',
+    help: 'ValidatingAdmissionPolicy validations that failed, by policy, binding, error type (no_error, compile_error, invalid_error) and the action taken (deny, warn, audit, or allow for an error failurePolicy Ignore let through).',
+    labelNames: ['policy', 'policy_binding', 'error_type', 'enforcement_action'],
+    registers,
+  });
+  const policyDuration = new Histogram({
+    name: 'apiserver_validating_admission_policy_check_duration_seconds',
+    help: 'Time in seconds the ValidatingAdmissionPolicy validations counted in apiserver_validating_admission_policy_check_total took, with the same labels.',
+    labelNames: ['policy', 'policy_binding', 'error_type', 'enforcement_action'],
+    buckets: POLICY_BUCKETS,
+    registers,
+  });
   const bounded = (code: number) => String(Math.min(code, 600));
   return {
     step: (type, operation, rejected, seconds) => seriesOf(undefined, type, operation, rejected).observe(seconds),
@@ -77,5 +94,10 @@ export function admissionMetrics(registry: Registry): AdmissionMetrics {
     },
     webhookRejection: (name, type, operation, errorType, code) => webhookRejections.inc({ name, type, operation, error_type: errorType, rejection_code: bounded(code) }),
     webhookFailOpen: (name, type) => webhookFailOpen.inc({ name, type }),
+    policyCheck: (policy, binding, errorType, action, seconds) => {
+      const labels = { policy, policy_binding: binding, error_type: errorType, enforcement_action: action };
+      policyChecks.inc(labels);
+      policyDuration.observe(labels, seconds);
+    },
   };
 }

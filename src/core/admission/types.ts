@@ -90,7 +90,16 @@ export interface AdmissionMetrics {
   webhookRejection(name: string, type: WebhookType, operation: AdmissionOperation, errorType: WebhookErrorType, code: number): void;
   /** A failed call let through by failurePolicy Ignore. */
   webhookFailOpen(name: string, type: WebhookType): void;
+  /**
+   * A ValidatingAdmissionPolicy validation that failed (false, or an error): once per action its
+   * binding took (`deny`, `warn`, `audit`), or `allow` for an error failurePolicy Ignore let
+   * through; with how long it took.
+   */
+  policyCheck(policy: string, binding: string, errorType: PolicyCheckError, action: PolicyCheckAction, seconds: number): void;
 }
+
+export type PolicyCheckError = 'no_error' | 'compile_error' | 'invalid_error';
+export type PolicyCheckAction = 'allow' | 'deny' | 'warn' | 'audit';
 
 export type WebhookType = 'admit' | 'validating';
 export type WebhookErrorType = 'calling_webhook_error' | 'apiserver_internal_error' | 'no_error';

@@ -170,6 +170,7 @@ describe('the chain with metrics', () => {
       webhook: () => undefined,
       webhookRejection: () => undefined,
       webhookFailOpen: () => undefined,
+      policyCheck: () => undefined,
     };
     return { reports, metrics };
   };

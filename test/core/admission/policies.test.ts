@@ -11,6 +11,8 @@ import { createCore, type ApiObject, type Core, type RequestContext } from '../.
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
 import { at, refusal } from './support';
+import { Registry } from 'prom-client';
+import { admissionMetrics } from '../../../src/server/admission-metrics';
 
 const naming = createNaming('kubernetes');
 const AR = 'admissionregistration.k8s.io';
@@ -25,6 +27,8 @@ const configMap = (name: string, data: Record<string, string> = {}, labels?: Rec
 let dir: string;
 let core: Core;
 let n = 0;
+/** The server's admission metrics, fed by this file's core. */
+const metrics = new Registry();
 
 
 async function namespace(): Promise<string> {
@@ -64,7 +68,7 @@ async function policy(t: string, spec: Record<string, unknown>, binding: Record<
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-policies-'));
-  core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
+  core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0, admissionMetrics: admissionMetrics(metrics) });
   await core.ready();
 });
 
@@ -199,6 +203,25 @@ test('Warn and Audit act without refusing; auditAnnotations are keyed by the pol
   expect(JSON.parse(annotations['validation.policy.admission.k8s.io/validation_failure']!)).toEqual([
     { message: 'an owner label is expected', policy: `policy-${t}`, binding: `binding-${t}`, expressionIndex: 0, validationActions: ['Warn', 'Audit'] },
   ]);
+});
+
+test("failed validations are counted in upstream's policy check metrics, by the action taken and the kind of error", async () => {
+  const t = await namespace();
+  await policy(t, { validations: [{ expression: "object.data['v'] == 'ok'", message: 'v must be ok' }] }, { validationActions: ['Deny', 'Audit'] });
+  const u = await namespace();
+  await policy(u, { failurePolicy: 'Ignore', validations: [{ expression: "object.data['missing'] == 'x'" }] }, { validationActions: ['Warn'] });
+  await core.create(at('configmaps', t), configMap('passes', { v: 'ok' }), {}, admin);
+  await refusal(core.create(at('configmaps', t), configMap('fails', { v: 'no' }), {}, admin));
+  await refusal(core.create(at('configmaps', t), configMap('errs', {}), {}, admin));
+  await core.create(at('configmaps', u), configMap('ignored', {}), {}, admin);
+  const lines = (await metrics.metrics()).split('\n');
+  const count = (labels: string) => lines.find((l) => l.startsWith(`apiserver_validating_admission_policy_check_total{${labels}}`))?.split(' ').pop();
+  expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="no_error",enforcement_action="deny"`)).toBe('1');
+  expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="no_error",enforcement_action="audit"`)).toBe('1');
+  expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="invalid_error",enforcement_action="deny"`)).toBe('1');
+  expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="invalid_error",enforcement_action="audit"`)).toBe('1');
+  expect(count(`policy="policy-${u}",policy_binding="binding-${u}",error_type="invalid_error",enforcement_action="allow"`)).toBe('1');
+  expect(lines.filter((l) => l.startsWith(`apiserver_validating_admission_policy_check_duration_seconds_count{policy="policy-${t}"`))).toHaveLength(4);
 });
 
 test('match conditions skip the policy; an expression that fails follows failurePolicy', async () => {

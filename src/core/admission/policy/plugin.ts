@@ -14,7 +14,7 @@ import { REASON_CODES, StatusError, forbidden, type StatusReason } from '../../.
 import { labelSelectorMatches } from '../../validation/selectors';
 import { CelCompileError, CelEvaluationError, type CelVariables, type CompiledExpression, compileExpression, evaluateBool } from '../cel';
 import type { AdmissionReader } from '../reader';
-import type { AdmissionAttributes, AdmissionPlugin } from '../types';
+import type { AdmissionAttributes, AdmissionMetrics, AdmissionPlugin, PolicyCheckError } from '../types';
 import { isExemptFromDynamicAdmission, matchingAttributes, namespaceSelectorMatches, objectSelectorMatches, ruleMatches } from '../webhook/matching';
 import { admissionRequest } from '../webhook/review';
 import type { MatchResources, PolicySource, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './types';
@@ -23,6 +23,8 @@ export interface PolicyAdmissionOptions {
   naming: Naming;
   source: PolicySource;
   reader: AdmissionReader;
+  /** Where each failed validation is counted (upstream's `apiserver_validating_admission_policy_*`). */
+  metrics?: Pick<AdmissionMetrics, 'policyCheck'>;
 }
 
 type Compiled<T> = { ok: T } | { error: string };
@@ -69,27 +71,40 @@ interface Violation {
   message: string;
   reason: StatusReason;
   expressionIndex?: number;
+  /** How long the validation took, in seconds (for the policy check metrics). */
+  seconds?: number;
 }
 
-/** An error the failure policy decides on. */
-class PolicyError extends Error {}
+/**
+ * An error the failure policy decides on: an expression that does not compile or failed when
+ * evaluated (upstream's `compile_error`, `invalid_error` in the policy check metrics), or a
+ * policy or binding that cannot be used (its parameters).
+ */
+class PolicyError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'compile' | 'invalid' | 'config' = 'config',
+  ) {
+    super(message);
+  }
+}
 
 function evaluate(compiled: Compiled<CompiledExpression>, vars: CelVariables, asCel = false): unknown {
-  if ('error' in compiled) throw new PolicyError(compiled.error);
+  if ('error' in compiled) throw new PolicyError(compiled.error, 'compile');
   try {
     return asCel ? compiled.ok.evaluateValue(vars) : compiled.ok.evaluate(vars);
   } catch (err) {
-    if (err instanceof CelEvaluationError) throw new PolicyError(`expression '${compiled.ok.expression}' resulted in error: ${err.message}`);
+    if (err instanceof CelEvaluationError) throw new PolicyError(`expression '${compiled.ok.expression}' resulted in error: ${err.message}`, 'invalid');
     throw err;
   }
 }
 
 function evaluateCondition(compiled: Compiled<CompiledExpression>, vars: CelVariables): boolean {
-  if ('error' in compiled) throw new PolicyError(compiled.error);
+  if ('error' in compiled) throw new PolicyError(compiled.error, 'compile');
   try {
     return evaluateBool(compiled.ok, vars);
   } catch (err) {
-    if (err instanceof CelEvaluationError) throw new PolicyError(`expression '${compiled.ok.expression}' resulted in error: ${err.message}`);
+    if (err instanceof CelEvaluationError) throw new PolicyError(`expression '${compiled.ok.expression}' resulted in error: ${err.message}`, 'invalid');
     throw err;
   }
 }
@@ -174,6 +189,7 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
     }
     const violations: Violation[] = [];
     c.validations.forEach((v, index) => {
+      const start = performance.now();
       if (evaluateCondition(v.expression, vars)) return;
       let message = v.message ?? '';
       if (v.messageExpression) {
@@ -185,13 +201,13 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         }
       }
       if (!message) message = `failed expression: ${'ok' in v.expression ? v.expression.ok.expression : ''}`;
-      violations.push({ message, reason: POLICY_REASONS[v.reason ?? 'Invalid'] ?? 'Invalid', expressionIndex: index });
+      violations.push({ message, reason: POLICY_REASONS[v.reason ?? 'Invalid'] ?? 'Invalid', expressionIndex: index, seconds: (performance.now() - start) / 1000 });
     });
     const annotations: Array<[string, string]> = [];
     for (const an of c.auditAnnotations) {
       const value = evaluate(an.valueExpression, vars);
       if (value === null || value === undefined) continue;
-      if (typeof value !== 'string') throw new PolicyError(`valueExpression '${'ok' in an.valueExpression ? an.valueExpression.ok.expression : ''}' resulted in error: value must be a string or null`);
+      if (typeof value !== 'string') throw new PolicyError(`valueExpression '${'ok' in an.valueExpression ? an.valueExpression.ok.expression : ''}' resulted in error: value must be a string or null`, 'invalid');
       annotations.push([`${policy.metadata?.name}/${an.key}`, value]);
     }
     return { violations, annotations };
@@ -224,7 +240,15 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
       if (!(await matching(binding.spec?.matchResources, a, false))) continue;
       const bindingName = binding.metadata?.name ?? '';
       const actions = binding.spec?.validationActions ?? [];
-      const act = (v: Violation) => {
+      /** Upstream's policy check metrics: one count per action a failed validation took. */
+      const check = (v: Violation, errorType: PolicyCheckError) => {
+        for (const action of actions) {
+          const taken = action === 'Deny' ? 'deny' : action === 'Warn' ? 'warn' : action === 'Audit' ? 'audit' : undefined;
+          if (taken) options.metrics?.policyCheck(policyName, bindingName, errorType, taken, v.seconds ?? 0);
+        }
+      };
+      const act = (v: Violation, errorType?: PolicyCheckError) => {
+        if (errorType) check(v, errorType);
         if (actions.includes('Deny')) {
           // Upstream words it as admission's Forbidden, then swaps in the validation's reason and code.
           const message = `ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}' denied request: ${v.message}`;
@@ -260,13 +284,19 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         }
         for (const param of params ?? [null]) {
           const { violations, annotations } = run(policy, c, base, param);
-          violations.forEach(act);
+          for (const v of violations) act(v, 'no_error');
           for (const [k, v] of annotations) a.annotate?.(k, v);
         }
       } catch (err) {
         if (!(err instanceof PolicyError)) throw err;
-        if (policy.spec?.failurePolicy === 'Ignore') continue;
-        act({ message: err.message, reason: 'Invalid' });
+        // An expression's error is counted (a policy or binding that cannot be used is not).
+        const errorType = err.kind === 'compile' ? 'compile_error' : err.kind === 'invalid' ? 'invalid_error' : undefined;
+        if (policy.spec?.failurePolicy === 'Ignore') {
+          // Let through: upstream counts it as `allow`.
+          if (errorType) options.metrics?.policyCheck(policyName, bindingName, errorType, 'allow', 0);
+          continue;
+        }
+        act({ message: err.message, reason: 'Invalid' }, errorType);
       }
     }
     if (audits.length > 0) a.annotate?.(`validation.policy.${admissionDomain}/validation_failure`, JSON.stringify(audits));
