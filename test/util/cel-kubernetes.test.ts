@@ -66,10 +66,17 @@ describe('regular expressions', () => {
     ["'a\\nb'.findAll('(?m)^[a-z]$')", ['a', 'b']],
   ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
 
-  test("a pattern RE2 refuses fails with Go's parser message; one JavaScript would read otherwise is refused", () => {
+  test("RE2's syntax, POSIX classes and inline flags included; a pattern RE2 refuses fails with Go's parser message", () => {
+    expect(run("'12ab3'.find('[[:alpha:]]+')")).toBe('ab');
+    expect(run("'aB'.findAll('a(?i)b')")).toEqual(['aB']);
+    expect(run("'x😀y'.findAll('')")).toEqual(['', '', '', '']);
     expect(failure("'x'.find('(')")).toBe('Illegal regex: error parsing regexp: missing closing ): `(`');
-    expect(failure("'x'.find('(?=x)')")).toMatch(/^Illegal regex: /);
-    expect(failure("'x'.find('[[:alpha:]]')")).toBe('Illegal regex: unsupported in this server: [[:alpha:]]');
+    expect(failure("'x'.find('(?=x)')")).toBe('Illegal regex: error parsing regexp: invalid or unsupported Perl syntax: `(?=`');
+  });
+
+  test('matching takes time linear in the input: a pattern that backtracks exponentially elsewhere does not stall the server', () => {
+    // A backtracking engine (JavaScript's RegExp) would not finish this test: 2^30 ways to split the a's.
+    expect(run(`'${'a'.repeat(30)}b'.find('^(a+)+$')`)).toBe('');
   });
 });
 

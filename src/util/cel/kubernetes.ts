@@ -4,7 +4,8 @@
  *
  * - lists: `<list>.isSorted()`, `.sum()`, `.min()`, `.max()`, `.indexOf(<value>)`,
  *   `.lastIndexOf(<value>)` (the order, sums and equality are CEL's own operators);
- * - regex: `<string>.find(<regex>)`, `<string>.findAll(<regex>)`, `<string>.findAll(<regex>, <int>)`;
+ * - regex: `<string>.find(<regex>)`, `<string>.findAll(<regex>)`, `<string>.findAll(<regex>, <int>)`
+ *   (RE2, as Go's regexp);
  * - sets: `sets.contains(<list>, <list>)`, `sets.equivalent(...)`, `sets.intersects(...)`;
  * - quantity: `quantity(<string>)`, `isQuantity(<string>)` and the Quantity methods
  *   (quantity.ts);
@@ -22,7 +23,9 @@ import type * as CelLibrary from '@bufbuild/cel';
 import type { CelFunc, CelValue } from '@bufbuild/cel';
 import { create, createFileRegistry, createRegistry, type DescMessage, type Registry } from '@bufbuild/protobuf';
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
-import type { RE2JS as RE2 } from '@bufbuild/re2';
+import type * as Re2js from 're2js';
+
+type RE2 = Re2js.RE2JS;
 import * as q from './quantity';
 import * as u from '../go-url';
 import * as n from '../go-netip';
@@ -332,16 +335,19 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
 }
 
 /**
- * A regular expression as RE2 reads it (Go's syntax: RE2's own parser checks it), run by
- * JavaScript's engine with the same meaning: a leading `(?flags)` group of `i`, `m` or `s`
- * becomes the RegExp's flags, `\A` and `\z` its anchors. Anything RE2 accepts that the
- * JavaScript engine reads otherwise is refused rather than run with another meaning. Returns
- * the error message when it cannot be used.
+ * A regular expression as Go's regexp package reads it: RE2 syntax and semantics (`re2js`, a
+ * port of RE2, linear in the input whatever the pattern, so no expression can stall a write),
+ * kept once compiled. Returns the error message when it does not compile.
  */
-function compileRegex(pattern: string): RegExp | string {
+function compileRegex(pattern: string): RE2 | string {
   let compiled = compiledRegexes.get(pattern);
   if (compiled === undefined) {
-    compiled = compileRegexOnce(pattern);
+    const { RE2JS } = require('re2js') as typeof Re2js;
+    try {
+      compiled = RE2JS.compile(pattern);
+    } catch (err) {
+      compiled = `Illegal regex: ${(err as Error).message}`;
+    }
     // A policy's patterns are few and fixed: a small bound keeps a stream of distinct ones from growing it.
     if (compiledRegexes.size >= 256) compiledRegexes.clear();
     compiledRegexes.set(pattern, compiled);
@@ -349,54 +355,26 @@ function compileRegex(pattern: string): RegExp | string {
   return compiled;
 }
 
-const compiledRegexes = new Map<string, RegExp | string>();
-
-function compileRegexOnce(pattern: string): RegExp | string {
-  const { RE2JS } = require('@bufbuild/re2') as { RE2JS: typeof RE2 };
-  try {
-    RE2JS.compile(pattern);
-  } catch (err) {
-    return `Illegal regex: ${(err as Error).message}`;
-  }
-  let source = pattern;
-  let flags = 'gu';
-  const leading = /^\(\?([ims]+)\)/.exec(source);
-  if (leading) {
-    flags += [...new Set(leading[1]!)].join('');
-    source = source.slice(leading[0].length);
-  }
-  // Inline flags past the start, POSIX classes, one-letter Unicode classes, \C and \Q…\E.
-  if (/\(\?[a-zA-Z-]+[:)]|\[\[:|\\[pP][A-Z]|\\[CQE]/.test(source)) return `Illegal regex: unsupported in this server: ${pattern}`;
-  source = source.replace(/\(\?P</g, '(?<').replace(/\\A/g, '^').replace(/\\z/g, '(?![\\s\\S])');
-  try {
-    return new RegExp(source, flags);
-  } catch (err) {
-    return `Illegal regex: ${(err as Error).message}`;
-  }
-}
+const compiledRegexes = new Map<string, RE2 | string>();
 
 /** Go's FindAllString: at most `limit` matches (all when negative), no empty match right after a match. */
-function findAll(re: RegExp, text: string, limit: number): string[] {
+function findAll(re: RE2, text: string, limit: number): string[] {
   const out: string[] = [];
   if (limit === 0) return out;
-  re.lastIndex = 0;
+  const m = re.matcher(text);
+  let at = 0;
   let previousEnd = -1;
-  for (;;) {
-    const m = re.exec(text);
-    if (!m) break;
-    const start = m.index;
-    const end = start + m[0].length;
-    if (end === start) {
-      // Step over one code point, as Go steps over one rune.
-      re.lastIndex = start + (text.codePointAt(start)! > 0xffff ? 2 : 1);
-      if (start === previousEnd) {
-        if (re.lastIndex > text.length + 1) break;
-        continue;
-      }
-    }
+  while (at <= text.length && m.find(at)) {
+    const start = m.start();
+    const end = m.end();
+    const empty = start === end;
+    // An empty match steps over one character (a whole surrogate pair), as Go steps over one rune.
+    at = empty ? start + ((text.codePointAt(start) ?? 0) > 0xffff ? 2 : 1) : end;
+    const accept = !(empty && start === previousEnd);
     previousEnd = end;
-    out.push(m[0]);
-    if (out.length === limit || re.lastIndex > text.length) break;
+    if (!accept) continue;
+    out.push(m.group() ?? '');
+    if (out.length === limit) break;
   }
   return out;
 }
