@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
 import { cel, celEnvironment } from '../util/cel';
+import { celCompileError } from '../core/validation/cel';
 import type { UserInfo } from '../core/api';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
@@ -67,19 +68,30 @@ function plain(value: unknown): unknown {
   return value;
 }
 
-export function compileCel(expression: unknown, field: string, errors: string[], naming: Pick<Naming, 'word'>): Evaluate | undefined {
+/**
+ * Compile a configuration's CEL expression over `variables` (`claims`, `user`, `request`): a
+ * syntax error, a variable not among them or a function the environment does not have is the
+ * field's error, as upstream's compiler reports it when the file is loaded.
+ */
+export function compileCel(expression: unknown, field: string, errors: string[], naming: Pick<Naming, 'word'>, variables: readonly string[]): Evaluate | undefined {
   if (typeof expression !== 'string' || expression === '') {
     errors.push(`${field}: Required value`);
     return undefined;
   }
+  let run: ReturnType<ReturnType<typeof cel>['lib']['plan']>;
   try {
     const { lib } = cel();
-    const run = lib.plan(celEnvironment(naming), lib.parse(expression));
-    return (vars) => plain(run(vars as never));
+    run = lib.plan(celEnvironment(naming), lib.parse(expression));
   } catch (err) {
     errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: compilation failed: ${(err as Error).message}`);
     return undefined;
   }
+  const problem = celCompileError(expression, { variables });
+  if (problem !== undefined) {
+    errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: ${problem}`);
+    return undefined;
+  }
+  return (vars) => plain(run(vars as never));
 }
 
 function mapping(raw: unknown, field: string, errors: string[], options: { prefixRequired: boolean; required: boolean; naming: Naming }): Mapping | undefined {
@@ -100,7 +112,7 @@ function mapping(raw: unknown, field: string, errors: string[], options: { prefi
   }
   if (hasExpression) {
     if (raw.prefix !== undefined) errors.push(`${field}.prefix: Invalid value: ${JSON.stringify(raw.prefix)}: may not be specified when expression is set`);
-    const expression = compileCel(raw.expression, `${field}.expression`, errors, options.naming);
+    const expression = compileCel(raw.expression, `${field}.expression`, errors, options.naming, ['claims']);
     return expression ? { expression } : undefined;
   }
   if (options.prefixRequired && typeof raw.prefix !== 'string') {
@@ -158,7 +170,7 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
         if (rule.expression !== undefined) errors.push(`${f}: Invalid value: "": claim and expression can't both be set`);
         claimRules.push({ claim: rule.claim, requiredValue: typeof rule.requiredValue === 'string' ? rule.requiredValue : '' });
       } else {
-        const expression = compileCel(rule.expression, `${f}.expression`, errors, naming);
+        const expression = compileCel(rule.expression, `${f}.expression`, errors, naming, ['claims']);
         if (expression) claimRules.push({ expression, message: typeof rule.message === 'string' ? rule.message : '' });
       }
     });
@@ -186,14 +198,14 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
         errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: ${naming.keyDomain} and ${naming.groupDomain} domains are reserved`);
       } else if (keys.has(key)) errors.push(`${f}.key: Duplicate value: ${JSON.stringify(key)}`);
       keys.add(key);
-      const value = compileCel(e.valueExpression, `${f}.valueExpression`, errors, naming);
+      const value = compileCel(e.valueExpression, `${f}.valueExpression`, errors, naming, ['claims']);
       if (key && value) extra.push({ key, value });
     });
     const userRules: JwtIssuerConfig['userRules'] = [];
     (Array.isArray(raw.userValidationRules) ? raw.userValidationRules : []).forEach((rule: unknown, j: number) => {
       const f = `${at}.userValidationRules[${j}]`;
       if (!isObj(rule)) return void errors.push(`${f}: Invalid value: must be an object`);
-      const expression = compileCel(rule.expression, `${f}.expression`, errors, naming);
+      const expression = compileCel(rule.expression, `${f}.expression`, errors, naming, ['user']);
       if (expression) userRules.push({ expression, message: typeof rule.message === 'string' ? rule.message : '' });
     });
     const config: JwtIssuerConfig = { url, audiences, claimRules, username: username ?? {}, extra, userRules };

@@ -125,7 +125,7 @@ function webhookOf(raw: Record<string, unknown>, field: string, errors: string[]
       return;
     }
     if (typeof expression === 'string') seen.add(expression);
-    const compiled = compileCel(expression, f, errors, naming);
+    const compiled = compileCel(expression, f, errors, naming, ['request']);
     if (compiled) matchConditions.push(compiled);
   });
   if (errors.length > start || !client) return undefined;

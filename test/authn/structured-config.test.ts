@@ -60,6 +60,25 @@ jwt:
     ]);
   });
 
+  it('refuses, when loaded, an expression naming a variable its place does not have or a function CEL does not have', () => {
+    expect(
+      errorsOf(`
+apiVersion: apiserver.config.k8s.io/v1beta1
+kind: AuthenticationConfiguration
+jwt:
+- issuer: {url: "https://idp.example", audiences: [a]}
+  claimMappings:
+    username: {expression: "'u:' + user.username"}
+    groups: {expression: "claims.groups.map(g, lowercase(g))"}
+  userValidationRules:
+  - {expression: "!user.username.startsWith('system:') && quantity('1').sign() == 1", message: reserved}
+`),
+    ).toEqual([
+      'jwt[0].claimMappings.username.expression: Invalid value: "\'u:\' + user.username": compilation failed: ERROR: <input>:1:8: undeclared reference to \'user\' (in container \'\')\n | \'u:\' + user.username\n | .......^',
+      'jwt[0].claimMappings.groups.expression: Invalid value: "claims.groups.map(g, lowercase(g))": compilation failed: ERROR: <input>:1:31: undeclared reference to \'lowercase\' (in container \'\')\n | claims.groups.map(g, lowercase(g))\n | ..............................^',
+    ]);
+  });
+
   it('refuses claims.email as user name unless claims.email_verified is checked', () => {
     const base = (extra: string) => `
 apiVersion: apiserver.config.k8s.io/v1beta1
