@@ -229,3 +229,8 @@ export function contains(p: Prefix, a: Addr): boolean {
   const other = masked({ addr: a, bits: p.bits }).addr.bytes;
   return m.every((b, i) => b === other[i]);
 }
+
+/** Whether `inner` lies wholly inside `outer`: same family, `outer`'s bits match, and at least as long. */
+export function containsPrefix(outer: Prefix, inner: Prefix): boolean {
+  return inner.bits >= outer.bits && contains(outer, inner.addr);
+}

@@ -46,9 +46,9 @@ function operator(lib: Lib, expression: string): (a: CelValue, b: CelValue) => u
 
 /**
  * The libraries' value types, as CEL object types (protobuf messages, which is what
- * `@bufbuild/cel` knows objects as): `<vendor>.Quantity` with its canonical decimal text and
- * `<vendor>.URL` with the text it was made from, `net.IP` and `net.CIDR` with their canonical
- * text. Each holds one string field; CEL's `==` on them compares that text.
+ * `@bufbuild/cel` knows objects as), each holding one string field `text`: `<vendor>.Quantity`
+ * its canonical decimal text, `<vendor>.URL` the text it was made from, `net.IP` and `net.CIDR`
+ * their canonical text. CEL's `==` on them compares that text.
  */
 function valueTypes(word: string): { registry: Registry; quantity: DescMessage; url: DescMessage; ip: DescMessage; cidr: DescMessage } {
   const text = (name: string) => ({ name, jsonName: name, number: 1, type: FieldDescriptorProto_Type.STRING, label: FieldDescriptorProto_Label.OPTIONAL });
@@ -57,7 +57,7 @@ function valueTypes(word: string): { registry: Registry; quantity: DescMessage; 
     package: word,
     syntax: 'proto3',
     messageType: [
-      { name: 'Quantity', field: [text('amount')] },
+      { name: 'Quantity', field: [text('text')] },
       { name: 'URL', field: [text('text')] },
     ],
   });
@@ -91,6 +91,8 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
   const plus = operator(lib, 'a + b');
 
   const items = (list: Iterable<CelValue>) => Array.from(list);
+  /** The one string field every value type of these libraries holds (valueTypes). */
+  const textOf = (v: CelValue) => (v as unknown as { message: { text: string } }).message.text;
   /** A CEL error from an operator, thrown: a function's throw is its call's error value. */
   const ok = <T>(value: T | CelLibrary.CelError): T => {
     if (isCelError(value)) throw value;
@@ -171,8 +173,8 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
 
   const types = valueTypes(word);
   const QUANTITY = objectType(types.quantity);
-  const wrap = (d: q.Decimal) => create(types.quantity, { amount: q.decimalText(d) }) as never;
-  const amountOf = (v: CelValue): q.Decimal => q.parseQuantity((v as unknown as { message: { amount: string } }).message.amount);
+  const wrap = (d: q.Decimal) => create(types.quantity, { text: q.decimalText(d) }) as never;
+  const amountOf = (v: CelValue): q.Decimal => q.parseQuantity(textOf(v));
 
   const fromInt = (n: bigint): q.Decimal => ({ digits: n, scale: 0 });
   const quantity: CelFunc[] = [
@@ -225,7 +227,7 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
   ];
 
   const URL = objectType(types.url);
-  const urlOf = (v: CelValue) => u.parseRequestUrl((v as unknown as { message: { text: string } }).message.text);
+  const urlOf = (v: CelValue) => u.parseRequestUrl(textOf(v));
   const urlGetter = (name: string, get: (url: u.GoUrl) => string) =>
     celMethod(name, URL, [], CelScalar.STRING, function () {
       return get(urlOf(this as never));
@@ -249,7 +251,6 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
 
   const IP = objectType(types.ip);
   const CIDR = objectType(types.cidr);
-  const textOf = (v: CelValue) => (v as unknown as { message: { text: string } }).message.text;
   const ipValue = (a: n.Addr) => create(types.ip, { text: n.addrText(a) }) as never;
   const cidrValue = (p: n.Prefix) => create(types.cidr, { text: n.prefixText(p) }) as never;
   const addrOf = (v: CelValue) => n.parseAddr(textOf(v));
@@ -290,8 +291,6 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
     celMethod(name, IP, [], CelScalar.BOOL, function () {
       return test(addrOf(this as never));
     });
-  const containsCIDR = (outer: n.Prefix, inner: n.Prefix) =>
-    n.is4(outer.addr) === n.is4(inner.addr) && n.prefixText(n.masked(outer)) === n.prefixText(n.masked({ addr: inner.addr, bits: outer.bits })) && outer.bits <= inner.bits;
   const addresses: CelFunc[] = [
     celFunc('ip', [CelScalar.STRING], IP, (text) => ipValue(parseIP(text))),
     celFunc('isIP', [CelScalar.STRING], CelScalar.BOOL, (text) => succeeds(() => parseIP(text))),
@@ -314,10 +313,10 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
       return n.contains(prefixOf(this as never), addrOf(ip as never));
     }),
     celMethod('containsCIDR', CIDR, [CelScalar.STRING], CelScalar.BOOL, function (text) {
-      return containsCIDR(prefixOf(this as never), parseCIDR(text));
+      return n.containsPrefix(prefixOf(this as never), parseCIDR(text));
     }),
     celMethod('containsCIDR', CIDR, [CIDR], CelScalar.BOOL, function (other) {
-      return containsCIDR(prefixOf(this as never), prefixOf(other as never));
+      return n.containsPrefix(prefixOf(this as never), prefixOf(other as never));
     }),
     celMethod('ip', CIDR, [], IP, function () {
       return ipValue(prefixOf(this as never).addr);

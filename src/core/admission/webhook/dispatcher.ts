@@ -51,17 +51,14 @@ function compile(configuration: WebhookConfiguration, naming: Naming): CompiledW
   });
 }
 
-/** A call that failed under failurePolicy Fail, carried to the metrics with its code, then thrown as `status`. */
-class WebhookCallFailure {
+/**
+ * How a call ended the write, carried to the metrics with its code, then thrown as `status`: a
+ * call that failed under failurePolicy Fail (upstream's `calling_webhook_error`), or the
+ * webhook's refusal (`no_error`).
+ */
+class WebhookDenial {
   constructor(
-    readonly code: number,
-    readonly status: StatusError,
-  ) {}
-}
-
-/** A webhook's refusal, carried to the metrics with its code, then thrown as `status`. */
-class WebhookRefusal {
-  constructor(
+    readonly errorType: 'calling_webhook_error' | 'no_error',
     readonly code: number,
     readonly status: StatusError,
   ) {}
@@ -169,15 +166,14 @@ class Dispatcher {
       metrics?.webhook(name, type, a.operation, false, seconds(), 200);
       return patched;
     } catch (err) {
-      const known = err instanceof WebhookCallFailure || err instanceof WebhookRefusal;
+      const denial = err instanceof WebhookDenial ? err : undefined;
       if (metrics) {
         // As upstream counts them: a refusal, a failed call under Fail, or the server's own error.
-        const errorType = err instanceof WebhookCallFailure ? 'calling_webhook_error' : err instanceof WebhookRefusal ? 'no_error' : 'apiserver_internal_error';
-        const code = known ? err.code : 0;
-        metrics.webhookRejection(name, type, a.operation, errorType, code);
+        const code = denial?.code ?? 0;
+        metrics.webhookRejection(name, type, a.operation, denial?.errorType ?? 'apiserver_internal_error', code);
         metrics.webhook(name, type, a.operation, true, seconds(), code);
       }
-      throw known ? err.status : err;
+      throw denial ? denial.status : err;
     }
   }
 
@@ -211,13 +207,13 @@ class Dispatcher {
         failedOpen?.();
         return false;
       }
-      throw new WebhookCallFailure(callCode, internalError(reason));
+      throw new WebhookDenial('calling_webhook_error', callCode, internalError(reason));
     }
     for (const w of response.warnings ?? []) a.warn?.(w);
     for (const [k, v] of Object.entries(response.auditAnnotations ?? {})) a.annotate?.(`${webhook.name}/${k}`, v);
     if (!response.allowed) {
       const refused = refusal(webhook.name, response.status);
-      throw new WebhookRefusal(refused.status.code ?? 400, refused);
+      throw new WebhookDenial('no_error', refused.status.code ?? 400, refused);
     }
     if (!this.mutating || !response.patch || !a.object) return false;
     this.applyPatch(a.object, response.patch, webhook.name);
