@@ -13,8 +13,8 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import { cel, celEnvironment } from '../util/cel';
 import { celCompileError } from '../core/validation/cel';
+import { type CompiledExpression, compileExpression } from '../core/admission/cel';
 import type { UserInfo } from '../core/api';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
@@ -60,14 +60,6 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** CEL results as plain values (lists of strings, strings, booleans). */
-function plain(value: unknown): unknown {
-  if (cel().lib.isCelError(value)) throw value;
-  if (typeof value === 'object' && value !== null && Symbol.iterator in value && typeof value !== 'string') return Array.from(value as Iterable<unknown>).map(plain);
-  if (typeof value === 'bigint') return Number(value);
-  return value;
-}
-
 /**
  * Compile a configuration's CEL expression over `variables` (`claims`, `user`, `request`): a
  * syntax error, a variable not among them or a function the environment does not have is the
@@ -78,10 +70,9 @@ export function compileCel(expression: unknown, field: string, errors: string[],
     errors.push(`${field}: Required value`);
     return undefined;
   }
-  let run: ReturnType<ReturnType<typeof cel>['lib']['plan']>;
+  let compiled: CompiledExpression;
   try {
-    const { lib } = cel();
-    run = lib.plan(celEnvironment(naming), lib.parse(expression));
+    compiled = compileExpression(expression, naming);
   } catch (err) {
     errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: compilation failed: ${(err as Error).message}`);
     return undefined;
@@ -91,7 +82,8 @@ export function compileCel(expression: unknown, field: string, errors: string[],
     errors.push(`${field}: Invalid value: ${JSON.stringify(expression)}: ${problem}`);
     return undefined;
   }
-  return (vars) => plain(run(vars as never));
+  // Results as plain values (strings, lists of strings, booleans); a failure throws.
+  return (vars) => compiled.evaluate(vars);
 }
 
 function mapping(raw: unknown, field: string, errors: string[], options: { prefixRequired: boolean; required: boolean; naming: Naming }): Mapping | undefined {

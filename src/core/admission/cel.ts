@@ -26,8 +26,8 @@ export class CelEvaluationError extends Error {}
 /** An expression that does not compile; `message` is the parser's. */
 export class CelCompileError extends Error {}
 
-export function plainValue(value: unknown): unknown {
-  if (cel().lib.isCelError(value)) throw new CelEvaluationError(value.message);
+/** A CEL value (an error already thrown by the caller) as plain JSON-like data: ints as numbers, maps as objects. */
+function plainValue(value: unknown): unknown {
   if (typeof value === 'bigint') return Number(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Uint8Array) return value;
