@@ -134,6 +134,8 @@ export function toGatewayRequest(req: IncomingMessage, res: ServerResponse): Gat
 class NodeGatewayResponse implements GatewayResponse {
   /** Names and values in turn, in the order first set (node writes them in that order too). */
   private readonly pending: (string | readonly string[])[] = [];
+  /** The length of what `end` was given, until then -1. */
+  private endBytes = -1;
 
   constructor(private readonly res: ServerResponse) {}
 
@@ -183,10 +185,11 @@ class NodeGatewayResponse implements GatewayResponse {
     return firstOf(this.res, 'drain', 'close');
   }
 
+  /** Ends at the end of this turn of the event loop, with the other responses ended in it (`endTogether`). */
   end(chunk?: Uint8Array | string): void {
     this.sendHead();
-    if (chunk === undefined) this.res.end();
-    else this.res.end(chunk);
+    this.endBytes = chunk === undefined ? 0 : typeof chunk === 'string' ? chunk.length : chunk.byteLength;
+    endTogether(this.res, chunk);
   }
 
   abort(): void {
@@ -196,6 +199,8 @@ class NodeGatewayResponse implements GatewayResponse {
   whenFlushed(): Promise<void> | undefined {
     const { res } = this;
     if (res.writableFinished || res.destroyed) return undefined;
+    // Ended here, still waiting for its turn's writes: small enough to count as sent already.
+    if (this.endBytes >= 0 && !res.writableEnded && this.endBytes <= FLUSHED_ENOUGH_BYTES) return undefined;
     // Ended, and what is left of it in the process is at most a socket buffer's worth (a TLS
     // write completes a tick later even when the kernel took it at once): as a Go handler's
     // write of a small answer returns at once, the request lets go now rather than after
@@ -211,6 +216,44 @@ class NodeGatewayResponse implements GatewayResponse {
     if (res.headersSent) return;
     res.writeHead(res.statusCode, this.pending as string[]);
   }
+}
+
+/** Responses ended in this turn of the event loop and the chunk each ends with, in turn. */
+const ending: (ServerResponse | Uint8Array | string | undefined)[] = [];
+
+/**
+ * End `res` once this turn's I/O is handled (`setImmediate`), together with every other response
+ * ended in the turn. A server busier than its clients otherwise writes each answer as it is
+ * ready, and each write wakes a client that went to sleep after the previous one: the kernel's
+ * wake-up, paid by the writer, cost as much as the rest of a cached GET (docs/BENCHMARKS.md).
+ * Written back to back, the first answer wakes the client and the others find it awake. The head
+ * was already stored (`headersSent` holds); only the bytes wait, microseconds.
+ */
+function endTogether(res: ServerResponse, chunk: Uint8Array | string | undefined): void {
+  if (ending.length === 0) setImmediate(endAll);
+  ending.push(res, chunk);
+}
+
+function endAll(): void {
+  // An end may end another response synchronously (it is queued behind, and ended here too).
+  for (let i = 0; i < ending.length; i += 2) {
+    const res = ending[i] as ServerResponse;
+    const chunk = ending[i + 1] as Uint8Array | string | undefined;
+    if (res.destroyed) continue;
+    if (chunk === undefined) res.end();
+    else res.end(chunk);
+  }
+  ending.length = 0;
+  const waiting = endedWaiters.splice(0);
+  for (const resolve of waiting) resolve();
+}
+
+const endedWaiters: (() => void)[] = [];
+
+/** Resolves once the responses ended so far have been handed to their sockets (before closing them). */
+export function whenEndsWritten(): Promise<void> {
+  if (ending.length === 0) return Promise.resolve();
+  return new Promise((resolve) => endedWaiters.push(resolve));
 }
 
 /** Bytes an ended response may still have queued in the process and count as sent (a socket buffer's worth). */

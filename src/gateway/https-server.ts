@@ -6,6 +6,7 @@
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
+import { whenEndsWritten } from './express-adapter';
 
 export interface TlsMaterial {
   /** PEM serving certificate (chain). */
@@ -68,6 +69,7 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await options.drain?.(drainTimeoutMs);
+        await whenEndsWritten();
         server.closeAllConnections();
         await closed;
       })();

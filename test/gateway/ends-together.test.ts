@@ -1,0 +1,104 @@
+/**
+ * Responses ended in one turn of the event loop go out together once the turn's I/O is handled
+ * (express-adapter.ts `endTogether`): over a real TLS server, the head is stored at end() and
+ * the bytes follow within the turn; the responses ended in one turn are written in one pass; a
+ * response dropped meanwhile is not written; a graceful close waits for them.
+ */
+import https from 'node:https';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { ServerResponse } from 'node:http';
+import { toGatewayResponse, whenEndsWritten } from '../../src/gateway/express-adapter';
+import { type Pki, ensurePki } from '../../src/server/pki';
+import { closeServer, listenOnLoopback } from '../support/loopback-server';
+
+let dir: string;
+let pki: Pki;
+let server: https.Server;
+let port: number;
+/** Requests the server holds until the test answers them. */
+const held: ServerResponse[] = [];
+let arrived: (() => void) | undefined;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-ends-'));
+  pki = await ensurePki({ dataDir: dir });
+  server = https.createServer({ key: pki.servingKey, cert: pki.servingCert }, (_req, res) => {
+    held.push(res);
+    arrived?.();
+  });
+  port = await listenOnLoopback(server);
+});
+
+afterAll(async () => {
+  closeServer(server);
+  await rm(dir, { recursive: true, force: true });
+});
+
+const agent = () => new https.Agent({ ca: pki.caCert, keepAlive: false });
+
+function get(): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get({ host: '127.0.0.1', port, path: '/', servername: 'localhost', agent: agent() }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+async function hold(n: number): Promise<ServerResponse[]> {
+  while (held.length < n) await new Promise<void>((resolve) => (arrived = resolve));
+  return held.splice(0, n);
+}
+
+test('the head is stored at end(), the bytes go out once the turn is over', async () => {
+  const answer = get();
+  const [res] = await hold(1);
+  const response = toGatewayResponse(res!);
+  response.setHeader('Content-Type', 'text/plain');
+  response.writeHead(201);
+  response.end('made');
+  expect(response.headersSent).toBe(true);
+  expect(res!.writableEnded).toBe(false);
+  // Small: it counts as sent for the in-flight limits already.
+  expect(response.whenFlushed()).toBeUndefined();
+  await whenEndsWritten();
+  expect(res!.writableEnded).toBe(true);
+  await expect(answer).resolves.toEqual({ status: 201, body: 'made' });
+});
+
+test('responses ended in one turn are written in one pass, in order', async () => {
+  const answers = [get(), get(), get()];
+  const responses = await hold(3);
+  responses.forEach((res, i) => toGatewayResponse(res).end(`answer ${i}`));
+  expect(responses.map((res) => res.writableEnded)).toEqual([false, false, false]);
+  await whenEndsWritten();
+  expect(responses.map((res) => res.writableEnded)).toEqual([true, true, true]);
+  expect((await Promise.all(answers)).map((a) => a.body)).toEqual(['answer 0', 'answer 1', 'answer 2']);
+});
+
+test('a response dropped before its turn is over is not written, and the others are', async () => {
+  const dropped = get().then(
+    () => 'answered',
+    () => 'dropped',
+  );
+  const kept = get();
+  const [first, second] = await hold(2);
+  toGatewayResponse(first!).end('never');
+  toGatewayResponse(first!).abort();
+  toGatewayResponse(second!).end('kept');
+  await whenEndsWritten();
+  expect(await dropped).toBe('dropped');
+  expect((await kept).body).toBe('kept');
+});
+
+test('nothing ended: the wait is over at once', async () => {
+  let done = false;
+  void whenEndsWritten().then(() => (done = true));
+  await Promise.resolve();
+  expect(done).toBe(true);
+});
