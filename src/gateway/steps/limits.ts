@@ -11,6 +11,7 @@
  *   are dropped and its context is aborted.
  */
 import { type Clock, systemClock } from '../../clock';
+import { Deadlines } from '../../clock/deadlines';
 import type { ServerMetrics } from '../../metrics';
 import { timeout, tooManyRequests } from '../../status';
 import type { Codecs } from '../codecs';
@@ -51,6 +52,8 @@ function requestedTimeoutMs(query: URLSearchParams): number | undefined {
 export function limitsStep(options: LimitsOptions): Step {
   // The counts live on the metrics when there are any, which read them at scrape.
   const inflight = options.metrics?.inflightNow ?? { readOnly: 0, mutating: 0 };
+  // The request timeouts, on one timer (a timer per request cost ~9% of a cached GET).
+  const deadlines = new Deadlines<Exchange>(options.clock ?? systemClock, (exchange) => expire(exchange, options));
   return (next) => async (exchange) => {
     const info = exchange.info!;
     if (isLongRunning(info)) return next(exchange);
@@ -68,12 +71,12 @@ export function limitsStep(options: LimitsOptions): Step {
     // handler writes later. (Here rather than in a function of its own: one async frame less
     // per request.)
     const ms = timeoutMs(exchange, options);
-    const cancel = ms > 0 ? (options.clock ?? systemClock).setTimeout(() => expire(exchange, options), ms) : undefined;
+    const deadline = ms > 0 ? deadlines.add(ms, exchange) : undefined;
     try {
       try {
         await next(exchange);
       } finally {
-        cancel?.();
+        if (deadline) deadlines.cancel(deadline);
       }
       // The request holds its slot until its response left the process, as a Go handler blocks
       // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
