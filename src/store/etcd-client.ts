@@ -36,6 +36,8 @@ import {
   WatchResponse,
   type WatchCreateRequest,
 } from '../gen/etcd/etcdserverpb/rpc';
+import { systemClock } from '../clock';
+import { type Deadline, Deadlines } from '../clock/deadlines';
 import { GrpcCode } from '../status';
 import { H2Connection, type H2Stream, type H2StreamHandler } from './h2-connection';
 import { encodeHeaderBlock } from './hpack';
@@ -141,6 +143,8 @@ export class EtcdClient {
   private connection?: EtcdConnection;
   /** Every connection not yet closed: an old one stays open while a watch or call still uses it. */
   private readonly connections = new Set<EtcdConnection>();
+  /** The calls' deadlines, on one timer (clock/deadlines.ts: a node timer per call cost more). */
+  private readonly deadlines = new Deadlines<TimedCall>(systemClock, (call) => this.expire(call));
   private next = 0;
   private closed = false;
 
@@ -293,7 +297,7 @@ export class EtcdClient {
 
   private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: readonly Uint8Array[], now: boolean): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      const call = new UnaryCall(codec, resolve, reject);
+      const call = new UnaryCall(codec, resolve, reject, this.deadlines);
       try {
         call.stream = connection.h2.request(headerBlock(connection, codec.path, this.options.timeoutMs), call, bytes, true);
         if (now) connection.h2.flushNow();
@@ -301,14 +305,20 @@ export class EtcdClient {
         reject(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message));
         return;
       }
-      call.timer = setTimeout(() => {
-        call.fail(new EtcdCallError(GrpcCode.DEADLINE_EXCEEDED, 'context deadline exceeded'));
-        call.stream?.cancel();
-        // A member that stopped answering keeps its connection: dial another for the next call.
-        this.dropConnection(connection);
-        connection.h2.close();
-      }, this.options.timeoutMs);
+      call.connection = connection;
+      call.deadline = this.deadlines.add(this.options.timeoutMs, call);
     });
+  }
+
+  /** A call's deadline passed (its `timeoutMs`). */
+  private expire(call: TimedCall): void {
+    call.deadline = undefined;
+    call.fail(new EtcdCallError(GrpcCode.DEADLINE_EXCEEDED, 'context deadline exceeded'));
+    call.stream?.cancel();
+    // A member that stopped answering keeps its connection: dial another for the next call.
+    const connection = call.connection!;
+    this.dropConnection(connection);
+    connection.h2.close();
   }
 }
 
@@ -376,8 +386,17 @@ abstract class GrpcCall implements H2StreamHandler {
 }
 
 /** One unary call's response, gathered from its stream. */
-class UnaryCall<Res> extends GrpcCall {
-  timer?: NodeJS.Timeout;
+/** What a call's deadline needs of it. */
+interface TimedCall {
+  connection?: EtcdConnection;
+  deadline?: Deadline<TimedCall>;
+  stream?: H2Stream;
+  fail(err: EtcdCallError): void;
+}
+
+class UnaryCall<Res> extends GrpcCall implements TimedCall {
+  connection?: EtcdConnection;
+  deadline?: Deadline<TimedCall>;
   private chunks: Buffer[] = [];
   private settled = false;
 
@@ -385,8 +404,14 @@ class UnaryCall<Res> extends GrpcCall {
     private readonly codec: Codec<unknown, Res>,
     private readonly resolve: (response: Res) => void,
     private readonly reject: (err: EtcdCallError) => void,
+    private readonly deadlines: Deadlines<TimedCall>,
   ) {
     super();
+  }
+
+  private release(): void {
+    if (this.deadline) this.deadlines.cancel(this.deadline);
+    this.deadline = undefined;
   }
 
   onData(data: Buffer, endStream: boolean): void {
@@ -397,7 +422,7 @@ class UnaryCall<Res> extends GrpcCall {
   fail(err: EtcdCallError): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.release();
     this.reject(err);
   }
 
@@ -413,7 +438,7 @@ class UnaryCall<Res> extends GrpcCall {
       return this.fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable response from etcd: ${(err as Error).message}`));
     }
     this.settled = true;
-    clearTimeout(this.timer);
+    this.release();
     this.resolve(decoded);
   }
 }

@@ -1,9 +1,12 @@
 /**
  * The etcd client (etcd-client.ts): its framing of gRPC messages on a stream (a watch stream's
  * bytes arrive in chunks that split and join messages anywhere), and its request encoding
- * against a real etcd.
+ * against a real etcd, and its calls' deadline against a member that never answers.
  */
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { EtcdClient, MessageReader } from '../../src/store/etcd-client';
+import { GrpcCode } from '../../src/status';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 
 function framed(...messages: Buffer[]): Buffer {
@@ -66,5 +69,40 @@ describe('request encoding', () => {
     expect(Buffer.from(bigRead.kvs[0]!.value).equals(big)).toBe(true);
     expect(Buffer.from(smallRead.kvs[0]!.value).toString()).toBe('s');
     expect(smallRead.kvs).toHaveLength(1);
+  });
+});
+
+describe('call deadline', () => {
+  // A member that takes calls and never answers them (HTTP/2 without TLS, as etcd's plain port).
+  let server: http2.Http2Server;
+  let sessions = 0;
+  let port: number;
+  beforeAll(async () => {
+    server = http2.createServer();
+    server.on('session', () => sessions++);
+    server.on('stream', () => {
+      // Taken, never answered.
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('fails a call etcd does not answer in time with DEADLINE_EXCEEDED, and dials again for the next', async () => {
+    const client = new EtcdClient({ endpoints: [`http://127.0.0.1:${port}`], timeoutMs: 200 });
+    const range = () => client.range({ key: Buffer.from('k'), rangeEnd: Buffer.alloc(0), limit: 0, revision: 0, serializable: false, keysOnly: false, countOnly: false });
+    try {
+      const started = Date.now();
+      await expect(range()).rejects.toMatchObject({ code: GrpcCode.DEADLINE_EXCEEDED, message: 'context deadline exceeded' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+      // Calls made together share the one timer and fail together.
+      const both = await Promise.allSettled([range(), range()]);
+      expect(both.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      expect(sessions).toBeGreaterThanOrEqual(2);
+    } finally {
+      client.close();
+    }
   });
 });
