@@ -13,12 +13,17 @@ import { HttpsConnection, type Target, requestHead } from '../https-client';
 /** Write the event numbered `seq`; resolves once the store or server acknowledged it. */
 export type Writer = (seq: number) => Promise<void>;
 
-/** Write, note the acknowledgement, and gather every watcher's arrival of that write. */
-async function round(write: Writer, arrivals: { collect(seq: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> }, seq: number, timeoutMs: number): Promise<Delivery> {
+/**
+ * Write, note the acknowledgement, and gather every watcher's arrival of that write, timed from
+ * sending it: a server may acknowledge a write before or after it fans the event out (Keelson
+ * writes the responses of a turn after its other writes), so timing from the acknowledgement
+ * would reward a late acknowledgement.
+ */
+async function round(write: Writer, arrivals: { collect(seq: number, sentAt: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> }, seq: number, timeoutMs: number): Promise<Delivery> {
   const sentAt = performance.now();
   await write(seq);
   const ackAt = performance.now();
-  const d = await arrivals.collect(seq, performance.timeOrigin + ackAt, timeoutMs);
+  const d = await arrivals.collect(seq, performance.timeOrigin + sentAt, performance.timeOrigin + ackAt, timeoutMs);
   return { ...d, writeUs: (ackAt - sentAt) * 1000 };
 }
 
@@ -27,8 +32,10 @@ const MARKER = 'fanout-';
 export interface Delivery {
   /** Watchers that saw the event before the timeout. */
   received: number;
-  /** Per receiving watcher: arrival minus acknowledgement, µs (negative if it arrived first). */
+  /** Per receiving watcher: arrival minus the write's sending, µs. */
   latenciesUs: number[];
+  /** Arrivals before the write's acknowledgement. */
+  beforeAck: number;
   /** From sending the write to its acknowledgement, µs. */
   writeUs: number;
 }
@@ -65,7 +72,7 @@ class Arrivals {
     if (list.length === this.watchers) this.waiters.get(seq)?.();
   }
 
-  async collect(seq: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> {
+  async collect(seq: number, sentAt: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> {
     const list = this.bySeq.get(seq) ?? [];
     if (list.length < this.watchers) {
       await new Promise<void>((resolve) => {
@@ -79,7 +86,7 @@ class Arrivals {
     }
     const arrivals = this.bySeq.get(seq) ?? [];
     this.bySeq.delete(seq);
-    return { received: arrivals.length, latenciesUs: arrivals.map((at) => (at - ackAt) * 1000) };
+    return { received: arrivals.length, latenciesUs: arrivals.map((at) => (at - sentAt) * 1000), beforeAck: arrivals.filter((at) => at < ackAt).length };
   }
 
   counts(): WatchCounts {
