@@ -235,15 +235,22 @@ function endTogether(res: ServerResponse, chunk: Uint8Array | string | undefined
 }
 
 function endAll(): void {
-  // An end may end another response synchronously (it is queued behind, and ended here too).
-  for (let i = 0; i < ending.length; i += 2) {
-    const res = ending[i] as ServerResponse;
-    const chunk = ending[i + 1] as Uint8Array | string | undefined;
+  // Taken first: a response ended while these are (an end's listeners run synchronously) goes
+  // into a batch of its own, which endTogether schedules as the queue is empty again.
+  const batch = ending.splice(0);
+  for (let i = 0; i < batch.length; i += 2) {
+    const res = batch[i] as ServerResponse;
+    const chunk = batch[i + 1] as Uint8Array | string | undefined;
     if (res.destroyed) continue;
-    if (chunk === undefined) res.end();
-    else res.end(chunk);
+    try {
+      if (chunk === undefined) res.end();
+      else res.end(chunk);
+    } catch (err) {
+      // Not expected of node; one response failing must not keep the others from going out.
+      res.destroy(err as Error);
+    }
   }
-  ending.length = 0;
+  if (ending.length > 0) return;
   const waiting = endedWaiters.splice(0);
   for (const resolve of waiting) resolve();
 }

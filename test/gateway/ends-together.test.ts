@@ -96,6 +96,26 @@ test('a response dropped before its turn is over is not written, and the others 
   expect((await kept).body).toBe('kept');
 });
 
+test('a response whose end throws is dropped, and neither the others nor later turns are held up', async () => {
+  const broken = get().then(
+    () => 'answered',
+    () => 'dropped',
+  );
+  const kept = get();
+  const [first, second] = await hold(2);
+  // A chunk node refuses: res.end throws.
+  toGatewayResponse(first!).end(42 as unknown as string);
+  toGatewayResponse(second!).end('kept');
+  await whenEndsWritten();
+  expect(await broken).toBe('dropped');
+  expect((await kept).body).toBe('kept');
+  const later = get();
+  const [third] = await hold(1);
+  toGatewayResponse(third!).end('later');
+  await whenEndsWritten();
+  expect((await later).body).toBe('later');
+});
+
 test('nothing ended: the wait is over at once', async () => {
   let done = false;
   void whenEndsWritten().then(() => (done = true));
