@@ -18,6 +18,9 @@ const WEBHOOK_BUCKETS = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25];
 /** Upstream's policy check buckets: half a microsecond to a second. */
 const POLICY_BUCKETS = [0.0000005, 0.001, 0.01, 0.1, 1.0];
 
+/** A plugin's (or the chain's) series: by phase, then operation, then [accepted, rejected]. */
+type SeriesByPhase = Partial<Record<AdmissionStep, Partial<Record<AdmissionOperation, [HistogramSeries | undefined, HistogramSeries | undefined]>>>>;
+
 export function admissionMetrics(registry: Registry): AdmissionMetrics {
   const registers = [registry];
   const step = new FastHistogram(
@@ -34,15 +37,21 @@ export function admissionMetrics(registry: Registry): AdmissionMetrics {
     BUCKETS,
     registry,
   );
-  // One series object per label set, looked up by a short key rather than the histogram's own per call.
-  const series = new Map<string, HistogramSeries>();
+  // One series object per label set, found by plugin, phase, operation and outcome in turn: a
+  // write reports every plugin's phases, and building a key string for each cost more than the
+  // observation itself.
+  const stepSeries: SeriesByPhase = {};
+  const pluginSeries = new Map<string, SeriesByPhase>();
   const seriesOf = (name: string | undefined, type: AdmissionStep, operation: AdmissionOperation, rejected: boolean): HistogramSeries => {
-    const key = `${name ?? ''}/${type}/${operation}/${rejected}`;
-    let found = series.get(key);
+    let byPhase = name === undefined ? stepSeries : pluginSeries.get(name);
+    if (!byPhase) pluginSeries.set(name!, (byPhase = {}));
+    const byOperation = (byPhase[type] ??= {});
+    const outcomes = (byOperation[operation] ??= [undefined, undefined]);
+    const at = rejected ? 1 : 0;
+    let found = outcomes[at];
     if (!found) {
       const labels = { type, operation, rejected: String(rejected) };
-      found = name === undefined ? step.labels(labels) : plugin.labels({ name, ...labels });
-      series.set(key, found);
+      found = outcomes[at] = name === undefined ? step.labels(labels) : plugin.labels({ name, ...labels });
     }
     return found;
   };

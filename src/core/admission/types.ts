@@ -125,11 +125,11 @@ export class Admission {
    * from outside the server (a webhook's patch), which the write must then decode again.
    */
   admit(attributes: AdmissionAttributes): boolean | Promise<boolean> {
-    return this.metrics ? measured(this.metrics, 'admit', attributes.operation, () => this.admitAll(attributes)) : this.admitAll(attributes);
+    return this.metrics ? timed(this.metrics, 'admit', attributes.operation, undefined, this.admitAll, this, attributes) : this.admitAll(attributes);
   }
 
   validate(attributes: AdmissionAttributes): void | Promise<void> {
-    return this.metrics ? measured(this.metrics, 'validate', attributes.operation, () => this.validateAll(attributes)) : this.validateAll(attributes);
+    return this.metrics ? timed(this.metrics, 'validate', attributes.operation, undefined, this.validateAll, this, attributes) : this.validateAll(attributes);
   }
 
   private admitAll(attributes: AdmissionAttributes): boolean | Promise<boolean> {
@@ -172,38 +172,41 @@ export class Admission {
 }
 
 /**
- * Times `run` (a phase or one plugin's call) and reports it once it has settled: at once when
- * it answered synchronously, when its promise settles otherwise. A throw or a rejection is a
- * rejected phase; either is passed on unchanged.
+ * `fn.call(self, arg)` (a phase of the chain when `plugin` is undefined, else one plugin's
+ * phase), timed and reported once it has settled: at once when it answered synchronously, when
+ * its promise settles otherwise. A throw or a rejection is a rejected phase; either is passed
+ * on unchanged. The call comes taken apart rather than in a closure: every plugin's phases run
+ * on every write.
  */
-function measured<T>(metrics: AdmissionMetrics, type: AdmissionStep, operation: AdmissionOperation, run: () => T, plugin?: string): T {
+function timed<T, A, S>(metrics: AdmissionMetrics, type: AdmissionStep, operation: AdmissionOperation, plugin: string | undefined, fn: (this: S, arg: A) => T, self: S, arg: A): T {
   const start = performance.now();
-  const report = (rejected: boolean) => {
-    const seconds = (performance.now() - start) / 1000;
-    if (plugin === undefined) metrics.step(type, operation, rejected, seconds);
-    else metrics.plugin(plugin, type, operation, rejected, seconds);
-  };
   let answer: T;
   try {
-    answer = run();
+    answer = fn.call(self, arg);
   } catch (err) {
-    report(true);
+    report(metrics, type, operation, plugin, true, start);
     throw err;
   }
   if (answer instanceof Promise) {
     return answer.then(
       (value: unknown) => {
-        report(false);
+        report(metrics, type, operation, plugin, false, start);
         return value;
       },
       (err: unknown) => {
-        report(true);
+        report(metrics, type, operation, plugin, true, start);
         throw err;
       },
     ) as T;
   }
-  report(false);
+  report(metrics, type, operation, plugin, false, start);
   return answer;
+}
+
+function report(metrics: AdmissionMetrics, type: AdmissionStep, operation: AdmissionOperation, plugin: string | undefined, rejected: boolean, start: number): void {
+  const seconds = (performance.now() - start) / 1000;
+  if (plugin === undefined) metrics.step(type, operation, rejected, seconds);
+  else metrics.plugin(plugin, type, operation, rejected, seconds);
 }
 
 /** `plugin` with each phase it has timed and reported under its name. */
@@ -211,7 +214,7 @@ function measuredPlugin(plugin: AdmissionPlugin, metrics: AdmissionMetrics): Adm
   const { name, admit, validate } = plugin;
   return {
     name,
-    ...(admit ? { admit: (attributes: AdmissionAttributes) => measured(metrics, 'admit', attributes.operation, () => admit.call(plugin, attributes), name) } : {}),
-    ...(validate ? { validate: (attributes: AdmissionAttributes) => measured(metrics, 'validate', attributes.operation, () => validate.call(plugin, attributes), name) } : {}),
+    ...(admit ? { admit: (attributes: AdmissionAttributes) => timed(metrics, 'admit', attributes.operation, name, admit, plugin, attributes) } : {}),
+    ...(validate ? { validate: (attributes: AdmissionAttributes) => timed(metrics, 'validate', attributes.operation, name, validate, plugin, attributes) } : {}),
   };
 }
