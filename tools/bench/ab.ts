@@ -17,11 +17,16 @@ export interface AbRun {
 
 /** The two revisions from the command line (`.`: the working tree) and its numeric `--flag value`s. */
 export function abArguments(usage: string): { revs: [string, string]; flag(name: string, fallback: number): number } {
-  const args = process.argv.slice(2);
-  const revs = args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--'));
+  const { revs, flag } = toolArguments();
   if (revs.length !== 2) throw new Error(`usage: ${usage}`);
+  return { revs: [revs[0]!, revs[1]!], flag };
+}
+
+/** A tool's revisions (its arguments that are not flags or their values) and numeric `--flag value`s. */
+export function toolArguments(): { revs: string[]; flag(name: string, fallback: number): number } {
+  const args = process.argv.slice(2);
   return {
-    revs: [revs[0]!, revs[1]!],
+    revs: args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--')),
     flag(name, fallback) {
       const at = args.indexOf(name);
       return at >= 0 ? Number(args[at + 1]) : fallback;
@@ -29,12 +34,13 @@ export function abArguments(usage: string): { revs: [string, string]; flag(name:
   };
 }
 
-/** Builds both revisions and runs `body`; whatever it started is stopped and removed afterwards. */
+/** Builds the revisions (the load generator from the last) and runs `body`; whatever it started is stopped and removed afterwards. */
 export async function abRun(revs: readonly string[], store: 'etcd' | 'embedded', timing: Timing, body: (run: AbRun) => Promise<void>): Promise<void> {
   const builds: Build[] = [];
   for (const rev of revs) builds.push(await buildForBench(rev === '.' ? undefined : rev));
-  const worker = startWorker(builds[1]!);
-  const ctx = createContext({ quick: false, store, only: new Set(), profile: false }, builds[1]!, worker, timing, (l) => process.stderr.write(`${l}\n`));
+  const last = builds[builds.length - 1]!;
+  const worker = startWorker(last);
+  const ctx = createContext({ quick: false, store, only: new Set(), profile: false }, last, worker, timing, (l) => process.stderr.write(`${l}\n`));
   const servers: KeelsonServer[] = [];
   try {
     await body({ builds, ctx, servers });

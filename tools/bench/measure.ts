@@ -9,7 +9,7 @@ import { Histogram } from './histogram';
 import type { Child } from './ipc';
 import type { RunResult } from './load/run-loop';
 import type { OpenArgs, RunSpec } from './load-worker';
-import { processCpuUs } from './proc-stats';
+import { kernelCounters, processCpuUs } from './proc-stats';
 
 export interface Timing {
   warmupMs: number;
@@ -29,6 +29,11 @@ export interface Cell {
   etcdPid?: number;
   /** etcd's client URL, to count the RPCs it handled per operation (from its /metrics). */
   etcdEndpoint?: string;
+  /**
+   * Processes whose kernel counters (proc-stats.ts `kernelCounters`) are added up over the
+   * measured windows, into the sample's `counters` as `<label> <counter>`: label → pid.
+   */
+  kernelCounters?: Record<string, number>;
 }
 
 export interface Sample {
@@ -81,6 +86,14 @@ function add(into: Sample, run: RunResult, serverCpuUs: number, etcdCpuUs: numbe
   for (const [k, v] of Object.entries(run.counters)) into.counters[k] = (into.counters[k] ?? 0) + v;
 }
 
+function readKernelCounters(pids: Record<string, number> | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [label, pid] of Object.entries(pids ?? {})) {
+    for (const [name, value] of Object.entries(kernelCounters(pid) ?? {})) out[`${label} ${name}`] = value;
+  }
+  return out;
+}
+
 async function round(cell: Cell, warmupMs: number, measureMs: number, into: Sample): Promise<void> {
   const load = await cell.worker.call<number>('open', cell.open);
   try {
@@ -88,9 +101,14 @@ async function round(cell: Cell, warmupMs: number, measureMs: number, into: Samp
     const rpcs0 = cell.etcdEndpoint ? await etcdRpcCounts(cell.etcdEndpoint) : undefined;
     const cpu0 = await cell.serverCpu?.();
     const etcd0 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
+    const kernel0 = readKernelCounters(cell.kernelCounters);
     const run = await cell.worker.call<RunResult>('run', { load, spec: cell.spec(), durationMs: measureMs });
+    const kernel1 = readKernelCounters(cell.kernelCounters);
     const cpu1 = await cell.serverCpu?.();
     const etcd1 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
+    for (const [key, end] of Object.entries(kernel1)) {
+      if (kernel0[key] !== undefined) into.counters[key] = (into.counters[key] ?? 0) + end - kernel0[key]!;
+    }
     if (cell.etcdEndpoint && rpcs0) {
       const rpcs1 = await etcdRpcCounts(cell.etcdEndpoint);
       into.etcdRpcs ??= {};

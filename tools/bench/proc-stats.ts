@@ -34,6 +34,23 @@ export function processCpuUs(pid: number): number | undefined {
   }
 }
 
+/**
+ * What the kernel counts for `pid` (Linux): its read and write system calls and bytes
+ * (`/proc/<pid>/io`: `syscr`, `syscw`, `rchar`, `wchar`) and how often it went to sleep or was
+ * preempted (`/proc/<pid>/status`: `voluntary_ctxt_switches`, `nonvoluntary_ctxt_switches`).
+ * Undefined when they cannot be read.
+ */
+export function kernelCounters(pid: number): Record<string, number> | undefined {
+  try {
+    const out: Record<string, number> = {};
+    for (const m of readFileSync(`/proc/${pid}/io`, 'utf8').matchAll(/^(syscr|syscw|rchar|wchar): (\d+)$/gm)) out[m[1]!] = Number(m[2]);
+    for (const m of readFileSync(`/proc/${pid}/status`, 'utf8').matchAll(/^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches):\s+(\d+)$/gm)) out[m[1]!] = Number(m[2]);
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface ProcessMemory {
   /** Resident set size now, bytes. */
   rss: number;
