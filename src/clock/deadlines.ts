@@ -1,12 +1,12 @@
 /**
- * Deadlines for many short-lived things (the request timeout of every request in flight) on
- * one clock timer. A timer per request costs more than it seems: node makes a Timeout object,
- * and an unref'd timer switches the timer handle's reference on and off in native code each
- * time the count of timers goes from none to one and back, which a server answering one request
- * at a time does on every request (a cached GET spent ~9% of its CPU on it, docs/BENCHMARKS.md,
- * session 18). Here an entry is a list node; the one timer is set for the earliest deadline and
- * is not cancelled when entries go: when it fires it expires what is due and is set again for
- * the earliest left, if any.
+ * Deadlines for many short-lived things (the request timeout of every request in flight, the
+ * deadline of every etcd call) on one clock timer. A timer per request costs more than it
+ * seems: node makes a Timeout object, and an unref'd timer switches the timer handle's reference
+ * on and off in native code each time the count of timers goes from none to one and back, which
+ * a server answering one request at a time does on every request (an etcd call's timer was 5%
+ * of a create, docs/BENCHMARKS.md, session 18). Here an entry is a list node; the one timer is
+ * set for the earliest deadline and is not cancelled when entries go: when it fires it expires
+ * what is due and is set again for the earliest left, if any.
  */
 import type { Clock } from './index';
 
@@ -50,7 +50,7 @@ export class Deadlines<T> {
     this.unlink(entry);
   }
 
-  /** Entries waiting (for tests and metrics). */
+  /** Entries waiting (the tests read it). */
   get size(): number {
     let n = 0;
     for (let e = this.head; e; e = e.next) n++;
