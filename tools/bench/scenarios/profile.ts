@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { StoreOptions } from '../../../src/store';
 import { ApiClient } from '../api';
 import { type Context, learnTemplate } from '../context';
-import { createBodyTemplate, replicaSet, replicaSetsPath } from '../fixtures';
+import { createBodyTemplate, objectTextTemplate, replicaSet, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
 import { FLOOR_CREATE_PATH, type StoreChoice, startBare, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
@@ -139,7 +139,12 @@ async function summarize(ctx: Context, profDir: string, window: number[], title:
   ctx.sections.push(`${renderProfileSummary(summary, title)}\n\n${summaryLine}${out ? `; profile saved to ${out}` : ''}`);
 }
 
-/** Watch fan-out under the profiler: 1,000 HTTPS watchers, 100 creates one at a time, each delivered to all. */
+/**
+ * Watch fan-out under the profiler: 1,000 HTTPS watchers, 100 creates one at a time, each
+ * delivered to all; then the bare node:https fan-out of the same event bytes (bare-server.ts,
+ * `/bare-watch`) under the profiler too, so that a delivery's cost in Node and TLS is read off
+ * the same run.
+ */
 async function runWatchProfile(ctx: Context): Promise<void> {
   const watchers = 1000;
   const writes = 100;
@@ -149,6 +154,7 @@ async function runWatchProfile(ctx: Context): Promise<void> {
   const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
   const window: number[] = [];
   let summaryLine = '';
+  let ops = 0;
   try {
     const api = new ApiClient(server.target);
     await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
@@ -162,13 +168,38 @@ async function runWatchProfile(ctx: Context): Promise<void> {
       const after = await server.stats();
       window.push(after.hrtimeUs);
       summaryLine = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled (the profiler adds some)`;
+      ops = received;
     } finally {
       await ctx.worker.call('watchClose', { watchers: id });
     }
   } finally {
     await server.stop();
   }
-  await summarize(ctx, profDir, window, `Profile of watch fan-out (etcd, ${watchers} watchers, ${writes} writes, measured window only)`, summaryLine);
+  await summarize(ctx, profDir, window, `Profile of watch fan-out (etcd, ${watchers} watchers, ${writes} writes, measured window only)`, summaryLine, '', ops);
+
+  const bareProfDir = await ctx.tmpDir('cpu-prof-bare');
+  const bare = await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir);
+  const bareWindow: number[] = [];
+  let bareLine = '';
+  let bareOps = 0;
+  try {
+    const create = { path: '/bare-watch', ...objectTextTemplate(ctx.template!) };
+    const id = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: bare.target, n: watchers, path: '/bare-watch', create });
+    try {
+      const before = await bare.stats();
+      bareWindow.push(before.hrtimeUs);
+      const { received } = await deliver(ctx.worker, id, writes, 0);
+      const after = await bare.stats();
+      bareWindow.push(after.hrtimeUs);
+      bareOps = received;
+      bareLine = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled, bare node:https writing the same event bytes`;
+    } finally {
+      await ctx.worker.call('watchClose', { watchers: id });
+    }
+  } finally {
+    await bare.stop();
+  }
+  await summarize(ctx, bareProfDir, bareWindow, `Profile of bare node:https fanning out the same events (${watchers} watchers, ${writes} writes, measured window only)`, bareLine, '-bare', bareOps);
 }
 
 /** Start-up under the profiler: Keelson starting on an etcd holding 100,000 ReplicaSets (10,000 with --quick), up to ready. */
