@@ -216,6 +216,12 @@ export interface WatchStream extends AsyncIterable<WatchEvent> {
 
 export interface CoreApi {
   get(target: ResourceTarget, options: GetOptions, ctx: RequestContext): Promise<ApiObject>;
+  /**
+   * `get`, answered within the call where it can be (an object the watch cache holds, asked for
+   * at resourceVersion 0), failing then by a throw; otherwise the promise `get` would give.
+   * Optional: a door falls back to `get`.
+   */
+  getNow?(target: ResourceTarget, options: GetOptions, ctx: RequestContext): ApiObject | Promise<ApiObject>;
   list(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList>;
   watch(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<WatchStream>;
   create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;

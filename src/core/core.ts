@@ -328,10 +328,15 @@ class InProcessCore implements Core {
     return target.name;
   }
 
-  async get(target: ResourceTarget, options: GetOptions, _ctx: RequestContext): Promise<ApiObject> {
+  async get(target: ResourceTarget, options: GetOptions, ctx: RequestContext): Promise<ApiObject> {
+    return this.getNow(target, options, ctx);
+  }
+
+  getNow(target: ResourceTarget, options: GetOptions, _ctx: RequestContext): ApiObject | Promise<ApiObject> {
     const { store, subresource } = this.resolve(target, 'get');
-    const obj = await store.reads.get(target.namespace, this.requireName(target), options);
-    return subresource === 'scale' ? getScale(store.def, obj) : obj;
+    const found = store.reads.getNow(target.namespace, this.requireName(target), options);
+    if (found instanceof Promise) return found.then((obj) => (subresource === 'scale' ? getScale(store.def, obj) : obj));
+    return subresource === 'scale' ? getScale(store.def, found) : found;
   }
 
   async list(target: ResourceTarget, options: ListOptions, _ctx: RequestContext): Promise<ApiList> {

@@ -10,7 +10,8 @@ import { requestEntityTooLarge } from '../status';
 import { describePeer } from '../authn';
 import { type GatewayRequest, type GatewayResponse, type PeerCertificate, parseRequestTarget } from './types';
 
-export type GatewayHandle = (request: GatewayRequest, response: GatewayResponse) => Promise<void>;
+/** The gateway's `handle`: nothing when it answered within the call, else its promise; fails by rejecting. */
+export type GatewayHandle = (request: GatewayRequest, response: GatewayResponse) => Promise<void> | void;
 
 /** Per connection: getPeerCertificate() builds a fresh object on every call, so ask once. */
 const peerCache = new WeakMap<TLSSocket, PeerCertificate | null>();
@@ -295,7 +296,7 @@ export function dispatch(handle: GatewayHandle, req: IncomingMessage, res: Serve
     res.end('400 Bad Request');
     return;
   }
-  handle(request, toGatewayResponse(res)).catch((err) => {
+  handle(request, toGatewayResponse(res))?.catch((err: unknown) => {
     onError(err);
     if (!res.headersSent) res.statusCode = 500;
     res.end();

@@ -21,7 +21,7 @@ import type { RequestLogEntry } from './steps/request-log';
 import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
-import { type GatewayRequest, type GatewayResponse, createExchange } from './types';
+import { type GatewayRequest, type GatewayResponse, afterNext, createExchange } from './types';
 import type { IssuerDiscovery } from '../authn';
 
 export type { HealthCheck, HealthChecks } from './handlers/health';
@@ -68,7 +68,8 @@ export interface GatewayOptions {
 }
 
 export interface Gateway {
-  handle(request: GatewayRequest, response: GatewayResponse): Promise<void>;
+  /** Serve one request: nothing when it was answered within the call, else the promise of its end; fails by rejecting, never a throw. */
+  handle(request: GatewayRequest, response: GatewayResponse): Promise<void> | void;
   /**
    * Graceful shutdown's middle part: end every open watch cleanly (the clients see the stream
    * end and re-watch elsewhere) and wait, at most `timeoutMs`, for the other requests in flight
@@ -83,13 +84,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   let idle: (() => void) | undefined;
   const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources), shutdown: stopping.signal });
   return {
-    async handle(request, response) {
+    handle(request, response) {
       inFlight++;
-      try {
-        await pipeline(createExchange(request, response));
-      } finally {
+      return afterNext(pipeline, createExchange(request, response), (err) => {
         if (--inFlight === 0) idle?.();
-      }
+        if (err !== undefined) throw err;
+      });
     },
     async drain(timeoutMs) {
       stopping.abort();

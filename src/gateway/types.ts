@@ -103,17 +103,23 @@ export interface Exchange {
   annotate?: (key: string, value: string) => void;
 }
 
-export type Handler = (exchange: Exchange) => Promise<void>;
+/**
+ * Serves a request. A request answered within the call (a get from the watch cache, most
+ * refusals) returns nothing; one that must wait returns the promise of its end. Either way it
+ * fails by a rejected promise, never a throw, so a caller has one failure path to handle. The
+ * pipeline costs no promise or microtask per step unless some step waits (docs/ARCHITECTURE.md).
+ */
+export type Handler = (exchange: Exchange) => Promise<void> | void;
 
 /** A pipeline step: wraps the rest of the pipeline, as an interceptor `(next) => next`. */
 export type Step = (next: Handler) => Handler;
 
 /**
  * A handler written without `async`, so that it can hand back the rest of the pipeline's
- * promise and cost no promise of its own, that still fails as every handler does: by a rejected
- * promise, never a throw.
+ * outcome (nothing, or its promise) and cost no promise of its own, that still fails as every
+ * handler does: by a rejected promise, never a throw.
  */
-export function rejectingThrows(handle: (exchange: Exchange) => Promise<void>): Handler {
+export function rejectingThrows(handle: (exchange: Exchange) => Promise<void> | void): Handler {
   return (exchange) => {
     try {
       return handle(exchange);
@@ -121,6 +127,32 @@ export function rejectingThrows(handle: (exchange: Exchange) => Promise<void>): 
       return Promise.reject(err);
     }
   };
+}
+
+/**
+ * Run `next`, then `after` with how it ended (an error, or undefined): within this call when
+ * `next` answered within it, else when its promise settles. What `after` returns or throws is
+ * the outcome, a throw as a rejected promise (the Handler contract).
+ */
+export function afterNext(next: Handler, exchange: Exchange, after: (err: unknown) => Promise<void> | void): Promise<void> | void {
+  let pending: Promise<void> | void;
+  try {
+    pending = next(exchange);
+  } catch (err) {
+    // Not the contract, but a step's bug must still reach `after` (the recover step's 500).
+    pending = Promise.reject(err);
+  }
+  if (pending === undefined) {
+    try {
+      return after(undefined);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+  return pending.then(
+    () => after(undefined),
+    (err: unknown) => after(err ?? new Error('rejected without a reason')),
+  );
 }
 
 export function createExchange(request: GatewayRequest, response: GatewayResponse): Exchange {

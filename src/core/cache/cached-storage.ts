@@ -20,9 +20,9 @@ export class CachedStorage implements ResourceStorage {
     private readonly cache: ResourceCache,
   ) {}
 
-  get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
-    // A read of any version from a cache in place is answered in this turn, without the
-    // promise of a wait (the watch cache's gets at resourceVersion=0).
+  get(key: string, freshness: Freshness): ApiObject | undefined | Promise<ApiObject | undefined> {
+    // A read of any version from a cache in place is answered within the call, without a
+    // promise (the watch cache's gets at resourceVersion=0).
     if (freshness.kind === 'any' && this.hub.isReady) return this.fromCache(key);
     return this.getWhenFresh(key, freshness);
   }
@@ -37,7 +37,7 @@ export class CachedStorage implements ResourceStorage {
     return this.fromCache(key);
   }
 
-  private async fromCache(key: string): Promise<ApiObject | undefined> {
+  private fromCache(key: string): ApiObject | undefined {
     const corrupt = this.cache.corruptAt(key);
     if (corrupt) throw undecodableObject(key, corrupt.cause);
     return this.cache.get(key)?.object;

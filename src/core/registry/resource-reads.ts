@@ -33,7 +33,17 @@ export class ResourceReads {
   }
 
   async get(namespace: string | undefined, name: string, options: GetOptions): Promise<ApiObject> {
-    const obj = await this.storage.get(objectKey(this.def.resource, namespace, name), planGet(options.resourceVersion));
+    return this.getNow(namespace, name, options);
+  }
+
+  /** `get`, answered within the call where the cache can (resourceVersion 0), failing then by a throw; else its promise. */
+  getNow(namespace: string | undefined, name: string, options: GetOptions): ApiObject | Promise<ApiObject> {
+    const found = this.storage.get(objectKey(this.def.resource, namespace, name), planGet(options.resourceVersion));
+    if (found instanceof Promise) return found.then((obj) => this.present(obj, name));
+    return this.present(found, name);
+  }
+
+  private present(obj: ApiObject | undefined, name: string): ApiObject {
     if (!obj) throw notFound(this.groupResource, name);
     return obj;
   }

@@ -31,9 +31,10 @@ export class ConvertedStorage implements ResourceStorage {
     return view;
   }
 
-  async get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
-    const obj = await this.storage.get(key, freshness);
-    return obj && this.convert(obj);
+  get(key: string, freshness: Freshness): ApiObject | undefined | Promise<ApiObject | undefined> {
+    const found = this.storage.get(key, freshness);
+    if (found instanceof Promise) return found.then((obj) => obj && this.convert(obj));
+    return found && this.convert(found);
   }
 
   peek(key: string): ApiObject | undefined {

@@ -69,8 +69,12 @@ export interface WatchRequest extends WatchStart {
 
 /** Reads any backing can answer. */
 export interface ObjectStorage {
-  /** The object at `key`, at least as fresh as asked; undefined when absent. */
-  get(key: string, freshness: Freshness): Promise<ApiObject | undefined>;
+  /**
+   * The object at `key`, at least as fresh as asked; undefined when absent. Answered within the
+   * call where a cache holds what was asked for (any version: resourceVersion 0), failing then
+   * by a throw; otherwise a promise.
+   */
+  get(key: string, freshness: Freshness): ApiObject | undefined | Promise<ApiObject | undefined>;
   list(request: ListRequest): Promise<Chunk>;
   /** The backing store's current revision (a consistent read waits for it). */
   currentRevision(): Promise<number>;

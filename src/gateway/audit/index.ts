@@ -15,7 +15,7 @@ import { rfc3339Micro, type Clock } from '../../clock';
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';
 import { StatusError, isStatus, unclassifiedError } from '../../status';
-import type { Exchange, GatewayRequest, RequestInfo, Step } from '../types';
+import { type Exchange, type GatewayRequest, type Handler, type RequestInfo, type Step, rejectingThrows } from '../types';
 import { isLongRunning } from '../steps/metrics';
 import type { ServerMetrics } from '../../metrics';
 import { writeText } from '../respond';
@@ -117,18 +117,19 @@ function decodeBody(bytes: Buffer, contentType: string | undefined, codecs: Code
 
 export function auditStep(options: AuditOptions & { codecs: Codecs }): Step {
   const apiVersion = `${options.naming.group('audit')}/v1`;
-  return (next) => async (exchange) => {
-    const user = exchange.user!;
-    const info = exchange.info!;
-    const decision = evaluatePolicy(options.policy, user, info);
-    options.metrics?.audit.levels.inc({ level: decision.level });
-    if (decision.level === 'None') return next(exchange);
-    return audited(next, exchange, user, info, decision, options, apiVersion);
-  };
+  return (next) =>
+    rejectingThrows((exchange) => {
+      const user = exchange.user!;
+      const info = exchange.info!;
+      const decision = evaluatePolicy(options.policy, user, info);
+      options.metrics?.audit.levels.inc({ level: decision.level });
+      if (decision.level === 'None') return next(exchange);
+      return audited(next, exchange, user, info, decision, options, apiVersion);
+    });
 }
 
 async function audited(
-  next: (e: Exchange) => Promise<void>,
+  next: Handler,
   exchange: Exchange,
   user: UserInfo,
   info: RequestInfo,

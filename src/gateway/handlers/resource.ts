@@ -63,7 +63,8 @@ export interface ResourceHandlerOptions {
   shutdown?: AbortSignal;
 }
 
-export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void>;
+/** A Handler for resource requests: nothing when answered within the call, else its promise; fails by rejecting. */
+export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void> | void;
 
 /**
  * The endpoint's restrictions: Tables wherever upstream installs a TableConvertor (the
@@ -143,7 +144,12 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
   const codecs = ownCodecs ? gatewayCodecs(naming, encodingFeatures(gates)) : options.codecs;
   const metaCodecs = metaCodecsOf(codecs);
 
-  const serve = async (exchange: Exchange, info: ResourceRequestInfo): Promise<void> => {
+  /**
+   * A get the core answers within the call (from the watch cache) is answered within it too;
+   * everything else goes on in `act`. Not async, so its throws are the caller's to turn into
+   * rejections (`rejectingThrows` below).
+   */
+  const serve = (exchange: Exchange, info: ResourceRequestInfo): Promise<void> | void => {
     const req = exchange.request;
     const route = resolveResourceRoute(info, req.method, index);
     const { target } = route;
@@ -174,81 +180,91 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
       return writeObject(exchange, status, converted, written);
     };
 
-    switch (route.action) {
-      case 'get': {
-        const getOptions: GetOptions = {};
-        const rv = queryString(req.query, 'resourceVersion');
-        if (rv) getOptions.resourceVersion = rv;
-        return respond(200, await core.get(target, getOptions, ctx));
-      }
-      case 'list':
-      case 'watch': {
-        const parsed = parseListOptions(req.query, naming);
-        if (route.action === 'list' && !parsed.watch) return respond(200, await core.list(target, parsed.options, ctx));
-        const listOptions = { ...parsed.options };
-        if (route.watchName !== undefined) {
-          const byName = `metadata.name=${route.watchName}`;
-          listOptions.fieldSelector = listOptions.fieldSelector ? `${listOptions.fieldSelector},${byName}` : byName;
+    if (route.action === 'get') {
+      const getOptions: GetOptions = {};
+      const rv = queryString(req.query, 'resourceVersion');
+      if (rv) getOptions.resourceVersion = rv;
+      const found = core.getNow ? core.getNow(target, getOptions, ctx) : core.get(target, getOptions, ctx);
+      if (found instanceof Promise) return found.then((obj) => respond(200, obj));
+      return respond(200, found);
+    }
+    return act();
+
+    async function act(): Promise<void> {
+      switch (route.action) {
+        case 'list':
+        case 'watch': {
+          const parsed = parseListOptions(req.query, naming);
+          if (route.action === 'list' && !parsed.watch) return respond(200, await core.list(target, parsed.options, ctx));
+          const listOptions = { ...parsed.options };
+          if (route.watchName !== undefined) {
+            const byName = `metadata.name=${route.watchName}`;
+            listOptions.fieldSelector = listOptions.fieldSelector ? `${listOptions.fieldSelector},${byName}` : byName;
+          }
+          await serveWatch(exchange, {
+            core,
+            codecs,
+            target,
+            options: listOptions,
+            ctx,
+            defaultTimeoutMs: watchTimeout(),
+            clock,
+            restrictions,
+            conversion: { definition: route.definition, naming, metaCodecs },
+            ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
+            ...(options.shutdown ? { shutdown: options.shutdown } : {}),
+          });
+          return;
         }
-        await serveWatch(exchange, {
-          core,
-          codecs,
-          target,
-          options: listOptions,
-          ctx,
-          defaultTimeoutMs: watchTimeout(),
-          clock,
-          restrictions,
-          conversion: { definition: route.definition, naming, metaCodecs },
-          ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
-          ...(options.shutdown ? { shutdown: options.shutdown } : {}),
-        });
-        return;
-      }
-      case 'create':
-      case 'update': {
-        const codec = bodyCodec(req, codecs);
-        const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
-        const writeOptions = parseWriteOptions(req.query, naming, route.action === 'create' ? 'CreateOptions' : 'UpdateOptions');
-        const { object, report } = decodeObject(codec, body);
-        if (report) ctx.decodeReport = report;
-        handOver(object);
-        if (route.action === 'create') {
-          const result = await core.create(target, object, writeOptions, ctx);
-          return respond(201, result.object, result.json);
+        case 'create':
+        case 'update': {
+          const codec = bodyCodec(req, codecs);
+          const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
+          const writeOptions = parseWriteOptions(req.query, naming, route.action === 'create' ? 'CreateOptions' : 'UpdateOptions');
+          const { object, report } = decodeObject(codec, body);
+          if (report) ctx.decodeReport = report;
+          handOver(object);
+          if (route.action === 'create') {
+            const result = await core.create(target, object, writeOptions, ctx);
+            return respond(201, result.object, result.json);
+          }
+          const result = await core.update(target, object, writeOptions, ctx);
+          return respond(result.created ? 201 : 200, result.object);
         }
-        const result = await core.update(target, object, writeOptions, ctx);
-        return respond(result.created ? 201 : 200, result.object);
-      }
-      case 'patch': {
-        const { patch, report } = await readPatch(exchange, codecs);
-        if (report) ctx.decodeReport = report;
-        const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patch.type);
-        const result = await core.patch(target, patch, writeOptions, ctx);
-        return respond(result.created ? 201 : 200, result.object);
-      }
-      case 'delete': {
-        const deleteOptions = parseDeleteOptions(await readOptionalBody(req, codecs), req.query, naming);
-        const result = await core.delete(target, deleteOptions, ctx);
-        return respond(result.httpStatus, result.object);
-      }
-      case 'deletecollection': {
-        const parsed = parseListOptions(req.query, naming);
-        const deleteOptions = parseDeleteOptions(await readOptionalBody(req, codecs), req.query, naming);
-        return respond(200, await core.deleteCollection(target, parsed.options, deleteOptions, ctx));
+        case 'patch': {
+          const { patch, report } = await readPatch(exchange, codecs);
+          if (report) ctx.decodeReport = report;
+          const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patch.type);
+          const result = await core.patch(target, patch, writeOptions, ctx);
+          return respond(result.created ? 201 : 200, result.object);
+        }
+        case 'delete': {
+          const deleteOptions = parseDeleteOptions(await readOptionalBody(req, codecs), req.query, naming);
+          const result = await core.delete(target, deleteOptions, ctx);
+          return respond(result.httpStatus, result.object);
+        }
+        case 'deletecollection': {
+          const parsed = parseListOptions(req.query, naming);
+          const deleteOptions = parseDeleteOptions(await readOptionalBody(req, codecs), req.query, naming);
+          return respond(200, await core.deleteCollection(target, parsed.options, deleteOptions, ctx));
+        }
       }
     }
   };
 
-  if (!ownCodecs) return serve;
-  // Errors must be written with the same (gated) codecs the response would have used.
-  return async (exchange, info) => {
+  const handler: ResourceHandler = (exchange, info) => {
     try {
-      await serve(exchange, info);
+      return serve(exchange, info);
     } catch (err) {
-      if (!StatusError.is(err)) throw err;
-      writeError(exchange, err, codecs);
+      return Promise.reject(err);
     }
   };
+  if (!ownCodecs) return handler;
+  // Errors must be written with the same (gated) codecs the response would have used.
+  return (exchange, info) =>
+    handler(exchange, info)?.catch((err: unknown) => {
+      if (!StatusError.is(err)) throw err;
+      writeError(exchange, err, codecs);
+    });
 }
 

@@ -97,7 +97,7 @@ export function createRouter(options: RouterOptions): Handler {
   return rejectingThrows((exchange) => {
     const info = infoOf(exchange);
     if (!info.isResourceRequest) return others(exchange, info);
-    if (!underServedRoot(info.path, index)) return Promise.resolve(writeNotFoundPage(exchange));
+    if (!underServedRoot(info.path, index)) return writeNotFoundPage(exchange);
     return resources(exchange, info);
   });
 

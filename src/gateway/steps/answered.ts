@@ -4,16 +4,13 @@
  * Status code of what was thrown, which the recover step writes.
  */
 import { StatusError } from '../../status';
-import type { Exchange, Handler } from '../types';
+import { type Exchange, type Handler, afterNext } from '../types';
 
-export async function thenWithCode(next: Handler, exchange: Exchange, done: (code: number) => void): Promise<void> {
-  let code: number | undefined;
-  try {
-    await next(exchange);
-  } catch (err) {
-    code = StatusError.from(err).code;
+/** Within the call when the rest answered within it (no promise of its own then). */
+export function thenWithCode(next: Handler, exchange: Exchange, done: (code: number) => void): Promise<void> | void {
+  return afterNext(next, exchange, (err) => {
+    if (err === undefined) return done(exchange.response.statusCode);
+    done(StatusError.from(err).code);
     throw err;
-  } finally {
-    done(code ?? exchange.response.statusCode);
-  }
+  });
 }

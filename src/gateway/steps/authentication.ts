@@ -39,7 +39,7 @@ export interface AuthenticationStepOptions {
 
 export function authenticationStep(options: AuthenticationStepOptions = {}): Step {
   const authenticator = options.authenticator ?? DEFAULT_AUTHENTICATOR;
-  const proceed = (exchange: Exchange, next: Handler, result: AuthenticationResult): Promise<void> => {
+  const proceed = (exchange: Exchange, next: Handler, result: AuthenticationResult): Promise<void> | void => {
     if (result.outcome !== 'authenticated') {
       options.onRejected?.(result.outcome === 'rejected' ? result.reason : 'no opinion');
       throw unauthorized();

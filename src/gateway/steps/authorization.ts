@@ -95,7 +95,7 @@ export function bootstrapPolicyAuthorizer(naming: Naming): Authorizer {
 export function authorizationStep(authorizers: readonly Authorizer[], withSelectors = false, naming?: Naming): Step {
   const decisionKey = naming && `${naming.groups.authorization}/decision`;
   const reasonKey = naming && `${naming.groups.authorization}/reason`;
-  const decide = (exchange: Exchange, next: Handler, attributes: AuthorizationAttributes, d: Decision): Promise<void> => {
+  const decide = (exchange: Exchange, next: Handler, attributes: AuthorizationAttributes, d: Decision): Promise<void> | void => {
     // Upstream's audit annotations of the decision.
     if (exchange.annotate && decisionKey && reasonKey) {
       exchange.annotate(decisionKey, d.decision === 'allow' ? 'allow' : 'forbid');

@@ -16,7 +16,7 @@ import type { ServerMetrics } from '../../metrics';
 import { timeout, tooManyRequests } from '../../status';
 import type { Codecs } from '../codecs';
 import { writeError, writeText } from '../respond';
-import type { Exchange, GatewayResponse, Step } from '../types';
+import { type Exchange, type GatewayResponse, type Step, afterNext, rejectingThrows } from '../types';
 import { isLongRunning, requestLabels } from './metrics';
 import type { ResourceIndex } from '../resource-index';
 
@@ -54,39 +54,52 @@ export function limitsStep(options: LimitsOptions): Step {
   const inflight = options.metrics?.inflightNow ?? { readOnly: 0, mutating: 0 };
   // The request timeouts, on one timer (clock/deadlines.ts says why not a node timer each).
   const deadlines = new Deadlines<Exchange>(options.clock ?? systemClock, (exchange) => expire(exchange, options));
-  return (next) => async (exchange) => {
-    const info = exchange.info!;
-    if (isLongRunning(info)) return next(exchange);
-    const isReadOnly = READ_ONLY_VERBS.has(info.verb);
-    const limit = isReadOnly ? options.maxReadOnly : options.maxMutating;
-    const current = isReadOnly ? inflight.readOnly : inflight.mutating;
-    if (limit > 0 && current >= limit && !exchange.user?.groups.includes(PRIVILEGED_GROUP)) {
-      refuse(exchange, options);
-      return;
-    }
-    if (isReadOnly) inflight.readOnly++;
-    else inflight.mutating++;
-    // The request timeout: nothing is wrapped unless the timer fires; then the 504 goes out on
-    // the real response and `exchange.response` is swapped for one that drops whatever the
-    // handler writes later. (Here rather than in a function of its own: one async frame less
-    // per request.)
-    const ms = timeoutMs(exchange, options);
-    const deadline = ms > 0 ? deadlines.add(ms, exchange) : undefined;
-    try {
-      try {
-        await next(exchange);
-      } finally {
-        if (deadline) deadlines.cancel(deadline);
+  // A request answered within the call whose answer counts as sent (a small one: `whenFlushed`)
+  // goes through with no promise of this step's own.
+  return (next) =>
+    rejectingThrows((exchange) => {
+      const info = exchange.info!;
+      if (isLongRunning(info)) return next(exchange);
+      const isReadOnly = READ_ONLY_VERBS.has(info.verb);
+      const limit = isReadOnly ? options.maxReadOnly : options.maxMutating;
+      const current = isReadOnly ? inflight.readOnly : inflight.mutating;
+      if (limit > 0 && current >= limit && !exchange.user?.groups.includes(PRIVILEGED_GROUP)) {
+        refuse(exchange, options);
+        return;
       }
-      // The request holds its slot until its response left the process, as a Go handler blocks
-      // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
-      const flushed = exchange.response.whenFlushed();
-      if (flushed) await flushed;
-    } finally {
-      if (isReadOnly) inflight.readOnly--;
-      else inflight.mutating--;
-    }
-  };
+      // The request timeout: nothing is wrapped unless the timer fires; then the 504 goes out on
+      // the real response and `exchange.response` is swapped for one that drops whatever the
+      // handler writes later.
+      const ms = timeoutMs(exchange, options);
+      if (isReadOnly) inflight.readOnly++;
+      else inflight.mutating++;
+      const deadline = ms > 0 ? deadlines.add(ms, exchange) : undefined;
+      const release = (): void => {
+        if (isReadOnly) inflight.readOnly--;
+        else inflight.mutating--;
+      };
+      return afterNext(next, exchange, (err) => {
+        if (deadline) deadlines.cancel(deadline);
+        if (err !== undefined) {
+          release();
+          throw err;
+        }
+        // The request holds its slot until its response left the process, as a Go handler blocks
+        // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
+        let flushed: Promise<void> | undefined;
+        try {
+          flushed = exchange.response.whenFlushed();
+        } catch (e) {
+          release();
+          throw e;
+        }
+        if (!flushed) return release();
+        return flushed.then(release, (e: unknown) => {
+          release();
+          throw e;
+        });
+      });
+    });
 }
 
 function refuse(exchange: Exchange, options: LimitsOptions): void {

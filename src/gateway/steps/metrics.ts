@@ -83,11 +83,11 @@ export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step 
     lastSeries = found;
     return found;
   };
-  // It hands back the promise of the rest of the pipeline, with the recording attached (one
-  // async frame less per request).
+  // It hands back the rest of the pipeline's outcome, with the recording attached (no promise
+  // of its own).
   return (next) => rejectingThrows((exchange) => measured(next, exchange));
 
-  function measured(next: Handler, exchange: Exchange): Promise<void> {
+  function measured(next: Handler, exchange: Exchange): Promise<void> | void {
     const info = exchange.info!;
     const { request } = exchange;
     const labels = requestLabels(info, request.query, request.headers['content-type'], index);

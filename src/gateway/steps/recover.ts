@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { StatusError } from '../../status';
 import type { Codecs } from '../codecs';
 import { writeError } from '../respond';
-import type { Step } from '../types';
+import { type Step, afterNext } from '../types';
 
 export interface RecoverOptions {
   codecs: Codecs;
@@ -18,15 +18,14 @@ export interface RecoverOptions {
 }
 
 export function recoverStep(options: RecoverOptions): Step {
-  return (next) => async (exchange) => {
+  return (next) => (exchange) => {
     const id = randomUUID();
     exchange.id = id;
     exchange.response.setHeader('Audit-Id', id);
-    try {
-      await next(exchange);
-    } catch (err) {
+    return afterNext(next, exchange, (err) => {
+      if (err === undefined) return;
       if (!StatusError.is(err) || err.code >= 500) options.onUnexpectedError?.(err, { id, method: exchange.request.method, path: exchange.request.path });
       writeError(exchange, err, options.codecs);
-    }
+    });
   };
 }

@@ -4,7 +4,7 @@
  * (apiserver/pkg/endpoints/request/requestinfo.go), so that authorization sees the same
  * attributes as upstream's (the verb table in docs/API.md, "Endpoints").
  */
-import type { GatewayRequest, RequestInfo, ResourceRequestInfo, Step } from '../types';
+import { type GatewayRequest, type RequestInfo, type ResourceRequestInfo, type Step, rejectingThrows } from '../types';
 
 const API_PREFIXES = new Set(['api', 'apis']);
 const GROUPLESS_API_PREFIXES = new Set(['api']);
@@ -127,7 +127,8 @@ export function parseRequestInfo(request: Pick<GatewayRequest, 'method' | 'path'
   return info;
 }
 
-export const requestInfoStep: Step = (next) => async (exchange) => {
-  exchange.info = parseRequestInfo(exchange.request);
-  return next(exchange);
-};
+export const requestInfoStep: Step = (next) =>
+  rejectingThrows((exchange) => {
+    exchange.info = parseRequestInfo(exchange.request);
+    return next(exchange);
+  });

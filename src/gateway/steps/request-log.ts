@@ -24,9 +24,9 @@ export function goDuration(ms: number): string {
 }
 
 export function requestLogStep(onLogged: (entry: RequestLogEntry) => void): Step {
-  return (next) => async (exchange) => {
+  return (next) => (exchange) => {
     const start = performance.now();
-    await thenWithCode(next, exchange, (resp) => {
+    return thenWithCode(next, exchange, (resp) => {
       const { request } = exchange;
       const query = request.query.toString();
       onLogged({

@@ -17,7 +17,8 @@ const admin = { username: 'admin', groups: ['system:masters', 'system:authentica
 
 /** Request info, then a stand-in for authentication (the user), then the step under test. */
 function pipeline(step: ReturnType<typeof limitsStep>, handler: Handler, user = alice): (e: Exchange) => Promise<void> {
-  return compose([requestInfoStep, (next) => async (e) => next(Object.assign(e, { user })), step], handler);
+  const run = compose([requestInfoStep, (next) => (e) => next(Object.assign(e, { user })), step], handler);
+  return async (e) => run(e);
 }
 
 /** Lets promises run a few turns, so the pipeline reaches the handler; not a sleep. */

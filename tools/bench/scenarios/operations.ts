@@ -90,7 +90,7 @@ export async function runOperations(ctx: Context): Promise<void> {
     const best = new Map<string, number>();
     for (let round = 0; round < 2; round++) {
       for (const [name, gateway] of variants) {
-        const us = await cpuPerCall(() => gateway.handle(request, nullResponse()), ms);
+        const us = await cpuPerCall(async () => gateway.handle(request, nullResponse()), ms);
         best.set(name, Math.min(best.get(name) ?? Infinity, us));
       }
     }
