@@ -5,6 +5,7 @@
  * (`--core-address`). docs/ARCHITECTURE.md follows one request through it.
  */
 import type { Status } from '../status';
+import type { DirectConsumer } from '../util/async-queue';
 
 /** Who is asking: upstream's `user.Info`. */
 export interface UserInfo {
@@ -212,6 +213,11 @@ export type WatchEvent =
 /** A live watch: iterate its events; `close()` ends it from the consumer side. */
 export interface WatchStream extends AsyncIterable<WatchEvent> {
   close(): void;
+  /**
+   * The same events taken without a promise per event, where the stream offers that (the watch
+   * cache's watchers do): a door takes each event within the cache's pass over its watchers.
+   */
+  readonly direct?: DirectConsumer<WatchEvent>;
 }
 
 export interface CoreApi {

@@ -1,15 +1,40 @@
 /**
- * A push-driven async iterable with a bounded buffer: producers `push`, one consumer iterates.
- * When the buffer overflows the queue ends (a slow consumer must never stall its producer:
- * upstream closes a watcher that cannot keep up, and the client relists). `close()` ends
- * iteration from either side; items already buffered are still delivered.
+ * The consumer's side of a queue taken without a promise per item: `poll` what is buffered,
+ * then `attach` to be handed each item within the producer's `push`.
  */
-export class AsyncQueue<T> implements AsyncIterable<T> {
+export interface DirectConsumer<T> {
+  readonly isClosed: boolean;
+  /** The next buffered item, or undefined when none is. */
+  poll(): T | undefined;
+  /**
+   * Take items within `push` from now on: `take` is called with each and returns whether it
+   * takes the next one too (false: not for now; items buffer again until the consumer polls
+   * and attaches again). `ended` is called once if the queue closes while attached. A throw of
+   * `take` closes the queue with that error. Returns false, attaching nothing, while items are
+   * buffered (poll them first) or once the queue is closed.
+   */
+  attach(take: (item: T) => boolean, ended: () => void): boolean;
+  /** Stop taking items within `push`. */
+  detach(): void;
+  /** The error the queue was closed with, once (then undefined). */
+  takeFailure(): unknown;
+}
+
+/**
+ * A push-driven async iterable with a bounded buffer: producers `push`, one consumer iterates,
+ * or takes the items directly (`DirectConsumer`: within `push`, with no promise or microtask
+ * per item). When the buffer overflows the queue ends (a slow consumer must never stall its
+ * producer: upstream closes a watcher that cannot keep up, and the client relists). `close()`
+ * ends iteration from either side; items already buffered are still delivered.
+ */
+export class AsyncQueue<T> implements AsyncIterable<T>, DirectConsumer<T> {
   private buffer: T[] = [];
   private head = 0;
   /** Preloaded items still at the front of the buffer: they do not count against the limit. */
   private preloaded = 0;
   private waiting: ((r: IteratorResult<T>) => void) | undefined;
+  private take: ((item: T) => boolean) | undefined;
+  private ended: (() => void) | undefined;
   private closed = false;
   private failure: unknown;
 
@@ -37,6 +62,21 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   /** Returns false when the item was dropped because the queue is closed or overflowed. */
   push(item: T, preload = false): boolean {
     if (this.closed) return false;
+    const take = this.take;
+    if (take) {
+      // Attached only while nothing is buffered, so the item is the next in order.
+      let more: boolean;
+      try {
+        more = take(item);
+      } catch (err) {
+        // The consumer's failure ends its own queue, not the producer's pass over its consumers.
+        this.take = undefined;
+        this.close(err);
+        return true;
+      }
+      if (!more) this.detach();
+      return true;
+    }
     if (this.waiting) {
       const resolve = this.waiting;
       this.waiting = undefined;
@@ -58,6 +98,11 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     this.closed = true;
     this.failure = error;
     this.onClose?.();
+    const ended = this.ended;
+    if (ended) {
+      this.detach();
+      ended();
+    }
     if (this.waiting && this.size === 0) {
       const resolve = this.waiting;
       this.waiting = undefined;
@@ -84,6 +129,33 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       this.head = 0;
     }
     return item;
+  }
+
+  poll(): T | undefined {
+    return this.size > 0 ? this.shift() : undefined;
+  }
+
+  attach(take: (item: T) => boolean, ended: () => void): boolean {
+    if (this.closed || this.size > 0 || this.waiting) return false;
+    this.take = take;
+    this.ended = ended;
+    return true;
+  }
+
+  detach(): void {
+    this.take = undefined;
+    this.ended = undefined;
+  }
+
+  takeFailure(): unknown {
+    const err = this.failure;
+    this.failure = undefined;
+    return err;
+  }
+
+  /** This queue as a watch stream's `direct` (errorWatch hands the queue out as the stream). */
+  get direct(): DirectConsumer<T> {
+    return this;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {

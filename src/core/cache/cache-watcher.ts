@@ -11,7 +11,7 @@ import type { ApiObject, WatchEvent, WatchStream } from '../api';
 import type { Clock } from '../../clock';
 import type { Status } from '../../status';
 import type { Selection } from '../selectors';
-import { AsyncQueue } from '../../util/async-queue';
+import { AsyncQueue, type DirectConsumer } from '../../util/async-queue';
 import type { CacheEvent, CachedObject } from './cached-object';
 
 /** Upstream sends bookmarks roughly every minute... */
@@ -132,6 +132,10 @@ export class CacheWatcher implements WatchStream {
   /** End from the consumer side. */
   close(): void {
     this.queue.close();
+  }
+
+  get direct(): DirectConsumer<WatchEvent> {
+    return this.queue;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<WatchEvent> {

@@ -12,7 +12,7 @@
  * past its compressing writer).
  */
 import type { Clock } from '../../clock';
-import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent } from '../../core/api';
+import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../core/api';
 import { encodeOnce } from '../../codecs/encode-once';
 import type { ResourceDefinition } from '../../core/resources/definition';
 import type { IncludeObject } from '../../core/table';
@@ -20,7 +20,8 @@ import type { Naming } from '../../naming';
 import { internalError } from '../../status';
 import { type Codec, type Codecs, type EndpointRestrictions, type MediaTypeOptions, convertObject, includeObjectOf, negotiateStreamOutput } from '../codecs';
 import { sendHead } from '../respond';
-import type { Exchange } from '../types';
+import type { Exchange, GatewayResponse } from '../types';
+import type { DirectConsumer } from '../../util/async-queue';
 
 /** Upstream's MinRequestTimeout: watches without timeoutSeconds last between one and two of these. */
 export const MIN_REQUEST_TIMEOUT_MS = 1800 * 1000;
@@ -109,24 +110,71 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     sendHead(exchange, 200, output.codec.stream!.mediaType);
     res.flushHeaders();
     if (signal.aborted) return;
-    for await (const event of watch) {
+    const send = (event: WatchEvent): boolean => {
       const bytes = frame(event);
       w.onSent?.(event, bytes.length);
-      if (!res.write(bytes) && !(await drainedWhileWanted(res, () => over || (watch as { closed?: boolean }).closed === true))) {
-        // The client stopped reading and its watch is over (the cache cut it off for falling
-        // behind, or its time ran out): drop the connection rather than wait on it for ever.
-        res.abort();
-        return;
-      }
-      // `over` turns true on the client's abort (listener above): cheaper than asking the signal per event.
-      if (over) break;
-    }
+      return res.write(bytes);
+    };
+    // `over` turns true on the client's abort (listener above): cheaper than asking the signal per event.
+    const isOver = () => over;
+    const kept = watch.direct ? await deliverDirectly(watch.direct, send, isOver, res) : await deliverIterated(watch, send, isOver, res);
+    // The client stopped reading and its watch is over (the cache cut it off for falling
+    // behind, or its time ran out): drop the connection rather than wait on it for ever.
+    if (!kept) res.abort();
   } finally {
     cancelTimer();
     signal.removeEventListener('abort', close);
     w.shutdown?.removeEventListener('abort', close);
     watch.close();
     res.end();
+  }
+}
+
+/**
+ * Write each event of `watch` as its iterator yields it. Resolves false when the client stopped
+ * reading and the watch is over (drop the connection), true when the watch ended.
+ */
+async function deliverIterated(watch: WatchStream, send: (event: WatchEvent) => boolean, isOver: () => boolean, res: GatewayResponse): Promise<boolean> {
+  for await (const event of watch) {
+    if (!send(event) && !(await drainedWhileWanted(res, () => isOver() || (watch as { closed?: boolean }).closed === true))) return false;
+    if (isOver()) break;
+  }
+  return true;
+}
+
+/**
+ * deliverIterated without a promise per event: what is buffered first, then each event within
+ * the producer's push (the watch cache's pass over its watchers, so an event reaches every
+ * watcher's socket in one pass, as a bare fan-out loop writes it) until the socket pushes back;
+ * then wait for it to drain and start over. docs/BENCHMARKS.md (session 19) has what it saves.
+ */
+async function deliverDirectly(direct: DirectConsumer<WatchEvent>, send: (event: WatchEvent) => boolean, isOver: () => boolean, res: GatewayResponse): Promise<boolean> {
+  const abandoned = () => isOver() || direct.isClosed;
+  for (;;) {
+    for (let event = direct.poll(); event !== undefined; event = direct.poll()) {
+      if (!send(event) && !(await drainedWhileWanted(res, abandoned))) return false;
+      if (isOver()) return true;
+    }
+    if (direct.isClosed) {
+      const failure = direct.takeFailure();
+      if (failure !== undefined) throw failure;
+      return true;
+    }
+    let pushedBack = false;
+    await new Promise<void>((resolve) => {
+      // A throw of `send` closes the queue with it (AsyncQueue.push), which ends this wait; it is
+      // thrown here from `takeFailure` above.
+      const take = (event: WatchEvent): boolean => {
+        pushedBack = !send(event);
+        if (!pushedBack && !isOver()) return true;
+        resolve();
+        return false;
+      };
+      if (!direct.attach(take, resolve)) resolve();
+    });
+    direct.detach();
+    if (isOver()) return true;
+    if (pushedBack && !(await drainedWhileWanted(res, abandoned))) return false;
   }
 }
 
