@@ -178,11 +178,14 @@ export function parseRequestTarget(target: string): { path: string; query: URLSe
   const q = target.indexOf('?');
   const rawPath = q < 0 ? target : target.slice(0, q);
   const rawQuery = q < 0 ? '' : target.slice(q + 1);
-  let path: string;
-  try {
-    path = decodeURIComponent(rawPath);
-  } catch {
-    throw badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`);
+  let path = rawPath;
+  // Most paths have no escape: no decode, which scans and copies the path.
+  if (rawPath.includes('%')) {
+    try {
+      path = decodeURIComponent(rawPath);
+    } catch {
+      throw badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`);
+    }
   }
   return { path: path || '/', query: new URLSearchParams(rawQuery) };
 }

@@ -61,46 +61,45 @@ function exactNameFromFieldSelector(selector: string | null): string | undefined
 
 export function parseRequestInfo(request: Pick<GatewayRequest, 'method' | 'path' | 'query'>): RequestInfo {
   const { method, path, query } = request;
-  const nonResource: RequestInfo = { isResourceRequest: false, path, verb: method.toLowerCase() };
-  let parts = splitPath(path);
-  if (parts.length < 3 || !API_PREFIXES.has(parts[0])) return nonResource;
+  const nonResource = (): RequestInfo => ({ isResourceRequest: false, path, verb: method.toLowerCase() });
+  // The segments are read from `at` on, and the parts from the resource on copied once at the end.
+  const all = splitPath(path);
+  let at = 0;
+  if (all.length < 3 || !API_PREFIXES.has(all[0])) return nonResource();
 
-  const apiPrefix = parts[0];
-  parts = parts.slice(1);
+  const apiPrefix = all[at++];
   let apiGroup = '';
   if (!GROUPLESS_API_PREFIXES.has(apiPrefix)) {
-    if (parts.length < 3) return nonResource;
-    apiGroup = parts[0];
-    parts = parts.slice(1);
+    if (all.length - at < 3) return nonResource();
+    apiGroup = all[at++];
   }
-  const apiVersion = parts[0];
-  parts = parts.slice(1);
+  const apiVersion = all[at++];
 
   let verb: string;
   let watchPrefix = false;
-  if (SPECIAL_VERBS.has(parts[0])) {
-    if (parts.length < 2) {
+  if (SPECIAL_VERBS.has(all[at])) {
+    if (all.length - at < 2) {
       // Upstream fails the request info here; the request then gets no further than a 404.
-      return nonResource;
+      return nonResource();
     }
-    verb = parts[0];
+    verb = all[at++];
     watchPrefix = verb === 'watch';
-    parts = parts.slice(1);
   } else {
     verb = METHOD_VERBS[method] ?? '';
   }
 
   let namespace = '';
   let namespaceScopedPath = false;
-  if (parts[0] === 'namespaces') {
-    if (parts.length > 1) {
-      namespace = parts[1];
-      if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2])) {
-        parts = parts.slice(2);
+  if (all[at] === 'namespaces') {
+    if (all.length - at > 1) {
+      namespace = all[at + 1];
+      if (all.length - at > 2 && !NAMESPACE_SUBRESOURCES.has(all[at + 2])) {
+        at += 2;
         namespaceScopedPath = true;
       }
     }
   }
+  const parts = all.slice(at);
 
   const info: ResourceRequestInfo = {
     isResourceRequest: true,
