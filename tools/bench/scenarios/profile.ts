@@ -1,6 +1,7 @@
 /**
  * `--profile[=create|get|cached-get|list|watch|startup]`: one hot path under `node --cpu-prof`, beside its reference
- * (bare https serving the same bytes for gets and lists, the floor for creates). Keelson on etcd takes
+ * (bare https serving the same bytes for gets and lists, or fanning out the same events to as many
+ * watchers; the floor for creates). Keelson on etcd takes
  * creates from 64 keep-alive clients (or gets by name from 16, consistent or from the cache, or
  * consistent lists of 1,000 ReplicaSets from 2, or 100 writes each delivered to
  * 1,000 HTTPS watchers, or starts on 100,000 stored ReplicaSets) for one measuring period, then stops (V8
