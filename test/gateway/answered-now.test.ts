@@ -8,12 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Core, createCore } from '../../src/core';
-import { createGateway, keelsonVersion } from '../../src/gateway';
+import type { Gateway } from '../../src/gateway';
 import { compose } from '../../src/gateway/pipeline';
 import { type Exchange, type Handler, afterNext } from '../../src/gateway/types';
 import { ServerMetrics } from '../../src/metrics';
 import { createNaming } from '../../src/naming';
 import { createStore } from '../../src/store';
+import { gatewayOverCore } from '../../tools/bench/core-gateway';
 import { ADMIN_CERT, RecordingResponse, fakeExchange, fakeRequest } from './support/http';
 
 const naming = createNaming('kubernetes');
@@ -24,7 +25,7 @@ describe('a request answered within the call', () => {
   let dir: string;
   let core: Core;
   let metrics: ServerMetrics;
-  let gateway: ReturnType<typeof createGateway>;
+  let gateway: Gateway;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-now-'));
@@ -32,16 +33,7 @@ describe('a request answered within the call', () => {
     await core.ready();
     await core.create(configmaps, { metadata: { name: 'one' }, data: { k: 'v' } }, {}, admin);
     metrics = new ServerMetrics();
-    gateway = createGateway({
-      core,
-      resources: core.resources,
-      naming,
-      version: keelsonVersion({ keelsonVersion: '0.1.0' }),
-      serverAddress: () => '127.0.0.1:6443',
-      health: { livez: [], readyz: [], healthz: [] },
-      limits: { maxReadOnly: 10, maxMutating: 10, requestTimeoutMs: 60_000 },
-      metrics,
-    });
+    gateway = gatewayOverCore(core, naming, { limits: { maxReadOnly: 10, maxMutating: 10, requestTimeoutMs: 60_000 }, metrics });
     // The cache has the object once a read at resourceVersion 0 finds it.
     for (let i = 0; i < 100; i++) {
       const response = new RecordingResponse();

@@ -15,7 +15,7 @@ import { ApiClient } from '../api';
 import { type Context, learnTemplate } from '../context';
 import { createBodyTemplate, objectTextTemplate, replicaSet, replicaSetsPath } from '../fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from '../measure';
-import { FLOOR_CREATE_PATH, type StoreChoice, startBare, startKeelson } from '../processes';
+import { FLOOR_CREATE_PATH, type KeelsonServer, type StoreChoice, startBare, startKeelson } from '../processes';
 import { renderProfileSummary, summarizeProfile } from '../profile-summary';
 import { deliver } from './watch';
 import { micros, rate } from '../report';
@@ -153,54 +153,53 @@ async function runWatchProfile(ctx: Context): Promise<void> {
   const etcd = await ctx.etcd();
   const profDir = await ctx.tmpDir('cpu-prof');
   const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
-  const window: number[] = [];
-  let summaryLine = '';
-  let ops = 0;
+  let measured: FanOutWindow;
   try {
     const api = new ApiClient(server.target);
     await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
     await server.settle();
     const create = { path: replicaSetsPath(NAMESPACE), ...createBodyTemplate(NAMESPACE) };
-    const id = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: server.target, n: watchers, path: `${replicaSetsPath(NAMESPACE)}?watch=1`, create });
-    try {
-      const before = await server.stats();
-      window.push(before.hrtimeUs);
-      const { received } = await deliver(ctx.worker, id, writes, 0);
-      const after = await server.stats();
-      window.push(after.hrtimeUs);
-      summaryLine = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled (the profiler adds some)`;
-      ops = received;
-    } finally {
-      await ctx.worker.call('watchClose', { watchers: id });
-    }
+    measured = await profiledFanOut(ctx, server, { n: watchers, path: `${replicaSetsPath(NAMESPACE)}?watch=1`, create }, writes);
   } finally {
     await server.stop();
   }
-  await summarize(ctx, profDir, window, `Profile of watch fan-out (etcd, ${watchers} watchers, ${writes} writes, measured window only)`, summaryLine, '', ops);
+  const title = `Profile of watch fan-out (etcd, ${watchers} watchers, ${writes} writes, measured window only)`;
+  await summarize(ctx, profDir, measured.window, title, `${measured.line} (the profiler adds some)`, '', measured.deliveries);
 
   const bareProfDir = await ctx.tmpDir('cpu-prof-bare');
   const bare = await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir);
-  const bareWindow: number[] = [];
-  let bareLine = '';
-  let bareOps = 0;
   try {
-    const create = { path: '/bare-watch', ...objectTextTemplate(ctx.template!) };
-    const id = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: bare.target, n: watchers, path: '/bare-watch', create });
-    try {
-      const before = await bare.stats();
-      bareWindow.push(before.hrtimeUs);
-      const { received } = await deliver(ctx.worker, id, writes, 0);
-      const after = await bare.stats();
-      bareWindow.push(after.hrtimeUs);
-      bareOps = received;
-      bareLine = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled, bare node:https writing the same event bytes`;
-    } finally {
-      await ctx.worker.call('watchClose', { watchers: id });
-    }
+    measured = await profiledFanOut(ctx, bare, { n: watchers, path: '/bare-watch', create: { path: '/bare-watch', ...objectTextTemplate(ctx.template!) } }, writes);
   } finally {
     await bare.stop();
   }
-  await summarize(ctx, bareProfDir, bareWindow, `Profile of bare node:https fanning out the same events (${watchers} watchers, ${writes} writes, measured window only)`, bareLine, '-bare', bareOps);
+  const bareTitle = `Profile of bare node:https fanning out the same events (${watchers} watchers, ${writes} writes, measured window only)`;
+  await summarize(ctx, bareProfDir, measured.window, bareTitle, `${measured.line}, bare node:https writing the same event bytes`, '-bare', measured.deliveries);
+}
+
+interface FanOutWindow {
+  window: number[];
+  deliveries: number;
+  line: string;
+}
+
+/** `writes` writes fanned out to watchers of `server` opened as `watch` asks, timed on the server's clock. */
+async function profiledFanOut(
+  ctx: Context,
+  server: { target: KeelsonServer['target']; stats: KeelsonServer['stats'] },
+  watch: { n: number; path: string; create: unknown },
+  writes: number,
+): Promise<FanOutWindow> {
+  const id = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: server.target, ...watch });
+  try {
+    const before = await server.stats();
+    const { received } = await deliver(ctx.worker, id, writes, 0);
+    const after = await server.stats();
+    const line = `${received.toLocaleString('en-US')} deliveries, ${micros((after.cpuUs - before.cpuUs) / Math.max(1, received))} µs server CPU each while profiled`;
+    return { window: [before.hrtimeUs, after.hrtimeUs], deliveries: received, line };
+  } finally {
+    await ctx.worker.call('watchClose', { watchers: id });
+  }
 }
 
 /** Start-up under the profiler: Keelson starting on an etcd holding 100,000 ReplicaSets (10,000 with --quick), up to ready. */
