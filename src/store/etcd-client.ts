@@ -41,6 +41,7 @@ import { type Deadline, Deadlines } from '../clock/deadlines';
 import { GrpcCode } from '../status';
 import { H2Connection, type H2Stream, type H2StreamHandler } from './h2-connection';
 import { encodeHeaderBlock } from './hpack';
+import { decodeRangeResponseChunks } from './range-chunks';
 
 /** A failed call: the gRPC status code and message etcd (or the transport) gave. */
 export class EtcdCallError extends Error {
@@ -83,6 +84,8 @@ interface Codec<Req, Res> {
   path: string;
   encode(request: Req): Uint8Array;
   decode(bytes: Uint8Array): Res;
+  /** The response from the frames it came in, length prefix included, without joining them (large responses). */
+  decodeChunks?(chunks: readonly Uint8Array[]): Res;
 }
 
 /**
@@ -120,7 +123,7 @@ function method<Req, Res>(
   };
 }
 
-const RANGE = method('KV', 'Range', RangeRequest, RangeResponse);
+const RANGE: Codec<RangeRequest, RangeResponse> = { ...method('KV', 'Range', RangeRequest, RangeResponse), decodeChunks: decodeRangeResponseChunks };
 const TXN = method('KV', 'Txn', TxnRequest, TxnResponse);
 const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
 const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
@@ -433,7 +436,8 @@ class UnaryCall<Res> extends GrpcCall implements TimedCall {
     if (status.code !== GrpcCode.OK) return this.fail(new EtcdCallError(status.code, status.message));
     let decoded: Res;
     try {
-      decoded = this.codec.decode(unframe(this.chunks));
+      const { chunks, codec } = this;
+      decoded = chunks.length > 1 && codec.decodeChunks ? codec.decodeChunks(chunks) : codec.decode(unframe(chunks));
     } catch (err) {
       return this.fail(new EtcdCallError(GrpcCode.INTERNAL, `undecodable response from etcd: ${(err as Error).message}`));
     }
