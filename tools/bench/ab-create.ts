@@ -11,7 +11,7 @@
  * those flags for node itself (a V8 setting against none, on one revision given twice).
  */
 import { ApiClient } from './api';
-import { abArguments, abRun, runTool } from './ab';
+import { abArguments, abRun, runTool, spread } from './ab';
 import { learnTemplate } from './context';
 import { createBodyTemplate, replicaSetsPath } from './fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from './measure';
@@ -46,10 +46,10 @@ runTool(async () => {
       serverCpu: async () => (await server.stats()).cpuUs,
     });
     const samples = await sideBySide(servers.map(cell), timing);
-    process.stdout.write(`| revision | creates/s, ${clients} clients | vs ${revs[0]} | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n`);
+    process.stdout.write(`| revision | creates/s, ${clients} clients | vs ${revs[0]} | per round (min, median, max) | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n`);
     samples.forEach((s, i) => {
       process.stdout.write(
-        `| ${revs[i]}${i === 1 && afterFlags.length > 0 ? ` ${afterFlags.join(' ')}` : ''} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
+        `| ${revs[i]}${i === 1 && afterFlags.length > 0 ? ` ${afterFlags.join(' ')}` : ''} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
       );
     });
   });

@@ -7,7 +7,7 @@
  *   node -r @swc-node/register tools/bench/ab-get.ts <rev-before> <rev-after> [--rounds 4] [--ms 10000]
  */
 import { ApiClient } from './api';
-import { abArguments, abRun, runTool } from './ab';
+import { abArguments, abRun, runTool, spread } from './ab';
 import { learnTemplate } from './context';
 import { replicaSetsPath } from './fixtures';
 import type { Target } from './https-client';
@@ -43,9 +43,9 @@ runTool(async () => {
     const samples = await sideBySide([...servers.map((server) => cell(server.target, server.stats)), cell(bare.target, bare.stats)], timing);
     await bare.stop();
     const reference = samples[samples.length - 1]!;
-    process.stdout.write('| server | GET/s | vs bare | server CPU µs/op | p50 |\n|---|---:|---:|---:|---:|\n');
+    process.stdout.write(`| server | GET/s | vs bare | vs ${before} per round (min, median, max) | server CPU µs/op | p50 |\n|---|---:|---:|---:|---:|---:|\n`);
     samples.forEach((s, i) => {
-      process.stdout.write(`| ${labels[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(reference))} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} |\n`);
+      process.stdout.write(`| ${labels[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(reference))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} |\n`);
     });
   });
 });

@@ -4,7 +4,7 @@
  */
 import { type Build, buildForBench } from './build';
 import { type Context, createContext } from './context';
-import type { Timing } from './measure';
+import { type Sample, type Timing, roundRatios } from './measure';
 import { type KeelsonServer, startWorker } from './processes';
 
 export interface AbRun {
@@ -58,4 +58,11 @@ export function runTool(main: () => Promise<void>): void {
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });
+}
+
+/** `b`'s rate over `a`'s round by round, as `min, median, max` (`roundRatios`); for `a` itself, a dash. */
+export function spread(a: Sample, b: Sample): string {
+  if (a === b) return '—';
+  const r = roundRatios(a, b);
+  return r ? `${r.min.toFixed(2)}, ${r.median.toFixed(2)}, ${r.max.toFixed(2)}×` : '';
 }

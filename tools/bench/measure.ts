@@ -49,6 +49,8 @@ export interface Sample {
   counters: Record<string, number>;
   /** gRPC calls etcd handled during the measured windows, by method (Range, Txn, Put, ...). */
   etcdRpcs?: Record<string, number>;
+  /** Each round's own figures, in order: cells measured side by side share round numbers. */
+  rounds: { ops: number; elapsedMs: number; serverCpuUs: number }[];
 }
 
 /** etcd's grpc_server_handled_total summed per method. */
@@ -70,7 +72,7 @@ export function etcdRpcCounts(endpoint: string): Promise<Map<string, number>> {
 }
 
 function emptySample(): Sample {
-  return { ops: 0, failed: 0, outcomes: {}, bytes: 0, elapsedMs: 0, serverCpuUs: 0, generatorCpuUs: 0, latency: new Histogram(), counters: {} };
+  return { ops: 0, failed: 0, outcomes: {}, bytes: 0, elapsedMs: 0, serverCpuUs: 0, generatorCpuUs: 0, latency: new Histogram(), counters: {}, rounds: [] };
 }
 
 function add(into: Sample, run: RunResult, serverCpuUs: number, etcdCpuUs: number | undefined): void {
@@ -79,6 +81,7 @@ function add(into: Sample, run: RunResult, serverCpuUs: number, etcdCpuUs: numbe
   into.bytes += run.bytes;
   into.elapsedMs += run.elapsedMs;
   into.serverCpuUs += serverCpuUs;
+  into.rounds.push({ ops: run.ops, elapsedMs: run.elapsedMs, serverCpuUs });
   into.generatorCpuUs += run.generatorCpuUs;
   if (etcdCpuUs !== undefined) into.etcdCpuUs = (into.etcdCpuUs ?? 0) + etcdCpuUs;
   into.latency.merge(run.latency);
@@ -137,6 +140,25 @@ export async function sideBySide(cells: Cell[], timing: Timing): Promise<Sample[
 }
 
 export const perSecond = (s: Sample): number => (s.elapsedMs > 0 ? s.ops / (s.elapsedMs / 1000) : 0);
+
+/**
+ * `b`'s rate over `a`'s round by round (cells of one sideBySide run, so each pair was measured
+ * minutes apart at most): the lowest, the median and the highest. How far a change's ratio moves
+ * within one run says how much of it the machine's moments could account for.
+ */
+export function roundRatios(a: Sample, b: Sample): { min: number; median: number; max: number } | undefined {
+  const ratios: number[] = [];
+  for (let r = 0; r < Math.min(a.rounds.length, b.rounds.length); r++) {
+    const x = a.rounds[r]!;
+    const y = b.rounds[r]!;
+    if (x.ops > 0 && y.ops > 0 && x.elapsedMs > 0 && y.elapsedMs > 0) ratios.push(y.ops / y.elapsedMs / (x.ops / x.elapsedMs));
+  }
+  if (ratios.length === 0) return undefined;
+  ratios.sort((p, q) => p - q);
+  const mid = ratios.length >> 1;
+  const median = ratios.length % 2 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+  return { min: ratios[0]!, median, max: ratios[ratios.length - 1]! };
+}
 export const bytesPerSecond = (s: Sample): number => (s.elapsedMs > 0 ? s.bytes / (s.elapsedMs / 1000) : 0);
 export const cpuPerOp = (s: Sample): number => (s.ops > 0 ? s.serverCpuUs / s.ops : NaN);
 /** `Range 1.00, Txn 1.00`: etcd RPCs per completed operation. */
