@@ -170,9 +170,10 @@ async function deliverDirectly(direct: DirectConsumer<WatchEvent>, send: (event:
         resolve();
         return false;
       };
+      // Every way out of this wait has detached already: `take` said no more, the queue closed,
+      // or nothing was attached.
       if (!direct.attach(take, resolve)) resolve();
     });
-    direct.detach();
     if (isOver()) return true;
     if (pushedBack && !(await drainedWhileWanted(res, abandoned))) return false;
   }
