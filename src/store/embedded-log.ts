@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { KeyValue, StoreEvent } from './types';
+import { CHECKPOINT_AFTER_BYTES, WalCheckpointer, type CheckpointerStats } from './wal-checkpointer';
 
 export interface LogRow {
   id: number;
@@ -26,6 +27,37 @@ export interface LogRow {
 
 
 export const DATABASE_FILE = 'keelson.db';
+/** Held locked while a store has the data dir open (see takeLock). */
+export const LOCK_FILE = 'keelson.lock';
+
+/** Per row, beyond its name and values: the row's header and its index entry's. */
+const ROW_OVERHEAD_BYTES = 64;
+/** Per commit: the table's and the index's pages it rewrites at least, and the WAL frame headers. */
+const COMMIT_PAGES_BYTES = 2 * 4096;
+
+/**
+ * One process owns a data dir (watches are pushed in process, so a second writer would go
+ * unseen): a small SQLite file next to the database is opened in exclusive locking mode and
+ * written once, which keeps it locked until closed, or until the process is gone. A second open,
+ * in this process or another, fails. The database itself is opened in normal locking mode, so
+ * that the checkpoint thread's connection can open it too.
+ */
+function takeLock(dataDir: string): Database.Database {
+  const lock = new Database(path.join(dataDir, LOCK_FILE), { timeout: 0 });
+  try {
+    lock.pragma('locking_mode = EXCLUSIVE');
+    lock.exec('BEGIN EXCLUSIVE; COMMIT');
+    return lock;
+  } catch (err) {
+    lock.close();
+    // Duck-typed: errors from the native addon need not share this realm's Error (e.g. in Jest).
+    const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
+    if (/database is locked|SQLITE_BUSY/i.test(`${String(message)} ${String(code)}`)) {
+      throw new Error(`embedded store ${dataDir} is in use by another process`);
+    }
+    throw err;
+  }
+}
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS log (
@@ -64,20 +96,27 @@ export class EmbeddedLog {
   private readonly setMetaStmt: Database.Statement<[string, number]>;
   private readonly getMetaStmt: Database.Statement<[string], number>;
   private readonly compactTxn: (revision: number, previous: number) => void;
+  /** The data dir's lock (see takeLock); none for an in-memory database. */
+  private readonly lock?: Database.Database;
+  /** Checkpoints the log off the JS thread (file databases only). */
+  private readonly checkpointer?: WalCheckpointer;
+  /** Roughly what the open transaction's appends add to the log, in bytes. */
+  private appended = 0;
 
   /** `dataDir` undefined: an in-memory database (gone when closed), for servers embedded in tests. */
   constructor(dataDir: string | undefined) {
-    if (dataDir !== undefined) fs.mkdirSync(dataDir, { recursive: true });
-    this.db = new Database(dataDir === undefined ? ':memory:' : path.join(dataDir, DATABASE_FILE), { timeout: 0 });
+    if (dataDir !== undefined) {
+      fs.mkdirSync(dataDir, { recursive: true });
+      this.lock = takeLock(dataDir);
+    }
+    const file = dataDir === undefined ? ':memory:' : path.join(dataDir, DATABASE_FILE);
+    this.db = new Database(file, { timeout: 0 });
     try {
       this.configure();
+      if (dataDir !== undefined) this.checkpointer = new WalCheckpointer(this.db, file);
     } catch (err) {
       this.db.close();
-      // Duck-typed: errors from the native addon need not share this realm's Error (e.g. in Jest).
-      const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
-      if (/database is locked|SQLITE_BUSY/i.test(`${String(message)} ${String(code)}`)) {
-        throw new Error(`embedded store ${dataDir} is in use by another process`);
-      }
+      this.lock?.close();
       throw err;
     }
     const db = this.db;
@@ -124,9 +163,6 @@ export class EmbeddedLog {
 
   private configure(): void {
     const db = this.db;
-    // EXCLUSIVE before WAL: one process owns the file (watches are pushed in process, so a
-    // second writer would go unseen), and WAL then keeps its index in heap memory, no -shm file.
-    db.pragma('locking_mode = EXCLUSIVE');
     db.pragma('journal_mode = WAL');
     // synchronous = NORMAL: in WAL mode a commit is complete once its frames are written to the
     // WAL file, which happens before the write call returns; only the fsync is deferred to
@@ -138,8 +174,6 @@ export class EmbeddedLog {
     // durability and keep writes fast. See embedded-crash.test.ts.
     db.pragma('synchronous = NORMAL');
     db.exec(SCHEMA);
-    // Take the exclusive lock now, so a second process fails at open rather than at first write.
-    db.exec('BEGIN IMMEDIATE; COMMIT');
   }
 
   /** The newest row for `name` at or below `revision` (latest when undefined), tombstones included. */
@@ -155,16 +189,28 @@ export class EmbeddedLog {
   /** Make the open transaction's appends durable (see `configure` for how durable). */
   commit(): void {
     this.commitStmt.run();
+    this.committed();
   }
 
   /** Drop the open transaction's appends, if it is still open (SQLite ends it itself on some errors). */
   rollback(): void {
+    this.appended = 0;
     if (this.db.inTransaction) this.rollbackStmt.run();
   }
 
   /** Appends one row: its own transaction, or part of the one `begin` opened. */
   append(row: LogRow): void {
     this.insertStmt.run(row.id, row.name, row.created, row.deleted, row.create_revision, row.prev_revision, row.value, row.old_value);
+    // The row's bytes and the index entry's, about; the pages a commit rewrites are added there.
+    this.appended += ROW_OVERHEAD_BYTES + row.name.length * 2 + (row.value?.length ?? 0) + (row.old_value?.length ?? 0);
+    if (!this.db.inTransaction) this.committed();
+  }
+
+  /** A transaction committed: tell the checkpointer about what it added to the log. */
+  private committed(): void {
+    const bytes = this.appended + COMMIT_PAGES_BYTES;
+    this.appended = 0;
+    this.checkpointer?.committed(bytes);
   }
 
   /** Live keys in [start, end) at `revision`, in name order; `end` undefined = to the end of the keyspace. */
@@ -195,6 +241,8 @@ export class EmbeddedLog {
   /** Drops history below `revision` in one transaction and records it as compacted. */
   compact(revision: number, previous: number): void {
     this.compactTxn(revision, previous);
+    // Deleting history rewrites pages all over the table and its index: checkpoint soon after.
+    this.checkpointer?.committed(CHECKPOINT_AFTER_BYTES);
   }
 
   /** The database file with its write-ahead log (and shared-memory index), in bytes. */
@@ -211,8 +259,16 @@ export class EmbeddedLog {
     return total;
   }
 
-  close(): void {
+  /** The checkpoint thread ends first, so that this connection is the file's last and its close folds the WAL in. */
+  async close(): Promise<void> {
+    await this.checkpointer?.close();
     this.db.close();
+    this.lock?.close();
+  }
+
+  /** How the log's checkpoints went (file databases only). */
+  checkpointStats(): CheckpointerStats | undefined {
+    return this.checkpointer?.stats();
   }
 }
 

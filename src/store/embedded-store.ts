@@ -2,7 +2,8 @@
  * The embedded backend: the Store interface on one SQLite file (better-sqlite3), with etcd's
  * semantics and errors, so that `npm start` needs no etcd. One process owns the file.
  *
- * better-sqlite3 is synchronous and this store has the only connection, so each operation runs
+ * better-sqlite3 is synchronous and this store has the only connection that writes (a second one
+ * only checkpoints the log, on a thread of its own: wal-checkpointer.ts), so each operation runs
  * to completion on the JS thread: a guarded write's check and its INSERT cannot interleave with
  * another write. Writes are committed in groups: the first write of an event-loop turn opens a
  * transaction, the writes of that turn join it, and it commits once the turn's I/O is handled
@@ -13,6 +14,7 @@
  */
 import { EmbeddedLog, rowEvent, rowKeyValue, type LogRow } from './embedded-log';
 import { WatchHub } from './embedded-watch';
+import type { CheckpointerStats } from './wal-checkpointer';
 import { prefixEndString, rangeStart, requestedRevision } from './keys';
 import {
   StoreError,
@@ -192,12 +194,17 @@ export class EmbeddedStore implements Store {
     this.compacted = revision;
   }
 
+  /** How the write-ahead log's checkpoints went (wal-checkpointer.ts); undefined in memory. */
+  checkpointStats(): CheckpointerStats | undefined {
+    return this.log.checkpointStats();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.flush();
     this.closed = true;
     this.hub.failAll(new StoreError('unavailable', 'store is closed'));
-    this.log.close();
+    await this.log.close();
   }
 
   /** The revision of the last write, committed or in the open group. */

@@ -5,8 +5,9 @@
  * side in alternating rounds. This machine's speed drifts by more than most changes between
  * two `npm run bench` runs; within one run both servers see the same drift.
  *
- *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000] [--after-node-flags '--flag …']
+ *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000] [--store embedded] [--after-node-flags '--flag …']
  *
+ * `--store embedded` runs both on embedded stores (each its own data dir) instead of etcd.
  * `.` as a revision is the working tree. `--after-node-flags` starts the second server with
  * those flags for node itself (a V8 setting against none, on one revision given twice).
  */
@@ -15,7 +16,7 @@ import { abArguments, abRun, runTool, spread } from './ab';
 import { learnTemplate } from './context';
 import { createBodyTemplate, replicaSetsPath } from './fixtures';
 import { type Cell, cpuPerOp, perSecond, sideBySide } from './measure';
-import { type KeelsonServer, startKeelson } from './processes';
+import { type KeelsonServer, type StoreChoice, startKeelson } from './processes';
 import { micros, ms, rate, ratio } from './report';
 
 const NAMESPACE = 'bench-ab';
@@ -25,12 +26,14 @@ runTool(async () => {
   const clients = flag('--clients', 64);
   const at = process.argv.indexOf('--after-node-flags');
   const afterFlags = at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
+  const storeAt = process.argv.indexOf('--store');
+  const embedded = storeAt >= 0 && process.argv[storeAt + 1] === 'embedded';
   const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };
-  await abRun(revs, 'etcd', timing, async ({ builds, ctx, servers }) => {
+  await abRun(revs, embedded ? 'embedded' : 'etcd', timing, async ({ builds, ctx, servers }) => {
     for (const [i, build] of builds.entries()) {
-      const etcd = await ctx.etcd();
+      const store: StoreChoice = embedded ? { kind: 'embedded' } : { kind: 'etcd', endpoint: (await ctx.etcd()).endpoint };
       const nodeFlags = i === 1 && afterFlags.length > 0 ? afterFlags : undefined;
-      servers.push(await startKeelson(build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir(`ab-${i}`), nodeFlags }));
+      servers.push(await startKeelson(build, { store, dataDir: await ctx.tmpDir(`ab-${i}`), nodeFlags }));
     }
     for (const server of servers) {
       const api = new ApiClient(server.target);

@@ -1,0 +1,110 @@
+/**
+ * The embedded store's write-ahead log is checkpointed on a thread of its own
+ * (src/store/wal-checkpointer.ts): the log starts over instead of growing, what was written
+ * stays readable, a failed thread hands checkpoints back to SQLite, and the data dir stays
+ * owned by one process.
+ */
+import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { EmbeddedStore } from '../../src/store/embedded-store';
+import { DATABASE_FILE } from '../../src/store/embedded-log';
+import { CHECKPOINT_AFTER_BYTES, WalCheckpointer } from '../../src/store/wal-checkpointer';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Polls `done` (the checkpoint thread answers by message) until it holds; a generous deadline only against hanging. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('WAL checkpoints on their own thread', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-wal-'));
+  });
+  afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  test('the log is checkpointed off the JS thread and starts over, and every write stays readable', async () => {
+    const store = new EmbeddedStore({ dataDir });
+    const value = Buffer.alloc(3000, 'x');
+    let writes = 0;
+    try {
+      // Paced like a busy server (a group of 16 per timer turn): ~36 MB, and three rounds at least.
+      while (writes < 12_000 || (store.checkpointStats()?.rounds ?? 0) < 3) {
+        if (writes > 50_000) throw new Error(`no three rounds in ${writes} writes: ${JSON.stringify(store.checkpointStats())}`);
+        await Promise.all(Array.from({ length: 16 }, (_, j) => store.create(`/registry/wal/k${writes + j}`, value)));
+        writes += 16;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      const stats = store.checkpointStats()!;
+      expect(stats.failed).toBeUndefined();
+      expect(stats.workerCheckpoints).toBeGreaterThanOrEqual(stats.rounds);
+      // Started over rather than grown: the log file stays a fraction of what was written.
+      const wal = fs.statSync(path.join(dataDir, `${DATABASE_FILE}-wal`)).size;
+      expect(wal).toBeLessThan((writes * value.length) / 2);
+      expect(stats.rounds).toBeGreaterThanOrEqual(3);
+      expect(wal).toBeLessThanOrEqual(4 * CHECKPOINT_AFTER_BYTES);
+    } finally {
+      await store.close();
+    }
+    // The store's connection closed last, so SQLite folded the log into the file and removed it.
+    expect(fs.existsSync(path.join(dataDir, `${DATABASE_FILE}-wal`))).toBe(false);
+
+    const reopened = new EmbeddedStore({ dataDir });
+    try {
+      const { kvs, revision } = await reopened.list('/registry/wal/', {});
+      expect(revision).toBe(writes);
+      expect(kvs).toHaveLength(writes);
+      expect(kvs.every((kv) => Buffer.from(kv.value).equals(value))).toBe(true);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  test('a checkpoint thread that cannot open the file hands checkpoints back to SQLite', async () => {
+    const file = path.join(dataDir, 'db.sqlite');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    const checkpointer = new WalCheckpointer(db, path.join(dataDir, 'missing', 'db.sqlite'));
+    try {
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+      checkpointer.committed(CHECKPOINT_AFTER_BYTES);
+      await until(() => checkpointer.stats().failed !== undefined, 'the thread to fail');
+      expect(checkpointer.stats().failed).toMatch(/unable to open|directory/i);
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+      // Later commits change nothing: SQLite checkpoints by itself again.
+      checkpointer.committed(CHECKPOINT_AFTER_BYTES);
+      expect(checkpointer.stats().workerCheckpoints).toBe(0);
+    } finally {
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
+  test('a second process cannot open a data dir that is open', async () => {
+    const store = new EmbeddedStore({ dataDir });
+    try {
+      await store.create('/registry/a', Buffer.from('x'));
+      const script = `require('./src/store').createStore({ kind: 'embedded', dataDir: ${JSON.stringify(dataDir)} })`;
+      const other = spawnSync(process.execPath, ['-r', '@swc-node/register', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+      expect(other.status).not.toBe(0);
+      expect(other.stderr).toMatch(/in use by another process/);
+    } finally {
+      await store.close();
+    }
+    // Closed: the next open, here, takes it.
+    const again = new EmbeddedStore({ dataDir });
+    try {
+      expect((await again.get('/registry/a')).kv?.value).toEqual(Buffer.from('x'));
+    } finally {
+      await again.close();
+    }
+  });
+});
