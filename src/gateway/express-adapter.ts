@@ -8,7 +8,7 @@ import type { TLSSocket } from 'node:tls';
 import express from 'express';
 import { requestEntityTooLarge } from '../status';
 import { describePeer } from '../authn';
-import { type GatewayRequest, type GatewayResponse, type PeerCertificate, parseRequestTarget } from './types';
+import { type ChunkWriter, type GatewayRequest, type GatewayResponse, type PeerCertificate, parseRequestTarget } from './types';
 
 /** The gateway's `handle`: nothing when it answered within the call, else its promise; fails by rejecting. */
 export type GatewayHandle = (request: GatewayRequest, response: GatewayResponse) => Promise<void> | void;
@@ -137,6 +137,8 @@ class NodeGatewayResponse implements GatewayResponse {
   private readonly pending: (string | readonly string[])[] = [];
   /** The length of what `end` was given, until then -1. */
   private endBytes = -1;
+  /** A framed chunk written to the socket was not taken whole (see chunkWriter). */
+  private socketFull = false;
 
   constructor(private readonly res: ServerResponse) {}
 
@@ -182,7 +184,34 @@ class NodeGatewayResponse implements GatewayResponse {
     return this.res.write(chunk);
   }
 
+  /**
+   * node's `write` of a chunk corks the socket, writes the chunk's size line, the data and the
+   * CRLF, and uncorks on the next tick: three buffers joined per write. A framed chunk goes to
+   * the socket whole, in order after anything written before (node's own buffer for this
+   * response is empty: checked here, and nothing but this response writes to its socket while it
+   * streams). The head is out, so `end` still writes the last chunk as for any chunked body.
+   */
+  chunkWriter(): ChunkWriter | undefined {
+    const { res } = this;
+    const socket = res.socket;
+    if (!res.headersSent || !res.chunkedEncoding || res.writableEnded || !socket || res.writableLength !== socket.writableLength) return undefined;
+    return (framed) => {
+      // Gone: the response's 'close' ends the stream; there is nothing to wait for.
+      if (socket.destroyed) return true;
+      if (socket.write(framed)) return true;
+      this.socketFull = true;
+      return false;
+    };
+  }
+
   drain(): Promise<void> {
+    if (this.socketFull) {
+      this.socketFull = false;
+      // node's response emits 'drain' only after a `write` of its own said no: the socket's.
+      const socket = this.res.socket;
+      if (!socket || socket.destroyed || !socket.writableNeedDrain) return Promise.resolve();
+      return firstOf(socket, 'drain', 'close');
+    }
     return firstOf(this.res, 'drain', 'close');
   }
 
@@ -268,7 +297,7 @@ export function whenEndsWritten(): Promise<void> {
 const FLUSHED_ENOUGH_BYTES = 64 * 1024;
 
 /** Resolves at the first of two events of `res`, then listens no more. */
-function firstOf(res: ServerResponse, one: string, other: string): Promise<void> {
+function firstOf(res: NodeJS.EventEmitter, one: string, other: string): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = () => {
       res.off(one, done);

@@ -26,6 +26,23 @@ export interface GatewayRequest {
   readBody(limitBytes: number): Promise<Buffer>;
 }
 
+/** Writes bytes framed as one HTTP/1.1 chunk (`frameChunk`); false when the caller should wait for `drain()`. */
+export type ChunkWriter = (framed: Uint8Array) => boolean;
+
+/** `data` (not empty: an empty chunk ends the body) framed as one HTTP/1.1 chunk: its length in hex, CRLF, the data, CRLF. */
+export function frameChunk(data: Uint8Array): Buffer {
+  const size = data.length.toString(16);
+  const framed = Buffer.allocUnsafeSlow(size.length + data.length + 4);
+  let at = framed.write(size, 0, 'latin1');
+  framed[at++] = 0x0d;
+  framed[at++] = 0x0a;
+  framed.set(data, at);
+  at += data.length;
+  framed[at++] = 0x0d;
+  framed[at] = 0x0a;
+  return framed;
+}
+
 export interface GatewayResponse {
   readonly headersSent: boolean;
   /** The status set so far (200 until `writeHead`). */
@@ -37,6 +54,13 @@ export interface GatewayResponse {
   flushHeaders(): void;
   /** Write a chunk; false when the caller should wait for `drain()`. */
   write(chunk: Uint8Array | string): boolean;
+  /**
+   * Where the body goes out as HTTP/1.1 chunks straight onto the connection (its head sent,
+   * nothing of it waiting in the process), a writer of chunks framed beforehand (`frameChunk`),
+   * so that the same framed bytes can go to many responses (a watch event to every watcher)
+   * with no framing per response. Undefined otherwise; writes through `write` may be mixed in.
+   */
+  chunkWriter?(): ChunkWriter | undefined;
   drain(): Promise<void>;
   end(chunk?: Uint8Array | string): void;
   /** Drop the connection without finishing the response (a client that stopped reading). */

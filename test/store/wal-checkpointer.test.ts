@@ -68,6 +68,38 @@ describe('WAL checkpoints on their own thread', () => {
     }
   });
 
+  test('a round that ends while a write transaction is open is finished at its commit, and the log then starts over', async () => {
+    const file = path.join(dataDir, 'db.sqlite');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    const checkpointer = new WalCheckpointer(db, file);
+    try {
+      db.exec('CREATE TABLE t (v BLOB)');
+      const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+      const row = Buffer.alloc(3000, 'y');
+      db.transaction(() => {
+        for (let i = 0; i < 1500; i++) insert.run(row);
+      })();
+      checkpointer.committed(CHECKPOINT_AFTER_BYTES);
+      // The worker checkpoints while this connection has a write transaction open.
+      db.exec('BEGIN');
+      insert.run(row);
+      await until(() => checkpointer.stats().workerCheckpoints === 1, 'the worker to checkpoint');
+      expect(checkpointer.stats().rounds).toBe(0);
+      db.exec('COMMIT');
+      checkpointer.committed(4096);
+      expect(checkpointer.stats().rounds).toBe(1);
+      // The next write starts the log over: a checkpoint now finds only its own few frames.
+      insert.run(row);
+      const [{ log }] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
+      expect(log).toBeGreaterThan(0);
+      expect(log).toBeLessThan(20);
+    } finally {
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
   test('a checkpoint thread that cannot open the file hands checkpoints back to SQLite', async () => {
     const file = path.join(dataDir, 'db.sqlite');
     const db = new Database(file);

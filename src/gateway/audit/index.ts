@@ -229,6 +229,8 @@ async function audited(
       if (capture) keep(chunk);
       return real.write(chunk);
     },
+    // Captured bodies are kept from `write`: framed chunks would go past it.
+    ...(!capture && real.chunkWriter ? { chunkWriter: () => real.chunkWriter!() } : {}),
     drain: () => real.drain(),
     end: (chunk) => {
       if (capture && chunk !== undefined) keep(chunk);

@@ -13,14 +13,14 @@
  */
 import type { Clock } from '../../clock';
 import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../core/api';
-import { encodeOnce } from '../../codecs/encode-once';
+import { encodeOnce, isShared } from '../../codecs/encode-once';
 import type { ResourceDefinition } from '../../core/resources/definition';
 import type { IncludeObject } from '../../core/table';
 import type { Naming } from '../../naming';
 import { internalError } from '../../status';
 import { type Codec, type Codecs, type EndpointRestrictions, type MediaTypeOptions, convertObject, includeObjectOf, negotiateStreamOutput } from '../codecs';
 import { sendHead } from '../respond';
-import type { Exchange, GatewayResponse } from '../types';
+import { type ChunkWriter, type Exchange, type GatewayResponse, frameChunk } from '../types';
 import type { DirectConsumer } from '../../util/async-queue';
 
 /** Upstream's MinRequestTimeout: watches without timeoutSeconds last between one and two of these. */
@@ -87,6 +87,47 @@ function framer(output: MediaTypeOptions, w: WatchRequest): Frame {
   };
 }
 
+/** The last shared event framed as a chunk, per media type: every watcher of one change asks for it in turn. */
+interface FramedEvent {
+  event: WatchEvent | undefined;
+  framed: Buffer;
+  /** The event's own bytes, without the chunk's framing. */
+  size: number;
+}
+
+const lastFramed = new Map<string, FramedEvent>();
+
+/**
+ * `send` for a plain watch on a chunked HTTP/1.1 response: the event's bytes framed as a chunk
+ * once and written whole to each watcher's connection (`GatewayResponse.chunkWriter`). The
+ * watch cache hands every watcher the same frozen event in one pass, so the last one framed is
+ * the one asked for; other events (not shared) are framed for the one watcher.
+ */
+function framedSender(mediaType: string, frame: Frame, write: ChunkWriter, onSent: WatchRequest['onSent']): (event: WatchEvent) => boolean {
+  let last = lastFramed.get(mediaType);
+  if (!last) lastFramed.set(mediaType, (last = { event: undefined, framed: EMPTY_CHUNK, size: 0 }));
+  const slot = last;
+  return (event) => {
+    if (slot.event !== event) {
+      const bytes = frame(event);
+      // An empty chunk would end the body; an event is never empty, but nothing is written for one.
+      if (bytes.length === 0) return true;
+      const framed = frameChunk(bytes);
+      if (!isShared(event)) {
+        onSent?.(event, bytes.length);
+        return write(framed);
+      }
+      slot.event = event;
+      slot.framed = framed;
+      slot.size = bytes.length;
+    }
+    onSent?.(event, slot.size);
+    return write(slot.framed);
+  };
+}
+
+const EMPTY_CHUNK = Buffer.alloc(0);
+
 export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<void> {
   const req = exchange.request;
   const output = negotiateStreamOutput(req, w.codecs, w.restrictions);
@@ -110,11 +151,14 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     sendHead(exchange, 200, output.codec.stream!.mediaType);
     res.flushHeaders();
     if (signal.aborted) return;
-    const send = (event: WatchEvent): boolean => {
-      const bytes = frame(event);
-      w.onSent?.(event, bytes.length);
-      return res.write(bytes);
-    };
+    const writeChunk = output.convert ? undefined : res.chunkWriter?.();
+    const send = writeChunk
+      ? framedSender(output.codec.stream!.mediaType, frame, writeChunk, w.onSent)
+      : (event: WatchEvent): boolean => {
+          const bytes = frame(event);
+          w.onSent?.(event, bytes.length);
+          return res.write(bytes);
+        };
     // `over` turns true on the client's abort (listener above): cheaper than asking the signal per event.
     const isOver = () => over;
     const kept = watch.direct ? await deliverDirectly(watch.direct, send, isOver, res) : await deliverIterated(watch, send, isOver, res);
