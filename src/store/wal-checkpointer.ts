@@ -127,6 +127,9 @@ export class WalCheckpointer {
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     this.worker = undefined;
+    // Held by the thread until it is gone: unref'd, a process with nothing else to do would exit
+    // before the close resolved, and the caller's steps after it would never run.
+    worker.ref();
     worker.postMessage('close');
     return this.exited ?? Promise.resolve();
   }
@@ -194,6 +197,7 @@ export class WalCheckpointer {
     if (this.state === 'failed' || this.state === 'closed') return;
     this.state = 'failed';
     this.failure = reason;
+    process.emitWarning(`embedded store: the WAL checkpoint thread failed (${reason}); SQLite checkpoints on the store's thread again`);
     const worker = this.worker;
     this.worker = undefined;
     if (worker) void worker.terminate();

@@ -120,6 +120,26 @@ describe('WAL checkpoints on their own thread', () => {
     }
   });
 
+  test('close resolves in a process with nothing else to do once the thread is started', () => {
+    // Unref'd for its life, the thread is held while it closes: otherwise such a process would
+    // exit inside `await store.close()` and what follows it would never run.
+    const script = `
+      const { EmbeddedStore } = require('./src/store/embedded-store');
+      (async () => {
+        const store = new EmbeddedStore({ dataDir: ${JSON.stringify(dataDir)} });
+        const value = Buffer.alloc(3000, 'x');
+        for (let i = 0; i < 2000; i += 16) {
+          await Promise.all(Array.from({ length: 16 }, (_, j) => store.create('/registry/c/k' + (i + j), value)));
+        }
+        await store.close();
+        console.log('closed', store.checkpointStats() !== undefined);
+      })();`;
+    const child = spawnSync(process.execPath, ['-r', '@swc-node/register', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.stdout.trim()).toBe('closed true');
+    expect(fs.existsSync(path.join(dataDir, `${DATABASE_FILE}-wal`))).toBe(false);
+  });
+
   test('a second process cannot open a data dir that is open', async () => {
     const store = new EmbeddedStore({ dataDir });
     try {
