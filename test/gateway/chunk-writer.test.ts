@@ -7,46 +7,28 @@
  */
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { toGatewayResponse } from '../../src/gateway/express-adapter';
 import { frameChunk } from '../../src/gateway/types';
-import { type Pki, ensurePki } from '../../src/server/pki';
-import { closeServer, listenOnLoopback } from '../support/loopback-server';
+import { type HeldResponses, startHeldResponses } from '../support/held-responses';
 
-let dir: string;
-let pki: Pki;
-let server: https.Server;
-let port: number;
-const held: ServerResponse[] = [];
-let arrived: (() => void) | undefined;
+let server: HeldResponses;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-chunks-'));
-  pki = await ensurePki({ dataDir: dir });
-  server = https.createServer({ key: pki.servingKey, cert: pki.servingCert }, (_req, res) => {
-    held.push(res);
-    arrived?.();
-  });
-  port = await listenOnLoopback(server);
+  server = await startHeldResponses('keelson-chunks-');
 });
 
-afterAll(async () => {
-  closeServer(server);
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => server.close());
 
 async function hold(): Promise<ServerResponse> {
-  while (held.length === 0) await new Promise<void>((resolve) => (arrived = resolve));
-  return held.shift()!;
+  const [res] = await server.hold(1);
+  return res!;
 }
 
 /** A GET whose response the test reads as it likes. */
 function request(): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const agent = new https.Agent({ ca: pki.caCert, keepAlive: false });
-    https.get({ host: '127.0.0.1', port, path: '/', servername: 'localhost', agent }, resolve).on('error', reject);
+    const agent = new https.Agent({ ca: server.pki.caCert, keepAlive: false });
+    https.get({ host: '127.0.0.1', port: server.port, path: '/', servername: 'localhost', agent }, resolve).on('error', reject);
   });
 }
 

@@ -5,42 +5,22 @@
  * response dropped meanwhile is not written; a graceful close waits for them.
  */
 import https from 'node:https';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import type { ServerResponse } from 'node:http';
 import { toGatewayResponse, whenEndsWritten } from '../../src/gateway/express-adapter';
-import { type Pki, ensurePki } from '../../src/server/pki';
-import { closeServer, listenOnLoopback } from '../support/loopback-server';
+import { type HeldResponses, startHeldResponses } from '../support/held-responses';
 
-let dir: string;
-let pki: Pki;
-let server: https.Server;
-let port: number;
-/** Requests the server holds until the test answers them. */
-const held: ServerResponse[] = [];
-let arrived: (() => void) | undefined;
+let server: HeldResponses;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-ends-'));
-  pki = await ensurePki({ dataDir: dir });
-  server = https.createServer({ key: pki.servingKey, cert: pki.servingCert }, (_req, res) => {
-    held.push(res);
-    arrived?.();
-  });
-  port = await listenOnLoopback(server);
+  server = await startHeldResponses('keelson-ends-');
 });
 
-afterAll(async () => {
-  closeServer(server);
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => server.close());
 
-const agent = () => new https.Agent({ ca: pki.caCert, keepAlive: false });
+const agent = () => new https.Agent({ ca: server.pki.caCert, keepAlive: false });
 
 function get(): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.get({ host: '127.0.0.1', port, path: '/', servername: 'localhost', agent: agent() }, (res) => {
+    const req = https.get({ host: '127.0.0.1', port: server.port, path: '/', servername: 'localhost', agent: agent() }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
@@ -50,10 +30,7 @@ function get(): Promise<{ status: number; body: string }> {
   });
 }
 
-async function hold(n: number): Promise<ServerResponse[]> {
-  while (held.length < n) await new Promise<void>((resolve) => (arrived = resolve));
-  return held.splice(0, n);
-}
+const hold = (n: number) => server.hold(n);
 
 test('the head is stored at end(), the bytes go out once the turn is over', async () => {
   const answer = get();
