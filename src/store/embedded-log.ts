@@ -50,13 +50,18 @@ function takeLock(dataDir: string): Database.Database {
     return lock;
   } catch (err) {
     lock.close();
-    // Duck-typed: errors from the native addon need not share this realm's Error (e.g. in Jest).
-    const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
-    if (/database is locked|SQLITE_BUSY/i.test(`${String(message)} ${String(code)}`)) {
-      throw new Error(`embedded store ${dataDir} is in use by another process`);
-    }
-    throw err;
+    throw isBusy(err) ? inUse(dataDir) : err;
   }
+}
+
+/** SQLITE_BUSY, duck-typed: errors from the native addon need not share this realm's Error (e.g. in Jest). */
+function isBusy(err: unknown): boolean {
+  const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown };
+  return /database is locked|SQLITE_BUSY/i.test(`${String(message)} ${String(code)}`);
+}
+
+function inUse(dataDir: string | undefined): Error {
+  return new Error(`embedded store ${dataDir} is in use by another process`);
 }
 
 const SCHEMA = `
@@ -117,7 +122,8 @@ export class EmbeddedLog {
     } catch (err) {
       this.db.close();
       this.lock?.close();
-      throw err;
+      // A server of an older layout (no lock file, the database itself locked exclusively) has it.
+      throw isBusy(err) ? inUse(dataDir) : err;
     }
     const db = this.db;
     this.latestStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM log WHERE name = ? ORDER BY id DESC LIMIT 1`);

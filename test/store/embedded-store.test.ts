@@ -6,7 +6,9 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { createStore } from '../../src/store';
+import { DATABASE_FILE } from '../../src/store/embedded-log';
 import { dec, enc, storeError } from './store-test-helpers';
 import type { StoreEvent } from '../../src/store';
 
@@ -24,6 +26,20 @@ describe('embedded store specifics', () => {
     } finally {
       await first.close();
     }
+    await createStore({ kind: 'embedded', dataDir }).close();
+  });
+
+  test('a database held by a server of the older layout (locked itself, no lock file) is reported in use', async () => {
+    const holder = new Database(path.join(dataDir, DATABASE_FILE), { timeout: 0 });
+    holder.pragma('locking_mode = EXCLUSIVE');
+    holder.pragma('journal_mode = WAL');
+    holder.exec('BEGIN IMMEDIATE; COMMIT');
+    try {
+      expect(() => createStore({ kind: 'embedded', dataDir })).toThrow(/in use by another process/);
+    } finally {
+      holder.close();
+    }
+    // The failed open let go of the lock file too.
     await createStore({ kind: 'embedded', dataDir }).close();
   });
 
