@@ -172,8 +172,9 @@ export class WalCheckpointer {
   }
 
   private answered(answer: WorkerAnswer): void {
-    if (this.state !== 'checkpointing') return;
+    // A failure to open is told as soon as the thread starts, before any round.
     if (answer.error !== undefined) return this.fail(answer.error);
+    if (this.state !== 'checkpointing') return;
     this.workerCheckpoints++;
     if (this.writtenDuringCheckpoint > REPEAT_ABOVE_BYTES && this.checkpointsThisRound < MAX_WORKER_CHECKPOINTS) {
       this.checkpointOnWorker();
