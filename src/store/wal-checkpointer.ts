@@ -98,6 +98,8 @@ export class WalCheckpointer {
   constructor(
     private readonly db: Database.Database,
     private readonly file: string,
+    /** Told why the thread is no longer used (default: a process warning). */
+    private readonly warn: (message: string) => void = (message) => process.emitWarning(message),
   ) {
     db.pragma('wal_autocheckpoint = 0');
     // A log that started over keeps its file's size; one that grew past this while a round
@@ -202,7 +204,7 @@ export class WalCheckpointer {
     if (this.state === 'failed' || this.state === 'closed') return;
     this.state = 'failed';
     this.failure = reason;
-    process.emitWarning(`embedded store: the WAL checkpoint thread failed (${reason}); SQLite checkpoints on the store's thread again`);
+    this.warn(`embedded store: the WAL checkpoint thread failed (${reason}); SQLite checkpoints on the store's thread again`);
     const worker = this.worker;
     this.worker = undefined;
     if (worker) void worker.terminate();

@@ -104,7 +104,8 @@ describe('WAL checkpoints on their own thread', () => {
     const file = path.join(dataDir, 'db.sqlite');
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
-    const checkpointer = new WalCheckpointer(db, path.join(dataDir, 'missing', 'db.sqlite'));
+    const warnings: string[] = [];
+    const checkpointer = new WalCheckpointer(db, path.join(dataDir, 'missing', 'db.sqlite'), (message) => warnings.push(message));
     try {
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       // Halfway to a round the thread starts, and says at once that it cannot open the file.
@@ -112,6 +113,7 @@ describe('WAL checkpoints on their own thread', () => {
       await until(() => checkpointer.stats().failed !== undefined, 'the thread to fail');
       expect(checkpointer.stats().failed).toMatch(/unable to open|directory/i);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+      expect(warnings).toEqual([expect.stringMatching(/checkpoint thread failed .*SQLite checkpoints on the store's thread again/)]);
       // Later commits change nothing: SQLite checkpoints by itself again.
       checkpointer.committed(CHECKPOINT_AFTER_BYTES);
       expect(checkpointer.stats().workerCheckpoints).toBe(0);
