@@ -204,12 +204,11 @@ export class EmbeddedLog {
     if (this.db.inTransaction) this.rollbackStmt.run();
   }
 
-  /** Appends one row: its own transaction, or part of the one `begin` opened. */
+  /** Appends one row to the transaction `begin` opened (the store's group); `commit` makes it durable. */
   append(row: LogRow): void {
     this.insertStmt.run(row.id, row.name, row.created, row.deleted, row.create_revision, row.prev_revision, row.value, row.old_value);
     // The row's bytes and the index entry's, about; the pages a commit rewrites are added there.
     this.appended += ROW_OVERHEAD_BYTES + row.name.length * 2 + (row.value?.length ?? 0) + (row.old_value?.length ?? 0);
-    if (!this.db.inTransaction) this.committed();
   }
 
   /** A transaction committed: tell the checkpointer about what it added to the log. */

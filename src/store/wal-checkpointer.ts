@@ -161,10 +161,13 @@ export class WalCheckpointer {
       worker.unref();
       worker.on('message', (answer: WorkerAnswer) => this.answered(answer));
       worker.on('error', (err) => this.fail(err.message));
-      this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
-      worker.once('exit', (code) => {
-        if (this.worker === worker) this.fail(`the checkpoint thread exited with code ${code}`);
-      });
+      this.exited = new Promise((resolve) =>
+        worker.once('exit', (code) => {
+          // Not asked to (close and fail let go of it first): the thread died.
+          if (this.worker === worker) this.fail(`the checkpoint thread exited with code ${code}`);
+          resolve();
+        }),
+      );
       this.worker = worker;
       return worker;
     } catch (err) {
