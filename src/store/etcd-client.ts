@@ -2,7 +2,8 @@
  * The etcd store's client: etcd's KV (Range, Txn, DeleteRange, Compact), Watch and Maintenance
  * Status calls as gRPC over one HTTP/2 connection of our own framing (h2-connection.ts, HPACK in
  * hpack.ts), with the message codecs generated from `proto/etcd` (wire-compatible with etcd's
- * own; `buf.gen.etcd.yaml`). Keys and values are views of the response's bytes, not copies (a
+ * own; `buf.gen.etcd.yaml`), except the Txn request every write sends, written in one pass by
+ * etcd-txn-codec.ts. Keys and values are views of the response's bytes, not copies (a
  * copy per value was a fifth of the start-up profile); revisions are numbers.
  *
  * Why neither etcd3, grpc-js nor node:http2: a store request is one of a few fixed shapes, and
@@ -21,6 +22,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
+import { GRPC_PREFIX_BYTES, encodeTxnFramed } from './etcd-txn-codec';
 import {
   CompactionRequest,
   CompactionResponse,
@@ -86,6 +88,8 @@ interface Codec<Req, Res> {
   decode(bytes: Uint8Array): Res;
   /** The response from the frames it came in, length prefix included, without joining them (large responses). */
   decodeChunks?(chunks: readonly Uint8Array[]): Res;
+  /** The request with its gRPC prefix, written in one go (undefined: `encode` then frame it). */
+  encodeFramed?(request: Req): Uint8Array | undefined;
 }
 
 /**
@@ -124,7 +128,7 @@ function method<Req, Res>(
 }
 
 const RANGE: Codec<RangeRequest, RangeResponse> = { ...method('KV', 'Range', RangeRequest, RangeResponse), decodeChunks: decodeRangeResponseChunks };
-const TXN = method('KV', 'Txn', TxnRequest, TxnResponse);
+const TXN: Codec<TxnRequest, TxnResponse> = { ...method('KV', 'Txn', TxnRequest, TxnResponse), encodeFramed: encodeTxnFramed };
 const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
 const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
 const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse);
@@ -279,13 +283,14 @@ export class EtcdClient {
    * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req, now = false): Promise<Res> {
-    const message = codec.encode(request);
+    const whole = codec.encodeFramed?.(request);
+    const bytes = whole ? [whole] : framed(codec.encode(request));
+    const size = whole ? whole.length - GRPC_PREFIX_BYTES : bytes[1]!.length;
     // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
     // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").
-    if (message.length > MAX_SEND_BYTES) {
-      throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${message.length} vs. ${MAX_SEND_BYTES})`);
+    if (size > MAX_SEND_BYTES) {
+      throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${size} vs. ${MAX_SEND_BYTES})`);
     }
-    const bytes = framed(message);
     for (let tries = 1; ; tries++) {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const connection = this.connect();
