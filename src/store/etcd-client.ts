@@ -3,7 +3,7 @@
  * Status calls as gRPC over one HTTP/2 connection of our own framing (h2-connection.ts, HPACK in
  * hpack.ts), with the message codecs generated from `proto/etcd` (wire-compatible with etcd's
  * own; `buf.gen.etcd.yaml`), except the Txn request every write sends, written in one pass by
- * etcd-txn-codec.ts. Keys and values are views of the response's bytes, not copies (a
+ * etcd-txn-codec.ts straight into its frames. Keys and values are views of the response's bytes, not copies (a
  * copy per value was a fifth of the start-up profile); revisions are numbers.
  *
  * Why neither etcd3, grpc-js nor node:http2: a store request is one of a few fixed shapes, and
@@ -22,7 +22,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
-import { GRPC_PREFIX_BYTES, encodeTxnFramed } from './etcd-txn-codec';
+import { GRPC_PREFIX_BYTES, sizedTxn } from './etcd-txn-codec';
 import {
   CompactionRequest,
   CompactionResponse,
@@ -41,7 +41,7 @@ import {
 import { systemClock } from '../clock';
 import { type Deadline, Deadlines } from '../clock/deadlines';
 import { GrpcCode } from '../status';
-import { H2Connection, type H2Stream, type H2StreamHandler } from './h2-connection';
+import { H2Connection, type H2Stream, type H2StreamHandler, type SizedBody } from './h2-connection';
 import { encodeHeaderBlock } from './hpack';
 import { decodeRangeResponseChunks } from './range-chunks';
 
@@ -88,8 +88,8 @@ interface Codec<Req, Res> {
   decode(bytes: Uint8Array): Res;
   /** The response from the frames it came in, length prefix included, without joining them (large responses). */
   decodeChunks?(chunks: readonly Uint8Array[]): Res;
-  /** The request with its gRPC prefix, written in one go (undefined: `encode` then frame it). */
-  encodeFramed?(request: Req): Uint8Array | undefined;
+  /** The request with its gRPC prefix, written where its frames go (undefined: `encode` then frame it). */
+  sized?(request: Req): SizedBody | undefined;
 }
 
 /**
@@ -128,7 +128,7 @@ function method<Req, Res>(
 }
 
 const RANGE: Codec<RangeRequest, RangeResponse> = { ...method('KV', 'Range', RangeRequest, RangeResponse), decodeChunks: decodeRangeResponseChunks };
-const TXN: Codec<TxnRequest, TxnResponse> = { ...method('KV', 'Txn', TxnRequest, TxnResponse), encodeFramed: encodeTxnFramed };
+const TXN: Codec<TxnRequest, TxnResponse> = { ...method('KV', 'Txn', TxnRequest, TxnResponse), sized: sizedTxn };
 const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
 const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
 const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse);
@@ -283,9 +283,9 @@ export class EtcdClient {
    * endpoint (each endpoint once); once a request may have reached etcd, a failure is the caller's.
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req, now = false): Promise<Res> {
-    const whole = codec.encodeFramed?.(request);
-    const bytes = whole ? [whole] : framed(codec.encode(request));
-    const size = whole ? whole.length - GRPC_PREFIX_BYTES : bytes[1]!.length;
+    const sized = codec.sized?.(request);
+    const bytes = sized ?? framed(codec.encode(request));
+    const size = sized ? sized.size - GRPC_PREFIX_BYTES : (bytes as readonly Uint8Array[])[1]!.length;
     // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
     // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").
     if (size > MAX_SEND_BYTES) {
@@ -303,7 +303,7 @@ export class EtcdClient {
     }
   }
 
-  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: readonly Uint8Array[], now: boolean): Promise<Res> {
+  private send<Res>(connection: EtcdConnection, codec: Codec<unknown, Res>, bytes: readonly Uint8Array[] | SizedBody, now: boolean): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       const call = new UnaryCall(codec, resolve, reject, this.deadlines);
       try {

@@ -1,17 +1,19 @@
 /**
  * etcd's TxnRequest written by hand, for the transactions the store sends on every write: the
- * message's size worked out first, then written once into one buffer that starts with the gRPC
- * frame's 5-byte prefix. The generated encoder writes each nested message (a RequestOp holding
- * a PutRequest holding the value) behind a one-byte length placeholder and shifts the message
- * along when its length needs more bytes, then copies the whole out of its writer, and the
- * frame's prefix is one more allocation: a create's ~3 KB value was copied three times and
- * landed in an ArrayBuffer of its own (~5% of a create's etcd client work in its profile).
+ * message's size worked out first, then written once, behind the gRPC frame's 5-byte prefix,
+ * straight into the buffer of the HTTP/2 frames that carry it (a `SizedBody`). The generated
+ * encoder writes each nested message (a RequestOp holding a PutRequest holding the value)
+ * behind a one-byte length placeholder and shifts the message along when its length needs more
+ * bytes, then copies the whole out of its writer, and the frame's prefix is one more
+ * allocation: a create's ~3 KB value was copied three times and landed in an ArrayBuffer of its
+ * own (~5% of a create's etcd client work in its profile).
  *
  * The bytes are the generated encoder's, field for field (proto3: defaults left out, oneof
  * members written when set); a request with a number that encoder writes as a negative varint
  * (no request the store makes has one) is left to it (`undefined`).
  */
 import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from '../gen/etcd/etcdserverpb/rpc';
+import type { SizedBody } from './h2-connection';
 
 /** gRPC's message prefix: a compression flag and the message length (big-endian). */
 export const GRPC_PREFIX_BYTES = 5;
@@ -95,10 +97,12 @@ function txnSize(t: TxnRequest): number {
   return size;
 }
 
-/** Writes into one buffer sized beforehand. */
+/** Writes into a buffer sized beforehand, from `at` on. */
 class Out {
-  at = GRPC_PREFIX_BYTES;
-  constructor(readonly buf: Buffer) {}
+  constructor(
+    readonly buf: Buffer,
+    public at: number,
+  ) {}
 
   varint(n: number): void {
     const buf = this.buf;
@@ -186,25 +190,30 @@ function writeOp(out: Out, tag: number, op: RequestOp): void {
 }
 
 /**
- * `request` as a gRPC message: the 5-byte prefix (uncompressed, its length) and the TxnRequest,
- * in one buffer; undefined for a request only the generated encoder writes.
+ * `request` as a gRPC message (the 5-byte prefix: uncompressed, its length; then the
+ * TxnRequest), written where the frames put it; undefined for a request only the generated
+ * encoder writes.
  */
-export function encodeTxnFramed(request: TxnRequest): Buffer | undefined {
-  let size: number;
+export function sizedTxn(request: TxnRequest): SizedBody | undefined {
+  let message: number;
   try {
-    size = txnSize(request);
+    message = txnSize(request);
   } catch (err) {
     if (err instanceof NotPlain) return undefined;
     throw err;
   }
-  const out = new Out(Buffer.allocUnsafe(GRPC_PREFIX_BYTES + size));
-  out.buf[0] = 0;
-  out.buf.writeUInt32BE(size, 1);
-  for (const c of request.compare) {
-    out.head(10, compareSize(c));
-    writeCompare(out, c);
-  }
-  for (const op of request.success) writeOp(out, 18, op);
-  for (const op of request.failure) writeOp(out, 26, op);
-  return out.buf;
+  return {
+    size: GRPC_PREFIX_BYTES + message,
+    writeTo(buf, at) {
+      buf[at] = 0;
+      buf.writeUInt32BE(message, at + 1);
+      const out = new Out(buf, at + GRPC_PREFIX_BYTES);
+      for (const c of request.compare) {
+        out.head(10, compareSize(c));
+        writeCompare(out, c);
+      }
+      for (const op of request.success) writeOp(out, 18, op);
+      for (const op of request.failure) writeOp(out, 26, op);
+    },
+  };
 }

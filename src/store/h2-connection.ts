@@ -180,9 +180,10 @@ export class H2Connection {
 
   /**
    * Opens a stream with `headerBlock` (HPACK, fitting one frame) and, when given, the first of its
-   * body (one array, or parts sent one after the other) in the same write. Throws when the connection cannot take a new stream.
+   * body (one array, parts sent one after the other, or a `SizedBody` written in place) in the
+   * same write. Throws when the connection cannot take a new stream.
    */
-  request(headerBlock: Buffer, handler: H2StreamHandler, body?: Uint8Array | readonly Uint8Array[], end = false): H2Stream {
+  request(headerBlock: Buffer, handler: H2StreamHandler, body?: Uint8Array | readonly Uint8Array[] | SizedBody, end = false): H2Stream {
     if (!this.usable) throw new Error(this.ended ? 'the connection to etcd closed' : 'the connection to etcd is going away');
     if (this.streams.size >= this.peerMaxStreams) throw new Error(`etcd allows ${this.peerMaxStreams} concurrent streams`);
     const id = this.nextId;
@@ -190,14 +191,16 @@ export class H2Connection {
     const stream: Stream = { id, handler, sendWindow: this.peerInitialWindow, pendingEnd: false, localEnded: false, unacked: 0 };
     this.streams.set(id, stream);
     const flags = FLAG_END_HEADERS | (body === undefined && end ? FLAG_END_STREAM : 0);
-    const parts = body === undefined ? [] : body instanceof Uint8Array ? [body] : body;
-    let length = 0;
+    const sized = body !== undefined && isSizedBody(body) ? body : undefined;
+    const parts = body === undefined || sized ? [] : body instanceof Uint8Array ? [body] : (body as readonly Uint8Array[]);
+    let length = sized ? sized.size : 0;
     for (const part of parts) length += part.length;
     if (body === undefined || length > stream.sendWindow || length > this.sendWindow || length > this.peerMaxFrame) {
       const headers = this.frame(FRAME_HEADERS, flags, id, headerBlock.length);
       headerBlock.copy(headers, 9);
       this.write(headers);
       if (body === undefined) stream.localEnded = end;
+      else if (sized) this.queue(stream, writtenAlone(sized), end);
       else this.queue(stream, parts.length === 1 ? parts[0]! : Buffer.concat(parts), end);
     } else {
       // The common case, one buffer: HEADERS and the whole body in one DATA frame.
@@ -207,6 +210,7 @@ export class H2Connection {
       let at = 9 + headerBlock.length;
       this.header(out, at, length, FRAME_DATA, end ? FLAG_END_STREAM : 0, id);
       at += 9;
+      if (sized) sized.writeTo(out, at);
       for (const part of parts) {
         out.set(part, at);
         at += part.length;
@@ -594,6 +598,27 @@ export class H2Connection {
     out.writeUInt32BE(code, 13);
     return out;
   }
+}
+
+/**
+ * A request body that writes itself where it goes (into the buffer of its frames), so that a
+ * message encoded on the spot is not first built in a buffer of its own.
+ */
+export interface SizedBody {
+  readonly size: number;
+  /** Writes the `size` bytes at `at`; may be called more than once (a call sent again elsewhere). */
+  writeTo(out: Buffer, at: number): void;
+}
+
+function isSizedBody(body: Uint8Array | readonly Uint8Array[] | SizedBody): body is SizedBody {
+  return typeof (body as SizedBody).writeTo === 'function';
+}
+
+/** A sized body's bytes in a buffer of their own (a body that waits for flow control). */
+function writtenAlone(body: SizedBody): Buffer {
+  const out = Buffer.allocUnsafe(body.size);
+  body.writeTo(out, 0);
+  return out;
 }
 
 class ConnectionError extends Error {

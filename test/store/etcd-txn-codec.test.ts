@@ -13,7 +13,20 @@ import {
   type RequestOp,
   TxnRequest,
 } from '../../src/gen/etcd/etcdserverpb/rpc';
-import { GRPC_PREFIX_BYTES, encodeTxnFramed } from '../../src/store/etcd-txn-codec';
+import { GRPC_PREFIX_BYTES, sizedTxn } from '../../src/store/etcd-txn-codec';
+
+/** The sized body's bytes, written at an offset into a larger buffer (as into its frames), twice. */
+function encodeTxnFramed(request: TxnRequest): Buffer | undefined {
+  const body = sizedTxn(request);
+  if (!body) return undefined;
+  const out = Buffer.alloc(body.size + 20, 0xee);
+  body.writeTo(out, 11);
+  expect(out.subarray(0, 11).every((b) => b === 0xee) && out.subarray(11 + body.size).every((b) => b === 0xee)).toBe(true);
+  const again = Buffer.alloc(body.size);
+  body.writeTo(again, 0);
+  expect(again.equals(out.subarray(11, 11 + body.size))).toBe(true);
+  return again;
+}
 
 const bytes = (text: string | number, fill = 0x61) => (typeof text === 'number' ? Buffer.alloc(text, fill) : Buffer.from(text));
 
