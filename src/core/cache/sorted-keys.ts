@@ -2,15 +2,9 @@
  * The keys of one resource's cache in key order, kept in chunks of at most MAX_CHUNK: inserting
  * or removing a key moves at most one chunk's entries, where one sorted array moved half the
  * keys (a create into a cache of 100,000 objects copied ~400 KB).
- *
- * Inserted keys wait, unsorted, until the order is next read (or MAX_PENDING of them wait), and
- * are then placed together, in order: a create's key placed on its own made a binary search
- * through chunks no longer in the processor's caches (~1.5% of a create's CPU on etcd, in its
- * profile), where keys placed in order walk the same few chunks one after another.
  */
 const MAX_CHUNK = 1024;
 const CHUNK = MAX_CHUNK / 2;
-const MAX_PENDING = 256;
 
 /**
  * A cheaper order that agrees with the set's own whenever one of the two keys compared is one
@@ -24,8 +18,6 @@ export interface FastOrder {
 export class SortedKeys {
   private chunks: string[][] = [];
   private count = 0;
-  /** Inserted keys not yet placed (in any order, maybe repeated or already placed). */
-  private pending: string[] = [];
 
   constructor(
     private readonly compare: (a: string, b: string) => number,
@@ -34,7 +26,6 @@ export class SortedKeys {
 
   /** Replace the contents with `sorted` (in key order, no repeats). */
   reset(sorted: readonly string[]): void {
-    this.pending = [];
     this.chunks = [];
     for (let i = 0; i < sorted.length; i += CHUNK) this.chunks.push(sorted.slice(i, i + CHUNK));
     this.count = sorted.length;
@@ -48,26 +39,10 @@ export class SortedKeys {
   }
 
   get size(): number {
-    this.place();
     return this.count;
   }
 
   insert(key: string): void {
-    this.pending.push(key);
-    if (this.pending.length >= MAX_PENDING) this.place();
-  }
-
-  /** The pending keys in their places, in key order. */
-  private place(): void {
-    const pending = this.pending;
-    if (pending.length === 0) return;
-    this.pending = [];
-    const fast = this.fast;
-    pending.sort(fast && pending.every((k) => fast.accepts(k)) ? (a, b) => (a === b ? 0 : fast.before(a, b) ? -1 : 1) : this.compare);
-    for (let i = 0; i < pending.length; i++) if (pending[i] !== pending[i - 1]) this.placeOne(pending[i]!);
-  }
-
-  private placeOne(key: string): void {
     if (this.chunks.length === 0) {
       this.chunks.push([key]);
       this.count = 1;
@@ -84,7 +59,6 @@ export class SortedKeys {
   }
 
   remove(key: string): void {
-    this.place();
     const before = this.beforeKey(key);
     const c = this.chunkOf(before);
     const chunk = this.chunks[c];
@@ -98,7 +72,6 @@ export class SortedKeys {
 
   /** The keys from the first one not `before` on, in order (`before` holds for a leading run of keys). */
   *from(before: (key: string) => boolean): Generator<string> {
-    this.place();
     let c = this.chunkOf(before);
     if (c >= this.chunks.length) return;
     let i = lowerBound(this.chunks[c]!, before);
@@ -110,7 +83,6 @@ export class SortedKeys {
 
   /** How many keys `before` holds for (a leading run of the keys). */
   rank(before: (key: string) => boolean): number {
-    this.place();
     const c = this.chunkOf(before);
     let n = 0;
     for (let i = 0; i < c; i++) n += this.chunks[i]!.length;
