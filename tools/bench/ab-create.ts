@@ -5,13 +5,14 @@
  * side in alternating rounds. This machine's speed drifts by more than most changes between
  * two `npm run bench` runs; within one run both servers see the same drift.
  *
- *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000] [--store embedded] [--before-node-flags '--flag …'] [--after-node-flags '--flag …']
+ *   node -r @swc-node/register tools/bench/ab-create.ts <rev-before> <rev-after> [--clients 64] [--rounds 6] [--ms 18000] [--store embedded] [--before-node-flags '--flag …'] [--after-node-flags '--flag …'] [--before-server-args '…'] [--after-server-args '…']
  *
  * `--store embedded` runs both on embedded stores (each its own data dir) instead of etcd.
  * `.` as a revision is the working tree. `--after-node-flags` starts the second server with
  * those flags for node itself (a V8 setting against none, on one revision given twice);
  * `--before-node-flags` the first (the same comparison the other way round: the second server
- * tends to measure a few percent faster, whatever it runs).
+ * tends to measure a few percent faster, whatever it runs). `--before-server-args` and
+ * `--after-server-args` add Keelson flags to one server's (e.g. `'--controllers *,-disruption'`).
  */
 import { ApiClient } from './api';
 import { abArguments, abRun, runTool, spread } from './ab';
@@ -31,13 +32,14 @@ runTool(async () => {
     return at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
   };
   const flags = [nodeFlags('--before-node-flags'), nodeFlags('--after-node-flags')];
+  const serverArgs = [nodeFlags('--before-server-args'), nodeFlags('--after-server-args')];
   const storeAt = process.argv.indexOf('--store');
   const embedded = storeAt >= 0 && process.argv[storeAt + 1] === 'embedded';
   const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };
   await abRun(revs, embedded ? 'embedded' : 'etcd', timing, async ({ builds, ctx, servers }) => {
     for (const [i, build] of builds.entries()) {
       const store: StoreChoice = embedded ? { kind: 'embedded' } : { kind: 'etcd', endpoint: (await ctx.etcd()).endpoint };
-      servers.push(await startKeelson(build, { store, dataDir: await ctx.tmpDir(`ab-${i}`), nodeFlags: flags[i]!.length > 0 ? flags[i] : undefined }));
+      servers.push(await startKeelson(build, { store, dataDir: await ctx.tmpDir(`ab-${i}`), nodeFlags: flags[i]!.length > 0 ? flags[i] : undefined, serverArgs: serverArgs[i] }));
     }
     for (const server of servers) {
       const api = new ApiClient(server.target);
@@ -56,7 +58,7 @@ runTool(async () => {
     process.stdout.write(`| revision | creates/s, ${clients} clients | vs ${revs[0]} | per round (min, median, max) | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n`);
     samples.forEach((s, i) => {
       process.stdout.write(
-        `| ${revs[i]}${flags[i]!.length > 0 ? ` ${flags[i]!.join(' ')}` : ''} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
+        `| ${revs[i]}${[...flags[i]!, ...serverArgs[i]!].map((f) => ` ${f}`).join('')} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(samples[0]!))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} | ${ms(s.latency.percentile(99))} |\n`,
       );
     });
   });

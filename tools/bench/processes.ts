@@ -22,6 +22,8 @@ export interface KeelsonOptions {
   cpuProfDir?: string;
   /** Extra flags for node itself (V8's, e.g. `--single-threaded-gc`): a runtime setting A/B'd (ab-create.ts). */
   nodeFlags?: string[];
+  /** Extra server flags after the bench's own (a later flag wins): a setting A/B'd (ab-create.ts). */
+  serverArgs?: string[];
 }
 
 export interface KeelsonServer {
@@ -77,6 +79,7 @@ export async function startKeelson(build: Build, options: KeelsonOptions): Promi
   // The scenarios measure the API itself: no ReplicaSet controller turns their ReplicaSets into pods, no simulated node runs them.
   const args = ['--secure-port', '0', '--data-dir', options.dataDir, '--bench-adapter', options.adapter ?? 'express', '--controllers', '*,-replicaset', '--simulated-nodes', '0'];
   if (options.store.kind === 'etcd') args.push('--etcd-servers', options.store.endpoint);
+  if (options.serverArgs) args.push(...options.serverArgs);
   const execArgv = ['--expose-gc'];
   if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
   if (options.nodeFlags) execArgv.push(...options.nodeFlags);
