@@ -178,7 +178,13 @@ export function schemaRegistry(naming: Naming): SchemaRegistry {
     return { apiVersion: apiVersionOf(group, k.version), group, version: k.version, kind: k.kind, type: type(k.type) };
   };
   const kinds = [...resourceKinds(), ...UNVERSIONED_META_KINDS, ...META_GROUP_KINDS].map(serve);
-  const byKey = new Map(kinds.map((k) => [`${k.apiVersion}\n${k.kind}`, k]));
+  // By apiVersion, then kind: a lookup (several per write) builds no key string to hash.
+  const byVersion = new Map<string, Map<string, ServedKind>>();
+  for (const k of kinds) {
+    let inVersion = byVersion.get(k.apiVersion);
+    if (!inVersion) byVersion.set(k.apiVersion, (inVersion = new Map()));
+    inVersion.set(k.kind, k);
+  }
   const groupVersions = new Set(kinds.map((k) => k.apiVersion));
   const perGroupVersion = new Map(UNVERSIONED_META_KINDS.map((k) => [k.kind, type(k.type)]));
   const registry: SchemaRegistry = {
@@ -187,7 +193,7 @@ export function schemaRegistry(naming: Naming): SchemaRegistry {
     type,
     findType: (name) => types.get(name),
     kind(apiVersion, kind) {
-      const exact = byKey.get(`${apiVersion}\n${kind}`);
+      const exact = byVersion.get(apiVersion)?.get(kind);
       if (exact) return exact;
       const common = PER_GROUP_VERSION_KINDS.has(kind) ? perGroupVersion.get(kind) : undefined;
       if (!common || !groupVersions.has(apiVersion)) return undefined;
