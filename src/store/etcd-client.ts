@@ -3,8 +3,9 @@
  * Status calls as gRPC over one HTTP/2 connection of our own framing (h2-connection.ts, HPACK in
  * hpack.ts), with the message codecs generated from `proto/etcd` (wire-compatible with etcd's
  * own; `buf.gen.etcd.yaml`), except the Txn request every write sends, written in one pass by
- * etcd-txn-codec.ts straight into its frames. Keys and values are views of the response's bytes, not copies (a
- * copy per value was a fifth of the start-up profile); revisions are numbers.
+ * etcd-txn-codec.ts straight into its frames. Keys and values are views of the response's
+ * bytes, not copies (a copy per value was a fifth of the start-up profile); revisions are
+ * numbers.
  *
  * Why neither etcd3, grpc-js nor node:http2: a store request is one of a few fixed shapes, and
  * the general machinery cost more CPU than the rest of a create's Keelson-side work. Measured
