@@ -22,11 +22,15 @@ export function abArguments(usage: string): { revs: [string, string]; flag(name:
   return { revs: [revs[0]!, revs[1]!], flag };
 }
 
+/** Flags that take no value (the argument after one is not its value). */
+const SWITCHES = new Set(['--both-ways']);
+
 /** A tool's revisions (its arguments that are not flags or their values) and numeric `--flag value`s. */
 export function toolArguments(): { revs: string[]; flag(name: string, fallback: number): number } {
   const args = process.argv.slice(2);
+  const isValue = (i: number) => args[i - 1]?.startsWith('--') === true && !SWITCHES.has(args[i - 1]!);
   return {
-    revs: args.filter((a, i) => !a.startsWith('-') && !args[i - 1]?.startsWith('--')),
+    revs: args.filter((a, i) => !a.startsWith('-') && !isValue(i)),
     flag(name, fallback) {
       const at = args.indexOf(name);
       return at >= 0 ? Number(args[at + 1]) : fallback;
