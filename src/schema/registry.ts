@@ -185,7 +185,6 @@ export function schemaRegistry(naming: Naming): SchemaRegistry {
     if (!inVersion) byVersion.set(k.apiVersion, (inVersion = new Map()));
     inVersion.set(k.kind, k);
   }
-  const groupVersions = new Set(kinds.map((k) => k.apiVersion));
   const perGroupVersion = new Map(UNVERSIONED_META_KINDS.map((k) => [k.kind, type(k.type)]));
   const registry: SchemaRegistry = {
     naming,
@@ -196,7 +195,7 @@ export function schemaRegistry(naming: Naming): SchemaRegistry {
       const exact = byVersion.get(apiVersion)?.get(kind);
       if (exact) return exact;
       const common = PER_GROUP_VERSION_KINDS.has(kind) ? perGroupVersion.get(kind) : undefined;
-      if (!common || !groupVersions.has(apiVersion)) return undefined;
+      if (!common || !byVersion.has(apiVersion)) return undefined;
       const slash = apiVersion.indexOf('/');
       const group = slash < 0 ? '' : apiVersion.slice(0, slash);
       return { apiVersion, group, version: apiVersion.slice(slash + 1), kind, type: common };

@@ -285,13 +285,14 @@ export class EtcdClient {
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req, now = false): Promise<Res> {
     const sized = codec.sized?.(request);
-    const bytes = sized ?? framed(codec.encode(request));
-    const size = sized ? sized.size - GRPC_PREFIX_BYTES : (bytes as readonly Uint8Array[])[1]!.length;
+    const message = sized ? undefined : codec.encode(request);
+    const size = message ? message.length : sized!.size - GRPC_PREFIX_BYTES;
     // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
     // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").
     if (size > MAX_SEND_BYTES) {
       throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${size} vs. ${MAX_SEND_BYTES})`);
     }
+    const bytes = message ? framed(message) : sized!;
     for (let tries = 1; ; tries++) {
       if (this.closed) throw new EtcdCallError(GrpcCode.CANCELLED, 'etcd client is closed');
       const connection = this.connect();
@@ -534,7 +535,7 @@ export const MAX_SEND_BYTES = 2 * 1024 * 1024;
 
 /** A message in gRPC's length-prefixed framing (uncompressed): the prefix, sent before the message rather than copied with it. */
 function framed(message: Uint8Array): readonly Uint8Array[] {
-  const prefix = new Uint8Array(5);
+  const prefix = new Uint8Array(GRPC_PREFIX_BYTES);
   new DataView(prefix.buffer).setUint32(1, message.length);
   return [prefix, message];
 }

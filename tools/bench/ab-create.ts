@@ -29,12 +29,13 @@ const NAMESPACE = 'bench-ab';
 runTool(async () => {
   const { revs, flag } = abArguments('ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
   const clients = flag('--clients', 64);
-  const nodeFlags = (name: string) => {
+  /** A flag's value split into words (node flags or server arguments); none when absent. */
+  const words = (name: string) => {
     const at = process.argv.indexOf(name);
     return at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
   };
-  const flags = [nodeFlags('--before-node-flags'), nodeFlags('--after-node-flags')];
-  const serverArgs = [nodeFlags('--before-server-args'), nodeFlags('--after-server-args')];
+  const flags = [words('--before-node-flags'), words('--after-node-flags')];
+  const serverArgs = [words('--before-server-args'), words('--after-server-args')];
   const storeAt = process.argv.indexOf('--store');
   const embedded = storeAt >= 0 && process.argv[storeAt + 1] === 'embedded';
   const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };

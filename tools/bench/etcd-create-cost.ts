@@ -17,8 +17,8 @@ import { toolArguments } from './ab';
 
 type Shape = 'put' | 'guarded create';
 
-async function round(client: Etcd3, etcdPid: number, shape: Shape, watched: boolean, writes: number, value: Buffer, run: number) {
-  const store = watched ? createStore({ kind: 'etcd', endpoints: [(client as unknown as { endpoint: string }).endpoint ?? ''] }) : undefined;
+async function round(client: Etcd3, endpoint: string, etcdPid: number, shape: Shape, watched: boolean, writes: number, value: Buffer, run: number) {
+  const store = watched ? createStore({ kind: 'etcd', endpoints: [endpoint] }) : undefined;
   let seen = 0;
   const watch = store?.watch(`/cost/r${run}/`, { prevKv: false }, { onEvents: (e) => (seen += e.length), onError: () => undefined });
   await new Promise((r) => setTimeout(r, 200));
@@ -49,7 +49,6 @@ void (async () => {
   const rounds = flag('--rounds', 2);
   const etcd = await startEtcd();
   const client = new Etcd3({ hosts: etcd.endpoint });
-  (client as unknown as { endpoint: string }).endpoint = etcd.endpoint;
   const etcdPid = findPid(`--data-dir ${etcd.dataDir}`)!;
   // The size of the stored ReplicaSet the create rows write.
   const value = Buffer.alloc(2845, 0x61);
@@ -59,7 +58,7 @@ void (async () => {
     process.stdout.write(`etcd ${version.version}\n`);
     for (let r = 0; r < rounds; r++) {
       for (const shape of ['put', 'guarded create'] as Shape[]) {
-        for (const watched of [false, true]) process.stdout.write(`${JSON.stringify(await round(client, etcdPid, shape, watched, writes, value, ++run))}\n`);
+        for (const watched of [false, true]) process.stdout.write(`${JSON.stringify(await round(client, etcd.endpoint, etcdPid, shape, watched, writes, value, ++run))}\n`);
       }
     }
   } finally {
