@@ -49,6 +49,18 @@ export const DEFAULT_MAX_EVENTS = 50_000;
 export const DEFAULT_WATCHER_BUFFER = 1_000;
 export const DEFAULT_FRESHNESS_TIMEOUT_MS = 3_000;
 const LIST_PAGE = 5_000;
+/**
+ * Objects decoded between two turns of the event loop while loading. Decoding a page takes the
+ * thread for longer than the socket's buffers take to fill with the next one, after which etcd
+ * waits to send; a turn now and then reads what arrived (and gives the window back), so etcd
+ * goes on serving the next page while this one is decoded.
+ */
+const DECODED_PER_TURN = 1_000;
+
+/** Resolves after the event loop's next pass over I/O. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 interface FreshWaiter {
   revision: number;
@@ -197,7 +209,13 @@ export class WatchCache {
           // A failure surfaces when it is awaited; until then it must not count as unhandled.
           pending.catch(() => undefined);
         }
+        let decodedThisTurn = 0;
         for (const kv of page.kvs) {
+          if (more && ++decodedThisTurn === DECODED_PER_TURN) {
+            decodedThisTurn = 0;
+            await nextTurn();
+            if (this.closed) return;
+          }
           const resource = this.resourceOf(kv.key);
           if (!resource) continue;
           const decoded = tryDecodeCached(kv);

@@ -188,6 +188,34 @@ describe('watch cache lifecycle (embedded store)', () => {
     fresh.stream.close();
   });
 
+  it('loads a store of several pages whole, and stops loading when closed midway', async () => {
+    // Past two of the load's pages (5,000 keys each), so it decodes while the next one comes.
+    const count = 11_000;
+    for (let i = 0; i < count; i++) {
+      const name = `cm-${String(i).padStart(5, '0')}`;
+      await raw.create(`/registry/configmaps/default/${name}`, encodeForStorage({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u${i}` } }));
+    }
+    const revision = await raw.currentRevision();
+    core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0 });
+    await core.ready();
+    const listed = await core.list(cm('default'), { resourceVersion: '0' }, ctx);
+    expect(listed.items).toHaveLength(count);
+    expect(listed.metadata.resourceVersion).toBe(String(revision));
+    expect(namesOf(listed.items.slice(-2))).toEqual(['cm-10998', 'cm-10999']);
+    await core.close();
+
+    const errors: string[] = [];
+    raw = createStore({ kind: 'embedded', dataDir: dir });
+    core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, onBackgroundError: (what) => errors.push(what) });
+    let loaded = false;
+    void core.ready().then(() => (loaded = true));
+    await flush(3);
+    expect(loaded).toBe(false);
+    await core.close();
+    await flush(20);
+    expect(errors).toEqual([]);
+  });
+
   it('hands out frozen, shared objects; only those are memoised by encodeOnce', async () => {
     core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0 });
     await core.ready();
