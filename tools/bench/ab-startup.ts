@@ -5,9 +5,11 @@
  * builds under the same drift of this machine's speed; the order within a pair alternates, so
  * neither build always starts right after the other's exit.
  *
- *   node -r @swc-node/register tools/bench/ab-startup.ts <rev-before> <rev-after> [--starts 8] [--objects 100000]
+ *   node -r @swc-node/register tools/bench/ab-startup.ts <rev-before> <rev-after> [--starts 8] [--objects 100000] [--before-server-args '…'] [--after-server-args '…']
  *
- * `.` as a revision is the working tree. etcd's own CPU per start is read from /proc.
+ * `.` as a revision is the working tree. etcd's own CPU per start is read from /proc. The
+ * server-args flags add Keelson flags to one build's starts (one revision given twice, e.g.
+ * `--after-server-args '--controllers *,-replicaset,-garbagecollector'`).
  */
 import { ApiClient } from './api';
 import { abArguments, abRun, runTool } from './ab';
@@ -32,6 +34,10 @@ runTool(async () => {
   const { revs, flag } = abArguments('ab-startup.ts <rev-before> <rev-after> [--starts N] [--objects N]');
   const starts = flag('--starts', 8);
   const objects = flag('--objects', 100_000);
+  const serverArgs = ['--before-server-args', '--after-server-args'].map((name) => {
+    const at = process.argv.indexOf(name);
+    return at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
+  });
   await abRun(revs, 'etcd', { warmupMs: 0, measureMs: 0, rounds: starts }, async ({ builds, ctx }) => {
     const etcd = await ctx.etcd();
     const store = { kind: 'etcd' as const, endpoint: etcd.endpoint };
@@ -50,7 +56,7 @@ runTool(async () => {
       for (const which of order) {
         const etcdCpu = () => (etcd.pid !== undefined ? (processCpuUs(etcd.pid) ?? NaN) : NaN);
         const etcdBefore = etcdCpu();
-        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`) });
+        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which] });
         const etcdAfter = etcdCpu();
         try {
           const ready = await server.stats();
