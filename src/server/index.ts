@@ -130,7 +130,11 @@ interface BackendDeps {
   authorize: Authorize;
   /** The chain's rule resolvers: SelfSubjectRulesReview answers with them. */
   rulesFor: RulesFor;
-  pki: Pki;
+  /**
+   * The server's PKI. A first start makes it on a worker thread while the store and the core
+   * start; it is there before the doors open, so before the controllers start.
+   */
+  pki: () => Pki;
   /** The server's authenticator chain: TokenReview answers with it. */
   authenticator: Authenticator;
   /** Service-account token settings: TokenRequest issues with them. */
@@ -160,8 +164,9 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     // The gateway presents its own client certificate; the core lets it act for the end user.
     const { createGrpcCoreClient, serverNameFor } = grpcDoor();
     const serverName = serverNameFor(config.coreAddress);
+    const pki = deps.pki();
     const client = createGrpcCoreClient(config.coreAddress, {
-      tls: { ca: deps.pki.caCert, cert: deps.pki.gatewayCert, key: deps.pki.gatewayKey, ...(serverName ? { serverName } : {}) },
+      tls: { ca: pki.caCert, cert: pki.gatewayCert, key: pki.gatewayKey, ...(serverName ? { serverName } : {}) },
     });
     return { core: client, resources, ready: async () => {}, close: async () => client.close() };
   }
@@ -213,10 +218,11 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       }
     },
     startControllers: () => {
-      const rootCA = config.servingCertificate ? deps.pki.caCert + config.servingCertificate.cert : deps.pki.caCert;
+      const pki = deps.pki();
+      const rootCA = config.servingCertificate ? pki.caCert + config.servingCertificate.cert : pki.caCert;
       // csrsigning signs with the CA made under --data-dir, the one client certificates are checked
       // against unless --client-ca-file names another.
-      const csrSign = config.clientCaFile ? undefined : caSigner(deps.pki.caCert, path.join(path.resolve(config.dataDir), 'ca.key'));
+      const csrSign = config.clientCaFile ? undefined : caSigner(pki.caCert, path.join(path.resolve(config.dataDir), 'ca.key'));
       controllers = startControllers(core, enabledControllers(config.controllers), deps.log, {
         ...controllerFlags(config),
         simulatedNodes: config.simulatedNodes,
@@ -485,14 +491,21 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const naming = createNaming(config.vendor);
   const dataDir = path.resolve(config.dataDir);
   await mkdir(dataDir, { recursive: true });
-  const pki = await ensurePki({ dataDir, extraServingNames: [config.bindAddress], skipServing: !!config.servingCertificate, log });
-  const serving = config.servingCertificate ?? { cert: pki.servingCert, key: pki.servingKey };
+  // A first start makes the PKI on a worker thread: the store and the core start meanwhile (the
+  // watch cache's load is most of a start on a full store), and the doors wait for it.
+  let made: Pki | undefined;
+  const pkiMade = ensurePki({ dataDir, extraServingNames: [config.bindAddress], skipServing: !!config.servingCertificate, log }).then((p) => (made = p));
+  // Awaited below; a start that fails before then must not leave its failure unhandled.
+  pkiMade.catch(() => undefined);
+  const pkiOf = (): Pki => {
+    if (!made) throw new Error('the PKI is not made yet');
+    return made;
+  };
 
   // The flags were checked by parseFlags; upstream logs a warning for GA and deprecated gates.
   // One set of gates serves the core and the gateway's codecs (CBOR, compression).
   const { gates: features, warnings } = buildFeatureGates(config.featureGates);
   for (const w of warnings) log(w);
-  const clientCa = clientCaOf(config, pki);
   // Upstream labels reload metrics with a hash of the server's identity.
   const metrics = new ServerMetrics(`sha256:${createHash('sha256').update(`${hostname()}_${randomUUID()}`).digest('hex')}`);
   let backend: Backend | undefined;
@@ -504,7 +517,9 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const authorize: Authorize = async (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
-  backend = openBackend(config, { features, pki, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore, clock });
+  // A gateway in front of a remote core presents its certificate from the first call.
+  if (config.coreAddress) await pkiMade;
+  backend = openBackend(config, { features, pki: pkiOf, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore, clock });
   authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, clock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
   const audit = openAudit(config, naming, log, clock, metrics);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
@@ -512,7 +527,11 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
   let grpc: GrpcCoreServer | undefined;
   let server: RunningServer | undefined;
+  let pki: Pki;
   try {
+    pki = await pkiMade;
+    const serving = config.servingCertificate ?? { cert: pki.servingCert, key: pki.servingKey };
+    const clientCa = clientCaOf(config, pki);
     if (config.grpcPort !== undefined && !config.coreAddress) {
       grpc = await grpcDoor().startGrpcCoreServer(backend.core, {
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,

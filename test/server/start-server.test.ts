@@ -1,6 +1,6 @@
 /** startServer in process on the embedded store: restart reuses the PKI and follows the port. */
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -76,6 +76,24 @@ describe('startServer', () => {
     } finally {
       await server.close();
       await rm(eventsDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a PKI that cannot be written fails the start and lets go of the store it opened meanwhile', async () => {
+    // The store and the core start while the PKI is made: its failure must close them.
+    const brokenDir = await mkdtemp(path.join(os.tmpdir(), 'keelson-start-pki-'));
+    try {
+      await mkdir(path.join(brokenDir, 'ca.crt'));
+      const parsed = parseFlags(['--secure-port', '0', '--data-dir', brokenDir, '--vendor', 'kubernetes', '--simulated-nodes', '0']);
+      if (parsed.kind !== 'config') throw new Error('flags');
+      await expect(startServer(parsed.config)).rejects.toThrow(/EISDIR/);
+      await rm(path.join(brokenDir, 'ca.crt'), { recursive: true });
+      // The embedded store's lock was let go: the same data dir starts.
+      const server = await startServer(parsed.config);
+      expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:/);
+      await server.close();
+    } finally {
+      await rm(brokenDir, { recursive: true, force: true });
     }
   });
 });
