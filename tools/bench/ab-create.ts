@@ -27,13 +27,8 @@ import { micros, ms, rate, ratio } from './report';
 const NAMESPACE = 'bench-ab';
 
 runTool(async () => {
-  const { revs, flag } = abArguments('ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
+  const { revs, flag, words } = abArguments('ab-create.ts <rev-before> <rev-after> [--clients N] [--rounds N] [--ms N]');
   const clients = flag('--clients', 64);
-  /** A flag's value split into words (node flags or server arguments); none when absent. */
-  const words = (name: string) => {
-    const at = process.argv.indexOf(name);
-    return at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
-  };
   const flags = [words('--before-node-flags'), words('--after-node-flags')];
   const serverArgs = [words('--before-server-args'), words('--after-server-args')];
   const storeAt = process.argv.indexOf('--store');

@@ -31,13 +31,10 @@ function median(values: number[]): number {
 }
 
 runTool(async () => {
-  const { revs, flag } = abArguments('ab-startup.ts <rev-before> <rev-after> [--starts N] [--objects N]');
+  const { revs, flag, words } = abArguments('ab-startup.ts <rev-before> <rev-after> [--starts N] [--objects N]');
   const starts = flag('--starts', 8);
   const objects = flag('--objects', 100_000);
-  const serverArgs = ['--before-server-args', '--after-server-args'].map((name) => {
-    const at = process.argv.indexOf(name);
-    return at >= 0 ? process.argv[at + 1]!.split(/\s+/).filter(Boolean) : [];
-  });
+  const serverArgs = [words('--before-server-args'), words('--after-server-args')];
   await abRun(revs, 'etcd', { warmupMs: 0, measureMs: 0, rounds: starts }, async ({ builds, ctx }) => {
     const etcd = await ctx.etcd();
     const store = { kind: 'etcd' as const, endpoint: etcd.endpoint };
@@ -51,10 +48,10 @@ runTool(async () => {
     ctx.log(`preloading ${objects.toLocaleString('en-US')} ReplicaSets`);
     await ctx.worker.call('preload', { store, template: ctx.template, groups: [{ namespace: 'bench-startup', count: objects }] });
     const results: Start[][] = [[], []];
+    const etcdCpu = () => (etcd.pid !== undefined ? (processCpuUs(etcd.pid) ?? NaN) : NaN);
     for (let round = 0; round < starts; round++) {
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const which of order) {
-        const etcdCpu = () => (etcd.pid !== undefined ? (processCpuUs(etcd.pid) ?? NaN) : NaN);
         const etcdBefore = etcdCpu();
         const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which] });
         const etcdAfter = etcdCpu();

@@ -15,26 +15,39 @@ export interface AbRun {
   servers: KeelsonServer[];
 }
 
-/** The two revisions from the command line (`.`: the working tree) and its numeric `--flag value`s. */
-export function abArguments(usage: string): { revs: [string, string]; flag(name: string, fallback: number): number } {
-  const { revs, flag } = toolArguments();
+/** The two revisions from the command line (`.`: the working tree) and its `--flag value`s. */
+export function abArguments(usage: string): { revs: [string, string] } & Omit<ToolArguments, 'revs'> {
+  const { revs, ...flags } = toolArguments();
   if (revs.length !== 2) throw new Error(`usage: ${usage}`);
-  return { revs: [revs[0]!, revs[1]!], flag };
+  return { revs: [revs[0]!, revs[1]!], ...flags };
 }
 
 /** Flags that take no value (the argument after one is not its value). */
 const SWITCHES = new Set(['--both-ways']);
 
-/** A tool's revisions (its arguments that are not flags or their values) and numeric `--flag value`s. */
-export function toolArguments(): { revs: string[]; flag(name: string, fallback: number): number } {
+export interface ToolArguments {
+  /** The arguments that are not flags or their values. */
+  revs: string[];
+  /** A numeric `--flag value`; `fallback` when absent. */
+  flag(name: string, fallback: number): number;
+  /** A `--flag 'a b …'` value split into words (node flags or server arguments); none when absent. */
+  words(name: string): string[];
+}
+
+export function toolArguments(): ToolArguments {
   const args = process.argv.slice(2);
   const isValue = (i: number) => args[i - 1]?.startsWith('--') === true && !SWITCHES.has(args[i - 1]!);
+  const value = (name: string): string | undefined => {
+    const at = args.indexOf(name);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
   return {
     revs: args.filter((a, i) => !a.startsWith('-') && !isValue(i)),
-    flag(name, fallback) {
-      const at = args.indexOf(name);
-      return at >= 0 ? Number(args[at + 1]) : fallback;
+    flag: (name, fallback) => {
+      const v = value(name);
+      return v !== undefined ? Number(v) : fallback;
     },
+    words: (name) => value(name)?.split(/\s+/).filter(Boolean) ?? [],
   };
 }
 

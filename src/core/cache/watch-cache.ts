@@ -12,6 +12,7 @@
  * Several API server processes on one etcd each keep their own WatchCache; they agree because
  * each follows the same revision sequence.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SharedRevision } from './shared-revision';
 import { WrittenObjects } from './written-objects';
 import type { ResourceDefinition } from '../resources/definition';
@@ -56,11 +57,6 @@ const LIST_PAGE = 5_000;
  * goes on serving the next page while this one is decoded.
  */
 const DECODED_PER_TURN = 1_000;
-
-/** Resolves after the event loop's next pass over I/O. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 interface FreshWaiter {
   revision: number;
