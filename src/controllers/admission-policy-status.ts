@@ -5,7 +5,7 @@
  * the warnings (`status.typeChecking.expressionWarnings`) and the generation checked.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { Informer } from '../core/informer';
+import { followResource, type InformerView, type SharedInformers } from '../core/informer';
 import type { ResourceDefinition } from '../core/resources';
 import { typeCheckPolicy } from '../core/admission/policy/type-check';
 import type { Clock } from '../clock';
@@ -17,6 +17,8 @@ export interface PolicyStatusOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   resources: readonly ResourceDefinition[];
   clock: Clock;
@@ -25,7 +27,7 @@ export interface PolicyStatusOptions {
 }
 
 export class AdmissionPolicyStatusController {
-  private readonly policies: Informer;
+  private readonly policies: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly target: ResourceTarget;
@@ -34,15 +36,14 @@ export class AdmissionPolicyStatusController {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/validatingadmissionpolicy-status-controller' };
     this.target = { group: options.naming.groups.admissionregistration, version: 'v1', resource: 'validatingadmissionpolicies' };
     this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name), { name: 'validatingadmissionpolicy-status', metrics: options.queueMetrics });
-    this.policies = new Informer(
-      options.core,
+    this.policies = followResource(
+      options,
       this.target,
       this.ctx,
       (c) => {
         if (c) this.queue.add(c.object.metadata!.name!);
         else for (const p of this.policies.objects.values()) this.queue.add(p.metadata!.name!);
       },
-      options.clock,
     );
   }
 

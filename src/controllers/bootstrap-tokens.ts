@@ -15,7 +15,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CompactSign } from 'jose';
 import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { secretData } from '../authn';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
@@ -47,12 +47,12 @@ export async function detachedSignature(content: string, id: string, key: string
   return `${header}..${signature}`;
 }
 
-function secretsInformer(options: BootstrapTokenControllerOptions, ctx: RequestContext, onChange: (c?: InformerChange) => void): Informer {
-  return new Informer(options.core, { group: '', version: 'v1', resource: 'secrets', namespace: options.naming.namespaces.system }, ctx, onChange, options.clock);
+function secretsInformer(options: BootstrapTokenControllerOptions, ctx: RequestContext, onChange: (c?: InformerChange) => void): InformerView {
+  return followResource(options, { group: '', version: 'v1', resource: 'secrets', namespace: options.naming.namespaces.system }, ctx, onChange);
 }
 
 export class TokenCleaner {
-  private readonly secrets: Informer;
+  private readonly secrets: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly timers = new Map<string, () => void>();
@@ -107,8 +107,8 @@ export class TokenCleaner {
 }
 
 export class BootstrapSigner {
-  private readonly secrets: Informer;
-  private readonly configMaps: Informer;
+  private readonly secrets: InformerView;
+  private readonly configMaps: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly timers: Array<() => void> = [];
@@ -119,12 +119,11 @@ export class BootstrapSigner {
     this.queue = new WorkQueue<string>((k) => k, () => this.sync(), { name: 'bootstrap_signer_queue', metrics: options.queueMetrics });
     const poke = () => this.queue.add(CLUSTER_INFO);
     this.secrets = secretsInformer(options, this.ctx, poke);
-    this.configMaps = new Informer(
-      options.core,
+    this.configMaps = followResource(
+      options,
       { group: '', version: 'v1', resource: 'configmaps', namespace: options.naming.namespaces.public },
       this.ctx,
       (c) => (!c || c.object.metadata?.name === CLUSTER_INFO) && poke(),
-      options.clock,
     );
   }
 

@@ -15,7 +15,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
@@ -93,7 +93,7 @@ function apiServerClientProblem(usages: readonly string[]): string | undefined {
 
 /** Watches requests and queues each change by name. */
 abstract class CsrController {
-  protected readonly informer: Informer;
+  protected readonly informer: InformerView;
   protected readonly queue: WorkQueue<string>;
   protected readonly ctx: RequestContext;
 
@@ -103,15 +103,14 @@ abstract class CsrController {
   ) {
     this.ctx = { user: options.user, userAgent: `keelson-controller-manager/${label}` };
     this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name), { name: 'certificate', metrics: options.queueMetrics });
-    this.informer = new Informer(
-      options.core,
+    this.informer = followResource(
+      options,
       target(options.naming),
       this.ctx,
       (c?: InformerChange) => {
         if (c) this.queue.add(c.object.metadata!.name!);
         else for (const csr of this.informer.objects.values()) this.queue.add(csr.metadata!.name!);
       },
-      options.clock,
     );
   }
 
@@ -252,14 +251,14 @@ export class CsrApprovingController extends CsrController {
 }
 
 export class CsrCleaner {
-  private readonly informer: Informer;
+  private readonly informer: InformerView;
   private readonly ctx: RequestContext;
   private cancel?: () => void;
   private running?: Promise<void>;
 
   constructor(private readonly options: CertificateControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/csrcleaner' };
-    this.informer = new Informer(options.core, target(options.naming), this.ctx, () => {}, options.clock);
+    this.informer = followResource(options, target(options.naming), this.ctx, () => {});
   }
 
   start(): void {

@@ -6,7 +6,7 @@
  * unlabelled, or deleted — is reflected. An ordinary API client of the core.
  */
 import type { ApiObject, CoreApi, RequestContext } from '../core/api';
-import { Informer } from '../core/informer';
+import { followResource, type InformerView, type SharedInformers } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
 import type { Clock } from '../clock';
 import { StatusError } from '../status';
@@ -15,6 +15,8 @@ type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
 
 export interface ClusterRoleAggregationOptions {
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   rbacGroup: string;
   user: RequestContext['user'];
   clock: Clock;
@@ -62,14 +64,14 @@ export function sameRules(a: readonly unknown[], b: readonly unknown[]): boolean
 }
 
 export class ClusterRoleAggregationController {
-  private readonly informer: Informer;
+  private readonly informer: InformerView;
   private readonly ctx: RequestContext;
   private scheduled = false;
   private running: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: ClusterRoleAggregationOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/clusterrole-aggregation-controller' };
-    this.informer = new Informer(options.core, { group: options.rbacGroup, version: 'v1', resource: 'clusterroles' }, this.ctx, () => this.schedule(), options.clock);
+    this.informer = followResource(options, { group: options.rbacGroup, version: 'v1', resource: 'clusterroles' }, this.ctx, () => this.schedule());
   }
 
   /** Resolves once the first list was read and acted on. */

@@ -17,7 +17,7 @@
  * being deleted, or two minutes after the eviction. An ordinary API client of the core.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from '../core/resources/poddisruptionbudgets';
 import { isPodReady, type PodCondition } from '../core/resources/pods';
 import { labelSelectorMatches } from '../core/validation/selectors';
@@ -50,6 +50,8 @@ export interface DisruptionControllerOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   user: UserInfo;
   /** Who the watches act as (default `user`), as upstream's shared informers. */
@@ -59,9 +61,9 @@ export interface DisruptionControllerOptions {
 }
 
 export class DisruptionController {
-  private readonly budgets: Informer;
-  private readonly pods: Informer;
-  private readonly replicaSets: Informer;
+  private readonly budgets: InformerView;
+  private readonly pods: InformerView;
+  private readonly replicaSets: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly events: EventRecorder;
@@ -71,11 +73,11 @@ export class DisruptionController {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/disruption-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
     this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'disruption', metrics: options.queueMetrics });
-    this.budgets = new Informer(options.core, pdbTarget, watch, (c?: InformerChange) => (c ? this.queue.add(keyOf(c.object)) : this.all()), options.clock);
+    this.budgets = followResource(options, pdbTarget, watch, (c?: InformerChange) => (c ? this.queue.add(keyOf(c.object)) : this.all()));
     // A pod or a ReplicaSet changing may change any budget of its namespace.
     const inNamespace = (c?: InformerChange) => (c ? this.inNamespace(c.object.metadata?.namespace ?? '') : this.all());
-    this.pods = new Informer(options.core, podsTarget, watch, inNamespace, options.clock);
-    this.replicaSets = new Informer(options.core, { group: options.naming.apiGroups.apps, version: 'v1', resource: 'replicasets' }, watch, inNamespace, options.clock);
+    this.pods = followResource(options, podsTarget, watch, inNamespace);
+    this.replicaSets = followResource(options, { group: options.naming.apiGroups.apps, version: 'v1', resource: 'replicasets' }, watch, inNamespace);
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'controllermanager', api: 'core', log: options.log });
   }
 

@@ -4,6 +4,7 @@
  */
 import type { Core } from '../core';
 import type { UserInfo } from '../core/api';
+import { SharedInformers } from '../core/informer';
 import type { Naming } from '../naming';
 import { SERVICE_ACCOUNT_PREFIX } from '../authn/service-account';
 import { NamespaceLifecycleController } from './namespace-lifecycle';
@@ -167,6 +168,8 @@ export function controllerUser(naming: Naming, name: ControllerName, useServiceA
 function runControllers(core: Core, names: readonly ControllerName[], log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
   const userOf = (name: ControllerName) => controllerUser(core.naming, name, options.useServiceAccountCredentials);
   const running: { stop(): void }[] = [];
+  // One informer per resource for all of them, as upstream's controller manager shares its informers.
+  const informers = new SharedInformers(core, { user: CONTROLLER_MANAGER_USER, userAgent: 'keelson-controller-manager/shared-informers' }, options.clock ?? systemClock);
   if (names.includes('namespace')) {
     const user = userOf('namespace');
     const c = new NamespaceLifecycleController({ core, resources: core.resources, user, log });
@@ -180,26 +183,26 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     running.push(gc);
   }
   if (names.includes('clusterrole-aggregation')) {
-    running.push(new ClusterRoleAggregationController({ core, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: options.clock ?? systemClock, log }));
+    running.push(new ClusterRoleAggregationController({ core, informers, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: options.clock ?? systemClock, log }));
   }
   if (names.includes('replicaset') && !served(core, core.naming.apiGroups.apps, 'replicasets')) {
     log?.('replicaset controller: not started, replicasets are not served (--runtime-config)');
   } else if (names.includes('replicaset')) {
-    const rs = new ReplicaSetController({ core, naming: core.naming, user: userOf('replicaset'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
+    const rs = new ReplicaSetController({ core, informers, naming: core.naming, user: userOf('replicaset'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
     rs.start();
     running.push(rs);
   }
   if (names.includes('serviceaccount')) {
-    const sa = new ServiceAccountController({ core, user: userOf('serviceaccount'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
+    const sa = new ServiceAccountController({ core, informers, user: userOf('serviceaccount'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
     sa.start();
     running.push(sa);
   }
   if (names.includes('root-ca-cert-publisher') && options.rootCA) {
-    const publisher = new RootCaPublisher({ core, naming: core.naming, clock: options.clock ?? systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log, queueMetrics: options.workQueueMetrics });
+    const publisher = new RootCaPublisher({ core, informers, naming: core.naming, clock: options.clock ?? systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log, queueMetrics: options.workQueueMetrics });
     publisher.start();
     running.push(publisher);
   }
-  const tokenOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
+  const tokenOptions = { core, informers, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
   if (names.includes('tokencleaner')) {
     const cleaner = new TokenCleaner({ ...tokenOptions, user: userOf('tokencleaner') });
     cleaner.start();
@@ -212,14 +215,14 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   }
   const policyStatus = 'validatingadmissionpolicy-status-controller';
   if (names.includes(policyStatus) && served(core, core.naming.groups.admissionregistration, 'validatingadmissionpolicies')) {
-    const c = new AdmissionPolicyStatusController({ core, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log, queueMetrics: options.workQueueMetrics });
+    const c = new AdmissionPolicyStatusController({ core, informers, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log, queueMetrics: options.workQueueMetrics });
     c.start();
     running.push(c);
   }
   if (['nodelifecycle', 'taint-eviction-controller', 'podgc'].some((n) => names.includes(n as ControllerName)) && !served(core, '', 'nodes')) {
     log?.('node lifecycle, taint eviction and pod garbage collection: not started, nodes are not served (--runtime-config)');
   } else {
-    const nodeOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log, queueMetrics: options.workQueueMetrics };
+    const nodeOptions = { core, informers, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log, queueMetrics: options.workQueueMetrics };
     if (names.includes('nodelifecycle')) {
       const leases = served(core, core.naming.groups.coordination, 'leases');
       const c = new NodeLifecycleController({
@@ -250,7 +253,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     }
   }
   const csrs = served(core, core.naming.groups.certificates, 'certificatesigningrequests');
-  const certOptions = { core, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
+  const certOptions = { core, informers, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
   if (names.includes('csrsigning') && csrs && options.csrSign) {
     const c = new CsrSigningController({ ...certOptions, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs });
     c.start();
@@ -269,7 +272,7 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     running.push(c);
   }
   if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) {
-    const c = new DisruptionController({ core, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log, queueMetrics: options.workQueueMetrics });
+    const c = new DisruptionController({ core, informers, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log, queueMetrics: options.workQueueMetrics });
     c.start();
     running.push(c);
   }

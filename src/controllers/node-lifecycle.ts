@@ -39,7 +39,7 @@
  * `DisruptionTarget` condition (`DeletionByTaintManager`) and records `TaintManagerEviction`.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
@@ -124,6 +124,8 @@ export interface NodeLifecycleOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   user: UserInfo;
   /**
@@ -166,9 +168,9 @@ interface Health {
 }
 
 export class NodeLifecycleController {
-  private readonly nodes: Informer;
-  private readonly leases: Informer | undefined;
-  private readonly pods: Informer;
+  private readonly nodes: InformerView;
+  private readonly leases: InformerView | undefined;
+  private readonly pods: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly events: EventRecorder;
@@ -196,16 +198,16 @@ export class NodeLifecycleController {
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
     this.queue = new WorkQueue<string>((n) => n, (n) => this.sync(n), { name: 'node_lifecycle_controller', metrics: options.queueMetrics });
     const onNode = (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : this.all());
-    this.nodes = new Informer(options.core, nodesTarget, watch, (c?: InformerChange) => {
+    this.nodes = followResource(options, nodesTarget, watch, (c?: InformerChange) => {
       this.zonesStale = true;
       onNode(c);
-    }, options.clock);
-    this.leases = options.leases === false ? undefined : new Informer(options.core, { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease }, watch, onNode, options.clock);
-    this.pods = new Informer(options.core, podsTarget, watch, (c?: InformerChange) => {
+    });
+    this.leases = options.leases === false ? undefined : followResource(options, { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease }, watch, onNode);
+    this.pods = followResource(options, podsTarget, watch, (c?: InformerChange) => {
       const node = (c?.object as PodLike | undefined)?.spec?.nodeName;
       if (!c) this.all();
       else if (node && c.type !== 'DELETED') this.queue.add(node);
-    }, options.clock);
+    });
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'node-controller', api: 'core', log: options.log });
     this.taintKey = (name) => options.naming.key(name, 'node');
     this.managedTaints = new Set(['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(this.taintKey));
@@ -499,6 +501,8 @@ export interface TaintEvictionOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   user: UserInfo;
   /** Who the watches act as (default `user`), as NodeLifecycleOptions.watchAs. */
@@ -530,8 +534,8 @@ function minTolerationMs(tolerations: readonly Toleration[]): number | undefined
 }
 
 export class TaintEvictionController {
-  private readonly nodes: Informer;
-  private readonly pods: Informer;
+  private readonly nodes: InformerView;
+  private readonly pods: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly events: EventRecorder;
@@ -542,8 +546,8 @@ export class TaintEvictionController {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/taint-eviction-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
     this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'noexec_taint_pod', metrics: options.queueMetrics });
-    this.nodes = new Informer(options.core, nodesTarget, watch, (c?: InformerChange) => (c ? this.podsOn(c.object.metadata!.name!) : this.all()), options.clock);
-    this.pods = new Informer(options.core, podsTarget, watch, (c?: InformerChange) => (c ? this.queue.add(podKey(c.object)) : this.all()), options.clock);
+    this.nodes = followResource(options, nodesTarget, watch, (c?: InformerChange) => (c ? this.podsOn(c.object.metadata!.name!) : this.all()));
+    this.pods = followResource(options, podsTarget, watch, (c?: InformerChange) => (c ? this.queue.add(podKey(c.object)) : this.all()));
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'taint-eviction-controller', api: 'core', log: options.log });
   }
 

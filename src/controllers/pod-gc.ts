@@ -15,7 +15,7 @@
  * as upstream's markFailedAndDeletePodWithCondition does. An ordinary API client of the core.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { Informer } from '../core/informer';
+import { followResource, type InformerView, type SharedInformers } from '../core/informer';
 import type { NodeCondition, Taint } from '../core/resources/nodes';
 import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
 import type { Clock } from '../clock';
@@ -37,6 +37,8 @@ const terminal = (pod: PodLike) => pod.status?.phase === 'Succeeded' || pod.stat
 
 export interface PodGarbageCollectorOptions {
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   user: UserInfo;
   /** Who the watches act as (default `user`), as upstream's shared informers. */
@@ -49,8 +51,8 @@ export interface PodGarbageCollectorOptions {
 }
 
 export class PodGarbageCollector {
-  private readonly nodes: Informer;
-  private readonly pods: Informer;
+  private readonly nodes: InformerView;
+  private readonly pods: InformerView;
   private readonly ctx: RequestContext;
   /** Nodes pods are bound to that the informer does not hold, by when they were first found missing. */
   private readonly missing = new Map<string, number>();
@@ -62,8 +64,8 @@ export class PodGarbageCollector {
   constructor(private readonly options: PodGarbageCollectorOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/pod-garbage-collector' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.nodes = new Informer(options.core, nodesTarget, watch, () => undefined, options.clock);
-    this.pods = new Informer(options.core, podsTarget, watch, () => undefined, options.clock);
+    this.nodes = followResource(options, nodesTarget, watch, () => undefined);
+    this.pods = followResource(options, podsTarget, watch, () => undefined);
   }
 
   start(): void {

@@ -18,7 +18,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
 import { isPodReady } from '../core/resources/pods';
 import type { Clock } from '../clock';
@@ -38,6 +38,8 @@ export interface ReplicaSetControllerOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   user: RequestContext['user'];
   clock: Clock;
@@ -135,8 +137,8 @@ class Expectations {
 }
 
 export class ReplicaSetController {
-  private readonly replicaSets: Informer;
-  private readonly pods: Informer;
+  private readonly replicaSets: InformerView;
+  private readonly pods: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly expectations: Expectations;
   private readonly ctx: RequestContext;
@@ -158,8 +160,8 @@ export class ReplicaSetController {
       log: options.log,
     });
     this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2, name: 'replicaset', metrics: options.queueMetrics });
-    this.replicaSets = new Informer(options.core, { group: this.appsGroup, version: 'v1', resource: 'replicasets' }, this.ctx, (c) => this.onReplicaSet(c), options.clock);
-    this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c) => this.onPod(c), options.clock);
+    this.replicaSets = followResource(options, { group: this.appsGroup, version: 'v1', resource: 'replicasets' }, this.ctx, (c) => this.onReplicaSet(c));
+    this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c) => this.onPod(c));
   }
 
   start(): void {

@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
@@ -16,6 +16,8 @@ export interface RootCaPublisherOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   clock: Clock;
   user: RequestContext['user'];
@@ -27,8 +29,8 @@ export interface RootCaPublisherOptions {
 const DESCRIPTION = 'Contains a CA bundle that can be used to verify the API server when using its in-cluster endpoints. No other usage is guaranteed.';
 
 export class RootCaPublisher {
-  private readonly namespaces: Informer;
-  private readonly configMaps: Informer;
+  private readonly namespaces: InformerView;
+  private readonly configMaps: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly name: string;
@@ -40,16 +42,15 @@ export class RootCaPublisher {
     const all = () => {
       for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
     };
-    this.namespaces = new Informer(options.core, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()), options.clock);
-    this.configMaps = new Informer(
-      options.core,
+    this.namespaces = followResource(options, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()));
+    this.configMaps = followResource(
+      options,
       { group: '', version: 'v1', resource: 'configmaps' },
       this.ctx,
       (c?: InformerChange) => {
         if (!c) return all();
         if (c.object.metadata?.name === this.name) this.queue.add(c.object.metadata.namespace!);
       },
-      options.clock,
     );
   }
 

@@ -16,7 +16,7 @@
  * a node or another pod changes.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import { quantityValue } from '../core/resources/quantity';
 import type { Taint, Toleration } from '../core/resources/nodes';
 import type { Clock } from '../clock';
@@ -30,6 +30,8 @@ export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
 export interface SchedulerOptions {
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   clock: Clock;
   log?: (message: string) => void;
@@ -144,8 +146,8 @@ export function nodeMatches(pod: ApiObject, node: ApiObject): boolean {
 export const SCHEDULER_USER: UserInfo = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
 
 export class Scheduler {
-  private readonly pods: Informer;
-  private readonly nodes: Informer;
+  private readonly pods: InformerView;
+  private readonly nodes: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
   private readonly events: EventRecorder;
@@ -160,8 +162,8 @@ export class Scheduler {
     this.ctx = { user: SCHEDULER_USER, userAgent: `keelson-scheduler/${DEFAULT_SCHEDULER_NAME}` };
     this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: DEFAULT_SCHEDULER_NAME, instance: `${DEFAULT_SCHEDULER_NAME}-keelson`, log: options.log });
     this.queue = new WorkQueue<string>((k) => k, (k) => this.schedule(k), { workers: 1 });
-    this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c?: InformerChange) => this.onPod(c), options.clock);
-    this.nodes = new Informer(options.core, { group: '', version: 'v1', resource: 'nodes' }, this.ctx, () => this.retryUnschedulable(), options.clock);
+    this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c?: InformerChange) => this.onPod(c));
+    this.nodes = followResource(options, { group: '', version: 'v1', resource: 'nodes' }, this.ctx, () => this.retryUnschedulable());
   }
 
   start(): void {

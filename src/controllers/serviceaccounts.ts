@@ -4,7 +4,7 @@
  * being deleted gets none. An ordinary API client of the core.
  */
 import type { ApiObject, CoreApi, RequestContext } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import type { Clock } from '../clock';
 import { StatusError } from '../status';
 import { WorkQueue, type WorkQueueMetrics } from './work-queue';
@@ -15,14 +15,16 @@ export interface ServiceAccountControllerOptions {
   /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   user: RequestContext['user'];
   clock: Clock;
   log?: (message: string) => void;
 }
 
 export class ServiceAccountController {
-  private readonly namespaces: Informer;
-  private readonly accounts: Informer;
+  private readonly namespaces: InformerView;
+  private readonly accounts: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly ctx: RequestContext;
 
@@ -32,16 +34,15 @@ export class ServiceAccountController {
     const all = () => {
       for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
     };
-    this.namespaces = new Informer(options.core, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()), options.clock);
-    this.accounts = new Informer(
-      options.core,
+    this.namespaces = followResource(options, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()));
+    this.accounts = followResource(
+      options,
       { group: '', version: 'v1', resource: 'serviceaccounts' },
       this.ctx,
       (c?: InformerChange) => {
         if (!c) return all();
         if (c.type === 'DELETED' && c.object.metadata?.name === DEFAULT_SERVICE_ACCOUNT) this.queue.add(c.object.metadata.namespace!);
       },
-      options.clock,
     );
   }
 

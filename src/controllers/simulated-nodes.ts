@@ -16,7 +16,7 @@
  *   once its containers have stopped.
  */
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import type { Clock } from '../clock';
 import { rfc3339, rfc3339Micro } from '../clock';
 import type { Naming } from '../naming';
@@ -34,6 +34,8 @@ export const SIMULATED_KUBELET_VERSION = 'v1.32.0';
 
 export interface SimulatedNodesOptions {
   core: CoreApi;
+  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
+  informers?: SharedInformers;
   naming: Naming;
   clock: Clock;
   count: number;
@@ -112,7 +114,7 @@ const nodesTarget: ResourceTarget = { group: '', version: 'v1', resource: 'nodes
 
 export class SimulatedNodes {
   private readonly nodes = new Map<string, SimulatedNode>();
-  private readonly pods: Informer;
+  private readonly pods: InformerView;
   private readonly queue: WorkQueue<string>;
   private readonly timers: Array<() => void> = [];
   private stopped = false;
@@ -127,7 +129,7 @@ export class SimulatedNodes {
     // node writes as itself.
     const agentCtx: RequestContext = { user: options.watchAs, userAgent: `kubelet/${SIMULATED_KUBELET_VERSION} (linux/amd64) keelson` };
     this.queue = new WorkQueue<string>((k) => k, (k) => this.syncPod(k), { workers: 2 });
-    this.pods = new Informer(options.core, { group: '', version: 'v1', resource: 'pods' }, agentCtx, (c?: InformerChange) => this.onPod(c), options.clock);
+    this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, agentCtx, (c?: InformerChange) => this.onPod(c));
   }
 
   /** The names of the simulated nodes. */
