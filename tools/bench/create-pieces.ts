@@ -30,7 +30,6 @@ import { checkBodyFields } from '../../src/core/validation/field-validation';
 import { validateObjectMeta } from '../../src/core/validation/metadata';
 import { jsonCodec } from '../../src/gateway/codecs';
 import { decodeObject } from '../../src/gateway/body';
-import type { GatewayRequest } from '../../src/gateway';
 import { ServerMetrics } from '../../src/metrics';
 import { createNaming } from '../../src/naming';
 import { schemaRegistry } from '../../src/schema/registry';
@@ -38,7 +37,7 @@ import { createStore } from '../../src/store';
 import { toolArguments } from './ab';
 import { gatewayOverCore } from './core-gateway';
 import { replicaSet, replicaSetsPath } from './fixtures';
-import { nullResponse } from './scenarios/operations';
+import { createThrough } from './scenarios/create';
 
 const NAMESPACE = 'bench';
 const MANAGER = { manager: 'kubectl', apiVersion: 'apps/v1', subresource: '' };
@@ -138,20 +137,7 @@ async function wholeCreate(naming: ReturnType<typeof createNaming>, body: Buffer
     let n = 0;
     const one = async (): Promise<void> => {
       template.metadata.name = `p-${n++}`;
-      const payload = Buffer.from(JSON.stringify(template));
-      const request: GatewayRequest = {
-        method: 'POST',
-        path: replicaSetsPath(NAMESPACE),
-        query: new URLSearchParams(),
-        headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'kubectl/v1.32.0' },
-        peerCertificate: { verified: true, commonName: 'admin', organizations: ['system:masters'] },
-        remoteAddress: '127.0.0.1',
-        signal: new AbortController().signal,
-        readBody: async () => payload,
-      };
-      const response = nullResponse();
-      await gateway.handle(request, response);
-      if (response.statusCode !== 201) throw new Error(`create answered ${response.statusCode}`);
+      await createThrough(gateway, replicaSetsPath(NAMESPACE), Buffer.from(JSON.stringify(template)));
     };
     const round = async (count: number): Promise<number> => {
       const before = process.cpuUsage();

@@ -314,20 +314,7 @@ async function inProcessCreates(ctx: Context): Promise<void> {
     };
     const viaGateway = async () => {
       meta.name = `gateway-${n++}`;
-      const body = Buffer.from(JSON.stringify(object));
-      const request: GatewayRequest = {
-        method: 'POST',
-        path: replicaSetsPath(NAMESPACE),
-        query: new URLSearchParams(),
-        headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'bench' },
-        peerCertificate: { verified: true, commonName: 'admin', organizations: ['system:masters'] },
-        remoteAddress: '127.0.0.1',
-        signal: new AbortController().signal,
-        readBody: async () => body,
-      };
-      const response = nullResponse();
-      await gateway.handle(request, response);
-      if (response.statusCode !== 201) throw new Error(`in-process create answered ${response.statusCode}`);
+      await createThrough(gateway, replicaSetsPath(NAMESPACE), Buffer.from(JSON.stringify(object)));
     };
     // 64 at a time, as the HTTPS rows' clients: the store commits the writes of one event-loop
     // turn together, which one create at a time would not let it do.
@@ -364,4 +351,24 @@ async function inProcessCreates(ctx: Context): Promise<void> {
   } finally {
     await core.close();
   }
+}
+
+/**
+ * A create through an in-process gateway, socket-free: `body` (JSON) POSTed to `path` as the
+ * bench's admin (a verified client certificate in system:masters); throws unless answered 201.
+ */
+export async function createThrough(gateway: ReturnType<typeof gatewayOverCore>, path: string, body: Buffer): Promise<void> {
+  const request: GatewayRequest = {
+    method: 'POST',
+    path,
+    query: new URLSearchParams(),
+    headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'bench' },
+    peerCertificate: { verified: true, commonName: 'admin', organizations: ['system:masters'] },
+    remoteAddress: '127.0.0.1',
+    signal: new AbortController().signal,
+    readBody: async () => body,
+  };
+  const response = nullResponse();
+  await gateway.handle(request, response);
+  if (response.statusCode !== 201) throw new Error(`in-process create answered ${response.statusCode}`);
 }
