@@ -179,7 +179,14 @@ class InProcessCore implements Core {
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
     const admission = this.admissionChain(options, nsDef, storage, clock);
-    const deps = { store, naming, clock, admission, written: this.cache.written };
+    const deps = {
+      store,
+      naming,
+      clock,
+      admission,
+      written: this.cache.written,
+      cached: (resource: string, key: string) => (this.cache.isReady ? this.cache.resource(resource)?.get(key) : undefined),
+    };
     for (const def of this.resources) {
       if (def.notStored) this.handled.set(def.group, def.version, def.resource, { def, handler: handlers[def.resource]! });
       else this.stores.set(def.group, def.version, def.resource, new ResourceStore(def, deps, storage(def)));

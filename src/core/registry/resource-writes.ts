@@ -57,6 +57,11 @@ export interface WriteDeps {
    * decoding its bytes (core/cache/written-objects.ts); the object is frozen when taken.
    */
   written?: WrittenObjects;
+  /**
+   * The watch cache's object at a key (frozen, shared) and its revision, when the cache holds
+   * one: where an update starts (guaranteedUpdate).
+   */
+  cached?: (resource: string, key: string) => { object: ApiObject; revision: number } | undefined;
 }
 
 /** How a delete runs: the `AllowUnsafeMalformedObjectDeletion` gate, and whether this is the unsafe delete. */
@@ -259,25 +264,53 @@ export class ResourceWrites {
    * The compare-and-swap loop (upstream's GuaranteedUpdate): read, compute, write guarded by
    * the read's revision, and on a conflict recompute from the value the store returned.
    * An unchanged object is not written (no new resourceVersion), as upstream does.
+   *
+   * As upstream's cacher does, the first round starts from the watch cache's copy of the object
+   * when it has one (no store read), and reads the store only where that copy may have been
+   * stale: the guarded write failed (the store's value comes back with the failure), the update
+   * refused it (the refusal stands if the store holds that same revision), or it found nothing
+   * to change. A dry run reads the store, as upstream's dry-run storage does.
    */
   async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false, fromDoor = false): Promise<WriteResult> {
     const written = fromDoor && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(this.def.resource, req.namespace, name);
-    let current: KeyValue | undefined;
-    try {
-      current = (await this.deps.store.get(key)).kv;
-    } catch (err) {
-      throw storageError(err, this.groupResource, name);
-    }
+    const cached = this.form.asIs && !isDryRun(req.options) ? this.deps.cached?.(this.def.resource, key) : undefined;
+    // The object the round starts from, with the revision its write is guarded by; `fresh` once read from the store.
+    let base: { object: ApiObject; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
+    let fresh = !cached;
+    const readStore = async (): Promise<void> => {
+      let kv: KeyValue | undefined;
+      try {
+        kv = (await this.deps.store.get(key)).kv;
+      } catch (err) {
+        throw storageError(err, this.groupResource, name);
+      }
+      base = kv && { object: this.form.decode(kv), modRevision: kv.modRevision };
+      fresh = true;
+    };
+    if (fresh) await readStore();
     for (;;) {
-      const currentObj = current ? this.form.decode(current) : undefined;
-      if (!currentObj && !allowCreate) throw notFound(this.groupResource, name);
-      const next = await tryUpdate(currentObj ? deepCopy(currentObj) : undefined);
-      if (isDryRun(req.options)) return { object: this.form.asRead(next), created: !currentObj };
+      const current = base;
+      if (!current && !allowCreate) throw notFound(this.groupResource, name);
+      let next: ApiObject;
+      try {
+        next = await tryUpdate(current ? deepCopy(current.object) : undefined);
+      } catch (err) {
+        if (fresh) throw err;
+        await readStore();
+        if (base?.modRevision === current?.modRevision) throw err;
+        continue;
+      }
+      if (isDryRun(req.options)) return { object: this.form.asRead(next), created: !current };
       // Unchanged as Go compares decoded objects (upstream compares its canonical encoding): key
-      // order aside, which a merge or an apply may change. Nothing to encode or write.
-      if (current && jsonEqual(next, currentObj)) return { object: currentObj!, created: false };
+      // order aside, which a merge or an apply may change. Nothing to encode or write, once the
+      // store confirms the object it started from.
+      if (current && jsonEqual(next, current.object)) {
+        if (!fresh) await readStore();
+        if (base?.modRevision === current.modRevision) return { object: base.object, created: false };
+        continue;
+      }
       const bytes = this.form.encode(next);
       try {
         if (!current) {
@@ -291,11 +324,14 @@ export class ResourceWrites {
       } catch (err) {
         written?.forget(key, next);
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
-          current = err.current;
+          const now = err.current;
+          base = now && { object: this.form.decode(now), modRevision: now.modRevision };
+          fresh = true;
           continue;
         }
         if (StoreError.is(err, 'not-found')) {
-          current = undefined;
+          base = undefined;
+          fresh = true;
           continue;
         }
         throw storageError(err, this.groupResource, name);

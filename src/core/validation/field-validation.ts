@@ -60,10 +60,15 @@ export function warningsOf(errors: readonly string[]): string[] {
   });
 }
 
-/** Warnings go to callers that collect them (the gateway's Warning headers); long-lived contexts of in-process clients are left alone. */
+/**
+ * Warnings go to callers that collect them (the gateway's Warning headers); long-lived contexts
+ * of in-process clients are left alone. A warning already given is not given again, as
+ * upstream's recorder ignores duplicates (an update that starts over says it once).
+ */
 function warn(ctx: RequestContext, errors: readonly string[]): void {
-  if (errors.length === 0) return;
-  ctx.warnings?.push(...warningsOf(errors));
+  const warnings = ctx.warnings;
+  if (errors.length === 0 || !warnings) return;
+  for (const warning of warningsOf(errors)) if (!warnings.includes(warning)) warnings.push(warning);
 }
 
 export interface ObjectCheck {
