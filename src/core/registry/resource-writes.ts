@@ -29,7 +29,7 @@ import { parseResourceVersion } from './list-options';
 import { DeleteFlow } from './delete-flow';
 import { storageError } from './storage-errors';
 import type { WrittenObjects } from '../cache/written-objects';
-import { freezeForAdoption } from '../cache/cached-object';
+import { deepFreeze, freezeForAdoption } from '../cache/cached-object';
 import { type WriteRequest, type WriteScope, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
 /**
@@ -79,6 +79,8 @@ export interface UpdateStep {
   current: ApiObject;
   /** Given when the field manager already ran (apply, `/scale`); otherwise computed as operation `Update`. */
   managedFields?: ManagedFieldsEntry[];
+  /** `body` passed checkBody already and is this round's alone to change (not copied again). */
+  checked?: boolean;
 }
 
 const GENERATED_SUFFIX = GENERATED_SUFFIX_LENGTH;
@@ -270,8 +272,11 @@ export class ResourceWrites {
    * stale: the guarded write failed (the store's value comes back with the failure), the update
    * refused it (the refusal stands if the store holds that same revision), or it found nothing
    * to change. A dry run reads the store, as upstream's dry-run storage does.
+   *
+   * `readOnly`: `tryUpdate` only reads the object it is given (PUT's `prepareUpdate`), so it gets
+   * the object itself, frozen, rather than a copy of it.
    */
-  async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false, fromDoor = false): Promise<WriteResult> {
+  async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false, fromDoor = false, readOnly = false): Promise<WriteResult> {
     const written = fromDoor && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(this.def.resource, req.namespace, name);
@@ -295,7 +300,7 @@ export class ResourceWrites {
       if (!current && !allowCreate) throw notFound(this.groupResource, name);
       let next: ApiObject;
       try {
-        next = await tryUpdate(current ? deepCopy(current.object) : undefined);
+        next = await tryUpdate(current ? (readOnly ? deepFreeze(current.object) : deepCopy(current.object)) : undefined);
       } catch (err) {
         if (fresh) throw err;
         await readStore();
@@ -347,7 +352,7 @@ export class ResourceWrites {
    */
   async prepareUpdate(req: WriteRequest, step: UpdateStep): Promise<ApiObject> {
     const { current } = step;
-    const obj = this.checkBody(step.body, current.metadata?.namespace);
+    const obj = step.checked ? step.body : this.checkBody(step.body, current.metadata?.namespace);
     let meta = obj.metadata!;
     const cur = current.metadata!;
     const name = cur.name!;
@@ -413,14 +418,29 @@ export class ResourceWrites {
   async update(req: WriteRequest, body: ApiObject): Promise<WriteResult> {
     const checked = this.checkBody(body, req.namespace);
     checkName(checked, req.name);
+    const fromDoor = doorBodies.has(checked);
+    // An in-process caller's body was copied by checkBody: the first round works on that copy,
+    // a later one on a new copy of the caller's body. A door's body was handed over, not copied:
+    // each round works on a copy of it.
+    let unused: ApiObject | undefined = fromDoor ? undefined : checked;
     let result: WriteResult;
     try {
       // A door's PUT answers with the object written and lets go of it (WriteDeps.written).
-      result = await this.guaranteedUpdate(req, (current) => this.prepareUpdate(req, { body: checked, current: current! }), false, doorBodies.has(checked));
+      result = await this.guaranteedUpdate(
+        req,
+        (current) => {
+          const own = unused;
+          unused = undefined;
+          return this.prepareUpdate(req, own ? { body: own, current: current!, checked: true } : { body: fromDoor ? checked : body, current: current! });
+        },
+        false,
+        fromDoor,
+        true,
+      );
     } catch (err) {
       // PUT of an absent object creates it where the type allows (upstream AllowCreateOnUpdate).
       if (!(req.subresource === '' && this.def.allowCreateOnUpdate && StatusError.is(err, 'NotFound'))) throw err;
-      return this.create(req, checked);
+      return this.create(req, unused ?? (fromDoor ? checked : body));
     }
     return this.finishIfFinalized(req, result);
   }

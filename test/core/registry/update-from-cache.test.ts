@@ -144,6 +144,24 @@ describe('on the embedded store', () => {
     expect(await storedData(real, 'held-same')).toEqual({ a: 'y' });
   });
 
+  it('starts a PUT without a resourceVersion over from the body as sent when its write on the stale copy failed, leaving the caller\'s body as it was', async () => {
+    const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-put' }, data: { a: '0' } }, {}, ctx());
+    await cacheHas(core, 'held-put', Number(created.object.metadata!.resourceVersion));
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-put', labels: { l: '1' } }, data: { a: 'put' } };
+    const sent = JSON.stringify(body);
+    hold();
+    try {
+      await writeStraight(real, 'held-put', { a: 'straight' });
+      const updated = await core.update(configMaps('held-put'), body, {}, ctx());
+      expect(updated.object.data).toEqual({ a: 'put' });
+      expect(updated.object.metadata?.labels).toEqual({ l: '1' });
+    } finally {
+      release();
+    }
+    expect(JSON.stringify(body)).toBe(sent);
+    expect(await storedData(real, 'held-put')).toEqual({ a: 'put' });
+  });
+
   it("accepts an update whose resourceVersion is the store's while the cache holds an older one, and refuses one the store moved past", async () => {
     const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-rv' }, data: { a: '0' } }, {}, ctx());
     await cacheHas(core, 'held-rv', Number(created.object.metadata!.resourceVersion));
