@@ -12,7 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { abArguments, runTool } from './ab';
+import { abArguments, median, runTool } from './ab';
 import { type Build, buildForBench } from './build';
 
 interface Cost {
@@ -22,11 +22,6 @@ interface Cost {
 }
 
 const run = promisify(execFile);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 async function measure(build: Build, pods: number): Promise<Cost> {
   const { stdout } = await run(process.execPath, ['--expose-gc', build.file('tools/bench/informers-child')], { env: { ...build.env, INFORMER_PODS: String(pods) }, maxBuffer: 1 << 20 });

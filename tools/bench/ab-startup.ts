@@ -12,7 +12,7 @@
  * `--after-server-args '--controllers *,-replicaset,-garbagecollector'`).
  */
 import { ApiClient } from './api';
-import { abArguments, abRun, runTool } from './ab';
+import { abArguments, abRun, median, runTool } from './ab';
 import { learnTemplate } from './context';
 import { startKeelson } from './processes';
 import { processCpuUs } from './proc-stats';
@@ -23,11 +23,6 @@ interface Start {
   cpuMs: number;
   etcdCpuMs: number;
   peakRss: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 runTool(async () => {

@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { abArguments, runTool } from './ab';
+import { abArguments, median, runTool } from './ab';
 import { type Build, buildForBench } from './build';
 import { startEtcd } from '../../test/support/etcd';
 
@@ -21,11 +21,6 @@ interface Round {
 }
 
 const run = promisify(execFile);
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 runTool(async () => {
   const { revs, flag } = abArguments('ab-updates.ts <rev-before> <rev-after> [--runs N] [--store etcd|embedded]');

@@ -69,6 +69,12 @@ export async function abRun(revs: readonly string[], store: 'etcd' | 'embedded',
   }
 }
 
+/** The middle value (the upper one of the two middle values of an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 /** Runs a tool's main, printing its failure and exiting non-zero. */
 export function runTool(main: () => Promise<void>): void {
   main().catch((err: unknown) => {

@@ -115,68 +115,53 @@ describe('on the embedded store', () => {
     expect(Object.isFrozen(again.object)).toBe(false);
   });
 
-  it('builds a patch on the stored object while the cache holds an older one', async () => {
-    const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-build' }, data: { n: '0' } }, {}, ctx());
-    await cacheHas(core, 'held-build', Number(created.object.metadata!.resourceVersion));
+  /**
+   * `name` created with `data` and seen by the cache; then, with the cache's events held back,
+   * `straight` written past the core and `act` run while the cache still holds what was created.
+   */
+  async function whileStale<T>(name: string, data: Record<string, string>, straight: Record<string, string>, act: (straightRevision: number, created: ApiObject) => Promise<T>): Promise<T> {
+    const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }, {}, ctx());
+    await cacheHas(core, name, Number(created.object.metadata!.resourceVersion));
     hold();
     try {
-      await writeStraight(real, 'held-build', { n: '1' });
-      const patched = await core.patch(configMaps('held-build'), { type: 'merge', body: { data: { m: '1' } } }, {}, ctx());
-      expect(patched.object.data).toEqual({ n: '1', m: '1' });
+      return await act(await writeStraight(real, name, straight), created.object);
     } finally {
       release();
     }
+  }
+
+  it('builds a patch on the stored object while the cache holds an older one', async () => {
+    const patched = await whileStale('held-build', { n: '0' }, { n: '1' }, () => core.patch(configMaps('held-build'), { type: 'merge', body: { data: { m: '1' } } }, {}, ctx()));
+    expect(patched.object.data).toEqual({ n: '1', m: '1' });
     expect(await storedData(real, 'held-build')).toEqual({ n: '1', m: '1' });
   });
 
   it('writes a result equal to the stale copy when the store holds something else', async () => {
-    const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-same' }, data: { a: 'y' } }, {}, ctx());
-    await cacheHas(core, 'held-same', Number(created.object.metadata!.resourceVersion));
-    hold();
-    try {
-      await writeStraight(real, 'held-same', { a: 'x' });
-      // The cache still says a=y, which is what the patch asks for.
-      const patched = await core.patch(configMaps('held-same'), { type: 'merge', body: { data: { a: 'y' } } }, {}, ctx());
-      expect(patched.object.data).toEqual({ a: 'y' });
-    } finally {
-      release();
-    }
+    // The cache still says a=y, which is what the patch asks for.
+    const patched = await whileStale('held-same', { a: 'y' }, { a: 'x' }, () => core.patch(configMaps('held-same'), { type: 'merge', body: { data: { a: 'y' } } }, {}, ctx()));
+    expect(patched.object.data).toEqual({ a: 'y' });
     expect(await storedData(real, 'held-same')).toEqual({ a: 'y' });
   });
 
-  it('starts a PUT without a resourceVersion over from the body as sent when its write on the stale copy failed, leaving the caller\'s body as it was', async () => {
-    const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-put' }, data: { a: '0' } }, {}, ctx());
-    await cacheHas(core, 'held-put', Number(created.object.metadata!.resourceVersion));
+  it("starts a PUT without a resourceVersion over from the body as sent when its write on the stale copy failed, leaving the caller's body as it was", async () => {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-put', labels: { l: '1' } }, data: { a: 'put' } };
     const sent = JSON.stringify(body);
-    hold();
-    try {
-      await writeStraight(real, 'held-put', { a: 'straight' });
-      const updated = await core.update(configMaps('held-put'), body, {}, ctx());
-      expect(updated.object.data).toEqual({ a: 'put' });
-      expect(updated.object.metadata?.labels).toEqual({ l: '1' });
-    } finally {
-      release();
-    }
+    const updated = await whileStale('held-put', { a: '0' }, { a: 'straight' }, () => core.update(configMaps('held-put'), body, {}, ctx()));
+    expect(updated.object.data).toEqual({ a: 'put' });
+    expect(updated.object.metadata?.labels).toEqual({ l: '1' });
     expect(JSON.stringify(body)).toBe(sent);
     expect(await storedData(real, 'held-put')).toEqual({ a: 'put' });
   });
 
   it("accepts an update whose resourceVersion is the store's while the cache holds an older one, and refuses one the store moved past", async () => {
-    const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-rv' }, data: { a: '0' } }, {}, ctx());
-    await cacheHas(core, 'held-rv', Number(created.object.metadata!.resourceVersion));
-    hold();
-    try {
-      const revision = await writeStraight(real, 'held-rv', { a: 'straight' });
+    await whileStale('held-rv', { a: '0' }, { a: 'straight' }, async (revision, created) => {
       const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held-rv', resourceVersion: String(revision) }, data: { a: 'put' } };
       const updated = await core.update(configMaps('held-rv'), body, {}, ctx());
       expect(updated.object.data).toEqual({ a: 'put' });
       // The cache still holds the created object's version: the refusal is checked against the store's.
-      const late = { ...body, metadata: { ...body.metadata, resourceVersion: created.object.metadata!.resourceVersion } };
+      const late = { ...body, metadata: { ...body.metadata, resourceVersion: created.metadata!.resourceVersion } };
       await expect(core.update(configMaps('held-rv'), late, {}, ctx())).rejects.toMatchObject({ status: { code: 409, reason: 'Conflict' } });
-    } finally {
-      release();
-    }
+    });
     expect(await storedData(real, 'held-rv')).toEqual({ a: 'put' });
   });
 });
