@@ -162,7 +162,7 @@ export class FieldSet {
 
   /** The FieldsV1 object: keys in upstream's order, `"."` first inside a member that has children. */
   toFieldsV1(): Record<string, unknown> {
-    return this.emit(false);
+    return readFrom.get(this) ?? this.emit(false);
   }
 
   private emit(includeSelf: boolean): Record<string, unknown> {
@@ -180,10 +180,31 @@ export class FieldSet {
     const set = new FieldSet();
     if (fields === null || fields === undefined) return set;
     if (typeof fields !== 'object' || Array.isArray(fields)) throw new TypeError('FieldsV1 must be an object');
+    const frozen = Object.isFrozen(fields);
+    if (frozen) {
+      const known = readSets.get(fields);
+      if (known) return known;
+    }
     read(fields as Record<string, unknown>, set);
+    if (frozen) {
+      readSets.set(fields, set);
+      readFrom.set(set, fields as Record<string, unknown>);
+    }
     return set;
   }
 }
+
+/**
+ * The watch cache's field sets are frozen and shared by every object written alike
+ * (cached-object.ts), and every update reads its object's: each is read once. Sets are never
+ * changed once made (every operation returns a new one), so one read serves every update.
+ */
+const readSets = new WeakMap<object, FieldSet>();
+/**
+ * The frozen FieldsV1 a set was read from, which is also what it writes (the server stores
+ * field sets only as it writes them): a manager an update leaves alone keeps its entry's object.
+ */
+const readFrom = new WeakMap<FieldSet, Record<string, unknown>>();
 
 /** Fill `into` from a FieldsV1 object; returns whether the object marks its owner as a member. */
 function read(obj: Record<string, unknown>, into: FieldSet): boolean {

@@ -57,4 +57,18 @@ describe('FieldsV1', () => {
     expect(a.difference(b).paths().map(pathString)).toEqual(['.spec', '.spec.a']);
     expect(a.recursiveDifference(FieldSet.of([f('spec')])).empty()).toBe(true);
   });
+
+  it('reads a frozen FieldsV1 (the watch cache shares them) once, writes it back as the same object, and leaves the sets made from it unchanged', () => {
+    const fields = Object.freeze({ 'f:metadata': Object.freeze({ 'f:labels': Object.freeze({ '.': {}, 'f:app': {} }) }), 'f:spec': Object.freeze({}) });
+    const set = FieldSet.fromFieldsV1(fields);
+    expect(FieldSet.fromFieldsV1(fields)).toBe(set);
+    expect(set.toFieldsV1()).toBe(fields);
+    const grown = set.union(FieldSet.of([f('status')]));
+    expect(grown.toFieldsV1()).toEqual({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': {}, 'f:status': {} });
+    expect(set.paths().map(pathString)).toEqual(['.metadata.labels', '.metadata.labels.app', '.spec']);
+    // An object that is not frozen (a request's) is read each time and written afresh.
+    const open = { 'f:spec': {} };
+    expect(FieldSet.fromFieldsV1(open)).not.toBe(FieldSet.fromFieldsV1(open));
+    expect(FieldSet.fromFieldsV1(open).toFieldsV1()).not.toBe(open);
+  });
 });
