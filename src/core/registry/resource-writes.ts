@@ -313,7 +313,8 @@ export class ResourceWrites {
       // store confirms the object it started from.
       if (current && jsonEqual(next, current.object)) {
         if (!fresh) await readStore();
-        if (base?.modRevision === current.modRevision) return { object: base.object, created: false };
+        // The answer is the caller's to change: not an object a read-only round froze.
+        if (base?.modRevision === current.modRevision) return { object: Object.isFrozen(base.object) ? deepCopy(base.object) : base.object, created: false };
         continue;
       }
       const bytes = this.form.encode(next);

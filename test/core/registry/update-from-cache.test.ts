@@ -115,6 +115,18 @@ describe('on the embedded store', () => {
     expect(Object.isFrozen(again.object)).toBe(false);
   });
 
+  it('answers a PUT that changes nothing, started from the store (the cache has not seen the object yet), with an object the caller may change', async () => {
+    hold();
+    try {
+      const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unseen' }, data: { a: '1' } }, {}, ctx());
+      const again = await core.update(configMaps('unseen'), { ...created.object }, {}, ctx());
+      expect(again.object.metadata?.resourceVersion).toBe(created.object.metadata?.resourceVersion);
+      expect(Object.isFrozen(again.object)).toBe(false);
+    } finally {
+      release();
+    }
+  });
+
   /**
    * `name` created with `data` and seen by the cache; then, with the cache's events held back,
    * `straight` written past the core and `act` run while the cache still holds what was created.
