@@ -31,8 +31,7 @@ runTool(async () => {
   const clients = flag('--clients', 64);
   const flags = [words('--before-node-flags'), words('--after-node-flags')];
   const serverArgs = [words('--before-server-args'), words('--after-server-args')];
-  const storeAt = process.argv.indexOf('--store');
-  const embedded = storeAt >= 0 && process.argv[storeAt + 1] === 'embedded';
+  const embedded = words('--store')[0] === 'embedded';
   const timing = { warmupMs: 500, measureMs: flag('--ms', 18_000), rounds: flag('--rounds', 6) };
   /** One side-by-side run with the servers in `order` (indexes into the arguments); the second's rate over the first's. */
   const measure = (order: readonly [number, number]): Promise<number> => {

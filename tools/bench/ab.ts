@@ -1,7 +1,11 @@
 /**
- * What the before/after tools (ab-get.ts, ab-create.ts) share: two revisions built, one load
- * generator, a bench context, the servers they start, and the teardown of all of it.
+ * What the before/after tools (ab-get.ts, ab-create.ts, …) share: two revisions built, one load
+ * generator, a bench context, the servers they start, and the teardown of all of it; or, for
+ * the in-process tools (ab-informers.ts, ab-updates.ts), a child script run from each build in
+ * turns.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { type Build, buildForBench } from './build';
 import { type Context, createContext } from './context';
 import { type Sample, type Timing, roundRatios } from './measure';
@@ -66,6 +70,34 @@ export async function abRun(revs: readonly string[], store: 'etcd' | 'embedded',
     await worker.stop();
     await ctx.cleanup();
     for (const b of builds) await b.remove();
+  }
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * A script of the bench tree (`tools/bench/<child>`) run from each revision's build in turns,
+ * `runs` times each, the order alternating so that neither build always runs right after the
+ * other; with the build's environment and `options.env`. Each run's output is the JSON its last
+ * line prints, in order per revision. The builds are removed afterwards; progress goes to stderr.
+ */
+export async function childRunsInTurns<T>(revs: readonly [string, string], child: string, runs: number, options: { nodeFlags?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<[T[], T[]]> {
+  const builds: Build[] = [];
+  try {
+    for (const rev of revs) builds.push(await buildForBench(rev === '.' ? undefined : rev));
+    const outputs: [T[], T[]] = [[], []];
+    for (let r = 0; r < runs; r++) {
+      for (const which of r % 2 === 0 ? [0, 1] : [1, 0]) {
+        const build = builds[which]!;
+        const { stdout } = await execFileAsync(process.execPath, [...(options.nodeFlags ?? []), build.file(`tools/bench/${child}`)], { env: { ...build.env, ...options.env }, maxBuffer: 1 << 20 });
+        const out = JSON.parse(stdout.trim().split('\n').pop()!) as T;
+        outputs[which]!.push(out);
+        process.stderr.write(`[${child}] ${revs[which]} run ${r + 1}: ${JSON.stringify(out)}\n`);
+      }
+    }
+    return outputs;
+  } finally {
+    for (const build of builds) await build.remove();
   }
 }
 

@@ -284,6 +284,10 @@ export class ResourceWrites {
     // The object the round starts from, with the revision its write is guarded by; `fresh` once read from the store.
     let base: { object: ApiObject; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
     let fresh = !cached;
+    const fromStore = (kv: KeyValue | undefined): void => {
+      base = kv && { object: this.form.decode(kv), modRevision: kv.modRevision };
+      fresh = true;
+    };
     const readStore = async (): Promise<void> => {
       let kv: KeyValue | undefined;
       try {
@@ -291,8 +295,7 @@ export class ResourceWrites {
       } catch (err) {
         throw storageError(err, this.groupResource, name);
       }
-      base = kv && { object: this.form.decode(kv), modRevision: kv.modRevision };
-      fresh = true;
+      fromStore(kv);
     };
     if (fresh) await readStore();
     for (;;) {
@@ -330,14 +333,11 @@ export class ResourceWrites {
       } catch (err) {
         written?.forget(key, next);
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
-          const now = err.current;
-          base = now && { object: this.form.decode(now), modRevision: now.modRevision };
-          fresh = true;
+          fromStore(err.current);
           continue;
         }
         if (StoreError.is(err, 'not-found')) {
-          base = undefined;
-          fresh = true;
+          fromStore(undefined);
           continue;
         }
         throw storageError(err, this.groupResource, name);
