@@ -375,7 +375,8 @@ export class ReplicaSetController {
         ...(meta.finalizers ? { finalizers: [...meta.finalizers] } : {}),
         ownerReferences: [this.ownerReference(rs) as Required<OwnerReference>],
       },
-      spec: structuredClone(template.spec ?? {}),
+      // The template's own spec (the cache's, frozen): the core copies an in-process caller's body before it changes anything.
+      spec: template.spec ?? {},
     };
     try {
       const created = await this.options.core.create(this.target(rs.metadata!.namespace!, 'pods'), pod, {}, this.ctx);
