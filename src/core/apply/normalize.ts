@@ -7,7 +7,7 @@
  * a zero value disappear. Managed-field sets are computed from these views so that `"."` entries
  * and leaves come out as upstream writes them.
  */
-import type { FieldDef, SchemaType, SpecialType, ValueType } from '../../schema';
+import type { FieldDef, JsonProperty, SchemaType, SpecialType, ValueType } from '../../schema';
 import { isObject, typeNamed } from './typed';
 
 /** The JSON of the zero value of each special type (types.ts). */
@@ -85,23 +85,41 @@ export function goShape(value: unknown, type: ValueType): unknown {
   }
 }
 
-/** The Go view of a struct: known fields only, zero values per the JSON tags. */
+/** The fields of a type that appear in its Go view when absent or null (their zero value is not left out). */
+const zeroFieldsOf = new WeakMap<SchemaType, readonly JsonProperty[]>();
+
+function zeroFields(type: SchemaType): readonly JsonProperty[] {
+  let fields = zeroFieldsOf.get(type);
+  if (fields === undefined) zeroFieldsOf.set(type, (fields = type.properties.filter(({ field }) => zeroOf(field) !== undefined)));
+  return fields;
+}
+
+/**
+ * The Go view of a struct: known fields only, zero values per the JSON tags. It walks the
+ * object's own members and then the few fields that appear when absent, not every field the
+ * type declares (a PodSpec declares 40, a pod sets a handful): its members come in the object's
+ * order, then the zero-valued ones (the views are compared and read as sets, never written in
+ * this order).
+ */
 export function goShapeStruct(obj: Record<string, unknown>, type: SchemaType): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (type.typeMeta) {
     for (const key of ['kind', 'apiVersion']) if (typeof obj[key] === 'string' && obj[key] !== '') out[key] = obj[key];
   }
-  for (const { name, field } of type.properties) {
+  const property = type.property;
+  for (const name in obj) {
     const raw = obj[name];
-    let v: unknown;
-    if (raw === undefined || raw === null) {
-      // A JSON null decodes to the zero value, as an absent field does.
-      v = zeroOf(field);
-    } else {
-      v = goShape(raw, field.type);
-      if (field.omitEmpty && !field.pointer && isEmptyForOmit(v, field.type)) v = undefined;
-    }
-    if (v !== undefined) out[name] = v;
+    // A JSON null decodes to the zero value, as an absent field does (below).
+    if (raw === undefined || raw === null) continue;
+    const prop = property.get(name);
+    if (prop === undefined) continue;
+    const field = prop.field;
+    const v = goShape(raw, field.type);
+    if (v !== undefined && !(field.omitEmpty && !field.pointer && isEmptyForOmit(v, field.type))) out[name] = v;
+  }
+  for (const { name, field } of zeroFields(type)) {
+    const raw = obj[name];
+    if (raw === undefined || raw === null) out[name] = zeroOf(field);
   }
   return out;
 }
