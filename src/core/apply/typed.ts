@@ -50,8 +50,23 @@ export function typeNamed(name: string): SchemaType {
   return t;
 }
 
+/** Atoms worked out once per schema field, and per value type for list items and map values. */
+const fieldAtoms = new WeakMap<FieldDef, Atom>();
+const valueAtoms = new WeakMap<ValueType, Atom>();
+
 /** The atom of a value of `type`, with the markers of the field holding it (none for list items and map values). */
 export function atomOf(type: ValueType, field?: FieldDef): Atom {
+  const memo = field ? fieldAtoms : valueAtoms;
+  const key = field ?? type;
+  let atom = (memo as WeakMap<object, Atom>).get(key);
+  if (atom === undefined || (field && field.type !== type)) {
+    atom = workOutAtom(type, field);
+    if (!field || field.type === type) (memo as WeakMap<object, Atom>).set(key, atom);
+  }
+  return atom;
+}
+
+function workOutAtom(type: ValueType, field?: FieldDef): Atom {
   switch (type.kind) {
     case 'scalar':
       return { kind: 'scalar', scalar: type.scalar === 'bool' ? 'boolean' : type.scalar === 'string' || type.scalar === 'bytes' ? 'string' : 'numeric' };
