@@ -144,8 +144,22 @@ export function compareValues(lhs: unknown, rhs: unknown, atom: Atom): Compariso
   return cmp;
 }
 
+/** Struct field names' path elements, made once (a set keeps the elements it is given; none changes them). */
+const fieldElements = new Map<string, PathElement>();
+
+function structFieldElement(name: string): PathElement {
+  let pe = fieldElements.get(name);
+  if (pe === undefined) fieldElements.set(name, (pe = fieldElement(name)));
+  return pe;
+}
+
+/**
+ * `path` is where the walk is, one array pushed and popped as it goes (sets copy what they
+ * keep of a path when it is inserted).
+ */
 function walkCompare(lhs: unknown, rhs: unknown, atom: Atom, path: PathElement[], cmp: Comparison): void {
-  if (lhs === undefined && rhs === undefined) return;
+  // One value on both sides (absent, or a part a merge kept by reference) has no difference below it.
+  if (lhs === rhs) return;
   let inLeaf = false;
   const leaf = () => {
     inLeaf = true;
@@ -170,14 +184,19 @@ function walkCompare(lhs: unknown, rhs: unknown, atom: Atom, path: PathElement[]
       const l = isObject(lhs) ? lhs : undefined;
       const r = isObject(rhs) ? rhs : undefined;
       const badShape = (lhs != null && !l) || (rhs != null && !r);
-      const empty = (l === undefined || Object.keys(l).length === 0) && (r === undefined || Object.keys(r).length === 0);
-      if (atom.atomic || badShape || empty) leaf();
+      if (atom.atomic || badShape || (isEmptyObject(l) && isEmptyObject(r))) leaf();
       else {
-        const keys = new Set([...Object.keys(l ?? {}), ...Object.keys(r ?? {})]);
-        for (const key of keys) {
-          const childAtom = memberAtom(atom, key) ?? { kind: 'scalar' };
-          walkCompare(l?.[key], r?.[key], childAtom, [...path, fieldElement(key)], cmp);
-        }
+        // Every key of either side once: the left's, then the right's the left lacks.
+        const struct = atom.kind === 'struct';
+        const member = (key: string, lv: unknown, rv: unknown): void => {
+          const childAtom = memberAtom(atom, key);
+          // A declared field's element is shared; a map key's or an undeclared field's is made (they are any strings).
+          path.push(struct && childAtom ? structFieldElement(key) : fieldElement(key));
+          walkCompare(lv, rv, childAtom ?? SCALAR, path, cmp);
+          path.pop();
+        };
+        if (l) for (const key in l) member(key, l[key], r?.[key]);
+        if (r) for (const key in r) if (!l || !Object.hasOwn(l, key)) member(key, undefined, r[key]);
       }
       break;
     }
@@ -186,6 +205,14 @@ function walkCompare(lhs: unknown, rhs: unknown, atom: Atom, path: PathElement[]
     if (lhs === undefined) cmp.added.insert(path);
     else if (rhs === undefined) cmp.removed.insert(path);
   }
+}
+
+const SCALAR: Atom = { kind: 'scalar' };
+
+function isEmptyObject(value: Record<string, unknown> | undefined): boolean {
+  if (value === undefined) return true;
+  for (const _ in value) return false;
+  return true;
 }
 
 interface Indexed {
@@ -227,17 +254,18 @@ function compareListItems(lhs: unknown[], rhs: unknown[], atom: Atom & { kind: '
     const pe = order.get(key)!.pe;
     const l = left.get(key)?.values ?? [];
     const r = right.get(key)?.values ?? [];
-    const itemPath = [...path, pe];
+    path.push(pe);
     if (l.length <= 1 && r.length <= 1) {
-      walkCompare(l[0], r[0], child, itemPath, cmp);
+      walkCompare(l[0], r[0], child, path, cmp);
     } else if (l.length >= 2 && r.length >= 2) {
-      if (!jsonEqual(l, r)) cmp.modified.insert(itemPath);
+      if (!jsonEqual(l, r)) cmp.modified.insert(path);
     } else if (l.length >= 2) {
-      if (r.length !== 0) walkCompare(undefined, r[0], child, itemPath, cmp);
-      cmp.removed.insert(itemPath);
+      if (r.length !== 0) walkCompare(undefined, r[0], child, path, cmp);
+      cmp.removed.insert(path);
     } else {
-      if (l.length !== 0) walkCompare(l[0], undefined, child, itemPath, cmp);
-      cmp.added.insert(itemPath);
+      if (l.length !== 0) walkCompare(l[0], undefined, child, path, cmp);
+      cmp.added.insert(path);
     }
+    path.pop();
   }
 }
