@@ -12,6 +12,7 @@
 import type { ApiObject, ManagedFieldsEntry } from '../api';
 import type { SchemaType } from '../../schema';
 import { goShapeStruct } from './normalize';
+import { jsonEqual } from '../../util/json-values';
 import { STRIPPED_FIELDS, capUpdateManagers, decodeManaged, emptyManaged, encodeManaged, isResetRequest, managerIdentity, type Managed } from './managed';
 import { FieldSet } from './set';
 import { rootAtom, isObject } from './typed';
@@ -87,7 +88,12 @@ function creditUpdate(live: ApiObject | undefined, next: ApiObject, managed: Man
   if (mine) {
     out.fields.delete(CURRENT_OPERATION);
     const previous = out.fields.get(id);
-    out.fields.set(id, { ...mine, set: previous ? mine.set.union(previous.set) : mine.set });
+    let set = previous ? mine.set.union(previous.set) : mine.set;
+    // A writer that changed only what it already owned owns the same paths: keep the set it had,
+    // which writes the same FieldsV1 object again (set.ts).
+    const had = managed.fields.get(id)?.set;
+    if (had && set !== had && set.equals(had)) set = had;
+    out.fields.set(id, { ...mine, set });
     out.times.set(id, scope.now);
   }
   capUpdateManagers(out);
@@ -116,8 +122,12 @@ export function managedFieldsAfterUpdate(live: ApiObject | undefined, next: ApiO
     let managed: Managed;
     if (reset) managed = emptyManaged();
     else {
-      managed = scope.subresource ? emptyManaged() : decodeOrEmpty(requested);
-      if (managed.fields.size === 0) managed = decodeOrEmpty(live?.metadata?.managedFields);
+      const stored = live?.metadata?.managedFields;
+      // A body that sends back the stored entries (a client's read, modify, write) is read as
+      // those entries, whose field sets were read once already (set.ts).
+      if (scope.subresource) managed = emptyManaged();
+      else managed = decodeOrEmpty(requested !== stored && stored !== undefined && jsonEqual(requested, stored) ? stored : requested);
+      if (managed.fields.size === 0) managed = decodeOrEmpty(stored);
     }
     // Objects without managedFields are not tracked by updates until their first apply
     // (upstream's skipNonAppliedManager); creates and explicit resets are.

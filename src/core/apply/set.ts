@@ -70,26 +70,36 @@ export class FieldSet {
     return n;
   }
 
-  copy(): FieldSet {
-    return this.union(new FieldSet());
+  /** Whether every path of this set is one of `other`'s. */
+  subsetOf(other: FieldSet): boolean {
+    if (this === other) return true;
+    for (const k of this.members.keys()) if (!other.members.has(k)) return false;
+    for (const [k, c] of this.children) {
+      const theirs = other.children.get(k);
+      if (theirs ? !c.set.subsetOf(theirs.set) : !c.set.empty()) return false;
+    }
+    return true;
   }
 
+  /*
+   * The operations below return a new set, or one of their operands where the result has the
+   * same paths, and a new set shares the child sets it takes over unchanged: no set is changed
+   * once made (`insert` and `descend` run only on sets being built), so sharing is safe. An
+   * update that leaves a manager's paths as they were thus hands back the set read from its
+   * FieldsV1, which writes that same object again (`toFieldsV1`).
+   */
+
   union(other: FieldSet): FieldSet {
+    if (other.subsetOf(this)) return this;
+    if (this.subsetOf(other)) return other;
     const out = new FieldSet();
     for (const [k, pe] of this.members) out.members.set(k, pe);
     for (const [k, pe] of other.members) out.members.set(k, pe);
-    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set.copyShallow() });
+    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set });
     for (const [k, c] of other.children) {
       const mine = out.children.get(k);
-      out.children.set(k, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set.copyShallow() });
+      out.children.set(k, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set });
     }
-    return out;
-  }
-
-  private copyShallow(): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) out.members.set(k, pe);
-    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set.copyShallow() });
     return out;
   }
 
@@ -107,27 +117,34 @@ export class FieldSet {
 
   /** Paths of this set that are not paths of `other` (children compared path by path). */
   difference(other: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!other.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      const theirs = other.children.get(k);
-      const diff = theirs ? c.set.difference(theirs.set) : c.set.copyShallow();
-      if (!diff.empty()) out.children.set(k, { pe: c.pe, set: diff });
-    }
-    return out;
+    return this.without(other, false);
   }
 
   /** Like difference, but a member of `other` also removes every path below it. */
   recursiveDifference(other: FieldSet): FieldSet {
+    return this.without(other, true);
+  }
+
+  private without(other: FieldSet, recursive: boolean): FieldSet {
+    if (other.members.size === 0 && other.children.size === 0) return this;
+    let same = true;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!other.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      if (other.members.has(k)) continue;
-      const theirs = other.children.get(k);
-      const diff = theirs ? c.set.recursiveDifference(theirs.set) : c.set.copyShallow();
-      if (!diff.empty()) out.children.set(k, { pe: c.pe, set: diff });
+    for (const [k, pe] of this.members) {
+      if (!other.members.has(k)) out.members.set(k, pe);
+      else same = false;
     }
-    return out;
+    for (const [k, c] of this.children) {
+      if (recursive && other.members.has(k)) {
+        same = false;
+        continue;
+      }
+      const theirs = other.children.get(k);
+      const diff = theirs ? c.set.without(theirs.set, recursive) : c.set;
+      if (diff !== c.set) same = false;
+      if (!diff.empty()) out.children.set(k, { pe: c.pe, set: diff });
+      else if (!c.set.empty()) same = false;
+    }
+    return same ? this : out;
   }
 
   /** Every path, in upstream's order (members and children interleaved by element order). */
@@ -145,7 +162,7 @@ export class FieldSet {
   }
 
   equals(other: FieldSet): boolean {
-    return this.difference(other).empty() && other.difference(this).empty();
+    return this.subsetOf(other) && other.subsetOf(this);
   }
 
   private sortedEntries(): { pe: PathElement; isMember: boolean; child?: FieldSet }[] {

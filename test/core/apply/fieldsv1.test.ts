@@ -58,6 +58,31 @@ describe('FieldsV1', () => {
     expect(a.recursiveDifference(FieldSet.of([f('spec')])).empty()).toBe(true);
   });
 
+  it('answers an operation whose result has the paths of an operand with that operand', () => {
+    const a = FieldSet.of([f('spec')], [f('spec'), f('a')], [f('status'), f('x')]);
+    const within = FieldSet.of([f('spec'), f('a')]);
+    const outside = FieldSet.of([f('metadata')]);
+    expect(a.union(within)).toBe(a);
+    expect(within.union(a)).toBe(a);
+    expect(a.union(new FieldSet())).toBe(a);
+    expect(a.difference(outside)).toBe(a);
+    expect(a.difference(new FieldSet())).toBe(a);
+    expect(a.recursiveDifference(FieldSet.of([f('other')]))).toBe(a);
+    // Where the paths differ, the result is a new set and the operands keep theirs.
+    const grown = a.union(outside);
+    expect(grown).not.toBe(a);
+    expect(grown.paths().map(pathString)).toEqual(['.metadata', '.spec', '.spec.a', '.status.x']);
+    const less = a.difference(within);
+    expect(less.paths().map(pathString)).toEqual(['.spec', '.status.x']);
+    expect(a.recursiveDifference(FieldSet.of([f('spec')])).paths().map(pathString)).toEqual(['.status.x']);
+    expect(a.paths().map(pathString)).toEqual(['.spec', '.spec.a', '.status.x']);
+    expect(within.paths().map(pathString)).toEqual(['.spec.a']);
+    expect(a.equals(FieldSet.of([f('status'), f('x')], [f('spec'), f('a')], [f('spec')]))).toBe(true);
+    expect(a.equals(grown)).toBe(false);
+    expect(within.subsetOf(a)).toBe(true);
+    expect(a.subsetOf(within)).toBe(false);
+  });
+
   it('reads a frozen FieldsV1 (the watch cache shares them) once, writes it back as the same object, and leaves the sets made from it unchanged', () => {
     const fields = Object.freeze({ 'f:metadata': Object.freeze({ 'f:labels': Object.freeze({ '.': {}, 'f:app': {} }) }), 'f:spec': Object.freeze({}) });
     const set = FieldSet.fromFieldsV1(fields);
