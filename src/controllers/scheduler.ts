@@ -71,6 +71,13 @@ const phase = (pod: ApiObject) => (pod.status as { phase?: string } | undefined)
 const finished = (pod: ApiObject) => phase(pod) === 'Succeeded' || phase(pod) === 'Failed';
 
 /** What a pod asks of a node: cpu (millicores), memory (bytes), one pod slot. */
+/** What the pods counted on a node take of it. */
+interface Usage {
+  pods: number;
+  cpu: number;
+  memory: number;
+}
+
 interface Request {
   cpu: number;
   memory: number;
@@ -157,6 +164,13 @@ export class Scheduler {
   private readonly unschedulable = new Set<string>();
   /** Each pod's request, parsed once per informer object (a change brings a new object). */
   private readonly requests = new WeakMap<ApiObject, Request>();
+  /** What each pod counts on its node: bound, or bound by us and not yet seen so, and not finished. */
+  private readonly placed = new Map<string, { node: string; request: Request }>();
+  /**
+   * Pods per node and what they request: the sums of `placed`, kept as pods and our bindings
+   * change (upstream's scheduler cache), so a scheduling decision does not count every pod.
+   */
+  private readonly used = new Map<string, Usage>();
 
   constructor(private readonly options: SchedulerOptions) {
     this.ctx = { user: SCHEDULER_USER, userAgent: `keelson-scheduler/${DEFAULT_SCHEDULER_NAME}` };
@@ -187,11 +201,15 @@ export class Scheduler {
 
   private onPod(change?: InformerChange): void {
     if (!change) {
+      this.placed.clear();
+      this.used.clear();
+      for (const key of this.pods.objects.keys()) this.place(key);
       for (const pod of this.pods.objects.values()) if (this.isPending(pod)) this.queue.add(podKey(pod));
       return;
     }
     const key = podKey(change.object);
     if (spec(change.object).nodeName || change.type === 'DELETED') this.assumed.delete(key);
+    this.place(key);
     if (change.type === 'DELETED') this.unschedulable.delete(key);
     // A bound pod that went away or finished frees room on its node.
     const freed = change.previous && spec(change.previous).nodeName && (change.type === 'DELETED' || finished(change.object) || change.object.metadata?.deletionTimestamp);
@@ -200,8 +218,10 @@ export class Scheduler {
   }
 
   private retryUnschedulable(): void {
-    for (const key of this.unschedulable) this.queue.add(key);
+    // Cleared first: the queue may try a pod at once, and a pod that still fits nowhere is put back.
+    const keys = [...this.unschedulable];
     this.unschedulable.clear();
+    for (const key of keys) this.queue.add(key);
   }
 
   /** The taints a node carries for scheduling, with the lifecycle controller's readiness taints. */
@@ -215,22 +235,30 @@ export class Scheduler {
     return taints;
   }
 
-  /** Pods per node and what they request, counting our own bindings the informer has not shown yet. */
-  private usage(): Map<string, { pods: number; cpu: number; memory: number }> {
-    const use = new Map<string, { pods: number; cpu: number; memory: number }>();
-    const add = (nodeName: string, pod: ApiObject) => {
-      const u = use.get(nodeName) ?? { pods: 0, cpu: 0, memory: 0 };
-      const r = this.requestOf(pod);
-      u.pods += 1;
-      u.cpu += r.cpu;
-      u.memory += r.memory;
-      use.set(nodeName, u);
-    };
-    for (const pod of this.pods.objects.values()) {
-      const nodeName = spec(pod).nodeName ?? this.assumed.get(podKey(pod));
-      if (nodeName && !finished(pod)) add(nodeName, pod);
+  /** Count the pod of `key` on its node as it is now (in the informer, and in `assumed`), and no longer as it was. */
+  private place(key: string): void {
+    const old = this.placed.get(key);
+    if (old) {
+      this.placed.delete(key);
+      this.addUse(old.node, old.request, -1);
     }
-    return use;
+    const pod = this.pods.objects.get(key);
+    if (!pod || finished(pod)) return;
+    const node = spec(pod).nodeName ?? this.assumed.get(key);
+    if (!node) return;
+    const request = this.requestOf(pod);
+    this.placed.set(key, { node, request });
+    this.addUse(node, request, 1);
+  }
+
+  private addUse(node: string, request: Request, sign: 1 | -1): void {
+    let u = this.used.get(node);
+    if (!u) this.used.set(node, (u = { pods: 0, cpu: 0, memory: 0 }));
+    u.pods += sign;
+    u.cpu += sign * request.cpu;
+    u.memory += sign * request.memory;
+    // A node left with no pods starts again from zero (no rounding left over from the sums).
+    if (u.pods === 0) this.used.delete(node);
   }
 
   private requestOf(pod: ApiObject): Request {
@@ -240,7 +268,7 @@ export class Scheduler {
   }
 
   /** Why `node` cannot take `pod` (upstream's filter reasons), or undefined when it can. */
-  private misfit(pod: ApiObject, node: NodeLike, used: { pods: number; cpu: number; memory: number } | undefined): string[] | undefined {
+  private misfit(pod: ApiObject, node: NodeLike, used: Usage | undefined): string[] | undefined {
     if (node.spec?.unschedulable && !tolerates(spec(pod).tolerations ?? [], { key: this.options.naming.key('unschedulable', 'node'), effect: 'NoSchedule' })) {
       return ['node(s) were unschedulable'];
     }
@@ -265,7 +293,7 @@ export class Scheduler {
     const pod = this.pods.objects.get(key);
     if (!pod || !this.isPending(pod) || this.assumed.has(key)) return;
     const nodes = [...this.nodes.objects.values()] as NodeLike[];
-    const usage = this.usage();
+    const usage = this.used;
     const histogram = new Map<string, number>();
     let best: { node: NodeLike; pods: number } | undefined;
     for (const node of nodes) {
@@ -286,6 +314,7 @@ export class Scheduler {
     const meta = pod.metadata!;
     const key = podKey(pod);
     this.assumed.set(key, nodeName);
+    this.place(key);
     try {
       await this.options.core.create(
         { group: '', version: 'v1', resource: 'pods', namespace: meta.namespace, name: meta.name, subresource: 'binding' },
@@ -295,6 +324,7 @@ export class Scheduler {
       );
     } catch (err) {
       this.assumed.delete(key);
+      this.place(key);
       // Bound by someone else, deleted or replaced meanwhile: the informer brings what is true now.
       if (StatusError.is(err, 'Conflict') || StatusError.is(err, 'NotFound')) return;
       throw err;

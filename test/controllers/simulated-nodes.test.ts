@@ -102,6 +102,29 @@ describe('simulated nodes and the scheduler', () => {
     );
   });
 
+  it('counts what bound pods request of their node, and frees it when a pod finishes or goes', async () => {
+    // Each node has 32 cpus: 20 fit once per node, and a third pod of 20 fits nowhere.
+    const big = (name: string) => plainPod(name, { containers: [{ name: 'app', image: 'nginx:1.27', resources: { requests: { cpu: '20' } } }] });
+    await t.core.create(pods('default'), big('big-a'), {}, ctx);
+    await t.core.create(pods('default'), big('big-b'), {}, ctx);
+    await eventually(async () => (await podsIn(t.core, 'default')).filter((p) => p.status.phase === 'Running').length === 2);
+    expect(new Set((await podsIn(t.core, 'default')).map((p) => p.spec.nodeName)).size).toBe(2);
+    await t.core.create(pods('default'), big('big-c'), {}, ctx);
+    const unschedulable = async (name: string) => ((await t.core.get(pods('default', name), {}, ctx)) as PodLike).status.conditions?.find((c) => c.type === 'PodScheduled');
+    await eventually(async () => (await unschedulable('big-c'))?.reason === 'Unschedulable');
+    expect((await unschedulable('big-c'))?.message).toBe('0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.');
+    // big-a finishes: its node has room again, and big-c goes there.
+    const a = (await t.core.get(pods('default', 'big-a'), {}, ctx)) as PodLike;
+    await t.core.update({ ...pods('default', 'big-a'), subresource: 'status' }, { ...a, status: { ...a.status, phase: 'Succeeded' } }, {}, ctx);
+    await eventually(async () => ((await t.core.get(pods('default', 'big-c'), {}, ctx)) as PodLike).spec.nodeName === a.spec.nodeName);
+    // A fourth fits nowhere until big-b goes.
+    await t.core.create(pods('default'), big('big-d'), {}, ctx);
+    await eventually(async () => (await unschedulable('big-d'))?.reason === 'Unschedulable');
+    const b = (await t.core.get(pods('default', 'big-b'), {}, ctx)) as PodLike;
+    await t.core.delete(pods('default', 'big-b'), { gracePeriodSeconds: 0 }, ctx);
+    await eventually(async () => ((await t.core.get(pods('default', 'big-d'), {}, ctx)) as PodLike).spec.nodeName === b.spec.nodeName);
+  });
+
   it('finishes the graceful deletion of a running pod', async () => {
     await t.core.create(pods('default'), plainPod('web'), {}, ctx);
     await eventually(async () => ((await t.core.get(pods('default', 'web'), {}, ctx)) as PodLike).status.phase === 'Running');
