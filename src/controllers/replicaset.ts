@@ -58,9 +58,20 @@ interface OwnerReference {
 }
 
 const key = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-const controllerOf = (o: ApiObject): OwnerReference | undefined => (o.metadata?.ownerReferences as OwnerReference[] | undefined)?.find((r) => r.controller === true);
+function controllerOf(o: ApiObject): OwnerReference | undefined {
+  const refs = o.metadata?.ownerReferences as OwnerReference[] | undefined;
+  if (refs) for (const r of refs) if (r.controller === true) return r;
+  return undefined;
+}
 const specOf = (o: ApiObject) => (o.spec ?? {}) as { replicas?: number; minReadySeconds?: number; selector?: MetaLabelSelector; template?: { metadata?: ApiObject['metadata']; spec?: unknown } };
 const podStatus = (p: ApiObject) => (p.status ?? {}) as { phase?: string; conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }>; containerStatuses?: Array<{ restartCount?: number }> };
+
+/** The pod carries every one of `labels`. */
+function hasLabels(p: ApiObject, labels: Record<string, string>): boolean {
+  const own = p.metadata?.labels;
+  for (const k in labels) if (own?.[k] !== labels[k]) return false;
+  return true;
+}
 
 /** Upstream's IsPodActive: not finished and not being deleted. */
 export function isPodActive(p: ApiObject): boolean {
@@ -265,20 +276,30 @@ export class ReplicaSetController {
     const selects = (p: ApiObject) => !!selector && Object.keys(selector).length > 0 && labelSelectorMatches(selector, p.metadata?.labels);
     const needsSync = this.expectations.satisfied(rsKey);
 
+    // One pass over the namespace's pods (every sync makes it, as upstream's does): the ones this
+    // ReplicaSet controls and still selects, and the few to release or adopt, written after it.
+    const uid = rs.metadata?.uid;
+    const deleting = !!rs.metadata?.deletionTimestamp;
     const owned: ApiObject[] = [];
-    let fresh: ApiObject | undefined;
-    for (const pod of [...this.pods.inNamespace(namespace)]) {
+    const release: ApiObject[] = [];
+    const orphans: ApiObject[] = [];
+    for (const pod of this.pods.inNamespace(namespace)) {
       const ref = controllerOf(pod);
-      if (ref?.uid === rs.metadata?.uid) {
+      if (ref !== undefined && ref.uid === uid) {
         if (selects(pod)) owned.push(pod);
-        else if (!rs.metadata?.deletionTimestamp) await this.release(rs, pod);
+        else if (!deleting) release.push(pod);
         continue;
       }
-      if (ref || !selects(pod) || pod.metadata?.deletionTimestamp || rs.metadata?.deletionTimestamp) continue;
+      if (ref || deleting || pod.metadata?.deletionTimestamp || !selects(pod)) continue;
+      orphans.push(pod);
+    }
+    for (const pod of release) await this.release(rs, pod);
+    if (orphans.length > 0) {
       // Adopt only after a fresh read says the ReplicaSet is still there and not being deleted.
-      fresh ??= await this.options.core.get(this.target(namespace, 'replicasets', rs.metadata!.name!), {}, this.ctx).catch(() => undefined);
-      if (!fresh || fresh.metadata?.uid !== rs.metadata?.uid || fresh.metadata?.deletionTimestamp) continue;
-      if (await this.adopt(rs, pod)) owned.push(pod);
+      const fresh = await this.options.core.get(this.target(namespace, 'replicasets', rs.metadata!.name!), {}, this.ctx).catch(() => undefined);
+      if (fresh && fresh.metadata?.uid === uid && !fresh.metadata?.deletionTimestamp) {
+        for (const pod of orphans) if (await this.adopt(rs, pod)) owned.push(pod);
+      }
     }
     const active = owned.filter(isPodActive);
 
@@ -396,7 +417,7 @@ export class ReplicaSetController {
     const current = (rs.status ?? {}) as Record<string, unknown> & { conditions?: Array<Record<string, unknown>> };
     const status: Record<string, unknown> = {
       replicas: active.length,
-      fullyLabeledReplicas: active.filter((p) => Object.entries(templateLabels).every(([k, v]) => p.metadata?.labels?.[k] === v)).length,
+      fullyLabeledReplicas: active.filter((p) => hasLabels(p, templateLabels)).length,
       readyReplicas: active.filter(isPodReady).length,
       availableReplicas: active.filter((p) => isAvailable(p, spec.minReadySeconds ?? 0, now)).length,
       observedGeneration: rs.metadata?.generation ?? 0,

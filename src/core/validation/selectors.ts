@@ -99,10 +99,13 @@ function requirementMatches(req: LabelSelectorRequirement, labels: Record<string
 export function labelSelectorMatches(selector: MetaLabelSelector | null | undefined, labels: Record<string, string> | undefined): boolean {
   if (!selector) return false;
   const set = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
-    if (!Object.prototype.hasOwnProperty.call(set, k) || set[k] !== v) return false;
+  const matchLabels = selector.matchLabels;
+  if (matchLabels) {
+    for (const k in matchLabels) if (!Object.hasOwn(set, k) || set[k] !== matchLabels[k]) return false;
   }
-  return (selector.matchExpressions ?? []).every((req) => requirementMatches(req, set));
+  const expressions = selector.matchExpressions;
+  if (expressions) for (const req of expressions) if (!requirementMatches(req, set)) return false;
+  return true;
 }
 
 const OPERATOR_TEXT: Record<string, string> = { In: ' in ', NotIn: ' notin ' };
