@@ -11,7 +11,7 @@ import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdat
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
 import { deepFreeze } from '../cache/cached-object';
-import { isPlainObject } from '../../util/json-values';
+import { isPlainObject, jsonEqual } from '../../util/json-values';
 
 export interface ManagerIdentity {
   manager: string;
@@ -251,22 +251,34 @@ const createdShapes = new Map<string, ManagedFieldsEntry[]>();
 /** The shape last found, decoded from its JSON (what `hasShape` compares with). */
 let lastShape: { value: Record<string, unknown>; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
 
-/** JSON with object keys sorted, for comparisons that ignore key order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = (v as Record<string, unknown>)[k];
-    return out;
-  });
+/** The members of two objects are equal as JSON (key order aside), the member `skip` names aside. */
+function sameJsonBut(a: Record<string, unknown>, b: Record<string, unknown>, skip: string): boolean {
+  let count = 0;
+  for (const key in a) {
+    if (key === skip || a[key] === undefined) continue;
+    count++;
+    if (!jsonEqual(a[key], b[key])) return false;
+  }
+  for (const key in b) if (key !== skip && b[key] !== undefined) count--;
+  return count === 0;
 }
 
-function withoutTimes(entries: readonly ManagedFieldsEntry[] | undefined): string {
-  return canonical((entries ?? []).map(({ time: _time, ...rest }) => rest));
+/** Two lists of managedFields entries are the same but for their times. */
+function sameButTimes(mine: readonly ManagedFieldsEntry[], stored: readonly ManagedFieldsEntry[]): boolean {
+  for (let i = 0; i < mine.length; i++) {
+    const a = mine[i]!;
+    const b = stored[i]!;
+    if (a !== b && !sameJsonBut(a as Record<string, unknown>, b as Record<string, unknown>, 'time')) return false;
+  }
+  return true;
 }
 
-function withoutManagedFields(obj: ApiObject): string {
-  return canonical({ ...obj, metadata: { ...obj.metadata, managedFields: undefined } });
+/** Two objects are the same but for their managedFields. */
+function sameButManagedFields(next: ApiObject, current: ApiObject): boolean {
+  const a = next as Record<string, unknown>;
+  const b = current as Record<string, unknown>;
+  if (!sameJsonBut(a, b, 'metadata')) return false;
+  return sameJsonBut((next.metadata ?? {}) as Record<string, unknown>, (current.metadata ?? {}) as Record<string, unknown>, 'managedFields');
 }
 
 /**
@@ -278,7 +290,6 @@ export function keepManagedFieldsTimes(next: ApiObject, current: ApiObject): voi
   const stored = current.metadata?.managedFields;
   if (!mine || !stored || mine.length === 0 || mine.length !== stored.length) return;
   if (mine.every((e, i) => e.time === stored[i]!.time)) return;
-  if (withoutTimes(mine) !== withoutTimes(stored)) return;
-  if (withoutManagedFields(next) !== withoutManagedFields(current)) return;
+  if (!sameButTimes(mine, stored) || !sameButManagedFields(next, current)) return;
   next.metadata!.managedFields = stored;
 }

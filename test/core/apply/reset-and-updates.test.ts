@@ -141,4 +141,23 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     expect(ownership(same.object)).toEqual([['alice(Apply)', { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': templateFields } }]]);
     expect(same.object.metadata!.managedFields![0]!.time).toBe(at(0));
   });
+
+  it('keeps stored timestamps when a writer sends again what it wrote before, and moves them when it changes something', async () => {
+    await apply(core, rsConfig({ replicas: 2 }), 'alice');
+    const first = await core.patch(rs('web'), { type: 'merge', body: { metadata: { labels: { tier: 'web' } } } }, { fieldManager: 'tool' }, ctx);
+    const entry = (o: ApiObject) => o.metadata!.managedFields!.find((e) => e.manager === 'tool')!;
+    expect(entry(first.object).time).toBe(at(0));
+    clock.advance(5000);
+    // The same object sent back whole, managedFields and all: nothing changes, not even a time.
+    const again = await core.update(rs('web'), copy(first.object), { fieldManager: 'tool' }, ctx);
+    expect(again.object.metadata!.resourceVersion).toBe(first.object.metadata!.resourceVersion);
+    expect(entry(again.object).time).toBe(at(0));
+    // A label changed: the writer's entry takes the time of the write.
+    const changed = copy(first.object);
+    changed.metadata!.labels = { ...changed.metadata!.labels, tier: 'db' };
+    const moved = await core.update(rs('web'), changed, { fieldManager: 'tool' }, ctx);
+    expect(moved.object.metadata!.resourceVersion).not.toBe(first.object.metadata!.resourceVersion);
+    expect(entry(moved.object).time).toBe(at(5));
+    expect(moved.object.metadata!.managedFields!.find((e) => e.manager === 'alice')!.time).toBe(at(0));
+  });
 });
