@@ -80,9 +80,10 @@ export function isPodActive(p: ApiObject): boolean {
 }
 
 function readyCondition(p: ApiObject) {
-  return podStatus(p).conditions?.find((c) => c.type === 'Ready');
+  const conditions = podStatus(p).conditions;
+  if (conditions) for (const c of conditions) if (c.type === 'Ready') return c;
+  return undefined;
 }
-
 
 /** Ready for at least minReadySeconds (upstream's IsPodAvailable). */
 function isAvailable(p: ApiObject, minReadySeconds: number, now: number): boolean {
@@ -415,11 +416,21 @@ export class ReplicaSetController {
     const now = this.options.clock.now();
     const templateLabels = spec.template?.metadata?.labels ?? {};
     const current = (rs.status ?? {}) as Record<string, unknown> & { conditions?: Array<Record<string, unknown>> };
+    // One look at each pod's labels and Ready condition (the first Ready condition, as upstream reads it).
+    let fullyLabeled = 0;
+    let ready = 0;
+    let available = 0;
+    for (const p of active) {
+      if (hasLabels(p, templateLabels)) fullyLabeled++;
+      if (readyCondition(p)?.status !== 'True') continue;
+      ready++;
+      if (isAvailable(p, spec.minReadySeconds ?? 0, now)) available++;
+    }
     const status: Record<string, unknown> = {
       replicas: active.length,
-      fullyLabeledReplicas: active.filter((p) => hasLabels(p, templateLabels)).length,
-      readyReplicas: active.filter(isPodReady).length,
-      availableReplicas: active.filter((p) => isAvailable(p, spec.minReadySeconds ?? 0, now)).length,
+      fullyLabeledReplicas: fullyLabeled,
+      readyReplicas: ready,
+      availableReplicas: available,
       observedGeneration: rs.metadata?.generation ?? 0,
     };
     // ReplicaFailure: set while creates fail, removed once they succeed (or nothing is missing).

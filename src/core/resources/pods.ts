@@ -55,9 +55,11 @@ const UPDATABLE_POD_SPEC_FIELDS = [
 ];
 
 /** upstream qos.GetPodQOS over cpu and memory. */
-/** upstream's IsPodReady: the pod's Ready condition is True. */
+/** upstream's IsPodReady: the pod's (first) Ready condition is True. */
 export function isPodReady(pod: ApiObject): boolean {
-  return (pod.status as PodStatus | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  const conditions = (pod.status as PodStatus | undefined)?.conditions;
+  if (conditions) for (const c of conditions) if (c.type === 'Ready') return c.status === 'True';
+  return false;
 }
 
 /**

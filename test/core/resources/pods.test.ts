@@ -1,5 +1,5 @@
 import type { Pod } from '../../../src/core/resources';
-import { podQosClass } from '../../../src/core/resources/pods';
+import { isPodReady, podQosClass } from '../../../src/core/resources/pods';
 import { create, definition, stored, update } from './through-store';
 
 const pods = definition('pods');
@@ -233,5 +233,16 @@ describe('pods: /status and owner references', () => {
     const o = await stored<Pod>(pods, pod({}, { metadata: { name: 'web', namespace: 'default', ownerReferences: [owner] } }));
     const next = { ...o, metadata: { ...o.metadata, ownerReferences: [] }, status: { phase: 'Running' } };
     expect((await update<Pod>(pods, next, o, 'status')).object.metadata?.ownerReferences).toEqual([owner]);
+  });
+});
+
+describe('pods: readiness', () => {
+  const withConditions = (conditions: Array<{ type: string; status: string }>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, status: { conditions } });
+
+  it("reads the first Ready condition, as upstream's IsPodReady does", () => {
+    expect(isPodReady(withConditions([{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'True' }]))).toBe(true);
+    expect(isPodReady(withConditions([{ type: 'Ready', status: 'False' }, { type: 'Ready', status: 'True' }]))).toBe(false);
+    expect(isPodReady(withConditions([{ type: 'ContainersReady', status: 'True' }]))).toBe(false);
+    expect(isPodReady({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } })).toBe(false);
   });
 });
