@@ -60,22 +60,54 @@ function scalarError(atom: Atom & { kind: 'scalar' }, value: unknown): string | 
  */
 export function fieldSetOf(value: unknown, atom: Atom, errors?: ValidationError[]): FieldSet {
   const set = new FieldSet();
-  walkSet(value, atom, [], set, errors);
+  walkSet(value, atom, [], new SetCursor(set), errors);
   return set;
 }
 
-function walkSet(value: unknown, atom: Atom, path: PathElement[], set: FieldSet, errors: ValidationError[] | undefined): void {
-  const fail = (message: string, at: readonly PathElement[] = path) => errors?.push({ path: pathText(at), message });
+/**
+ * Where a walk is in the set it builds: the node holding the paths below the walk's path, made
+ * when the first path below is added, and its parent's, where the path itself is added. An
+ * insert is then one step, not a walk down from the root for every path.
+ */
+class SetCursor {
+  private node: FieldSet | undefined;
+
+  constructor(
+    root: FieldSet | undefined,
+    private readonly parent?: SetCursor,
+    private readonly pe?: PathElement,
+  ) {
+    this.node = root;
+  }
+
+  /** Add the walk's path itself to the set (nothing at the root, as `insert([])`). */
+  add(): void {
+    if (this.parent) this.parent.below().members.set(serializeElement(this.pe!), this.pe!);
+  }
+
+  /** The node of the paths below this one. */
+  below(): FieldSet {
+    return (this.node ??= this.parent!.below().descend(this.pe!));
+  }
+
+  child(pe: PathElement): SetCursor {
+    return new SetCursor(undefined, this, pe);
+  }
+}
+
+/** `at` is the cursor of `path`; `path` is pushed and popped as the walk goes (error messages read it). */
+function walkSet(value: unknown, atom: Atom, path: PathElement[], at: SetCursor, errors: ValidationError[] | undefined): void {
+  const fail = (message: string, where: readonly PathElement[] = path) => errors?.push({ path: pathText(where), message });
   switch (atom.kind) {
     case 'scalar': {
       const err = errors ? scalarError(atom, value) : undefined;
       if (err) fail(err);
-      set.insert(path);
+      at.add();
       return;
     }
     case 'list': {
       if (value !== null && !Array.isArray(value)) return void fail(`expected list, got ${goV(value)}`);
-      if (atom.listType === 'atomic') return set.insert(path);
+      if (atom.listType === 'atomic') return at.add();
       if (value === null) return;
       const items = value as unknown[];
       const pes: (PathElement | undefined)[] = items.map((item, i) => {
@@ -86,45 +118,55 @@ function walkSet(value: unknown, atom: Atom, path: PathElement[], set: FieldSet,
           return undefined;
         }
       });
+      const keys = pes.map((pe) => (pe ? serializeElement(pe) : undefined));
       const seen = new Set<string>();
       const duplicates = new Set<string>();
-      for (const pe of pes) {
-        if (!pe) continue;
-        const key = serializeElement(pe);
+      for (let i = 0; i < pes.length; i++) {
+        const pe = pes[i];
+        const key = keys[i];
+        if (!pe || key === undefined) continue;
         if (seen.has(key)) {
           if (!duplicates.has(key)) {
-            set.insert([...path, pe]);
+            at.child(pe).add();
             duplicates.add(key);
             fail(`duplicate entries for key ${elementString(pe)}`);
           }
         } else seen.add(key);
       }
-      items.forEach((item, i) => {
+      const item = itemAtom(atom);
+      for (let i = 0; i < items.length; i++) {
         const pe = pes[i];
-        if (!pe || duplicates.has(serializeElement(pe))) return;
-        const childPath = [...path, pe];
-        walkSet(item, itemAtom(atom), childPath, set, errors);
-        set.insert(childPath);
-      });
+        if (!pe || duplicates.has(keys[i]!)) continue;
+        const child = at.child(pe);
+        path.push(pe);
+        walkSet(items[i], item, path, child, errors);
+        path.pop();
+        child.add();
+      }
       return;
     }
     case 'struct':
     case 'map': {
       if (value !== null && !isObject(value)) return void fail(`expected map, got ${goV(value)}`);
-      if (atom.atomic) return set.insert(path);
+      if (atom.atomic) return at.add();
       if (value === null) return;
-      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      const members = value as Record<string, unknown>;
+      for (const key of Object.keys(members)) {
+        const child = members[key];
         if (child === undefined) continue;
-        const childPath = [...path, fieldElement(key)];
         const childAtom = memberAtom(atom, key);
+        const pe = atom.kind === 'struct' && childAtom ? structFieldElement(key) : fieldElement(key);
         if (!childAtom) {
           // upstream stops looking at a map at its first undeclared field.
-          fail('field not declared in schema', childPath);
+          fail('field not declared in schema', [...path, pe]);
           if (errors) break;
           continue;
         }
-        walkSet(child, childAtom, childPath, set, errors);
-        if (child === null || (isObject(child) && Object.keys(child).length === 0) || atom.kind === 'map') set.insert(childPath);
+        const cursor = at.child(pe);
+        path.push(pe);
+        walkSet(child, childAtom, path, cursor, errors);
+        path.pop();
+        if (child === null || (isObject(child) && isEmptyObject(child)) || atom.kind === 'map') cursor.add();
       }
       return;
     }
