@@ -34,7 +34,8 @@ export async function patchObject(writes: ResourceWrites, req: WriteRequest, pat
     if (!isObject(patched)) throw badRequest('the patched object is not an object');
     if (type) checkPatchedFields({ patch, patched, type, directive: req.options.fieldValidation, ctx: req.ctx });
     return writes.prepareUpdate(req, { body: patched, current: current! });
-  });
+    // Every patch type and prepareUpdate only read the current object: it is given frozen, not copied.
+  }, false, false, true);
   return writes.finishIfFinalized(req, result);
 }
 
@@ -91,6 +92,9 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
         return writes.prepareUpdate(req, { body, current, managedFields: applied.object.metadata?.managedFields ?? [] });
       },
       req.subresource === '',
+      false,
+      // The apply reads the current object (its Go view, its managedFields): given frozen, not copied.
+      true,
     );
   } catch (err) {
     if (!(err instanceof CreateInstead)) throw err;
