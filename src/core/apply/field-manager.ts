@@ -159,6 +159,10 @@ function applyOnce(live: ApiObject | undefined, config: ApiObject, managed: Mana
   const outcome = applyOwnership(liveView, config, current.fields, id, force, options(scope));
   const out: Managed = { fields: outcome.managers, times: new Map(current.times) };
   strip(out, id);
+  // An apply of the same paths as before keeps the set it had, which writes the same FieldsV1 object again (set.ts).
+  const had = current.fields.get(id);
+  const now = out.fields.get(id);
+  if (had && now && now.set !== had.set && now.apiVersion === had.apiVersion && now.set.equals(had.set)) out.fields.set(id, { ...now, set: had.set });
   const changed = outcome.object !== undefined;
   if (changed) out.times.set(id, scope.now);
   const object = (changed ? outcome.object : liveView) as ApiObject;

@@ -179,8 +179,10 @@ export function applyOwnership(live: unknown, config: unknown, managers: Managed
   let merged = mergeValues(live, config, opts.atom, mergeErrors);
   if (mergeErrors.length > 0) throw new ApplyValidationError(mergeErrors);
   const lastSet = out.get(manager);
-  out.set(manager, { set: filter(configSet, opts.ignore), apiVersion: opts.version, applied: true });
-  merged = prune(merged, out, manager, lastSet, opts.atom);
+  const applied = filter(configSet, opts.ignore);
+  out.set(manager, { set: applied, apiVersion: opts.version, applied: true });
+  // A manager that still applies every path it applied last time gives up none: nothing to prune.
+  if (!lastSet || !lastSet.set.subsetOf(applied)) merged = prune(merged, out, manager, lastSet, opts.atom);
   update(live, merged, out, manager, force, opts);
   return { object: jsonEqual(live, merged) ? undefined : merged, managers: restore(out, opts) };
 }

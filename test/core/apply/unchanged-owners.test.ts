@@ -6,7 +6,9 @@
  */
 import { deepFreeze } from '../../../src/core/cache/cached-object';
 import type { ApiObject } from '../../../src/core';
-import { updateManagedFields } from '../../../src/core/registry/managed-fields';
+import { fieldManagerScope, updateManagedFields } from '../../../src/core/registry/managed-fields';
+import { applyConfiguration } from '../../../src/core/apply';
+import { builtinResources } from '../../../src/core/resources';
 import { createNaming } from '../../../src/naming';
 
 const naming = createNaming('kubernetes');
@@ -70,5 +72,24 @@ describe('managedFields of a write that leaves owners as they were', () => {
     // The creator owned the label it changed; the kubelet was not touched.
     expect(after.get('kubectl-create')).toBe(before.get('kubectl-create'));
     expect(after.get('kubelet')).toBe(before.get('kubelet'));
+  });
+});
+
+describe('managedFields of an apply that applies what it applied before', () => {
+  it("keeps the applier's FieldsV1 object, and still prunes what it stops applying", () => {
+    const def = builtinResources(naming).find((d) => d.resource === 'configmaps')!;
+    const scope = fieldManagerScope(def, 'v1', '', NOW, naming)!;
+    const config = (data: Record<string, string>): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' }, data });
+    const first = applyConfiguration(undefined, config({ a: '1', b: '2' }), 'tool', false, scope).object;
+    first.metadata = { ...first.metadata, uid: 'u-1', resourceVersion: '3', creationTimestamp: '2026-11-29T11:00:00Z' };
+    const live = deepFreeze(JSON.parse(JSON.stringify(first)) as ApiObject);
+    const again = applyConfiguration(live, config({ a: '1', b: '2' }), 'tool', false, scope);
+    expect(again.changed).toBe(false);
+    expect(again.object.metadata!.managedFields![0]!.fieldsV1).toBe(live.metadata!.managedFields![0]!.fieldsV1);
+    // Applying less gives the rest up: b is nobody's now, and goes.
+    const less = applyConfiguration(live, config({ a: '1' }), 'tool', false, scope);
+    expect(less.changed).toBe(true);
+    expect(less.object.data).toEqual({ a: '1' });
+    expect(less.object.metadata!.managedFields![0]!.fieldsV1).toEqual({ 'f:data': { 'f:a': {} } });
   });
 });
