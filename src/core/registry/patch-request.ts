@@ -5,7 +5,7 @@
  * validation, admission, compare-and-swap, the writer's ownership as operation `Update`); an
  * apply patch is merged by the field manager, and creates the object when it is absent.
  */
-import type { ApiObject, ManagedFieldsEntry, Patch, WriteResult } from '../api';
+import { type ApiObject, type ManagedFieldsEntry, type Patch, type WriteResult, handOver, takeHandedOver } from '../api';
 import { StatusError, badRequest, conflict, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import { checkApplyPatch, checkPatchedFields, resourceType } from '../validation/field-validation';
@@ -29,13 +29,22 @@ import type { WriteRequest } from './write-request';
 /** JSON, merge or strategic merge patch: patch the current object, then update. Absent objects are 404. */
 export async function patchObject(writes: ResourceWrites, req: WriteRequest, patch: Patch): Promise<WriteResult> {
   const type = resourceType(writes.naming, writes.def);
-  const result = await writes.guaranteedUpdate(req, (current) => {
-    const patched = applyPatch(patch, current!, type);
-    if (!isObject(patched)) throw badRequest('the patched object is not an object');
-    if (type) checkPatchedFields({ patch, patched, type, directive: req.options.fieldValidation, ctx: req.ctx });
-    return writes.prepareUpdate(req, { body: patched, current: current! });
+  // A door's patch is answered and let go of: the object written may become the watch cache's.
+  const fromDoor = takeHandedOver(patch);
+  const result = await writes.guaranteedUpdate(
+    req,
+    (current) => {
+      const patched = applyPatch(patch, current!, type);
+      if (!isObject(patched)) throw badRequest('the patched object is not an object');
+      if (type) checkPatchedFields({ patch, patched, type, directive: req.options.fieldValidation, ctx: req.ctx });
+      // Every patch type makes a new object, shared with nothing: checked, then taken without a copy.
+      return writes.prepareUpdate(req, { body: handOver(patched), current: current! });
+    },
+    false,
+    fromDoor,
     // Every patch type and prepareUpdate only read the current object: it is given frozen, not copied.
-  }, false, false, true);
+    true,
+  );
   return writes.finishIfFinalized(req, result);
 }
 
@@ -72,6 +81,8 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
   if (Array.isArray(meta.managedFields)) throw badRequest('metadata.managedFields must be nil');
   const scope = fieldManagerScope(def, writes.apiVersion, req.subresource, writes.now(), writes.naming);
   if (!scope) throw unknownError(`no schema for ${def.kind}`);
+  // A door's apply is answered and let go of: the object written may become the watch cache's.
+  const fromDoor = takeHandedOver(patch);
   let result: WriteResult;
   try {
     // Only the main resource is created by an apply; subresources of absent objects are 404.
@@ -87,12 +98,13 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
           checkName(applied.object, req.name);
           throw new CreateInstead(applied.object, applied.object.metadata?.managedFields ?? []);
         }
-        const body = applied.changed ? goZeroValues(writes, dropNulls(applied.object) as ApiObject) : { ...current, metadata: { ...current.metadata } };
+        // A changed object is new throughout (dropNulls rebuilds it): checked, then taken without a copy.
+        const body = applied.changed ? handOver(goZeroValues(writes, dropNulls(applied.object) as ApiObject)) : { ...current, metadata: { ...current.metadata } };
         checkName(body, req.name);
         return writes.prepareUpdate(req, { body, current, managedFields: applied.object.metadata?.managedFields ?? [] });
       },
       req.subresource === '',
-      false,
+      fromDoor,
       // The apply reads the current object (its Go view, its managedFields): given frozen, not copied.
       true,
     );
@@ -100,7 +112,8 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
     if (!(err instanceof CreateInstead)) throw err;
     const object = goZeroValues(writes, dropNulls(err.object) as ApiObject);
     delete object.metadata?.managedFields;
-    return writes.create({ ...req, appliedManagedFields: err.managedFields }, object);
+    // New throughout: a door's is taken as it is (and may become the cache's), an in-process caller's copied.
+    return writes.create({ ...req, appliedManagedFields: err.managedFields }, fromDoor ? handOver(object) : object);
   }
   return writes.finishIfFinalized(req, result);
 }

@@ -235,7 +235,8 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
           const { patch, report } = await readPatch(exchange, codecs);
           if (report) ctx.decodeReport = report;
           const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patch.type);
-          const result = await core.patch(target, patch, writeOptions, ctx);
+          // Answered and let go of, as a create's or update's body: the object it makes may be the cache's.
+          const result = await core.patch(target, handOver(patch), writeOptions, ctx);
           return respond(result.created ? 201 : 200, result.object);
         }
         case 'delete': {

@@ -76,6 +76,31 @@ describe.each(['embedded', 'etcd'] as const)('on the %s store', (backend) => {
     expect(held.data).toEqual({ a: '2' });
   });
 
+  it("a door's patch and apply make the cache's object; an in-process caller's stay its own", async () => {
+    await core.create(target, handOver(configMap('patched')), {}, ctx());
+    const merge = await core.patch({ ...target, name: 'patched' }, handOver({ type: 'merge', body: { data: { b: '2' } } }), {}, ctx());
+    expect(await cached('patched')).toBe(merge.object);
+    expect(merge.object.data).toEqual({ a: '1', b: '2' });
+    const json = await core.patch({ ...target, name: 'patched' }, handOver({ type: 'json', body: [{ op: 'add', path: '/data/c', value: '3' }] }), {}, ctx());
+    expect(await cached('patched')).toBe(json.object);
+    const applied = await core.patch({ ...target, name: 'patched' }, handOver({ type: 'apply', body: { ...configMap('patched', { d: '4' }) } }), { fieldManager: 'tool' }, ctx());
+    expect(await cached('patched')).toBe(applied.object);
+    expect(applied.object.data).toEqual({ a: '1', b: '2', c: '3', d: '4' });
+    // An apply that creates.
+    const made = await core.patch({ ...target, name: 'applied-new' }, handOver({ type: 'apply', body: configMap('applied-new') }), { fieldManager: 'tool' }, ctx());
+    expect(await cached('applied-new')).toBe(made.object);
+    // In process: the caller's to change, the cache's a decoded copy.
+    const mine = await core.patch({ ...target, name: 'patched' }, { type: 'merge', body: { data: { e: '5' } } }, {}, ctx());
+    const mineApplied = await core.patch({ ...target, name: 'applied-mine' }, { type: 'apply', body: configMap('applied-mine') }, { fieldManager: 'tool' }, ctx());
+    for (const [name, object] of [['patched', mine.object], ['applied-mine', mineApplied.object]] as const) {
+      const held = await cached(name);
+      expect(held).not.toBe(object);
+      expect(Object.isFrozen(object)).toBe(false);
+      object.data = { changed: 'yes' };
+      expect(held.data).not.toEqual({ changed: 'yes' });
+    }
+  });
+
   it("an in-process caller's object stays its own: not frozen, and the cache holds a decoded copy", async () => {
     const { object } = await core.create(target, configMap('mine'), {}, ctx());
     const held = await cached('mine');
