@@ -16,6 +16,12 @@ export class FieldSet {
   /** Keyed by the element's serialized form, which identifies it. */
   readonly members = new Map<string, PathElement>();
   readonly children = new Map<string, Child>();
+  /**
+   * Set once the set may be shared: read from a FieldsV1 object, or an operand or a result of an
+   * operation (which share children, see below). Changing it then throws: the field sets of the
+   * watch cache's objects are read once and shared by every update.
+   */
+  private shared = false;
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -24,6 +30,7 @@ export class FieldSet {
   }
 
   insert(path: Path): void {
+    this.assertUnshared();
     if (path.length === 0) return;
     let node: FieldSet = this;
     for (let i = 0; i < path.length - 1; i++) node = node.descend(path[i]!);
@@ -33,6 +40,7 @@ export class FieldSet {
 
   /** The child set under `pe`, created when missing. */
   descend(pe: PathElement): FieldSet {
+    this.assertUnshared();
     const key = serializeElement(pe);
     let child = this.children.get(key);
     if (!child) {
@@ -40,6 +48,17 @@ export class FieldSet {
       this.children.set(key, child);
     }
     return child.set;
+  }
+
+  private assertUnshared(): void {
+    if (this.shared) throw new Error('a field set was changed after it was shared');
+  }
+
+  /** `sets`, and this one, may be shared from now on: none changes any more. */
+  private share(...sets: FieldSet[]): this {
+    this.shared = true;
+    for (const s of sets) s.shared = true;
+    return this;
   }
 
   has(path: Path): boolean {
@@ -90,6 +109,7 @@ export class FieldSet {
    */
 
   union(other: FieldSet): FieldSet {
+    this.share(other);
     if (other.subsetOf(this)) return this;
     if (this.subsetOf(other)) return other;
     const out = new FieldSet();
@@ -100,10 +120,11 @@ export class FieldSet {
       const mine = out.children.get(k);
       out.children.set(k, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set });
     }
-    return out;
+    return out.share();
   }
 
   intersection(other: FieldSet): FieldSet {
+    this.share(other);
     const out = new FieldSet();
     for (const [k, pe] of this.members) if (other.members.has(k)) out.members.set(k, pe);
     for (const [k, c] of this.children) {
@@ -112,7 +133,7 @@ export class FieldSet {
       const inter = c.set.intersection(theirs.set);
       if (!inter.empty()) out.children.set(k, { pe: c.pe, set: inter });
     }
-    return out;
+    return out.share();
   }
 
   /** Paths of this set that are not paths of `other` (children compared path by path). */
@@ -126,6 +147,7 @@ export class FieldSet {
   }
 
   private without(other: FieldSet, recursive: boolean): FieldSet {
+    this.share(other);
     if (other.members.size === 0 && other.children.size === 0) return this;
     let same = true;
     const out = new FieldSet();
@@ -144,7 +166,7 @@ export class FieldSet {
       if (!diff.empty()) out.children.set(k, { pe: c.pe, set: diff });
       else if (!c.set.empty()) same = false;
     }
-    return same ? this : out;
+    return same ? this : out.share();
   }
 
   /** Every path, in upstream's order (members and children interleaved by element order). */
@@ -203,6 +225,7 @@ export class FieldSet {
       if (known) return known;
     }
     read(fields as Record<string, unknown>, set);
+    set.share();
     if (frozen) {
       readSets.set(fields, set);
       readFrom.set(set, fields as Record<string, unknown>);

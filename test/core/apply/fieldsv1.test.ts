@@ -83,6 +83,20 @@ describe('FieldsV1', () => {
     expect(a.subsetOf(within)).toBe(false);
   });
 
+  it('refuses to change a set once it may be shared: read from FieldsV1, an operand or a result', () => {
+    const read = FieldSet.fromFieldsV1({ 'f:spec': {} });
+    expect(() => read.insert([f('status')])).toThrow('a field set was changed after it was shared');
+    const a = FieldSet.of([f('spec'), f('a')]);
+    const b = FieldSet.of([f('status')]);
+    const both = a.union(b);
+    for (const set of [a, b, both]) expect(() => set.insert([f('metadata')])).toThrow('a field set was changed after it was shared');
+    expect(() => both.descend(f('spec'))).toThrow('a field set was changed after it was shared');
+    // A set being built is still open.
+    const building = new FieldSet();
+    building.insert([f('spec'), f('b')]);
+    expect(building.paths().map(pathString)).toEqual(['.spec.b']);
+  });
+
   it('reads a frozen FieldsV1 (the watch cache shares them) once, writes it back as the same object, and leaves the sets made from it unchanged', () => {
     const fields = Object.freeze({ 'f:metadata': Object.freeze({ 'f:labels': Object.freeze({ '.': {}, 'f:app': {} }) }), 'f:spec': Object.freeze({}) });
     const set = FieldSet.fromFieldsV1(fields);
