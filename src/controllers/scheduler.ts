@@ -70,7 +70,6 @@ const podKey = (pod: ApiObject) => `${pod.metadata?.namespace ?? ''}/${pod.metad
 const phase = (pod: ApiObject) => (pod.status as { phase?: string } | undefined)?.phase;
 const finished = (pod: ApiObject) => phase(pod) === 'Succeeded' || phase(pod) === 'Failed';
 
-/** What a pod asks of a node: cpu (millicores), memory (bytes), one pod slot. */
 /** What the pods counted on a node take of it. */
 interface Usage {
   pods: number;
@@ -78,6 +77,7 @@ interface Usage {
   memory: number;
 }
 
+/** What a pod asks of a node: cpu (millicores), memory (bytes), one pod slot. */
 interface Request {
   cpu: number;
   memory: number;
@@ -293,17 +293,16 @@ export class Scheduler {
     const pod = this.pods.objects.get(key);
     if (!pod || !this.isPending(pod) || this.assumed.has(key)) return;
     const nodes = [...this.nodes.objects.values()] as NodeLike[];
-    const usage = this.used;
     const histogram = new Map<string, number>();
     let best: { node: NodeLike; pods: number } | undefined;
     for (const node of nodes) {
       const name = node.metadata!.name!;
-      const reasons = this.misfit(pod, node, usage.get(name));
+      const reasons = this.misfit(pod, node, this.used.get(name));
       if (reasons) {
         for (const r of reasons) histogram.set(r, (histogram.get(r) ?? 0) + 1);
         continue;
       }
-      const pods = usage.get(name)?.pods ?? 0;
+      const pods = this.used.get(name)?.pods ?? 0;
       if (!best || pods < best.pods || (pods === best.pods && name < best.node.metadata!.name!)) best = { node, pods };
     }
     if (!best) return this.failed(pod, nodes.length, histogram);

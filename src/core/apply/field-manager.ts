@@ -79,6 +79,16 @@ function strip(managed: Managed, id: string): void {
   else managed.fields.set(id, { ...vs, set });
 }
 
+/**
+ * `id` keeps the set it had `before` when its paths are the same now: that set writes the same
+ * FieldsV1 object again (set.ts) instead of a new one encoded.
+ */
+function keepUnchangedSet(managed: Managed, before: Managed, id: string): void {
+  const had = before.fields.get(id);
+  const now = managed.fields.get(id);
+  if (had && now && now.set !== had.set && now.apiVersion === had.apiVersion && now.set.equals(had.set)) managed.fields.set(id, { ...now, set: had.set });
+}
+
 /** Credit an update from `live` to `next` to `id` (upstream's managedFieldsUpdater over stripMeta and the merge). */
 function creditUpdate(live: ApiObject | undefined, next: ApiObject, managed: Managed, id: string, scope: FieldManagerScope): Managed {
   const fields = updateOwnership(view(live, scope), view(next, scope), managed.fields, CURRENT_OPERATION, options(scope));
@@ -88,12 +98,9 @@ function creditUpdate(live: ApiObject | undefined, next: ApiObject, managed: Man
   if (mine) {
     out.fields.delete(CURRENT_OPERATION);
     const previous = out.fields.get(id);
-    let set = previous ? mine.set.union(previous.set) : mine.set;
-    // A writer that changed only what it already owned owns the same paths: keep the set it had,
-    // which writes the same FieldsV1 object again (set.ts).
-    const had = managed.fields.get(id)?.set;
-    if (had && set !== had && set.equals(had)) set = had;
-    out.fields.set(id, { ...mine, set });
+    out.fields.set(id, { ...mine, set: previous ? mine.set.union(previous.set) : mine.set });
+    // A writer that changed only what it already owned owns the same paths.
+    keepUnchangedSet(out, managed, id);
     out.times.set(id, scope.now);
   }
   capUpdateManagers(out);
@@ -159,10 +166,8 @@ function applyOnce(live: ApiObject | undefined, config: ApiObject, managed: Mana
   const outcome = applyOwnership(liveView, config, current.fields, id, force, options(scope));
   const out: Managed = { fields: outcome.managers, times: new Map(current.times) };
   strip(out, id);
-  // An apply of the same paths as before keeps the set it had, which writes the same FieldsV1 object again (set.ts).
-  const had = current.fields.get(id);
-  const now = out.fields.get(id);
-  if (had && now && now.set !== had.set && now.apiVersion === had.apiVersion && now.set.equals(had.set)) out.fields.set(id, { ...now, set: had.set });
+  // An apply of the same paths as before.
+  keepUnchangedSet(out, current, id);
   const changed = outcome.object !== undefined;
   if (changed) out.times.set(id, scope.now);
   const object = (changed ? outcome.object : liveView) as ApiObject;

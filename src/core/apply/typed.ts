@@ -51,18 +51,16 @@ export function typeNamed(name: string): SchemaType {
 }
 
 /** Atoms worked out once per schema field, and per value type for list items and map values. */
-const fieldAtoms = new WeakMap<FieldDef, Atom>();
-const valueAtoms = new WeakMap<ValueType, Atom>();
+const atoms = new WeakMap<FieldDef | ValueType, Atom>();
 
-/** The atom of a value of `type`, with the markers of the field holding it (none for list items and map values). */
+/**
+ * The atom of a value of `type`, with the markers of the field holding it (none for list items
+ * and map values); `field`, when given, is the field whose type `type` is.
+ */
 export function atomOf(type: ValueType, field?: FieldDef): Atom {
-  const memo = field ? fieldAtoms : valueAtoms;
   const key = field ?? type;
-  let atom = (memo as WeakMap<object, Atom>).get(key);
-  if (atom === undefined || (field && field.type !== type)) {
-    atom = workOutAtom(type, field);
-    if (!field || field.type === type) (memo as WeakMap<object, Atom>).set(key, atom);
-  }
+  let atom = atoms.get(key);
+  if (atom === undefined) atoms.set(key, (atom = workOutAtom(type, field)));
   return atom;
 }
 
