@@ -91,6 +91,8 @@ interface Floor {
 const SHARED_GET_PREFIX = '/bare-shared';
 
 let floor: Floor | undefined;
+/** The floor's revision reads so far and their time from sending to answer, as Keelson's `etcd_request_duration_seconds` counts its own. */
+const revisionReads = { reads: 0, seconds: 0 };
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -188,7 +190,18 @@ function main(): void {
     floor: async (args: { store: StoreOptions; keys?: Record<string, string>; managedFields?: unknown }) => {
       if (!floor) {
         const store = createStore(args.store);
-        floor = { store, keys: new Map(), managedFields: args.managedFields, revision: new SharedRevision(() => store.currentRevision()) };
+        floor = {
+          store,
+          keys: new Map(),
+          managedFields: args.managedFields,
+          revision: new SharedRevision(() => {
+            const sent = performance.now();
+            return store.currentRevision().finally(() => {
+              revisionReads.reads++;
+              revisionReads.seconds += (performance.now() - sent) / 1000;
+            });
+          }),
+        };
       }
       for (const [p, key] of Object.entries(args.keys ?? {})) {
         if (!(await floor.store.get(key)).kv) throw new Error(`floor: no key ${key} for ${p}`);
@@ -199,6 +212,7 @@ function main(): void {
       spinNs = BigInt(Math.round(args.us * 1000));
     },
     stats,
+    revisionReads: () => ({ ...revisionReads }),
     gc: () => {
       const gc = (globalThis as { gc?: () => void }).gc;
       gc?.();

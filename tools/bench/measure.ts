@@ -34,6 +34,8 @@ export interface Cell {
    * measured windows, into the sample's `counters` as `<label> <counter>`: label → pid.
    */
   kernelCounters?: Record<string, number>;
+  /** Counters the server reports (e.g. from its /metrics), read before and after each measured window; their growth is added into the sample's `counters`. */
+  serverCounters?: () => Promise<Record<string, number>>;
 }
 
 export interface Sample {
@@ -101,6 +103,8 @@ async function round(cell: Cell, warmupMs: number, measureMs: number, into: Samp
   const load = await cell.worker.call<number>('open', cell.open);
   try {
     if (warmupMs > 0) await cell.worker.call('run', { load, spec: cell.spec(), durationMs: warmupMs });
+    // Read outside the CPU window: a scrape costs the server CPU of its own.
+    const reported0 = await cell.serverCounters?.();
     const rpcs0 = cell.etcdEndpoint ? await etcdRpcCounts(cell.etcdEndpoint) : undefined;
     const cpu0 = await cell.serverCpu?.();
     const etcd0 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
@@ -109,6 +113,10 @@ async function round(cell: Cell, warmupMs: number, measureMs: number, into: Samp
     const kernel1 = readKernelCounters(cell.kernelCounters);
     const cpu1 = await cell.serverCpu?.();
     const etcd1 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
+    const reported1 = await cell.serverCounters?.();
+    for (const [key, end] of Object.entries(reported1 ?? {})) {
+      if (reported0?.[key] !== undefined) into.counters[key] = (into.counters[key] ?? 0) + end - reported0[key]!;
+    }
     for (const [key, end] of Object.entries(kernel1)) {
       if (kernel0[key] !== undefined) into.counters[key] = (into.counters[key] ?? 0) + end - kernel0[key]!;
     }

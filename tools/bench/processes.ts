@@ -131,6 +131,8 @@ export interface BareServer {
   /** Open `store` for floor creates, stamping the managedFields Keelson recorded on `template`. */
   floorCreates(store: StoreOptions, template: Record<string, unknown>): Promise<void>;
   stats(): Promise<ServerStats>;
+  /** The floor's shared revision reads so far, and the seconds they took from sending to answer. */
+  revisionReads(): Promise<{ reads: number; seconds: number }>;
   gc(): Promise<ServerStats>;
   stop(): Promise<void>;
 }
@@ -157,6 +159,7 @@ export async function startBare(build: Build, dataDir: string, clientTls: Target
     floor: (options) => child.call('floor', options),
     floorCreates: (store, template) => child.call('floor', { store, managedFields: (template.metadata as { managedFields?: unknown }).managedFields }),
     stats: () => child.call<ServerStats>('stats'),
+    revisionReads: () => child.call<{ reads: number; seconds: number }>('revisionReads'),
     gc: () => child.call<ServerStats>('gc'),
     stop: async () => {
       await child.stop();
