@@ -5,11 +5,12 @@
  * builds under the same drift of this machine's speed; the order within a pair alternates, so
  * neither build always starts right after the other's exit.
  *
- *   node -r @swc-node/register tools/bench/ab-startup.ts <rev-before> <rev-after> [--starts 8] [--objects 100000] [--before-server-args '…'] [--after-server-args '…']
+ *   node -r @swc-node/register tools/bench/ab-startup.ts <rev-before> <rev-after> [--starts 8] [--objects 100000] [--before-server-args '…'] [--after-server-args '…'] [--before-node-flags '…'] [--after-node-flags '…']
  *
  * `.` as a revision is the working tree. etcd's own CPU per start is read from /proc. The
  * server-args flags add Keelson flags to one build's starts (one revision given twice, e.g.
- * `--after-server-args '--controllers *,-replicaset,-garbagecollector'`).
+ * `--after-server-args '--controllers *,-replicaset,-garbagecollector'`); the node-flags ones
+ * start one build's servers with flags for node itself (a V8 setting against none).
  */
 import { ApiClient } from './api';
 import { abArguments, abRun, median, runTool } from './ab';
@@ -30,6 +31,7 @@ runTool(async () => {
   const starts = flag('--starts', 8);
   const objects = flag('--objects', 100_000);
   const serverArgs = [words('--before-server-args'), words('--after-server-args')];
+  const nodeFlags = [words('--before-node-flags'), words('--after-node-flags')];
   await abRun(revs, 'etcd', { warmupMs: 0, measureMs: 0, rounds: starts }, async ({ builds, ctx }) => {
     const etcd = await ctx.etcd();
     const store = { kind: 'etcd' as const, endpoint: etcd.endpoint };
@@ -48,7 +50,7 @@ runTool(async () => {
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const which of order) {
         const etcdBefore = etcdCpu();
-        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which] });
+        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which], nodeFlags: nodeFlags[which]!.length > 0 ? nodeFlags[which] : undefined });
         const etcdAfter = etcdCpu();
         try {
           const ready = await server.stats();
@@ -62,7 +64,7 @@ runTool(async () => {
     }
     const line = (which: number) => {
       const r = results[which]!;
-      return `| ${revs[which]} | ${count(median(r.map((s) => s.readyMs)))} ms (${count(Math.min(...r.map((s) => s.readyMs)))}–${count(Math.max(...r.map((s) => s.readyMs)))}) | ${count(median(r.map((s) => s.cpuMs)))} ms | ${count(median(r.map((s) => s.etcdCpuMs)))} ms | ${bytes(median(r.map((s) => s.peakRss)))} |`;
+      return `| ${[revs[which], ...nodeFlags[which]!, ...serverArgs[which]!].join(' ')} | ${count(median(r.map((s) => s.readyMs)))} ms (${count(Math.min(...r.map((s) => s.readyMs)))}–${count(Math.max(...r.map((s) => s.readyMs)))}) | ${count(median(r.map((s) => s.cpuMs)))} ms | ${count(median(r.map((s) => s.etcdCpuMs)))} ms | ${bytes(median(r.map((s) => s.peakRss)))} |`;
     };
     process.stdout.write(
       `Start-up on ${objects.toLocaleString('en-US')} ReplicaSets in etcd, ${starts} starts each, taking turns (medians):\n\n` +
