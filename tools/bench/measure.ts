@@ -34,7 +34,7 @@ export interface Cell {
    * measured windows, into the sample's `counters` as `<label> <counter>`: label → pid.
    */
   kernelCounters?: Record<string, number>;
-  /** Counters the server reports (e.g. from its /metrics), read before and after each measured window; their growth is added into the sample's `counters`. */
+  /** Counters the server reports (the bare server's revision reads), read before and after each measured window; their growth is added into the sample's `counters`. */
   serverCounters?: () => Promise<Record<string, number>>;
 }
 
@@ -103,7 +103,7 @@ async function round(cell: Cell, warmupMs: number, measureMs: number, into: Samp
   const load = await cell.worker.call<number>('open', cell.open);
   try {
     if (warmupMs > 0) await cell.worker.call('run', { load, spec: cell.spec(), durationMs: warmupMs });
-    // Read outside the CPU window: a scrape costs the server CPU of its own.
+    // Read outside the CPU window: asking costs the server CPU of its own.
     const reported0 = await cell.serverCounters?.();
     const rpcs0 = cell.etcdEndpoint ? await etcdRpcCounts(cell.etcdEndpoint) : undefined;
     const cpu0 = await cell.serverCpu?.();
