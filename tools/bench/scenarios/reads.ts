@@ -122,6 +122,28 @@ async function slowedBareRow(ctx: Context, bare: BareServer, c: ReadCase, keelso
   });
 }
 
+/**
+ * How steady the machine was during the gets: bare https serving the same bytes, round by round,
+ * in the cached and the consistent get's cells. Each row's ratio is side by side, but a wide
+ * spread here means the run's rows swing more than usual (other work on the shared cores), and
+ * that a row's verdict in this run says less.
+ */
+function steadinessRow(ctx: Context, bareGets: readonly Sample[]): void {
+  const rates = bareGets.flatMap((s) => s.rounds.filter((r) => r.elapsedMs > 0).map((r) => (r.ops * 1000) / r.elapsedMs)).sort((a, b) => a - b);
+  if (rates.length < 2) return;
+  const [low, high] = [rates[0]!, rates[rates.length - 1]!];
+  ctx.rows.push({
+    scenario: 2,
+    name: `how steady the machine was: bare https's gets, round by round (${rates.length} rounds)`,
+    keelson: `${rate(low)}–${rate(high)}`,
+    reference: `median ${rate(rates[Math.floor(rates.length / 2)]!)}`,
+    ratio: `${(high / low).toFixed(2)}× max/min`,
+    cpu: '',
+    latency: '',
+    note: `the same bytes each round, so the spread is the machine's own drift while scenario 2's gets ran`,
+  });
+}
+
 /** Counter names for the floor's shared revision reads (see revisionReadTime). */
 const READS = 'revision reads';
 const READ_SECONDS = 'revision read seconds';
@@ -233,6 +255,7 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
     const floorCase = etcdEndpoint ? await consistentFloor(bare, etcdEndpoint, consistent) : undefined;
     const ratios = new Map<ReadCase, number>();
     const gets = new Map<ReadCase, Sample>();
+    const bareGets: Sample[] = [];
     for (const c of [cached, consistent, ...lists]) {
       ctx.log(`2. ${c.name}`);
       const withFloor = c === consistent && floorCase;
@@ -243,7 +266,10 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
       const [k, b, f, s] = await sideBySide(cells, ctx.timing);
       const rpcs = k.etcdRpcs ? `; etcd RPCs/op ${etcdRpcsPerOp(k)}` : '';
       ratios.set(c, row(ctx, c.name, k, b, `response ${bytes(sizes.get(c.paths[0]) ?? NaN)}${rpcs}`));
-      if (c === cached || c === consistent) gets.set(c, k);
+      if (c === cached || c === consistent) {
+        gets.set(c, k);
+        bareGets.push(b);
+      }
       if (withFloor) {
         row(ctx, `floor: bare node:https get, one linearizable etcd Range each, ${c.clients} clients`, f, b, `Keelson's consistent get at ${ratio(perSecond(k), perSecond(f))} of the floor; etcd RPCs/op ${etcdRpcsPerOp(f)}`);
         row(ctx, `floor: bare node:https get, held bytes after a shared etcd revision read (as Keelson shares it), ${c.clients} clients`, s, b, `Keelson's consistent get at ${ratio(perSecond(k), perSecond(s))} of this floor; etcd RPCs/op ${etcdRpcsPerOp(s)}`);
@@ -256,6 +282,7 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
         });
       }
     }
+    steadinessRow(ctx, bareGets);
     for (const [c, k] of gets) await slowedBareRow(ctx, bare, c, k, c === consistent ? 'the shared etcd Range and ' : '');
     ctx.budgets.push({ budget: 'GET from the watch cache vs bare https', target: '≥ 0.6×', measured: `${ratios.get(cached)!.toFixed(3)}× (resourceVersion=0); consistent get ${ratios.get(consistent)!.toFixed(2)}×`, met: ratios.get(cached)! >= 0.6 });
     const largest = lists[lists.length - 1];
