@@ -20,7 +20,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
 import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
-import { isPodReady } from '../core/resources/pods';
+import { type PodCondition, isPodReady, podReadyCondition } from '../core/resources/pods';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
@@ -64,7 +64,7 @@ function controllerOf(o: ApiObject): OwnerReference | undefined {
   return undefined;
 }
 const specOf = (o: ApiObject) => (o.spec ?? {}) as { replicas?: number; minReadySeconds?: number; selector?: MetaLabelSelector; template?: { metadata?: ApiObject['metadata']; spec?: unknown } };
-const podStatus = (p: ApiObject) => (p.status ?? {}) as { phase?: string; conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string }>; containerStatuses?: Array<{ restartCount?: number }> };
+const podStatus = (p: ApiObject) => (p.status ?? {}) as { phase?: string; containerStatuses?: Array<{ restartCount?: number }> };
 
 /** The pod carries every one of `labels`. */
 function hasLabels(p: ApiObject, labels: Record<string, string>): boolean {
@@ -79,16 +79,8 @@ export function isPodActive(p: ApiObject): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed' && !p.metadata?.deletionTimestamp;
 }
 
-function readyCondition(p: ApiObject) {
-  const conditions = podStatus(p).conditions;
-  if (conditions) for (const c of conditions) if (c.type === 'Ready') return c;
-  return undefined;
-}
-
-/** Ready for at least minReadySeconds (upstream's IsPodAvailable). */
-function isAvailable(p: ApiObject, minReadySeconds: number, now: number): boolean {
-  const ready = readyCondition(p);
-  if (ready?.status !== 'True') return false;
+/** A ready pod, `ready` its True Ready condition, has been ready for at least minReadySeconds (upstream's IsPodAvailable). */
+function availableSince(ready: PodCondition, minReadySeconds: number, now: number): boolean {
   if (!minReadySeconds) return true;
   const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : NaN;
   return !Number.isNaN(since) && since + minReadySeconds * 1000 <= now;
@@ -422,9 +414,10 @@ export class ReplicaSetController {
     let available = 0;
     for (const p of active) {
       if (hasLabels(p, templateLabels)) fullyLabeled++;
-      if (readyCondition(p)?.status !== 'True') continue;
+      const condition = podReadyCondition(p);
+      if (condition?.status !== 'True') continue;
       ready++;
-      if (isAvailable(p, spec.minReadySeconds ?? 0, now)) available++;
+      if (availableSince(condition, spec.minReadySeconds ?? 0, now)) available++;
     }
     const status: Record<string, unknown> = {
       replicas: active.length,

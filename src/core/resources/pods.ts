@@ -54,12 +54,16 @@ const UPDATABLE_POD_SPEC_FIELDS = [
   '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
 ];
 
-/** upstream qos.GetPodQOS over cpu and memory. */
+/** The pod's first Ready condition, the one upstream's pod helpers read. */
+export function podReadyCondition(pod: ApiObject): PodCondition | undefined {
+  const conditions = (pod.status as PodStatus | undefined)?.conditions;
+  if (conditions) for (const c of conditions) if (c.type === 'Ready') return c;
+  return undefined;
+}
+
 /** upstream's IsPodReady: the pod's (first) Ready condition is True. */
 export function isPodReady(pod: ApiObject): boolean {
-  const conditions = (pod.status as PodStatus | undefined)?.conditions;
-  if (conditions) for (const c of conditions) if (c.type === 'Ready') return c.status === 'True';
-  return false;
+  return podReadyCondition(pod)?.status === 'True';
 }
 
 /**
@@ -71,6 +75,7 @@ export function withDisruptionTarget(conditions: readonly PodCondition[] | undef
   return [...(conditions ?? []).filter((c) => c.type !== 'DisruptionTarget'), target];
 }
 
+/** upstream qos.GetPodQOS over cpu and memory. */
 export function podQosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const containers: Container[] = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
   const positive = (list: ResourceList | undefined, name: string) => (list?.[name] !== undefined && quantityValue(list[name]!) > 0 ? list[name] : undefined);
