@@ -10,7 +10,8 @@
  * `email_verified` is false is refused), groups from `--oidc-groups-claim` with its prefix.
  */
 import https from 'node:https';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import type * as Jose from 'jose';
+import { jose } from '../util/jose';
 import type { Clock } from '../clock';
 import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator, claimedIssuer, rejected } from './types';
 
@@ -72,7 +73,7 @@ const UNKNOWN_KEY_COOLDOWN_MS = 30_000;
 
 export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
   if (!options.issuerUrl.startsWith('https://')) throw new Error('--oidc-issuer-url must be an https URL');
-  let keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  let keys: ReturnType<typeof Jose.createLocalJWKSet> | undefined;
   let keyIds = new Set<string>();
   let lastFetch = -Infinity;
   let stopped = false;
@@ -85,8 +86,8 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
     const discovery = (await getJson(discoveryUrl, options.ca)) as { issuer?: unknown; jwks_uri?: unknown };
     if (discovery.issuer !== options.issuerUrl) throw new Error(`oidc: issuer did not match the issuer returned by provider, expected "${options.issuerUrl}" got "${String(discovery.issuer)}"`);
     if (typeof discovery.jwks_uri !== 'string' || !discovery.jwks_uri.startsWith('https://')) throw new Error('oidc: the discovery document has no https jwks_uri');
-    const jwks = (await getJson(discovery.jwks_uri, options.ca)) as JSONWebKeySet;
-    keys = createLocalJWKSet(jwks);
+    const jwks = (await getJson(discovery.jwks_uri, options.ca)) as Jose.JSONWebKeySet;
+    keys = jose().createLocalJWKSet(jwks);
     keyIds = new Set((jwks.keys ?? []).map((k) => k.kid ?? ''));
   }
 
@@ -119,7 +120,7 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
       if (claimedIssuer(token) !== options.issuerUrl) return NO_OPINION;
       if (!keys) return rejected('oidc: authenticator not initialized');
       try {
-        const kid = decodeProtectedHeader(token).kid;
+        const kid = jose().decodeProtectedHeader(token).kid;
         if (kid && !keyIds.has(kid) && options.clock.now() - lastFetch > UNKNOWN_KEY_COOLDOWN_MS) await load().catch(() => undefined);
       } catch {
         return rejected('oidc: malformed token header');
@@ -127,7 +128,7 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
       let claims: Record<string, unknown>;
       try {
         claims = (
-          await jwtVerify(token, keys, {
+          await jose().jwtVerify(token, keys, {
             issuer: options.issuerUrl,
             audience: options.audiences ? [...options.audiences] : options.clientId,
             algorithms: [...options.signingAlgs],

@@ -10,7 +10,7 @@
  * and the bound object still exist with the same uid, so deleting either revokes the token.
  */
 import { randomUUID, type KeyObject, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+import { jose } from '../util/jose';
 import type { ApiObject } from '../core/api';
 import type { CreateHandler } from '../core/handlers';
 import type { Naming } from '../naming';
@@ -134,7 +134,7 @@ export function tokenRequestHandler(options: ServiceAccountTokenOptions): Create
         claims[kind === 'Pod' ? 'pod' : 'secret'] = { name: target.metadata?.name ?? '', uid: target.metadata?.uid ?? '' };
       }
       const now = Math.floor(options.clock.now() / 1000);
-      const token = await new SignJWT({ [claimKey]: claims })
+      const token = await new (jose().SignJWT)({ [claimKey]: claims })
         .setProtectedHeader({ alg, kid })
         .setIssuer(options.issuers[0]!)
         .setAudience(audiences)
@@ -176,7 +176,7 @@ export function serviceAccountAuthenticator(options: ServiceAccountTokenOptions)
       for (const key of payload ? [] : options.verifyingKeys) {
         try {
           payload = (
-            await jwtVerify(token, key, {
+            await jose().jwtVerify(token, key, {
               issuer: [...issuers],
               audience: [...options.apiAudiences],
               currentDate: new Date(options.clock.now()),

@@ -5,7 +5,7 @@
  * or refuses. Each method is one module implementing a small interface; `chain.ts` combines them
  * as upstream's request authenticator union does.
  */
-import { decodeJwt } from 'jose';
+import { jose } from '../util/jose';
 import type { UserInfo } from '../core/api';
 
 /** What the TLS layer learned about the client certificate, if one was presented. */
@@ -62,7 +62,7 @@ export function claimedIssuer(token: string): string | undefined {
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] === '' || parts[1] === '') return undefined;
   try {
-    const iss = (decodeJwt(token) as Record<string, unknown>).iss;
+    const iss = (jose().decodeJwt(token) as Record<string, unknown>).iss;
     return typeof iss === 'string' ? iss : undefined;
   } catch {
     return undefined;

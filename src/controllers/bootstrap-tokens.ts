@@ -13,7 +13,7 @@
  *   (upstream's signer keys with the secret part alone).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { CompactSign } from 'jose';
+import { jose } from '../util/jose';
 import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
 import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { secretData } from '../authn';
@@ -42,7 +42,7 @@ export function bootstrapToken(secret: ApiObject, secretType: string): { id: str
 
 /** The detached JWS (RFC 7515 appendix F) of `content`, HS256 with `key`: `<header>..<signature>`. */
 export async function detachedSignature(content: string, id: string, key: string): Promise<string> {
-  const jws = await new CompactSign(new TextEncoder().encode(content)).setProtectedHeader({ alg: 'HS256', kid: id }).sign(new TextEncoder().encode(key));
+  const jws = await new (jose().CompactSign)(new TextEncoder().encode(content)).setProtectedHeader({ alg: 'HS256', kid: id }).sign(new TextEncoder().encode(key));
   const [header, , signature] = jws.split('.');
   return `${header}..${signature}`;
 }

@@ -7,7 +7,6 @@ import path from 'node:path';
 import { type ServerConfig, parseFlags } from './flags';
 import { UPSTREAM_VENDOR } from '../naming';
 import { startServer } from './index';
-import { startControllerProcess } from './controller-process';
 import { type Logger, createLogger } from './logging';
 
 /** Text until the flags are read; then the format and verbosity they ask for. */
@@ -79,6 +78,9 @@ async function main(): Promise<number> {
 async function runControllersOnly(config: ServerConfig, stopped: Promise<NodeJS.Signals>): Promise<number> {
   // Nothing else may hold the event loop: a standby's only work is a timer the clock does not keep alive.
   const alive = setInterval(() => {}, 1 << 30);
+  // Required here, not imported: it brings grpc-js (~30 ms of the start, ~4 MB of RSS), which
+  // a server without a gRPC door never loads (docs/BENCHMARKS.md, session 27).
+  const { startControllerProcess } = require('./controller-process') as typeof import('./controller-process');
   const running = await startControllerProcess(config, { log });
   log(`running controllers against the core at ${config.coreAddress} as the user of ${config.kubeconfig}`);
   const failed = running.ready.then(

@@ -1,5 +1,7 @@
 /** The entry point as a process: refusing bad flags, --help, and a clean SIGTERM. */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServerProcess } from '../gateway/support/server-process';
 
@@ -40,4 +42,36 @@ describe('main', () => {
     );
     expect(await server.stop()).toBe(0);
   });
+
+  it('starts without loading grpc-js or jose: no gRPC door asked for, no token checked yet', () => {
+    // Each costs ~30 ms of the start, grpc-js ~4 MB of RSS too (docs/BENCHMARKS.md, session 27).
+    // The entry point runs until it says it is serving; the packages asked for by then are listed.
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'keelson-main-'));
+    try {
+      const script = `
+        const Module = require('node:module');
+        const asked = new Set();
+        const load = Module._load;
+        Module._load = function (request, ...rest) { asked.add(request); return load.call(this, request, ...rest); };
+        const write = process.stdout.write.bind(process.stdout);
+        process.stdout.write = process.stderr.write = (chunk) => {
+          if (String(chunk).includes('serving ')) {
+            write(JSON.stringify({ asked: [...asked].filter((m) => !m.startsWith('.') && !m.startsWith('/')) }));
+            process.exit(0);
+          }
+          return true;
+        };
+        process.argv = [process.execPath, 'main', '--data-dir', ${JSON.stringify(dataDir)}, '--secure-port', '0'];
+        require('./src/server/main.ts');`;
+      const r = spawnSync(process.execPath, ['-r', '@swc-node/register', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(0);
+      const { asked } = JSON.parse(r.stdout) as { asked: string[] };
+      // The start did load packages (the check sees them), just not these two.
+      expect(asked).toEqual(expect.arrayContaining(['express', 'prom-client']));
+      expect(asked).not.toContain('@grpc/grpc-js');
+      expect(asked).not.toContain('jose');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
