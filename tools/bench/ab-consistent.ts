@@ -11,11 +11,11 @@
  * `.` as a revision is the working tree. Besides rates and CPU, the table gives each cell's mean
  * time per get by Little's law (clients ÷ rate), the figure a wait for etcd adds to directly.
  */
-import { objectKey } from '../../src/core/storage/keys';
 import { ApiClient } from './api';
 import { abArguments, abRun, runTool, spread } from './ab';
 import { learnTemplate } from './context';
 import { replicaSetsPath } from './fixtures';
+import { sharedReadPath } from './scenarios/reads';
 import type { Target } from './https-client';
 import { type Cell, cpuPerOp, etcdRpcsPerOp, perSecond, type Sample, sideBySide } from './measure';
 import { startBare, startKeelson } from './processes';
@@ -43,9 +43,9 @@ runTool(async () => {
     try {
       const api = new ApiClient(servers[1]!.target);
       const body = await api.request('GET', path).finally(() => api.close());
+      // The shared-read floor answers the bytes routed for the plain path.
       await bare.route(path, body.body, 'application/json');
-      await bare.route(`/bare-shared${path}`, body.body, 'application/json');
-      await bare.floor({ store: { kind: 'etcd', endpoints: [etcd.endpoint] }, keys: { [`/bare-get${path}`]: objectKey('replicasets', NAMESPACE, 'template') } });
+      await bare.floor({ store: { kind: 'etcd', endpoints: [etcd.endpoint] } });
       const cell = (target: Target, stats: () => Promise<{ cpuUs: number }>, at: string, viaEtcd: boolean): Cell => ({
         worker: ctx.worker,
         open: { kind: 'https', target, connections: clients },
@@ -58,7 +58,7 @@ runTool(async () => {
         [
           cell(servers[0]!.target, servers[0]!.stats, path, true),
           cell(servers[1]!.target, servers[1]!.stats, path, true),
-          cell(bare.target, bare.stats, `/bare-shared${path}`, true),
+          cell(bare.target, bare.stats, sharedReadPath(path), true),
           cell(bare.target, bare.stats, path, false),
         ],
         timing,

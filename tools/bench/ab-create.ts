@@ -41,7 +41,7 @@ runTool(async () => {
       for (const [slot, build] of builds.entries()) {
         const i = order[slot]!;
         const store: StoreChoice = embedded ? { kind: 'embedded' } : { kind: 'etcd', endpoint: (await ctx.etcd()).endpoint };
-        servers.push(await startKeelson(build, { store, dataDir: await ctx.tmpDir(`ab-${slot}`), nodeFlags: flags[i]!.length > 0 ? flags[i] : undefined, serverArgs: serverArgs[i] }));
+        servers.push(await startKeelson(build, { store, dataDir: await ctx.tmpDir(`ab-${slot}`), nodeFlags: flags[i], serverArgs: serverArgs[i] }));
       }
       for (const server of servers) {
         const api = new ApiClient(server.target);

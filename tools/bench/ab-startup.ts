@@ -50,7 +50,7 @@ runTool(async () => {
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const which of order) {
         const etcdBefore = etcdCpu();
-        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which], nodeFlags: nodeFlags[which]!.length > 0 ? nodeFlags[which] : undefined });
+        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which], nodeFlags: nodeFlags[which] });
         const etcdAfter = etcdCpu();
         try {
           const ready = await server.stats();

@@ -99,6 +99,13 @@ function readKernelCounters(pids: Record<string, number> | undefined): Record<st
   return out;
 }
 
+/** Add to `into` how much each counter read in both `before` and `after` grew between them. */
+function addGrowth(into: Record<string, number>, before: Record<string, number>, after: Record<string, number>): void {
+  for (const [key, end] of Object.entries(after)) {
+    if (before[key] !== undefined) into[key] = (into[key] ?? 0) + end - before[key]!;
+  }
+}
+
 async function round(cell: Cell, warmupMs: number, measureMs: number, into: Sample): Promise<void> {
   const load = await cell.worker.call<number>('open', cell.open);
   try {
@@ -114,12 +121,8 @@ async function round(cell: Cell, warmupMs: number, measureMs: number, into: Samp
     const cpu1 = await cell.serverCpu?.();
     const etcd1 = cell.etcdPid ? processCpuUs(cell.etcdPid) : undefined;
     const reported1 = await cell.serverCounters?.();
-    for (const [key, end] of Object.entries(reported1 ?? {})) {
-      if (reported0?.[key] !== undefined) into.counters[key] = (into.counters[key] ?? 0) + end - reported0[key]!;
-    }
-    for (const [key, end] of Object.entries(kernel1)) {
-      if (kernel0[key] !== undefined) into.counters[key] = (into.counters[key] ?? 0) + end - kernel0[key]!;
-    }
+    addGrowth(into.counters, reported0 ?? {}, reported1 ?? {});
+    addGrowth(into.counters, kernel0, kernel1);
     if (cell.etcdEndpoint && rpcs0) {
       const rpcs1 = await etcdRpcCounts(cell.etcdEndpoint);
       into.etcdRpcs ??= {};

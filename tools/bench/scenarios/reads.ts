@@ -229,9 +229,14 @@ async function consistentFloor(bare: BareServer, endpoint: string, consistent: R
   return { ...consistent, paths };
 }
 
+/** Where the bare server answers `path`'s held bytes after a revision read shared with the gets around it. */
+export function sharedReadPath(path: string): string {
+  return `/bare-shared${path}`;
+}
+
 /** The consistent get's shared-read floor: the held bytes of each path, after a shared revision read. */
 function sharedReadFloor(consistent: ReadCase): ReadCase {
-  return { ...consistent, paths: consistent.paths.map((p) => `/bare-shared${p}`) };
+  return { ...consistent, paths: consistent.paths.map(sharedReadPath) };
 }
 
 const names = () => Array.from({ length: GET_NAMES }, (_, i) => `${replicaSetsPath(listNamespace(1000))}/rs-${String(i).padStart(6, '0')}`);
