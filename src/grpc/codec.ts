@@ -281,7 +281,8 @@ function decodeDecodeReport(report: pb.DecodeReport | undefined): DecodeReport |
   return undefined;
 }
 
-function decodeCaller(caller: pb.Caller | undefined): Caller {
+/** The caller a request names; admission reads it alone, before the rest of the request, from a gateway. */
+export function decodeCaller(caller: pb.Caller | undefined): Caller {
   if (!caller?.user) throw badRequest('caller: user is required');
   const { username, uid, groups } = caller.user;
   const entries = Object.entries(caller.user.extra);

@@ -3,17 +3,14 @@
  * `keelson.core.v1.Core` service, so gateways and controllers in other processes reach the
  * same pipeline as the in-process gateway (docs/ARCHITECTURE.md, "The path of one create").
  *
- * Every call is authenticated by the same chain as the HTTPS door (src/authn): the bearer token
- * of the `authorization` metadata and the client certificate, checked against the client CA.
- * The user a request names (its `Caller`) is believed only from a caller allowed to act for
- * others — a gateway in front of this core, identified by its own client certificate — as
- * upstream believes an authenticating proxy's headers only from `--requestheader-allowed-names`;
- * any other caller is the user it authenticated as. `authentication: 'trust-caller'` keeps the
- * old behaviour for processes that own both ends (tests, an embedding program).
+ * Each call is admitted first (admission.ts: authenticated, then authorized, as the HTTPS door
+ * does), and only then is its request decoded and validated: grpc-js hands the handlers the
+ * request's bytes, so that even bytes that are not a message are answered 401 to a caller
+ * without credentials. `authentication: 'trust-caller'` believes the user each request names,
+ * for processes that own both ends (tests, an embedding program).
  */
-import type { X509Certificate } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { CoreService, type CoreServer, type WatchRequest, type WatchResponse } from '../gen/keelson/core/v1/core';
+import { CoreService, type WatchRequest, type WatchResponse } from '../gen/keelson/core/v1/core';
 import type { CoreApi, RequestContext, WatchStream } from '../core/api';
 import {
   createCodec,
@@ -28,14 +25,14 @@ import {
   watchRequestCodec,
   type Caller,
   type MethodCodec,
+  type RequestCodec,
 } from './codec';
 import { toGrpcStatus } from './errors';
 import { toBuffer, type PemInput } from './tls';
-import { type Authenticator, type Credentials, describePeer, parseCaBundle, verifyLeaf } from '../authn';
-import type { ResourceTarget, UserInfo } from '../core/api';
-import { type AuthorizationAttributes, type Decision, forbiddenError } from '../authz';
-import { unauthorized } from '../status';
-import { type Clock, systemClock } from '../clock';
+import { type AddressedRequest, type Admit, type CallCredentials, type GrpcAuthentication, type ReceivedRequest, createAdmission } from './admission';
+import { badRequest } from '../status';
+
+export type { GrpcAuthentication } from './admission';
 
 export interface GrpcServerTlsOptions {
   /** PEM private key of the server certificate. */
@@ -46,24 +43,6 @@ export interface GrpcServerTlsOptions {
   ca?: PemInput;
   /** Refuse clients without a certificate signed by `ca`. */
   requireClientCert?: boolean;
-}
-
-export interface GrpcAuthentication {
-  /** The server's authenticator chain, shared with the HTTPS door. */
-  authenticator: Authenticator;
-  /**
-   * The server's authorizer chain, shared with the HTTPS door: each call is authorized for the
-   * user it runs as (the end user, when a gateway names one), as the HTTPS door authorizes.
-   */
-  authorize?: (attributes: AuthorizationAttributes) => Promise<Decision>;
-  /**
-   * Authenticated usernames allowed to act for the user each request names (gateways in front
-   * of this core). Empty: nobody may.
-   */
-  proxyUsers?: readonly string[];
-  /** Why a call was refused as unauthenticated, for the server log (never the client). */
-  onRejected?: (reason: string) => void;
-  clock?: Clock;
 }
 
 export interface GrpcCoreServerOptions {
@@ -98,8 +77,8 @@ const SERVER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
 export async function startGrpcCoreServer(core: CoreApi, options: GrpcCoreServerOptions): Promise<GrpcCoreServer> {
   const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
   const liveWatches = new Set<() => void>();
-  const identify = identifier(options);
-  server.addService(CoreService, coreHandlers(core, liveWatches, identify));
+  const admit = createAdmission(options.authentication, options.tls?.ca);
+  server.addService(requestsAsBytes(CoreService), coreHandlers(core, liveWatches, admit));
   const port = await bind(server, options.address, serverCredentials(options.tls));
   let closing: Promise<void> | undefined;
   return {
@@ -112,97 +91,86 @@ export async function startGrpcCoreServer(core: CoreApi, options: GrpcCoreServer
 }
 
 /**
- * Who a call is — from its credentials, or the user it names when the caller may act for others —
- * and whether that user may make it (`verb` on `target`).
+ * The service with every method's request left as its bytes. grpc-js decodes a request before
+ * any handler runs and answers bytes that do not decode itself (INTERNAL, with the decoder's
+ * message), to callers without credentials too; the handlers decode once the call is admitted.
  */
-type Identify = (call: SurfaceCall, caller: Caller, verb: string, target: ResourceTarget) => Promise<UserInfo>;
-type SurfaceCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
-
-function identifier(options: GrpcCoreServerOptions): Identify {
-  const auth = options.authentication;
-  if (auth === 'trust-caller') return async (_call, caller) => caller.user;
-  const cas = options.tls?.ca ? parseCaBundle(toBuffer(options.tls.ca)) : [];
-  const clock = auth.clock ?? systemClock;
-  const proxies = new Set(auth.proxyUsers ?? []);
-  return async (call, caller, verb, target) => {
-    const result = await auth.authenticator.authenticate(credentialsOf(call, cas, clock.now()));
-    if (result.outcome !== 'authenticated') {
-      auth.onRejected?.(result.outcome === 'rejected' ? result.reason : 'no opinion');
-      throw unauthorized();
-    }
-    const user = proxies.has(result.user.username) ? caller.user : result.user;
-    if (auth.authorize) {
-      const attributes: AuthorizationAttributes = {
-        user,
-        verb,
-        isResourceRequest: true,
-        path: '',
-        namespace: target.namespace ?? '',
-        apiGroup: target.group,
-        apiVersion: target.version,
-        resource: target.resource,
-        subresource: target.subresource ?? '',
-        name: target.name ?? '',
-      };
-      const decision = await auth.authorize(attributes);
-      if (decision.decision !== 'allow') throw forbiddenError(attributes, decision.reason ?? '');
-    }
-    return user;
-  };
+function requestsAsBytes(service: typeof CoreService): grpc.ServiceDefinition {
+  return Object.fromEntries(Object.entries(service).map(([name, method]) => [name, { ...method, requestDeserialize: (bytes: Buffer) => bytes }]));
 }
 
-/**
- * The bearer token of the `authorization` metadata and the client certificate, verified against
- * the client CA. grpc-js shows a call only the certificates its TLS layer verified, so a
- * certificate from another CA looks like none at all here (the call is anonymous, or 401 with
- * anonymous requests disabled) where the HTTPS door refuses it outright.
- */
-function credentialsOf(call: SurfaceCall, cas: readonly X509Certificate[], now: number): Credentials {
-  const credentials: Credentials = {};
-  const header = call.metadata.get('authorization')[0];
-  const match = typeof header === 'string' ? /^\s*bearer ([^ ]+)/i.exec(header) : null;
-  if (match) credentials.token = match[1]!;
-  const peer = call.getAuthContext?.()?.sslPeerCertificate;
-  if (peer?.raw && cas.length > 0) {
-    const { verified, error } = verifyLeaf(peer.raw, cas, now);
-    const described = describePeer(peer, verified, error);
-    if (described) credentials.certificate = described;
-  }
-  return credentials;
+/** One handler for each method of the service, each taking its request as bytes. */
+type CoreHandlers = Record<keyof typeof CoreService, grpc.UntypedHandleCall>;
+
+/** One method as its handler sees it: the authorization verb, the generated method (its message decoder), its codec. */
+interface Endpoint<Req extends AddressedRequest, Codec> {
+  verb: string;
+  definition: { requestDeserialize(bytes: Buffer): Req };
+  codec: Codec;
 }
 
-function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, identify: Identify): CoreServer {
+function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, admit: Admit): CoreHandlers {
   return {
-    get: unary(identify, 'get', getCodec, ([target, options], ctx) => core.get(target, options, ctx)),
-    list: unary(identify, 'list', listCodec, ([target, options], ctx) => core.list(target, options, ctx)),
-    watch: watchHandler(core, liveWatches, identify),
-    create: unary(identify, 'create', createCodec, ([target, object, options], ctx) => core.create(target, object, options, ctx)),
-    update: unary(identify, 'update', updateCodec, ([target, object, options], ctx) => core.update(target, object, options, ctx)),
-    patch: unary(identify, 'patch', patchCodec, ([target, patch, options], ctx) => core.patch(target, patch, options, ctx)),
-    delete: unary(identify, 'delete', deleteCodec, ([target, options], ctx) => core.delete(target, options, ctx)),
-    deleteCollection: unary(identify, 'deletecollection', deleteCollectionCodec, ([target, listOptions, deleteOptions], ctx) =>
-      core.deleteCollection(target, listOptions, deleteOptions, ctx),
+    get: unary(admit, { verb: 'get', definition: CoreService.get, codec: getCodec }, ([target, options], ctx) => core.get(target, options, ctx)),
+    list: unary(admit, { verb: 'list', definition: CoreService.list, codec: listCodec }, ([target, options], ctx) => core.list(target, options, ctx)),
+    watch: watchHandler(core, liveWatches, admit, { verb: 'watch', definition: CoreService.watch, codec: watchRequestCodec }),
+    create: unary(admit, { verb: 'create', definition: CoreService.create, codec: createCodec }, ([target, object, options], ctx) =>
+      core.create(target, object, options, ctx),
+    ),
+    update: unary(admit, { verb: 'update', definition: CoreService.update, codec: updateCodec }, ([target, object, options], ctx) =>
+      core.update(target, object, options, ctx),
+    ),
+    patch: unary(admit, { verb: 'patch', definition: CoreService.patch, codec: patchCodec }, ([target, patch, options], ctx) =>
+      core.patch(target, patch, options, ctx),
+    ),
+    delete: unary(admit, { verb: 'delete', definition: CoreService.delete, codec: deleteCodec }, ([target, options], ctx) => core.delete(target, options, ctx)),
+    deleteCollection: unary(
+      admit,
+      { verb: 'deletecollection', definition: CoreService.deleteCollection, codec: deleteCollectionCodec },
+      ([target, listOptions, deleteOptions], ctx) => core.deleteCollection(target, listOptions, deleteOptions, ctx),
     ),
   };
 }
 
-/** One unary method: decode, call the core with a fresh context, encode the result or the failure. */
-function unary<Args extends unknown[], Result, Req, Res>(
-  identify: Identify,
-  verb: string,
-  codec: MethodCodec<Args, Result, Req, Res>,
+/**
+ * Admits the call (401, 403), then decodes its request (400): the CoreApi arguments and the
+ * caller, running as the user admission established.
+ */
+async function admitThenDecode<Args extends unknown[], Req extends AddressedRequest>(
+  admit: Admit,
+  call: CallCredentials & { request: Buffer },
+  endpoint: Endpoint<Req, RequestCodec<Args, Req>>,
+): Promise<{ args: Args; caller: Caller }> {
+  const request = receive(endpoint.definition, call.request);
+  const user = await admit(call, endpoint.verb, request);
+  if (!request.decoded) throw request.error;
+  const { args, caller } = endpoint.codec.decodeRequest(request.message);
+  return { args, caller: { ...caller, user } };
+}
+
+function receive<Req>(definition: { requestDeserialize(bytes: Buffer): Req }, bytes: Buffer): ReceivedRequest<Req> {
+  try {
+    return { decoded: true, message: definition.requestDeserialize(bytes) };
+  } catch (err) {
+    return { decoded: false, error: badRequest(`request: not a valid message: ${err instanceof Error ? err.message : String(err)}`) };
+  }
+}
+
+/** One unary method: admit and decode, call the core with a fresh context, encode the result or the failure. */
+function unary<Args extends unknown[], Result, Req extends AddressedRequest, Res>(
+  admit: Admit,
+  endpoint: Endpoint<Req, MethodCodec<Args, Result, Req, Res>>,
   invoke: (args: Args, ctx: RequestContext) => Promise<Result>,
-): grpc.handleUnaryCall<Req, Res> {
+): grpc.handleUnaryCall<Buffer, Res> {
   return (call, callback) => {
     const abort = new AbortController();
     call.once('cancelled', () => abort.abort());
     const warnings: string[] = [];
     void (async () => {
       try {
-        const { args, caller } = codec.decodeRequest(call.request);
-        const user = await identify(call, caller, verb, args[0] as ResourceTarget);
-        const result = await invoke(args, contextFor({ ...caller, user }, warnings, abort.signal));
-        callback(null, codec.encodeResponse(result, warnings));
+        const { args, caller } = await admitThenDecode(admit, call, endpoint);
+        const result = await invoke(args, contextFor(caller, warnings, abort.signal));
+        callback(null, endpoint.codec.encodeResponse(result, warnings));
       } catch (err) {
         answerFailure(callback, err, warnings);
       }
@@ -228,7 +196,12 @@ function answerFailure<Res>(callback: grpc.sendUnaryData<Res>, err: unknown, war
  * cancels (the core's stream is closed) or the core ends the stream (the call ends OK).
  * A failure before `started` fails the call, so the client's `watch()` rejects.
  */
-function watchHandler(core: CoreApi, liveWatches: Set<() => void>, identify: Identify): grpc.handleServerStreamingCall<WatchRequest, WatchResponse> {
+function watchHandler(
+  core: CoreApi,
+  liveWatches: Set<() => void>,
+  admit: Admit,
+  endpoint: Endpoint<WatchRequest, typeof watchRequestCodec>,
+): grpc.handleServerStreamingCall<Buffer, WatchResponse> {
   return (call) => {
     const abort = new AbortController();
     const warnings: string[] = [];
@@ -241,9 +214,8 @@ function watchHandler(core: CoreApi, liveWatches: Set<() => void>, identify: Ide
     });
     void (async () => {
       try {
-        const { args, caller } = watchRequestCodec.decodeRequest(call.request);
-        const user = await identify(call, caller, 'watch', args[0]);
-        stream = await core.watch(args[0], args[1], contextFor({ ...caller, user }, warnings, abort.signal));
+        const { args, caller } = await admitThenDecode(admit, call, endpoint);
+        stream = await core.watch(args[0], args[1], contextFor(caller, warnings, abort.signal));
         if (abort.signal.aborted) return;
         liveWatches.add(stop);
         await send(call, encodeWatchStarted(warnings), abort.signal);
@@ -263,7 +235,7 @@ function watchHandler(core: CoreApi, liveWatches: Set<() => void>, identify: Ide
 }
 
 /** Writes one message, waiting for 'drain' when the transport buffer is full (or the call ends). */
-async function send(call: grpc.ServerWritableStream<WatchRequest, WatchResponse>, message: WatchResponse, signal: AbortSignal) {
+async function send(call: grpc.ServerWritableStream<Buffer, WatchResponse>, message: WatchResponse, signal: AbortSignal) {
   if (call.write(message)) return;
   await new Promise<void>((resolve) => {
     const done = () => {
