@@ -67,7 +67,10 @@ export interface ServerConfig {
   controllersOnly: boolean;
   /** --kubeconfig: the credentials a --controllers-only process presents to the core. */
   kubeconfig?: string;
-  /** --cluster-signing-cert-file/--cluster-signing-key-file: the CA a --controllers-only process signs its scheduler's and nodes' client certificates with. */
+  /**
+   * --cluster-signing-cert-file/--cluster-signing-key-file: the CA csrsigning signs with (default the
+   * generated one), and a --controllers-only process its scheduler's and nodes' client certificates.
+   */
   clusterSigningCertFile?: string;
   /** --cluster-signing-duration in milliseconds: the longest validity csrsigning gives. */
   clusterSigningDurationMs: number;
@@ -549,14 +552,15 @@ const FLAGS: readonly Flag[] = [
     name: 'cluster-signing-cert-file',
     field: 'clusterSigningCertFile',
     type: 'string',
-    usage: 'With --controllers-only: PEM CA certificate the client certificates of the scheduler and the simulated nodes are signed with (the cluster CA, ca.crt under the server\'s --data-dir).',
+    usage:
+      'PEM CA certificate csrsigning signs approved CertificateSigningRequests with (default: the CA generated under --data-dir); the server trusts it for client certificates too. With --controllers-only it also signs the scheduler\'s and the simulated nodes\' client certificates (the cluster CA, ca.crt under the server\'s --data-dir).',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'cluster-signing-key-file',
     field: 'clusterSigningKeyFile',
     type: 'string',
-    usage: 'With --controllers-only: PEM private key of --cluster-signing-cert-file.',
+    usage: 'PEM private key of --cluster-signing-cert-file.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -777,7 +781,8 @@ const FLAGS: readonly Flag[] = [
     name: 'client-ca-file',
     field: 'clientCaFile',
     type: 'string',
-    usage: 'PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. Default: the CA made under --data-dir.',
+    usage:
+      'PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. The CA made under --data-dir (which signs the credentials the server writes) stays trusted beside it.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -1315,9 +1320,7 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
     if (!config.kubeconfig) throw new FlagFailure('--kubeconfig', '--controllers-only needs --kubeconfig: the credentials the controllers present to the core');
     if (config.coreOnly) throw new FlagFailure('--controllers-only', '--controllers-only and --core-only exclude each other');
   } else {
-    for (const f of ['kubeconfig', 'cluster-signing-cert-file', 'cluster-signing-key-file']) {
-      if (seen.has(f)) throw new FlagFailure(`--${f}`, `--${f} is used only with --controllers-only`);
-    }
+    if (seen.has('kubeconfig')) throw new FlagFailure('--kubeconfig', '--kubeconfig is used only with --controllers-only');
   }
   if (seen.has('cluster-signing-cert-file') !== seen.has('cluster-signing-key-file')) {
     const missing = seen.has('cluster-signing-cert-file') ? '--cluster-signing-key-file' : '--cluster-signing-cert-file';

@@ -220,9 +220,11 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     startControllers: () => {
       const pki = deps.pki();
       const rootCA = config.servingCertificate ? pki.caCert + config.servingCertificate.cert : pki.caCert;
-      // csrsigning signs with the CA made under --data-dir, the one client certificates are checked
-      // against unless --client-ca-file names another.
-      const csrSign = config.clientCaFile ? undefined : caSigner(pki.caCert, path.join(path.resolve(config.dataDir), 'ca.key'));
+      // csrsigning signs with --cluster-signing-cert-file when given, else with the CA made under
+      // --data-dir; both are trusted for client certificates (clientCaOf), so what it signs authenticates.
+      const csrSign = config.clusterSigningCertFile
+        ? caSigner(readFlagFile('cluster-signing-cert-file', config.clusterSigningCertFile), { pem: readFlagFile('cluster-signing-key-file', config.clusterSigningKeyFile!) })
+        : caSigner(pki.caCert, path.join(path.resolve(config.dataDir), 'ca.key'));
       controllers = startControllers(core, enabledControllers(config.controllers), deps.log, {
         ...controllerFlags(config),
         simulatedNodes: config.simulatedNodes,
@@ -230,7 +232,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         leaderElect: config.leaderElect,
         useServiceAccountCredentials: config.useServiceAccountCredentials,
         clock: deps.clock,
-        ...(csrSign ? { csrSign } : {}),
+        csrSign,
         // The server is the controller manager too: its metrics carry the node collector's.
         zoneMetrics: nodeCollectorMetrics(deps.metrics.registry),
         workQueueMetrics: workQueueMetrics(deps.metrics.registry),
@@ -476,14 +478,29 @@ function openAudit(
   return { policy, backend: unionBackends(backends), blocking };
 }
 
-/** The client CA bundle: `--client-ca-file`, else the CA generated under the data dir. */
+/**
+ * The CAs trusted for client certificates: the CA generated under the data dir (it signs every
+ * credential the server writes: admin.kubeconfig, controller-manager.kubeconfig, the gateway's
+ * certificate), the `--client-ca-file` bundle beside it, and `--cluster-signing-cert-file`'s CA,
+ * which csrsigning signs with. A server never writes or signs a credential it then refuses.
+ */
 function clientCaOf(config: ServerConfig, pki: Pki): string {
-  if (!config.clientCaFile) return pki.caCert;
-  try {
-    return readFileSync(config.clientCaFile, 'utf8');
-  } catch (err) {
-    throw new Error(`--client-ca-file: cannot read ${JSON.stringify(config.clientCaFile)}: ${(err as Error).message}`);
+  const bundles = [pki.caCert];
+  if (config.clientCaFile) {
+    try {
+      bundles.push(readFileSync(config.clientCaFile, 'utf8'));
+    } catch (err) {
+      throw new Error(`--client-ca-file: cannot read ${JSON.stringify(config.clientCaFile)}: ${(err as Error).message}`);
+    }
   }
+  if (config.clusterSigningCertFile) bundles.push(readFlagFile('cluster-signing-cert-file', config.clusterSigningCertFile));
+  return uniqueCertificates(bundles);
+}
+
+/** The certificates of PEM bundles, each once, as one bundle. */
+function uniqueCertificates(bundles: readonly string[]): string {
+  const blocks = bundles.flatMap((b) => b.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []);
+  return `${[...new Set(blocks.map((b) => b.replace(/\r\n/g, '\n')))].join('\n')}\n`;
 }
 
 export async function startServer(config: ServerConfig, options: StartServerOptions = {}): Promise<RunningKeelson> {
