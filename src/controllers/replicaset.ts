@@ -14,7 +14,8 @@
  *   restarts, newer first);
  * - records SuccessfulCreate, SuccessfulDelete and FailedCreate events (events v1), and writes
  *   status: replicas, fullyLabeledReplicas, readyReplicas, availableReplicas (ready for
- *   minReadySeconds), observedGeneration and the ReplicaFailure condition.
+ *   minReadySeconds), observedGeneration and the ReplicaFailure condition; a ReplicaSet with a
+ *   ready pod not yet available is synced again, on the clock, when the pod's minReadySeconds are up.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
@@ -79,11 +80,15 @@ export function isPodActive(p: ApiObject): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed' && !p.metadata?.deletionTimestamp;
 }
 
-/** A ready pod, `ready` its True Ready condition, has been ready for at least minReadySeconds (upstream's IsPodAvailable). */
-function availableSince(ready: PodCondition, minReadySeconds: number, now: number): boolean {
-  if (!minReadySeconds) return true;
+/**
+ * When a ready pod, `ready` its True Ready condition, has been ready for minReadySeconds and so
+ * counts as available (upstream's IsPodAvailable): at once without minReadySeconds, never
+ * (NaN) without a transition time.
+ */
+function availableAt(ready: PodCondition, minReadySeconds: number): number {
+  if (!minReadySeconds) return -Infinity;
   const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : NaN;
-  return !Number.isNaN(since) && since + minReadySeconds * 1000 <= now;
+  return since + minReadySeconds * 1000;
 }
 
 /** The annotation that makes a pod cheaper or dearer to delete: `controller.<key domain>/pod-deletion-cost`. */
@@ -163,7 +168,7 @@ export class ReplicaSetController {
       api: 'core',
       log: options.log,
     });
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2, name: 'replicaset', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2, name: 'replicaset', metrics: options.queueMetrics, clock: options.clock });
     this.replicaSets = followResource(options, { group: this.appsGroup, version: 'v1', resource: 'replicasets' }, this.ctx, (c) => this.onReplicaSet(c));
     this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c) => this.onPod(c));
   }
@@ -412,13 +417,22 @@ export class ReplicaSetController {
     let fullyLabeled = 0;
     let ready = 0;
     let available = 0;
+    // The first moment a ready pod not yet available becomes so.
+    let nextAvailable = Infinity;
     for (const p of active) {
       if (hasLabels(p, templateLabels)) fullyLabeled++;
       const condition = podReadyCondition(p);
       if (condition?.status !== 'True') continue;
       ready++;
-      if (availableSince(condition, spec.minReadySeconds ?? 0, now)) available++;
+      const at = availableAt(condition, spec.minReadySeconds ?? 0);
+      if (at <= now) available++;
+      else if (at < nextAvailable) nextAvailable = at;
     }
+    // No pod event marks the moment a pod becomes available: look again then, whether or not
+    // this sync writes the status (upstream's syncReplicaSet re-queues after minReadySeconds
+    // while readyReplicas == replicas and availableReplicas != replicas; this also covers a
+    // ReplicaSet whose other pods are not ready yet, and waits only as long as the first pod needs).
+    if (nextAvailable !== Infinity) this.queue.addAfter(key(rs), nextAvailable - now);
     const status: Record<string, unknown> = {
       replicas: active.length,
       fullyLabeledReplicas: fullyLabeled,
@@ -446,10 +460,6 @@ export class ReplicaSetController {
     } catch (err) {
       // A newer version is on its way through the informer: it syncs again.
       if (!StatusError.is(err, 'Conflict') && !StatusError.is(err, 'NotFound')) throw err;
-    }
-    // A pod that becomes available only with time needs another look then.
-    if (spec.minReadySeconds && (status.readyReplicas as number) > (status.availableReplicas as number)) {
-      this.options.clock.setTimeout(() => this.queue.add(key(rs)), spec.minReadySeconds * 1000);
     }
   }
 

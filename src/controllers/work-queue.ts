@@ -1,8 +1,11 @@
 /**
  * A rate-limited work queue in the manner of client-go's workqueue: an item is queued at most
  * once, never processed by two workers at once (added again while running, it runs again
- * afterwards), and retried with exponential backoff when processing fails.
+ * afterwards), retried with exponential backoff when processing fails, and added later on the
+ * clock with `addAfter` (client-go's delaying queue).
  */
+import { type Clock, systemClock } from '../clock';
+
 /** Where a queue reports what it does (upstream's workqueue metrics, by queue name). */
 export interface WorkQueueMetrics {
   /**
@@ -25,6 +28,8 @@ export interface WorkQueueOptions {
   /** First retry delay; doubles per failure up to `maxBackoffMs`. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
+  /** The time `addAfter` waits on (default the system clock). */
+  clock?: Clock;
 }
 
 export class WorkQueue<T> {
@@ -34,6 +39,8 @@ export class WorkQueue<T> {
   private readonly dirty = new Map<string, T>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Items `addAfter` waits to add, by key: when and how to stop waiting. */
+  private readonly delayed = new Map<string, { due: number; cancel: () => void }>();
   private started = false;
   private stopped = false;
   private active = 0;
@@ -72,6 +79,30 @@ export class WorkQueue<T> {
     this.pump();
   }
 
+  /**
+   * Add `item` once `ms` of the queue's clock have passed. As client-go's delaying queue, an item
+   * already waiting keeps the earlier of its two times. A delayed item does not keep `idle` from
+   * resolving: nothing is to be done until its time comes.
+   */
+  addAfter(item: T, ms: number): void {
+    if (this.stopped) return;
+    if (ms <= 0) {
+      this.add(item);
+      return;
+    }
+    const key = this.keyOf(item);
+    const clock = this.options.clock ?? systemClock;
+    const due = clock.now() + ms;
+    const waiting = this.delayed.get(key);
+    if (waiting && waiting.due <= due) return;
+    waiting?.cancel();
+    const cancel = clock.setTimeout(() => {
+      this.delayed.delete(key);
+      this.add(item);
+    }, ms);
+    this.delayed.set(key, { due, cancel });
+  }
+
   /** Begin processing (items added before are kept). */
   start(): void {
     this.started = true;
@@ -99,6 +130,8 @@ export class WorkQueue<T> {
     this.dirty.clear();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    for (const { cancel } of this.delayed.values()) cancel();
+    this.delayed.clear();
     this.notifyIdle();
   }
 

@@ -2,7 +2,9 @@
  * The ReplicaSet controller against a real core on the embedded store: scaling 0 → 100 → 10 → 0
  * converges with the right status, deleted pods are replaced, a template change leaves
  * existing pods alone, orphans are adopted and mislabelled pods released, failed creates show
- * as events and the ReplicaFailure condition, and surplus pods go in upstream's order.
+ * as events and the ReplicaFailure condition, and surplus pods go in upstream's order. On a
+ * ManualClock: with minReadySeconds, ready pods count as available once they have been ready
+ * that long, with no other event to wake the controller.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -11,9 +13,10 @@ import { ReplicaSetController, podDeletionCostKey, rankForDeletion } from '../..
 import { createCore, type ApiObject, type Core, type RequestContext } from '../../src/core';
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
-import { systemClock } from '../../src/clock';
+import { ManualClock, rfc3339, systemClock } from '../../src/clock';
 import type { AdmissionPlugin } from '../../src/core/admission';
 import { StatusError, forbidden } from '../../src/status';
+import { ctx as testCtx, eventually, openCore, pods as podsIn, rs as replicaSetsIn, type TestCore } from './support';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -221,4 +224,79 @@ test('a ReplicaSet asking for very many pods never starves the process: a timer 
   expect(atTimer).toBeLessThan(3000);
   await scale('many', 0);
   await converged('many', 0);
+});
+
+describe('minReadySeconds on a ManualClock', () => {
+  let t: TestCore;
+  let clock: ManualClock;
+  let rsController: ReplicaSetController;
+  type RsStatus = { readyReplicas?: number; availableReplicas?: number };
+
+  beforeEach(async () => {
+    clock = new ManualClock(Date.UTC(2026, 0, 1));
+    t = await openCore({}, clock);
+    rsController = new ReplicaSetController({ core: t.core, naming, user: testCtx.user, clock });
+    rsController.start();
+  });
+
+  afterEach(async () => {
+    rsController.stop();
+    await t.close();
+  });
+
+  async function createSlow(minReadySeconds: number): Promise<string[]> {
+    const slow = replicaSet('slow', 2);
+    slow.metadata = { name: 'slow' };
+    (slow.spec as { minReadySeconds?: number }).minReadySeconds = minReadySeconds;
+    await t.core.create(replicaSetsIn('default'), slow, {}, testCtx);
+    let names: string[] = [];
+    await eventually(async () => {
+      names = (await t.core.list(podsIn('default'), { labelSelector: 'app=slow' }, testCtx)).items.map((p) => p.metadata!.name!);
+      return names.length === 2;
+    });
+    return names;
+  }
+
+  /** The pod Running and Ready from the clock's now, as a kubelet reports it. */
+  async function makeReady(name: string): Promise<void> {
+    const current = await t.core.get(podsIn('default', name), {}, testCtx);
+    const now = rfc3339(clock.now());
+    const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now }));
+    await t.core.update({ ...podsIn('default', name), subresource: 'status' }, { ...current, status: { phase: 'Running', conditions } }, {}, testCtx);
+  }
+
+  const status = async () => ((await t.core.get(replicaSetsIn('default', 'slow'), {}, testCtx)).status ?? {}) as RsStatus;
+  /** The status once the controller has seen `ready` ready pods and has nothing left to do. */
+  async function settled(ready: number): Promise<RsStatus> {
+    await eventually(async () => (await status()).readyReplicas === ready);
+    await rsController.idle();
+    return status();
+  }
+
+  test('pods ready together are unavailable for the first minReadySeconds, then both available', async () => {
+    const names = await createSlow(6);
+    for (const name of names) await makeReady(name);
+    expect((await settled(2)).availableReplicas ?? 0).toBe(0);
+    clock.advance(5_999);
+    expect((await settled(2)).availableReplicas ?? 0).toBe(0);
+    // No pod changes at minReadySeconds: the controller looks again on its own.
+    clock.advance(1);
+    await eventually(async () => (await status()).availableReplicas === 2);
+  });
+
+  test('each pod becomes available minReadySeconds after it became ready, the others ready or not', async () => {
+    const [first, second] = await createSlow(6);
+    await makeReady(first!);
+    expect((await settled(1)).availableReplicas ?? 0).toBe(0);
+    // The other pod is not ready: the first still counts once its time has come.
+    clock.advance(6_000);
+    await eventually(async () => (await status()).availableReplicas === 1);
+    clock.advance(1_000);
+    await makeReady(second!);
+    expect((await settled(2)).availableReplicas).toBe(1);
+    clock.advance(5_999);
+    expect((await settled(2)).availableReplicas).toBe(1);
+    clock.advance(1);
+    await eventually(async () => (await status()).availableReplicas === 2);
+  });
 });

@@ -1,11 +1,13 @@
 /**
  * The controllers' work queue and upstream's workqueue metrics it reports: adds (an item queued
  * twice counts once), retries, the wait before an item is picked and the time its work takes,
- * depth and the work in progress read when scraped, through a real prom-client registry.
+ * depth and the work in progress read when scraped, through a real prom-client registry; items
+ * added later on the queue's clock.
  */
 import { Registry } from 'prom-client';
 import { WorkQueue, type WorkQueueMetrics } from '../../src/controllers/work-queue';
 import { workQueueMetrics } from '../../src/server/workqueue-metrics';
+import { ManualClock } from '../../src/clock';
 
 /** One sample of `name{name="q"}` in the exposition text. */
 async function sample(registry: Registry, line: string): Promise<number | undefined> {
@@ -58,4 +60,31 @@ test('a queue without a name or metrics reports nothing', async () => {
   queue.start();
   await queue.idle();
   queue.stop();
+});
+
+test('addAfter adds an item when its time comes on the clock, an item waiting twice at the earlier time; idle does not wait for it, stop cancels it', async () => {
+  const clock = new ManualClock();
+  const handled: string[] = [];
+  const queue = new WorkQueue<string>((k) => k, async (k) => void handled.push(k), { clock });
+  queue.start();
+  queue.addAfter('a', 5_000);
+  queue.addAfter('a', 2_000);
+  queue.addAfter('a', 8_000);
+  queue.addAfter('b', 3_000);
+  await queue.idle();
+  expect(handled).toEqual([]);
+  clock.advance(1_999);
+  await queue.idle();
+  expect(handled).toEqual([]);
+  clock.advance(1);
+  await queue.idle();
+  expect(handled).toEqual(['a']);
+  // `a` waited once, at 2 s: nothing more at 5 s or 8 s.
+  clock.advance(8_000);
+  await queue.idle();
+  expect(handled).toEqual(['a', 'b']);
+  queue.addAfter('c', 1_000);
+  expect(clock.pending()).toBe(1);
+  queue.stop();
+  expect(clock.pending()).toBe(0);
 });

@@ -3,7 +3,8 @@
  * default controllers and one simulated node: pods appear, are scheduled and run, and follow
  * `kubectl scale`; `kubectl wait --for=jsonpath` sees the status converge, `kubectl get events`,
  * `kubectl events` and `kubectl describe` show what the controller and the scheduler did, and deleting with `--cascade=background`
- * or `foreground` removes the pods while `--cascade=orphan` leaves them.
+ * or `foreground` removes the pods while `--cascade=orphan` leaves them. With minReadySeconds,
+ * availableReplicas reaches replicas on the real clock once the pods have been ready that long.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,12 +39,12 @@ async function eventually(check: () => Promise<boolean>, ms = 20_000): Promise<b
   return false;
 }
 
-function replicaSet(name: string, replicas: number): string {
+function replicaSet(name: string, replicas: number, minReadySeconds?: number): string {
   return JSON.stringify({
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
     metadata: { name, namespace: 'default' },
-    spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    spec: { replicas, ...(minReadySeconds ? { minReadySeconds } : {}), selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
   });
 }
 
@@ -148,4 +149,41 @@ test('delete --cascade=foreground keeps the ReplicaSet until its running pods ar
   await kubectl('delete', 'rs/fg', '--cascade=foreground', '--timeout=60s');
   expect((await kubectl('get', 'rs', '-n', 'default', '--ignore-not-found', '-o', 'name')).includes('fg')).toBe(false);
   expect(await podNames('app=fg')).toHaveLength(0);
+});
+
+test('with minReadySeconds, availableReplicas stays below replicas until the pods have been ready that long, then reaches it', async () => {
+  const minReadySeconds = 3;
+  const file = path.join(server.dataDir, 'slow.json');
+  await writeFile(file, replicaSet('slow', 2, minReadySeconds));
+  await kubectl('create', '-f', file);
+  await kubectl('wait', 'rs/slow', '--for=jsonpath={.status.readyReplicas}=2', '--timeout=30s');
+  const readySeen = Date.now();
+  const available = async () => Number((await kubectl('get', 'rs/slow', '-o', 'jsonpath={.status.availableReplicas}')) || 0);
+  // kubectl wait, as a user would, while the status is sampled: when was 2 first seen?
+  const waited = kubectl('wait', '--for=jsonpath={.status.availableReplicas}=2', 'rs/slow', '--timeout=20s').then(() => Date.now());
+  const samples: Array<{ at: number; available: number }> = [];
+  while (Date.now() < readySeen + 20_000) {
+    const sample = { available: await available(), at: Date.now() };
+    samples.push(sample);
+    if (sample.available === 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const waitedAt = await waited;
+  const firstTwo = samples.find((s) => s.available === 2);
+  expect(samples[0]!.available).toBeLessThan(2);
+  expect(firstTwo).toBeDefined();
+  // The pods' Ready transition times (RFC 3339 seconds, what availability is computed from):
+  // before the last of them plus minReadySeconds, no sample saw both available.
+  const readySince = (await kubectl('get', 'pods', '-n', 'default', '-l', 'app=slow', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].lastTransitionTime}{"\\n"}{end}'))
+    .trim()
+    .split('\n')
+    .map((t) => Date.parse(t));
+  expect(readySince).toHaveLength(2);
+  const availableFrom = Math.max(...readySince) + minReadySeconds * 1000;
+  expect(samples.filter((s) => s.at < availableFrom).every((s) => s.available < 2)).toBe(true);
+  expect(firstTwo!.at).toBeGreaterThanOrEqual(availableFrom);
+  expect(waitedAt).toBeGreaterThanOrEqual(availableFrom);
+  // Not a benchmark: within minReadySeconds and a generous margin of the pods being seen ready.
+  expect(firstTwo!.at - readySeen).toBeLessThan(minReadySeconds * 1000 + 2_500);
+  expect(waitedAt - readySeen).toBeLessThan(minReadySeconds * 1000 + 2_500);
 });
