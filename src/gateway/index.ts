@@ -18,6 +18,7 @@ import { type RequestLimits, createPipeline } from './pipeline';
 import type { ServerMetrics } from '../metrics';
 import type { AuditOptions } from './audit';
 import type { RequestLogEntry } from './steps/request-log';
+import { OpenWatches } from './open-watches';
 import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
@@ -32,6 +33,7 @@ export type { GatewayRequest, GatewayResponse, PeerCertificate } from './types';
 export type { RequestLimits } from './pipeline';
 export type { RequestLogEntry } from './steps/request-log';
 export { parseAuditPolicy, type AuditEvent, type AuditSink, type AuditPolicy } from './audit';
+export { OpenWatches } from './open-watches';
 
 export interface GatewayOptions {
   core: CoreApi;
@@ -65,6 +67,8 @@ export interface GatewayOptions {
   onRequestLogged?: (entry: RequestLogEntry) => void;
   /** Service-account issuer discovery (`/.well-known/openid-configuration`, `/openid/v1/jwks`); off when absent. */
   issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
+  /** The watches this gateway serves, which `drain` ends; default a new set (a test passes its own to look in). */
+  openWatches?: OpenWatches;
 }
 
 export interface Gateway {
@@ -79,10 +83,10 @@ export interface Gateway {
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
-  const stopping = new AbortController();
+  const openWatches = options.openWatches ?? new OpenWatches();
   let inFlight = 0;
   let idle: (() => void) | undefined;
-  const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources), shutdown: stopping.signal });
+  const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources), openWatches });
   return {
     handle(request, response) {
       inFlight++;
@@ -92,7 +96,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       });
     },
     async drain(timeoutMs) {
-      stopping.abort();
+      openWatches.closeAll();
       if (inFlight === 0) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, timeoutMs);

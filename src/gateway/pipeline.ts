@@ -13,6 +13,7 @@ import type { Authenticator } from '../authn';
 import type { HealthChecks } from './handlers/health';
 import { createRouter } from './handlers/router';
 import type { VersionInfo } from './handlers/version';
+import type { OpenWatches } from './open-watches';
 import type { ResourceIndex } from './resource-index';
 import { authenticationStep } from './steps/authentication';
 import { impersonationStep } from './steps/impersonation';
@@ -57,8 +58,8 @@ export interface PipelineOptions {
   metrics?: ServerMetrics;
   /** In-flight limits and the request timeout (`--max-requests-inflight`, …); none when absent. */
   limits?: RequestLimits;
-  /** Aborted when the server shuts down: open watches end. */
-  shutdown?: AbortSignal;
+  /** The gateway's open watches, which shutdown ends. */
+  openWatches?: OpenWatches;
   /** Audit events per the policy (`--audit-policy-file`); none when absent. */
   audit?: AuditOptions;
   /** One entry per answered request (the server logs them at `-v=3`). */

@@ -36,6 +36,7 @@ import {
 } from '../codecs';
 import { parseDeleteOptions, parseListOptions, parseWriteOptions, queryString } from '../options';
 import { checkDecodedLimits, withinLimits } from '../../codecs/limits';
+import type { OpenWatches } from '../open-watches';
 import type { ResourceIndex } from '../resource-index';
 import { orderedStatus, writeError, writeObject, writeRawJson } from '../respond';
 import { type Exchange, type ResourceRequestInfo, userOf } from '../types';
@@ -59,8 +60,8 @@ export interface ResourceHandlerOptions {
   clock?: Clock;
   /** Counts the watch events sent. */
   metrics?: ServerMetrics;
-  /** Aborted when the server shuts down: open watches end. */
-  shutdown?: AbortSignal;
+  /** The gateway's open watches, which shutdown ends. */
+  openWatches?: OpenWatches;
 }
 
 /** A Handler for resource requests: nothing when answered within the call, else its promise; fails by rejecting. */
@@ -212,7 +213,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
             restrictions,
             conversion: { definition: route.definition, naming, metaCodecs },
             ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
-            ...(options.shutdown ? { shutdown: options.shutdown } : {}),
+            ...(options.openWatches ? { openWatches: options.openWatches } : {}),
           });
           return;
         }

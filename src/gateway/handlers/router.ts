@@ -10,6 +10,7 @@ import type { Naming } from '../../naming';
 import type { CoreApi } from '../../core/api';
 import type { Codecs } from '../codecs';
 import type { FeatureGates } from '../../features';
+import type { OpenWatches } from '../open-watches';
 import type { ResourceIndex } from '../resource-index';
 import type { ServerMetrics } from '../../metrics';
 import { writeCacheable, writeRawJson, writeText } from '../respond';
@@ -36,8 +37,8 @@ export interface RouterOptions {
   features?: FeatureGates;
   /** Served at `/metrics` when present. */
   metrics?: ServerMetrics;
-  /** Aborted when the server shuts down: open watches end. */
-  shutdown?: AbortSignal;
+  /** The gateway's open watches, which shutdown ends. */
+  openWatches?: OpenWatches;
   /** Service-account issuer discovery's documents for the address clients reach the server at; none when off. */
   issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
 }

@@ -19,6 +19,7 @@ import type { IncludeObject } from '../../core/table';
 import type { Naming } from '../../naming';
 import { internalError } from '../../status';
 import { type Codec, type Codecs, type EndpointRestrictions, type MediaTypeOptions, convertObject, includeObjectOf, negotiateStreamOutput } from '../codecs';
+import type { OpenWatches } from '../open-watches';
 import { sendHead } from '../respond';
 import { type ChunkWriter, type Exchange, type GatewayResponse, frameChunk } from '../types';
 import type { DirectConsumer } from '../../util/async-queue';
@@ -52,8 +53,8 @@ export interface WatchRequest {
   conversion?: WatchConversion;
   /** The validated `includeObject` of a Table watch. */
   includeObject?: IncludeObject | '';
-  /** Aborted when the server shuts down: the stream ends cleanly. */
-  shutdown?: AbortSignal;
+  /** The gateway's open watches: this one is among them while it runs, and ends cleanly at shutdown. */
+  openWatches?: OpenWatches;
   /** Called for every event written, with its size (`apiserver_watch_events_total`). */
   onSent?: (event: WatchEvent, bytes: number) => void;
 }
@@ -144,8 +145,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
   const timeoutMs = w.options.timeoutSeconds !== undefined ? Math.max(0, w.options.timeoutSeconds * 1000) : w.defaultTimeoutMs;
   const cancelTimer = w.clock.setTimeout(close, timeoutMs);
   signal.addEventListener('abort', close, { once: true });
-  w.shutdown?.addEventListener('abort', close, { once: true });
-  if (w.shutdown?.aborted) close();
+  const unregister = w.openWatches?.add(close);
   const res = exchange.response;
   try {
     sendHead(exchange, 200, output.codec.stream!.mediaType);
@@ -168,7 +168,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
   } finally {
     cancelTimer();
     signal.removeEventListener('abort', close);
-    w.shutdown?.removeEventListener('abort', close);
+    unregister?.();
     watch.close();
     res.end();
   }
