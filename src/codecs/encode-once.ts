@@ -28,6 +28,37 @@ export function encodeOnce<T extends object, B>(value: T, format: string, encode
   return bytes;
 }
 
+/**
+ * Let go of `value`'s memoised bytes (every format): the watch cache calls it once a cached
+ * object is superseded, so that the history it keeps holds the object, not its encodings too.
+ * A later encode of it (a watch replaying history) makes them again.
+ */
+export function forgetEncodings(value: object): void {
+  memo.delete(value);
+}
+
+/** Values whose bytes `encodeRecent` keeps, per format. */
+const RECENT_VALUES = 1024;
+const recent = new Map<string, Map<object, unknown>>();
+
+/**
+ * `encodeOnce` for values shared for a short time: a watch event, which every watcher of the
+ * change encodes within moments of the others and then rarely again. The bytes of the last
+ * RECENT_VALUES values per format are kept, not those of every event the history holds; an
+ * older one (a watch replaying history) is encoded again. A pure memo of immutable values, so
+ * one table serves every server in the process.
+ */
+export function encodeRecent<T extends object, B>(value: T, format: string, encode: (value: T) => B): B {
+  if (!Object.isFrozen(value)) return encode(value);
+  let byValue = recent.get(format);
+  if (!byValue) recent.set(format, (byValue = new Map()));
+  if (byValue.has(value)) return byValue.get(value) as B;
+  const bytes = encode(value);
+  byValue.set(value, bytes);
+  if (byValue.size > RECENT_VALUES) byValue.delete(byValue.keys().next().value!);
+  return bytes;
+}
+
 const typeMetaSources = new WeakMap<object, object>();
 
 /**

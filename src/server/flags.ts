@@ -95,6 +95,8 @@ export interface ServerConfig {
   compactionIntervalMs: number;
   /** --watch-cache-window in milliseconds: how long the watch cache keeps recent events. */
   watchCacheWindowMs: number;
+  /** --watch-cache-max-bytes: the estimated memory every resource's recent events may hold together (0: no bound). */
+  watchCacheMaxBytes: number;
   /** --event-ttl in milliseconds: how long an Event lives after its last write. */
   eventTtlMs: number;
   /** --max-requests-inflight: read-only requests served at once (0: no limit). */
@@ -767,6 +769,20 @@ const FLAGS: readonly Flag[] = [
       const ms = parseDuration(n, v);
       if (ms <= 0) throw invalid(n, v, 'must be positive');
       return ms;
+    },
+  }),
+  flag({
+    name: 'watch-cache-max-bytes',
+    field: 'watchCacheMaxBytes',
+    type: 'int',
+    default: 64 * 1024 * 1024,
+    shownDefault: '64Mi',
+    usage:
+      'The memory, estimated, that the watch cache\'s recent events may hold for all resources together, in bytes or with a Ki, Mi or Gi suffix; past it the busiest resources give up their oldest events first. A watch resuming from before them is served from the store\'s history. 0: no bound.',
+    parse: (v, n) => {
+      const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(v);
+      if (!m) throw invalid(n, v, 'must be a whole number of bytes, optionally with a Ki, Mi or Gi suffix');
+      return Number(m[1]) * { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] ?? '']!;
     },
   }),
   flag({

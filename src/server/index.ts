@@ -187,7 +187,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     compactionIntervalMs: config.compactionIntervalMs,
     eventTtlMs: config.eventTtlMs,
     onBackgroundError: (what, err) => deps.log(`${what}: ${(err as Error).message}`),
-    watchCache: { windowMs: config.watchCacheWindowMs },
+    watchCache: { windowMs: config.watchCacheWindowMs, maxHistoryBytes: config.watchCacheMaxBytes },
     admission: deps.admission,
     admissionMetrics: admissionMetrics(deps.metrics.registry),
     admissionPlugins: config.admissionPlugins ?? defaultAdmissionPlugins(),

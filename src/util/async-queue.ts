@@ -37,6 +37,8 @@ export class AsyncQueue<T> implements AsyncIterable<T>, DirectConsumer<T> {
   private ended: (() => void) | undefined;
   private closed = false;
   private failure: unknown;
+  /** Told once the buffer holds at most `items` (or the queue closes): a producer that paces itself. */
+  private lowWaiter: { items: number; resolve(): void } | undefined;
 
   constructor(
     private readonly limit = Number.POSITIVE_INFINITY,
@@ -50,6 +52,24 @@ export class AsyncQueue<T> implements AsyncIterable<T>, DirectConsumer<T> {
   /** Items waiting for the consumer. */
   get size(): number {
     return this.buffer.length - this.head;
+  }
+
+  /**
+   * Resolves once at most `items` wait for the consumer, or the queue is closed: how a producer
+   * with more to give than the limit allows (a watch replaying history) goes at the consumer's pace.
+   */
+  whenBelow(items: number): Promise<void> {
+    if (this.closed || this.size <= items) return Promise.resolve();
+    this.lowWaiter?.resolve();
+    return new Promise((resolve) => (this.lowWaiter = { items, resolve }));
+  }
+
+  private notifyLow(): void {
+    const waiter = this.lowWaiter;
+    if (waiter && (this.closed || this.size <= waiter.items)) {
+      this.lowWaiter = undefined;
+      waiter.resolve();
+    }
   }
 
   /** Queue items ahead of everything else without counting them against the limit (a watch's initial state). */
@@ -98,6 +118,7 @@ export class AsyncQueue<T> implements AsyncIterable<T>, DirectConsumer<T> {
     this.closed = true;
     this.failure = error;
     this.onClose?.();
+    this.notifyLow();
     const ended = this.ended;
     if (ended) {
       this.detach();
@@ -128,6 +149,7 @@ export class AsyncQueue<T> implements AsyncIterable<T>, DirectConsumer<T> {
       this.buffer = this.buffer.slice(this.head);
       this.head = 0;
     }
+    if (this.lowWaiter) this.notifyLow();
     return item;
   }
 

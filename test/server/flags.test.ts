@@ -55,6 +55,7 @@ describe('flags', () => {
       runtimeConfig: [],
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,
+      watchCacheMaxBytes: 64 * 1024 * 1024,
       maxRequestsInflight: 400,
       maxMutatingRequestsInflight: 200,
       requestTimeoutMs: 60_000,
@@ -285,6 +286,16 @@ describe('duration flags', () => {
     expect(d.kind === 'config' && [d.config.compactionIntervalMs, d.config.watchCacheWindowMs]).toEqual([300_000, 300_000]);
     const off = parseFlags(['--etcd-compaction-interval=0']);
     expect(off.kind === 'config' && off.config.compactionIntervalMs).toBe(0);
+  });
+
+  it('parses --watch-cache-max-bytes as bytes with an optional Ki, Mi or Gi suffix; 0 is no bound', () => {
+    const of = (v: string) => {
+      const r = parseFlags([`--watch-cache-max-bytes=${v}`]);
+      return r.kind === 'config' ? r.config.watchCacheMaxBytes : r.kind === 'error' ? r.error : r.kind;
+    };
+    expect([of('1048576'), of('512Ki'), of('64Mi'), of('2Gi'), of('0')]).toEqual([1_048_576, 524_288, 67_108_864, 2 * 1024 ** 3, 0]);
+    expect(of('64MB')).toEqual({ flag: '--watch-cache-max-bytes', message: expect.stringMatching(/^invalid argument "64MB" for "--watch-cache-max-bytes" flag: must be a whole number of bytes/) });
+    expect(of('-1')).toMatchObject({ flag: '--watch-cache-max-bytes' });
   });
 
   it('refuses a malformed duration, naming the flag', () => {

@@ -38,13 +38,24 @@ export interface WatcherOptions {
   onClose: (watcher: CacheWatcher) => void;
 }
 
+/**
+ * Live changes a watcher catching up from the store's history may hold back, per event of its
+ * buffer: references to events the cache's history holds anyway, so cheap.
+ */
+const HELD_PER_BUFFERED = 50;
+
 export class CacheWatcher implements WatchStream {
   private readonly queue: AsyncQueue<WatchEvent>;
   private readonly timers: Array<() => void> = [];
   private after: number;
+  /** While catching up from the store's history: the live changes that come after it, in order. */
+  private held: CacheEvent[] | undefined;
+  /** History after this revision is delivered while catching up. */
+  private historyAfter: number;
 
   constructor(private readonly options: WatcherOptions) {
     this.after = options.after;
+    this.historyAfter = options.after;
     this.queue = new AsyncQueue<WatchEvent>(options.bufferSize, () => {
       for (const cancel of this.timers) cancel();
       options.onClose(this);
@@ -80,6 +91,52 @@ export class CacheWatcher implements WatchStream {
     this.queue.preload(views);
   }
 
+  /**
+   * Serve the changes up to the cache's revision from the store's history (`catchUp`) before any
+   * live change: live changes are held back, and no bookmark is sent, until `caughtUp`.
+   */
+  holdLive(): void {
+    this.held ??= [];
+  }
+
+  /** Whether the watcher is still catching up from the store's history. */
+  get catchingUp(): boolean {
+    return this.held !== undefined;
+  }
+
+  /**
+   * Queue changes read from the store's history, in order. They do not count against the buffer;
+   * the reader paces itself with `whenBelow`.
+   */
+  catchUp(events: readonly CacheEvent[]): void {
+    const views: WatchEvent[] = [];
+    for (const event of events) {
+      if (event.revision <= this.historyAfter || !event.key.startsWith(this.options.prefix)) continue;
+      this.historyAfter = event.revision;
+      const out = this.view(event);
+      if (out) views.push(out);
+    }
+    this.queue.preload(views);
+  }
+
+  /** Resolves once at most `events` wait for the consumer, or the watch has ended. */
+  whenBelow(events: number): Promise<void> {
+    return this.queue.whenBelow(events);
+  }
+
+  /** The store's history is delivered: the held live changes follow, and live ones from now on. */
+  caughtUp(): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    const views: WatchEvent[] = [];
+    for (const event of held) {
+      const out = this.view(event);
+      if (out) views.push(out);
+    }
+    this.queue.preload(views);
+  }
+
   /** Changes at or below `revision` have been delivered (or were before the start): skip them from now on. */
   advanceTo(revision: number): void {
     this.after = Math.max(this.after, revision);
@@ -88,6 +145,11 @@ export class CacheWatcher implements WatchStream {
   /** Offer one change; the watcher decides whether and how it sees it. */
   offer(event: CacheEvent): void {
     if (event.revision <= this.after || !event.key.startsWith(this.options.prefix)) return;
+    if (this.held) {
+      if (this.held.length >= this.options.bufferSize * HELD_PER_BUFFERED) this.queue.close();
+      else this.held.push(event);
+      return;
+    }
     const out = this.view(event);
     if (out) this.queue.push(out);
   }
@@ -113,7 +175,8 @@ export class CacheWatcher implements WatchStream {
   }
 
   sendBookmark(): void {
-    if (this.closed) return;
+    // A bookmark at the cache's revision would overtake the history still to come.
+    if (this.closed || this.held) return;
     this.queue.push(this.options.bookmark(this.after));
   }
 
@@ -125,6 +188,7 @@ export class CacheWatcher implements WatchStream {
   /** End from the server side with an ERROR event carrying `status` after what is queued (the store went away). */
   fail(status: Status): void {
     if (this.closed) return;
+    this.held = undefined;
     this.queue.push({ type: 'ERROR', object: status }, true);
     this.queue.close();
   }

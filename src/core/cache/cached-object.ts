@@ -6,7 +6,7 @@
  */
 import type { ApiObject, WatchEvent } from '../api';
 import { compareGoStrings } from '../../codecs/go-strings';
-import { viewWithoutTypeMeta } from '../../codecs/encode-once';
+import { forgetEncodings, viewWithoutTypeMeta } from '../../codecs/encode-once';
 
 /**
  * Freeze a JSON value and everything in it; returns it, now immutable. A frozen part is taken
@@ -181,6 +181,8 @@ export class CachedObject {
     readonly revision: number,
     /** The full object with apiVersion and kind, deep-frozen. */
     readonly object: ApiObject,
+    /** Bytes of its stored value: what the history's memory estimate is made from (EventWindow). */
+    readonly storedBytes = 0,
   ) {}
 
   get labels(): Readonly<Record<string, string>> | undefined {
@@ -209,14 +211,32 @@ export class CachedObject {
     return this.fieldView;
   }
 
+  /**
+   * Let go of the bytes memoised for this state and its views: it is superseded, so gets and
+   * lists no longer serve it, and the history keeping it need not keep its encodings too.
+   */
+  forgetEncodings(): void {
+    forgetEncodings(this.object);
+    if (this.itemView) forgetEncodings(this.itemView);
+    if (this.addedView) forgetEncodings(this.addedView);
+  }
+
   /** The same content at another revision: how a deletion reports the last state (upstream). */
   atRevision(revision: number): CachedObject {
     const object = Object.freeze({ ...this.object, metadata: Object.freeze({ ...this.object.metadata, resourceVersion: String(revision) }) });
-    return new CachedObject(this.key, revision, object);
+    return new CachedObject(this.key, revision, object, this.storedBytes);
   }
 }
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/**
+ * What a change held in the history costs beyond its stored bytes: the event and its views,
+ * the cached object's own record. A decoded object takes about twice its stored JSON on the
+ * heap (docs/BENCHMARKS.md, "Memory under sustained writes").
+ */
+const EVENT_OVERHEAD_BYTES = 512;
+const HEAP_PER_STORED_BYTE = 2;
 
 /**
  * One change, recorded once and shared: the event every unfiltered watcher receives, and the
@@ -225,6 +245,8 @@ export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export class CacheEvent {
   /** The `{type, object}` every watcher that sees the change unfiltered receives. */
   readonly watchEvent: WatchEvent;
+  /** The memory this change holds while in the history, estimated (EventWindow's budget). */
+  readonly bytes: number;
   private enteredView?: WatchEvent;
   private leftView?: WatchEvent;
 
@@ -239,6 +261,7 @@ export class CacheEvent {
     readonly recordedAt: number,
   ) {
     this.watchEvent = Object.freeze({ type, object: current.object });
+    this.bytes = EVENT_OVERHEAD_BYTES + HEAP_PER_STORED_BYTE * current.storedBytes;
   }
 
   get key(): string {

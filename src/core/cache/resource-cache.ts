@@ -3,7 +3,8 @@
  * order), the window of recent changes, and the watchers to fan changes out to. It is fed by
  * the WatchCache (watch-cache.ts), which owns the one store watch and the global revision.
  */
-import type { Status } from '../../status';
+import { type Status, internalError, resourceExpired, serviceUnavailable } from '../../status';
+import { StoreError } from '../../store';
 import type { ApiObject, WatchEvent } from '../api';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Clock } from '../../clock';
@@ -42,6 +43,20 @@ export interface WatchRequest {
   timeoutMs?: number;
 }
 
+/**
+ * The store's history of the changes under `prefix` after revision `after`, up to `until`: about
+ * `max` of them at a time (whole revisions), and `through`, the revision read up to. Rejects
+ * with the store's error (`compacted` once the store no longer has them).
+ */
+export type HistoryReader = (prefix: string, after: number, until: number, max: number) => Promise<{ events: StoreEvent[]; through: number }>;
+
+/** Deletions whose states keep their encodings (supersede). */
+const DELETED_ENCODINGS_KEPT = 256;
+
+/** Changes read from the store's history per round, and how few a catching-up watcher may have waiting before the next. */
+const HISTORY_ROUND = 1_000;
+const HISTORY_LOW_WATER = 250;
+
 /** Thrown by `watch` when the resume point left the window: 410 `too old resource version: X (Y)`. */
 export class TooOldResourceVersion extends Error {
   constructor(
@@ -65,7 +80,7 @@ export interface CorruptEntry {
 export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
   const decoded = tryDecodeFromStorage(kv, parseSharingFieldSets);
   if (!decoded.ok) return { key: kv.key, revision: kv.modRevision, cause: decoded.cause };
-  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(decoded.object)));
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(decoded.object)), kv.value.byteLength);
 }
 
 /**
@@ -79,7 +94,7 @@ function adoptWritten(kv: KeyValue, { object: obj, plain }: WrittenObject): Cach
   // Last among the metadata, where a decode of the stored value (which has none) puts it.
   delete obj.metadata.resourceVersion;
   obj.metadata.resourceVersion = String(kv.modRevision);
-  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(obj)));
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(obj)), kv.value.byteLength);
 }
 
 export class ResourceCache {
@@ -90,6 +105,8 @@ export class ResourceCache {
   private window: EventWindow;
   private readonly watchers = new Set<CacheWatcher>();
   private lastBookmark?: WatchEvent;
+  /** The states of the latest deletions, whose encodings are let go in turn (supersede). */
+  private readonly deletedStates: CachedObject[] = [];
   readonly fieldsOf: (obj: ApiObject) => Record<string, string>;
 
   constructor(
@@ -99,6 +116,8 @@ export class ResourceCache {
     private readonly revision: () => number,
     /** Objects doors' writes were made from, taken instead of decoding their events. */
     private readonly written?: WrittenObjects,
+    /** The store's own history, for watches that resume from before the in-memory window. */
+    private readonly history?: HistoryReader,
   ) {
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     this.window = new EventWindow(settings.windowMs, settings.maxEvents, 0);
@@ -112,6 +131,21 @@ export class ResourceCache {
   /** Events kept for resuming watches. */
   get windowSize(): number {
     return this.window.size;
+  }
+
+  /** Their estimated memory (the watch cache's budget shares it out). */
+  get windowBytes(): number {
+    return this.window.bytes;
+  }
+
+  /** Drop the changes older than the window (the watch cache's timer: a quiet resource lets go of them too). */
+  pruneHistory(): void {
+    this.window.prune(this.settings.clock.now());
+  }
+
+  /** Drop the oldest changes until at most `bytes` are held; returns the bytes given back. */
+  trimHistory(bytes: number): number {
+    return this.window.trimTo(bytes);
   }
 
   get watcherCount(): number {
@@ -165,6 +199,19 @@ export class ResourceCache {
     }
     this.window.add(change);
     for (const watcher of this.watchers) watcher.offer(change);
+    this.supersede(previous, change);
+  }
+
+  /**
+   * The state a change replaced is no longer served: its encodings go (the history keeps the
+   * object, not its bytes too). A deletion's own state is never served by a get either; its
+   * bytes go DELETED_ENCODINGS_KEPT deletions later, once its watchers have long been sent it.
+   */
+  private supersede(previous: CachedObject | undefined, change: CacheEvent): void {
+    previous?.forgetEncodings();
+    if (change.type !== 'DELETED') return;
+    this.deletedStates.push(change.current);
+    if (this.deletedStates.length > DELETED_ENCODINGS_KEPT) this.deletedStates.shift()!.forgetEncodings();
   }
 
   get(key: string): CachedObject | undefined {
@@ -226,7 +273,10 @@ export class ResourceCache {
     const revision = this.revision();
     if (request.exactAfter !== undefined) {
       const history = this.window.since(request.exactAfter, this.settings.clock.now());
-      if (!history) throw new TooOldResourceVersion(request.exactAfter, this.window.oldestResumable);
+      if (!history) {
+        if (!this.history) throw new TooOldResourceVersion(request.exactAfter, this.window.oldestResumable);
+        return this.watchFromStore(request, request.exactAfter, revision);
+      }
       const watcher = new CacheWatcher(this.watcherOptions(request, request.exactAfter, []));
       watcher.replay(history);
       return this.register(watcher, revision);
@@ -240,6 +290,50 @@ export class ResourceCache {
       if (request.markInitialEnd) initial.push(this.initialEventsEnd(revision));
     }
     return this.register(new CacheWatcher(this.watcherOptions(request, revision, initial)), revision);
+  }
+
+  /**
+   * A watch resuming from before the in-memory window: the changes up to the cache's revision
+   * come from the store's history, read a round at a time as the client takes them, then the
+   * live changes held back meanwhile, then the live stream. Only a revision the store has
+   * compacted is 410 (as an ERROR event, the way a watch reports it).
+   */
+  private watchFromStore(request: WatchRequest, after: number, revision: number): CacheWatcher {
+    const watcher = new CacheWatcher(this.watcherOptions(request, after, []));
+    watcher.holdLive();
+    this.register(watcher, revision);
+    void this.catchUp(watcher, request.prefix, after, revision);
+    return watcher;
+  }
+
+  private async catchUp(watcher: CacheWatcher, prefix: string, after: number, until: number): Promise<void> {
+    const read = this.history!;
+    let from = after;
+    try {
+      while (from < until && !watcher.closed) {
+        await watcher.whenBelow(HISTORY_LOW_WATER);
+        if (watcher.closed) return;
+        const { events, through } = await read(prefix, from, until, HISTORY_ROUND);
+        watcher.catchUp(events.map((e) => this.historyEvent(e)).filter((e): e is CacheEvent => e !== undefined));
+        from = through;
+      }
+      watcher.caughtUp();
+    } catch (err) {
+      if (StoreError.is(err, 'compacted')) watcher.fail(resourceExpired(new TooOldResourceVersion(after, err.revision ?? this.window.oldestResumable).message).status);
+      else if (StoreError.is(err)) watcher.fail(serviceUnavailable(`storage is unavailable: ${err.message}`).status);
+      else watcher.fail(internalError((err as Error).message).status);
+    }
+  }
+
+  /** A change from the store's history as the cache would have recorded it; undefined for one it cannot decode. */
+  private historyEvent(event: StoreEvent): CacheEvent | undefined {
+    const now = this.settings.clock.now();
+    const previous = event.prevKv ? tryDecodeCached(event.prevKv) : undefined;
+    const before = previous instanceof CachedObject ? previous : undefined;
+    if (event.type === 'delete') return before && new CacheEvent('DELETED', event.revision, before.atRevision(event.revision), before, now);
+    const current = tryDecodeCached(event.kv);
+    if (!(current instanceof CachedObject)) return undefined;
+    return new CacheEvent(before ? 'MODIFIED' : 'ADDED', event.revision, current, before, now);
   }
 
   /** From here on the watcher takes live changes, which all come after `revision`. */

@@ -35,6 +35,11 @@ export interface WatchCacheOptions {
   windowMs?: number;
   /** At most this many changes kept per resource, whatever their age. */
   maxEventsPerResource?: number;
+  /**
+   * The estimated memory all resources' histories may hold together (`--watch-cache-max-bytes`);
+   * past it the largest histories give up their oldest changes first. 0: no bound but the count.
+   */
+  maxHistoryBytes?: number;
   /** Events a watcher may fall behind before it is closed. */
   watcherBuffer?: number;
   /** How long a read waits for the cache to reach a revision: upstream's 3 seconds. */
@@ -47,6 +52,10 @@ export interface WatchCacheOptions {
 
 export const DEFAULT_WINDOW_MS = 5 * 60_000;
 export const DEFAULT_MAX_EVENTS = 50_000;
+/** docs/BENCHMARKS.md, "Memory under sustained writes": the whole server near 200 MB under 1,000 writes/s. */
+export const DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024;
+/** Trimming goes this far below the budget, so that it runs once per many changes, not per change. */
+const TRIM_HEADROOM = 1 / 16;
 export const DEFAULT_WATCHER_BUFFER = 1_000;
 export const DEFAULT_FRESHNESS_TIMEOUT_MS = 3_000;
 const LIST_PAGE = 5_000;
@@ -85,6 +94,8 @@ export class WatchCache {
   private readyWaiters: Array<() => void> = [];
   private freshWaiters = new Set<FreshWaiter>();
   private readonly resourceSettings: ConstructorParameters<typeof ResourceCache>[1];
+  private readonly maxHistoryBytes: number;
+  private stopPruning?: () => void;
 
   constructor(options: WatchCacheOptions) {
     this.store = options.store;
@@ -92,6 +103,7 @@ export class WatchCache {
     this.freshnessTimeoutMs = options.freshnessTimeoutMs ?? DEFAULT_FRESHNESS_TIMEOUT_MS;
     this.retryMs = options.retryMs ?? 1_000;
     this.onError = options.onError ?? (() => undefined);
+    this.maxHistoryBytes = options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES;
     this.resourceSettings = {
       clock: this.clock,
       windowMs: options.windowMs ?? DEFAULT_WINDOW_MS,
@@ -105,7 +117,7 @@ export class WatchCache {
   register(def: ResourceDefinition): ResourceCache {
     let cache = this.caches.get(def.resource);
     if (!cache) {
-      cache = new ResourceCache(def, this.resourceSettings, () => this.current, this.written);
+      cache = new ResourceCache(def, this.resourceSettings, () => this.current, this.written, (prefix, after, until, max) => this.readHistory(prefix, after, until, max));
       this.caches.set(def.resource, cache);
     }
     return cache;
@@ -143,7 +155,92 @@ export class WatchCache {
   start(): void {
     if (this.started || this.closed) return;
     this.started = true;
+    // Histories age out on a timer too, not only when their resource changes again.
+    const windowMs = this.resourceSettings.windowMs;
+    this.stopPruning = this.clock.setInterval(() => this.pruneHistories(), Math.min(30_000, Math.max(1_000, windowMs / 10)));
     void this.load();
+  }
+
+  /**
+   * The changes under `prefix` after `after` from the store's own history (a store watch from
+   * that revision, with previous values), up to `until` and about `max` at a time.
+   *
+   * The store watch is over the whole keyspace, not `prefix`: `until` is a revision this cache
+   * saw an event of, so a watch of every key is sure to reach it, and reaching it is how the read
+   * knows it has every change under `prefix` up to there (the store interface has no progress
+   * notifications). Other keys' events are skipped as they come.
+   */
+  readHistory(prefix: string, after: number, until: number, max: number): Promise<{ events: StoreEvent[]; through: number }> {
+    return new Promise((resolve, reject) => {
+      const events: StoreEvent[] = [];
+      let done = false;
+      const finish = (through: number) => {
+        if (done) return;
+        done = true;
+        watch.cancel();
+        resolve({ events, through });
+      };
+      const watch = this.store.watch('', { startRevision: after + 1, prevKv: true }, {
+        onEvents: (batch) => {
+          if (done) return;
+          for (const event of batch) {
+            if (event.revision > until) return finish(until);
+            // A round ends between revisions, so a transaction's changes stay together.
+            const last = events[events.length - 1];
+            if (events.length >= max && last && event.revision !== last.revision) return finish(event.revision - 1);
+            if (event.kv.key.startsWith(prefix)) events.push(event);
+          }
+          if (batch.length > 0 && batch[batch.length - 1]!.revision >= until) finish(until);
+        },
+        onError: (err) => {
+          if (done) return;
+          done = true;
+          reject(err);
+        },
+      });
+      if (this.closed) {
+        done = true;
+        watch.cancel();
+        reject(new StoreError('unavailable', 'the watch cache is closed'));
+      }
+    });
+  }
+
+  /** The estimated memory of every resource's history. */
+  get historyBytes(): number {
+    let total = 0;
+    for (const cache of this.caches.values()) total += cache.windowBytes;
+    return total;
+  }
+
+  /** Drop every history's changes older than the window. */
+  pruneHistories(): void {
+    for (const cache of this.caches.values()) cache.pruneHistory();
+  }
+
+  /**
+   * Keep the histories within the budget, shared max-min fairly: a level is found such that
+   * trimming every history above it down to it brings the total to the target, so the busiest
+   * resources give up their oldest changes and a quiet one keeps its few.
+   */
+  private enforceHistoryBudget(): void {
+    if (this.maxHistoryBytes <= 0) return;
+    const total = this.historyBytes;
+    if (total <= this.maxHistoryBytes) return;
+    const target = this.maxHistoryBytes * (1 - TRIM_HEADROOM);
+    const sizes = [...this.caches.values()].map((c) => c.windowBytes).sort((a, b) => a - b);
+    let below = 0;
+    let level = 0;
+    for (let i = 0; i < sizes.length; i++) {
+      // Histories i.. share what the smaller ones leave of the target.
+      const share = (target - below) / (sizes.length - i);
+      if (sizes[i]! >= share) {
+        level = share;
+        break;
+      }
+      below += sizes[i]!;
+    }
+    for (const cache of this.caches.values()) if (cache.windowBytes > level) cache.trimHistory(level);
   }
 
   whenReady(): Promise<void> {
@@ -177,6 +274,7 @@ export class WatchCache {
     if (this.closed) return;
     this.closed = true;
     this.ready = false;
+    this.stopPruning?.();
     this.cancelRetry?.();
     this.storeWatch?.cancel();
     for (const cache of this.caches.values()) cache.endAll();
@@ -260,6 +358,7 @@ export class WatchCache {
       this.caches.get(resource)!.apply(event);
     }
     this.current = Math.max(this.current, events[events.length - 1]!.revision);
+    this.enforceHistoryBudget();
     this.resolveFresh();
   }
 

@@ -6,14 +6,15 @@
  * passes: `timeoutSeconds`, else upstream's random 30–60 minutes (docs/API.md, "Watch").
  *
  * Events the cache shares between watchers are encoded once per format, and every watcher
- * gets the same bytes (as upstream's cacher shares its cachingObject's serializations). A watch asking for a Table or PartialObjectMetadata gets each event's object
+ * gets the same bytes (as upstream's cacher shares its cachingObject's serializations); the
+ * bytes of recent events only are kept (encodeRecent), not of every event the history holds. A watch asking for a Table or PartialObjectMetadata gets each event's object
  * converted, as upstream's watchEmbeddedEncoder does: a Table of one row, with the column
  * definitions on the first event only. Watches are never compressed (upstream streams them
  * past its compressing writer).
  */
 import type { Clock } from '../../clock';
 import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../core/api';
-import { encodeOnce, isShared } from '../../codecs/encode-once';
+import { encodeRecent, isShared } from '../../codecs/encode-once';
 import type { ResourceDefinition } from '../../core/resources/definition';
 import type { IncludeObject } from '../../core/table';
 import type { Naming } from '../../naming';
@@ -71,7 +72,7 @@ function framer(output: MediaTypeOptions, w: WatchRequest): Frame {
   const convert = output.convert;
   if (!convert || !w.conversion) {
     const key = `watch:${stream.mediaType}`;
-    return (event) => encodeOnce(event, key, (e) => stream.encodeEvent(e));
+    return (event) => encodeRecent(event, key, (e) => stream.encodeEvent(e));
   }
   const conversion = w.conversion;
   const metaCodec: Codec | undefined = conversion.metaCodecs.get(output.codec.mediaType);

@@ -163,7 +163,7 @@ describe('watch cache lifecycle (embedded store)', () => {
     later.stream.close();
   });
 
-  it('relists when its watch fell behind a compaction: watchers end and older versions answer 410', async () => {
+  it('relists when its watch fell behind a compaction: watchers end, older versions come from the store until it compacts them, then 410', async () => {
     const c = controllable(raw);
     core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0 });
     await core.ready();
@@ -176,6 +176,12 @@ describe('watch cache lifecycle (embedded store)', () => {
     const relisted = await raw.currentRevision();
     const listed = await core.list(cm('default'), {}, ctx);
     expect(namesOf(listed.items)).toEqual(['a', 'start']);
+    // Older than the relist: from the store's history while the store has it, then 410.
+    const older = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
+    await older.waitFor(1);
+    expect(older.summary()).toEqual(['ADDED a']);
+    older.stream.close();
+    await raw.compact(relisted);
     const old = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
     await old.waitEnded();
     expect(old.events.map((e) => [e.type, e.object.kind === 'Status' ? e.object.message : ''])).toEqual([

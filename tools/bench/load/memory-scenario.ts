@@ -1,0 +1,124 @@
+/**
+ * The phases of the memory-under-sustained-writes measurement, shared by the bench tool
+ * (watch-memory.ts) and the fault suite: an idle reading, the load with a reading every
+ * `sampleMs` (each after a full GC in the server), a watch resumed from a resourceVersion
+ * `resumeAgeMs` old at the end of the load, the watchers drained, then idle readings for
+ * `afterMs`.
+ */
+import type { SustainedWrites, WatcherTally } from './sustained-writes';
+
+export interface MemoryReading {
+  heapUsed: number;
+  external: number;
+  rss: number;
+}
+
+export interface MemorySample {
+  phase: 'idle' | 'load' | 'after';
+  /** Seconds since the load started (negative before). */
+  t: number;
+  heapMb: number;
+  externalMb: number;
+  /** Heap plus external: the live memory after GC. */
+  liveMb: number;
+  rssMb: number;
+  acked?: number;
+}
+
+export interface MemorySummary {
+  idle: MemorySample;
+  /** Live memory after GC over the last half of the load: min, max, and the spread around their mean. */
+  lastHalfLiveMb: { min: number; max: number; spreadPct: number };
+  maxRssMb: number;
+  maxLiveMb: number;
+  /** The last idle reading after the load, and how far it is from the idle figure. */
+  after?: MemorySample & { liveVsIdlePct: number };
+  writes: number;
+  writeErrors: number;
+  writesPerSecond: number;
+  watchers: { all: number; complete: number; outOfOrder: number; ended: number; errors: string[] };
+  resume: Awaited<ReturnType<SustainedWrites['resume']>>;
+  samples: MemorySample[];
+}
+
+export interface MemoryScenario {
+  load: SustainedWrites;
+  /** A full GC in the server, then its memory. */
+  gc(): Promise<MemoryReading>;
+  loadMs: number;
+  afterMs: number;
+  sampleMs: number;
+  resumeAgeMs: number;
+  onSample?: (sample: MemorySample) => void;
+}
+
+const MB = 1024 * 1024;
+const round = (n: number) => Math.round(n * 10) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runMemoryScenario(s: MemoryScenario): Promise<MemorySummary> {
+  const samples: MemorySample[] = [];
+  let startedAt = Date.now();
+  const read = async (phase: MemorySample['phase']): Promise<MemorySample> => {
+    const m = await s.gc();
+    const sample: MemorySample = {
+      phase,
+      t: Math.round((Date.now() - startedAt) / 1000),
+      heapMb: round(m.heapUsed / MB),
+      externalMb: round(m.external / MB),
+      liveMb: round((m.heapUsed + m.external) / MB),
+      rssMb: round(m.rss / MB),
+      ...(phase === 'load' ? { acked: s.load.acked } : {}),
+    };
+    samples.push(sample);
+    s.onSample?.(sample);
+    return sample;
+  };
+  await s.load.prepare();
+  const idle = await read('idle');
+  startedAt = Date.now();
+  s.load.start();
+  const loadEnd = startedAt + s.loadMs;
+  while (Date.now() + s.sampleMs <= loadEnd) {
+    await sleep(s.sampleMs);
+    await read('load');
+  }
+  await sleep(Math.max(0, loadEnd - Date.now()));
+  const resume = await s.load.resume(s.resumeAgeMs);
+  await s.load.stop();
+  const writesPerSecond = Math.round(s.load.acked / ((Date.now() - startedAt) / 1000));
+  await s.load.drain(60_000);
+  const tallies: WatcherTally[] = s.load.tallies();
+  const afterEnd = Date.now() + s.afterMs;
+  let after: MemorySample | undefined;
+  while (Date.now() + s.sampleMs <= afterEnd) {
+    await sleep(s.sampleMs);
+    after = await read('after');
+  }
+  s.load.close();
+  const loadSamples = samples.filter((x) => x.phase === 'load');
+  const lastHalf = loadSamples.filter((x) => x.t * 1000 >= s.loadMs / 2);
+  const lives = lastHalf.map((x) => x.liveMb);
+  const min = Math.min(...lives);
+  const max = Math.max(...lives);
+  const mean = (min + max) / 2;
+  return {
+    idle,
+    lastHalfLiveMb: { min, max, spreadPct: round(((max - mean) / mean) * 100) },
+    maxRssMb: Math.max(...samples.map((x) => x.rssMb)),
+    maxLiveMb: Math.max(...samples.map((x) => x.liveMb)),
+    ...(after ? { after: { ...after, liveVsIdlePct: round(((after.liveMb - idle.liveMb) / idle.liveMb) * 100) } } : {}),
+    writes: s.load.acked,
+    writeErrors: s.load.errors,
+    writesPerSecond,
+    watchers: {
+      all: tallies.length,
+      complete: tallies.filter((t) => t.events === s.load.acked && t.outOfOrder === 0).length,
+      outOfOrder: tallies.reduce((n, t) => n + t.outOfOrder, 0),
+      ended: tallies.filter((t) => t.ended).length,
+      errors: [...new Set(tallies.flatMap((t) => (t.error ? [t.error] : [])))],
+    },
+    resume,
+    samples,
+  };
+}
