@@ -502,6 +502,7 @@ class InProcessCore implements Core {
           resource: c.def.group ? `${c.def.resource}.${c.def.group}` : c.def.resource,
           objects: c.size,
           cachedEvents: c.windowSize,
+          cachedEventBytes: c.windowBytes,
         })),
       store: async () => ({
         revision: await store.currentRevision(),

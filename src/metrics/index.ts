@@ -41,6 +41,8 @@ export interface ResourceState {
   objects: number;
   /** Events the watch cache keeps for resuming watches. */
   cachedEvents: number;
+  /** Their estimated memory (`--watch-cache-max-bytes` bounds the sum). */
+  cachedEventBytes: number;
 }
 
 /** The store's health, read when scraped. */

@@ -5,8 +5,8 @@
 import { CacheEvent, CachedObject } from '../../../src/core/cache';
 import { EventWindow } from '../../../src/core/cache/event-window';
 
-const change = (revision: number, at: number) => {
-  const obj = new CachedObject(`/registry/configmaps/ns/o${revision}`, revision, Object.freeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }));
+const change = (revision: number, at: number, storedBytes = 0) => {
+  const obj = new CachedObject(`/registry/configmaps/ns/o${revision}`, revision, Object.freeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }), storedBytes);
   return new CacheEvent('ADDED', revision, obj, undefined, at);
 };
 
@@ -41,5 +41,29 @@ describe('event window', () => {
     expect(w.size).toBe(3);
     expect(w.oldestResumable).toBe(4997);
     expect(w.since(4997, 0)!.map((e) => e.revision)).toEqual([4998, 4999, 5000]);
+  });
+
+  it('counts the estimated bytes it holds, and trims the oldest changes to a byte bound', () => {
+    const w = new EventWindow(60_000, 100, 0);
+    for (let r = 1; r <= 10; r++) w.add(change(r, 0, 1000));
+    const each = change(1, 0, 1000).bytes;
+    expect(each).toBeGreaterThan(2000);
+    expect(w.bytes).toBe(10 * each);
+    expect(w.trimTo(4 * each)).toBe(6 * each);
+    expect([w.size, w.bytes, w.oldestResumable]).toEqual([4, 4 * each, 6]);
+    expect(w.since(6, 0)!.map((e) => e.revision)).toEqual([7, 8, 9, 10]);
+    expect(w.since(5, 0)).toBeUndefined();
+    expect(w.trimTo(0)).toBe(4 * each);
+    expect([w.size, w.bytes, w.oldestResumable]).toEqual([0, 0, 10]);
+    expect(w.since(10, 0)).toEqual([]);
+  });
+
+  it('lets go of what it dropped at once, however few changes it held', () => {
+    const w = new EventWindow(60_000, 100, 0);
+    for (let r = 1; r <= 10; r++) w.add(change(r, 0, 10));
+    w.prune(60_000);
+    expect([w.size, w.bytes, w.oldestResumable]).toEqual([0, 0, 10]);
+    // No reference to a dropped change is left behind in the window's array.
+    expect(JSON.stringify(Object.values(w))).not.toMatch(/o[0-9]+/);
   });
 });

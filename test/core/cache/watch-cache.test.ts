@@ -247,4 +247,69 @@ describe('watch cache lifecycle (embedded store)', () => {
     encodeOnce(mutable, 'json', encode);
     expect(calls).toBe(3);
   });
+
+  describe('memory that follows the live data (issue 50)', () => {
+    const secrets = (ns: string) => ({ group: '', version: 'v1', resource: 'secrets', namespace: ns });
+    const historyOf = (resource: string) => core.state!().resources().find((r) => r.resource === resource)!;
+    const totalBytes = () => core.state!().resources().reduce((n, r) => n + r.cachedEventBytes, 0);
+
+    it('keeps every history within the byte budget, trimming the busiest first; a quiet resource keeps its few changes', async () => {
+      core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, watchCache: { maxHistoryBytes: 200_000 } });
+      await core.ready();
+      const quiet = await core.create(secrets('default'), { metadata: { name: 's' }, stringData: { k: 'v' } }, {}, ctx);
+      const first = await createConfigMap(core, 'default', 'cm-0');
+      for (let i = 1; i < 300; i++) await core.create(cm('default'), { metadata: { name: `cm-${i}` }, data: { v: 'x'.repeat(500) } }, {}, ctx);
+      await core.list(cm('default'), {}, ctx);
+      expect(totalBytes()).toBeLessThanOrEqual(200_000);
+      expect(historyOf('secrets').cachedEvents).toBe(1);
+      expect(historyOf('configmaps').cachedEvents).toBeLessThan(300);
+      expect(historyOf('configmaps').cachedEvents).toBeGreaterThan(20);
+      // Resuming from before the trimmed history still works: from the store's history.
+      const w = new Recorder(await core.watch(cm('default'), { resourceVersion: first.metadata!.resourceVersion }, ctx));
+      await w.waitFor(299);
+      expect(w.summary()).toEqual(Array.from({ length: 299 }, (_, i) => `ADDED cm-${i + 1}`));
+      w.stream.close();
+      const s = new Recorder(await core.watch(secrets('default'), { resourceVersion: String(rvOf(quiet.object) - 1) }, ctx));
+      await s.waitFor(1);
+      expect(s.summary()).toEqual(['ADDED s']);
+      s.stream.close();
+    });
+
+    it('gives a quiet resource\'s history back once it is older than the window, with no new change to prompt it', async () => {
+      core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, watchCache: { windowMs: 60_000 } });
+      await core.ready();
+      for (let i = 0; i < 20; i++) await createConfigMap(core, 'default', `cm-${i}`);
+      await core.list(cm('default'), {}, ctx);
+      expect(historyOf('configmaps').cachedEvents).toBe(20);
+      clock.advance(60_000 + 6_000);
+      expect([historyOf('configmaps').cachedEvents, historyOf('configmaps').cachedEventBytes]).toEqual([0, 0]);
+    });
+
+    it('a watch catching up from the store\'s history gets the live changes of meanwhile after it, in order, and no bookmark before them', async () => {
+      core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, watchCache: { maxHistoryBytes: 1 } });
+      await core.ready();
+      const start = await createConfigMap(core, 'default', 'start');
+      for (let i = 0; i < 50; i++) await createConfigMap(core, 'default', `old-${i}`);
+      await core.list(cm('default'), {}, ctx);
+      expect(historyOf('configmaps').cachedEvents).toBe(0);
+      const w = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion, allowWatchBookmarks: true }, ctx));
+      // Due before the history is read: a bookmark now would carry the cache's revision ahead of it.
+      clock.advance(60_000);
+      // Written before the history is read: held back until it has been delivered.
+      await createConfigMap(core, 'default', 'live-0');
+      await createConfigMap(core, 'default', 'live-1');
+      await w.waitFor(52);
+      expect(w.summary().slice(0, 52)).toEqual([...Array.from({ length: 50 }, (_, i) => `ADDED old-${i}`), 'ADDED live-0', 'ADDED live-1']);
+      const rvs = w.events.slice(0, 52).map((e) => rvOf(e.object as ApiObject));
+      expect(rvs).toEqual([...rvs].sort((a, b) => a - b));
+      await createConfigMap(core, 'default', 'live-2');
+      await w.waitFor(53);
+      expect(w.summary().filter((e) => !e.startsWith('BOOKMARK'))[52]).toBe('ADDED live-2');
+      // Once caught up, bookmarks flow again.
+      clock.advance(60_000);
+      await flush();
+      expect(w.summary().at(-1)).toMatch(/^BOOKMARK /);
+      w.stream.close();
+    });
+  });
 });

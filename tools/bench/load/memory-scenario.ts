@@ -2,8 +2,8 @@
  * The phases of the memory-under-sustained-writes measurement, shared by the bench tool
  * (watch-memory.ts) and the fault suite: an idle reading, the load with a reading every
  * `sampleMs` (each after a full GC in the server), a watch resumed from a resourceVersion
- * `resumeAgeMs` old at the end of the load, the watchers drained, then idle readings for
- * `afterMs`.
+ * `resumeAgeMs` old at the end of the load, the objects it left deleted, the watchers drained,
+ * then idle readings for `afterMs`.
  */
 import type { SustainedWrites, WatcherTally } from './sustained-writes';
 
@@ -34,6 +34,8 @@ export interface MemorySummary {
   /** The last idle reading after the load, and how far it is from the idle figure. */
   after?: MemorySample & { liveVsIdlePct: number };
   writes: number;
+  /** Objects the load had left, deleted once it stopped (part of `writes`). */
+  deletedAtEnd: number;
   writeErrors: number;
   writesPerSecond: number;
   watchers: { all: number; complete: number; outOfOrder: number; ended: number; errors: string[] };
@@ -87,6 +89,8 @@ export async function runMemoryScenario(s: MemoryScenario): Promise<MemorySummar
   const resume = await s.load.resume(s.resumeAgeMs);
   await s.load.stop();
   const writesPerSecond = Math.round(s.load.acked / ((Date.now() - startedAt) / 1000));
+  // The load leaves nothing behind, so that memory after it compares with the idle figure.
+  const deletedAtEnd = await s.load.deleteAll();
   await s.load.drain(60_000);
   const tallies: WatcherTally[] = s.load.tallies();
   const afterEnd = Date.now() + s.afterMs;
@@ -109,6 +113,7 @@ export async function runMemoryScenario(s: MemoryScenario): Promise<MemorySummar
     maxLiveMb: Math.max(...samples.map((x) => x.liveMb)),
     ...(after ? { after: { ...after, liveVsIdlePct: round(((after.liveMb - idle.liveMb) / idle.liveMb) * 100) } } : {}),
     writes: s.load.acked,
+    deletedAtEnd,
     writeErrors: s.load.errors,
     writesPerSecond,
     watchers: {

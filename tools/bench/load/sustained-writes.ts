@@ -146,6 +146,8 @@ export class SustainedWrites {
   maxAlive = 0;
   private alive = 0;
   private readonly base: string;
+  /** Each writer's objects alive, by number. */
+  private readonly owned: Array<Set<number>> = [];
 
   constructor(private readonly options: SustainedWritesOptions) {
     this.agent = new https.Agent({ keepAlive: true, maxSockets: options.clients });
@@ -249,6 +251,26 @@ export class SustainedWrites {
     return { ok: !error && events === expected && outOfOrder === 0, ageMs: now - start.at, fromRv: start.rv, events, expected, outOfOrder, ...(error ? { error } : {}) };
   }
 
+  /** After `stop`: delete every object the writers left (each deletion one more event); resolves with how many. */
+  async deleteAll(): Promise<number> {
+    let deleted = 0;
+    await Promise.all(
+      this.owned.map(async (exists) => {
+        for (const n of [...exists]) {
+          const answer = await request(this.agent, this.options.target, 'DELETE', `${this.base}/cm-${n}`);
+          if (answer.status === 200) {
+            exists.delete(n);
+            this.acked++;
+            deleted++;
+          } else {
+            this.errors++;
+          }
+        }
+      }),
+    );
+    return deleted;
+  }
+
   close(): void {
     for (const w of this.watchers) w.close();
     this.agent.destroy();
@@ -258,6 +280,7 @@ export class SustainedWrites {
     const { target, clients, objects, valueBytes } = this.options;
     const mine = Array.from({ length: Math.ceil(objects / clients) }, (_, i) => i * clients + client).filter((n) => n < objects);
     const exists = new Set<number>();
+    this.owned[client] = exists;
     let next = firstAt;
     let counter = 0;
     const filler = 'x'.repeat(Math.max(0, valueBytes - 40));
