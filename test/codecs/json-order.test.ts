@@ -7,7 +7,7 @@ import { compareGoStrings, goJsonString } from '../../src/codecs/go-strings';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { schemaRegistry } from '../../src/schema';
 import { createNaming } from '../../src/naming';
-import { describeWithFixtures, fixtureRows, parseFixtureYaml } from './wire-fixtures';
+import { fixtureRows, parseFixtureYaml } from './wire-fixtures';
 
 const naming = createNaming('kubernetes');
 const registry = schemaRegistry(naming);
@@ -20,7 +20,7 @@ function reversedKeys(value: unknown): unknown {
   return Object.fromEntries(entries.map(([k, v]) => [k, reversedKeys(v)]));
 }
 
-describeWithFixtures('JSON fixtures', () => {
+describe('JSON fixtures', () => {
   describe.each(fixtureRows())('%s', (_name, fixture) => {
     const expected = fixture.json.toString('utf8');
 

@@ -1,22 +1,14 @@
 /**
  * Upstream's wire fixtures: release 1.32's serialized objects (the `testdata/HEAD` compatibility
  * data of k8s.io/api v0.32.1, every field filled, `kubernetes` naming profile), one kind per base
- * name with `.json`, `.yaml` and `.pb` (the protobuf envelope). They are not part of the
- * repository: CI provides them in a folder beside the checkout (`WIRE_DIR`), and tests skip,
- * saying so, where it is absent.
+ * name with `.json`, `.yaml` and `.pb` (the protobuf envelope). They live in the repository
+ * (`test/fixtures/wire/`, its README says where they come from), so every clone runs every check.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
 
-export const WIRE_DIR = path.resolve(__dirname, '../../../shared/fixtures/wire');
-
-export const fixturesPresent = fs.existsSync(WIRE_DIR);
-
-if (!fixturesPresent) {
-  // eslint-disable-next-line no-console
-  console.warn(`wire fixtures absent at ${WIRE_DIR}: fixture tests are skipped`);
-}
+export const WIRE_DIR = path.resolve(__dirname, '../fixtures/wire');
 
 export interface WireFixture {
   /** `apps.v1.ReplicaSet` */
@@ -27,7 +19,6 @@ export interface WireFixture {
 }
 
 export function wireFixtures(): WireFixture[] {
-  if (!fixturesPresent) return [];
   return fs
     .readdirSync(WIRE_DIR)
     .filter((f) => f.endsWith('.pb'))
@@ -47,11 +38,7 @@ export function parseFixtureYaml(bytes: Buffer): unknown {
   });
 }
 
-/** `describe` when the fixtures exist, `describe.skip` otherwise. */
-export const describeWithFixtures = fixturesPresent ? describe : describe.skip;
-
-/** Fixture names as jest `each` rows (one placeholder row when absent, so `each` is never empty). */
+/** Fixture names as jest `each` rows. */
 export function fixtureRows(): [string, WireFixture][] {
-  const rows = wireFixtures().map((f): [string, WireFixture] => [f.name, f]);
-  return rows.length ? rows : [['(absent)', { name: '', json: Buffer.alloc(0), yaml: Buffer.alloc(0), pb: Buffer.alloc(0) }]];
+  return wireFixtures().map((f): [string, WireFixture] => [f.name, f]);
 }

@@ -2,11 +2,11 @@
 import { compareGoYamlKeys, encodeUpstreamYaml } from '../../src/codecs/yaml-order';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { createNaming } from '../../src/naming';
-import { describeWithFixtures, fixtureRows, parseFixtureYaml } from './wire-fixtures';
+import { fixtureRows, parseFixtureYaml } from './wire-fixtures';
 
 const protobuf = createProtobufCodec(createNaming('kubernetes'));
 
-describeWithFixtures('YAML fixtures', () => {
+describe('YAML fixtures', () => {
   describe.each(fixtureRows())('%s', (_name, fixture) => {
     const expected = fixture.yaml.toString('utf8');
 

@@ -14,7 +14,7 @@ import protobuf from 'protobufjs';
 import { protobufjsRoot } from '../../src/codecs/protobuf/protobufjs-root';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
 import { createNaming } from '../../src/naming';
-import { describeWithFixtures, parseFixtureYaml, wireFixtures } from '../codecs/wire-fixtures';
+import { parseFixtureYaml, wireFixtures } from '../codecs/wire-fixtures';
 import type { ClientTls } from '../gateway/support/https-client';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { API_ONLY } from '../gateway/support/server-process';
@@ -147,7 +147,7 @@ function request(url: string, tls: ClientTls, method: string, headers: Record<st
   });
 }
 
-describeWithFixtures('upstream wire fixtures through the running server', () => {
+describe('upstream wire fixtures through the running server', () => {
   let server: ServerProcess;
   const root = protobufjsRoot();
   const envelopeRoot = protobuf.parse(

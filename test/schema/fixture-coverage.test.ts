@@ -6,7 +6,7 @@
  */
 import { schemaRegistry, type SchemaType, type ValueType } from '../../src/schema';
 import { createNaming } from '../../src/naming';
-import { describeWithFixtures, fixtureRows } from '../codecs/wire-fixtures';
+import { fixtureRows } from '../codecs/wire-fixtures';
 
 const registry = schemaRegistry(createNaming('kubernetes'));
 
@@ -31,7 +31,7 @@ function walk(value: unknown, type: ValueType, path: string, out: string[], seen
   else if (type.kind === 'map') for (const [k, v] of Object.entries(value as object)) walk(v, type.value, `${path}[${k}]`, out, seen);
 }
 
-describeWithFixtures('schema against the fixtures', () => {
+describe('schema against the fixtures', () => {
   const seen = new Set<string>();
 
   it.each(fixtureRows())('%s: the schema has exactly the fixture fields', (_name, fixture) => {

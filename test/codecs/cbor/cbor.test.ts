@@ -9,7 +9,7 @@ import { CborDecoder, CborEncoder, CborWriter, readCbor, readCborSequence, sorte
 import { schemaRegistry } from '../../../src/schema';
 import { createNaming } from '../../../src/naming';
 import { realisticReplicaSet } from '../sample-objects';
-import { describeWithFixtures, fixtureRows } from '../wire-fixtures';
+import { fixtureRows } from '../wire-fixtures';
 
 const registry = schemaRegistry(createNaming('kubernetes'));
 const encoder = new CborEncoder(registry);
@@ -126,7 +126,7 @@ describe('CBOR decoding', () => {
   });
 });
 
-describeWithFixtures('upstream wire fixtures through CBOR', () => {
+describe('upstream wire fixtures through CBOR', () => {
   describe.each(fixtureRows())('%s', (_name, fixture) => {
     it('round-trips the .json object, and cbor-x reads the same object', () => {
       const object = JSON.parse(fixture.json.toString('utf8'));

@@ -5,11 +5,11 @@
  */
 import { createProtobufCodec, decodeEnvelope } from '../../../src/codecs/protobuf';
 import { createNaming } from '../../../src/naming';
-import { describeWithFixtures, fixtureRows, parseFixtureYaml } from '../wire-fixtures';
+import { fixtureRows, parseFixtureYaml } from '../wire-fixtures';
 
 const codec = createProtobufCodec(createNaming('kubernetes'));
 
-describeWithFixtures('upstream wire fixtures through the protobuf codec', () => {
+describe('upstream wire fixtures through the protobuf codec', () => {
   it('covers every fixture kind', () => {
     expect(fixtureRows().length).toBeGreaterThanOrEqual(21);
   });

@@ -4,7 +4,7 @@
  */
 import { createProtobufCodec, decodeEnvelope } from '../../../src/codecs/protobuf';
 import { createNaming } from '../../../src/naming';
-import { describeWithFixtures, fixtureRows } from '../wire-fixtures';
+import { fixtureRows } from '../wire-fixtures';
 
 const kubeNaming = createNaming('kubernetes');
 const platformNaming = createNaming('platform');
@@ -37,7 +37,7 @@ describe('naming profiles', () => {
   });
 });
 
-describeWithFixtures('fixtures under the platform profile', () => {
+describe('fixtures under the platform profile', () => {
   it.each(fixtureRows())('%s differs only in the names', (_name, fixture) => {
     const object = kube.decode(fixture.pb) as { apiVersion: string };
     const renamed = { ...object, apiVersion: platformApiVersion(object.apiVersion) };

@@ -6,7 +6,7 @@
 import { createProtobufCodec, decodeEnvelope, encodeEnvelope } from '../../../src/codecs/protobuf';
 import { protobufjsRoot } from '../../../src/codecs/protobuf/protobufjs-root';
 import { createNaming } from '../../../src/naming';
-import { describeWithFixtures, fixtureRows } from '../wire-fixtures';
+import { fixtureRows } from '../wire-fixtures';
 import { realisticReplicaSet } from '../sample-objects';
 
 const naming = createNaming('kubernetes');
@@ -54,7 +54,7 @@ describe('protobufjs reading the codec', () => {
   });
 });
 
-describeWithFixtures('protobufjs reading the fixtures', () => {
+describe('protobufjs reading the fixtures', () => {
   it.each(fixtureRows())('%s re-encodes to the same raw bytes', (_name, fixture) => {
     const envelope = decodeEnvelope(fixture.pb);
     const served = codec.registry.kind(envelope.apiVersion, envelope.kind)!;

@@ -11,7 +11,7 @@ import { createCborCodec, createJsonCodec, gatewayCodecs } from '../../../src/ga
 import { createNaming } from '../../../src/naming';
 import { STREAMED_LIST_ITEMS } from '../../../src/gateway/codecs/json';
 import { realisticReplicaSet } from '../../codecs/sample-objects';
-import { describeWithFixtures, fixtureRows } from '../../codecs/wire-fixtures';
+import { fixtureRows } from '../../codecs/wire-fixtures';
 
 const naming = createNaming('kubernetes');
 const registry = schemaRegistry(naming);
@@ -199,7 +199,7 @@ describe('gateway codecs', () => {
   });
 });
 
-describeWithFixtures('the gateway codecs on upstream fixtures', () => {
+describe('the gateway codecs on upstream fixtures', () => {
   const codecs = gatewayCodecs(naming, { cbor: true, compression: true });
   describe.each(fixtureRows())('%s', (_name, fixture) => {
     it('JSON (pretty) and YAML write the fixture bytes; protobuf and CBOR give back the object', () => {
