@@ -1,15 +1,17 @@
 /**
- * The backing store's public surface: the interface, its error type, and `createStore`.
+ * The backing store's public surface: the interface, its error type, and `createStore`. Each
+ * backend has its folder below (`etcd/`, `embedded/`), which imports the interface (types.ts,
+ * keys.ts) and never the other backend.
  *
  * Backends are chosen from one explicit map; importing this module starts nothing and opens
  * nothing.
  */
-import { createEmbeddedStore } from './embedded-store';
-import type { EtcdTlsOptions } from './etcd-store';
+import { createEmbeddedStore } from './embedded';
+import type { EtcdTlsOptions } from './etcd';
 import type { Store, StoreKind } from './types';
 
 export * from './types';
-export type { EtcdTlsOptions } from './etcd-store';
+export type { EtcdTlsOptions } from './etcd';
 
 export type StoreOptions =
   | { kind: 'etcd'; endpoints: string[]; prefix?: string; tls?: EtcdTlsOptions }
@@ -21,13 +23,13 @@ type OptionsOf<K extends StoreKind> = Extract<StoreOptions, { kind: K }>;
 
 const backends: { readonly [K in StoreKind]: (options: OptionsOf<K>) => Store } = {
   // Loaded when first chosen: a server on the embedded store never needs the etcd client
-  // (node:http2 and the generated etcd codecs; docs/BENCHMARKS.md, idle RSS).
+  // (its HTTP/2 client and the generated etcd codecs; docs/BENCHMARKS.md, idle RSS).
   etcd: (options) => etcdBackend().createEtcdStore({ endpoints: options.endpoints, prefix: options.prefix, tls: options.tls }),
   embedded: (options) => createEmbeddedStore('inMemory' in options ? {} : { dataDir: options.dataDir }),
 };
 
-function etcdBackend(): typeof import('./etcd-store') {
-  return require('./etcd-store') as typeof import('./etcd-store');
+function etcdBackend(): typeof import('./etcd') {
+  return require('./etcd') as typeof import('./etcd');
 }
 
 /** Opens the backend named by `options.kind`. The embedded store opens its file synchronously. */

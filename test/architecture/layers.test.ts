@@ -119,6 +119,32 @@ export function coreCycle(files: ReadonlyMap<string, string>): string[] | undefi
   return undefined;
 }
 
+/**
+ * Imports between the store's backends (`src/store/<backend>/`): each imports the interface at the
+ * store's top (types.ts, keys.ts) and never another backend, and of the top only `index.ts` (the
+ * map that chooses a backend) imports a backend.
+ */
+export function backendCrossings(files: ReadonlyMap<string, string>): Violation[] {
+  const STORE = path.join(SRC, 'store');
+  /** The backend folder a path lies in; '' at the store's top; undefined outside the store. */
+  const backendOf = (file: string): string | undefined => {
+    const rel = path.relative(STORE, file);
+    if (rel.startsWith('..')) return undefined;
+    const parts = rel.split(path.sep);
+    return parts.length > 1 ? parts[0]! : '';
+  };
+  const out: Violation[] = [];
+  for (const [file, source] of files) {
+    const from = backendOf(file);
+    if (from === undefined || (from === '' && path.basename(file) === 'index.ts')) continue;
+    for (const spec of relativeImports(source)) {
+      const to = backendOf(path.resolve(path.dirname(file), spec));
+      if (to !== undefined && to !== '' && to !== from) out.push({ from: path.relative(SRC, file), to: spec });
+    }
+  }
+  return out;
+}
+
 describe('layers of src/', () => {
   const files = new Map(sourceFiles(SRC).map((f) => [f, fs.readFileSync(f, 'utf8')] as const));
 
@@ -154,6 +180,23 @@ describe('layers of src/', () => {
       { from: path.join('codecs', 'probe.ts'), to: '../gateway/codecs/codec' },
       { from: path.join('gateway', 'probe.ts'), to: '../grpc' },
       { from: path.join('store', 'probe.ts'), to: '../nowhere/z' },
+    ]);
+  });
+
+  it("the store's backends import the interface, never each other", () => {
+    expect(backendCrossings(files)).toEqual([]);
+  });
+
+  it('finds an import from one store backend into another', () => {
+    const probe = new Map([
+      [path.join(SRC, 'store', 'etcd', 'probe.ts'), "import { a } from '../embedded/log';\nimport type { Store } from '../types';"],
+      [path.join(SRC, 'store', 'keys.ts'), "import { b } from './etcd/client';"],
+      [path.join(SRC, 'store', 'index.ts'), "import { c } from './embedded';\nconst m = import('./etcd');"],
+      [path.join(SRC, 'store', 'embedded', 'store.ts'), "import { d } from './log';\nimport { e } from '../keys';"],
+    ]);
+    expect(backendCrossings(probe)).toEqual([
+      { from: path.join('store', 'etcd', 'probe.ts'), to: '../embedded/log' },
+      { from: path.join('store', 'keys.ts'), to: './etcd/client' },
     ]);
   });
 });

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { createTestPki } from '../grpc/fixtures/certs';
-import { createEtcdStore } from '../../src/store/etcd-store';
+import { createEtcdStore } from '../../src/store/etcd';
 import { StoreError } from '../../src/store';
 import { API_ONLY, startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';

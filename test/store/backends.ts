@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createStore, type Store, type StoreKind } from '../../src/store';
-import { EmbeddedStore } from '../../src/store/embedded-store';
+import { EmbeddedStore } from '../../src/store/embedded';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 
 export interface BackendUnderTest {

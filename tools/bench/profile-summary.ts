@@ -43,7 +43,7 @@ const STAGES: Array<[string, (f: Frame) => boolean]> = [
   ['GC (main thread; V8 worker threads come on top)', (f) => f.functionName === '(garbage collector)'],
   ['managedFields (src/core/apply, managed-fields)', (f) => /\/src\/core\/apply\/|managed-fields/.test(f.url)],
   ['watch cache ingest (store watch → cache)', (f) => /\/src\/store\/[^/]*watch|\/src\/core\/cache\//.test(f.url)],
-  ['etcd client calls (src/store/etcd-client, h2-connection, hpack, generated codecs)', (f) => /\/src\/store\/(etcd-client|h2-connection|hpack)|\/src\/gen\/etcd\/|@bufbuild\/protobuf|@grpc|\/etcd3\/|cockatiel|protobufjs|node:internal\/http2|\/long\//.test(f.url)],
+  ['etcd client calls (src/store/etcd/client, h2-connection, hpack, generated codecs)', (f) => /\/src\/store\/etcd\/(client|h2-connection|hpack)|\/src\/gen\/etcd\/|@bufbuild\/protobuf|@grpc|\/etcd3\/|cockatiel|protobufjs|node:internal\/http2|\/long\//.test(f.url)],
   // The bytes go out from `endAll`, after the turn's requests were handled (gateway/express-adapter.ts).
   ['response: encode + write', (f) => (f.functionName === 'writeObject' && /respond/.test(f.url)) || (f.functionName === 'endAll' && /express-adapter/.test(f.url))],
   ['request body: read, decode, field validation', (f) => /strict-json|field-validation|\/gateway\/body/.test(f.url)],

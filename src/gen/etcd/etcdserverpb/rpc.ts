@@ -17,7 +17,7 @@ export const protobufFileName = "etcd/etcdserverpb/rpc.proto";
  * Compact; Watch; Maintenance Status), wire-compatible with etcd's `etcdserverpb` (same package,
  * field numbers and types). Only the fields the store uses or must read back are here; protobuf
  * skips the rest on decode. The calls are `/etcdserverpb.<Service>/<Method>` over gRPC
- * (src/store/etcd-client.ts).
+ * (src/store/etcd/client.ts).
  */
 
 /**

@@ -14,7 +14,7 @@ export const protobufFileName = "etcd/mvccpb/kv.proto";
 /**
  * The records of etcd's MVCC store (a key-value, a watch event), wire-compatible with etcd v3's
  * `mvccpb` (same package, field numbers and types), for the etcd store's own client
- * (src/store/etcd-client.ts).
+ * (src/store/etcd/client.ts).
  */
 
 export interface KeyValue {

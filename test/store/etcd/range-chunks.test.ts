@@ -1,5 +1,5 @@
-import { RangeResponse } from '../../src/gen/etcd/etcdserverpb/rpc';
-import { decodeRangeResponseChunks } from '../../src/store/range-chunks';
+import { RangeResponse } from '../../../src/gen/etcd/etcdserverpb/rpc';
+import { decodeRangeResponseChunks } from '../../../src/store/etcd/range-chunks';
 
 /** A deterministic generator, so a failure names its seed. */
 function random(seed: number): () => number {

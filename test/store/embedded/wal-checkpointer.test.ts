@@ -1,6 +1,6 @@
 /**
  * The embedded store's write-ahead log is checkpointed on a thread of its own
- * (src/store/wal-checkpointer.ts): the log starts over instead of growing, what was written
+ * (src/store/embedded/wal-checkpointer.ts): the log starts over instead of growing, what was written
  * stays readable, a failed thread hands checkpoints back to SQLite, and the data dir stays
  * owned by one process.
  */
@@ -9,11 +9,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedStore } from '../../src/store/embedded-store';
-import { DATABASE_FILE } from '../../src/store/embedded-log';
-import { CHECKPOINT_AFTER_BYTES, WalCheckpointer } from '../../src/store/wal-checkpointer';
+import { EmbeddedStore } from '../../../src/store/embedded/store';
+import { DATABASE_FILE } from '../../../src/store/embedded/log';
+import { CHECKPOINT_AFTER_BYTES, WalCheckpointer } from '../../../src/store/embedded/wal-checkpointer';
 
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '../../..');
 
 /** Polls `done` (the checkpoint thread answers by message) until it holds; a generous deadline only against hanging. */
 async function until(done: () => boolean, what: string): Promise<void> {
@@ -127,7 +127,7 @@ describe('WAL checkpoints on their own thread', () => {
     // Unref'd for its life, the thread is held while it closes: otherwise such a process would
     // exit inside `await store.close()` and what follows it would never run.
     const script = `
-      const { EmbeddedStore } = require('./src/store/embedded-store');
+      const { EmbeddedStore } = require('./src/store/embedded/store');
       (async () => {
         const store = new EmbeddedStore({ dataDir: ${JSON.stringify(dataDir)} });
         const value = Buffer.alloc(3000, 'x');

@@ -1,13 +1,13 @@
 /**
- * The etcd client (etcd-client.ts): its framing of gRPC messages on a stream (a watch stream's
+ * The etcd client (src/store/etcd/client.ts): its framing of gRPC messages on a stream (a watch stream's
  * bytes arrive in chunks that split and join messages anywhere), and its request encoding
  * against a real etcd, and its calls' deadline against a member that never answers.
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { EtcdClient, MessageReader } from '../../src/store/etcd-client';
-import { GrpcCode } from '../../src/status';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
+import { EtcdClient, MessageReader } from '../../../src/store/etcd/client';
+import { GrpcCode } from '../../../src/status';
+import { startEtcd, type EtcdInstance } from '../../support/etcd';
 
 function framed(...messages: Buffer[]): Buffer {
   return Buffer.concat(

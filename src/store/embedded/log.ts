@@ -6,12 +6,12 @@
  * without looking at older rows, which compaction may have removed.
  *
  * This module owns SQL only: prepared statements and row mapping. Store semantics (guards,
- * errors, revision checks) live in embedded-store.ts.
+ * errors, revision checks) live in store.ts.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { KeyValue, StoreEvent } from './types';
+import type { KeyValue, StoreEvent } from '../types';
 import { CHECKPOINT_AFTER_BYTES, WalCheckpointer, type CheckpointerStats } from './wal-checkpointer';
 
 export interface LogRow {

@@ -12,10 +12,10 @@
  * committed; a failed commit fails the whole group and assigns nothing. Reads commit the open
  * group first, so nothing uncommitted is ever read. Revisions are assigned in order in memory.
  */
-import { EmbeddedLog, rowEvent, rowKeyValue, type LogRow } from './embedded-log';
-import { WatchHub } from './embedded-watch';
+import { EmbeddedLog, rowEvent, rowKeyValue, type LogRow } from './log';
+import { WatchHub } from './watch';
 import type { CheckpointerStats } from './wal-checkpointer';
-import { prefixEndString, rangeStart, requestedRevision } from './keys';
+import { prefixEndString, rangeStart, requestedRevision } from '../keys';
 import {
   StoreError,
   type GetOptions,
@@ -27,7 +27,7 @@ import {
   type StoreWatch,
   type WatchHandlers,
   type WatchOptions,
-} from './types';
+} from '../types';
 
 export interface EmbeddedStoreOptions {
   /** Directory holding the database file (created if missing); absent: the database lives in memory. */

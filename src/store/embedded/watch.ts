@@ -10,9 +10,9 @@
  * synchronous step, so no commit can slip between "read the last row" and "listen". Each
  * watcher keeps `nextRevision` and drops anything below it.
  */
-import { prefixEndString } from './keys';
-import { StoreError, type StoreEvent, type StoreWatch, type WatchHandlers } from './types';
-import { rowEvent, type LogRow } from './embedded-log';
+import { prefixEndString } from '../keys';
+import { StoreError, type StoreEvent, type StoreWatch, type WatchHandlers } from '../types';
+import { rowEvent, type LogRow } from './log';
 
 export interface ReplaySource {
   /** Rows with from <= id < to and a name in [start, end), in revision order. */

@@ -2,8 +2,8 @@
  * Which of the store's closed error codes an etcd client failure means. The store turns the
  * answer into a StoreError (it may need another read first, e.g. the compacted revision).
  */
-import { GrpcCode } from '../status';
-import { EtcdCallError } from './etcd-client';
+import { GrpcCode } from '../../status';
+import { EtcdCallError } from './client';
 
 export type EtcdFailureKind = 'compacted' | 'future-revision' | 'unavailable';
 

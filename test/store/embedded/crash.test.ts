@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createStore, type Store } from '../../src/store';
-import { WatchRecorder } from './watch-recorder';
+import { createStore, type Store } from '../../../src/store';
+import { WatchRecorder } from '../watch-recorder';
 
 interface Ack {
   op: 'ready' | 'create' | 'counter';
@@ -16,7 +16,7 @@ interface Ack {
   revision: number;
 }
 
-const CHILD = path.join(__dirname, 'embedded-crash-child.ts');
+const CHILD = path.join(__dirname, 'crash-child.ts');
 const SWC_REGISTER = require.resolve('@swc-node/register');
 
 /** Runs the writer until it has acknowledged `killAfter` writes, then SIGKILLs it. */

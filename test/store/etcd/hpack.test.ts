@@ -6,8 +6,8 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { HUFFMAN_BITS, HUFFMAN_CODES, HpackDecoder, HpackError, encodeHeaderBlock, huffmanDecode } from '../../src/store/hpack';
-import { H2Connection } from '../../src/store/h2-connection';
+import { HUFFMAN_BITS, HUFFMAN_CODES, HpackDecoder, HpackError, encodeHeaderBlock, huffmanDecode } from '../../../src/store/etcd/hpack';
+import { H2Connection } from '../../../src/store/etcd/h2-connection';
 
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 const pairs = (fields: string[]) => Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]);

@@ -5,14 +5,14 @@
  * one linearizable history (etcd's revision is the store revision). Guarded writes are etcd
  * transactions whose else-branch reads the key, so a failed guard reports the current value in
  * the same round trip, as upstream's etcd3 store does. Every call goes through the store's own
- * client (etcd-client.ts: gRPC over node:http2 with codecs generated from proto/etcd).
+ * client (client.ts: gRPC over its own HTTP/2 framing, with codecs generated from proto/etcd).
  */
-import { Compare_CompareResult, Compare_CompareTarget, RangeRequest, type TxnResponse } from '../gen/etcd/etcdserverpb/rpc';
-import type { KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
-import { EtcdClient } from './etcd-client';
-import { classifyEtcdError, errorMessage } from './etcd-errors';
-import { EtcdWatch } from './etcd-watch';
-import { prefixEndBytes, rangeStart, requestedRevision } from './keys';
+import { Compare_CompareResult, Compare_CompareTarget, RangeRequest, type TxnResponse } from '../../gen/etcd/etcdserverpb/rpc';
+import type { KeyValue as EtcdKeyValue } from '../../gen/etcd/mvccpb/kv';
+import { EtcdClient } from './client';
+import { classifyEtcdError, errorMessage } from './errors';
+import { EtcdWatch } from './watch';
+import { prefixEndBytes, rangeStart, requestedRevision } from '../keys';
 import {
   StoreError,
   type GetOptions,
@@ -24,7 +24,7 @@ import {
   type StoreWatch,
   type WatchHandlers,
   type WatchOptions,
-} from './types';
+} from '../types';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. `http://127.0.0.1:2379`. */

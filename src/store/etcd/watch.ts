@@ -1,5 +1,5 @@
 /**
- * One store watch on etcd, on its own gRPC Watch stream (etcd-client.ts).
+ * One store watch on etcd, on its own gRPC Watch stream (client.ts).
  *
  * It never reconnects and resumes by itself: the store contract is to report a lost connection
  * once and stop, and the caller relists. A watch canceled for compaction reports etcd's
@@ -7,11 +7,11 @@
  * trivial; the API server holds a handful of watches (one per resource in the watch cache), so
  * the extra HTTP/2 streams cost nothing that matters.
  */
-import type { WatchResponse } from '../gen/etcd/etcdserverpb/rpc';
-import { type Event as EtcdEvent, Event_EventType, type KeyValue as EtcdKeyValue } from '../gen/etcd/mvccpb/kv';
-import type { EtcdClient, WatchStream } from './etcd-client';
-import { classifyEtcdError, errorMessage } from './etcd-errors';
-import { StoreError, type KeyValue, type StoreEvent, type StoreWatch, type WatchHandlers } from './types';
+import type { WatchResponse } from '../../gen/etcd/etcdserverpb/rpc';
+import { type Event as EtcdEvent, Event_EventType, type KeyValue as EtcdKeyValue } from '../../gen/etcd/mvccpb/kv';
+import type { EtcdClient, WatchStream } from './client';
+import { classifyEtcdError, errorMessage } from './errors';
+import { StoreError, type KeyValue, type StoreEvent, type StoreWatch, type WatchHandlers } from '../types';
 
 export interface EtcdWatchRequest {
   /** First key of the watched range, store prefix applied. */

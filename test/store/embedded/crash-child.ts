@@ -1,16 +1,16 @@
 /**
- * Child process for embedded-crash.test.ts: opens the embedded store and writes until killed,
+ * Child process for crash.test.ts: opens the embedded store and writes until killed,
  * printing one line per acknowledged write. Lines go out with a blocking `writeSync` on fd 1,
  * not `process.stdout`: this loop never yields to the event loop, and a pipe write that
  * process.stdout had to queue (pipe full) would never be flushed. So a printed line means the
  * write had returned to its caller before the next one started.
  *
- *   node -r @swc-node/register embedded-crash-child.ts <dataDir> <firstIndex>
+ *   node -r @swc-node/register crash-child.ts <dataDir> <firstIndex>
  *
  * Lines: `ready <revision>`, `create <index> <revision>`, `counter <index> <revision>`.
  */
 import fs from 'node:fs';
-import { createStore, type KeyValue } from '../../src/store';
+import { createStore, type KeyValue } from '../../../src/store';
 
 function print(line: string): void {
   const bytes = Buffer.from(`${line}\n`);

@@ -1,5 +1,5 @@
 /**
- * The hand-written TxnRequest encoder (etcd-txn-codec.ts) against the generated one: the same
+ * The hand-written TxnRequest encoder (src/store/etcd/txn-codec.ts) against the generated one: the same
  * bytes for every field and size class, behind gRPC's prefix; what it cannot write is left to
  * the generated encoder. The calls it carries are exercised against a real etcd by the store
  * conformance suite.
@@ -12,8 +12,8 @@ import {
   type RangeRequest,
   type RequestOp,
   TxnRequest,
-} from '../../src/gen/etcd/etcdserverpb/rpc';
-import { GRPC_PREFIX_BYTES, sizedTxn } from '../../src/store/etcd-txn-codec';
+} from '../../../src/gen/etcd/etcdserverpb/rpc';
+import { GRPC_PREFIX_BYTES, sizedTxn } from '../../../src/store/etcd/txn-codec';
 
 /** The sized body's bytes, written at an offset into a larger buffer (as into its frames), twice. */
 function encodeTxnFramed(request: TxnRequest): Buffer | undefined {

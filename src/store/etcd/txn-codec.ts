@@ -13,7 +13,7 @@
  * members written when set); a request with a negative number or one past 2^53 (no request the
  * store makes has one) is left to it (`undefined`).
  */
-import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from '../gen/etcd/etcdserverpb/rpc';
+import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from '../../gen/etcd/etcdserverpb/rpc';
 import type { SizedBody } from './h2-connection';
 
 /** gRPC's message prefix: a compression flag and the message length (big-endian). */

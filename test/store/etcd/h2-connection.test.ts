@@ -7,8 +7,8 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { H2Connection, H2Error, type H2ConnectionEvents } from '../../src/store/h2-connection';
-import { encodeHeaderBlock } from '../../src/store/hpack';
+import { H2Connection, H2Error, type H2ConnectionEvents } from '../../../src/store/etcd/h2-connection';
+import { encodeHeaderBlock } from '../../../src/store/etcd/hpack';
 
 interface Answer {
   headers: Map<string, string>;

@@ -11,8 +11,8 @@
  * buffer did.
  */
 import { BinaryReader } from '@bufbuild/protobuf/wire';
-import { KeyValue } from '../gen/etcd/mvccpb/kv';
-import { type RangeResponse, ResponseHeader } from '../gen/etcd/etcdserverpb/rpc';
+import { KeyValue } from '../../gen/etcd/mvccpb/kv';
+import { type RangeResponse, ResponseHeader } from '../../gen/etcd/etcdserverpb/rpc';
 
 /** Reads bytes in order across a list of chunks. */
 class ChunkCursor {

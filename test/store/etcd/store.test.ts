@@ -5,11 +5,11 @@
  */
 import net from 'node:net';
 import { Etcd3 } from 'etcd3';
-import { createStore, StoreError, type Store } from '../../src/store';
-import { COMPACT_REV_KEY, createEtcdStore } from '../../src/store/etcd-store';
-import { grpcTimeout } from '../../src/store/etcd-client';
-import { startEtcd, type EtcdInstance } from '../support/etcd';
-import { WatchRecorder } from './watch-recorder';
+import { createStore, StoreError, type Store } from '../../../src/store';
+import { COMPACT_REV_KEY, createEtcdStore } from '../../../src/store/etcd/store';
+import { grpcTimeout } from '../../../src/store/etcd/client';
+import { startEtcd, type EtcdInstance } from '../../support/etcd';
+import { WatchRecorder } from '../watch-recorder';
 
 const enc = (text: string): Uint8Array => Buffer.from(text);
 

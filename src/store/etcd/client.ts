@@ -3,7 +3,7 @@
  * Status calls as gRPC over one HTTP/2 connection of our own framing (h2-connection.ts, HPACK in
  * hpack.ts), with the message codecs generated from `proto/etcd` (wire-compatible with etcd's
  * own; `buf.gen.etcd.yaml`), except the Txn request every write sends, written in one pass by
- * etcd-txn-codec.ts straight into its frames. Keys and values are views of the response's
+ * txn-codec.ts straight into its frames. Keys and values are views of the response's
  * bytes, not copies (a copy per value was a fifth of the start-up profile); revisions are
  * numbers.
  *
@@ -23,7 +23,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
-import { GRPC_PREFIX_BYTES, sizedTxn } from './etcd-txn-codec';
+import { GRPC_PREFIX_BYTES, sizedTxn } from './txn-codec';
 import {
   CompactionRequest,
   CompactionResponse,
@@ -38,10 +38,10 @@ import {
   WatchRequest,
   WatchResponse,
   type WatchCreateRequest,
-} from '../gen/etcd/etcdserverpb/rpc';
-import { systemClock } from '../clock';
-import { type Deadline, Deadlines } from '../clock/deadlines';
-import { GrpcCode } from '../status';
+} from '../../gen/etcd/etcdserverpb/rpc';
+import { systemClock } from '../../clock';
+import { type Deadline, Deadlines } from '../../clock/deadlines';
+import { GrpcCode } from '../../status';
 import { H2Connection, type H2Stream, type H2StreamHandler, type SizedBody } from './h2-connection';
 import { encodeHeaderBlock } from './hpack';
 import { decodeRangeResponseChunks } from './range-chunks';

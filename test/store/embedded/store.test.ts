@@ -7,10 +7,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { createStore } from '../../src/store';
-import { DATABASE_FILE } from '../../src/store/embedded-log';
-import { dec, enc, storeError } from './store-test-helpers';
-import type { StoreEvent } from '../../src/store';
+import { createStore } from '../../../src/store';
+import { DATABASE_FILE } from '../../../src/store/embedded/log';
+import { dec, enc, storeError } from '../store-test-helpers';
+import type { StoreEvent } from '../../../src/store';
 
 describe('embedded store specifics', () => {
   let dataDir: string;
