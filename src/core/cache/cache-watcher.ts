@@ -38,18 +38,12 @@ export interface WatcherOptions {
   onClose: (watcher: CacheWatcher) => void;
 }
 
-/**
- * Live changes a watcher catching up from the store's history may hold back, per event of its
- * buffer: references to events the cache's history holds anyway, so cheap.
- */
-const HELD_PER_BUFFERED = 50;
-
 export class CacheWatcher implements WatchStream {
   private readonly queue: AsyncQueue<WatchEvent>;
   private readonly timers: Array<() => void> = [];
   private after: number;
-  /** While catching up from the store's history: the live changes that come after it, in order. */
-  private held: CacheEvent[] | undefined;
+  /** Still catching up from the store's history: not among the cache's watchers yet. */
+  private catching = false;
   /** History after this revision is delivered while catching up. */
   private historyAfter: number;
 
@@ -92,16 +86,16 @@ export class CacheWatcher implements WatchStream {
   }
 
   /**
-   * Serve the changes up to the cache's revision from the store's history (`catchUp`) before any
-   * live change: live changes are held back, and no bookmark is sent, until `caughtUp`.
+   * Start from the store's history (`catchUp`), not registered with the cache (so no live
+   * change), and with no bookmark, until `caughtUp`.
    */
-  holdLive(): void {
-    this.held ??= [];
+  beginCatchUp(): void {
+    this.catching = true;
   }
 
   /** Whether the watcher is still catching up from the store's history. */
   get catchingUp(): boolean {
-    return this.held !== undefined;
+    return this.catching;
   }
 
   /**
@@ -124,17 +118,14 @@ export class CacheWatcher implements WatchStream {
     return this.queue.whenBelow(events);
   }
 
-  /** The store's history is delivered: the held live changes follow, and live ones from now on. */
-  caughtUp(): void {
-    const held = this.held;
-    if (!held) return;
-    this.held = undefined;
-    const views: WatchEvent[] = [];
-    for (const event of held) {
-      const out = this.view(event);
-      if (out) views.push(out);
-    }
-    this.queue.preload(views);
+  /**
+   * The store's history is delivered up to where the cache's history takes over: `rest`, the
+   * cache's changes after it, follow (those already delivered are skipped), and the cache
+   * registers the watcher for live ones in the same step.
+   */
+  caughtUp(rest: readonly CacheEvent[]): void {
+    this.catchUp(rest);
+    this.catching = false;
   }
 
   /** Changes at or below `revision` have been delivered (or were before the start): skip them from now on. */
@@ -145,11 +136,6 @@ export class CacheWatcher implements WatchStream {
   /** Offer one change; the watcher decides whether and how it sees it. */
   offer(event: CacheEvent): void {
     if (event.revision <= this.after || !event.key.startsWith(this.options.prefix)) return;
-    if (this.held) {
-      if (this.held.length >= this.options.bufferSize * HELD_PER_BUFFERED) this.queue.close();
-      else this.held.push(event);
-      return;
-    }
     const out = this.view(event);
     if (out) this.queue.push(out);
   }
@@ -176,7 +162,7 @@ export class CacheWatcher implements WatchStream {
 
   sendBookmark(): void {
     // A bookmark at the cache's revision would overtake the history still to come.
-    if (this.closed || this.held) return;
+    if (this.closed || this.catching) return;
     this.queue.push(this.options.bookmark(this.after));
   }
 
@@ -188,7 +174,7 @@ export class CacheWatcher implements WatchStream {
   /** End from the server side with an ERROR event carrying `status` after what is queued (the store went away). */
   fail(status: Status): void {
     if (this.closed) return;
-    this.held = undefined;
+    this.catching = false;
     this.queue.push({ type: 'ERROR', object: status }, true);
     this.queue.close();
   }

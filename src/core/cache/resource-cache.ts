@@ -12,9 +12,10 @@ import type { KeyValue, StoreEvent } from '../../store';
 import type { Selection } from '../selectors';
 import { selectableFieldsOf } from '../selectors';
 import { tryDecodeFromStorage } from '../storage/object-codec';
-import { CacheEvent, CachedObject, compareKeys, deepFreeze, parseSharingFieldSets, shareFieldSets } from './cached-object';
+import { CacheEvent, CachedObject, compareKeys, type SharedFieldSets } from './cached-object';
+import { deepFreeze } from '../../util/frozen';
 import { isPlainJson } from '../../util/json-values';
-import type { WrittenObject, WrittenObjects } from './written-objects';
+import type { PendingWrite, WrittenObjects } from './written-objects';
 import { EventWindow } from './event-window';
 import { CacheWatcher } from './cache-watcher';
 import { SortedKeys } from './sorted-keys';
@@ -30,6 +31,8 @@ export interface ResourceCacheSettings {
   watcherBuffer: number;
   /** Annotation key of the bookmark that ends a streaming list's initial events. */
   initialEventsEndKey: string;
+  /** The managedFields field sets the watch cache's objects share: its own, so one server's (cached-object.ts). */
+  fieldSets: SharedFieldSets;
 }
 
 export interface WatchRequest {
@@ -54,7 +57,7 @@ export type HistoryReader = (prefix: string, after: number, until: number, max: 
 const DELETED_ENCODINGS_KEPT = 256;
 
 /** Changes read from the store's history per round, and how few a catching-up watcher may have waiting before the next. */
-const HISTORY_ROUND = 1_000;
+const HISTORY_ROUND = 2_000;
 const HISTORY_LOW_WATER = 250;
 
 /** Thrown by `watch` when the resume point left the window: 410 `too old resource version: X (Y)`. */
@@ -76,25 +79,28 @@ export interface CorruptEntry {
   lastGood?: CachedObject;
 }
 
-/** Decode a stored value for the cache, or say why it cannot be. */
-export function tryDecodeCached(kv: KeyValue): CachedObject | CorruptEntry {
-  const decoded = tryDecodeFromStorage(kv, parseSharingFieldSets);
+/** Decode a stored value for the cache, its field sets shared through `fieldSets`, or say why it cannot be. */
+export function tryDecodeCached(kv: KeyValue, fieldSets: SharedFieldSets): CachedObject | CorruptEntry {
+  const decoded = tryDecodeFromStorage(kv, fieldSets.parse);
   if (!decoded.ok) return { key: kv.key, revision: kv.modRevision, cause: decoded.cause };
-  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(decoded.object)), kv.value.byteLength);
+  return new CachedObject(kv.key, kv.modRevision, deepFreeze(fieldSets.share(decoded.object)), kv.value.byteLength);
 }
 
 /**
  * The object a door's write was made from, taken for the cache in place of decoding `kv`
  * (written-objects.ts): it gains the revision as its resourceVersion, as a decode would give
- * it, and is frozen. Undefined when it holds anything its JSON would not give back (looked for
- * here unless the write's encode already did).
+ * it, and is frozen; the write learns it was adopted. Undefined when it holds anything its JSON
+ * would not give back (looked for here unless the write's encode already did).
  */
-function adoptWritten(kv: KeyValue, { object: obj, plain }: WrittenObject): CachedObject | undefined {
+function adoptWritten(kv: KeyValue, written: PendingWrite, fieldSets: SharedFieldSets): CachedObject | undefined {
+  const { object: obj, plain } = written;
   if (!(plain || isPlainJson(obj, true)) || typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) return undefined;
   // Last among the metadata, where a decode of the stored value (which has none) puts it.
   delete obj.metadata.resourceVersion;
   obj.metadata.resourceVersion = String(kv.modRevision);
-  return new CachedObject(kv.key, kv.modRevision, deepFreeze(shareFieldSets(obj)), kv.value.byteLength);
+  const object = deepFreeze(fieldSets.share(obj));
+  written.adoptedAs(object);
+  return new CachedObject(kv.key, kv.modRevision, object, kv.value.byteLength);
 }
 
 export class ResourceCache {
@@ -181,7 +187,7 @@ export class ResourceCache {
       change = new CacheEvent('DELETED', event.revision, last.atRevision(event.revision), last, now);
     } else {
       const written = this.written?.take(event.kv);
-      const current = (written && adoptWritten(event.kv, written)) || tryDecodeCached(event.kv);
+      const current = (written && adoptWritten(event.kv, written, this.settings.fieldSets)) || tryDecodeCached(event.kv, this.settings.fieldSets);
       if (!(current instanceof CachedObject)) {
         // Reads of the key now answer 500; watchers hear nothing until it is rewritten or removed.
         this.corrupt.set(key, { ...current, lastGood: previous ?? broken?.lastGood });
@@ -275,7 +281,7 @@ export class ResourceCache {
       const history = this.window.since(request.exactAfter, this.settings.clock.now());
       if (!history) {
         if (!this.history) throw new TooOldResourceVersion(request.exactAfter, this.window.oldestResumable);
-        return this.watchFromStore(request, request.exactAfter, revision);
+        return this.watchFromStore(request, request.exactAfter);
       }
       const watcher = new CacheWatcher(this.watcherOptions(request, request.exactAfter, []));
       watcher.replay(history);
@@ -293,31 +299,49 @@ export class ResourceCache {
   }
 
   /**
-   * A watch resuming from before the in-memory window: the changes up to the cache's revision
-   * come from the store's history, read a round at a time as the client takes them, then the
-   * live changes held back meanwhile, then the live stream. Only a revision the store has
-   * compacted is 410 (as an ERROR event, the way a watch reports it).
+   * A watch resuming from before the in-memory window: its changes come from the store's
+   * history, read a round at a time as the client takes them, until the cache's own history
+   * covers where it has got to; then the rest comes from that history and the watcher joins the
+   * live stream in one synchronous step (no gap, no repeat, nothing held back meanwhile). Only a
+   * revision the store has compacted is 410 (as an ERROR event, the way a watch reports it).
    */
-  private watchFromStore(request: WatchRequest, after: number, revision: number): CacheWatcher {
+  private watchFromStore(request: WatchRequest, after: number): CacheWatcher {
     const watcher = new CacheWatcher(this.watcherOptions(request, after, []));
-    watcher.holdLive();
-    this.register(watcher, revision);
-    void this.catchUp(watcher, request.prefix, after, revision);
+    watcher.beginCatchUp();
+    void this.catchUp(watcher, request, after);
     return watcher;
   }
 
-  private async catchUp(watcher: CacheWatcher, prefix: string, after: number, until: number): Promise<void> {
+  private async catchUp(watcher: CacheWatcher, request: WatchRequest, after: number): Promise<void> {
     const read = this.history!;
+    const selective = !request.selection.empty;
     let from = after;
     try {
-      while (from < until && !watcher.closed) {
-        await watcher.whenBelow(HISTORY_LOW_WATER);
+      for (;;) {
         if (watcher.closed) return;
-        const { events, through } = await read(prefix, from, until, HISTORY_ROUND);
-        watcher.catchUp(events.map((e) => this.historyEvent(e)).filter((e): e is CacheEvent => e !== undefined));
-        from = through;
+        const rest = this.window.since(from, this.settings.clock.now());
+        if (rest) {
+          watcher.caughtUp(rest);
+          this.register(watcher, this.revision());
+          return;
+        }
+        const until = this.revision();
+        // Never the case (the window is complete after a revision at most the cache's), but a loop must not spin.
+        if (until <= from) await new Promise<void>((resolve) => setImmediate(resolve));
+        while (from < until) {
+          await watcher.whenBelow(HISTORY_LOW_WATER);
+          if (watcher.closed) return;
+          const { events, through } = await read(request.prefix, from, until, HISTORY_ROUND);
+          if (watcher.closed) return;
+          const changes: CacheEvent[] = [];
+          for (const e of events) {
+            const change = this.historyEvent(e, selective);
+            if (change) changes.push(change);
+          }
+          watcher.catchUp(changes);
+          from = through;
+        }
       }
-      watcher.caughtUp();
     } catch (err) {
       if (StoreError.is(err, 'compacted')) watcher.fail(resourceExpired(new TooOldResourceVersion(after, err.revision ?? this.window.oldestResumable).message).status);
       else if (StoreError.is(err)) watcher.fail(serviceUnavailable(`storage is unavailable: ${err.message}`).status);
@@ -325,15 +349,20 @@ export class ResourceCache {
     }
   }
 
-  /** A change from the store's history as the cache would have recorded it; undefined for one it cannot decode. */
-  private historyEvent(event: StoreEvent): CacheEvent | undefined {
+  /**
+   * A change from the store's history as the cache would have recorded it; undefined for one it
+   * cannot decode. The previous state is decoded only where it is needed: a deletion's last
+   * state, and the entering and leaving a selective watcher sees.
+   */
+  private historyEvent(event: StoreEvent, selective: boolean): CacheEvent | undefined {
     const now = this.settings.clock.now();
-    const previous = event.prevKv ? tryDecodeCached(event.prevKv) : undefined;
-    const before = previous instanceof CachedObject ? previous : undefined;
+    const prev = event.prevKv && (selective || event.type === 'delete') ? tryDecodeCached(event.prevKv, this.settings.fieldSets) : undefined;
+    const before = prev instanceof CachedObject ? prev : undefined;
     if (event.type === 'delete') return before && new CacheEvent('DELETED', event.revision, before.atRevision(event.revision), before, now);
-    const current = tryDecodeCached(event.kv);
+    const current = tryDecodeCached(event.kv, this.settings.fieldSets);
     if (!(current instanceof CachedObject)) return undefined;
-    return new CacheEvent(before ? 'MODIFIED' : 'ADDED', event.revision, current, before, now);
+    // A key created at this revision is ADDED; written before, MODIFIED.
+    return new CacheEvent(event.kv.createRevision === event.kv.modRevision ? 'ADDED' : 'MODIFIED', event.revision, current, before, now);
   }
 
   /** From here on the watcher takes live changes, which all come after `revision`. */
