@@ -10,7 +10,7 @@
  * codec's `decode` for each (ordered JSON decodes as JSON). Prints a Markdown table: operations
  * per second and MB/s of encoded bytes, each the median of three timed runs.
  */
-import { deepFreeze } from '../src/core/cache/cached-object';
+import { deepFreeze } from '../src/util/frozen';
 import { encodeOrderedJson } from '../src/codecs/json-order';
 import { createProtobufCodec } from '../src/codecs/protobuf';
 import { schemaRegistry } from '../src/schema';

@@ -7,16 +7,18 @@
  *
  *     const bytes = encodeOnce(event, 'application/json', (e) => codec.stream.encodeEvent(e));
  *
- * Only frozen values are memoised: they cannot change after their bytes were made. Anything
+ * Only `Frozen` values are memoised (util/frozen.ts): they cannot change after their bytes were
+ * made, and being frozen at run time is how this memo knows it, whoever holds the value. Anything
  * else is simply encoded (a door may call this on every value it writes). The memo is a
  * WeakMap, so bytes go away with their event.
  */
 import type { SchemaRegistry } from '../schema';
+import { type Frozen, isFrozen } from '../util/frozen';
 
 const memo = new WeakMap<object, Map<string, unknown>>();
 
 export function encodeOnce<T extends object, B>(value: T, format: string, encode: (value: T) => B): B {
-  if (!Object.isFrozen(value)) return encode(value);
+  if (!isFrozen(value)) return encode(value);
   let byFormat = memo.get(value);
   if (!byFormat) {
     byFormat = new Map();
@@ -49,7 +51,7 @@ const recent = new Map<string, Map<object, unknown>>();
  * one table serves every server in the process.
  */
 export function encodeRecent<T extends object, B>(value: T, format: string, encode: (value: T) => B): B {
-  if (!Object.isFrozen(value)) return encode(value);
+  if (!isFrozen(value)) return encode(value);
   let byValue = recent.get(format);
   if (!byValue) recent.set(format, (byValue = new Map()));
   if (byValue.has(value)) return byValue.get(value) as B;
@@ -83,9 +85,9 @@ export function typeMetaSource(view: object, registry: SchemaRegistry, typeName:
   return registry.kind(apiVersion, kind)?.type.name === typeName ? (source as Record<string, unknown>) : undefined;
 }
 
-/** True when `encodeOnce` memoises this value (it is a shared, immutable object from the cache). */
-export function isShared(value: object): boolean {
-  return Object.isFrozen(value);
+/** True when `encodeOnce` memoises this value: it is `Frozen` (a shared, immutable object from the cache). */
+export function isShared<T extends object>(value: T): value is Frozen<T> {
+  return isFrozen(value);
 }
 
 /**

@@ -21,6 +21,7 @@ import { compareGoStrings, escapeGoHtml, goJsonString } from './go-strings';
 import { isObject, isPlainJson, isPlainObject } from '../util/json-values';
 import { GrowableWriter } from './growable-buffer';
 import { ownBytes } from './encode-once';
+import { isFrozen } from '../util/frozen';
 
 export interface JsonOrderOptions {
   /** Indentation per level (`'  '` as `json.Indent` in upstream's fixtures); empty: compact. */
@@ -184,13 +185,13 @@ function writeAsIs(value: unknown, sink: JsonSink): boolean {
 }
 
 /**
- * A managedFields field set (`fieldsV1`, raw JSON written as it is). A frozen one is written
- * from bytes made once per set: field sets are half of a typical object's text, and one frozen
- * set is shared by every object written the same way (the created-objects memo in
- * managed-fields.ts, the watch cache's table in cached-object.ts).
+ * A managedFields field set (`fieldsV1`, raw JSON written as it is). A `Frozen` one (it cannot
+ * change, so its bytes can be kept) is written from bytes made once per set: field sets are half
+ * of a typical object's text, and one frozen set is shared by every object written the same way
+ * (the created-objects memo in managed-fields.ts, the watch cache's table in cached-object.ts).
  */
 function writeFieldSet(value: unknown, sink: JsonSink): boolean {
-  if (value === null || typeof value !== 'object' || !Object.isFrozen(value)) return writeAsIs(value, sink);
+  if (value === null || typeof value !== 'object' || !isFrozen(value)) return writeAsIs(value, sink);
   let bytes = fieldSetBytes.get(value);
   // JSON.stringify of an object is never undefined.
   if (!bytes) fieldSetBytes.set(value, (bytes = ownBytes(escapeGoHtml(JSON.stringify(value)))));

@@ -30,17 +30,11 @@ export class LimitExceeded extends Error {
 const depthExceeded = () => new LimitExceeded('depth', `the request body is nested deeper than ${MAX_NESTING_DEPTH} levels`);
 
 /**
- * Values a door checked and handed on unchanged: the core's own check of the same value (which
- * guards in-process and gRPC callers) is then skipped, once.
+ * Check a decoded value against the limits; throws LimitExceeded. A door that checked a body
+ * hands it to the core saying so (`Owned.withinLimits` in core/api.ts), and the core, which
+ * checks every other caller's, does not walk it again.
  */
-const checkedByDoor = new WeakSet<object>();
-
-/**
- * Check a decoded value against the limits; throws LimitExceeded. `handedOn`: the caller (a
- * door) passes the value on as it is, and the next check of it may be skipped.
- */
-export function checkDecodedLimits(value: unknown, handedOn = false): void {
-  if (typeof value === 'object' && value !== null && checkedByDoor.delete(value)) return;
+export function checkDecodedLimits(value: unknown): void {
   // An explicit stack of values and their depths (no object per entry, no Object.values array).
   const values: unknown[] = [value];
   const depths: number[] = [0];
@@ -68,7 +62,6 @@ export function checkDecodedLimits(value: unknown, handedOn = false): void {
       }
     }
   }
-  if (handedOn && typeof value === 'object' && value !== null) checkedByDoor.add(value);
 }
 
 /**
@@ -180,12 +173,10 @@ export function checkJsonNesting(text: string): number {
  * checkDecodedLimits for `value`, which JSON.parse made from `text` after checkJsonText counted
  * it: its nesting is the text's, already checked; no string in it is longer than the text; and
  * when the values the scan counted are within the limit, so are the decoded ones. Only a text
- * counted past the limit (its count is a bound, not exact) has its value walked. As with
- * `handedOn`, the core's next check of the value is skipped.
+ * counted past the limit (its count is a bound, not exact) has its value walked.
  */
 export function checkJsonDecodeLimits(value: unknown, text: string, counts: JsonTextCounts): void {
-  if (counts.values > MAX_DECODED_VALUES || text.length > MAX_STRING_LENGTH) return checkDecodedLimits(value, true);
-  if (typeof value === 'object' && value !== null) checkedByDoor.add(value);
+  if (counts.values > MAX_DECODED_VALUES || text.length > MAX_STRING_LENGTH) checkDecodedLimits(value);
 }
 
 /** Whether the quote at `at` follows an odd number of backslashes. */

@@ -185,6 +185,10 @@ export interface Patch {
 
 /** The result of create, update and patch: the stored (or would-be) object, and whether it was created. */
 export interface WriteResult {
+  /**
+   * The caller's to change when it gave its body as a plain object; read-only when it handed the
+   * body over (`Owned`): then it may be the watch cache's frozen object.
+   */
   object: ApiObject;
   created: boolean;
   /**
@@ -230,10 +234,18 @@ export interface CoreApi {
   getNow?(target: ResourceTarget, options: GetOptions, ctx: RequestContext): ApiObject | Promise<ApiObject>;
   list(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList>;
   watch(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<WatchStream>;
-  create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;
+  /**
+   * The body of create, update and patch is either the caller's (a plain object: the core copies
+   * it, never changes it, and answers with an object the caller may change) or handed over
+   * (`Owned`: the core changes and keeps it, and the answer, which may be the watch cache's
+   * frozen object, is only to be read). Declared as properties rather than methods so that the
+   * compiler checks an implementation's parameters strictly: one that takes only a plain object
+   * does not compile.
+   */
+  create: (target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext) => Promise<WriteResult>;
   /** PUT: update, or create where the type allows create-on-update. */
-  update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;
-  patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult>;
+  update: (target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext) => Promise<WriteResult>;
+  patch: (target: ResourceTarget, patch: WriteBody<Patch>, options: WriteOptions, ctx: RequestContext) => Promise<WriteResult>;
   delete(target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult>;
   deleteCollection(
     target: ResourceTarget,
@@ -244,18 +256,35 @@ export interface CoreApi {
 }
 
 /**
- * Bodies a door hands over with a write: freshly decoded from the request and used by nothing
- * else, so the core may take them as they are instead of copying them first. Any other caller's
- * object (a controller's, a library user's) is copied, and the caller's stays as it was.
+ * A value handed over to its receiver, which may change it in place and keep it; the giver lets
+ * go of it (docs/ARCHITECTURE.md, "Ownership"). A door hands the core the body or patch it decoded
+ * for one request alone (`handOver`), so the core takes it as it is instead of copying it first,
+ * and the object written from it may become the watch cache's: the door only reads the answer.
+ * A plain object given to `CoreApi` stays its caller's: the core copies it before any change and
+ * answers with an object the caller may change. Inside the core, `Owned` marks the objects a step
+ * is given to change (a write's body, a patch's result).
  */
-const handedOver = new WeakSet<object>();
-
-export function handOver<T>(body: T): T {
-  if (typeof body === 'object' && body !== null) handedOver.add(body);
-  return body;
+export class Owned<T> {
+  constructor(
+    /** The value, now the receiver's. */
+    readonly value: T,
+    /**
+     * The door checked it against the decode limits (codecs/limits.ts) as it decoded it: the core
+     * does not walk it again. Any other body the core checks itself.
+     */
+    readonly withinLimits = false,
+  ) {}
 }
 
-/** True once for a body handed over (the core's own check; the mark is used up). */
-export function takeHandedOver(body: object): boolean {
-  return handedOver.delete(body);
+/** Hand `value` over (see `Owned`); `withinLimits` when the caller checked it against the decode limits. */
+export function handOver<T>(value: T, checked?: { withinLimits: boolean }): Owned<T> {
+  return new Owned(value, checked?.withinLimits ?? false);
+}
+
+/** A write's body as `CoreApi` takes it: the caller's own (copied by the core), or handed over. */
+export type WriteBody<T> = T | Owned<T>;
+
+/** The value of a write's body, whoever holds it. */
+export function bodyValue<T>(body: WriteBody<T>): T {
+  return body instanceof Owned ? body.value : body;
 }

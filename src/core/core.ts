@@ -3,20 +3,23 @@
  * the pipeline (verb check → strategy/validation → admission → storage). Both doors call it
  * through `CoreApi` (docs/ARCHITECTURE.md, "The path of one create").
  */
-import type {
-  ApiList,
-  ApiObject,
-  CoreApi,
-  DeleteOptions,
-  DeleteResult,
-  GetOptions,
-  ListOptions,
-  Patch,
-  RequestContext,
-  ResourceTarget,
-  WatchStream,
-  WriteOptions,
-  WriteResult,
+import {
+  type ApiList,
+  type ApiObject,
+  type CoreApi,
+  type DeleteOptions,
+  type DeleteResult,
+  type GetOptions,
+  type ListOptions,
+  type Patch,
+  type RequestContext,
+  type ResourceTarget,
+  type WatchStream,
+  type WriteBody,
+  type WriteOptions,
+  type WriteResult,
+  Owned,
+  handOver,
 } from './api';
 import type { ResourceDefinition, Verb } from './resources/definition';
 import { type SignerAuthorizer, certificateApproval, certificateSigning, certificateSubjectRestriction } from './admission/certificates';
@@ -63,8 +66,9 @@ import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import type { StateSource } from '../metrics';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
 import { fieldErrors } from './validation/field-errors';
-import { checkBodyFields } from './validation/field-validation';
+import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
+import { deepCopy } from '../util/json-values';
 import { storeNotAnswering } from './registry/storage-errors';
 
 export interface CoreOptions {
@@ -289,10 +293,11 @@ class InProcessCore implements Core {
     def: ResourceDefinition,
     handler: CreateHandler,
     target: ResourceTarget,
-    object: ApiObject,
+    body: Owned<ApiObject>,
     options: WriteOptions,
     ctx: RequestContext,
   ): Promise<WriteResult> {
+    const object = body.value;
     if (target.subresource || target.name !== undefined || !!target.namespace !== def.namespaced) throw pathNotFound();
     if (object === null || typeof object !== 'object' || Array.isArray(object)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
@@ -302,20 +307,21 @@ class InProcessCore implements Core {
     if (object.kind && object.kind !== def.kind) {
       throw badRequest(`the object provided is unrecognized (must be of type ${def.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
     }
-    checkBodyFields(this.naming, def, object, options.fieldValidation, ctx);
+    checkBodyFields(this.naming, def, body, options.fieldValidation, ctx);
     const ownNamespace = object.metadata?.namespace;
     if (!def.namespaced && ownNamespace) throw badRequest(`namespace is not allowed on this type: ${ownNamespace}`);
     if (def.namespaced && ownNamespace && ownNamespace !== target.namespace) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
-    const body: ApiObject = { ...object, apiVersion, kind: def.kind };
-    if (def.namespaced) body.metadata = { ...(object.metadata ?? {}), namespace: target.namespace };
-    const answer = await handler.create(body, options, ctx);
+    const review: ApiObject = { ...object, apiVersion, kind: def.kind };
+    if (def.namespaced) review.metadata = { ...(object.metadata ?? {}), namespace: target.namespace };
+    const answer = await handler.create(review, options, ctx);
     return { object: answer, created: true };
   }
 
   /** A create of a create-only subresource (serviceaccounts/token): its handler answers, given the parent object. */
-  private async createSubresource(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+  private async createSubresource(target: ResourceTarget, body: Owned<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const object = body.value;
     const { store } = this.resolve(target, 'create');
     const sub = store.def.createSubresources!.find((s) => s.name === target.subresource)!;
     const handler = this.handlers[`${store.def.resource}/${sub.name}`]!;
@@ -325,7 +331,7 @@ class InProcessCore implements Core {
     if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== sub.kind.kind)) {
       throw badRequest(`the object provided is unrecognized (must be of type ${sub.kind.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
     }
-    checkBodyFields(this.naming, sub.kind, object, options.fieldValidation, ctx);
+    checkBodyFields(this.naming, sub.kind, body, options.fieldValidation, ctx);
     const answer = await handler.create({ ...object, apiVersion, kind: sub.kind.kind }, options, ctx, parent);
     return { object: answer, created: true };
   }
@@ -361,37 +367,46 @@ class InProcessCore implements Core {
     return store.reads.watch(target.namespace, options);
   }
 
-  async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
-    withinLimits(() => checkDecodedLimits(object));
+  async create(target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const body = ownBody(object);
     const handled = this.handled.get(target.group, target.version, target.resource);
-    if (handled) return this.createHandled(handled.def, handled.handler, target, object, options, ctx);
-    if (target.subresource) return this.createSubresource(target, object, options, ctx);
+    if (handled) return this.createHandled(handled.def, handled.handler, target, body, options, ctx);
+    if (target.subresource) return this.createSubresource(target, body, options, ctx);
     const { store } = this.resolve(target, 'create');
     if (target.name !== undefined) throw methodNotSupported(store.groupResource, 'create');
     // Decode-time checks first, as upstream's create handler: type mismatches, then unknown and repeated fields.
-    checkBodyFields(this.naming, store.def, object, options.fieldValidation, ctx);
-    return store.writes.create(writeRequest({ namespace: target.namespace, options, ctx }), object);
+    checkBodyFields(this.naming, store.def, body, options.fieldValidation, ctx);
+    return store.writes.create(writeRequest({ namespace: target.namespace, options, ctx, handedOver: object instanceof Owned }), body);
   }
 
-  async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
-    withinLimits(() => checkDecodedLimits(object));
+  async update(target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const body = ownBody(object);
     const { store, subresource } = this.resolve(target, 'update');
     const name = this.requireName(target);
     // fieldValidation: decode-time checks of the body, as for create; a PUT of /scale sends a Scale.
-    const bodyType = subresource === 'scale' ? { group: this.naming.apiGroups.autoscaling, version: 'v1', kind: 'Scale' } : store.def;
-    checkBodyFields(this.naming, bodyType, object, options.fieldValidation, ctx);
-    const req = writeRequest({ namespace: target.namespace, name, subresource, options, ctx, requireResourceVersion: true });
+    const bodyType: TypeName = subresource === 'scale' ? { group: this.naming.apiGroups.autoscaling, version: 'v1', kind: 'Scale' } : store.def;
+    checkBodyFields(this.naming, bodyType, body, options.fieldValidation, ctx);
+    const req = writeRequest({ namespace: target.namespace, name, subresource, options, ctx, requireResourceVersion: true, handedOver: object instanceof Owned });
     if (subresource === 'scale') {
       // The checked Scale becomes the object's replicas (the store tracks ownership).
-      return store.writeScale({ ...req, requireResourceVersion: false }, { kind: 'put', body: scaleFromBody(object, name, target.namespace) });
+      return store.writeScale({ ...req, requireResourceVersion: false }, { kind: 'put', body: scaleFromBody(body.value, name, target.namespace) });
     }
-    return store.writes.update(req, object);
+    if (object instanceof Owned) return store.writes.update(req, body);
+    // A later round of the update starts again from the caller's object, copied and checked afresh
+    // (its warnings are not given twice).
+    return store.writes.update(req, body, () => {
+      const again = handOver(deepCopy(object));
+      checkBodyFields(this.naming, bodyType, again, options.fieldValidation, ctx);
+      return again;
+    });
   }
 
-  async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
-    withinLimits(() => checkDecodedLimits(patch.body));
+  async patch(target: ResourceTarget, body: WriteBody<Patch>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    // The core only reads a patch: an in-process caller's is taken as it is, not copied.
+    const patch = body instanceof Owned ? body.value : body;
+    if (!(body instanceof Owned && body.withinLimits)) withinLimits(() => checkDecodedLimits(patch.body));
     const { store, subresource } = this.resolve(target, 'patch');
-    const req = writeRequest({ namespace: target.namespace, name: this.requireName(target), subresource, options, ctx });
+    const req = writeRequest({ namespace: target.namespace, name: this.requireName(target), subresource, options, ctx, handedOver: body instanceof Owned });
     if (subresource === 'scale') return store.writeScale(req, { kind: 'patch', patch });
     return store.patch(req, patch);
   }
@@ -455,7 +470,7 @@ class InProcessCore implements Core {
     for (const name of [ns.default, ns.system, ns.public, ns.nodeLease]) {
       for (;;) {
         try {
-          await this.namespaces.writes.create(writeRequest({ namespace: undefined, options: {}, ctx: system }), { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+          await this.namespaces.writes.create(writeRequest({ namespace: undefined, options: {}, ctx: system }), handOver({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
           break;
         } catch (err) {
           if (StatusError.is(err, 'AlreadyExists')) break;
@@ -477,7 +492,7 @@ class InProcessCore implements Core {
     for (const { name, value, description } of SYSTEM_PRIORITY_CLASSES) {
       const pc: PriorityClass = { apiVersion: `${group}/v1`, kind: 'PriorityClass', metadata: { name }, value, description };
       try {
-        await store.writes.create(writeRequest({ namespace: undefined, options: {}, ctx }), pc);
+        await store.writes.create(writeRequest({ namespace: undefined, options: {}, ctx }), handOver<ApiObject>(pc));
       } catch (err) {
         if (!StatusError.is(err, 'AlreadyExists')) throw err;
       }
@@ -528,6 +543,21 @@ const STORE_RETRY_MS = 1_000;
 /** Whether `stored` is the version `view` is kept as (`ResourceDefinition.storedAs`). */
 function isStoredVersionOf(stored: ResourceDefinition, view: ResourceDefinition): boolean {
   return !stored.storedAs && !stored.notStored && apiVersionOf(stored) === view.storedAs!.apiVersion && stored.resource === view.resource;
+}
+
+/**
+ * A write's body as the core's own (docs/ARCHITECTURE.md, "Ownership"), checked against the
+ * decode limits unless the door that decoded it did: a door's handed-over body as it is, an
+ * in-process caller's copied first, so that nothing the write does (the field checks' pruning
+ * included) changes the caller's object.
+ */
+function ownBody(body: WriteBody<ApiObject>): Owned<ApiObject> {
+  if (body instanceof Owned) {
+    if (!body.withinLimits) withinLimits(() => checkDecodedLimits(body.value));
+    return body;
+  }
+  withinLimits(() => checkDecodedLimits(body));
+  return handOver(deepCopy(body));
 }
 
 export function createCore(options: CoreOptions): Core {

@@ -47,7 +47,7 @@ export function decodeBody(codec: Codec, body: Uint8Array): unknown {
   } catch (err) {
     throw badRequest(decodeMessage(codec, err));
   }
-  withinLimits(() => checkDecodedLimits(value, true));
+  withinLimits(() => checkDecodedLimits(value));
   return value;
 }
 
@@ -67,7 +67,7 @@ function decodeRecorded(codec: Codec, body: Uint8Array): { value: unknown; repor
   const counts = codec.mediaType === JSON_MEDIA_TYPE ? withinLimits(() => checkJsonText(text)) : undefined;
   if (counts === undefined) withinLimits(() => checkRawNesting(text));
   const decoded = decodeStrictText(codec, text, counts?.members);
-  withinLimits(() => (counts ? checkJsonDecodeLimits(decoded.value, text, counts) : checkDecodedLimits(decoded.value, true)));
+  withinLimits(() => (counts ? checkJsonDecodeLimits(decoded.value, text, counts) : checkDecodedLimits(decoded.value)));
   return decoded;
 }
 
@@ -165,7 +165,7 @@ export function decodePatch(type: PatchType, body: Uint8Array): { patch: Patch; 
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
-    withinLimits(() => checkDecodedLimits(decoded.value, true));
+    withinLimits(() => checkDecodedLimits(decoded.value));
     return { patch: { type, body: decoded.value }, report: { kind: 'yaml', duplicates: [...decoded.duplicates] } };
   }
   const counts = withinLimits(() => checkJsonText(text));

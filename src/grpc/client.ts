@@ -19,6 +19,7 @@ import type {
   ResourceTarget,
   WatchEvent,
   WatchStream,
+  WriteBody,
   WriteOptions,
   WriteResult,
 } from '../core/api';
@@ -204,11 +205,11 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
     list: (target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList> =>
       unary(CoreService.list, listCodec, [target, options], ctx),
     watch,
-    create: (target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
+    create: (target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
       unary(CoreService.create, createCodec, [target, object, options], ctx),
-    update: (target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
+    update: (target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
       unary(CoreService.update, updateCodec, [target, object, options], ctx),
-    patch: (target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
+    patch: (target: ResourceTarget, patch: WriteBody<Patch>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
       unary(CoreService.patch, patchCodec, [target, patch, options], ctx),
     delete: (target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> =>
       unary(CoreService.delete, deleteCodec, [target, options], ctx),

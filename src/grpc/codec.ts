@@ -13,6 +13,7 @@
 import * as pb from '../gen/keelson/core/v1/core';
 import type { Unknown } from '../gen/keelson/core/v1/envelope';
 import {
+  bodyValue,
   handOver,
   type ApiList,
   type ApiObject,
@@ -25,6 +26,7 @@ import {
   type ResourceTarget,
   type UserInfo,
   type WatchEvent,
+  type WriteBody,
   type WriteOptions,
   type WriteResult,
 } from '../core/api';
@@ -90,7 +92,7 @@ export const watchRequestCodec: RequestCodec<[ResourceTarget, ListOptions], pb.W
 
 /** Create and update share their shape: an object in, the stored object and `created` out. */
 type ObjectWriteCodec = MethodCodec<
-  [ResourceTarget, ApiObject, WriteOptions],
+  [ResourceTarget, WriteBody<ApiObject>, WriteOptions],
   WriteResult,
   pb.CreateRequest | pb.UpdateRequest,
   pb.CreateResponse | pb.UpdateResponse | pb.PatchResponse
@@ -111,12 +113,13 @@ const writeResultCodec: ResponseCodec<WriteResult, pb.CreateResponse | pb.Update
 const objectWriteCodec: ObjectWriteCodec = {
   encodeRequest: ([target, object, options], caller) => ({
     target: encodeTarget(target),
-    object: encodeEnvelope(object),
+    object: encodeEnvelope(bodyValue(object)),
     options: encodeWriteOptions(options),
     caller: encodeCaller(caller),
   }),
   decodeRequest: (request) => ({
-    // The object was decoded for this call alone: the core may take it without a copy.
+    // The object was decoded for this call alone: handed over, the core takes it without a copy
+    // (its limits the core checks).
     args: [decodeTarget(request.target), handOver(decodeObject(request.object, 'object')), decodeWriteOptions(request.options)],
     caller: decodeCaller(request.caller),
   }),
@@ -124,26 +127,29 @@ const objectWriteCodec: ObjectWriteCodec = {
 };
 
 export const createCodec: MethodCodec<
-  [ResourceTarget, ApiObject, WriteOptions],
+  [ResourceTarget, WriteBody<ApiObject>, WriteOptions],
   WriteResult,
   pb.CreateRequest,
   pb.CreateResponse
 > = objectWriteCodec;
 
 export const updateCodec: MethodCodec<
-  [ResourceTarget, ApiObject, WriteOptions],
+  [ResourceTarget, WriteBody<ApiObject>, WriteOptions],
   WriteResult,
   pb.UpdateRequest,
   pb.UpdateResponse
 > = objectWriteCodec;
 
-export const patchCodec: MethodCodec<[ResourceTarget, Patch, WriteOptions], WriteResult, pb.PatchRequest, pb.PatchResponse> = {
-  encodeRequest: ([target, patch, options], caller) => ({
-    target: encodeTarget(target),
-    patch: { type: PATCH_TYPES.encode(patch.type), body: encodeJson(patch.body) },
-    options: encodeWriteOptions(options),
-    caller: encodeCaller(caller),
-  }),
+export const patchCodec: MethodCodec<[ResourceTarget, WriteBody<Patch>, WriteOptions], WriteResult, pb.PatchRequest, pb.PatchResponse> = {
+  encodeRequest: ([target, body, options], caller) => {
+    const patch = bodyValue(body);
+    return {
+      target: encodeTarget(target),
+      patch: { type: PATCH_TYPES.encode(patch.type), body: encodeJson(patch.body) },
+      options: encodeWriteOptions(options),
+      caller: encodeCaller(caller),
+    };
+  },
   decodeRequest: (request) => ({
     args: [decodeTarget(request.target), decodePatch(request.patch), decodeWriteOptions(request.options)],
     caller: decodeCaller(request.caller),
@@ -201,7 +207,8 @@ export function encodeWatchStarted(warnings: readonly string[]): pb.WatchRespons
 
 /**
  * Envelopes of events already sent, keyed by the event object: when the core hands the same
- * event to many watchers (its watch cache does), the object is serialized once.
+ * event to many watchers (its watch cache does), the object is serialized once. Shared by every server in the process:
+ * a pure memo keyed by frozen events.
  */
 const eventEnvelopes = new WeakMap<WatchEvent, Unknown>();
 

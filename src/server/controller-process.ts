@@ -20,7 +20,7 @@ import { Registry } from 'prom-client';
 import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
 import { type ControllerServing, serveControllerManager } from './controller-serving';
-import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteOptions, WriteResult } from '../core/api';
+import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteBody, WriteOptions, WriteResult } from '../core/api';
 import type { Core } from '../core';
 import { builtinResources } from '../core/resources';
 import { type GrpcCoreClient, createGrpcCoreClient, serverNameFor } from '../grpc';
@@ -119,13 +119,13 @@ export class RemoteIdentities implements Core {
   async watch(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<WatchStream> {
     return (await this.reader(ctx.user)).watch(target, options, ctx);
   }
-  async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+  async create(target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     return (await this.client(ctx.user)).create(target, object, options, ctx);
   }
-  async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+  async update(target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     return (await this.client(ctx.user)).update(target, object, options, ctx);
   }
-  async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+  async patch(target: ResourceTarget, patch: WriteBody<Patch>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
     return (await this.client(ctx.user)).patch(target, patch, options, ctx);
   }
   async delete(target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {

@@ -1,4 +1,5 @@
 /** Helpers over JSON-shaped values (what every decoder produces and every object is). */
+import { isFrozen } from './frozen';
 
 /** A JSON object: not null, not an array. `T` names the record type a caller works with. */
 export function isObject<T extends object = Record<string, unknown>>(value: unknown): value is T {
@@ -17,17 +18,17 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * arrays (no holes), strings, booleans, null and finite numbers other than -0; no undefined.
  * Such a value and its stored JSON decode are interchangeable.
  *
- * With `frozenIsPlain`, a frozen part is taken as plain without a look inside. For a write's
- * own object that is sound: what it can hold frozen is this process' own, frozen by deepFreeze
- * only once plain (the shared field sets of managedFields, the field manager's remembered
- * entries, parts of cached objects an update kept), and the field sets are half of a typical
- * object.
+ * With `frozenIsPlain`, a `Frozen` part (util/frozen.ts) is taken as plain without a look
+ * inside: deepFreeze freezes only plain JSON (the shared field sets of managedFields, the field
+ * manager's remembered entries, parts of cached objects an update kept), and the field sets are
+ * half of a typical object. Sound for a write's own object, whose other parts the core made or
+ * copied (an in-process caller's body is copied as JSON, core.ts).
  */
 export function isPlainJson(value: unknown, frozenIsPlain = false): boolean {
   if (typeof value === 'string' || typeof value === 'boolean' || value === null) return true;
   if (typeof value === 'number') return Number.isFinite(value) && (value !== 0 || 1 / value > 0);
   if (typeof value !== 'object') return false;
-  if (frozenIsPlain && Object.isFrozen(value)) return true;
+  if (frozenIsPlain && isFrozen(value)) return true;
   if (Array.isArray(value)) {
     // A hole reads as undefined, which fails like an undefined element.
     for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], frozenIsPlain)) return false;

@@ -10,6 +10,7 @@ import type {
   WatchEvent,
   WriteOptions,
 } from '../../src/core/api';
+import { handOver } from '../../src/core/api';
 import {
   createCodec,
   decodeWatchResponse,
@@ -172,8 +173,12 @@ describe('request codecs keep every field through the wire', () => {
     ['absent', {}],
   ] as const)('create and update with %s options', (_name, options) => {
     const args: [ResourceTarget, ApiObject, WriteOptions] = [namespaced, configMap, options];
-    expect(roundTripRequest(createCodec, pb.CreateRequest, args, fullCaller)).toStrictEqual({ args, caller: fullCaller });
-    expect(roundTripRequest(updateCodec, pb.UpdateRequest, args, fullCaller)).toStrictEqual({ args, caller: fullCaller });
+    // The server's side hands the object it decoded for this call alone over to the core.
+    const decoded = { args: [namespaced, handOver(configMap), options], caller: fullCaller };
+    expect(roundTripRequest(createCodec, pb.CreateRequest, args, fullCaller)).toStrictEqual(decoded);
+    expect(roundTripRequest(updateCodec, pb.UpdateRequest, args, fullCaller)).toStrictEqual(decoded);
+    // A body a gateway handed over to the client goes on the wire as the object it holds.
+    expect(roundTripRequest(createCodec, pb.CreateRequest, [namespaced, handOver(configMap, { withinLimits: true }), options], fullCaller)).toStrictEqual(decoded);
   });
 
   it.each<Patch>([

@@ -6,6 +6,7 @@
  * upstream's element order (docs/API.md, "Field managers and server-side apply").
  */
 import { type Path, type PathElement, compareElements, parseElement, serializeElement } from './fieldpath';
+import { isFrozen } from '../../util/frozen';
 
 interface Child {
   readonly pe: PathElement;
@@ -219,7 +220,8 @@ export class FieldSet {
     const set = new FieldSet();
     if (fields === null || fields === undefined) return set;
     if (typeof fields !== 'object' || Array.isArray(fields)) throw new TypeError('FieldsV1 must be an object');
-    const frozen = Object.isFrozen(fields);
+    // A Frozen set (util/frozen.ts) cannot change: its reading is kept.
+    const frozen = isFrozen(fields);
     if (frozen) {
       const known = readSets.get(fields);
       if (known) return known;

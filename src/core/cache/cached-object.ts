@@ -7,22 +7,7 @@
 import type { ApiObject, WatchEvent } from '../api';
 import { compareGoStrings } from '../../codecs/go-strings';
 import { forgetEncodings, viewWithoutTypeMeta } from '../../codecs/encode-once';
-
-/**
- * Freeze a JSON value and everything in it; returns it, now immutable. A frozen part is taken
- * as frozen throughout. Walks by index and `for…in` rather than `Object.values`, which allocates
- * an array per object: half the time, and it runs for every object the cache loads.
- */
-export function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
-  } else {
-    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
-}
+import { type Frozen, deepFreeze, isFrozen } from '../../util/frozen';
 
 /**
  * Freeze what of a door's create the watch cache would freeze on adopting it (adoptWritten in
@@ -80,7 +65,8 @@ export function shareFieldSets<T extends ApiObject>(obj: T): T {
     if (entry === null || typeof entry !== 'object') continue;
     const e = entry as { fieldsV1?: unknown };
     const fields = e.fieldsV1;
-    if (fields === null || typeof fields !== 'object' || Object.isFrozen(fields)) continue;
+    // A frozen set is one already shared.
+    if (fields === null || typeof fields !== 'object' || isFrozen(fields)) continue;
     // Objects come in key order, so a set is most often the one just seen (the pods of one
     // ReplicaSet sit together): comparing with it costs half of building the table's key.
     const last = recentSets[0];
@@ -179,8 +165,8 @@ export class CachedObject {
     readonly key: string,
     /** The revision this state was written at (its resourceVersion). */
     readonly revision: number,
-    /** The full object with apiVersion and kind, deep-frozen. */
-    readonly object: ApiObject,
+    /** The full object with apiVersion and kind, shared by every reader. */
+    readonly object: Frozen<ApiObject>,
     /** Bytes of its stored value: what the history's memory estimate is made from (EventWindow). */
     readonly storedBytes = 0,
   ) {}
@@ -223,7 +209,7 @@ export class CachedObject {
 
   /** The same content at another revision: how a deletion reports the last state (upstream). */
   atRevision(revision: number): CachedObject {
-    const object = Object.freeze({ ...this.object, metadata: Object.freeze({ ...this.object.metadata, resourceVersion: String(revision) }) });
+    const object = deepFreeze({ ...this.object, metadata: { ...this.object.metadata, resourceVersion: String(revision) } });
     return new CachedObject(this.key, revision, object, this.storedBytes);
   }
 }

@@ -79,7 +79,8 @@ export function podBindingHandler(pods: () => ResourceWrites, clock: Clock): Cre
       validateBinding(binding);
       const req = writeRequest({ namespace, name, options, ctx });
       try {
-        await pods().guaranteedUpdate(req, (current) => bindPod(current as PodLike, binding, clock.now()));
+        // bindPod changes the pod it is given: a copy of its own.
+        await pods().guaranteedUpdate(req, { changes: (current) => bindPod(current as PodLike, binding, clock.now()) });
       } catch (err) {
         if (StatusError.is(err)) throw err;
         throw conflict({ group: '', resource: 'pods/binding' }, name, err instanceof Error ? err.message : String(err));

@@ -10,7 +10,7 @@ import { type SchemaType, schemaRegistry } from '../../schema';
 import { FieldSet, type FieldManagerScope, fieldElement, managedFieldsAfterUpdate } from '../apply';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
-import { deepFreeze } from '../cache/cached-object';
+import { deepFreeze } from '../../util/frozen';
 import { isPlainObject, jsonEqual } from '../../util/json-values';
 
 export interface ManagerIdentity {

@@ -5,7 +5,7 @@
  * validation, admission, compare-and-swap, the writer's ownership as operation `Update`); an
  * apply patch is merged by the field manager, and creates the object when it is absent.
  */
-import { type ApiObject, type ManagedFieldsEntry, type Patch, type WriteResult, handOver, takeHandedOver } from '../api';
+import { type ApiObject, type ManagedFieldsEntry, type Owned, type Patch, type WriteResult, handOver } from '../api';
 import { StatusError, badRequest, conflict, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import { checkApplyPatch, checkPatchedFields, resourceType } from '../validation/field-validation';
@@ -21,7 +21,7 @@ import {
   unknownError,
 } from '../apply';
 import { applyPatch } from '../patch';
-import { dropNulls, isObject } from '../../util/json-values';
+import { deepCopy, dropNulls, isObject } from '../../util/json-values';
 import { fieldManagerScope } from './managed-fields';
 import { type ResourceWrites, checkName } from './resource-writes';
 import type { WriteRequest } from './write-request';
@@ -29,22 +29,17 @@ import type { WriteRequest } from './write-request';
 /** JSON, merge or strategic merge patch: patch the current object, then update. Absent objects are 404. */
 export async function patchObject(writes: ResourceWrites, req: WriteRequest, patch: Patch): Promise<WriteResult> {
   const type = resourceType(writes.naming, writes.def);
-  // A door's patch is answered and let go of: the object written may become the watch cache's.
-  const fromDoor = takeHandedOver(patch);
-  const result = await writes.guaranteedUpdate(
-    req,
-    (current) => {
+  // Every patch type and prepareUpdate only read the current object: it is given as it is, not copied.
+  const result = await writes.guaranteedUpdate(req, {
+    reads: (current) => {
       const patched = applyPatch(patch, current!, type);
       if (!isObject(patched)) throw badRequest('the patched object is not an object');
-      if (type) checkPatchedFields({ patch, patched, type, directive: req.options.fieldValidation, ctx: req.ctx });
-      // Every patch type makes a new object, shared with nothing: checked, then taken without a copy.
-      return writes.prepareUpdate(req, { body: handOver(patched), current: current! });
+      // Every patch type makes a new object, shared with nothing: the round's own, checked and changed without a copy.
+      const body = handOver(patched as ApiObject);
+      if (type) checkPatchedFields({ patch, patched: body, type, directive: req.options.fieldValidation, ctx: req.ctx });
+      return writes.prepareUpdate(req, { body, current: current! });
     },
-    false,
-    fromDoor,
-    // Every patch type and prepareUpdate only read the current object: it is given frozen, not copied.
-    true,
-  );
+  });
   return writes.finishIfFinalized(req, result);
 }
 
@@ -81,39 +76,38 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
   if (Array.isArray(meta.managedFields)) throw badRequest('metadata.managedFields must be nil');
   const scope = fieldManagerScope(def, writes.apiVersion, req.subresource, writes.now(), writes.naming);
   if (!scope) throw unknownError(`no schema for ${def.kind}`);
-  // A door's apply is answered and let go of: the object written may become the watch cache's.
-  const fromDoor = takeHandedOver(patch);
   let result: WriteResult;
   try {
     // Only the main resource is created by an apply; subresources of absent objects are 404.
+    // The apply reads the current object (its Go view, its managedFields): given as it is, not copied.
     result = await writes.guaranteedUpdate(
       req,
-      (current) => {
-        const applied = runApply(current, config as ApiObject, req, scope);
-        // Repeated keys in the body are judged after the apply itself succeeded, before anything is stored.
-        checkApplyPatch(req.options.fieldValidation, req.ctx);
-        if (!current) {
-          const uid = applied.object.metadata?.uid;
-          if (uid) throw conflict(writes.groupResource, req.name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
-          checkName(applied.object, req.name);
-          throw new CreateInstead(applied.object, applied.object.metadata?.managedFields ?? []);
-        }
-        // A changed object is new throughout (dropNulls rebuilds it): checked, then taken without a copy.
-        const body = applied.changed ? handOver(goZeroValues(writes, dropNulls(applied.object) as ApiObject)) : { ...current, metadata: { ...current.metadata } };
-        checkName(body, req.name);
-        return writes.prepareUpdate(req, { body, current, managedFields: applied.object.metadata?.managedFields ?? [] });
+      {
+        reads: (current) => {
+          const applied = runApply(current, config as ApiObject, req, scope);
+          // Repeated keys in the body are judged after the apply itself succeeded, before anything is stored.
+          checkApplyPatch(req.options.fieldValidation, req.ctx);
+          if (!current) {
+            const uid = applied.object.metadata?.uid;
+            if (uid) throw conflict(writes.groupResource, req.name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
+            checkName(applied.object, req.name);
+            throw new CreateInstead(applied.object, applied.object.metadata?.managedFields ?? []);
+          }
+          // A changed object is new throughout (dropNulls rebuilds it): the round's own without a
+          // copy. An unchanged one is the current object again, as a copy of the round's own.
+          const body = applied.changed ? goZeroValues(writes, handOver(dropNulls(applied.object) as ApiObject)) : handOver(deepCopy<ApiObject>(current));
+          checkName(body.value, req.name);
+          return writes.prepareUpdate(req, { body, current, managedFields: applied.object.metadata?.managedFields ?? [] });
+        },
       },
       req.subresource === '',
-      fromDoor,
-      // The apply reads the current object (its Go view, its managedFields): given frozen, not copied.
-      true,
     );
   } catch (err) {
     if (!(err instanceof CreateInstead)) throw err;
-    const object = goZeroValues(writes, dropNulls(err.object) as ApiObject);
-    delete object.metadata?.managedFields;
-    // New throughout: a door's is taken as it is (and may become the cache's), an in-process caller's copied.
-    return writes.create({ ...req, appliedManagedFields: err.managedFields }, fromDoor ? handOver(object) : object);
+    // New throughout (dropNulls rebuilds it): the write's own, whoever asked.
+    const object = goZeroValues(writes, handOver(dropNulls(err.object) as ApiObject));
+    delete object.value.metadata?.managedFields;
+    return writes.create({ ...req, appliedManagedFields: err.managedFields }, object);
   }
   return writes.finishIfFinalized(req, result);
 }
@@ -123,16 +117,17 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
  * values (`rules: [null]` → `[{}]`), so the type's strategy sees the shapes it expects and answers
  * with validation errors, as upstream does.
  */
-function goZeroValues(writes: ResourceWrites, object: ApiObject): ApiObject {
+function goZeroValues(writes: ResourceWrites, body: Owned<ApiObject>): Owned<ApiObject> {
   const type = resourceType(writes.naming, writes.def);
-  if (!type) return object;
-  const walk = walkFields(object as Record<string, unknown>, type, { keyOrder: 'document' });
+  if (!type) return body;
+  const walk = walkFields(body, type, { keyOrder: 'document' });
   // A value the typed merge let through that Go could not decode: the configuration is wrong.
   if (walk.mismatch) {
+    const object = body.value;
     const meta = object.metadata ?? {};
     throw typedPatchError(`failed to create typed patch object (${meta.namespace ?? ''}/${meta.name ?? ''}; ${gvkString(object.apiVersion, object.kind)}): ${walk.mismatch.message}`);
   }
-  return object;
+  return body;
 }
 
 function runApply(current: ApiObject | undefined, config: ApiObject, req: WriteRequest, scope: FieldManagerScope) {

@@ -6,7 +6,7 @@
  * in patch-request.ts and scale-request.ts on top of `guaranteedUpdate` and `prepareUpdate`.
  */
 import { randomUUID } from 'node:crypto';
-import { type ApiObject, type DeleteOptions, type DeleteResult, type ManagedFieldsEntry, type WriteResult, takeHandedOver } from '../api';
+import { type ApiObject, type DeleteOptions, type DeleteResult, type ManagedFieldsEntry, type Owned, type WriteResult, handOver } from '../api';
 import type { ResourceDefinition, StrategyContext } from '../resources/definition';
 import type { Admission } from '../admission';
 import { GENERATED_SUFFIX_LENGTH, randomNameSuffix } from '../../util/generated-names';
@@ -28,23 +28,22 @@ import { managedFieldsAfterUpdate } from '../apply';
 import { parseResourceVersion } from './list-options';
 import { DeleteFlow } from './delete-flow';
 import { storageError } from './storage-errors';
-import type { WrittenObjects } from '../cache/written-objects';
-import { deepFreeze, freezeForAdoption } from '../cache/cached-object';
+import type { PendingWrite, WrittenObjects } from '../cache/written-objects';
+import { freezeForAdoption } from '../cache/cached-object';
+import { type Frozen, deepFreeze } from '../../util/frozen';
 import { type WriteRequest, type WriteScope, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
 /**
  * The object just written, as a read would return it: the store keeps the bytes encoded from
- * it, so decoding them again would only rebuild it; it gains the write's resourceVersion.
+ * it, so decoding them again would only rebuild it; it gains the write's resourceVersion. Where
+ * the watch cache already adopted it (`written`, WriteDeps.written), it is the cache's, as is.
  */
-function asWritten(obj: ApiObject, kv: KeyValue): ApiObject {
-  // Already the watch cache's, with this resourceVersion (WriteDeps.written).
-  if (Object.isFrozen(obj)) return obj;
+function asWritten(obj: ApiObject, kv: KeyValue, written: PendingWrite | undefined): ApiObject {
+  const adopted = written?.adopted;
+  if (adopted) return adopted;
   obj.metadata = { ...obj.metadata, resourceVersion: String(kv.modRevision) };
   return obj;
 }
-
-/** Bodies a door handed over, as checkBody took them: their request lets go of them once answered. */
-const doorBodies = new WeakSet<ApiObject>();
 
 export interface WriteDeps {
   store: Store;
@@ -58,10 +57,10 @@ export interface WriteDeps {
    */
   written?: WrittenObjects;
   /**
-   * The watch cache's object at a key (frozen, shared) and its revision, when the cache holds
-   * one: where an update starts (guaranteedUpdate).
+   * The watch cache's object at a key (shared) and its revision, when the cache holds one: where
+   * an update starts (guaranteedUpdate).
    */
-  cached?: (resource: string, key: string) => { object: ApiObject; revision: number } | undefined;
+  cached?: (resource: string, key: string) => { object: Frozen<ApiObject>; revision: number } | undefined;
 }
 
 /** How a delete runs: the `AllowUnsafeMalformedObjectDeletion` gate, and whether this is the unsafe delete. */
@@ -70,16 +69,24 @@ export interface DeleteMode {
   unsafe?: boolean;
 }
 
-/** Computes the new object from the current one (undefined when absent). Pure; may be retried. */
-export type TryUpdate = (current: ApiObject | undefined) => ApiObject | Promise<ApiObject>;
+/**
+ * One round of an update (guaranteedUpdate): the next object from the current one (undefined
+ * when absent). Pure; may be retried. A round that only reads the current object (`reads`:
+ * prepareUpdate, every patch type, the field manager) is given the shared object itself; one
+ * that changes it into the next (`changes`: a pod's binding) is given a copy of its own.
+ */
+export type UpdateRound =
+  | { readonly reads: (current: Frozen<ApiObject> | undefined) => ApiObject | Promise<ApiObject> }
+  | { readonly changes: (current: ApiObject | undefined) => ApiObject | Promise<ApiObject> };
 
 /** One step of an update: the object a client sent (or a patch produced) over the stored one. */
 export interface UpdateStep {
-  body: ApiObject;
-  current: ApiObject;
+  /** The next object, this round's to change. */
+  body: Owned<ApiObject>;
+  current: Frozen<ApiObject>;
   /** Given when the field manager already ran (apply, `/scale`); otherwise computed as operation `Update`. */
   managedFields?: ManagedFieldsEntry[];
-  /** `body` passed checkBody already and is this round's alone to change (not copied again). */
+  /** `body` passed checkBody already. */
   checked?: boolean;
 }
 
@@ -124,8 +131,12 @@ export class ResourceWrites {
     return { naming: this.deps.naming, now: this.deps.clock.now(), user: req?.ctx.user };
   }
 
-  /** Check `apiVersion`/`kind` of a body and align its namespace with the request's (upstream's handler rules). */
-  checkBody(obj: ApiObject, namespace: string | undefined): ApiObject {
+  /**
+   * Check `apiVersion`/`kind` of a body and align its namespace with the request's (upstream's
+   * handler rules); the body is the write's own, set right in place and returned.
+   */
+  checkBody(body: Owned<ApiObject>, namespace: string | undefined): ApiObject {
+    const obj = body.value;
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
       throw badRequest(`the object provided is unrecognized (must be of type ${this.def.kind})`);
     }
@@ -145,12 +156,9 @@ export class ResourceWrites {
         `the object provided is unrecognized (must be of type ${this.def.kind}): no kind "${String(obj.kind)}" is registered for version "${expected}"`,
       );
     }
-    const handedOver = takeHandedOver(obj);
-    const copy = handedOver ? obj : deepCopy(obj);
-    if (handedOver) doorBodies.add(copy);
-    copy.apiVersion = expected;
-    copy.kind = this.def.kind;
-    const meta = (copy.metadata ??= {});
+    obj.apiVersion = expected;
+    obj.kind = this.def.kind;
+    const meta = (obj.metadata ??= {});
     if (typeof meta !== 'object' || Array.isArray(meta)) throw badRequest('metadata: must be an object');
     const requested = this.def.namespaced ? namespace ?? '' : '';
     const own = meta.namespace ?? '';
@@ -159,7 +167,7 @@ export class ResourceWrites {
       else throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
     if (!this.def.namespaced) delete meta.namespace;
-    return copy;
+    return obj;
   }
 
   /** Metadata and the type's `validate`; on an update, `validate` only where the type keeps it for updates too. */
@@ -179,7 +187,7 @@ export class ResourceWrites {
    */
   private redecode(obj: ApiObject, req: Pick<WriteRequest, 'ctx'>): void {
     try {
-      checkBodyFields(this.deps.naming, this.def, obj, 'Ignore', req.ctx);
+      checkBodyFields(this.deps.naming, this.def, handOver(obj), 'Ignore', req.ctx);
     } catch (err) {
       throw internalError(StatusError.is(err) ? err.status.message ?? '' : String(err));
     }
@@ -195,7 +203,7 @@ export class ResourceWrites {
    * mutating admission, the strategy, validation, validating admission, then the store
    * (create-if-absent; a generated name is retried on collision).
    */
-  async create(req: WriteRequest, body: ApiObject): Promise<WriteResult> {
+  async create(req: WriteRequest, body: Owned<ApiObject>): Promise<WriteResult> {
     const obj = this.checkBody(body, req.namespace);
     let meta = obj.metadata!;
     const now = this.deps.clock.now();
@@ -235,7 +243,7 @@ export class ResourceWrites {
       return { object: this.form.asRead(obj), created: true };
     }
     // The watch cache holds the stored version's objects: only those are offered to it.
-    const written = doorBodies.has(obj) && this.form.asIs ? this.deps.written : undefined;
+    const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
     for (let attempt = 1; ; attempt++) {
       const key = objectKey(this.def.resource, meta.namespace, meta.name!);
       // A door's body is answered (JSON, mostly) and let go of: stored in upstream's order, its
@@ -243,13 +251,13 @@ export class ResourceWrites {
       const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
       if (created?.plain) freezeForAdoption(obj);
       const bytes = created?.bytes ?? this.form.encode(obj);
-      written?.expect(key, bytes, obj, created?.plain ?? false);
+      const pending = written?.expect(key, bytes, obj, created?.plain ?? false);
       try {
         const kv = await this.deps.store.create(key, bytes);
-        const object = asWritten(this.form.asRead(obj), kv);
+        const object = asWritten(this.form.asRead(obj), kv, pending);
         return created ? { object, created: true, json: () => created.answer(kv.modRevision) } : { object, created: true };
       } catch (err) {
-        written?.forget(key, obj);
+        if (pending) written!.forget(pending);
         if (StoreError.is(err, 'exists')) {
           if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
             meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
@@ -273,19 +281,20 @@ export class ResourceWrites {
    * refused it (the refusal stands if the store holds that same revision), or it found nothing
    * to change. A dry run reads the store, as upstream's dry-run storage does.
    *
-   * `readOnly`: `tryUpdate` only reads the object it is given (PUT's `prepareUpdate`), so it gets
-   * the object itself, frozen, rather than a copy of it.
+   * The object a round starts from is shared (`Frozen`): the cache's, or the store's value frozen
+   * as read. A request whose body was handed over may be answered with it when nothing changed;
+   * any other caller gets a copy of its own.
    */
-  async guaranteedUpdate(req: WriteRequest, tryUpdate: TryUpdate, allowCreate = false, fromDoor = false, readOnly = false): Promise<WriteResult> {
-    const written = fromDoor && this.form.asIs ? this.deps.written : undefined;
+  async guaranteedUpdate(req: WriteRequest, round: UpdateRound, allowCreate = false): Promise<WriteResult> {
+    const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(this.def.resource, req.namespace, name);
     const cached = this.form.asIs && !isDryRun(req.options) ? this.deps.cached?.(this.def.resource, key) : undefined;
     // The object the round starts from, with the revision its write is guarded by; `fresh` once read from the store.
-    let base: { object: ApiObject; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
+    let base: { object: Frozen<ApiObject>; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
     let fresh = !cached;
     const fromStore = (kv: KeyValue | undefined): void => {
-      base = kv && { object: this.form.decode(kv), modRevision: kv.modRevision };
+      base = kv && { object: deepFreeze(this.form.decode(kv)), modRevision: kv.modRevision };
       fresh = true;
     };
     const readStore = async (): Promise<void> => {
@@ -303,7 +312,7 @@ export class ResourceWrites {
       if (!current && !allowCreate) throw notFound(this.groupResource, name);
       let next: ApiObject;
       try {
-        next = await tryUpdate(current ? (readOnly ? deepFreeze(current.object) : deepCopy(current.object)) : undefined);
+        next = await ('reads' in round ? round.reads(current?.object) : round.changes(current && deepCopy<ApiObject>(current.object)));
       } catch (err) {
         if (fresh) throw err;
         await readStore();
@@ -316,22 +325,21 @@ export class ResourceWrites {
       // store confirms the object it started from.
       if (current && jsonEqual(next, current.object)) {
         if (!fresh) await readStore();
-        // The answer is the caller's to change: not an object a read-only round froze.
-        if (base?.modRevision === current.modRevision) return { object: Object.isFrozen(base.object) ? deepCopy(base.object) : base.object, created: false };
+        // Shared, so an in-process caller gets a copy of its own to change.
+        if (base?.modRevision === current.modRevision) return { object: req.handedOver ? base.object : deepCopy<ApiObject>(base.object), created: false };
         continue;
       }
       const bytes = this.form.encode(next);
+      const pending = written?.expect(key, bytes, next);
       try {
         if (!current) {
-          written?.expect(key, bytes, next);
           const kv = await this.deps.store.create(key, bytes);
-          return { object: asWritten(this.form.asRead(next), kv), created: true };
+          return { object: asWritten(this.form.asRead(next), kv, pending), created: true };
         }
-        written?.expect(key, bytes, next);
         const kv = await this.deps.store.update(key, bytes, current.modRevision);
-        return { object: asWritten(this.form.asRead(next), kv), created: false };
+        return { object: asWritten(this.form.asRead(next), kv, pending), created: false };
       } catch (err) {
-        written?.forget(key, next);
+        if (pending) written!.forget(pending);
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
           fromStore(err.current);
           continue;
@@ -353,7 +361,7 @@ export class ResourceWrites {
    */
   async prepareUpdate(req: WriteRequest, step: UpdateStep): Promise<ApiObject> {
     const { current } = step;
-    const obj = step.checked ? step.body : this.checkBody(step.body, current.metadata?.namespace);
+    const obj = step.checked ? step.body.value : this.checkBody(step.body, current.metadata?.namespace);
     let meta = obj.metadata!;
     const cur = current.metadata!;
     const name = cur.name!;
@@ -415,33 +423,31 @@ export class ResourceWrites {
     return fm ? managedFieldsAfterUpdate(current, next, manager, fm) : (next.metadata?.managedFields ?? []);
   }
 
-  /** PUT on the main resource, `/status` or `/finalize`: update, or create where the type allows it. */
-  async update(req: WriteRequest, body: ApiObject): Promise<WriteResult> {
+  /**
+   * PUT on the main resource, `/status` or `/finalize`: update, or create where the type allows
+   * it. `again` makes another body like `body` for a later round (an in-process caller's object
+   * copied and checked afresh, core.ts): the first round then changes `body` itself. Without it
+   * (a door's body, which exists once) `body` stays as checked and each round changes a copy.
+   */
+  async update(req: WriteRequest, body: Owned<ApiObject>, again?: () => Owned<ApiObject>): Promise<WriteResult> {
     const checked = this.checkBody(body, req.namespace);
     checkName(checked, req.name);
-    const fromDoor = doorBodies.has(checked);
-    // An in-process caller's body was copied by checkBody: the first round works on that copy,
-    // a later one on a new copy of the caller's body. A door's body was handed over, not copied:
-    // each round works on a copy of it.
-    let unused: ApiObject | undefined = fromDoor ? undefined : checked;
+    let unused: Owned<ApiObject> | undefined = again ? body : undefined;
+    const another = (): Owned<ApiObject> => (again ? again() : handOver(deepCopy(checked)));
     let result: WriteResult;
     try {
       // A door's PUT answers with the object written and lets go of it (WriteDeps.written).
-      result = await this.guaranteedUpdate(
-        req,
-        (current) => {
+      result = await this.guaranteedUpdate(req, {
+        reads: (current) => {
           const own = unused;
           unused = undefined;
-          return this.prepareUpdate(req, own ? { body: own, current: current!, checked: true } : { body: fromDoor ? checked : body, current: current! });
+          return this.prepareUpdate(req, own ? { body: own, current: current!, checked: true } : { body: another(), current: current! });
         },
-        false,
-        fromDoor,
-        true,
-      );
+      });
     } catch (err) {
       // PUT of an absent object creates it where the type allows (upstream AllowCreateOnUpdate).
       if (!(req.subresource === '' && this.def.allowCreateOnUpdate && StatusError.is(err, 'NotFound'))) throw err;
-      return this.create(req, unused ?? (fromDoor ? checked : body));
+      return this.create(req, unused ?? (again ? again() : body));
     }
     return this.finishIfFinalized(req, result);
   }

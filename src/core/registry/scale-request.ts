@@ -6,7 +6,7 @@
  * strategic merge patches honour `fieldValidation` against the Scale's schema, as upstream's
  * patch handler decodes a subresource's patched object into the subresource's own type.
  */
-import type { ApiObject, ManagedFieldsEntry, Patch, WriteResult } from '../api';
+import { type ApiObject, type ManagedFieldsEntry, type Patch, type WriteResult, handOver } from '../api';
 import { badRequest, conflict } from '../../status';
 import {
   ApplyConflicts,
@@ -53,8 +53,9 @@ function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite,
   const scope = scaleScope(writes.now());
   if (write.kind === 'put' || write.patch.type !== 'apply') {
     const body = write.kind === 'put' ? write.body : applyPatch(write.patch, deepCopy(oldScale) as ApiObject, scope.type);
-    // Unknown and repeated fields of a patch: a 400 under Strict, warnings under Warn (docs/API.md, "Field validation").
-    if (write.kind === 'patch') checkPatchedFields({ patch: write.patch, patched: body, type: scope.type, directive: req.options.fieldValidation, ctx: req.ctx });
+    // Unknown and repeated fields of a patch (its result is new, ours to prune): a 400 under
+    // Strict, warnings under Warn (docs/API.md, "Field validation").
+    if (write.kind === 'patch') checkPatchedFields({ patch: write.patch, patched: handOver(body), type: scope.type, directive: req.options.fieldValidation, ctx: req.ctx });
     const scale = scaleFromBody(body, req.name, req.namespace);
     const withUid = body.metadata?.uid ? { ...scale, metadata: { ...scale.metadata, uid: body.metadata.uid } } : scale;
     return { scale: withUid, entries: managedFieldsAfterUpdate(oldScale, { ...body, spec: scale.spec }, req.manager, scope) };
@@ -82,18 +83,21 @@ export async function writeScale(writes: ResourceWrites, req: WriteRequest, writ
   const mapping: ScaleMapping = { apiVersion: writes.apiVersion, replicasPath: REPLICAS_PATH };
   const scaleResource = { group: writes.groupResource.group, resource: `${writes.groupResource.resource}/scale` };
   // `/scale` never creates: an absent object is the parent's 404, for applies too (upstream's ScaleREST).
-  const result = await writes.guaranteedUpdate(req, (current) => {
-    const oldScale = getScale(def, current!);
-    const parentEntries = current!.metadata?.managedFields;
-    oldScale.metadata = { ...oldScale.metadata, managedFields: scaleEntriesFromParent(parentEntries, mapping) } as ScaleObject['metadata'];
-    const { scale, entries } = nextScale(writes, req, write, oldScale);
-    if (scale.metadata.uid && scale.metadata.uid !== current!.metadata?.uid) {
-      throw conflict(scaleResource, req.name, `Precondition failed: UID in precondition: ${scale.metadata.uid}, UID in object meta: ${current!.metadata?.uid}`);
-    }
-    const parent = deepCopy(current!);
-    scaleDef.setSpecReplicas(parent, scale.spec.replicas);
-    if (scale.metadata.resourceVersion) parent.metadata = { ...parent.metadata, resourceVersion: scale.metadata.resourceVersion };
-    return writes.prepareUpdate(req, { body: parent, current: current!, managedFields: parentEntriesFromScale(parentEntries, entries, mapping) });
+  // The round reads the current object and writes a copy of its own with the new replicas.
+  const result = await writes.guaranteedUpdate(req, {
+    reads: (current) => {
+      const oldScale = getScale(def, current!);
+      const parentEntries = current!.metadata?.managedFields;
+      oldScale.metadata = { ...oldScale.metadata, managedFields: scaleEntriesFromParent(parentEntries, mapping) } as ScaleObject['metadata'];
+      const { scale, entries } = nextScale(writes, req, write, oldScale);
+      if (scale.metadata.uid && scale.metadata.uid !== current!.metadata?.uid) {
+        throw conflict(scaleResource, req.name, `Precondition failed: UID in precondition: ${scale.metadata.uid}, UID in object meta: ${current!.metadata?.uid}`);
+      }
+      const parent = deepCopy<ApiObject>(current!);
+      scaleDef.setSpecReplicas(parent, scale.spec.replicas);
+      if (scale.metadata.resourceVersion) parent.metadata = { ...parent.metadata, resourceVersion: scale.metadata.resourceVersion };
+      return writes.prepareUpdate(req, { body: handOver(parent), current: current!, managedFields: parentEntriesFromScale(parentEntries, entries, mapping) });
+    },
   });
   return { object: getScale(def, result.object), created: false };
 }

@@ -31,6 +31,12 @@ export interface WriteRequest {
   readonly requireResourceVersion: boolean;
   /** Set when an apply turns into a create: the ownership the apply computed. */
   readonly appliedManagedFields?: ManagedFieldsEntry[];
+  /**
+   * The caller handed its body over (`Owned` at CoreApi: a door's): it only reads the answer, so
+   * the object written may become the watch cache's (WriteDeps.written) and the answer need not
+   * be a copy of its own. Otherwise the answer is the caller's to change.
+   */
+  readonly handedOver: boolean;
 }
 
 export interface WriteRequestInit {
@@ -40,6 +46,7 @@ export interface WriteRequestInit {
   options: WriteOptions;
   ctx: RequestContext;
   requireResourceVersion?: boolean;
+  handedOver?: boolean;
 }
 
 export function writeRequest(init: WriteRequestInit): WriteRequest {
@@ -51,6 +58,7 @@ export function writeRequest(init: WriteRequestInit): WriteRequest {
     ctx: init.ctx,
     manager: init.options.fieldManager || managerFromUserAgent(init.ctx.userAgent),
     requireResourceVersion: init.requireResourceVersion ?? false,
+    handedOver: init.handedOver ?? false,
   };
 }
 
@@ -92,6 +100,7 @@ export function admissionAttributes(
   };
 }
 
+/** Shared by every server in the process: a pure memo keyed by definitions, which never change. */
 const equivalentsByDef = new WeakMap<ResourceDefinition, readonly EquivalentResource[]>();
 
 /** The definition's equivalent versions as admission sees them, made once per definition. */

@@ -10,6 +10,7 @@
 import type { ApiObject, WatchEvent, WatchStream } from '../api';
 import type { EquivalentVersion } from '../resources/definition';
 import type { Chunk, Freshness, ListRequest, ResourceStorage, WatchRequest } from './resource-storage';
+import { isFrozen } from '../../util/frozen';
 
 export class ConvertedStorage implements ResourceStorage {
   private readonly objects = new WeakMap<ApiObject, ApiObject>();
@@ -23,9 +24,9 @@ export class ConvertedStorage implements ResourceStorage {
     private readonly apiVersion: string,
   ) {}
 
-  /** `obj` as this version's: shared and frozen when the stored one is, else made afresh. */
+  /** `obj` as this version's: shared and frozen (memoised) when the stored one is `Frozen`, else made afresh. */
   convert(obj: ApiObject): ApiObject {
-    if (!Object.isFrozen(obj)) return this.stored.fromThat(obj);
+    if (!isFrozen(obj)) return this.stored.fromThat(obj);
     let view = this.objects.get(obj);
     if (!view) this.objects.set(obj, (view = Object.freeze(this.stored.fromThat(obj))));
     return view;
@@ -69,7 +70,7 @@ export class ConvertedStorage implements ResourceStorage {
     // A bookmark names only a resourceVersion (and annotations): it changes its apiVersion alone.
     const object = event.type === 'BOOKMARK' ? { ...event.object, apiVersion: this.apiVersion } : this.convert(event.object);
     view = { type: event.type, object };
-    if (Object.isFrozen(event)) {
+    if (isFrozen(event)) {
       Object.freeze(object);
       this.events.set(event, Object.freeze(view));
     }

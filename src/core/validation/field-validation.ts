@@ -17,7 +17,7 @@
  * then checks the value against the schema and reports both together, in upstream's order. A
  * request without a report (in-process callers) still has its unknown fields found and dropped.
  */
-import type { ApiObject, FieldValidation, Patch, RepeatedJsonKey, RequestContext } from '../api';
+import type { ApiObject, FieldValidation, Owned, Patch, RepeatedJsonKey, RequestContext } from '../api';
 import type { Naming } from '../../naming';
 import { type SchemaType, schemaRegistry } from '../../schema';
 import { yamlDuplicateMessage } from '../../codecs/strict-yaml';
@@ -72,8 +72,8 @@ function warn(ctx: RequestContext, errors: readonly string[]): void {
 }
 
 export interface ObjectCheck {
-  /** The decoded body; unknown fields are removed from it. */
-  object: ApiObject;
+  /** The decoded body, the write's own: unknown fields are removed from it. */
+  object: Owned<ApiObject>;
   /** The type of the request's kind. */
   type: SchemaType;
   kind: string;
@@ -90,7 +90,7 @@ export function checkObjectFields(check: ObjectCheck): void {
   const { object, type, kind, version, directive, ctx } = check;
   const record = ctx.decodeReport;
   const firstSeen = record?.kind === 'json' && record.firstSeen ? new Map(record.firstSeen.map((k) => [k.path, k.seq] as const)) : undefined;
-  const walk = walkFields(object as Record<string, unknown>, type, {
+  const walk = walkFields(object, type, {
     keyOrder: record?.kind === 'yaml' ? 'sorted' : 'document',
     keySeq: firstSeen ? (path) => firstSeen.get(path) : undefined,
   });
@@ -110,8 +110,8 @@ export function checkObjectFields(check: ObjectCheck): void {
 
 export interface PatchedCheck {
   patch: Patch;
-  /** The object the patch produced; unknown fields are removed from it. */
-  patched: ApiObject;
+  /** The object the patch produced, the write's own: unknown fields are removed from it. */
+  patched: Owned<ApiObject>;
   type: SchemaType;
   directive: FieldValidation | undefined;
   ctx: RequestContext;
@@ -130,8 +130,8 @@ function patchInvalid(patch: Patch, patched: ApiObject, detail: string): StatusE
  */
 export function checkPatchedFields(check: PatchedCheck): void {
   const { patch, patched, type, directive, ctx } = check;
-  const walk = walkFields(patched as Record<string, unknown>, type, { keyOrder: 'sorted' });
-  if (walk.mismatch) throw patchInvalid(patch, patched, walk.mismatch.message);
+  const walk = walkFields(patched, type, { keyOrder: 'sorted' });
+  if (walk.mismatch) throw patchInvalid(patch, patched.value, walk.mismatch.message);
   if (directive === 'Ignore') return;
   const record = ctx.decodeReport;
   const own = record?.kind === 'patch' ? record.errors : [];
@@ -167,10 +167,11 @@ export function resourceType(naming: Naming, def: TypeName): SchemaType | undefi
  * `checkObjectFields` for a body sent to a resource (create, update). A body that names another
  * kind or version is left alone: the store rejects it with upstream's 400.
  */
-export function checkBodyFields(naming: Naming, def: TypeName, object: ApiObject, directive: FieldValidation | undefined, ctx: RequestContext): void {
+export function checkBodyFields(naming: Naming, def: TypeName, body: Owned<ApiObject>, directive: FieldValidation | undefined, ctx: RequestContext): void {
+  const object = body.value;
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return;
   const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
   if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== def.kind)) return;
   const type = resourceType(naming, def);
-  if (type) checkObjectFields({ object, type, kind: def.kind, version: def.version, directive, ctx });
+  if (type) checkObjectFields({ object: body, type, kind: def.kind, version: def.version, directive, ctx });
 }

@@ -22,6 +22,7 @@ import { joinIndex, joinKey } from '../../codecs/go-strings';
 import { compareGoStrings } from '../../codecs/go-strings';
 import { goTypeName, jsonValueKind, scalarFits } from './unknown-fields-go';
 import { isObject } from '../../util/json-values';
+import type { Owned } from '../api';
 
 export interface UnknownField {
   /** Go's field path, e.g. `spec.template.spec.containers[0].foo`. */
@@ -102,7 +103,7 @@ class WalkPath {
   }
 }
 
-/** A message type's Go struct name (the last part of its full name), worked out once per type. */
+/** A message type's Go struct name (the last part of its full name), worked out once per type. Shared by every server in the process, as the schema is. */
 const structNames = new WeakMap<SchemaType, string>();
 
 function structName(type: SchemaType): string {
@@ -118,17 +119,11 @@ class Walker {
   private readonly types = schemaTypes();
   private readonly sorted: boolean;
   /**
-   * The value becomes what Go's decode and encode make of it (only when the walk may change the
-   * value): unknown fields dropped, nulls as Go's zero values, `omitempty` fields holding a zero
-   * value left out.
+   * The value becomes what Go's decode and encode make of it (unless `prune` is false): unknown
+   * fields dropped, nulls as Go's zero values, `omitempty` fields holding a zero value left out.
+   * The walk is given the value as its own (`walkFields`), so it changes it in place.
    */
   private readonly normalize: boolean;
-  /**
-   * Whether the message being walked may be changed: `normalize`, and not frozen. Frozen parts
-   * are this process' own objects (an in-process client's update built from the watch cache's
-   * objects), written through this walk before.
-   */
-  private mutable = false;
   private readonly at = new WalkPath();
 
   constructor(private readonly options: WalkOptions) {
@@ -154,7 +149,7 @@ class Walker {
         for (let i = 0; i < v.length; i++) {
           let element: unknown = v[i];
           // Go decodes a null element into the element's zero value (`[null]` → `[{}]`, `[""]`).
-          if (element === null && this.normalize && !Object.isFrozen(v)) {
+          if (element === null && this.normalize) {
             const zero = zeroOf(item);
             if (zero !== null) v[i] = element = zero;
           }
@@ -187,15 +182,12 @@ class Walker {
   /** An object's fields in the walk's order (see WalkOptions.keyOrder): the body's order by for-in, with no array of keys. */
   message(obj: Json, type: SchemaType): void {
     const struct = structName(type);
-    const outer = this.mutable;
-    this.mutable = this.normalize && !Object.isFrozen(obj);
     if (this.sorted) {
       for (const key of Object.keys(obj).sort(compareGoStrings)) this.field(obj, key, type, struct);
     } else {
       // Deleting the field being visited (an unknown or empty one) is safe in a for-in walk.
       for (const key in obj) this.field(obj, key, type, struct);
     }
-    this.mutable = outer;
   }
 
   /** A map's entry: a scalar is reported at its map's field (keys are not in Go's errorContext). */
@@ -224,25 +216,25 @@ class Walker {
       const keyPath = joinKey(this.at.text(), key);
       this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
       this.open.push(keyPath);
-      if (this.mutable) delete obj[key];
+      if (this.normalize) delete obj[key];
       return;
     }
     const field = prop.field;
     const fieldType = field.type;
     if (v === null || v === undefined) {
-      if (v === null && this.mutable) nullField(obj, key, field);
+      if (v === null && this.normalize) nullField(obj, key, field);
       return;
     }
     // A scalar field is checked here: no step is made unless it is the wrong type.
     if (fieldType.kind === 'scalar') {
       if (!scalarFits(fieldType.scalar, v)) this.mismatchAtField(v, fieldType, struct, key);
-      else if (this.mutable && field.omitEmpty && !field.pointer && (v === 0 || v === false || v === '')) delete obj[key];
+      else if (this.normalize && field.omitEmpty && !field.pointer && (v === 0 || v === false || v === '')) delete obj[key];
       return;
     }
     this.at.push(key, 0, true);
     this.value(v, fieldType, struct);
     this.at.pop();
-    if (this.mutable && field.omitEmpty && !field.pointer && isEmptyCollection(v, fieldType)) delete obj[key];
+    if (this.normalize && field.omitEmpty && !field.pointer && isEmptyCollection(v, fieldType)) delete obj[key];
   }
 
   /** A mismatch of a value where the walk is (a list element or map value is reported at its list's or map's field). */
@@ -298,11 +290,12 @@ function zeroOf(type: ValueType): unknown {
 }
 
 /**
- * Walk `value` (a decoded object of `type`) and report its unknown fields and first type
- * mismatch; unknown fields are removed unless `prune` is false.
+ * Walk `value` (a decoded object of `type`, the caller's own: a write's body or a patch's result)
+ * and report its unknown fields and first type mismatch; unless `prune` is false the value is
+ * changed in place into what Go's decode and encode make of it (unknown fields removed).
  */
-export function walkFields(value: Json, type: SchemaType, options: WalkOptions = {}): FieldWalk {
+export function walkFields(value: Owned<Json>, type: SchemaType, options: WalkOptions = {}): FieldWalk {
   const walker = new Walker(options);
-  walker.message(value, type);
+  walker.message(value.value, type);
   return { unknown: walker.unknown, open: walker.open, ...(walker.mismatch ? { mismatch: walker.mismatch } : {}) };
 }

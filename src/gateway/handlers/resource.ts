@@ -64,6 +64,9 @@ export interface ResourceHandlerOptions {
   openWatches?: OpenWatches;
 }
 
+/** What the door says of a body it hands over: body.ts checked it against the decode limits. */
+const DECODED = { withinLimits: true } as const;
+
 /** A Handler for resource requests: nothing when answered within the call, else its promise; fails by rejecting. */
 export type ResourceHandler = (exchange: Exchange, info: ResourceRequestInfo) => Promise<void> | void;
 
@@ -91,7 +94,7 @@ async function readPatch(exchange: Exchange, codecs: Codecs): Promise<{ patch: P
     const body = await req.readBody(MAX_REQUEST_BODY_BYTES);
     try {
       const value = cbor.decode(body);
-      withinLimits(() => checkDecodedLimits(value, true));
+      withinLimits(() => checkDecodedLimits(value));
       return { patch: { type: 'apply', body: value } };
     } catch (err) {
       throw badRequest(`error decoding CBOR: ${(err as Error).message}`);
@@ -224,20 +227,22 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
           const writeOptions = parseWriteOptions(req.query, naming, route.action === 'create' ? 'CreateOptions' : 'UpdateOptions');
           const { object, report } = decodeObject(codec, body);
           if (report) ctx.decodeReport = report;
-          handOver(object);
+          // Decoded for this request alone and checked against the limits (body.ts): handed over,
+          // the core changes it without a copy, and the answer may be the watch cache's object.
+          const owned = handOver(object, DECODED);
           if (route.action === 'create') {
-            const result = await core.create(target, object, writeOptions, ctx);
+            const result = await core.create(target, owned, writeOptions, ctx);
             return respond(201, result.object, result.json);
           }
-          const result = await core.update(target, object, writeOptions, ctx);
+          const result = await core.update(target, owned, writeOptions, ctx);
           return respond(result.created ? 201 : 200, result.object);
         }
         case 'patch': {
           const { patch, report } = await readPatch(exchange, codecs);
           if (report) ctx.decodeReport = report;
           const writeOptions = parseWriteOptions(req.query, naming, 'PatchOptions', patch.type);
-          // Answered and let go of, as a create's or update's body: the object it makes may be the cache's.
-          const result = await core.patch(target, handOver(patch), writeOptions, ctx);
+          // Handed over as a create's or update's body: the object it makes may be the cache's.
+          const result = await core.patch(target, handOver(patch, DECODED), writeOptions, ctx);
           return respond(result.created ? 201 : 200, result.object);
         }
         case 'delete': {

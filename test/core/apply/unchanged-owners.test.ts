@@ -4,7 +4,7 @@
  * are frozen and shared (cached-object.ts), and their field sets are read once and written back
  * as the same object (set.ts).
  */
-import { deepFreeze } from '../../../src/core/cache/cached-object';
+import { deepFreeze } from '../../../src/util/frozen';
 import type { ApiObject } from '../../../src/core';
 import { fieldManagerScope, updateManagedFields } from '../../../src/core/registry/managed-fields';
 import { applyConfiguration } from '../../../src/core/apply';

@@ -2,11 +2,11 @@
  * The history window: changes kept for a time (5 minutes by default; docs/API.md, "Watch") and
  * up to a count, and the resume point below which a watch gets 410.
  */
-import { CacheEvent, CachedObject } from '../../../src/core/cache';
+import { CacheEvent, CachedObject, deepFreeze } from '../../../src/core/cache';
 import { EventWindow } from '../../../src/core/cache/event-window';
 
 const change = (revision: number, at: number, storedBytes = 0) => {
-  const obj = new CachedObject(`/registry/configmaps/ns/o${revision}`, revision, Object.freeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }), storedBytes);
+  const obj = new CachedObject(`/registry/configmaps/ns/o${revision}`, revision, deepFreeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }), storedBytes);
   return new CacheEvent('ADDED', revision, obj, undefined, at);
 };
 

@@ -3,7 +3,7 @@
  * cache objects keep their text), lists from their items' texts, Tables with each row's object in
  * its own order, pretty output as Go's json.Indent; and the protobuf and CBOR records beside it.
  */
-import { deepFreeze } from '../../../src/core/cache/cached-object';
+import { deepFreeze } from '../../../src/util/frozen';
 import { encodeOnce, viewWithoutTypeMeta } from '../../../src/codecs/encode-once';
 import { encodeOrderedJson, indentJson } from '../../../src/codecs/json-order';
 import { schemaRegistry } from '../../../src/schema';

@@ -3,7 +3,7 @@
  * (src/gateway/codecs/protobuf-list.ts): byte for byte what encoding the whole list gives, a
  * cached object's item cut from its own envelope, streamed from 500 items.
  */
-import { deepFreeze } from '../../../src/core/cache/cached-object';
+import { deepFreeze } from '../../../src/util/frozen';
 import { viewWithoutTypeMeta } from '../../../src/codecs/encode-once';
 import { createProtobufCodec, decodeEnvelope } from '../../../src/codecs/protobuf';
 import { gatewayCodecs } from '../../../src/gateway/codecs';

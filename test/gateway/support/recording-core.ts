@@ -12,9 +12,11 @@ import type {
   ResourceTarget,
   WatchEvent,
   WatchStream,
+  WriteBody,
   WriteOptions,
   WriteResult,
 } from '../../../src/core/api';
+import { bodyValue } from '../../../src/core/api';
 import { successStatus } from '../../../src/status';
 
 export interface CoreCall {
@@ -79,16 +81,19 @@ export class RecordingCore implements CoreApi {
     this.record('watch', target, ctx, options);
     return this.watchStream;
   }
-  async create(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+  // The gateway hands its bodies over (`Owned`): recorded as the values they hold.
+  async create(target: ResourceTarget, body: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const object = bodyValue(body);
     this.record('create', target, ctx, object, options);
     return { object, created: true };
   }
-  async update(target: ResourceTarget, object: ApiObject, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+  async update(target: ResourceTarget, body: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    const object = bodyValue(body);
     this.record('update', target, ctx, object, options);
     return { object, created: this.created };
   }
-  async patch(target: ResourceTarget, patch: Patch, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
-    this.record('patch', target, ctx, patch, options);
+  async patch(target: ResourceTarget, body: WriteBody<Patch>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> {
+    this.record('patch', target, ctx, bodyValue(body), options);
     return { object: { kind: 'Pod', metadata: { name: target.name } }, created: this.created };
   }
   async delete(target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
