@@ -24,6 +24,7 @@ export interface AuthenticatorOptions {
  * A certificate's answer, worked out once per certificate object: the TLS door hands the same
  * object to every request of a connection (its chain was verified at the handshake), and the
  * answer depends on nothing else. The user is frozen, as it is shared by those requests.
+ * Shared by every server in the process: a pure memo keyed by certificate objects, each of one server's connection.
  */
 const certificateResults = new WeakMap<PeerCertificate, AuthenticationResult>();
 

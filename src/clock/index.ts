@@ -112,6 +112,7 @@ export function rfc3339(ms: number): string {
   return lastText;
 }
 
+/** rfc3339's last answer. Shared by every server in the process: a second's text is the same for every one. */
 let lastSecond = Number.NaN;
 let lastText = '';
 

@@ -15,6 +15,7 @@
 import type { SchemaRegistry } from '../schema';
 import { type Frozen, isFrozen } from '../util/frozen';
 
+/** Shared by every server in the process: a pure memo keyed by frozen values, whose bytes cannot change. */
 const memo = new WeakMap<object, Map<string, unknown>>();
 
 export function encodeOnce<T extends object, B>(value: T, format: string, encode: (value: T) => B): B {
@@ -61,6 +62,7 @@ export function encodeRecent<T extends object, B>(value: T, format: string, enco
   return bytes;
 }
 
+/** Shared by every server in the process: which frozen view was made from which frozen object, which never changes. */
 const typeMetaSources = new WeakMap<object, object>();
 
 /**

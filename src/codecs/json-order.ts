@@ -199,6 +199,7 @@ function writeFieldSet(value: unknown, sink: JsonSink): boolean {
   return true;
 }
 
+/** A frozen field set's bytes. Shared by every server in the process: a pure memo keyed by frozen sets. */
 const fieldSetBytes = new WeakMap<object, Uint8Array>();
 
 /** A member's `,"name":` as bytes (written from index 1 for an object's first member). */
@@ -380,7 +381,10 @@ export function indentJson(text: string, indent = '  '): string {
   return out;
 }
 
-/** The encoder bound to one registry, and the process' sink. */
+/**
+ * The encoder bound to one registry, and the process' sink. Shared by every server in the
+ * process: registries never change, and the sink holds nothing from one encode to the next.
+ */
 const encoders = new WeakMap<SchemaRegistry, CompiledEncoder>();
 const sink = new JsonSink();
 
@@ -473,6 +477,7 @@ export function withResourceVersion(bytes: Uint8Array, at: number, version: stri
   return out;
 }
 
+/** versionFollowsUid's answers. Shared by every server in the process: a pure memo keyed by schema types. */
 const layoutChecked = new WeakMap<SchemaType, boolean>();
 
 /**

@@ -31,7 +31,7 @@ interface Line {
   text: string;
 }
 
-/** Plain scalars as the general parser read them (with YAML_PARSE_OPTIONS). */
+/** Plain scalars as the general parser read them (with YAML_PARSE_OPTIONS). Shared by every server in the process: a pure memo of strings. */
 const resolvedPlain = new Map<string, { value: unknown }>();
 const MAX_RESOLVED = 10_000;
 

@@ -9,7 +9,7 @@
  */
 import { compareGoYamlKeys, encodeUpstreamYaml } from './yaml-order';
 
-/** Renderings of strings by the general emitter; cleared when full (timestamps make many). */
+/** Renderings of strings by the general emitter; cleared when full (timestamps make many). Shared by every server in the process: a pure memo of strings. */
 const rendered = new Map<string, string | null>();
 const MAX_RENDERED = 10_000;
 

@@ -65,6 +65,7 @@ import { checkDecodedLimits, withinLimits } from '../codecs/limits';
 import { type FeatureGates, Features, defaultFeatureGates } from '../features';
 import type { StateSource } from '../metrics';
 import { validateUnsafeDeleteOptions } from './registry/deletion';
+import { CreatedManagedFields } from './registry/managed-fields';
 import { fieldErrors } from './validation/field-errors';
 import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
@@ -189,6 +190,7 @@ class InProcessCore implements Core {
       clock,
       admission,
       written: this.cache.written,
+      createdFields: new CreatedManagedFields(),
       cached: (resource: string, key: string) => (this.cache.isReady ? this.cache.resource(resource)?.get(key) : undefined),
     };
     for (const def of this.resources) {

@@ -13,16 +13,21 @@ import { type ChunkWriter, type GatewayRequest, type GatewayResponse, type PeerC
 /** The gateway's `handle`: nothing when it answered within the call, else its promise; fails by rejecting. */
 export type GatewayHandle = (request: GatewayRequest, response: GatewayResponse) => Promise<void> | void;
 
-/** Per connection: getPeerCertificate() builds a fresh object on every call, so ask once. */
-const peerCache = new WeakMap<TLSSocket, PeerCertificate | null>();
+/**
+ * What the TLS sockets of one listener know about their client certificates, asked once per
+ * connection: getPeerCertificate() builds a fresh object on every call. One per listener, so
+ * per server.
+ */
+export class PeerCertificates {
+  private readonly bySocket = new WeakMap<TLSSocket, PeerCertificate | null>();
 
-/** What the TLS socket knows about the client certificate (asked once per connection). */
-export function peerCertificateOf(socket: TLSSocket): PeerCertificate | undefined {
-  const cached = peerCache.get(socket);
-  if (cached !== undefined) return cached ?? undefined;
-  const cert = readPeerCertificate(socket);
-  peerCache.set(socket, cert ?? null);
-  return cert;
+  of(socket: TLSSocket): PeerCertificate | undefined {
+    const cached = this.bySocket.get(socket);
+    if (cached !== undefined) return cached ?? undefined;
+    const cert = readPeerCertificate(socket);
+    this.bySocket.set(socket, cert ?? null);
+    return cert;
+  }
 }
 
 function readPeerCertificate(socket: TLSSocket): PeerCertificate | undefined {
@@ -84,13 +89,14 @@ class NodeGatewayRequest implements GatewayRequest {
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
+    peers: PeerCertificates,
   ) {
     const { path, query } = parseRequestTarget(req.url ?? '/');
     this.method = (req.method ?? 'GET').toUpperCase();
     this.path = path;
     this.query = query;
     this.headers = headersOf(req);
-    this.peerCertificate = peerCertificateOf(req.socket as TLSSocket);
+    this.peerCertificate = peers.of(req.socket as TLSSocket);
   }
 
   /** Read only by the audit log and the request log. */
@@ -119,8 +125,8 @@ class NodeGatewayRequest implements GatewayRequest {
   }
 }
 
-export function toGatewayRequest(req: IncomingMessage, res: ServerResponse): GatewayRequest {
-  return new NodeGatewayRequest(req, res);
+export function toGatewayRequest(req: IncomingMessage, res: ServerResponse, peers: PeerCertificates): GatewayRequest {
+  return new NodeGatewayRequest(req, res, peers);
 }
 
 /**
@@ -140,7 +146,11 @@ class NodeGatewayResponse implements GatewayResponse {
   /** A framed chunk written to the socket was not taken whole (see chunkWriter). */
   private socketFull = false;
 
-  constructor(private readonly res: ServerResponse) {}
+  constructor(
+    private readonly res: ServerResponse,
+    /** The listener's batch of responses ended in this turn, which `end` joins. */
+    private readonly ends: ResponseEnds,
+  ) {}
 
   get headersSent(): boolean {
     return this.res.headersSent;
@@ -215,11 +225,11 @@ class NodeGatewayResponse implements GatewayResponse {
     return firstOf(this.res, 'drain', 'close');
   }
 
-  /** Ends at the end of this turn of the event loop, with the other responses ended in it (`endTogether`). */
+  /** Ends at the end of this turn of the event loop, with the listener's other responses ended in it (ResponseEnds). */
   end(chunk?: Uint8Array | string): void {
     this.sendHead();
     this.endBytes = chunk === undefined ? 0 : typeof chunk === 'string' ? chunk.length : chunk.byteLength;
-    endTogether(this.res, chunk);
+    this.ends.end(this.res, chunk);
   }
 
   abort(): void {
@@ -248,49 +258,57 @@ class NodeGatewayResponse implements GatewayResponse {
   }
 }
 
-/** Responses ended in this turn of the event loop and the chunk each ends with, in turn. */
-const ending: (ServerResponse | Uint8Array | string | undefined)[] = [];
-
 /**
- * End `res` once this turn's I/O is handled (`setImmediate`), together with every other response
- * ended in the turn. A server busier than its clients otherwise writes each answer as it is
- * ready, and each write wakes a client that went to sleep after the previous one: the kernel's
- * wake-up, paid by the writer, cost as much as the rest of a cached GET (docs/BENCHMARKS.md).
- * Written back to back, the first answer wakes the client and the others find it awake. The head
- * was already stored (`headersSent` holds); only the bytes wait, microseconds.
+ * The responses one listener ended in this turn of the event loop, ended together once the
+ * turn's I/O is handled. One per listener, so per server: another server's responses are not in
+ * its batches, and its graceful close waits for its own only (`whenWritten`).
  */
-function endTogether(res: ServerResponse, chunk: Uint8Array | string | undefined): void {
-  if (ending.length === 0) setImmediate(endAll);
-  ending.push(res, chunk);
-}
+export class ResponseEnds {
+  /** Responses ended in this turn and the chunk each ends with, in turn. */
+  private ending: (ServerResponse | Uint8Array | string | undefined)[] = [];
+  private waiters: (() => void)[] = [];
 
-function endAll(): void {
-  // Taken first: a response ended while these are (an end's listeners run synchronously) goes
-  // into a batch of its own, which endTogether schedules as the queue is empty again.
-  const batch = ending.splice(0);
-  for (let i = 0; i < batch.length; i += 2) {
-    const res = batch[i] as ServerResponse;
-    const chunk = batch[i + 1] as Uint8Array | string | undefined;
-    if (res.destroyed) continue;
-    try {
-      if (chunk === undefined) res.end();
-      else res.end(chunk);
-    } catch (err) {
-      // Not expected of node; one response failing must not keep the others from going out.
-      res.destroy(err as Error);
-    }
+  /**
+   * End `res` once this turn's I/O is handled (`setImmediate`), together with every other response
+   * ended in the turn. A server busier than its clients otherwise writes each answer as it is
+   * ready, and each write wakes a client that went to sleep after the previous one: the kernel's
+   * wake-up, paid by the writer, cost as much as the rest of a cached GET (docs/BENCHMARKS.md).
+   * Written back to back, the first answer wakes the client and the others find it awake. The head
+   * was already stored (`headersSent` holds); only the bytes wait, microseconds.
+   */
+  end(res: ServerResponse, chunk: Uint8Array | string | undefined): void {
+    if (this.ending.length === 0) setImmediate(this.endAll);
+    this.ending.push(res, chunk);
   }
-  if (ending.length > 0) return;
-  const waiting = endedWaiters.splice(0);
-  for (const resolve of waiting) resolve();
-}
 
-const endedWaiters: (() => void)[] = [];
+  /** Resolves once the responses ended so far have been handed to their sockets (before closing them). */
+  whenWritten(): Promise<void> {
+    if (this.ending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
 
-/** Resolves once the responses ended so far have been handed to their sockets (before closing them). */
-export function whenEndsWritten(): Promise<void> {
-  if (ending.length === 0) return Promise.resolve();
-  return new Promise((resolve) => endedWaiters.push(resolve));
+  private readonly endAll = (): void => {
+    // Taken first: a response ended while these are (an end's listeners run synchronously) goes
+    // into a batch of its own, which `end` schedules as the queue is empty again.
+    const batch = this.ending;
+    this.ending = [];
+    for (let i = 0; i < batch.length; i += 2) {
+      const res = batch[i] as ServerResponse;
+      const chunk = batch[i + 1] as Uint8Array | string | undefined;
+      if (res.destroyed) continue;
+      try {
+        if (chunk === undefined) res.end();
+        else res.end(chunk);
+      } catch (err) {
+        // Not expected of node; one response failing must not keep the others from going out.
+        res.destroy(err as Error);
+      }
+    }
+    if (this.ending.length > 0) return;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiting) resolve();
+  };
 }
 
 /** Bytes an ended response may still have queued in the process and count as sent (a socket buffer's worth). */
@@ -309,15 +327,21 @@ function firstOf(res: NodeJS.EventEmitter, one: string, other: string): Promise<
   });
 }
 
-export function toGatewayResponse(res: ServerResponse): GatewayResponse {
-  return new NodeGatewayResponse(res);
+export function toGatewayResponse(res: ServerResponse, ends: ResponseEnds): GatewayResponse {
+  return new NodeGatewayResponse(res, ends);
+}
+
+/** What a listener keeps between its requests (never another server's). */
+interface ListenerState {
+  readonly peers: PeerCertificates;
+  readonly ends: ResponseEnds;
 }
 
 /** Hand one node request to the gateway. */
-export function dispatch(handle: GatewayHandle, req: IncomingMessage, res: ServerResponse, onError: (err: unknown) => void): void {
+function dispatch(handle: GatewayHandle, req: IncomingMessage, res: ServerResponse, onError: (err: unknown) => void, state: ListenerState): void {
   let request: GatewayRequest;
   try {
-    request = toGatewayRequest(req, res);
+    request = toGatewayRequest(req, res, state.peers);
   } catch {
     // Only a malformed path gets here; answer as Go's server does.
     res.statusCode = 400;
@@ -325,7 +349,7 @@ export function dispatch(handle: GatewayHandle, req: IncomingMessage, res: Serve
     res.end('400 Bad Request');
     return;
   }
-  handle(request, toGatewayResponse(res))?.catch((err: unknown) => {
+  handle(request, toGatewayResponse(res, state.ends))?.catch((err: unknown) => {
     onError(err);
     if (!res.headersSent) res.statusCode = 500;
     res.end();
@@ -354,15 +378,18 @@ export type ExpressListener = ((req: IncomingMessage, res: ServerResponse) => vo
  * CPU per request, as much as the rest of a cached GET (docs/BENCHMARKS.md), and none of it is
  * used: the gateway parses, routes and answers on plain node objects. The other paths (health,
  * version, OpenAPI) still pass through Express, so middleware added to `app` applies to them only.
+ *
+ * `ends` batches the listener's responses; its server's graceful close waits for them.
  */
-export function createExpressApp(handle: GatewayHandle, onError: (err: unknown) => void = () => {}): ExpressListener {
+export function createExpressApp(handle: GatewayHandle, ends: ResponseEnds, onError: (err: unknown) => void = () => {}): ExpressListener {
+  const state: ListenerState = { peers: new PeerCertificates(), ends };
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
-  app.use((req, res) => dispatch(handle, req, res, onError));
+  app.use((req, res) => dispatch(handle, req, res, onError, state));
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (isApiPath(req.url ?? '/')) dispatch(handle, req, res, onError);
+    if (isApiPath(req.url ?? '/')) dispatch(handle, req, res, onError, state);
     else app(req, res);
   };
   return Object.assign(listener, { app });
@@ -372,6 +399,7 @@ export function createExpressApp(handle: GatewayHandle, onError: (err: unknown) 
  * The same dispatch without Express, for deployments that measure Express' per-request cost
  * against the budgets in docs/BENCHMARKS.md (see `StartGatewayOptions.adapter`).
  */
-export function createNodeListener(handle: GatewayHandle, onError: (err: unknown) => void = () => {}): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => dispatch(handle, req, res, onError);
+export function createNodeListener(handle: GatewayHandle, ends: ResponseEnds, onError: (err: unknown) => void = () => {}): (req: IncomingMessage, res: ServerResponse) => void {
+  const state: ListenerState = { peers: new PeerCertificates(), ends };
+  return (req, res) => dispatch(handle, req, res, onError, state);
 }

@@ -9,7 +9,6 @@
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
-import { whenEndsWritten } from './express-adapter';
 
 export interface TlsMaterial {
   /** PEM serving certificate (chain). */
@@ -28,6 +27,8 @@ export interface HttpsListenOptions {
   listener: RequestListener;
   /** Ends open watches and waits (at most the given milliseconds) for the requests in flight. */
   drain?: (timeoutMs: number) => Promise<void>;
+  /** Resolves once the responses the listener ended have been written (its ResponseEnds). */
+  whenEndsWritten?: () => Promise<void>;
 }
 
 /** Upstream's default request timeout: no request that is not a watch should take longer. */
@@ -72,7 +73,7 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await options.drain?.(drainTimeoutMs);
-        await whenEndsWritten();
+        await options.whenEndsWritten?.();
         server.closeAllConnections();
         await closed;
       })();

@@ -10,7 +10,7 @@ import type { ResourceDefinition } from '../core/resources/definition';
 import type { Naming } from '../naming';
 import type { FeatureGates } from '../features';
 import type { Authenticator } from '../authn';
-import { createExpressApp, createNodeListener } from './express-adapter';
+import { ResponseEnds, createExpressApp, createNodeListener } from './express-adapter';
 import type { HealthChecks } from './handlers/health';
 import type { VersionInfo } from './handlers/version';
 import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
@@ -130,9 +130,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const serverAddress = options.serverAddress ?? (() => `${host}:${port}`);
   const gateway = createGateway({ ...options, serverAddress });
+  // This server's responses ended in one turn go out together, and its close waits for them.
+  const ends = new ResponseEnds();
   const listener =
-    options.adapter === 'node' ? createNodeListener(gateway.handle, options.onUnexpectedError) : createExpressApp(gateway.handle, options.onUnexpectedError);
-  const server = await listenHttps({ tls: options.tls, host: options.host, port: options.port, listener, drain: (ms) => gateway.drain(ms) });
+    options.adapter === 'node' ? createNodeListener(gateway.handle, ends, options.onUnexpectedError) : createExpressApp(gateway.handle, ends, options.onUnexpectedError);
+  const server = await listenHttps({
+    tls: options.tls,
+    host: options.host,
+    port: options.port,
+    listener,
+    drain: (ms) => gateway.drain(ms),
+    whenEndsWritten: () => ends.whenWritten(),
+  });
   port = server.port;
   return server;
 }

@@ -71,6 +71,11 @@ export interface RunningServer {
 
 /** The files of a PKI (and service-account key) generated once per process. */
 const PKI_FILES = ['ca.crt', 'ca.key', 'serving.crt', 'serving.key', 'admin.crt', 'admin.key', 'gateway.crt', 'gateway.key', 'controller-manager.crt', 'controller-manager.key', 'service-account.key'];
+/**
+ * Where the first server's PKI was kept, for the later ones to copy: shared by the process's
+ * servers by design (files never changed once written), so they trust one CA and one
+ * service-account key, and a credential of one is good on another.
+ */
 let pkiSource: Promise<string> | undefined;
 
 function flagsOf(options: ServerOptions, dataDir: string): string[] {

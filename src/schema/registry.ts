@@ -137,6 +137,7 @@ export function compileSchema(packages: readonly PackageDef[]): ReadonlyMap<stri
   return compiled;
 }
 
+/** Shared by every server in the process: compiled once from the constant definitions, never changed. */
 let compiledTypes: ReadonlyMap<string, SchemaType> | undefined;
 
 /** All types, resolved (vendor-neutral; computed once). */
@@ -145,6 +146,7 @@ export function schemaTypes(): ReadonlyMap<string, SchemaType> {
   return compiledTypes;
 }
 
+/** Shared by every server in the process: derived once from the constant types. */
 let resourceKindList: readonly KindDef[] | undefined;
 
 /** The served resource kinds, derived from the types that embed TypeMeta (kinds.ts). */
@@ -161,6 +163,7 @@ function apiVersionOf(group: string, version: string): string {
   return group ? `${group}/${version}` : version;
 }
 
+/** Shared by every server in the process: a profile's registry is built from constants and never changed. */
 const registries = new Map<string, SchemaRegistry>();
 
 /** The registry of one naming profile (memoized per vendor). */

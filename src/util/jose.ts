@@ -5,6 +5,7 @@
  */
 import type * as Jose from 'jose';
 
+/** The library, loaded once for the process (a module, not a server's state). */
 let loaded: typeof Jose | undefined;
 
 export function jose(): typeof Jose {

@@ -5,6 +5,7 @@
 import type * as X509Library from '@peculiar/x509';
 import { webcrypto } from 'node:crypto';
 
+/** The library, loaded once for the process (a module, not a server's state). */
 let x509Library: typeof X509Library | undefined;
 
 export function x509(): typeof X509Library {

@@ -7,7 +7,7 @@
  */
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toGatewayResponse } from '../../src/gateway/express-adapter';
+import { ResponseEnds, toGatewayResponse } from '../../src/gateway/express-adapter';
 import { frameChunk } from '../../src/gateway/types';
 import { type HeldResponses, startHeldResponses } from '../support/held-responses';
 
@@ -50,7 +50,7 @@ test('frameChunk frames data as one HTTP/1.1 chunk', () => {
 test('framed chunks arrive in order with writes around them, and end finishes the body', async () => {
   const answer = request();
   const node = await hold();
-  const res = toGatewayResponse(node);
+  const res = toGatewayResponse(node, new ResponseEnds());
   expect(res.chunkWriter!()).toBeUndefined(); // the head is not out yet
   res.setHeader('Content-Type', 'application/json');
   res.flushHeaders();
@@ -70,7 +70,7 @@ test('framed chunks arrive in order with writes around them, and end finishes th
 test('no writer for a body with a length, or once the response ended', async () => {
   const answer = request();
   const node = await hold();
-  const res = toGatewayResponse(node);
+  const res = toGatewayResponse(node, new ResponseEnds());
   res.setHeader('Content-Length', '2');
   res.flushHeaders();
   expect(res.chunkWriter!()).toBeUndefined();
@@ -82,7 +82,7 @@ test('no writer for a body with a length, or once the response ended', async () 
 test('a socket that pushes back is waited for with drain, and nothing is lost', async () => {
   const answer = request();
   const node = await hold();
-  const res = toGatewayResponse(node);
+  const res = toGatewayResponse(node, new ResponseEnds());
   res.flushHeaders();
   const write = res.chunkWriter!()!;
   const chunk = frameChunk(Buffer.alloc(64 * 1024, 'x'));

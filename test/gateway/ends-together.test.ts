@@ -1,14 +1,19 @@
 /**
  * Responses ended in one turn of the event loop go out together once the turn's I/O is handled
- * (express-adapter.ts `endTogether`): over a real TLS server, the head is stored at end() and
+ * (express-adapter.ts `ResponseEnds`): over a real TLS server, the head is stored at end() and
  * the bytes follow within the turn; the responses ended in one turn are written in one pass; a
- * response dropped meanwhile is not written; a graceful close waits for them.
+ * response dropped meanwhile is not written; a graceful close waits for them. Each listener (each
+ * server) has its batch: another's is not waited for.
  */
 import https from 'node:https';
-import { toGatewayResponse, whenEndsWritten } from '../../src/gateway/express-adapter';
+import { ResponseEnds, toGatewayResponse as toResponse } from '../../src/gateway/express-adapter';
 import { type HeldResponses, startHeldResponses } from '../support/held-responses';
 
 let server: HeldResponses;
+/** The listener's batch, as one server's responses share it. */
+const ends = new ResponseEnds();
+const toGatewayResponse = (res: Parameters<typeof toResponse>[0]) => toResponse(res, ends);
+const whenEndsWritten = () => ends.whenWritten();
 
 beforeAll(async () => {
   server = await startHeldResponses('keelson-ends-');
@@ -98,4 +103,18 @@ test('nothing ended: the wait is over at once', async () => {
   void whenEndsWritten().then(() => (done = true));
   await Promise.resolve();
   expect(done).toBe(true);
+});
+
+test("one listener's batch is its own: another's wait is over at once, and its responses still go out", async () => {
+  const answer = get();
+  const [res] = await hold(1);
+  toGatewayResponse(res!).end('mine');
+  let otherDone = false;
+  void new ResponseEnds().whenWritten().then(() => (otherDone = true));
+  await Promise.resolve();
+  expect(otherDone).toBe(true);
+  expect(res!.writableEnded).toBe(false);
+  await whenEndsWritten();
+  expect(res!.writableEnded).toBe(true);
+  expect((await answer).body).toBe('mine');
 });

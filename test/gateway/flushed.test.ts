@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { ServerResponse } from 'node:http';
-import { toGatewayResponse } from '../../src/gateway/express-adapter';
+import { ResponseEnds, toGatewayResponse } from '../../src/gateway/express-adapter';
 import { type Pki, ensurePki } from '../../src/server/pki';
 import { closeServer, listenOnLoopback } from '../support/loopback-server';
 
@@ -51,16 +51,17 @@ async function ask(size: number): Promise<{ res: ServerResponse; socket: tls.TLS
 test('a small answer counts as sent as soon as it ended', async () => {
   const { res, socket } = await ask(2800);
   expect(res.socket?.writableLength).toBeGreaterThan(0);
-  expect(toGatewayResponse(res).whenFlushed()).toBeUndefined();
+  expect(toGatewayResponse(res, new ResponseEnds()).whenFlushed()).toBeUndefined();
   socket.destroy();
 });
 
 test('a large answer to a client that reads nothing counts as sent only once it is read', async () => {
   const { res, socket } = await ask(8 * 1024 * 1024);
-  const flushed = toGatewayResponse(res).whenFlushed();
+  const flushed = toGatewayResponse(res, new ResponseEnds()).whenFlushed();
   expect(flushed).toBeInstanceOf(Promise);
   let done = false;
   void flushed!.then(() => (done = true));
+  // The pause is the point: a client that reads nothing for a while must leave the answer unflushed.
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(done).toBe(false);
   socket.resume();

@@ -8,7 +8,7 @@
 import { once } from 'node:events';
 import http, { type ServerResponse } from 'node:http';
 import net from 'node:net';
-import { toGatewayResponse } from '../../src/gateway/express-adapter';
+import { ResponseEnds, toGatewayResponse } from '../../src/gateway/express-adapter';
 import type { GatewayResponse } from '../../src/gateway/types';
 import { closeServer, listenOnLoopback } from '../support/loopback-server';
 
@@ -17,7 +17,7 @@ let port: number;
 let handler: (res: GatewayResponse, raw: ServerResponse) => void = () => {};
 
 beforeAll(async () => {
-  server = http.createServer((_req, res) => handler(toGatewayResponse(res), res));
+  server = http.createServer((_req, res) => handler(toGatewayResponse(res, new ResponseEnds()), res));
   port = await listenOnLoopback(server);
 });
 

@@ -264,7 +264,7 @@ function zeroOf(type: ValueType, types: TypeLookup): unknown {
 
 const NOTHING: readonly unknown[] = [];
 
-/** Field slot (index in `type.fields`) by field number, computed once per type. */
+/** Field slot (index in `type.fields`) by field number, computed once per type. Shared by every server in the process, as the types are. */
 const slotTables = new WeakMap<SchemaType, Int16Array>();
 
 function slotsOf(type: SchemaType): Int16Array {

@@ -41,7 +41,7 @@ export interface FieldManagerScope {
 const CURRENT_OPERATION = 'current-operation';
 const BEFORE_FIRST_APPLY = 'before-first-apply';
 
-/** The empty object of each kind as upstream's field manager sees it (a create's "live" object), computed once. */
+/** The empty object of each kind as upstream's field manager sees it (a create's "live" object), computed once. Shared by every server in the process, as the schema is. */
 const zeroViews = new WeakMap<object, Map<string, string>>();
 
 function zeroView(scope: FieldManagerScope): Record<string, unknown> {

@@ -85,7 +85,7 @@ export function goShape(value: unknown, type: ValueType): unknown {
   }
 }
 
-/** The fields of a type that appear in its Go view when absent or null (their zero value is not left out). */
+/** The fields of a type that appear in its Go view when absent or null (their zero value is not left out). Shared by every server in the process, as the schema is. */
 const zeroFieldsOf = new WeakMap<SchemaType, readonly JsonProperty[]>();
 
 function zeroFields(type: SchemaType): readonly JsonProperty[] {

@@ -240,11 +240,13 @@ export class FieldSet {
  * The watch cache's field sets are frozen and shared by every object written alike
  * (cached-object.ts), and every update reads its object's: each is read once. Sets are never
  * changed once made (every operation returns a new one), so one read serves every update.
+ * Shared by every server in the process, for the same reason.
  */
 const readSets = new WeakMap<object, FieldSet>();
 /**
  * The frozen FieldsV1 a set was read from, which is also what it writes (the server stores
  * field sets only as it writes them): a manager an update leaves alone keeps its entry's object.
+ * Shared by every server in the process: keyed by sets, which never change.
  */
 const readFrom = new WeakMap<FieldSet, Record<string, unknown>>();
 

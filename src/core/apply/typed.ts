@@ -50,7 +50,7 @@ export function typeNamed(name: string): SchemaType {
   return t;
 }
 
-/** Atoms worked out once per schema field, and per value type for list items and map values. */
+/** Atoms worked out once per schema field, and per value type for list items and map values. Shared by every server in the process, as the schema is. */
 const atoms = new WeakMap<FieldDef | ValueType, Atom>();
 
 /**

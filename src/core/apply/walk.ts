@@ -186,7 +186,7 @@ export function compareValues(lhs: unknown, rhs: unknown, atom: Atom): Compariso
   return cmp;
 }
 
-/** Struct field names' path elements, made once (a set keeps the elements it is given; none changes them). */
+/** Struct field names' path elements, made once (a set keeps the elements it is given; none changes them). Shared by every server in the process. */
 const fieldElements = new Map<string, PathElement>();
 
 function structFieldElement(name: string): PathElement {

@@ -28,64 +28,15 @@ export function freezeForAdoption(obj: ApiObject): void {
   for (const key in meta) if (key !== 'managedFields') deepFreeze(meta[key]);
 }
 
-/**
- * The field sets of managedFields (`fieldsV1`) are most of a cached object's heap (one small
- * object per owned field: ~3.5 KB of a 5 KB ReplicaSet) and are the same for every object
- * written the same way by the same manager (a template's pods, a controller's objects). The
- * cache keeps one frozen copy of each distinct set and points every object that has it there
- * (docs/BENCHMARKS.md: 5.1 → 1.7 KB of heap per cached ReplicaSet). Once the table holds
- * MAX_SHARED_FIELD_SETS sets it starts afresh; sets already shared stay with their objects.
- */
-const MAX_SHARED_FIELD_SETS = 4096;
-let sharedFieldSets = new Map<string, Readonly<Record<string, unknown>>>();
-
 /** A shared set and its JSON text. */
 interface SharedSet {
   readonly text: string;
   readonly set: Readonly<Record<string, unknown>>;
 }
 
-/** The shared sets most recently used, newest first: what a decode looks for in stored text. */
+const MAX_SHARED_FIELD_SETS = 4096;
+/** How many of the sets used last a decode looks for in stored text. */
 const RECENT_SETS = 4;
-const recentSets: SharedSet[] = [];
-
-function noteRecent(text: string, set: Readonly<Record<string, unknown>>): void {
-  if (recentSets[0]?.set === set) return;
-  const at = recentSets.findIndex((r) => r.set === set);
-  if (at > 0) recentSets.splice(at, 1);
-  recentSets.unshift({ text, set });
-  if (recentSets.length > RECENT_SETS) recentSets.pop();
-}
-
-/** Point `obj`'s field sets at the shared copies (first freezing and sharing any new one); returns `obj`. */
-export function shareFieldSets<T extends ApiObject>(obj: T): T {
-  const entries: unknown = obj.metadata?.managedFields;
-  if (!Array.isArray(entries)) return obj;
-  for (const entry of entries as unknown[]) {
-    if (entry === null || typeof entry !== 'object') continue;
-    const e = entry as { fieldsV1?: unknown };
-    const fields = e.fieldsV1;
-    // A frozen set is one already shared.
-    if (fields === null || typeof fields !== 'object' || isFrozen(fields)) continue;
-    // Objects come in key order, so a set is most often the one just seen (the pods of one
-    // ReplicaSet sit together): comparing with it costs half of building the table's key.
-    const last = recentSets[0];
-    if (last && sameJson(fields, last.set)) {
-      e.fieldsV1 = last.set;
-      continue;
-    }
-    const key = JSON.stringify(fields);
-    let one = sharedFieldSets.get(key);
-    if (!one) {
-      if (sharedFieldSets.size >= MAX_SHARED_FIELD_SETS) sharedFieldSets = new Map();
-      one = deepFreeze(fields as Record<string, unknown>);
-      sharedFieldSets.set(key, one);
-    }
-    e.fieldsV1 = one;
-    noteRecent(key, one);
-  }
-  return obj;
-}
 
 const FIELDS_MEMBER = '"fieldsV1":';
 /** What a shared set's text is replaced with before parsing: the JSON text of a one-NUL string. */
@@ -93,37 +44,95 @@ const PLACEHOLDER_TEXT = '"\\u0000"';
 const PLACEHOLDER = '\u0000';
 
 /**
- * JSON.parse for stored objects that skips parsing the field sets it already shares: where a
- * `"fieldsV1":` member's value is, character for character, the text of a recently used shared
- * set, the text is parsed with a placeholder there and the entry then points at the shared set.
- * A field set is half of a ReplicaSet's stored bytes, and parsing it only to find it equal to
- * one already held was most of the cost of loading the cache.
+ * The field sets of managedFields (`fieldsV1`) are most of a cached object's heap (one small
+ * object per owned field: ~3.5 KB of a 5 KB ReplicaSet) and are the same for every object
+ * written the same way by the same manager (a template's pods, a controller's objects). The
+ * cache keeps one frozen copy of each distinct set and points every object that has it there
+ * (docs/BENCHMARKS.md: 5.1 → 1.7 KB of heap per cached ReplicaSet). Once the table holds
+ * MAX_SHARED_FIELD_SETS sets it starts afresh; sets already shared stay with their objects.
  *
- * Safe because a JSON object's text ends where its braces close, so text that starts with a
- * set's text holds exactly that value there; and the placeholder is a string no other value can
- * be (text holding `\u0000` anywhere is parsed as it is), so the parse is used only when every
- * placeholder turns up as a managedFields entry's `fieldsV1`; anything else is parsed again
- * whole. Anything it cannot match is parsed and shared as before by shareFieldSets.
+ * One table per watch cache, so per server: the library runs many servers in one process, and
+ * one server's sets and the order its objects come in are nothing to another's.
  */
-export function parseSharingFieldSets(text: string): unknown {
-  let at = recentSets.length === 0 ? -1 : text.indexOf(FIELDS_MEMBER);
-  if (at < 0 || text.includes('\\u0000')) return JSON.parse(text);
-  let replaced = '';
-  let from = 0;
-  const sets: Readonly<Record<string, unknown>>[] = [];
-  while (at >= 0) {
-    const value = at + FIELDS_MEMBER.length;
-    const hit = recentSets.find((r) => text.startsWith(r.text, value));
-    if (hit) {
-      replaced += text.slice(from, value) + PLACEHOLDER_TEXT;
-      from = value + hit.text.length;
-      sets.push(hit.set);
+export class SharedFieldSets {
+  /** Each distinct set, by its JSON text. */
+  private sets = new Map<string, Readonly<Record<string, unknown>>>();
+  /** The shared sets most recently used, newest first: what a decode looks for in stored text. */
+  private readonly recent: SharedSet[] = [];
+
+  /** Point `obj`'s field sets at the shared copies (first freezing and sharing any new one); returns `obj`. */
+  share<T extends ApiObject>(obj: T): T {
+    const entries: unknown = obj.metadata?.managedFields;
+    if (!Array.isArray(entries)) return obj;
+    for (const entry of entries as unknown[]) {
+      if (entry === null || typeof entry !== 'object') continue;
+      const e = entry as { fieldsV1?: unknown };
+      const fields = e.fieldsV1;
+      // A frozen set is one already shared.
+      if (fields === null || typeof fields !== 'object' || isFrozen(fields)) continue;
+      // Objects come in key order, so a set is most often the one just seen (the pods of one
+      // ReplicaSet sit together): comparing with it costs half of building the table's key.
+      const last = this.recent[0];
+      if (last && sameJson(fields, last.set)) {
+        e.fieldsV1 = last.set;
+        continue;
+      }
+      const key = JSON.stringify(fields);
+      let one = this.sets.get(key);
+      if (!one) {
+        if (this.sets.size >= MAX_SHARED_FIELD_SETS) this.sets = new Map();
+        one = deepFreeze(fields as Record<string, unknown>);
+        this.sets.set(key, one);
+      }
+      e.fieldsV1 = one;
+      this.noteRecent(key, one);
     }
-    at = text.indexOf(FIELDS_MEMBER, hit ? from : value);
+    return obj;
   }
-  if (sets.length === 0) return JSON.parse(text);
-  const parsed: unknown = JSON.parse(replaced + text.slice(from));
-  return restoreSharedSets(parsed, sets) ? parsed : JSON.parse(text);
+
+  /**
+   * JSON.parse for stored objects that skips parsing the field sets it already shares: where a
+   * `"fieldsV1":` member's value is, character for character, the text of a recently used shared
+   * set, the text is parsed with a placeholder there and the entry then points at the shared set.
+   * A field set is half of a ReplicaSet's stored bytes, and parsing it only to find it equal to
+   * one already held was most of the cost of loading the cache.
+   *
+   * Safe because a JSON object's text ends where its braces close, so text that starts with a
+   * set's text holds exactly that value there; and the placeholder is a string no other value can
+   * be (text holding `\u0000` anywhere is parsed as it is), so the parse is used only when every
+   * placeholder turns up as a managedFields entry's `fieldsV1`; anything else is parsed again
+   * whole. Anything it cannot match is parsed and shared as before by `share`. A property, so
+   * that it can be handed over as the decode's parser.
+   */
+  readonly parse = (text: string): unknown => {
+    let at = this.recent.length === 0 ? -1 : text.indexOf(FIELDS_MEMBER);
+    if (at < 0 || text.includes('\\u0000')) return JSON.parse(text);
+    let replaced = '';
+    let from = 0;
+    const sets: Readonly<Record<string, unknown>>[] = [];
+    while (at >= 0) {
+      const value = at + FIELDS_MEMBER.length;
+      const hit = this.recent.find((r) => text.startsWith(r.text, value));
+      if (hit) {
+        replaced += text.slice(from, value) + PLACEHOLDER_TEXT;
+        from = value + hit.text.length;
+        sets.push(hit.set);
+      }
+      at = text.indexOf(FIELDS_MEMBER, hit ? from : value);
+    }
+    if (sets.length === 0) return JSON.parse(text);
+    const parsed: unknown = JSON.parse(replaced + text.slice(from));
+    return restoreSharedSets(parsed, sets) ? parsed : JSON.parse(text);
+  };
+
+  private noteRecent(text: string, set: Readonly<Record<string, unknown>>): void {
+    const recent = this.recent;
+    if (recent[0]?.set === set) return;
+    const at = recent.findIndex((r) => r.set === set);
+    if (at > 0) recent.splice(at, 1);
+    recent.unshift({ text, set });
+    if (recent.length > RECENT_SETS) recent.pop();
+  }
 }
 
 /** Put `sets` in place of the placeholders, in order; false unless each sits in a managedFields entry. */

@@ -24,7 +24,7 @@ import { type Status, serviceUnavailable } from '../../status';
 
 /** How long a store whose watch broke may take to answer before open watches are ended. */
 const STORE_PROBE_TIMEOUT_MS = 2000;
-import { CachedObject } from './cached-object';
+import { CachedObject, SharedFieldSets } from './cached-object';
 import { type CorruptEntry, ResourceCache, tryDecodeCached } from './resource-cache';
 
 export interface WatchCacheOptions {
@@ -110,6 +110,7 @@ export class WatchCache {
       maxEvents: options.maxEventsPerResource ?? DEFAULT_MAX_EVENTS,
       watcherBuffer: options.watcherBuffer ?? DEFAULT_WATCHER_BUFFER,
       initialEventsEndKey: `${options.naming.groupDomain}/initial-events-end`,
+      fieldSets: new SharedFieldSets(),
     };
   }
 
@@ -312,7 +313,7 @@ export class WatchCache {
           }
           const resource = this.resourceOf(kv.key);
           if (!resource) continue;
-          const decoded = tryDecodeCached(kv);
+          const decoded = tryDecodeCached(kv, this.resourceSettings.fieldSets);
           if (decoded instanceof CachedObject) {
             const objects = byResource.get(resource) ?? [];
             objects.push(decoded);

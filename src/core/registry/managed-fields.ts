@@ -40,6 +40,7 @@ export function managerFromUserAgent(userAgent: string | undefined): string {
 }
 
 const MAX_REMEMBERED_USER_AGENTS = 256;
+/** Shared by every server in the process: a pure memo of strings (the manager depends on the User-Agent alone). */
 const managersByUserAgent = new Map<string, string>();
 
 function prefixOfUserAgent(userAgent: string): string {
@@ -112,10 +113,18 @@ export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, s
 
 /**
  * The managedFields of `next` after a non-apply write by `who` (operation `Update`); `prev` is
- * the stored object, undefined on create. Types without a schema keep no managedFields.
+ * the stored object, undefined on create. Types without a schema keep no managedFields. A create
+ * is answered from `created`, the core's memo of created objects' shapes, when it is given.
  */
-export function updateManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
-  if (prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '') return createdManagedFields(next, who, now, naming);
+export function updateManagedFields(
+  prev: ApiObject | undefined,
+  next: ApiObject,
+  who: ManagerIdentity,
+  now: number,
+  naming: Naming,
+  created?: CreatedManagedFields,
+): ManagedFieldsEntry[] {
+  if (created && prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '') return created.entries(next, who, now, naming);
   return computeManagedFields(prev, next, who, now, naming);
 }
 
@@ -145,29 +154,40 @@ function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who:
  * The shape last asked for is compared first, by walking the object against it (`hasShape`):
  * creates of one template come in runs, and a match there neither encodes the object nor hashes
  * the text for the table.
+ *
+ * One per core, filled by its own writes: the entries depend on the profile's schema, which
+ * the key does not name, and one server's runs of creates are nothing to another's.
  */
-function createdManagedFields(next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
-  let entries: ManagedFieldsEntry[] | undefined;
-  const last = lastShape;
-  if (last && last.manager === who.manager && last.apiVersion === who.apiVersion && hasShape(next, last.value)) {
-    entries = last.entries;
-  } else {
-    const shape = shapeOf(next);
-    if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now, naming);
-    const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
-    entries = createdShapes.get(key);
-    if (entries) {
-      // Least recently used goes first: move the hit to the end.
-      createdShapes.delete(key);
+export class CreatedManagedFields {
+  /** Entries by manager, apiVersion and shape, the least recently used first. */
+  private readonly shapes = new Map<string, ManagedFieldsEntry[]>();
+  /** The shape last found, decoded from its JSON (what `hasShape` compares with). */
+  private last: { value: Record<string, unknown>; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
+
+  /** The managedFields of `next`, created by `who` at `now`. */
+  entries(next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
+    let entries: ManagedFieldsEntry[] | undefined;
+    const last = this.last;
+    if (last && last.manager === who.manager && last.apiVersion === who.apiVersion && hasShape(next, last.value)) {
+      entries = last.entries;
     } else {
-      entries = computeManagedFields(undefined, next, who, now, naming).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
-      if (createdShapes.size >= MAX_REMEMBERED_SHAPES) createdShapes.delete(createdShapes.keys().next().value!);
+      const shape = shapeOf(next);
+      if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now, naming);
+      const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
+      entries = this.shapes.get(key);
+      if (entries) {
+        // Least recently used goes first: move the hit to the end.
+        this.shapes.delete(key);
+      } else {
+        entries = computeManagedFields(undefined, next, who, now, naming).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
+        if (this.shapes.size >= MAX_REMEMBERED_SHAPES) this.shapes.delete(this.shapes.keys().next().value!);
+      }
+      this.shapes.set(key, entries);
+      this.last = { value: JSON.parse(shape) as Record<string, unknown>, manager: who.manager, apiVersion: who.apiVersion, entries };
     }
-    createdShapes.set(key, entries);
-    lastShape = { value: JSON.parse(shape) as Record<string, unknown>, manager: who.manager, apiVersion: who.apiVersion, entries };
+    const time = rfc3339(now);
+    return entries.map((e) => (e.time === undefined ? { ...e } : { ...e, time }));
   }
-  const time = rfc3339(now);
-  return entries.map((e) => (e.time === undefined ? { ...e } : { ...e, time }));
 }
 
 /**
@@ -247,9 +267,6 @@ const VARYING: ReadonlySet<string> = new Set(VARYING_METADATA);
 const METADATA: ReadonlySet<string> = new Set(['metadata']);
 const MAX_REMEMBERED_SHAPES = 256;
 const MAX_REMEMBERED_SHAPE_CHARS = 16 * 1024;
-const createdShapes = new Map<string, ManagedFieldsEntry[]>();
-/** The shape last found, decoded from its JSON (what `hasShape` compares with). */
-let lastShape: { value: Record<string, unknown>; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
 
 /** The members of two objects are equal as JSON (key order aside), the member `skip` names aside. */
 function sameJsonBut(a: Record<string, unknown>, b: Record<string, unknown>, skip: string): boolean {

@@ -23,7 +23,7 @@ import { objectKey } from '../storage/keys';
 import { type ObjectForm, encodeCreatedForStorage, objectForm } from '../storage/object-codec';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { deepCopy, jsonEqual } from '../../util/json-values';
-import { fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
+import { type CreatedManagedFields, fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
 import { managedFieldsAfterUpdate } from '../apply';
 import { parseResourceVersion } from './list-options';
 import { DeleteFlow } from './delete-flow';
@@ -49,6 +49,8 @@ export interface WriteDeps {
   store: Store;
   naming: Naming;
   clock: Clock;
+  /** The core's memo of created objects' managedFields by shape (managed-fields.ts); without it every create is walked. */
+  createdFields?: CreatedManagedFields;
   /** The admission chain every write runs through. */
   admission: Admission;
   /**
@@ -218,7 +220,7 @@ export class ResourceWrites {
     else delete meta.generation;
     this.def.defaults?.(obj);
     // Ownership of the decoded, defaulted object, before the strategy (upstream's create handler order).
-    meta.managedFields = req.appliedManagedFields ?? updateManagedFields(undefined, obj, { manager: req.manager, apiVersion: this.apiVersion, subresource: '' }, now, this.deps.naming);
+    meta.managedFields = req.appliedManagedFields ?? updateManagedFields(undefined, obj, { manager: req.manager, apiVersion: this.apiVersion, subresource: '' }, now, this.deps.naming, this.deps.createdFields);
     if (meta.managedFields.length === 0) delete meta.managedFields;
     const admission = this.deps.admission;
     // The body may name the namespace where the request does not (an in-process or gRPC caller).

@@ -34,7 +34,7 @@ export function verbsOf(def: Pick<ResourceDefinition, 'verbs'>): readonly Verb[]
   return sorted;
 }
 
-/** verbsOf's answers by the list they sort: every request routes through them. */
+/** verbsOf's answers by the list they sort: every request routes through them. Shared by every server in the process: a pure memo. */
 const sortedVerbs = new WeakMap<readonly Verb[], readonly Verb[]>();
 
 /** The subresources a type serves, in name order. */
@@ -44,6 +44,7 @@ export function subresourcesOf(def: ResourceDefinition): readonly SubresourceInf
   return subs;
 }
 
+/** Shared by every server in the process: a pure memo keyed by definitions, which never change. */
 const subresourcesByType = new WeakMap<ResourceDefinition, readonly SubresourceInfo[]>();
 
 function listSubresources(def: ResourceDefinition): SubresourceInfo[] {

@@ -119,6 +119,7 @@ export function parseAccept(header: string): readonly AcceptClause[] {
 }
 
 const MAX_PARSED_ACCEPTS = 256;
+/** Shared by every server in the process: a pure memo of header values, its answers frozen. */
 const parsedAccepts = new Map<string, readonly AcceptClause[]>();
 
 function parseAcceptHeader(header: string): AcceptClause[] {

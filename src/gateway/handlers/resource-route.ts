@@ -47,7 +47,7 @@ function methodsFor(shape: Shape, verbs: readonly Verb[]): ReadonlyMap<string, R
   return methods;
 }
 
-/** methodsFor's tables, by the (shared) verb list they were built from. */
+/** methodsFor's tables, by the (shared) verb list they were built from. Shared by every server in the process: a pure memo. */
 const methodTables = new WeakMap<readonly Verb[], Map<Shape, ReadonlyMap<string, ResourceAction>>>();
 
 function methodTable(shape: Shape, verbs: readonly Verb[]): Map<string, ResourceAction> {

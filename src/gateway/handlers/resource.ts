@@ -41,7 +41,7 @@ import type { ResourceIndex } from '../resource-index';
 import { orderedStatus, writeError, writeObject, writeRawJson } from '../respond';
 import { type Exchange, type ResourceRequestInfo, userOf } from '../types';
 import { type ResourceRoute, resolveResourceRoute } from './resource-route';
-import { defaultWatchTimeoutMs, serveWatch } from './watch';
+import { FramedEvents, defaultWatchTimeoutMs, serveWatch } from './watch';
 import { signalDeprecation } from './deprecation';
 
 export interface ResourceHandlerOptions {
@@ -131,6 +131,8 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
   const watchTimeout = options.watchTimeoutMs ?? (() => defaultWatchTimeoutMs());
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics;
+  // One per gateway (this handler is its router's): its watchers share the events they frame.
+  const framedEvents = new FramedEvents();
   const watchEvents = metrics
     ? (def: ResourceDefinition) => {
         const labels = { group: def.group, version: def.version, kind: def.kind };
@@ -214,6 +216,7 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
             defaultTimeoutMs: watchTimeout(),
             clock,
             restrictions,
+            framedEvents,
             conversion: { definition: route.definition, naming, metaCodecs },
             ...(watchEvents ? { onSent: watchEvents(route.definition) } : {}),
             ...(options.openWatches ? { openWatches: options.openWatches } : {}),

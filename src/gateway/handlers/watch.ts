@@ -56,6 +56,8 @@ export interface WatchRequest {
   includeObject?: IncludeObject | '';
   /** The gateway's open watches: this one is among them while it runs, and ends cleanly at shutdown. */
   openWatches?: OpenWatches;
+  /** The events the gateway's watches last framed, which they share (FramedEvents). */
+  framedEvents: FramedEvents;
   /** Called for every event written, with its size (`apiserver_watch_events_total`). */
   onSent?: (event: WatchEvent, bytes: number) => void;
 }
@@ -97,7 +99,21 @@ interface FramedEvent {
   size: number;
 }
 
-const lastFramed = new Map<string, FramedEvent>();
+/**
+ * The event last framed as a chunk per media type, for one gateway's watchers: made by its
+ * resource handler (createResourceHandler), as those are the watchers the watch cache hands one
+ * event in one pass; another server's watchers in the process have a slot of their own.
+ */
+export class FramedEvents {
+  private readonly byMediaType = new Map<string, FramedEvent>();
+
+  /** The slot of `mediaType`'s watches, made on first use. */
+  slot(mediaType: string): FramedEvent {
+    let slot = this.byMediaType.get(mediaType);
+    if (!slot) this.byMediaType.set(mediaType, (slot = { event: undefined, framed: EMPTY_CHUNK, size: 0 }));
+    return slot;
+  }
+}
 
 /**
  * `send` for a plain watch on a chunked HTTP/1.1 response: the event's bytes framed as a chunk
@@ -105,10 +121,7 @@ const lastFramed = new Map<string, FramedEvent>();
  * watch cache hands every watcher the same frozen event in one pass, so the last one framed is
  * the one asked for; other events (not shared) are framed for the one watcher.
  */
-function framedSender(mediaType: string, frame: Frame, write: ChunkWriter, onSent: WatchRequest['onSent']): (event: WatchEvent) => boolean {
-  let last = lastFramed.get(mediaType);
-  if (!last) lastFramed.set(mediaType, (last = { event: undefined, framed: EMPTY_CHUNK, size: 0 }));
-  const slot = last;
+function framedSender(slot: FramedEvent, frame: Frame, write: ChunkWriter, onSent: WatchRequest['onSent']): (event: WatchEvent) => boolean {
   return (event) => {
     if (slot.event !== event) {
       const bytes = frame(event);
@@ -154,7 +167,7 @@ export async function serveWatch(exchange: Exchange, w: WatchRequest): Promise<v
     if (signal.aborted) return;
     const writeChunk = output.convert ? undefined : res.chunkWriter?.();
     const send = writeChunk
-      ? framedSender(output.codec.stream!.mediaType, frame, writeChunk, w.onSent)
+      ? framedSender(w.framedEvents.slot(output.codec.stream!.mediaType), frame, writeChunk, w.onSent)
       : (event: WatchEvent): boolean => {
           const bytes = frame(event);
           w.onSent?.(event, bytes.length);

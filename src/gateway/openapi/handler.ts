@@ -78,18 +78,13 @@ export function isOpenApiPath(path: string): boolean {
 }
 
 /**
- * Documents already built, by what they are built from: servers in one process that serve the
- * same types (a test suite's many library servers) build and hold them once.
+ * One gateway's handler: its documents are built on its first request and kept with it, not
+ * shared with the other servers of the process (library servers), whose names (the naming
+ * profile) and types (`--runtime-config`) may differ from its own.
  */
-const builtDocuments = new Map<string, Built>();
-
 export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHandler {
   let built: Built | undefined;
-  const key = `${options.naming.vendor}\u0000${options.serverVersion}\u0000${options.index.definitions
-    .map((d) => `${d.group}/${d.version}/${d.resource}:${d.kind}:${d.namespaced}:${(d.verbs ?? []).join('+')}:${!!d.status}${!!d.scale}${!!d.finalize}${!!d.approval}:${(d.createSubresources ?? []).map((c) => c.name).join('+')}`)
-    .join(',')}`;
   const build = (): Built => {
-    built ??= builtDocuments.get(key);
     if (built) return built;
     const docs = buildOpenApiDocuments(options.naming, options.index, options.serverVersion);
     const v2Json = served(Buffer.from(JSON.stringify(docs.v2)));
@@ -107,7 +102,6 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHan
       groupVersions,
       lastModified: new Date().toUTCString(),
     };
-    builtDocuments.set(key, built);
     return built;
   };
 

@@ -85,7 +85,7 @@ interface GrpcStatus {
 
 interface Codec<Req, Res> {
   path: string;
-  encode(request: Req): Uint8Array;
+  encode(request: Req, writer: RequestWriter): Uint8Array;
   decode(bytes: Uint8Array): Res;
   /** The response from the frames it came in, length prefix included, without joining them (large responses). */
   decodeChunks?(chunks: readonly Uint8Array[]): Res;
@@ -94,25 +94,29 @@ interface Codec<Req, Res> {
 }
 
 /**
- * One protobuf writer for every request message, reused: a fresh writer grows from 128 bytes to
- * a create's ~3 KB by doubling, zero-filling and copying each time (~3 µs per create in its
- * profile). Encoding is synchronous, so no two messages share it at once; one that fails, or
- * grew it past REUSED_WRITER_BYTES, leaves a fresh writer behind.
+ * One protobuf writer for every request message of a client, reused: a fresh writer grows from
+ * 128 bytes to a create's ~3 KB by doubling, zero-filling and copying each time (~3 µs per create
+ * in its profile). Encoding is synchronous, so no two messages share it at once; one that fails,
+ * or grew it past REUSED_WRITER_BYTES, leaves a fresh writer behind. Each client has its own (a
+ * server's store has one client), so no server's messages size another's buffer.
  */
-let writer = new BinaryWriter();
-const REUSED_WRITER_BYTES = 64 * 1024;
+class RequestWriter {
+  private writer = new BinaryWriter();
 
-function encodeWith<Req>(encode: (message: Req, writer: BinaryWriter) => BinaryWriter, message: Req): Uint8Array {
-  let bytes: Uint8Array;
-  try {
-    bytes = encode(message, writer).finish();
-  } catch (err) {
-    writer = new BinaryWriter();
-    throw err;
+  encode<Req>(encode: (message: Req, writer: BinaryWriter) => BinaryWriter, message: Req): Uint8Array {
+    let bytes: Uint8Array;
+    try {
+      bytes = encode(message, this.writer).finish();
+    } catch (err) {
+      this.writer = new BinaryWriter();
+      throw err;
+    }
+    if (bytes.length > REUSED_WRITER_BYTES) this.writer = new BinaryWriter();
+    return bytes;
   }
-  if (bytes.length > REUSED_WRITER_BYTES) writer = new BinaryWriter();
-  return bytes;
 }
+
+const REUSED_WRITER_BYTES = 64 * 1024;
 
 function method<Req, Res>(
   service: string,
@@ -123,7 +127,7 @@ function method<Req, Res>(
   const encode = request.encode.bind(request);
   return {
     path: `/etcdserverpb.${service}/${name}`,
-    encode: (message) => encodeWith(encode, message),
+    encode: (message, writer) => writer.encode(encode, message),
     decode: (bytes) => response.decode(new BinaryReader(bytes)),
   };
 }
@@ -151,6 +155,8 @@ export class EtcdClient {
   private connection?: EtcdConnection;
   /** Every connection not yet closed: an old one stays open while a watch or call still uses it. */
   private readonly connections = new Set<EtcdConnection>();
+  /** What every request message is encoded with (RequestWriter). */
+  private readonly writer = new RequestWriter();
   /** The calls' deadlines, on one timer (clock/deadlines.ts: a node timer per call cost 5% of a create). */
   private readonly deadlines = new Deadlines<TimedCall>(systemClock, (call) => this.expire(call));
   private next = 0;
@@ -197,7 +203,7 @@ export class EtcdClient {
     try {
       if (this.closed) throw new Error('etcd client is closed');
       const connection = this.connect();
-      call.open(connection, framed(WATCH.encode({ createRequest: create })));
+      call.open(connection, framed(WATCH.encode({ createRequest: create }, this.writer)));
     } catch (err) {
       queueMicrotask(() => call.fail(new EtcdCallError(GrpcCode.UNAVAILABLE, (err as Error).message)));
     }
@@ -285,7 +291,7 @@ export class EtcdClient {
    */
   private async call<Req, Res>(codec: Codec<Req, Res>, request: Req, now = false): Promise<Res> {
     const sized = codec.sized?.(request);
-    const message = sized ? undefined : codec.encode(request);
+    const message = sized ? undefined : codec.encode(request, this.writer);
     const size = message ? message.length : sized!.size - GRPC_PREFIX_BYTES;
     // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
     // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").

@@ -13,7 +13,9 @@ interface Loaded {
   readonly lib: typeof CelLibrary;
 }
 
+/** The library, loaded once for the process (a module, not a server's state). */
 let loaded: Loaded | undefined;
+/** Shared by every server in the process: an environment, one per profile, is not changed once built. */
 const environments = new Map<string, CelEnv>();
 
 export function cel(): Loaded {
@@ -45,6 +47,7 @@ export function celEnvironment(naming: CelProfile): CelEnv {
   return env;
 }
 
+/** Shared by every server in the process: the names are the same for every profile and never change. */
 let functionNames: Set<string> | undefined;
 
 /**

@@ -354,6 +354,7 @@ function compileRegex(pattern: string): RE2 | string {
   return compiled;
 }
 
+/** Shared by every server in the process: a pure memo of patterns (a compiled RE2 is never changed; a string is the pattern's error). */
 const compiledRegexes = new Map<string, RE2 | string>();
 
 /** Go's FindAllString: at most `limit` matches (all when negative), no empty match right after a match. */

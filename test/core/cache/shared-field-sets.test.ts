@@ -1,10 +1,13 @@
 /**
  * The watch cache shares identical managedFields field sets between the objects it holds
  * (cached-object.ts): the content each object shows is unchanged, identical sets are one frozen
- * value, different sets stay apart.
+ * value, different sets stay apart; each watch cache (each server) has a table of its own.
  */
 import { tryDecodeCached } from '../../../src/core/cache/resource-cache';
-import { CachedObject } from '../../../src/core/cache/cached-object';
+import { CachedObject, SharedFieldSets } from '../../../src/core/cache/cached-object';
+
+/** One watch cache's table, shared by the tests below as one cache's objects share it. */
+const fieldSets = new SharedFieldSets();
 
 const fields = (extra: Record<string, unknown> = {}) => ({ 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, ...extra });
 
@@ -18,8 +21,8 @@ function stored(name: string, revision: number, fieldsV1: Record<string, unknown
   return { key: `/registry/configmaps/default/${name}`, value: Buffer.from(JSON.stringify(obj)), createRevision: revision, modRevision: revision };
 }
 
-function decoded(kv: ReturnType<typeof stored>): CachedObject {
-  const out = tryDecodeCached(kv);
+function decoded(kv: ReturnType<typeof stored>, table = fieldSets): CachedObject {
+  const out = tryDecodeCached(kv, table);
   if (!(out instanceof CachedObject)) throw new Error(`not decoded: ${JSON.stringify(out)}`);
   return out;
 }
@@ -51,6 +54,22 @@ describe('field sets in the watch cache', () => {
     expect(fieldsOf(d)).not.toBe(fieldsOf(e));
     expect(fieldsOf(e)).toHaveProperty('f:immutable');
     expect(fieldsOf(d)).not.toHaveProperty('f:immutable');
+  });
+
+  it("are one cache's: another table (another server's cache) shares nothing with this one", () => {
+    const other = new SharedFieldSets();
+    const here = decoded(stored('k', 20, fields(), '2026-11-26T13:00:00Z'));
+    const there = decoded(stored('k', 20, fields(), '2026-11-26T13:00:00Z'), other);
+    const againThere = decoded(stored('l', 21, fields(), '2026-11-26T13:00:00Z'), other);
+    expect(fieldsOf(there)).toEqual(fieldsOf(here));
+    expect(fieldsOf(there)).not.toBe(fieldsOf(here));
+    expect(fieldsOf(againThere)).toBe(fieldsOf(there));
+    // Nor does the other table's text path know this one's sets.
+    const parse = jest.spyOn(JSON, 'parse');
+    new SharedFieldSets().parse(stored('m', 22, fields(), '2026-11-26T13:00:00Z').value.toString());
+    const seen = String(parse.mock.calls[0]![0]);
+    parse.mockRestore();
+    expect(seen).toContain(JSON.stringify(fields()));
   });
 
   it('pass over managedFields that are not what they should be', () => {
@@ -133,7 +152,7 @@ describe('field sets found in the stored text', () => {
   });
 
   it('reports text that is not JSON as before', () => {
-    const out = tryDecodeCached({ key: '/registry/configmaps/default/bad', value: Buffer.from(`{"metadata":{"managedFields":[{"fieldsV1":${setText}}]`), createRevision: 31, modRevision: 31 });
+    const out = tryDecodeCached({ key: '/registry/configmaps/default/bad', value: Buffer.from(`{"metadata":{"managedFields":[{"fieldsV1":${setText}}]`), createRevision: 31, modRevision: 31 }, fieldSets);
     expect(out).not.toBeInstanceOf(CachedObject);
   });
 });

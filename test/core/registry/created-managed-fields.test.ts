@@ -1,14 +1,16 @@
 /**
  * The managedFields of a create are remembered per object shape (registry/managed-fields.ts):
  * each answer must be what the full schema walk gives for that object, and only the time may
- * differ between objects of one shape.
+ * differ between objects of one shape. Each core has a memo of its own (CreatedManagedFields).
  */
 import type { ApiObject } from '../../../src/core/api';
-import { type ManagerIdentity, updateManagedFields as update } from '../../../src/core/registry/managed-fields';
+import { CreatedManagedFields, type ManagerIdentity, updateManagedFields as update } from '../../../src/core/registry/managed-fields';
 import { createNaming } from '../../../src/naming';
 
 const naming = createNaming('kubernetes');
-const updateManagedFields = (prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number) => update(prev, next, who, now, naming);
+/** One core's memo, shared by the tests below as one core's creates share it. */
+const created = new CreatedManagedFields();
+const updateManagedFields = (prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, memo = created) => update(prev, next, who, now, naming, memo);
 
 const who = { manager: 'kube-controller-manager', apiVersion: 'v1', subresource: '' };
 
@@ -94,5 +96,18 @@ describe('managedFields of created objects', () => {
     const two = updateManagedFields(undefined, pod('j', ['app']), who, now);
     expect(two).toHaveLength(1);
     expect(two[0]!.manager).toBe('kube-controller-manager');
+  });
+
+  it("are one core's: another memo (another server's core) walks the shape itself", () => {
+    const now = Date.UTC(2026, 10, 26, 17);
+    const here = updateManagedFields(undefined, pod('n1', ['app']), who, now);
+    const hereAgain = updateManagedFields(undefined, pod('n2', ['app']), who, now);
+    const other = new CreatedManagedFields();
+    const there = updateManagedFields(undefined, pod('n3', ['app']), who, now, other);
+    // Within one memo the field set is the one remembered; the other memo made its own.
+    expect(hereAgain[0]!.fieldsV1).toBe(here[0]!.fieldsV1);
+    expect(there[0]!.fieldsV1).toEqual(here[0]!.fieldsV1);
+    expect(there[0]!.fieldsV1).not.toBe(here[0]!.fieldsV1);
+    expect(updateManagedFields(undefined, pod('n4', ['app']), who, now, other)[0]!.fieldsV1).toBe(there[0]!.fieldsV1);
   });
 });
