@@ -101,7 +101,6 @@ export function admissionAttributes(
 }
 
 /** Shared by every server in the process: a pure memo keyed by definitions, which never change. */
-/** Shared by every server in the process: a pure memo keyed by definitions, which never change. */
 const equivalentsByDef = new WeakMap<ResourceDefinition, readonly EquivalentResource[]>();
 
 /** The definition's equivalent versions as admission sees them, made once per definition. */
