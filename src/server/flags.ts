@@ -1,8 +1,9 @@
 /**
- * Command-line flags with kube-apiserver's names (README, "Flags"), in both `--flag value`
+ * Command-line flags with kube-apiserver's names (docs/FLAGS.md), in both `--flag value`
  * and `--flag=value` forms (booleans also as a bare `--flag`). Each flag is declared once, in
  * `FLAGS`: its name, the config field it sets, its default, how its value parses and its help;
- * the defaults, the parser and the help text all come from that table. Parsing is a pure
+ * the defaults, the parser, the help text and docs/FLAGS.md (written by tools/flags-doc.ts) all
+ * come from that table. Parsing is a pure
  * function of the arguments (and of `readFile`, for the files it must check): it returns a typed
  * config, the help text, or a typed error naming the flag, so that the entry point refuses to
  * start with a clear message.
@@ -20,6 +21,7 @@ import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
 import {
   CONTROLLER_NAMES,
   type ControllerOptions,
+  DISABLED_BY_DEFAULT,
   LARGE_CLUSTER_SIZE_THRESHOLD,
   NODE_EVICTION_RATE,
   NODE_MONITOR_GRACE_PERIOD_MS,
@@ -258,6 +260,8 @@ interface Flag<K extends keyof ServerConfig = keyof ServerConfig> {
   /** The value's type as help prints it (pflag's names). */
   type: 'string' | 'int' | 'int32' | 'float32' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'mapStringString' | 'ip';
   usage: string;
+  /** More for docs/FLAGS.md than help has room for: the pages that explain the flag, longer lists. */
+  docs?: string;
   default?: ServerConfig[K];
   shownDefault?: string;
   parse(value: string, name: string, previous: ServerConfig[K] | undefined): ServerConfig[K];
@@ -318,7 +322,7 @@ function auditBackendFlags(
       field: f.truncateMaxEventSize,
       type: 'int',
       default: 100 * 1024,
-      usage: 'With truncation: an event larger than this many bytes loses its request and response objects, and is dropped if still too large.',
+      usage: 'With truncation: an event larger than this many bytes loses its request and response objects (and is annotated audit.<domain>/truncated), and is dropped if still too large.',
       parse: (v, n) => parseGoInt(n, v),
     }),
     flag({ name: `audit-${plugin}-version`, field: f.version, type: 'string', shownDefault: 'audit.<domain>/v1', usage: `The group version of the events ${where} gets; audit.<domain>/v1 is the only one.`, parse: (v) => v }),
@@ -342,7 +346,7 @@ const FLAGS: readonly Flag[] = [
     field: 'securePort',
     type: 'int',
     default: 6443,
-    usage: 'HTTPS port of the API (0 picks a free one); with --controllers-only, of the controller manager\'s health and metrics (default 10257 there).',
+    usage: 'HTTPS port of the API (0 picks a free one and logs it); with --controllers-only, of the controller manager\'s health and metrics (default 10257 there).',
     parse: (v, n) => parsePort(n, v, 0),
   }),
   flag({
@@ -371,6 +375,7 @@ const FLAGS: readonly Flag[] = [
     field: 'etcdCaFile',
     type: 'string',
     usage: 'PEM CA bundle that etcd\'s serving certificates must chain to (default: the host\'s roots, when --etcd-certfile is given or a server is https).',
+    docs: 'See docs/DEPLOYING.md, "An etcd cluster", for the three TLS flags together.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -378,6 +383,7 @@ const FLAGS: readonly Flag[] = [
     field: 'etcdCertFile',
     type: 'string',
     usage: 'PEM client certificate presented to etcd (what etcd\'s --client-cert-auth asks for).',
+    docs: 'See docs/DEPLOYING.md, "An etcd cluster".',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -400,7 +406,8 @@ const FLAGS: readonly Flag[] = [
     field: 'vendor',
     type: 'string',
     default: 'platform' as Vendor,
-    usage: `Naming profile of the served API: ${VENDORS.join(' or ')}.`,
+    usage: `Naming profile of the served API: ${VENDORS.join(' or ')}. platform writes the vendor word as platform (rbac.authorization.platform.io); kubernetes serves upstream's names, for unmodified kubectl, client-go and client libraries.`,
+    docs: 'See docs/API.md, "Naming profiles". kubectl caches discovery per server address: after restarting a server on the same address with the other profile, remove `~/.kube/cache/discovery/<host>_<port>` (or give kubectl a fresh `--cache-dir`).',
     parse: (v, n) => {
       if (!isVendor(v)) throw invalid(n, v, `must be one of ${VENDORS.join(', ')}`);
       return v;
@@ -410,7 +417,8 @@ const FLAGS: readonly Flag[] = [
     name: 'core-address',
     field: 'coreAddress',
     type: 'string',
-    usage: 'host:port of a remote core; the gateway then serves it as a pure gRPC client.',
+    usage: 'host:port of a remote core; the gateway then serves it as a pure gRPC client, presenting the generated gateway client certificate. With --controllers-only: the core the controllers work against.',
+    docs: 'See docs/DEPLOYING.md, "Splitting gateway and core".',
     parse: (v, n) => parseHostPort(n, v),
   }),
   flag({
@@ -418,7 +426,9 @@ const FLAGS: readonly Flag[] = [
     field: 'controllers',
     type: 'strings',
     default: ['*'],
-    usage: "Which controllers run, comma-separated: '*' stands for those on by default, a name adds that controller, '-name' leaves it out; an empty list runs none.",
+    usage: `Which controllers run in process, comma-separated: '*' stands for those on by default, a name adds that controller, '-name' leaves it out; an empty list runs none. Known: ${CONTROLLER_NAMES.join(', ')}; ${[...DISABLED_BY_DEFAULT].join(' and ')} run only when named, as upstream's.`,
+    docs:
+      'nodelifecycle marks nodes not heard from for `--node-monitor-grace-period` Unknown and taints them, their pods no longer Ready; taint-eviction-controller evicts pods from a NoExecute-tainted node when their tolerations run out; podgc force-deletes the pods of vanished nodes, terminating pods never scheduled, and terminated pods beyond `--terminated-pod-gc-threshold`; disruption keeps PodDisruptionBudget status; csrsigning, csrapproving and csrcleaner sign CertificateSigningRequests with the cluster CA, approve kubelet client requests and remove old ones.',
     parse: (v, n) => {
       // As upstream's string-slice flag: an empty value is an empty list.
       if (v === '') return [];
@@ -436,7 +446,7 @@ const FLAGS: readonly Flag[] = [
     field: 'simulatedNodes',
     type: 'int',
     default: 1,
-    usage: `Number of simulated nodes that register, heartbeat and run the pods bound to them, with a scheduler binding pending pods to them; 0 disables both (at most ${MAX_SIMULATED_NODES}).`,
+    usage: `Number of simulated nodes that register, heartbeat through Leases and run the pods bound to them, with a scheduler binding pending pods to them (what kwok does); 0 disables both (at most ${MAX_SIMULATED_NODES}).`,
     parse: (v, n) => {
       const count = Number(v);
       if (!/^\d+$/.test(v) || count > MAX_SIMULATED_NODES) throw invalid(n, v, `must be an integer from 0 to ${MAX_SIMULATED_NODES}`);
@@ -448,7 +458,8 @@ const FLAGS: readonly Flag[] = [
     field: 'leaderElect',
     type: 'bool',
     default: true,
-    usage: 'Start a leader election client and gain leadership before running the controllers, the scheduler and the simulated nodes, so that several servers on one store run each of them once.',
+    usage:
+      'Start a leader election client and gain leadership before running the controllers (Lease <prefix>-controller-manager) and the scheduler and simulated nodes (Lease <prefix>-scheduler), both Leases in the system namespace, so that several servers on one store run each of them once.',
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -456,7 +467,7 @@ const FLAGS: readonly Flag[] = [
     field: 'useServiceAccountCredentials',
     type: 'bool',
     default: false,
-    usage: 'If true, each controller acts as its own service account in the system namespace (bound to system:controller:<name>) instead of as the controller manager.',
+    usage: 'If true, each controller acts as its own service account in the system namespace (bound to system:controller:<name>) instead of as the controller manager (system:kube-controller-manager).',
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -466,6 +477,7 @@ const FLAGS: readonly Flag[] = [
     default: NODE_MONITOR_PERIOD_MS,
     shownDefault: '5s',
     usage: 'How often the node lifecycle controller looks at the heartbeats of every node.',
+    docs: 'Shorter values of this flag and the two grace periods make tests that stop a node quicker; the simulated nodes renew their Leases every 10 s.',
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
@@ -491,7 +503,8 @@ const FLAGS: readonly Flag[] = [
     field: 'nodeEvictionRate',
     type: 'float32',
     default: NODE_EVICTION_RATE,
-    usage: 'Nodes a second that may be tainted NoExecute (their pods evicted) in a zone that is healthy, or has lost all its nodes while other zones have not.',
+    usage:
+      "Nodes a second that may be tainted NoExecute (their pods evicted) in a zone that is healthy, or has lost all its nodes while other zones have not. Zones are the nodes' topology.<domain>/region and zone labels; when every zone has lost all its nodes none is tainted NoExecute, so a lone node that stops never has its pods evicted.",
     parse: (v, n) => parseFloat32(n, v),
   }),
   flag({
@@ -531,7 +544,8 @@ const FLAGS: readonly Flag[] = [
     field: 'controllersOnly',
     type: 'bool',
     default: false,
-    usage: 'Run only the controllers (and, with --simulated-nodes, the scheduler and the nodes) as API clients of the core at --core-address, authenticated with --kubeconfig; no store, no gateway.',
+    usage: 'Run only the controllers (and, with --simulated-nodes, the scheduler and the nodes) as API clients of the core at --core-address, authenticated with --kubeconfig, as kube-controller-manager runs beside kube-apiserver; no store, no gateway.',
+    docs: 'See docs/DEPLOYING.md, "Controllers in their own process".',
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -547,7 +561,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 8760 * 3_600_000,
     shownDefault: '8760h0m0s',
-    usage: 'The longest validity csrsigning gives a certificate; a request may ask for less with spec.expirationSeconds.',
+    usage: 'The longest validity csrsigning gives a certificate; a request may ask for less with spec.expirationSeconds (at least 10 minutes).',
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
@@ -555,7 +569,7 @@ const FLAGS: readonly Flag[] = [
     field: 'clusterSigningCertFile',
     type: 'string',
     usage:
-      'PEM CA certificate csrsigning signs approved CertificateSigningRequests with (default: the CA generated under --data-dir); the server trusts it for client certificates too. With --controllers-only it also signs the scheduler\'s and the simulated nodes\' client certificates (the cluster CA, ca.crt under the server\'s --data-dir).',
+      'PEM CA certificate csrsigning signs approved CertificateSigningRequests with (default: the CA generated under --data-dir); the server trusts it for client certificates too, so what it signs authenticates. With --controllers-only it also signs the scheduler\'s and the simulated nodes\' client certificates (the cluster CA: ca.crt and ca.key under the server\'s --data-dir), and is needed when --simulated-nodes is above 0.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -572,7 +586,7 @@ const FLAGS: readonly Flag[] = [
     default: [] as RuntimeConfig,
     shownDefault: '',
     usage:
-      "A set of key=value pairs that enable or disable built-in APIs: <group>/<version> (or v1 for the core group), <group>/<version>/<resource>, or api/all, api/ga, api/beta, api/alpha for every version of that stability; 'true' when the value is omitted.",
+      "A set of key=value pairs that enable or disable built-in APIs: <group>/<version> (or v1 for the core group), <group>/<version>/<resource>, or api/all, api/ga, api/beta, api/alpha for every version of that stability; 'true' when the value is omitted (e.g. apps/v1=false). A switched-off type is not served: no discovery, no OpenAPI, 404.",
     parse: (v, n, prev) => {
       try {
         return [...(prev ?? []), ...parseRuntimeConfig(v)];
@@ -604,7 +618,7 @@ const FLAGS: readonly Flag[] = [
     field: 'maxRequestsInflight',
     type: 'int',
     default: 400,
-    usage: 'Reads (get, list) served at once; one more is answered 429. 0: no limit.',
+    usage: 'Reads (get, list) served at once; one more is answered 429 with Retry-After: 1. Watches are not counted, and members of system:masters are never refused. 0: no limit.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -612,7 +626,7 @@ const FLAGS: readonly Flag[] = [
     field: 'maxMutatingRequestsInflight',
     type: 'int',
     default: 200,
-    usage: 'Writes (create, update, patch, delete) served at once; one more is answered 429. 0: no limit.',
+    usage: 'Writes (create, update, patch, delete) served at once; one more is answered 429, as for --max-requests-inflight. 0: no limit.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -620,7 +634,7 @@ const FLAGS: readonly Flag[] = [
     field: 'verbosity',
     type: 'int',
     default: 0,
-    usage: 'How much the server logs (-v or --v); at 3 and above, a line per request.',
+    usage: 'How much the server logs (-v or --v); at 3 and above, an HTTP line per request: method, URI, latency, user agent, audit ID, source IP and code, never a credential.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -628,7 +642,7 @@ const FLAGS: readonly Flag[] = [
     field: 'loggingFormat',
     type: 'string',
     default: 'text' as const,
-    usage: 'How log lines are written: "text" or "json".',
+    usage: 'How log lines are written: "text" (keelson: <message> key="value" …) or "json" (a JSON object a line: ts, msg, v and the fields).',
     parse: (v, n) => {
       if (v !== 'text' && v !== 'json') throw invalid(n, v, 'permitted formats: "json", "text"');
       return v;
@@ -638,7 +652,7 @@ const FLAGS: readonly Flag[] = [
     name: 'audit-policy-file',
     field: 'auditPolicyFile',
     type: 'string',
-    usage: 'The audit Policy (YAML or JSON): which requests are audited, and at which level.',
+    usage: 'The audit Policy (YAML or JSON): which requests are audited, and at which level (None, Metadata, Request, RequestResponse). Events are audit.<domain>/v1 Events; they need a backend too, the log (--audit-log-path) or the webhook (--audit-webhook-config-file).',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -653,7 +667,7 @@ const FLAGS: readonly Flag[] = [
     field: 'auditLogMaxSizeMb',
     type: 'int',
     default: 0,
-    usage: 'Megabytes the audit log may reach before it is renamed aside and a new one started; 0: never.',
+    usage: 'Megabytes the audit log may reach before it is renamed aside (<name>-<UTC time>.<ext>) and a new one started; 0: never.',
     parse: (v, n) => parseGoInt(n, v),
   }),
   flag({
@@ -677,7 +691,7 @@ const FLAGS: readonly Flag[] = [
     field: 'auditLogFormat',
     type: 'string',
     default: 'json',
-    usage: 'How audit events are written to the log: json, an Event a line, or legacy, a line of key="value" text each.',
+    usage: 'How audit events are written to the log: json, an Event a line, or legacy, upstream\'s one-line text (<time> AUDIT: id="…" stage="…" …) each.',
     parse: (v) => v,
   }),
   flag({
@@ -689,7 +703,7 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => parseBool(n, v),
   }),
   ...auditBackendFlags('log', {
-    mode: ['auditLogMode', 'blocking', 'How events reach the audit log: blocking writes them as the request goes (the default); blocking-strict does too, and fails a request whose first event could not be written; batch queues them and writes them in the background.'],
+    mode: ['auditLogMode', 'blocking', 'How events reach the audit log: blocking writes them as the request goes (the default); blocking-strict does too, and fails a request whose first event could not be written with 500; batch queues them and writes them in the background.'],
     bufferSize: ['auditLogBatchBufferSize', 10_000],
     maxSize: ['auditLogBatchMaxSize', 1],
     maxWait: ['auditLogBatchMaxWaitMs', 0, '0s'],
@@ -705,7 +719,7 @@ const FLAGS: readonly Flag[] = [
     name: 'audit-webhook-config-file',
     field: 'auditWebhookConfigFile',
     type: 'string',
-    usage: 'Audit events also go to a remote service, named in this file in kubeconfig format (its cluster gives the URL and CA, its user the client certificate); needs --audit-policy-file.',
+    usage: 'Audit events also go, POSTed as EventLists, to a remote service named in this file in kubeconfig format (its cluster gives the URL and CA, its user the client certificate); needs --audit-policy-file.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -718,7 +732,7 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => parseDuration(n, v),
   }),
   ...auditBackendFlags('webhook', {
-    mode: ['auditWebhookMode', 'batch', 'How events reach the audit webhook: batch queues them and sends them in the background (the default); blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent.'],
+    mode: ['auditWebhookMode', 'batch', 'How events reach the audit webhook: batch queues them and sends them in the background (the default); blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent with 500.'],
     bufferSize: ['auditWebhookBatchBufferSize', 10_000],
     maxSize: ['auditWebhookBatchMaxSize', 400],
     maxWait: ['auditWebhookBatchMaxWaitMs', 30_000, '30s'],
@@ -737,7 +751,7 @@ const FLAGS: readonly Flag[] = [
     default: 0,
     shownDefault: '0s',
     usage:
-      'After a stop signal, how long the server goes on serving with /readyz failing, so that load balancers turn away; then open watches end, requests in flight finish (up to --request-timeout) and the store closes.',
+      'After a stop signal, how long the server goes on serving with /readyz failing, so that load balancers turn away; then open watches end, requests in flight finish (up to --request-timeout) and the store closes. A second signal exits at once.',
     parse: (v, n) => parseDuration(n, v),
   }),
   flag({
@@ -746,7 +760,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 60_000,
     shownDefault: '1m0s',
-    usage: 'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer.',
+    usage: 'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer. A shorter ?timeout= on the request wins.',
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
@@ -755,7 +769,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: DEFAULT_EVENT_TTL_MS,
     shownDefault: '1h0m0s',
-    usage: 'How long an Event is kept after its last write.',
+    usage: 'How long an Event is kept after its last write (either backend).',
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
@@ -778,7 +792,7 @@ const FLAGS: readonly Flag[] = [
     default: 64 * 1024 * 1024,
     shownDefault: '64Mi',
     usage:
-      'The memory, estimated, that the watch cache\'s recent events may hold for all resources together, in bytes or with a Ki, Mi or Gi suffix; past it the busiest resources give up their oldest events first. A watch resuming from before them is served from the store\'s history. 0: no bound.',
+      'The memory, estimated, that the watch cache\'s recent events may hold for all resources together, in bytes or with a Ki, Mi or Gi suffix; past it the busiest resources give up their oldest events first. A watch resuming from before them is served from the store\'s history (etcd\'s watch from a revision, the embedded store\'s log) and then joins the live stream; only a version the store has compacted (--etcd-compaction-interval) answers 410. 0: no bound.',
     parse: (v, n) => {
       const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(v);
       if (!m) throw invalid(n, v, 'must be a whole number of bytes, optionally with a Ki, Mi or Gi suffix');
@@ -798,7 +812,7 @@ const FLAGS: readonly Flag[] = [
     field: 'clientCaFile',
     type: 'string',
     usage:
-      'PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. The CA made under --data-dir (which signs the credentials the server writes) stays trusted beside it.',
+      'PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. The CA made under --data-dir stays trusted beside it. Client certificates are accepted from that generated CA (it signs every credential the server writes: admin.kubeconfig, controller-manager.kubeconfig, the gateway\'s certificate), from this bundle, and from --cluster-signing-cert-file\'s CA when given; from nothing else.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -813,7 +827,7 @@ const FLAGS: readonly Flag[] = [
     field: 'enableBootstrapTokenAuth',
     type: 'bool',
     default: false,
-    usage: "Accept the bearer tokens of 'bootstrap.<vendor>/token' Secrets in the system namespace (for node TLS bootstrap).",
+    usage: "Accept the bearer tokens of 'bootstrap.<vendor>/token' Secrets named bootstrap-token-<id> in the system namespace (for node TLS bootstrap).",
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -838,7 +852,7 @@ const FLAGS: readonly Flag[] = [
     name: 'service-account-signing-key-file',
     field: 'serviceAccountSigningKeyFile',
     type: 'string',
-    usage: 'Private key (PEM) that signs the tokens TokenRequest issues. Default: one generated under --data-dir.',
+    usage: 'Private key (PEM) that signs the tokens TokenRequest (kubectl create token) issues. Default: one generated under --data-dir.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -886,13 +900,13 @@ const FLAGS: readonly Flag[] = [
   }),
   flag({ name: 'oidc-client-id', field: 'oidcClientId', type: 'string', usage: 'The client ID every ID token must be issued to (its audience).', parse: (v, n) => nonEmpty(n, v) }),
   flag({ name: 'oidc-username-claim', field: 'oidcUsernameClaim', type: 'string', default: 'sub', usage: 'The claim used as the user name; claims other than email are prefixed with the issuer URL unless --oidc-username-prefix says otherwise.', parse: (v, n) => nonEmpty(n, v) }),
-  flag({ name: 'oidc-username-prefix', field: 'oidcUsernamePrefix', type: 'string', usage: "Prefix of user names; '-' disables prefixing.", parse: (v) => v }),
+  flag({ name: 'oidc-username-prefix', field: 'oidcUsernamePrefix', type: 'string', usage: "Prefix of user names (default: the issuer URL and '#', none for the email claim); '-' disables prefixing.", parse: (v) => v }),
   flag({ name: 'oidc-groups-claim', field: 'oidcGroupsClaim', type: 'string', usage: 'The claim holding the user\'s groups (a string or a list of strings).', parse: (v, n) => nonEmpty(n, v) }),
   flag({ name: 'oidc-groups-prefix', field: 'oidcGroupsPrefix', type: 'string', usage: 'Prefix of group names.', parse: (v) => v }),
   flag({
     name: 'oidc-required-claim',
     field: 'oidcRequiredClaims',
-    type: 'mapStringBool',
+    type: 'mapStringString',
     default: {},
     shownDefault: '',
     usage: 'A key=value pair that must be in the ID token; repeatable.',
@@ -908,14 +922,14 @@ const FLAGS: readonly Flag[] = [
     name: 'authentication-config',
     field: 'authenticationConfigFile',
     type: 'string',
-    usage: 'File with an AuthenticationConfiguration (JWT issuers with CEL claim mappings and validation rules, anonymous access); reloaded when it changes. Excludes the --oidc-* flags.',
+    usage: 'File with an AuthenticationConfiguration (JWT issuers with CEL claim mappings and validation rules, anonymous access); reloaded when it changes, a bad edit keeping the last good one. Excludes the --oidc-* flags.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'authentication-token-webhook-config-file',
     field: 'authenticationTokenWebhookConfigFile',
     type: 'string',
-    usage: 'Bearer tokens no other method knows are sent as TokenReviews to the service this kubeconfig-format file names.',
+    usage: 'Bearer tokens no other method knows are sent as TokenReviews to the service this kubeconfig-format file names (server, CA, client certificate); its decisions are cached.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -945,6 +959,7 @@ const FLAGS: readonly Flag[] = [
     default: [] as string[],
     shownDefault: '',
     usage: `Admission plugins to enable in addition to the default ones (${defaultAdmissionPlugins().join(', ')}). Comma-delimited; the order does not matter, plugins always run in upstream's order: ${UPSTREAM_PLUGIN_ORDER.filter((n) => IMPLEMENTED_PLUGINS.has(n)).join(', ')}.`,
+    docs: 'See docs/ADMISSION.md for what each plugin does.',
     parse: (v, n, prev) => (v === '' ? (prev ?? []) : [...(prev ?? []), ...parseList(n, v)]),
   }),
   flag({
@@ -953,14 +968,14 @@ const FLAGS: readonly Flag[] = [
     type: 'strings',
     default: [] as string[],
     shownDefault: '',
-    usage: 'Admission plugins to disable, default ones included. Comma-delimited; the order does not matter.',
+    usage: 'Admission plugins to disable, default ones included. Comma-delimited; the order does not matter. Upstream plugins for types Keelson does not serve may be named too.',
     parse: (v, n, prev) => (v === '' ? (prev ?? []) : [...(prev ?? []), ...parseList(n, v)]),
   }),
   flag({
     name: 'admission-control-config-file',
     field: 'admissionControlConfigFile',
     type: 'string',
-    usage: 'An AdmissionConfiguration: per-plugin settings, such as the kubeconfig of client credentials the webhook plugins present to webhook hosts.',
+    usage: "Upstream's AdmissionConfiguration: per-plugin settings, such as the webhook plugins' kubeConfigFile, which gives the client certificate or token presented to each webhook host.",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -968,7 +983,8 @@ const FLAGS: readonly Flag[] = [
     field: 'authorizationModes',
     type: 'strings',
     default: ['RBAC'],
-    usage: 'Authorizers asked in turn, comma-separated: AlwaysAllow, AlwaysDeny, ABAC, RBAC, Node, Webhook (system:masters is allowed before any). Not with --authorization-config.',
+    usage:
+      'Authorizers asked in turn, comma-separated: AlwaysAllow, AlwaysDeny, ABAC, RBAC (RoleBindings and ClusterRoleBindings, from an index kept by watches; the default roles are reconciled at start), Node (kubelets, system:node:<name>), Webhook; system:masters is allowed before any. Not with --authorization-config.',
     parse: (v, n) => {
       const modes = parseList(n, v);
       const known = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'ABAC', 'Node', 'Webhook'];
@@ -1026,7 +1042,7 @@ const FLAGS: readonly Flag[] = [
     name: 'authorization-policy-file',
     field: 'authorizationPolicyFile',
     type: 'string',
-    usage: 'With the ABAC mode: its policy, one JSON object per line.',
+    usage: 'The ABAC mode\'s policy, one JSON object per line; required by that mode and only with it.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -1042,6 +1058,7 @@ const FLAGS: readonly Flag[] = [
     field: 'grpcPort',
     type: 'int',
     usage: 'Serve the core over gRPC (TLS with the serving certificate, authenticated like HTTPS) on this port; 0 picks a free port. Unset: not served.',
+    docs: 'See docs/DEPLOYING.md, "Splitting gateway and core".',
     parse: (v, n) => parsePort(n, v, 0),
   }),
   flag({
@@ -1057,16 +1074,42 @@ const FLAGS: readonly Flag[] = [
     field: 'coreOnly',
     type: 'bool',
     default: false,
-    usage: 'Serve only the core over gRPC (needs --grpc-port), without the HTTPS gateway.',
+    usage: 'Serve only the core over gRPC (needs --grpc-port), without the HTTPS gateway, for deployments that split gateway and core.',
+    docs: 'See docs/DEPLOYING.md, "Splitting gateway and core".',
     parse: (v, n) => parseBool(n, v),
   }),
 ];
 
 const BY_NAME = new Map(FLAGS.map((f) => [f.name, f] as const));
 
-/** Every flag's name, in help order (the README's table lists them all; a test keeps it so). */
+/** Every flag's name, in help order. */
 export function flagNames(): string[] {
   return FLAGS.map((f) => f.name);
+}
+
+/** One flag as help and docs/FLAGS.md show it. */
+export interface FlagDoc {
+  /** `-v, --v` for the one flag with a short form, else `--name`. */
+  spelling: string;
+  name: string;
+  /** The value's type as help prints it (pflag's names); `bool` for switches. */
+  type: string;
+  /** The default as help prints it, '' where there is none. */
+  shownDefault: string;
+  usage: string;
+  docs?: string;
+}
+
+/** The flag table for docs: the same names, types, defaults and usage help prints, in help order. */
+export function flagDocs(): FlagDoc[] {
+  return FLAGS.map((f) => ({
+    spelling: f.name === 'v' ? '-v, --v' : `--${f.name}`,
+    name: f.name,
+    type: f.type,
+    shownDefault: shownDefault(f),
+    usage: f.usage,
+    ...(f.docs !== undefined && { docs: f.docs }),
+  }));
 }
 
 /** The defaults, from the table. */

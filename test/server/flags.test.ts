@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type FlagIo, flagNames, parseFeatureGates, parseFlags } from '../../src/server/flags';
+import { FLAGS_DOC_PATH, flagsMarkdown } from '../../tools/flags-doc';
 
 function config(args: string[], io?: FlagIo) {
   const r = parseFlags(args, io);
@@ -417,10 +418,23 @@ describe('the audit log flags', () => {
   });
 });
 
-describe('the README', () => {
-  it('lists every flag the server takes', () => {
+describe('docs/FLAGS.md', () => {
+  it('is what tools/flags-doc.ts writes from the flag table (run it after changing a flag)', () => {
+    expect(readFileSync(FLAGS_DOC_PATH, 'utf8')).toBe(flagsMarkdown());
+  });
+
+  it('lists every flag the server takes, with its default', () => {
+    const doc = readFileSync(FLAGS_DOC_PATH, 'utf8');
+    expect(flagNames().filter((name) => !doc.includes(`\`--${name}\``))).toEqual([]);
+    expect(doc).toMatch(/^\| `--watch-cache-max-bytes` int \| `64Mi` \| /m);
+    expect(doc).toMatch(/^\| `--oidc-required-claim` mapStringString \| /m);
+  });
+
+  it('is where the README sends readers for flags, and the README keeps the two commands', () => {
     const readme = readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
-    expect(flagNames().filter((name) => !readme.includes(`\`--${name}\``))).toEqual([]);
+    expect(readme).toContain('docs/FLAGS.md');
+    expect(readme).toContain('\nnpm install && npm start\n');
+    expect(readme).toContain('\nnpm install && npm test\n');
   });
 });
 
