@@ -14,9 +14,9 @@ function isDigit(c: string | undefined): boolean {
   return c !== undefined && c >= '0' && c <= '9';
 }
 
-/** go-yaml v2's ordering of string map keys (sorter.go, keyList.Less). */
 const ASCII_LETTERS = /^[A-Za-z]*$/;
 
+/** go-yaml v2's ordering of string map keys: the "natural" order above, as its key sorter has it. */
 export function compareGoYamlKeys(a: string, b: string): number {
   if (a === b) return 0;
   // Letters only (most keys): code point order, a prefix first — what the walk below gives them.

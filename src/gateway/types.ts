@@ -73,7 +73,7 @@ export interface GatewayResponse {
   whenFlushed(): Promise<void> | undefined;
 }
 
-/** Upstream's RequestInfo for `/api` and `/apis` paths (requestinfo.go). */
+/** Upstream's RequestInfo for `/api` and `/apis` paths (what its RequestInfoFactory derives). */
 export interface ResourceRequestInfo {
   isResourceRequest: true;
   path: string;

@@ -3,7 +3,8 @@
  * upstream applies it with (evanphx/json-patch v4): array indexes may count from the end, only
  * `test` and `replace` address the whole document (`""`), and a `test` of an absent or null
  * value passes when the expected value is null. Any failure while applying is upstream's
- * generic 422; a body that is not a list of operations is a 400 (handlers/patch.go).
+ * generic 422; a body that is not a list of operations is a 400 (as upstream's patch handler
+ * answers).
  */
 import { StatusError, badRequest, requestEntityTooLarge } from '../../status';
 import { rejectedRequest } from './smp-errors';

@@ -1,6 +1,6 @@
 /**
  * Errors of patch application and the statuses upstream's patch handler turns them into
- * (handlers/patch.go interpretStrategicMergePatchError, jsonPatcher): malformed directives are
+ * (its interpretStrategicMergePatchError and JSON patcher): malformed directives are
  * 400s with the error's text, list-of-lists and retainKeys mismatches are 422s with the generic
  * "rejected" message. Anything else (a list item without its merge key, a directive of the wrong
  * type, lists of mixed element types) leaves upstream as a bare 500; it is the client's patch

@@ -1,6 +1,6 @@
 /**
- * certificates/v1 CertificateSigningRequest, as upstream's registry and validation
- * (pkg/registry/certificates/certificates, pkg/apis/certificates/validation): cluster-scoped;
+ * certificates/v1 CertificateSigningRequest, as upstream's CSR strategy and
+ * `ValidateCertificateSigningRequest`: cluster-scoped;
  * the requestor's identity is recorded in `spec` at create (whatever the body said) and the
  * request is immutable after; approval and denial go through `/approval` (conditions only),
  * the issued certificate through `/status`; the PKCS#10 request must parse and carry a valid

@@ -1,8 +1,9 @@
 /**
  * The Event, served twice over one storage as upstream serves it: the events group's v1 (docs/API.md,
  * "Event"), which the store keeps, and the core group's v1, kept as the events group's and converted
- * at every read and write (`storedAs`). Validation is upstream's pkg/apis/core/validation/events.go:
- * the strict rules for writes through the events group, the legacy ones through the core group.
+ * at every read and write (`storedAs`). Validation is upstream's `ValidateEventCreate` and
+ * `ValidateEventUpdate`: the strict rules for writes through the events group, the legacy ones
+ * through the core group.
  * Error paths use upstream's internal field names (`involvedObject`, `message`, `firstTimestamp`,
  * ...) exactly as upstream reports them, whichever version was written.
  */

@@ -1,6 +1,6 @@
 /**
- * The built-in types Keelson serves, one module each (as upstream keeps one strategy per type
- * under pkg/registry). Adding a type touches its module and this list.
+ * The built-in types Keelson serves, one module each (as upstream keeps one registry strategy
+ * per type). Adding a type touches its module and this list.
  */
 import type { Naming } from '../../naming';
 import type { ResourceDefinition } from './definition';

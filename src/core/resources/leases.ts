@@ -1,6 +1,6 @@
 /**
  * coordination/v1 Lease: a holder and a renew time, for node heartbeats and leader election
- * (upstream pkg/registry/coordination/lease and ValidateLease). `strategy` and `preferredHolder`
+ * (upstream's Lease strategy and ValidateLease). `strategy` and `preferredHolder`
  * belong to the CoordinatedLeaderElection gate (alpha, off in 1.32) and are dropped.
  */
 import type { ApiObject } from '../api';

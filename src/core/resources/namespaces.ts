@@ -1,5 +1,5 @@
 /**
- * core/v1 Namespace (upstream pkg/registry/core/namespace): cluster-scoped, DNS-label names,
+ * core/v1 Namespace (as upstream's namespace strategy): cluster-scoped, DNS-label names,
  * the `kubernetes` lifecycle finalizer in `spec.finalizers`, phase Active until deleted, and a
  * `<key domain>/metadata.name` label that always carries the name.
  */

@@ -1,7 +1,7 @@
 /**
  * core/v1 Node: cluster-scoped, a spec the owner of the node (or an administrator) changes and a
- * status its agent reports through `/status` (upstream pkg/registry/core/node/strategy.go and
- * ValidateNode / ValidateNodeUpdate).
+ * status its agent reports through `/status` (upstream's node strategy and ValidateNode /
+ * ValidateNodeUpdate).
  */
 import { isIP } from 'node:net';
 import type { Naming } from '../../naming';

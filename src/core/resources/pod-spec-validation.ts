@@ -1,6 +1,6 @@
 /**
- * A minimal but real subset of upstream's `ValidatePodSpec` / `ValidatePodTemplateSpec`
- * (pkg/apis/core/validation): containers, names, images, ports, env names, pull and
+ * A minimal but real subset of upstream's `ValidatePodSpec` / `ValidatePodTemplateSpec`:
+ * containers, names, images, ports, env names, pull and
  * termination-message policies, restart and DNS policies, and the name-like spec fields.
  * Volume sources, resources, probes, affinity and security contexts are not checked yet.
  */

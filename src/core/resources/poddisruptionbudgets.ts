@@ -1,5 +1,5 @@
 /**
- * policy/v1 PodDisruptionBudget (upstream pkg/registry/policy/poddisruptionbudget and
+ * policy/v1 PodDisruptionBudget (upstream's PodDisruptionBudget strategy and
  * ValidatePodDisruptionBudget): how many of the pods a selector picks may be down at once, as
  * `minAvailable` or `maxUnavailable` (an integer or a percentage, not both), with `/status`,
  * which the disruption controller writes. Spec changes count in the generation.

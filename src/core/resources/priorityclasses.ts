@@ -1,5 +1,5 @@
 /**
- * scheduling/v1 PriorityClass (upstream pkg/registry/scheduling/priorityclass and
+ * scheduling/v1 PriorityClass (upstream's PriorityClass strategy and
  * ValidatePriorityClass): a name for the priority pods ask for by `priorityClassName`, resolved by
  * the Priority admission plugin. Cluster-scoped; `value` and `preemptionPolicy` never change; the
  * `system-` prefix belongs to the two classes the server creates at start.

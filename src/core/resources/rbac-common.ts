@@ -1,5 +1,5 @@
 /**
- * What the four RBAC kinds share (docs/API.md, "RBAC kinds"; upstream pkg/apis/rbac/validation and
+ * What the four RBAC kinds share (docs/API.md, "RBAC kinds"; upstream's RBAC validation and
  * rbac/v1 defaults): policy rules, role references, subjects, and their defaults.
  */
 import type { ApiObject } from '../api';

@@ -1,6 +1,6 @@
 /**
- * apps/v1 ReplicaSet (docs/API.md, "ReplicaSet"; upstream pkg/registry/apps/replicaset and
- * pkg/apis/apps/validation): a spec/status split with generation tracking, `/status` and
+ * apps/v1 ReplicaSet (docs/API.md, "ReplicaSet"; upstream's ReplicaSet strategy and
+ * `ValidateReplicaSet`): a spec/status split with generation tracking, `/status` and
  * `/scale`, a required non-empty selector that must match the template's labels and, in
  * apps/v1, never changes.
  */

@@ -1,6 +1,6 @@
 /**
  * admissionregistration/v1 MutatingWebhookConfiguration and ValidatingWebhookConfiguration:
- * the admission webhooks the server calls, and when (upstream's pkg/registry/admissionregistration
+ * the admission webhooks the server calls, and when (upstream's admissionregistration
  * strategies, SetDefaults_*Webhook and ValidateValidatingWebhookConfiguration). Calling them is
  * the admission chain's business (core/admission); this module stores them.
  *

@@ -1,7 +1,6 @@
 /**
- * ObjectMeta validation, as upstream's `ValidateObjectMeta` / `ValidateObjectMetaUpdate`
- * (apimachinery `api/validation/objectmeta.go` plus the built-in types' finalizer-name check of
- * `pkg/apis/core/validation`). Pure functions over plain metadata; the registry runs them on
+ * ObjectMeta validation, as upstream's `ValidateObjectMeta` / `ValidateObjectMetaUpdate`, plus
+ * the finalizer-name check upstream applies to the built-in types. Pure functions over plain metadata; the registry runs them on
  * every write (docs/API.md, "Object metadata").
  */
 import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api';

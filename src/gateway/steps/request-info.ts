@@ -1,8 +1,7 @@
 /**
  * Step 1: request info. Derives verb, group, version, namespace, resource, name and
- * subresource from the path exactly as upstream's RequestInfoFactory does
- * (apiserver/pkg/endpoints/request/requestinfo.go), so that authorization sees the same
- * attributes as upstream's (the verb table in docs/API.md, "Endpoints").
+ * subresource from the path exactly as upstream's RequestInfoFactory does, so that
+ * authorization sees the same attributes as upstream's (the verb table in docs/API.md, "Endpoints").
  */
 import { type GatewayRequest, type RequestInfo, type ResourceRequestInfo, type Step, rejectingThrows } from '../types';
 
