@@ -1,8 +1,9 @@
 /**
  * The gateway pipeline: steps written in the order they run (unlike upstream's handler chain,
- * which is built inside out), each `(next) => next` in its own file, ending in
- * the router. Impersonation and audit slot in between authentication and authorization when
- * they exist.
+ * which is built inside out), each `(next) => next` in its own file, ending in the router. Each
+ * step's file opens with its place in `createPipeline`'s list ("Step 4: authentication"), from
+ * 0; a test keeps the numbers so. The request log, metrics, audit and limits are there only
+ * when the server asks for them.
  */
 import type { Clock } from '../clock';
 import type { CoreApi } from '../core/api';

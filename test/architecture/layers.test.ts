@@ -74,8 +74,11 @@ export function layerViolations(files: ReadonlyMap<string, string>): Violation[]
   return out;
 }
 
-/** A cycle among the folders of `src/core` (the files at its top count as one unit, `core`), or undefined. */
-export function coreCycle(files: ReadonlyMap<string, string>): string[] | undefined {
+/**
+ * What each folder of `src/core` imports of the others; the files at its top count as one unit,
+ * `core`, which wires the folders.
+ */
+export function coreImports(files: ReadonlyMap<string, string>): Map<string, Set<string>> {
   const CORE = path.join(SRC, 'core');
   const unit = (file: string): string | undefined => {
     const rel = path.relative(CORE, file);
@@ -91,9 +94,16 @@ export function coreCycle(files: ReadonlyMap<string, string>): string[] | undefi
     if (!from) continue;
     for (const spec of relativeImports(source)) {
       const to = unit(path.resolve(path.dirname(file), spec));
-      if (to && to !== from && from !== 'core') (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
+      if (to && to !== from) (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
     }
   }
+  return edges;
+}
+
+/** A cycle among the folders of `src/core` (the top-level files, which wire them, aside), or undefined. */
+export function coreCycle(files: ReadonlyMap<string, string>): string[] | undefined {
+  const edges = coreImports(files);
+  edges.delete('core');
   // Depth-first search for a back edge.
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];
@@ -159,6 +169,18 @@ describe('layers of src/', () => {
 
   it('the folders of src/core import each other without cycles (the top-level files wire them)', () => {
     expect(coreCycle(files)).toBeUndefined();
+  });
+
+  it("docs/ARCHITECTURE.md's graph of src/core is the code's", () => {
+    const doc = fs.readFileSync(path.join(SRC, '..', 'docs', 'ARCHITECTURE.md'), 'utf8');
+    const block = /Inside `src\/core`[^]*?```\n([^]*?)```/.exec(doc)?.[1] ?? '';
+    const documented: Record<string, string[]> = {};
+    for (const m of block.matchAll(/([a-z]+) ─▶ ([a-z]+(?:, [a-z]+)*)/g)) documented[m[1]!] = m[2]!.split(', ').sort();
+    // Among the folders: the files at the top (the shared types, the wiring) stand apart.
+    const code = Object.fromEntries(
+      [...coreImports(files)].filter(([from]) => from !== 'core').map(([from, to]) => [from, [...to].filter((t) => t !== 'core').sort()] as const).filter(([, to]) => to.length > 0),
+    );
+    expect(documented).toEqual(code);
   });
 
   it('finds a cycle among core folders', () => {

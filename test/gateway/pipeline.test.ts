@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { createNaming } from '../../src/naming';
 import { createGateway, keelsonVersion } from '../../src/gateway';
 import { createProtobufCodec } from '../../src/codecs/protobuf';
@@ -42,6 +44,20 @@ function setup(ready = true) {
 }
 
 describe('pipeline', () => {
+  it("numbers each step in its file's header by its place in createPipeline's list", () => {
+    const dir = path.join(__dirname, '../../src/gateway');
+    const source = readFileSync(path.join(dir, 'pipeline.ts'), 'utf8');
+    const list = /const steps: Step\[\] = \[([^]*?)\n  \];/.exec(source)?.[1] ?? '';
+    const steps = [...list.matchAll(/\b([a-z]\w*Step)\b/g)].map((m) => m[1]!);
+    expect(steps.length).toBeGreaterThan(5);
+    const numbers = steps.map((step) => {
+      const from = new RegExp(`import \\{[^}]*\\b${step}\\b[^}]*\\} from '(\\./[^']+)'`).exec(source)?.[1];
+      const file = [`${from}.ts`, `${from}/index.ts`].map((f) => path.join(dir, f)).find((f) => existsSync(f));
+      return file && Number(/^ \* Step (\d+):/m.exec(readFileSync(file, 'utf8'))?.[1]);
+    });
+    expect(numbers).toEqual(steps.map((_, i) => i));
+  });
+
   it('composes steps so the first listed runs first', async () => {
     const order: string[] = [];
     const step = (name: string): Step => (next) => async (ex) => {

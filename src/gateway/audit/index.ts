@@ -1,5 +1,5 @@
 /**
- * The audit step, as upstream's WithAudit: after authentication, the policy decides the
+ * Step 5: audit, as upstream's WithAudit: after authentication, the policy decides the
  * request's level from the requesting user and the request info; an audited request gets an
  * `Event` (`audit.<domain>/v1`, upstream's schema and field order) at each stage the policy
  * keeps — `RequestReceived`, `ResponseStarted` (watches), `ResponseComplete`, `Panic` — handed

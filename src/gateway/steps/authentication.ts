@@ -1,5 +1,5 @@
 /**
- * Step 2: authentication. The request's credentials — the client certificate the TLS layer
+ * Step 4: authentication. The request's credentials — the client certificate the TLS layer
  * verified, and the token of `Authorization: Bearer <token>` — go to the server's authenticator
  * chain (src/authn). Credentials that no method accepts are a 401 with upstream's bare
  * `Unauthorized` Status (the reason goes to the log only); none at all is `system:anonymous`

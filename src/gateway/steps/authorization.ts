@@ -1,9 +1,10 @@
 /**
- * Step 4: authorization. Authorizers return a closed decision and a union walks them in order;
+ * Step 7: authorization. Authorizers return a closed decision and a union walks them in order;
  * the first allow or deny wins, and when none has an opinion the request is denied with 403
- * (docs/API.md, "Authentication and authorization"). Until RBAC lands, the chain holds the `system:masters` superuser
- * rule and the fixed grants of upstream's bootstrap roles `system:public-info-viewer`,
- * `system:discovery` and `system:basic-user`.
+ * (docs/API.md, "Authentication and authorization"). The server builds the chain from its flags
+ * (server/authorization.ts: RBAC, Node, ABAC, Webhook, …); a gateway given none holds the
+ * `system:masters` superuser rule and the fixed grants of upstream's bootstrap roles
+ * `system:public-info-viewer`, `system:discovery` and `system:basic-user`.
  */
 import type { UserInfo } from '../../core/api';
 import type { Naming } from '../../naming';

@@ -1,5 +1,5 @@
 /**
- * Step 3: impersonation, as upstream's impersonation filter. `Impersonate-User`,
+ * Step 6: impersonation, as upstream's impersonation filter. `Impersonate-User`,
  * `Impersonate-Group` (repeatable), `Impersonate-Uid` and `Impersonate-Extra-<key>` ask to act
  * as another user; each part is authorized for the requesting user with the `impersonate` verb
  * (users, groups, service accounts, `uids` and `userextras` of the authentication group) and a

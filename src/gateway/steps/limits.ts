@@ -1,5 +1,5 @@
 /**
- * Step 6: self-defence, as upstream's max-in-flight and timeout filters (used by upstream when
+ * Step 8: self-defence, as upstream's max-in-flight and timeout filters (used by upstream when
  * priority and fairness is off; Keelson has no priority and fairness):
  *
  * - at most `maxReadOnly` read-only and `maxMutating` mutating requests run at once

@@ -1,5 +1,5 @@
 /**
- * Step 2: request metrics, as upstream's endpoint instrumentation reports them
+ * Step 3: request metrics, as upstream's endpoint instrumentation reports them
  * (`apiserver_request_total`, `apiserver_request_duration_seconds`,
  * `apiserver_longrunning_requests`): every request that got past request info, refused ones
  * included, labelled with upstream's reported verb, dry-run value, group, version, resource,
