@@ -4,26 +4,16 @@
  * checked gets its expressions type-checked against the served schema, and its status records
  * the warnings (`status.typeChecking.expressionWarnings`) and the generation checked.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerView, type SharedInformers } from '../core/informer';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import { followResource, type InformerView } from '../core/informer';
 import type { ResourceDefinition } from '../core/resources';
 import { typeCheckPolicy } from '../core/admission/policy/type-check';
-import type { Clock } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
-export interface PolicyStatusOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
+export interface PolicyStatusOptions extends ApiControllerOptions {
   resources: readonly ResourceDefinition[];
-  clock: Clock;
-  user: RequestContext['user'];
-  log?: (message: string) => void;
 }
 
 export class AdmissionPolicyStatusController {

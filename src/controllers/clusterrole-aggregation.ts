@@ -5,22 +5,16 @@
  * ClusterRole change re-evaluates every aggregated role, so a role labelled later — or
  * unlabelled, or deleted — is reflected. An ordinary API client of the core.
  */
-import type { ApiObject, CoreApi, RequestContext } from '../core/api';
-import { followResource, type InformerView, type SharedInformers } from '../core/informer';
+import type { ApiObject, RequestContext } from '../core/api';
+import { followResource, type InformerView } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
-import type { Clock } from '../clock';
 import { StatusError } from '../status';
+import type { ApiControllerOptions } from './options';
 
 type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
 
-export interface ClusterRoleAggregationOptions {
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
+export interface ClusterRoleAggregationOptions extends Pick<ApiControllerOptions, 'core' | 'informers' | 'user' | 'clock' | 'log'> {
   rbacGroup: string;
-  user: RequestContext['user'];
-  clock: Clock;
-  log?: (message: string) => void;
 }
 
 /** The rules `role` aggregates from `roles` (undefined when it has no aggregationRule). */

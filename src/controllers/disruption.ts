@@ -16,18 +16,17 @@
  * `disruptedPods` entries (written by evictions) are dropped once their pod is deleted or
  * being deleted, or two minutes after the eviction. An ordinary API client of the core.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from '../core/resources/poddisruptionbudgets';
 import { isPodReady, type PodCondition } from '../core/resources/pods';
 import { labelSelectorMatches } from '../core/validation/selectors';
 import { jsonEqual } from '../util/json-values';
-import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { EventRecorder } from './events';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 /** How long an eviction's entry in `disruptedPods` counts (upstream's DeletionTimeout). */
 export const DISRUPTED_POD_TIMEOUT_MS = 2 * 60_000;
@@ -46,19 +45,7 @@ function scaled(value: number | string, total: number): number {
   return Math.ceil((Number(value.slice(0, -1)) * total) / 100);
 }
 
-export interface DisruptionControllerOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  user: UserInfo;
-  /** Who the watches act as (default `user`), as upstream's shared informers. */
-  watchAs?: UserInfo;
-  clock: Clock;
-  log?: (message: string) => void;
-}
+export type DisruptionControllerOptions = ApiControllerOptions;
 
 export class DisruptionController {
   private readonly budgets: InformerView;

@@ -1,5 +1,5 @@
 /**
- * The garbage collector (upstream's pkg/controller/garbagecollector), an ordinary API client of
+ * The garbage collector (as upstream's controller-manager runs it), an ordinary API client of
  * the core: it list+watches every stored resource type into a graph of owners and dependents
  * (garbage-collector-graph.ts) and, through the API,
  *
@@ -14,21 +14,17 @@
  * Writes carry preconditions (uid, resourceVersion) so a concurrent change makes the work item
  * run again on fresh state instead of acting on a stale view.
  */
-import type { ApiObject, CoreApi, OwnerReference, PropagationPolicy, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, OwnerReference, PropagationPolicy, RequestContext, ResourceTarget } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { verbsOf } from '../core/resources/endpoints';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
 import { StatusError } from '../status';
 import { Graph, type GraphNode, type GraphWork, Informer, dependentsOf, isDeletingDependents } from './garbage-collector-graph';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
-export interface GarbageCollectorOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
+export interface GarbageCollectorOptions extends Pick<ApiControllerOptions, 'core' | 'user' | 'log' | 'queueMetrics'> {
   resources: readonly ResourceDefinition[];
-  user: RequestContext['user'];
-  log?: (message: string) => void;
   /** Parallel work items (upstream's --concurrent-gc-syncs, default 20). */
   workers?: number;
 }

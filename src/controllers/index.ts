@@ -82,6 +82,11 @@ export interface RunningControllers {
   stop(): Promise<void>;
   /** With leader election: throws when a Lease this process leads with went unrenewed too long. */
   checkLeaderElection?(): void;
+  /**
+   * Without leader election: resolves when every controller that queues its work is done with
+   * what it has queued, as a test that moves a ManualClock waits for the work a tick started.
+   */
+  idle?(): Promise<void>;
 }
 
 /** Upstream's `--controllers` syntax: `*` for all, a name to enable, `-name` to disable. */
@@ -167,65 +172,42 @@ export function controllerUser(naming: Naming, name: ControllerName, useServiceA
 
 function runControllers(core: Core, names: readonly ControllerName[], log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
   const userOf = (name: ControllerName) => controllerUser(core.naming, name, options.useServiceAccountCredentials);
-  const running: { stop(): void }[] = [];
+  const running: Array<{ stop(): void; idle?(): Promise<void> }> = [];
+  /** Starts a controller and keeps it to stop. */
+  const run = (controller: { start(): unknown; stop(): void; idle?(): Promise<void> }) => {
+    void controller.start();
+    running.push(controller);
+  };
   // One informer per resource for all of them, as upstream's controller manager shares its informers.
-  const informers = new SharedInformers(core, { user: CONTROLLER_MANAGER_USER, userAgent: 'keelson-controller-manager/shared-informers' }, options.clock ?? systemClock);
-  if (names.includes('namespace')) {
-    const user = userOf('namespace');
-    const c = new NamespaceLifecycleController({ core, resources: core.resources, user, log });
-    void c.start();
-    running.push(c);
-  }
-  if (names.includes('garbagecollector')) {
-    const user = userOf('garbagecollector');
-    const gc = new GarbageCollector({ core, resources: core.resources, user, log, queueMetrics: options.workQueueMetrics });
-    gc.start();
-    running.push(gc);
-  }
+  const clock = options.clock ?? systemClock;
+  const informers = new SharedInformers(core, { user: CONTROLLER_MANAGER_USER, userAgent: 'keelson-controller-manager/shared-informers' }, clock);
+  // What every controller below is given (ApiControllerOptions); each adds who it acts as.
+  const shared = { core, informers, naming: core.naming, clock, log, queueMetrics: options.workQueueMetrics };
+  if (names.includes('namespace')) run(new NamespaceLifecycleController({ core, resources: core.resources, user: userOf('namespace'), log }));
+  if (names.includes('garbagecollector')) run(new GarbageCollector({ core, resources: core.resources, user: userOf('garbagecollector'), log, queueMetrics: options.workQueueMetrics }));
   if (names.includes('clusterrole-aggregation')) {
-    running.push(new ClusterRoleAggregationController({ core, informers, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation'), clock: options.clock ?? systemClock, log }));
+    running.push(new ClusterRoleAggregationController({ ...shared, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation') }));
   }
   if (names.includes('replicaset') && !served(core, core.naming.apiGroups.apps, 'replicasets')) {
     log?.('replicaset controller: not started, replicasets are not served (--runtime-config)');
   } else if (names.includes('replicaset')) {
-    const rs = new ReplicaSetController({ core, informers, naming: core.naming, user: userOf('replicaset'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
-    rs.start();
-    running.push(rs);
+    run(new ReplicaSetController({ ...shared, user: userOf('replicaset') }));
   }
-  if (names.includes('serviceaccount')) {
-    const sa = new ServiceAccountController({ core, informers, user: userOf('serviceaccount'), clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics });
-    sa.start();
-    running.push(sa);
-  }
-  if (names.includes('root-ca-cert-publisher') && options.rootCA) {
-    const publisher = new RootCaPublisher({ core, informers, naming: core.naming, clock: options.clock ?? systemClock, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA, log, queueMetrics: options.workQueueMetrics });
-    publisher.start();
-    running.push(publisher);
-  }
-  const tokenOptions = { core, informers, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
-  if (names.includes('tokencleaner')) {
-    const cleaner = new TokenCleaner({ ...tokenOptions, user: userOf('tokencleaner') });
-    cleaner.start();
-    running.push(cleaner);
-  }
-  if (names.includes('bootstrapsigner')) {
-    const signer = new BootstrapSigner({ ...tokenOptions, user: userOf('bootstrapsigner') });
-    signer.start();
-    running.push(signer);
-  }
+  if (names.includes('serviceaccount')) run(new ServiceAccountController({ ...shared, user: userOf('serviceaccount') }));
+  if (names.includes('root-ca-cert-publisher') && options.rootCA) run(new RootCaPublisher({ ...shared, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA }));
+  if (names.includes('tokencleaner')) run(new TokenCleaner({ ...shared, user: userOf('tokencleaner') }));
+  if (names.includes('bootstrapsigner')) run(new BootstrapSigner({ ...shared, user: userOf('bootstrapsigner') }));
   const policyStatus = 'validatingadmissionpolicy-status-controller';
   if (names.includes(policyStatus) && served(core, core.naming.groups.admissionregistration, 'validatingadmissionpolicies')) {
-    const c = new AdmissionPolicyStatusController({ core, informers, naming: core.naming, resources: core.resources, clock: options.clock ?? systemClock, user: userOf(policyStatus), log, queueMetrics: options.workQueueMetrics });
-    c.start();
-    running.push(c);
+    run(new AdmissionPolicyStatusController({ ...shared, resources: core.resources, user: userOf(policyStatus) }));
   }
   if (['nodelifecycle', 'taint-eviction-controller', 'podgc'].some((n) => names.includes(n as ControllerName)) && !served(core, '', 'nodes')) {
     log?.('node lifecycle, taint eviction and pod garbage collection: not started, nodes are not served (--runtime-config)');
   } else {
-    const nodeOptions = { core, informers, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, log, queueMetrics: options.workQueueMetrics };
+    const nodeOptions = { ...shared, watchAs: CONTROLLER_MANAGER_USER };
     if (names.includes('nodelifecycle')) {
       const leases = served(core, core.naming.groups.coordination, 'leases');
-      const c = new NodeLifecycleController({
+      run(new NodeLifecycleController({
         ...nodeOptions,
         leases,
         user: userOf('nodelifecycle'),
@@ -237,47 +219,21 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
         largeClusterSizeThreshold: options.largeClusterSizeThreshold,
         unhealthyZoneThreshold: options.unhealthyZoneThreshold,
         ...(options.zoneMetrics ? { metrics: options.zoneMetrics } : {}),
-      });
-      c.start();
-      running.push(c);
+      }));
     }
-    if (names.includes('taint-eviction-controller')) {
-      const c = new TaintEvictionController({ ...nodeOptions, user: userOf('taint-eviction-controller') });
-      c.start();
-      running.push(c);
-    }
-    if (names.includes('podgc')) {
-      const c = new PodGarbageCollector({ ...nodeOptions, user: userOf('podgc'), terminatedThreshold: options.terminatedPodGcThreshold });
-      c.start();
-      running.push(c);
-    }
+    if (names.includes('taint-eviction-controller')) run(new TaintEvictionController({ ...nodeOptions, user: userOf('taint-eviction-controller') }));
+    if (names.includes('podgc')) run(new PodGarbageCollector({ ...nodeOptions, user: userOf('podgc'), terminatedThreshold: options.terminatedPodGcThreshold }));
   }
   const csrs = served(core, core.naming.groups.certificates, 'certificatesigningrequests');
-  const certOptions = { core, informers, naming: core.naming, clock: options.clock ?? systemClock, log, queueMetrics: options.workQueueMetrics };
-  if (names.includes('csrsigning') && csrs && options.csrSign) {
-    const c = new CsrSigningController({ ...certOptions, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs });
-    c.start();
-    running.push(c);
-  } else if (names.includes('csrsigning') && csrs) {
+  if (names.includes('csrsigning') && csrs && options.csrSign) run(new CsrSigningController({ ...shared, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs })); else if (names.includes('csrsigning') && csrs) {
     log?.('csrsigning: not started, no cluster signing CA (--cluster-signing-cert-file and --cluster-signing-key-file)');
   }
-  if (names.includes('csrapproving') && csrs) {
-    const c = new CsrApprovingController({ ...certOptions, user: userOf('csrapproving') });
-    c.start();
-    running.push(c);
-  }
-  if (names.includes('csrcleaner') && csrs) {
-    const c = new CsrCleaner({ ...certOptions, user: userOf('csrcleaner') });
-    c.start();
-    running.push(c);
-  }
-  if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) {
-    const c = new DisruptionController({ core, informers, naming: core.naming, clock: options.clock ?? systemClock, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption'), log, queueMetrics: options.workQueueMetrics });
-    c.start();
-    running.push(c);
-  }
+  if (names.includes('csrapproving') && csrs) run(new CsrApprovingController({ ...shared, user: userOf('csrapproving') }));
+  if (names.includes('csrcleaner') && csrs) run(new CsrCleaner({ ...shared, user: userOf('csrcleaner') }));
+  if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) run(new DisruptionController({ ...shared, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption') }));
   return {
     stop: async () => running.forEach((c) => c.stop()),
+    idle: async () => void (await Promise.all(running.map((c) => c.idle?.()))),
   };
 }
 
@@ -314,7 +270,7 @@ export function startControllers(core: Core, names: readonly ControllerName[], l
   if ((options.simulatedNodes ?? 0) > 0 && nodesServed) groups.push({ lease: core.naming.leaderLeases.scheduler, user: SCHEDULER_USER, run: () => runNodes(core, log, options) });
   if (!options.leaderElect) {
     const running = groups.map((g) => g.run());
-    return { stop: async () => void (await Promise.all(running.map((r) => r.stop()))) };
+    return { stop: async () => void (await Promise.all(running.map((r) => r.stop()))), idle: async () => void (await Promise.all(running.map((r) => r.idle?.()))) };
   }
   const electors = groups.map((g) => {
     let running: RunningControllers | undefined;

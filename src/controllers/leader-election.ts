@@ -11,22 +11,17 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import type { Clock } from '../clock';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
 import { rfc3339Micro } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
+import type { ApiControllerOptions } from './options';
 
 /** kube-controller-manager's defaults. */
 export const LEASE_DURATION_MS = 15_000;
 export const RENEW_DEADLINE_MS = 10_000;
 export const RETRY_PERIOD_MS = 2_000;
 
-export interface LeaderElectorOptions {
-  core: CoreApi;
-  naming: Naming;
-  clock: Clock;
-  user: RequestContext['user'];
+export interface LeaderElectorOptions extends Pick<ApiControllerOptions, 'core' | 'naming' | 'clock' | 'user' | 'log'> {
   /** The Lease's name in the system namespace (`<prefix>-controller-manager`, `<prefix>-scheduler`). */
   name: string;
   /** Default `<hostname>_<uuid>`, as upstream's components. */
@@ -36,7 +31,6 @@ export interface LeaderElectorOptions {
   retryPeriodMs?: number;
   onStartedLeading(): void;
   onStoppedLeading(): void;
-  log?: (message: string) => void;
 }
 
 interface LeaseSpec {
@@ -93,6 +87,11 @@ export class LeaderElector {
     };
     this.cancel = this.options.clock.setInterval(tick, this.options.retryPeriodMs ?? RETRY_PERIOD_MS);
     tick();
+  }
+
+  /** The round under way, if any: what a test that moves a ManualClock waits for. */
+  async idle(): Promise<void> {
+    await this.running;
   }
 
   /** Stop trying; a leader steps down and releases the Lease. */

@@ -4,19 +4,17 @@
  * `finalize` subresource, after which the namespace itself is removed. It is an ordinary API
  * client of the core (list/watch and writes through CoreApi), as upstream's controller is.
  */
-import type { ApiObject, CoreApi, RequestContext } from '../core/api';
+import type { ApiObject, RequestContext } from '../core/api';
 import type { ResourceDefinition } from '../core/resources/definition';
 import { verbsOf } from '../core/resources/endpoints';
 import { StatusError } from '../status';
+import type { ApiControllerOptions } from './options';
 
 /** The finalizer upstream's namespace controller owns (a literal, not a vendor name). */
 export const NAMESPACE_FINALIZER = 'kubernetes';
 
-export interface NamespaceLifecycleOptions {
-  core: CoreApi;
+export interface NamespaceLifecycleOptions extends Pick<ApiControllerOptions, 'core' | 'user' | 'log'> {
   resources: readonly ResourceDefinition[];
-  user: RequestContext['user'];
-  log?: (message: string) => void;
 }
 
 export class NamespaceLifecycleController {

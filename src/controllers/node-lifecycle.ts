@@ -38,17 +38,16 @@
  * scheduled deletion is cancelled when the taints go. Before deleting it sets the pod's
  * `DisruptionTarget` condition (`DeletionByTaintManager`) and records `TaintManagerEviction`.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
-import type { Clock } from '../clock';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { rfc3339 } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import type { NodeCondition, Taint, Toleration } from '../core/resources/nodes';
 import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
 import { EventRecorder } from './events';
 import { tolerates } from './scheduler';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 /** kube-controller-manager's defaults. */
 export const NODE_MONITOR_PERIOD_MS = 5_000;
@@ -120,22 +119,9 @@ const podKey = (pod: ApiObject) => `${pod.metadata?.namespace ?? ''}/${pod.metad
 /** Conditions the controller sets to Unknown beside Ready (upstream leaves NetworkUnavailable to the network). */
 const REMAINING_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
 
-export interface NodeLifecycleOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  user: UserInfo;
-  /**
-   * Who the watches act as (default `user`): upstream's controllers share the controller manager's
-   * informers, so the node controller's own role need not read Leases.
-   */
-  watchAs?: UserInfo;
+export interface NodeLifecycleOptions extends ApiControllerOptions {
   /** Whether Leases are served (`--runtime-config`); without them only the Ready condition is heard. Default true. */
   leases?: boolean;
-  clock: Clock;
   monitorPeriodMs?: number;
   gracePeriodMs?: number;
   startupGracePeriodMs?: number;
@@ -497,19 +483,7 @@ export class NodeLifecycleController {
   }
 }
 
-export interface TaintEvictionOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  user: UserInfo;
-  /** Who the watches act as (default `user`), as NodeLifecycleOptions.watchAs. */
-  watchAs?: UserInfo;
-  clock: Clock;
-  log?: (message: string) => void;
-}
+export type TaintEvictionOptions = ApiControllerOptions;
 
 /** The pod's tolerations of every NoExecute taint, or undefined when one is not tolerated. */
 function usedTolerations(taints: readonly Taint[], tolerations: readonly Toleration[]): Toleration[] | undefined {

@@ -1,5 +1,8 @@
-/** What a controller acting through the API is given. */
-import type { CoreApi, RequestContext } from '../core/api';
+/**
+ * What a controller acting through the API is given: one declaration of the options the
+ * controllers share. A controller's own options extend it, or pick from it the part it uses.
+ */
+import type { CoreApi, UserInfo } from '../core/api';
 import type { SharedInformers } from '../core/informer';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
@@ -12,7 +15,12 @@ export interface ApiControllerOptions {
   naming: Naming;
   clock: Clock;
   /** Who the controller acts as. */
-  user: RequestContext['user'];
+  user: UserInfo;
+  /**
+   * Who its own watches act as (default `user`): upstream's controllers share the controller
+   * manager's informers, so a controller's own role need not read what it only watches.
+   */
+  watchAs?: UserInfo;
   log?: (message: string) => void;
   /** Upstream's workqueue metrics for the controller's queue; none: not kept. */
   queueMetrics?: WorkQueueMetrics;

@@ -14,14 +14,13 @@
  * A pod not yet in a terminal phase is first marked Failed (with the condition, for orphans),
  * as upstream's markFailedAndDeletePodWithCondition does. An ordinary API client of the core.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerView, type SharedInformers } from '../core/informer';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import { followResource, type InformerView } from '../core/informer';
 import type { NodeCondition, Taint } from '../core/resources/nodes';
 import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
-import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
+import type { ApiControllerOptions } from './options';
 
 export const POD_GC_CHECK_PERIOD_MS = 20_000;
 export const POD_GC_QUARANTINE_MS = 40_000;
@@ -35,19 +34,10 @@ const podsTarget: ResourceTarget = { group: '', version: 'v1', resource: 'pods' 
 
 const terminal = (pod: PodLike) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 
-export interface PodGarbageCollectorOptions {
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  user: UserInfo;
-  /** Who the watches act as (default `user`), as upstream's shared informers. */
-  watchAs?: UserInfo;
-  clock: Clock;
+export interface PodGarbageCollectorOptions extends Omit<ApiControllerOptions, 'queueMetrics'> {
   terminatedThreshold?: number;
   checkPeriodMs?: number;
   quarantineMs?: number;
-  log?: (message: string) => void;
 }
 
 export class PodGarbageCollector {
@@ -83,6 +73,11 @@ export class PodGarbageCollector {
     this.cancelTimer?.();
     this.nodes.stop();
     this.pods.stop();
+  }
+
+  /** The pass under way, if any. */
+  async idle(): Promise<void> {
+    await this.running;
   }
 
   /** One pass (a pass still running is not started again); resolves when it is done. */

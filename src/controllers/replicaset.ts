@@ -18,16 +18,17 @@
  *   ready pod not yet available is synced again, on the clock, when the pod's minReadySeconds are up.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { labelSelectorMatches } from '../core/validation/selectors';
 import { type PodCondition, isPodReady, podReadyCondition } from '../core/resources/pods';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
 import { EventRecorder } from './events';
+import type { ApiControllerOptions } from './options';
 
 type MetaLabelSelector = Parameters<typeof labelSelectorMatches>[0];
 
@@ -35,16 +36,7 @@ const BURST_REPLICAS = 500;
 const EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
 const CONTROLLER_NAME = 'replicaset-controller';
 
-export interface ReplicaSetControllerOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  user: RequestContext['user'];
-  clock: Clock;
-  log?: (message: string) => void;
+export interface ReplicaSetControllerOptions extends ApiControllerOptions {
   /** The events' `source.host` and `reportingInstance`; upstream's controller leaves them empty. */
   instance?: string;
 }

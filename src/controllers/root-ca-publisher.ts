@@ -5,25 +5,15 @@
  * back when edited. Pods mount it next to their service-account token.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
-import type { Clock } from '../clock';
-import type { Naming } from '../naming';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { StatusError } from '../status';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
-export interface RootCaPublisherOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  clock: Clock;
-  user: RequestContext['user'];
+export interface RootCaPublisherOptions extends ApiControllerOptions {
   /** PEM bundle published as `ca.crt`. */
   rootCA: string;
-  log?: (message: string) => void;
 }
 
 const DESCRIPTION = 'Contains a CA bundle that can be used to verify the API server when using its in-cluster endpoints. No other usage is guaranteed.';

@@ -15,27 +15,20 @@
  * "0/N nodes are available: …" message) and a `FailedScheduling` event, and is tried again when
  * a node or another pod changes.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
-import { quantityValue } from '../core/resources/quantity';
+import type { ApiObject, RequestContext, ResourceTarget, UserInfo } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import type { Taint, Toleration } from '../core/resources/nodes';
-import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
+import { readQuantity, scaledValue } from '../util/quantity';
 import { EventRecorder } from './events';
 import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
-export interface SchedulerOptions {
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  clock: Clock;
-  log?: (message: string) => void;
-}
+/** The scheduler acts as `SCHEDULER_USER`, so it is given no user. */
+export type SchedulerOptions = Pick<ApiControllerOptions, 'core' | 'informers' | 'naming' | 'clock' | 'log'>;
 
 interface NodeSelectorRequirement {
   key: string;
@@ -73,31 +66,46 @@ const finished = (pod: ApiObject) => phase(pod) === 'Succeeded' || phase(pod) ==
 /** What the pods counted on a node take of it. */
 interface Usage {
   pods: number;
-  cpu: number;
-  memory: number;
+  cpu: bigint;
+  memory: bigint;
 }
 
 /** What a pod asks of a node: cpu (millicores), memory (bytes), one pod slot. */
 interface Request {
-  cpu: number;
-  memory: number;
+  cpu: bigint;
+  memory: bigint;
 }
+
+/** Millicores for cpu, bytes for memory, a count for pods: upstream's MilliValue and Value. */
+const RESOURCE_EXPONENT = { cpu: 3, memory: 0, pods: 0 } as const;
+
+/**
+ * The amount of `name` in a resource list, in the scheduler's units (`RESOURCE_EXPONENT`), exact
+ * and rounded up as upstream's; undefined where absent or no quantity.
+ */
+function resourceAmount(list: Record<string, string | number> | undefined, name: keyof typeof RESOURCE_EXPONENT): bigint | undefined {
+  const value = list?.[name];
+  const amount = value === undefined ? undefined : readQuantity(value);
+  return amount && scaledValue(amount, RESOURCE_EXPONENT[name]);
+}
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /** upstream's effective request: the larger of the containers' sum and any init container, plus overhead. */
 export function podRequest(pod: ApiObject): Request {
   const s = spec(pod);
-  const read = (list: Record<string, string> | undefined, name: string, scale: number) => (list?.[name] !== undefined ? quantityValue(list[name]!) * scale : 0);
-  const sum = { cpu: 0, memory: 0 };
+  const read = (list: Record<string, string> | undefined, name: 'cpu' | 'memory') => resourceAmount(list, name) ?? 0n;
+  const sum = { cpu: 0n, memory: 0n };
   for (const c of s.containers ?? []) {
-    sum.cpu += read(c.resources?.requests, 'cpu', 1000);
-    sum.memory += read(c.resources?.requests, 'memory', 1);
+    sum.cpu += read(c.resources?.requests, 'cpu');
+    sum.memory += read(c.resources?.requests, 'memory');
   }
   for (const c of s.initContainers ?? []) {
-    sum.cpu = Math.max(sum.cpu, read(c.resources?.requests, 'cpu', 1000));
-    sum.memory = Math.max(sum.memory, read(c.resources?.requests, 'memory', 1));
+    sum.cpu = max(sum.cpu, read(c.resources?.requests, 'cpu'));
+    sum.memory = max(sum.memory, read(c.resources?.requests, 'memory'));
   }
-  sum.cpu += read(s.overhead, 'cpu', 1000);
-  sum.memory += read(s.overhead, 'memory', 1);
+  sum.cpu += read(s.overhead, 'cpu');
+  sum.memory += read(s.overhead, 'memory');
   return sum;
 }
 
@@ -253,11 +261,10 @@ export class Scheduler {
 
   private addUse(node: string, request: Request, sign: 1 | -1): void {
     let u = this.used.get(node);
-    if (!u) this.used.set(node, (u = { pods: 0, cpu: 0, memory: 0 }));
+    if (!u) this.used.set(node, (u = { pods: 0, cpu: 0n, memory: 0n }));
     u.pods += sign;
-    u.cpu += sign * request.cpu;
-    u.memory += sign * request.memory;
-    // A node left with no pods starts again from zero (no rounding left over from the sums).
+    u.cpu += BigInt(sign) * request.cpu;
+    u.memory += BigInt(sign) * request.memory;
     if (u.pods === 0) this.used.delete(node);
   }
 
@@ -276,16 +283,15 @@ export class Scheduler {
     if (untolerated) return [`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`];
     if (!nodeMatches(pod, node)) return ["node(s) didn't match Pod's node affinity/selector"];
     const allocatable = node.status?.allocatable ?? {};
-    const cap = (name: string, scale: number) => (allocatable[name] !== undefined ? quantityValue(allocatable[name]!) * scale : undefined);
-    const u = used ?? { pods: 0, cpu: 0, memory: 0 };
+    const u = used ?? { pods: 0, cpu: 0n, memory: 0n };
     const want = this.requestOf(pod);
     const reasons: string[] = [];
-    const pods = cap('pods', 1);
-    if (pods !== undefined && u.pods + 1 > pods) reasons.push('Too many pods');
-    const cpu = cap('cpu', 1000);
-    if (want.cpu > 0 && cpu !== undefined && u.cpu + want.cpu > cpu) reasons.push('Insufficient cpu');
-    const memory = cap('memory', 1);
-    if (want.memory > 0 && memory !== undefined && u.memory + want.memory > memory) reasons.push('Insufficient memory');
+    const pods = resourceAmount(allocatable, 'pods');
+    if (pods !== undefined && BigInt(u.pods + 1) > pods) reasons.push('Too many pods');
+    const cpu = resourceAmount(allocatable, 'cpu');
+    if (want.cpu > 0n && cpu !== undefined && u.cpu + want.cpu > cpu) reasons.push('Insufficient cpu');
+    const memory = resourceAmount(allocatable, 'memory');
+    if (want.memory > 0n && memory !== undefined && u.memory + want.memory > memory) reasons.push('Insufficient memory');
     return reasons.length > 0 ? reasons : undefined;
   }
 

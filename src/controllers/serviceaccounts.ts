@@ -3,24 +3,15 @@
  * named `default`, created when the namespace appears and again when it is deleted. A namespace
  * being deleted gets none. An ordinary API client of the core.
  */
-import type { ApiObject, CoreApi, RequestContext } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
-import type { Clock } from '../clock';
+import type { ApiObject, RequestContext } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { StatusError } from '../status';
-import { WorkQueue, type WorkQueueMetrics } from './work-queue';
+import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 export const DEFAULT_SERVICE_ACCOUNT = 'default';
 
-export interface ServiceAccountControllerOptions {
-  /** Upstream's workqueue metrics for this controller's queue; none: not kept. */
-  queueMetrics?: WorkQueueMetrics;
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  user: RequestContext['user'];
-  clock: Clock;
-  log?: (message: string) => void;
-}
+export type ServiceAccountControllerOptions = Pick<ApiControllerOptions, 'core' | 'informers' | 'user' | 'clock' | 'log' | 'queueMetrics'>;
 
 export class ServiceAccountController {
   private readonly namespaces: InformerView;

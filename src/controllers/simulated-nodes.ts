@@ -15,13 +15,12 @@
  *   a pod marked for graceful deletion is removed (grace 0, uid precondition), as a kubelet does
  *   once its containers have stopped.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerChange, type InformerView, type SharedInformers } from '../core/informer';
-import type { Clock } from '../clock';
+import type { ApiObject, RequestContext, ResourceTarget, UserInfo } from '../core/api';
+import { followResource, type InformerChange, type InformerView } from '../core/informer';
 import { rfc3339, rfc3339Micro } from '../clock';
-import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
+import type { ApiControllerOptions } from './options';
 
 /** kubelet's defaults. */
 export const NODE_LEASE_DURATION_SECONDS = 40;
@@ -32,18 +31,12 @@ export const SIMULATED_NODE_MAX_PODS = 110;
 export const MAX_SIMULATED_NODES = 2000;
 export const SIMULATED_KUBELET_VERSION = 'v1.32.0';
 
-export interface SimulatedNodesOptions {
-  core: CoreApi;
-  /** The controller group's shared informers, watching as the group (core/informer.ts); without them, the controller's own, watching as it. */
-  informers?: SharedInformers;
-  naming: Naming;
-  clock: Clock;
+export interface SimulatedNodesOptions extends Pick<ApiControllerOptions, 'core' | 'informers' | 'naming' | 'clock' | 'log'> {
   count: number;
   /** Node names are `<prefix>-<index>`. */
   prefix?: string;
   /** Who the shared watch of all pods acts as (a node may list only its own). */
   watchAs: UserInfo;
-  log?: (message: string) => void;
 }
 
 interface PodSpecLike {

@@ -4,7 +4,7 @@
  * graceful deletion finishes.
  */
 import type { ApiObject, ResourceTarget } from '../../src/core';
-import { ReplicaSetController, Scheduler, SCHEDULER_USER, SimulatedNodes, fitErrorMessage, nodeMatches, tolerates } from '../../src/controllers';
+import { ReplicaSetController, Scheduler, SCHEDULER_USER, SimulatedNodes, fitErrorMessage, nodeMatches, podRequest, tolerates } from '../../src/controllers';
 import { createNaming } from '../../src/naming';
 import { ManualClock, systemClock } from '../../src/clock';
 import { ctx, eventually, getOrUndefined, openCore, pods, replicaSet, rs, type TestCore } from './support';
@@ -192,6 +192,20 @@ describe('scheduling rules', () => {
     expect(nodeMatches(withAffinity([{ matchExpressions: [{ key: 'size', operator: 'Gt', values: ['4'] }] }]), node)).toBe(true);
     expect(nodeMatches(withAffinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }]), node)).toBe(true);
     expect(nodeMatches(withAffinity([{}]), node)).toBe(false);
+  });
+
+  it('sums the requests of a pod exactly, in millicores and bytes rounded up as upstream, init containers and overhead included', () => {
+    const requests = (cpu?: string, memory?: string) => ({ name: 'c', resources: { requests: { ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) } } });
+    const pod = {
+      spec: {
+        containers: [requests('0.1', '1Gi'), requests('200m', '1'), requests('1u')],
+        initContainers: [requests('250m', '9007199254740993'), requests('lots', 'more')],
+        overhead: { cpu: '10m', memory: '1Ki' },
+      },
+    };
+    // cpu: 100 + 200 + 1 (1u rounded up) = 301 > 250, plus 10; memory: the init container's 2^53 + 1 > 1Gi + 1, plus 1Ki.
+    expect(podRequest(pod)).toEqual({ cpu: 311n, memory: 9007199254740993n + 1024n });
+    expect(podRequest({ spec: { containers: [{ name: 'c' }] } })).toEqual({ cpu: 0n, memory: 0n });
   });
 
   it('words a fit error as upstream', () => {

@@ -6,7 +6,7 @@
  */
 import { compileExpression } from '../../src/core/admission/cel';
 import { createNaming } from '../../src/naming';
-import { QUANTITY_FORMAT_ERROR, QUANTITY_NUMERIC_ERROR, QUANTITY_SUFFIX_ERROR, decimalText, parseQuantity } from '../../src/util/cel/quantity';
+import { QUANTITY_FORMAT_ERROR, QUANTITY_NUMERIC_ERROR, QUANTITY_SUFFIX_ERROR, decimalText, parseQuantity } from '../../src/util/quantity';
 
 const kubernetes = createNaming('kubernetes');
 const run = (expression: string, vars: Record<string, unknown> = {}) => compileExpression(expression, kubernetes).evaluate(vars);

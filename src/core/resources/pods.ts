@@ -1,6 +1,6 @@
 /**
  * core/v1 Pod: defaults, create-time status (phase Pending, QoS class), the narrow set of spec
- * fields an update may change, and the `/status` split (upstream pkg/registry/core/pod/strategy.go).
+ * fields an update may change, and the `/status` split (as upstream's pod strategy).
  */
 import { isIP } from 'node:net';
 import type { ApiObject } from '../api';
@@ -13,8 +13,8 @@ import { deepCopy } from '../../util/json-values';
 import type { DefineResource } from './definition';
 import { defaultPodOnlyFields, defaultPodSpec, type Container, type PodSpec, type ResourceList } from './pod-spec';
 import { validatePodSpec } from './pod-spec-validation';
-import { quantityValue } from './quantity';
 import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, podCells, since, type TableDefinition } from '../table';
+import { compare, readQuantity, sign } from '../../util/quantity';
 
 export interface PodCondition {
   type: string;
@@ -78,7 +78,10 @@ export function withDisruptionTarget(conditions: readonly PodCondition[] | undef
 /** upstream qos.GetPodQOS over cpu and memory. */
 export function podQosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const containers: Container[] = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
-  const positive = (list: ResourceList | undefined, name: string) => (list?.[name] !== undefined && quantityValue(list[name]!) > 0 ? list[name] : undefined);
+  const positive = (list: ResourceList | undefined, name: string) => {
+    const amount = list?.[name] === undefined ? undefined : readQuantity(list[name]!);
+    return amount && sign(amount) > 0 ? amount : undefined;
+  };
   let any = false;
   let guaranteed = true;
   for (const c of containers) {
@@ -87,7 +90,7 @@ export function podQosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEf
       const lim = positive(c.resources?.limits, res);
       if (req !== undefined || lim !== undefined) any = true;
       if (lim === undefined) guaranteed = false;
-      else if (req !== undefined && quantityValue(req) !== quantityValue(lim)) guaranteed = false;
+      else if (req !== undefined && compare(req, lim) !== 0) guaranteed = false;
     }
   }
   if (!any) return 'BestEffort';

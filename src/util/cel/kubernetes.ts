@@ -8,7 +8,7 @@
  *   (RE2, as Go's regexp);
  * - sets: `sets.contains(<list>, <list>)`, `sets.equivalent(...)`, `sets.intersects(...)`;
  * - quantity: `quantity(<string>)`, `isQuantity(<string>)` and the Quantity methods
- *   (quantity.ts);
+ *   (util/quantity.ts);
  * - urls: `url(<string>)`, `isURL(<string>)`, and on a URL `getScheme`, `getHost`,
  *   `getHostname`, `getPort`, `getEscapedPath`, `getQuery` (Go's net/url semantics, util/go-url.ts).
  *
@@ -26,7 +26,7 @@ import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorPr
 import type * as Re2js from 're2js';
 
 type RE2 = Re2js.RE2JS;
-import * as q from './quantity';
+import * as q from '../quantity';
 import * as u from '../go-url';
 import * as n from '../go-netip';
 

@@ -72,6 +72,10 @@ describe('pods: QoS class', () => {
       'Guaranteed',
     );
   });
+
+  it('compares requests with limits as exact amounts (9m is 0.009)', () => {
+    expect(podQosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '9m', memory: '1Gi' }, limits: { cpu: '0.009', memory: '1Gi' } } }] })).toBe('Guaranteed');
+  });
 });
 
 describe('pods: validation', () => {

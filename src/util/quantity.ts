@@ -1,16 +1,14 @@
 /**
- * Kubernetes' CEL `quantity` library: `quantity(<string>)`, `isQuantity(<string>)` and, on a
- * Quantity, `sign`, `isGreaterThan`, `isLessThan`, `compareTo`, `asApproximateFloat`,
- * `asInteger`, `isInteger`, `add` and `sub` (with a Quantity or an int), as the 1.32 API server
- * offers them.
+ * Upstream's resource.Quantity, exact: the one parser of quantities (`500m`, `1Gi`, `1e3`, `2.5M`)
+ * for every reader of them — the CEL `quantity` library (cel/kubernetes.ts), the scheduler's
+ * resource fit, a pod's QoS class.
  *
  * A quantity is parsed as upstream's `resource.ParseQuantity` parses it (the same grammar,
  * errors and limits: precision beyond nano-units rounded away from zero, binary-suffixed
  * amounts capped at 2^63-1) into an exact decimal, `digits × 10^-scale` with BigInt digits, so
- * comparisons and sums are exact as upstream's `inf.Dec` arithmetic is. The CEL value is an
- * object of the type `<vendor>.Quantity` holding the canonical decimal text, which makes CEL's
- * own `==` compare amounts (`quantity('1') == quantity('1000m')`), as upstream's Quantity
- * values compare.
+ * comparisons and sums are exact as upstream's `inf.Dec` arithmetic is. The CEL library's
+ * value holds the canonical decimal text (`decimalText`), which makes CEL's own `==` compare
+ * amounts (`quantity('1') == quantity('1000m')`), as upstream's Quantity values compare.
  */
 
 /** `digits × 10^-scale`, scale ≥ 0. */
@@ -73,6 +71,7 @@ function interpretSuffix(suffix: string): { base: 10 | 2; exponent: number } | u
   return Number.isSafeInteger(exponent) ? { base: 10, exponent } : undefined;
 }
 
+/** The amount `text` stands for; throws `QuantityError` with upstream's message where it is no quantity. */
 export function parseQuantity(text: string): Decimal {
   if (text.length === 0) throw new QuantityError(QUANTITY_FORMAT_ERROR);
   const { negative, whole, fraction, suffix } = scan(text);
@@ -146,4 +145,31 @@ export function decimalText(a: Decimal): string {
 /** A float64 near the amount (±Infinity beyond its range), as AsApproximateFloat64 gives. */
 export function approximateFloat(a: Decimal): number {
   return Number(decimalText(a));
+}
+
+/**
+ * The amount of a quantity field as stored (a string, or a JSON number, which upstream's decoder
+ * also takes), or undefined where it is no quantity: for readers of objects whose quantities
+ * validation has not checked, which count such a field as absent.
+ */
+export function readQuantity(value: string | number): Decimal | undefined {
+  try {
+    return parseQuantity(typeof value === 'number' ? String(value) : value);
+  } catch (err) {
+    if (err instanceof QuantityError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The amount in units of 10^-`exponent`, rounded up away from zero to a whole number, as
+ * upstream's `Value()` (exponent 0) and `MilliValue()` (exponent 3) give it.
+ */
+export function scaledValue(a: Decimal, exponent: number): bigint {
+  const shift = exponent - a.scale;
+  if (shift >= 0) return a.digits * 10n ** BigInt(shift);
+  const divisor = 10n ** BigInt(-shift);
+  const whole = a.digits / divisor;
+  if (a.digits % divisor === 0n) return whole;
+  return a.digits < 0n ? whole - 1n : whole + 1n;
 }
