@@ -789,8 +789,8 @@ const FLAGS: readonly Flag[] = [
     name: 'watch-cache-max-bytes',
     field: 'watchCacheMaxBytes',
     type: 'int',
-    default: 64 * 1024 * 1024,
-    shownDefault: '64Mi',
+    default: 32 * 1024 * 1024,
+    shownDefault: '32Mi',
     usage:
       'The memory, estimated, that the watch cache\'s recent events may hold for all resources together, in bytes or with a Ki, Mi or Gi suffix; past it the busiest resources give up their oldest events first. A watch resuming from before them is served from the store\'s history (etcd\'s watch from a revision, the embedded store\'s log) and then joins the live stream; only a version the store has compacted (--etcd-compaction-interval) answers 410. 0: no bound.',
     parse: (v, n) => {

@@ -56,7 +56,7 @@ describe('flags', () => {
       runtimeConfig: [],
       compactionIntervalMs: 300_000,
       watchCacheWindowMs: 300_000,
-      watchCacheMaxBytes: 64 * 1024 * 1024,
+      watchCacheMaxBytes: 32 * 1024 * 1024,
       maxRequestsInflight: 400,
       maxMutatingRequestsInflight: 200,
       requestTimeoutMs: 60_000,
@@ -426,7 +426,7 @@ describe('docs/FLAGS.md', () => {
   it('lists every flag the server takes, with its default', () => {
     const doc = readFileSync(FLAGS_DOC_PATH, 'utf8');
     expect(flagNames().filter((name) => !doc.includes(`\`--${name}\``))).toEqual([]);
-    expect(doc).toMatch(/^\| `--watch-cache-max-bytes` int \| `64Mi` \| /m);
+    expect(doc).toMatch(/^\| `--watch-cache-max-bytes` int \| `32Mi` \| /m);
     expect(doc).toMatch(/^\| `--oidc-required-claim` mapStringString \| /m);
   });
 

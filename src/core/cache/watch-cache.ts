@@ -53,7 +53,7 @@ export interface WatchCacheOptions {
 export const DEFAULT_WINDOW_MS = 5 * 60_000;
 export const DEFAULT_MAX_EVENTS = 50_000;
 /** docs/BENCHMARKS.md, "Memory under sustained writes": the whole server near 200 MB under 1,000 writes/s. */
-export const DEFAULT_MAX_HISTORY_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MAX_HISTORY_BYTES = 32 * 1024 * 1024;
 /** Trimming goes this far below the budget, so that it runs once per many changes, not per change. */
 const TRIM_HEADROOM = 1 / 16;
 export const DEFAULT_WATCHER_BUFFER = 1_000;
