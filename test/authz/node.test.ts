@@ -12,6 +12,7 @@ import { createCore, type ApiObject, type Core, type RequestContext } from '../.
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { systemClock } from '../../src/clock';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -44,9 +45,6 @@ function attrs(user: ReturnType<typeof node> | { username: string; groups: strin
   return { user, verb, isResourceRequest: true, path: '', namespace, apiGroup: group, apiVersion: 'v1', resource: res!, subresource: sub, name, ...extra };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-}
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-node-authz-'));
@@ -182,14 +180,15 @@ test('the graph follows the watch: pods created on a node, then deleted', async 
   const can = () => authz.authorize(attrs(n3, 'get', 'secrets', 'late-secret')).decision === 'allow';
   // Created after the authorizer started: only the watch can tell it.
   await core.create(pods('apps'), pod('late', 'n3', { volumes: [{ name: 'v', secret: { secretName: 'late-secret' } }] }), {}, admin);
-  await until(can);
-  expect(can()).toBe(true);
+  await eventually(can, { what: 'the graph to link n3 to late-secret' });
   // A second pod using the same secret on the same node: deleting one keeps the link.
   await core.create(pods('apps'), pod('late-2', 'n3', { volumes: [{ name: 'v', secret: { secretName: 'late-secret' } }] }), {}, admin);
   await core.delete(pods('apps', 'late'), { gracePeriodSeconds: 0 }, admin);
-  await new Promise((r) => setTimeout(r, 50));
+  // A pod created after the deletion: once the graph has it, it has had the deletion too (one watch, in order).
+  await core.create(pods('apps'), pod('marker', 'n3', { volumes: [{ name: 'v', secret: { secretName: 'marker-secret' } }] }), {}, admin);
+  await eventually(() => authz.authorize(attrs(n3, 'get', 'secrets', 'marker-secret')).decision === 'allow', { what: 'the graph to hear of the marker pod' });
   expect(can()).toBe(true);
   await core.delete(pods('apps', 'late-2'), { gracePeriodSeconds: 0 }, admin);
-  await until(() => !can());
-  expect(can()).toBe(false);
+  await eventually(() => !can(), { what: 'the graph to unlink late-secret' });
+  await core.delete(pods('apps', 'marker'), { gracePeriodSeconds: 0 }, admin);
 });

@@ -11,6 +11,7 @@ import { createCore, type ApiObject, type Core, type RequestContext } from '../.
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { systemClock } from '../../src/clock';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -110,10 +111,8 @@ describe('RBAC decisions', () => {
   it('follows changes through its watches: a role that appears later starts granting', async () => {
     const a: AuthorizationAttributes = { user: { username: 'bob', groups: [] }, verb: 'get', isResourceRequest: true, path: '', namespace: 'team-b', apiGroup: '', apiVersion: 'v1', resource: 'pods', subresource: '', name: 'p' };
     await core.create(t('roles', 'team-b'), obj('Role', 'later', 'team-b', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }), {}, admin);
-    for (let i = 0; i < 100 && (rbac.authorize(a) as { decision: string }).decision !== 'allow'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(rbac.authorize(a).decision).toBe('allow');
+    await eventually(() => rbac.authorize(a).decision === 'allow', { what: 'the role to grant' });
     await core.delete({ ...t('rolebindings', 'team-b'), name: 'dangling' }, {}, admin);
-    for (let i = 0; i < 100 && (rbac.authorize(a) as { decision: string }).decision !== 'noOpinion'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(rbac.authorize(a).decision).toBe('noOpinion');
+    await eventually(() => rbac.authorize(a).decision === 'noOpinion', { what: 'the binding to stop granting' });
   });
 });

@@ -11,6 +11,7 @@ import { createCore, type ApiObject, type Core, type RequestContext } from '../.
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { systemClock } from '../../src/clock';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 const RBAC = 'rbac.authorization.k8s.io';
@@ -150,22 +151,21 @@ describe('against a real core', () => {
     try {
       await controller.synced();
       const rulesOf = async () => (await core.get(t('clusterroles', 'reader'), {}, admin)).rules;
-      const eventually = async (want: unknown) => {
-        for (let i = 0; i < 200 && JSON.stringify(await rulesOf()) !== JSON.stringify(want); i++) await new Promise((r) => setTimeout(r, 10));
-        expect(await rulesOf()).toEqual(want);
+      const rulesBecome = async (want: unknown) => {
+        await eventually(async () => JSON.stringify(await rulesOf()) === JSON.stringify(want), { what: `the rules ${JSON.stringify(want)}` });
       };
       // Name order (a-cms before b-pods), each rule once.
-      await eventually([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, podReads]);
+      await rulesBecome([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, podReads]);
 
       // A role labelled later joins.
       await core.create(t('clusterroles'), piece('c-later', [], false), {}, admin);
       const later = await core.get(t('clusterroles', 'c-later'), {}, admin);
       await core.update(t('clusterroles', 'c-later'), { ...later, metadata: { ...later.metadata, labels: { [label]: 'true' } }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }] }, {}, admin);
-      await eventually([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, podReads, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }]);
+      await rulesBecome([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, podReads, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }]);
 
       // A deleted role leaves.
       await core.delete(t('clusterroles', 'a-cms'), {}, admin);
-      await eventually([podReads, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }]);
+      await rulesBecome([podReads, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }]);
     } finally {
       controller.stop();
     }
@@ -184,9 +184,10 @@ describe('against a real core', () => {
     const controller = new ClusterRoleAggregationController({ core: counting, rbacGroup: RBAC, user: admin.user, clock: systemClock });
     try {
       await controller.synced();
+      // Sleeps are the point here: a loop would keep writing, so the writes must stop and stay stopped.
       await new Promise((r) => setTimeout(r, 300));
       const settled = writes;
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 500)); // half a second with no write is what "settled" means
       expect(writes).toBe(settled);
       for (const name of ['all-a', 'all-m', 'all-z']) {
         expect((await core.get(t('clusterroles', name), {}, admin)).rules).toEqual(expect.arrayContaining([ghost, podReads]));

@@ -6,7 +6,7 @@
 import { systemClock } from '../../src/clock';
 import { AdmissionPolicyStatusController } from '../../src/controllers';
 import type { ApiObject } from '../../src/core';
-import { ctx, openCore, type TestCore } from './support';
+import { ctx, eventually, openCore, type TestCore } from './support';
 
 const AR = 'admissionregistration.k8s.io';
 const policies = (name?: string) => ({ group: AR, version: 'v1', resource: 'validatingadmissionpolicies', ...(name ? { name } : {}) });
@@ -26,13 +26,13 @@ afterAll(async () => {
 });
 
 async function statusOf(name: string, generation: number): Promise<Record<string, any>> {
-  for (let i = 0; i < 200; i++) {
-    const p = await t.core.get(policies(name), {}, ctx);
-    const status = p.status as Record<string, any> | undefined;
-    if (status?.observedGeneration === generation) return status;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('status never observed the generation');
+  return eventually(
+    async () => {
+      const status = (await t.core.get(policies(name), {}, ctx)).status as Record<string, any> | undefined;
+      return status?.observedGeneration === generation && status;
+    },
+    { what: `${name}'s status at generation ${generation}` },
+  );
 }
 
 test('undefined fields of the matched kinds are warned about, per expression, until fixed', async () => {

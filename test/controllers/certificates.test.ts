@@ -19,6 +19,7 @@ import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { ManualClock } from '../../src/clock';
 import { csrTarget, makeCsr } from '../support/csr';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -63,14 +64,25 @@ describe('certificate controllers', () => {
   });
 
   async function settled(name: string, done: (csr: CertificateSigningRequest) => boolean): Promise<CertificateSigningRequest> {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      await Promise.all([signing.idle(), approving.idle()]);
-      const csr = (await core.get(csrs(name), {}, admin)) as CertificateSigningRequest;
-      if (done(csr)) return csr;
-      if (Date.now() > deadline) throw new Error(`${name} never settled: ${JSON.stringify(csr.status)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    return eventually(
+      async () => {
+        await Promise.all([signing.idle(), approving.idle()]);
+        const csr = (await core.get(csrs(name), {}, admin)) as CertificateSigningRequest;
+        return done(csr) && csr;
+      },
+      { what: `${name} settled` },
+    );
+  }
+
+  /**
+   * Both controllers have heard of every change made so far and are done with it: a node's own
+   * client request made now, which each of them acts on, is approved and issued (each one's watch
+   * delivers in order), then their queues are idle.
+   */
+  async function caughtUp(marker: string): Promise<void> {
+    await request(marker, 'CN=system:node:n1, O=system:nodes', { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] }, node);
+    await settled(marker, (c) => !!c.status?.certificate);
+    await Promise.all([signing.idle(), approving.idle()]);
   }
 
   async function request(name: string, subject: string, spec: Record<string, unknown>, ctx = admin, sans: { dns?: string[] } = {}): Promise<void> {
@@ -126,8 +138,7 @@ describe('certificate controllers', () => {
     await request('custom', 'CN=jane', { signerName: 'example.com/custom', usages: ['client auth'] });
     await approve('custom');
     await request('pending', 'CN=jane', { signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'] });
-    await new Promise((r) => setTimeout(r, 100));
-    await Promise.all([signing.idle(), approving.idle()]);
+    await caughtUp('after-pending');
     expect(((await core.get(csrs('custom'), {}, admin)) as CertificateSigningRequest).status?.certificate).toBeUndefined();
     expect(((await core.get(csrs('pending'), {}, admin)) as CertificateSigningRequest).status?.conditions).toBeUndefined();
   });
@@ -139,8 +150,7 @@ describe('certificate controllers', () => {
     expect(certificateOf(csr).subject).toBe('CN=system:node:n1\nO=system:nodes');
     // Another node's name: the review does not allow it, so it stays pending.
     await request('n2-client', 'CN=system:node:n2, O=system:nodes', { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] }, node);
-    await new Promise((r) => setTimeout(r, 100));
-    await approving.idle();
+    await caughtUp('after-n2-client');
     expect(((await core.get(csrs('n2-client'), {}, admin)) as CertificateSigningRequest).status?.conditions).toBeUndefined();
   });
 });

@@ -29,12 +29,12 @@ afterEach(async () => {
 const readyStatus = async (name: string) => ((await t.core.get(nodes(name), {}, ctx)) as NodeLike).status?.conditions?.find((c) => c.type === 'Ready');
 
 /**
- * Moves the clock `stepMs` at a time, pausing for the controllers between steps, until
+ * Moves the clock `stepMs` at a time, waiting for the work each step started, until
  * `condition` holds; returns how far it moved (Infinity if not within `maxMs`).
  */
 async function advanceUntil(condition: () => Promise<boolean>, stepMs: number, maxMs: number): Promise<number> {
   for (let moved = 0; moved <= maxMs; moved += stepMs) {
-    await new Promise((r) => setTimeout(r, 50));
+    await running!.idle!();
     if (await condition()) return moved;
     clock.advance(stepMs);
   }

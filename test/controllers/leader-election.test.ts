@@ -13,8 +13,9 @@ describe('leader election', () => {
   let t: TestCore;
   let clock: ManualClock;
   const log: string[] = [];
-  const candidate = (identity: string) =>
-    new LeaderElector({
+  let candidates: LeaderElector[] = [];
+  const candidate = (identity: string) => {
+    const elector = new LeaderElector({
       core: t.core,
       naming,
       clock,
@@ -24,12 +25,15 @@ describe('leader election', () => {
       onStartedLeading: () => log.push(`${identity} leads`),
       onStoppedLeading: () => log.push(`${identity} stops`),
     });
+    candidates.push(elector);
+    return elector;
+  };
   const holder = async () => ((await t.core.get(lease, {}, ctx)).spec as { holderIdentity?: string }).holderIdentity;
-  /** Let the candidates' rounds (async store calls) run after moving the clock. */
+  /** Move the clock a second at a time, each time waiting for the rounds it started (async store calls). */
   const advance = async (ms: number) => {
     for (let done = 0; done < ms; done += 1000) {
       clock.advance(1000);
-      await new Promise((r) => setTimeout(r, 20));
+      await Promise.all(candidates.map((c) => c.idle()));
     }
   };
 
@@ -37,6 +41,7 @@ describe('leader election', () => {
     t = await openCore();
     clock = new ManualClock(Date.UTC(2026, 10, 25, 11, 0, 0));
     log.length = 0;
+    candidates = [];
   });
   afterEach(async () => t.close());
 

@@ -8,7 +8,9 @@ import type { ApiObject, ResourceTarget } from '../../src/core';
 import { NodeLifecycleController, TaintEvictionController } from '../../src/controllers';
 import { createNaming } from '../../src/naming';
 import { ManualClock, rfc3339, rfc3339Micro } from '../../src/clock';
+import { type InformerView, SharedInformers } from '../../src/core/informer';
 import { ctx, eventually, getOrUndefined, openCore, pods, type TestCore } from './support';
+import { caughtUp } from '../support/informers';
 
 const naming = createNaming('kubernetes');
 const nodes = (name?: string, subresource?: string): ResourceTarget => ({ group: '', version: 'v1', resource: 'nodes', name, subresource });
@@ -27,6 +29,8 @@ describe('node lifecycle and taint eviction', () => {
   let clock: ManualClock;
   let lifecycle: NodeLifecycleController;
   let eviction: TaintEvictionController;
+  /** The Leases as the controllers' shared informer holds them. */
+  let leaseView: InformerView;
 
   const node = async (name: string) => (await t.core.get(nodes(name), {}, ctx)) as NodeLike;
   const ready = (n: NodeLike) => n.status?.conditions?.find((c) => c.type === 'Ready');
@@ -73,11 +77,11 @@ describe('node lifecycle and taint eviction', () => {
    */
   let alive: Set<string>;
 
-  /** The clock moves `ms`; the live nodes renew their Leases; the controllers settle. */
+  /** The clock moves `ms`; the live nodes renew their Leases, which the controllers hear; they settle. */
   async function step(ms: number): Promise<void> {
     clock.advance(ms);
     for (const name of alive) await renewLease(name);
-    await new Promise((r) => setTimeout(r, 20));
+    await caughtUp(leaseView, t.core, leases(), ctx);
     await settle();
   }
 
@@ -112,7 +116,9 @@ describe('node lifecycle and taint eviction', () => {
     await runningPod('at-once', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]);
     await runningPod('default-toleration', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }]);
     await runningPod('forever', [{ key: UNREACHABLE, operator: 'Exists', effect: 'NoExecute' }]);
-    const options = { core: t.core, naming, clock, user: ctx.user };
+    const informers = new SharedInformers(t.core, ctx, clock);
+    leaseView = informers.watch(leases(), () => undefined);
+    const options = { core: t.core, naming, clock, user: ctx.user, informers };
     zones.clear();
     evicted.clear();
     lifecycle = new NodeLifecycleController({
@@ -132,6 +138,7 @@ describe('node lifecycle and taint eviction', () => {
   afterEach(async () => {
     lifecycle.stop();
     eviction.stop();
+    leaseView.stop();
     await t.close();
   });
 

@@ -7,7 +7,9 @@ import type { ApiObject, ResourceTarget } from '../../src/core';
 import { PodGarbageCollector } from '../../src/controllers';
 import { createNaming } from '../../src/naming';
 import { ManualClock } from '../../src/clock';
+import { type InformerView, SharedInformers } from '../../src/core/informer';
 import { ctx, getOrUndefined, openCore, pods, type TestCore } from './support';
+import { caughtUp } from '../support/informers';
 
 const naming = createNaming('kubernetes');
 const nodes = (name?: string): ResourceTarget => ({ group: '', version: 'v1', resource: 'nodes', name });
@@ -18,6 +20,9 @@ describe('pod garbage collector', () => {
   let t: TestCore;
   let clock: ManualClock;
   let gc: PodGarbageCollector;
+  /** The informers the collector follows, as the test sees them. */
+  let informers: SharedInformers;
+  let views: Array<[InformerView, ResourceTarget]>;
 
   const pod = (name: string) => getOrUndefined(t.core, pods('default', name)) as Promise<PodLike | undefined>;
 
@@ -32,9 +37,9 @@ describe('pod garbage collector', () => {
     await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...current, status: { ...(current.status as object), phase } }, {}, ctx);
   }
 
-  /** Wait for the informers, then run the passes the clock's ticks start. */
+  /** Wait for the informers to hear every change made so far, then run the passes the clock's ticks start. */
   async function tick(ms: number): Promise<void> {
-    await new Promise((r) => setTimeout(r, 50));
+    for (const [view, target] of views) await caughtUp(view, t.core, target, ctx);
     clock.advance(ms);
     await gc.collect();
   }
@@ -42,15 +47,20 @@ describe('pod garbage collector', () => {
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 0, 1));
     t = await openCore({}, clock);
+    views = [];
   });
 
   afterEach(async () => {
     gc.stop();
+    for (const [view] of views) view.stop();
     await t.close();
   });
 
   function start(terminatedThreshold?: number): void {
-    gc = new PodGarbageCollector({ core: t.core, naming, clock, user: ctx.user, ...(terminatedThreshold === undefined ? {} : { terminatedThreshold }) });
+    informers = new SharedInformers(t.core, ctx, clock);
+    const targets: ResourceTarget[] = [nodes(), { group: '', version: 'v1', resource: 'pods' }];
+    views = targets.map((target) => [informers.watch(target, () => undefined), target]);
+    gc = new PodGarbageCollector({ core: t.core, naming, clock, user: ctx.user, informers, ...(terminatedThreshold === undefined ? {} : { terminatedThreshold }) });
     gc.start();
   }
 

@@ -46,13 +46,6 @@ async function podsOf(name: string): Promise<ApiObject[]> {
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function scale(name: string, replicas: number): Promise<void> {
   const rs = await core.get(rsTarget(name), {}, admin);
@@ -60,11 +53,11 @@ async function scale(name: string, replicas: number): Promise<void> {
 }
 
 async function converged(name: string, replicas: number): Promise<void> {
-  await until(`${name} at ${replicas}`, async () => {
+  await eventually(async () => {
     const rs = await core.get(rsTarget(name), {}, admin);
     const status = (rs.status ?? {}) as { replicas?: number; observedGeneration?: number };
     return (await podsOf(name)).length === replicas && (status.replicas ?? 0) === replicas && status.observedGeneration === rs.metadata?.generation;
-  });
+  }, { what: `${name} at ${replicas}`, timeoutMs: 20_000 });
 }
 
 beforeAll(async () => {
@@ -116,10 +109,10 @@ test('a deleted pod is replaced; a template change leaves existing pods alone', 
   await converged('api', 3);
   const before = (await podsOf('api')).map((p) => p.metadata!.name!).sort();
   await core.delete(podTarget(before[0]), { gracePeriodSeconds: 0 }, admin);
-  await until('a replacement', async () => {
+  await eventually(async () => {
     const now = (await podsOf('api')).map((p) => p.metadata!.name!);
     return now.length === 3 && !now.includes(before[0]!);
-  });
+  }, { what: 'a replacement', timeoutMs: 20_000 });
   // The controller is still writing the ReplicaSet's status after the replacement: change the
   // template as a client would, read and write again on a conflict (client-go's RetryOnConflict).
   for (let attempt = 1; ; attempt++) {
@@ -148,7 +141,7 @@ test('orphans matching the selector are adopted, pods relabelled away are releas
   expect(stray.metadata?.ownerReferences).toEqual([expect.objectContaining({ uid: rs.metadata?.uid, controller: true })]);
   // Relabel one: it is released and replaced.
   await core.patch(podTarget('stray'), { type: 'merge', body: { metadata: { labels: { app: 'elsewhere' } } } }, {}, admin);
-  await until('the release', async () => !(await core.get(podTarget('stray'), {}, admin)).metadata?.ownerReferences);
+  await eventually(async () => !(await core.get(podTarget('stray'), {}, admin)).metadata?.ownerReferences, { what: 'the release', timeoutMs: 20_000 });
   await converged('db', 2);
 });
 
@@ -158,7 +151,7 @@ test('failed creates show as FailedCreate events and the ReplicaFailure conditio
   (bad.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels.refuse = 'yes';
   await core.create(rsTarget(), bad, {}, admin);
   const condition = async () => ((await core.get(rsTarget('broken'), {}, admin)).status as { conditions?: Array<{ type: string; reason?: string; message?: string }> } | undefined)?.conditions?.find((c) => c.type === 'ReplicaFailure');
-  await until('ReplicaFailure', async () => !!(await condition()));
+  await eventually(async () => !!(await condition()), { what: 'ReplicaFailure', timeoutMs: 20_000 });
   expect(await condition()).toMatchObject({ type: 'ReplicaFailure', reason: 'FailedCreate', message: expect.stringContaining('pods are refused here') });
   const events = await core.list({ group: '', version: 'v1', resource: 'events', namespace: NS }, { fieldSelector: 'involvedObject.name=broken,reason=FailedCreate' }, admin);
   expect(events.items).toHaveLength(1);
@@ -170,7 +163,7 @@ test('failed creates show as FailedCreate events and the ReplicaFailure conditio
   delete (rs.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels.refuse;
   await core.update(rsTarget('broken'), rs, {}, admin);
   await converged('broken', 2);
-  await until('the condition cleared', async () => !(await condition()));
+  await eventually(async () => !(await condition()), { what: 'the condition cleared', timeoutMs: 20_000 });
 });
 
 test('creates and deletes are recorded as core Events, as client-go\'s legacy recorder writes them for upstream\'s controller', async () => {
@@ -179,10 +172,10 @@ test('creates and deletes are recorded as core Events, as client-go\'s legacy re
   await scale('evented', 0);
   await converged('evented', 0);
   const ofEvented = async () => (await core.list({ group: '', version: 'v1', resource: 'events', namespace: NS }, { fieldSelector: 'involvedObject.kind=ReplicaSet,involvedObject.name=evented' }, admin)).items;
-  await until('both events', async () => {
+  await eventually(async () => {
     const events = await ofEvented();
     return ['SuccessfulCreate', 'SuccessfulDelete'].every((r) => events.some((e) => e.reason === r));
-  });
+  }, { what: 'both events', timeoutMs: 20_000 });
   const created = (await ofEvented()).find((e) => e.reason === 'SuccessfulCreate')!;
   expect(created).toMatchObject({
     type: 'Normal',
@@ -220,6 +213,7 @@ test('a ReplicaSet asking for very many pods never starves the process: a timer 
   // Found by the fuzzer: in process a sync of the controller completes in the microtask queue,
   // so one with endless work (replicas: 3000 here, 2^31-1 there) held off every request.
   await core.create(rsTarget(), replicaSet('many', 3000), {}, admin);
+  // A 0 ms timer is the point, not a pause: it must get its turn while the controller works.
   const atTimer = await new Promise<number>((resolve) => setTimeout(() => void podsOf('many').then((p) => resolve(p.length)), 0));
   expect(atTimer).toBeLessThan(3000);
   await scale('many', 0);

@@ -11,6 +11,7 @@ import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { systemClock } from '../../src/clock';
 import { StatusError } from '../../src/status';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -31,13 +32,6 @@ async function exists(namespace: string): Promise<boolean> {
   }
 }
 
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-sa-controller-'));
@@ -55,20 +49,23 @@ afterAll(async () => {
 });
 
 test('namespaces that existed before the controller, the system ones and new ones get `default`', async () => {
-  await until('before/default', () => exists('before'));
-  await until('default/default', () => exists('default'));
-  await until('kube-system/default', () => exists('kube-system'));
+  await eventually(() => exists('before'), { what: 'before/default' });
+  await eventually(() => exists('default'), { what: 'default/default' });
+  await eventually(() => exists('kube-system'), { what: 'kube-system/default' });
   await core.create(namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'later' } }, {}, admin);
-  await until('later/default', () => exists('later'));
+  await eventually(() => exists('later'), { what: 'later/default' });
 });
 
 test('a deleted `default` comes back; other accounts are left alone', async () => {
-  await until('before/default', () => exists('before'));
+  await eventually(() => exists('before'), { what: 'before/default' });
   await core.create({ group: '', version: 'v1', resource: 'serviceaccounts', namespace: 'before' }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot' } }, {}, admin);
   const first = await core.get(sa('before'), {}, admin);
   await core.delete(sa('before'), {}, admin);
-  await until('a new before/default', async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== first.metadata?.uid);
+  await eventually(async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== first.metadata?.uid, { what: 'a new before/default' });
   await core.delete(sa('before', 'bot'), {}, admin);
-  await new Promise((r) => setTimeout(r, 100));
+  // The controller has synced the namespace since: it brought back a `default` deleted after `bot`.
+  const second = await core.get(sa('before'), {}, admin);
+  await core.delete(sa('before'), {}, admin);
+  await eventually(async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== second.metadata?.uid, { what: 'a third before/default' });
   await expect(core.get(sa('before', 'bot'), {}, admin)).rejects.toMatchObject({ status: { reason: 'NotFound' } });
 });

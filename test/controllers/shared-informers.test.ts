@@ -8,6 +8,7 @@ import type { CoreApi, RequestContext } from '../../src/core';
 import { SharedInformers, type InformerChange, followResource } from '../../src/core/informer';
 import { systemClock } from '../../src/clock';
 import { ctx, openCore, pods, type TestCore } from './support';
+import { eventually } from '../support/eventually';
 
 const GROUP: RequestContext = { user: { username: 'system:kube-controller-manager', groups: ['system:masters'] }, userAgent: 'keelson-controller-manager/shared-informers' };
 
@@ -17,12 +18,6 @@ function recorder(): { heard: string[]; listener: (c?: InformerChange) => void }
   return { heard, listener: (c) => heard.push(c ? `${c.type} ${c.object.metadata?.name}` : 'list') };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await settle();
-  expect(check()).toBe(true);
-}
 
 async function createPod(core: CoreApi, name: string): Promise<void> {
   await core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
@@ -66,7 +61,7 @@ describe('shared informers', () => {
     expect(viewA.objects).toBe(viewB.objects);
     expect([...viewA.objects.keys()]).toEqual(['default/before']);
     await createPod(t.core, 'after');
-    await until(() => a.heard.length === 2 && b.heard.length === 2);
+    await eventually(() => a.heard.length === 2 && b.heard.length === 2);
     expect(a.heard).toEqual(['list', 'ADDED after']);
     expect(b.heard).toEqual(['list', 'ADDED after']);
     expect([...viewB.inNamespace('default')].map((p) => p.metadata?.name).sort()).toEqual(['after', 'before']);
@@ -84,8 +79,8 @@ describe('shared informers', () => {
     await viewA.synced;
     viewA.stop();
     await createPod(t.core, 'one');
-    await until(() => b.heard.includes('ADDED one'));
-    await settle();
+    await eventually(() => b.heard.includes('ADDED one'));
+    // One informer tells all its listeners of a change in one pass: had `a` still listened, it had heard it too.
     expect(a.heard).toEqual(['list']);
     expect(informers.size).toBe(1);
     viewB.stop();
@@ -114,7 +109,7 @@ describe('shared informers', () => {
     expect(late.heard).toEqual(['list']);
     expect([...view.objects.keys()]).toEqual(['default/there']);
     await createPod(t.core, 'next');
-    await until(() => late.heard.length === 2);
+    await eventually(() => late.heard.length === 2);
     expect(late.heard).toEqual(['list', 'ADDED next']);
     expect(calls.filter((call) => call.startsWith('list'))).toHaveLength(1);
     first.stop();
@@ -130,7 +125,7 @@ describe('shared informers', () => {
     const view = informers.watch(pods('default'), b.listener);
     await view.synced;
     await createPod(t.core, 'x');
-    await until(() => b.heard.includes('ADDED x'));
+    await eventually(() => b.heard.includes('ADDED x'));
     thrower.stop();
     view.stop();
   });

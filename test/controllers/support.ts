@@ -66,14 +66,7 @@ export async function getOrUndefined(core: Core, target: ResourceTarget): Promis
   }
 }
 
-/** Poll `check` until it returns true (the controllers act asynchronously). */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** The controllers act asynchronously: tests wait for what they do with the shared poller. */
+export { eventually } from '../support/eventually';
 
 export { statusOf } from '../support/status';

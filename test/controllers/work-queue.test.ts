@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { WorkQueue, type WorkQueueMetrics } from '../../src/controllers/work-queue';
 import { workQueueMetrics } from '../../src/server/workqueue-metrics';
 import { ManualClock } from '../../src/clock';
+import { eventually } from '../support/eventually';
 
 /** One sample of `name{name="q"}` in the exposition text. */
 async function sample(registry: Registry, line: string): Promise<number | undefined> {
@@ -37,8 +38,8 @@ test('a queue reports its adds, retries, waits and work; depth and work in progr
   queue.add('flaky');
   queue.add('flaky');
   queue.start();
-  await new Promise((r) => setTimeout(r, 30));
-  // `slow` runs (one worker), `flaky` waits.
+  // `slow` runs (one worker), `flaky` waits; the gauges read the time `slow` has been running.
+  await eventually(async () => ((await sample(registry, 'workqueue_longest_running_processor_seconds{name="q"}')) ?? 0) > 0.01);
   expect(await sample(registry, 'workqueue_depth{name="q"}')).toBe(1);
   expect(await sample(registry, 'workqueue_longest_running_processor_seconds{name="q"}')).toBeGreaterThan(0.01);
   expect(await sample(registry, 'workqueue_unfinished_work_seconds{name="q"}')).toBeGreaterThan(0.01);

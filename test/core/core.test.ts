@@ -10,6 +10,7 @@ import { createNaming } from '../../src/naming';
 import { ManualClock } from '../../src/clock';
 import { StatusError } from '../../src/status';
 import { startControllers } from '../../src/controllers';
+import { eventually } from '../support/eventually';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'kubectl/v1.32.4 (linux/amd64) kubernetes/abc' };
 const cm = (ns: string, name?: string): ResourceTarget => ({ group: '', version: 'v1', resource: 'configmaps', namespace: ns, name });
@@ -204,15 +205,7 @@ describe('core on the embedded store', () => {
       await core.create(cm('tmp'), { metadata: { name: 'a' } }, {}, ctx);
       const del = await core.delete({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx);
       expect((del.object as ApiObject).status).toEqual({ phase: 'Terminating' });
-      for (let i = 0; i < 100; i++) {
-        try {
-          await core.get({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx);
-        } catch (err) {
-          if (StatusError.is(err, 'NotFound')) break;
-          throw err;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(() => core.get({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx).then(() => false, (err) => StatusError.is(err, 'NotFound')), { what: 'the namespace to go' });
       await expectStatus(core.get({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx), 404, 'NotFound');
       expect((await core.list(cm('tmp'), {}, ctx)).items).toEqual([]);
     } finally {

@@ -8,6 +8,7 @@ import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { ManualClock } from '../../src/clock';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
+import { eventually } from '../support/eventually';
 
 const ADMIN = { user: { username: 'admin', groups: ['system:masters'] } };
 
@@ -23,7 +24,7 @@ afterAll(async () => {
   await etcd.stop();
 });
 
-/** Real time for I/O, while the manual clock stands still. */
+/** Real time for I/O, while the manual clock stands still: the pause is the point, the store's answers (or their absence) take real time. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 test('ready waits for a store that does not answer yet, and the core serves once it does', async () => {
@@ -40,10 +41,14 @@ test('ready waits for a store that does not answer yet, and the core serves once
   }
   expect(ready).toBe(false);
   await etcd.restart();
-  for (let i = 0; i < 200 && !ready; i++) {
-    clock.advance(1_000);
-    await settle();
-  }
+  // A second of the clock per look, for the core's retries, until it is ready.
+  await eventually(
+    () => {
+      clock.advance(1_000);
+      return ready;
+    },
+    { what: 'the core to be ready', intervalMs: 50 },
+  );
   await readying;
   const namespaces = await core.list({ group: '', version: 'v1', resource: 'namespaces' }, {}, ADMIN);
   expect(namespaces.items.map((n) => n.metadata!.name)).toEqual(expect.arrayContaining(['default', 'kube-system', 'kube-public', 'kube-node-lease']));

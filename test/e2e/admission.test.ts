@@ -12,6 +12,10 @@ import { promisify } from 'node:util';
 import { startServerProcess, API_ONLY, type ServerProcess } from '../gateway/support/server-process';
 import { KUBECTL } from './support/kubectl';
 import { deny, startWebhook, type TestWebhook } from '../core/admission/webhook-server';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 15_000, intervalMs: 100 };
 
 const run = promisify(execFile);
 
@@ -27,16 +31,6 @@ async function kubectl(server: ServerProcess, args: string[], input?: string): P
     });
     if (input !== undefined) child.stdin!.end(input);
   });
-}
-
-/** Retry until `check` holds (admission configuration takes effect a moment after it is stored). */
-async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
 }
 
 beforeAll(async () => {
@@ -107,7 +101,7 @@ test('kubectl shows a webhook refusal; the webhook was called over mutual TLS; n
     '',
   ].join('\n');
   expect((await kubectl(core, ['apply', '-f', '-'], config)).stdout).toBe('validatingwebhookconfiguration.admissionregistration.k8s.io/configmap-guard created\n');
-  expect(await eventually(async () => (await kubectl(core, ['create', 'configmap', `blocked-probe-${Date.now()}`, '--dry-run=server'])).code !== 0)).toBe(true);
+  await eventually(async () => (await kubectl(core, ['create', 'configmap', `blocked-probe-${Date.now()}`, '--dry-run=server'])).code !== 0, POLL);
 
   const refused = await kubectl(core, ['create', 'configmap', 'blocked-one', '--from-literal=a=b']);
   expect(refused.code).toBe(1);
@@ -165,7 +159,7 @@ test('kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upst
   );
   const rs = (name: string, replicas: number) =>
     `apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: ${name}\nspec:\n  replicas: ${replicas}\n  selector:\n    matchLabels:\n      app: ${name}\n  template:\n    metadata:\n      labels:\n        app: ${name}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n`;
-  expect(await eventually(async () => (await kubectl(core, ['apply', '--dry-run=server', '-f', '-'], rs('probe', 9))).code !== 0)).toBe(true);
+  await eventually(async () => (await kubectl(core, ['apply', '--dry-run=server', '-f', '-'], rs('probe', 9))).code !== 0, POLL);
   const refused = await kubectl(core, ['apply', '-f', '-'], rs('big', 9));
   expect(refused.stderr).toContain(
     "The replicasets \"big\" is invalid: : ValidatingAdmissionPolicy 'small-replicasets' with binding 'small-replicasets-binding' denied request: replicas must be at most 5, not 9",
@@ -182,7 +176,7 @@ test("a policy comparing container memory limits with CEL's quantity library, th
   expect((await kubectl(core, ['apply', '-f', '-'], docs)).code).toBe(0);
   const rs = (name: string, memory: string) =>
     `apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: ${name}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: ${name}\n  template:\n    metadata:\n      labels:\n        app: ${name}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        resources:\n          limits:\n            memory: ${memory}\n`;
-  expect(await eventually(async () => (await kubectl(core, ['apply', '--dry-run=server', '-f', '-'], rs('probe-memory', '2Gi'))).code !== 0)).toBe(true);
+  await eventually(async () => (await kubectl(core, ['apply', '--dry-run=server', '-f', '-'], rs('probe-memory', '2Gi'))).code !== 0, POLL);
   const refused = await kubectl(core, ['apply', '-f', '-'], rs('hungry', '1025Mi'));
   expect(refused.stderr).toContain("ValidatingAdmissionPolicy 'memory-limits' with binding 'memory-limits-binding' denied request: containers may ask for at most 1Gi of memory");
   expect((await kubectl(core, ['apply', '-f', '-'], rs('modest', '1024Mi'))).stdout).toBe('replicaset.apps/modest created\n');

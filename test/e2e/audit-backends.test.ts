@@ -11,6 +11,7 @@ import { API_ONLY, startServerProcess, type ServerProcess } from '../gateway/sup
 import { httpsRequest } from '../gateway/support/https-client';
 import { type AuditReceiver, startAuditReceiver } from '../server/support/audit-receiver';
 import { kubectlFor } from './support/kubectl';
+import { eventually } from '../support/eventually';
 
 const POLICY = [
   'apiVersion: audit.k8s.io/v1',
@@ -60,11 +61,7 @@ test('batch mode: kubectl’s requests reach the webhook as EventLists, with the
   const kubectl = kubectlFor(() => server);
   await kubectl('create', 'configmap', 'hooked', '--from-literal=k=v');
   const isCreate = (e: Record<string, any>) => e.verb === 'create' && e.objectRef?.name === undefined && e.objectRef?.resource === 'configmaps' && e.stage === 'ResponseComplete';
-  const deadline = Date.now() + 10_000;
-  while (!receiver.events().some(isCreate)) {
-    if (Date.now() > deadline) throw new Error(`no create event among ${JSON.stringify(receiver.events().map((e) => `${e.verb} ${e.requestURI} ${e.stage}`))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(() => receiver.events().some(isCreate), { what: 'the create\'s ResponseComplete event at the webhook' });
   const batch = receiver.batches.find((b) => b.body.items.some(isCreate))!;
   expect(batch.clientCn).toBe('keelson-gateway');
   expect(batch.body).toMatchObject({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {} });

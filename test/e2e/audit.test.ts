@@ -9,6 +9,7 @@ import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
 import { kubectlFor } from './support/kubectl';
+import { eventually } from '../support/eventually';
 
 let server: ServerProcess;
 let kubectl: (...args: string[]) => Promise<string>;
@@ -36,15 +37,21 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function events(): Promise<Array<Record<string, any>>> {
-  await new Promise((r) => setTimeout(r, 200));
-  return (await readFile(logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+/** The audit log's events, once one of them is `last` (the log is written after the answer). */
+async function events(last: (e: Record<string, any>) => boolean): Promise<Array<Record<string, any>>> {
+  return eventually(
+    async () => {
+      const all: Array<Record<string, any>> = (await readFile(logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      return all.some(last) && all;
+    },
+    { what: 'the awaited event in the audit log' },
+  );
 }
 
 test('kubectl’s requests are audited at the policy’s levels with upstream’s Event schema', async () => {
   await kubectl('create', 'configmap', 'audited', '--from-literal=k=v');
   await kubectl('get', 'secrets', '-n', 'kube-system');
-  const all = await events();
+  const all = await events((e) => e.verb === 'list' && e.objectRef?.resource === 'secrets' && e.stage === 'ResponseComplete');
   const create = all.find((e) => e.verb === 'create' && e.objectRef?.resource === 'configmaps' && e.objectRef?.namespace === 'default');
   expect(create).toMatchObject({
     kind: 'Event',
@@ -70,7 +77,7 @@ test('kubectl’s requests are audited at the policy’s levels with upstream’
 test('a forbidden request is audited with the decision and the refusal', async () => {
   const res = await httpsRequest(`${server.url}/api/v1/namespaces/default/pods`, { ca: server.admin.ca }, { headers: { Authorization: 'Bearer nobody-token' } });
   expect(res.status).toBe(403);
-  const denied = (await events()).find((e) => e.user?.username === 'nobody');
+  const denied = (await events((e) => e.user?.username === 'nobody')).find((e) => e.user?.username === 'nobody');
   expect(denied).toMatchObject({
     level: 'Metadata',
     verb: 'list',
@@ -82,8 +89,7 @@ test('a forbidden request is audited with the decision and the refusal', async (
 
 test('-v=3 logs one HTTP line per request, without credentials', async () => {
   await httpsRequest(`${server.url}/api/v1/namespaces/default/configmaps?limit=1`, { ca: server.admin.ca }, { headers: { Authorization: 'Bearer nobody-token', 'User-Agent': 'probe/1.0' } });
-  await new Promise((r) => setTimeout(r, 200));
-  const line = server.output().split('\n').find((l) => l.includes('userAgent="probe/1.0"'));
+  const line = await eventually(() => server.output().split('\n').find((l) => l.includes('userAgent="probe/1.0"')), { what: 'the request\'s HTTP line' });
   expect(line).toMatch(/^keelson: HTTP verb="GET" URI="\/api\/v1\/namespaces\/default\/configmaps\?limit=1" latency="[\d.]+(ms|µs|s)" userAgent="probe\/1.0" audit-ID="[0-9a-f-]{36}" srcIP="127.0.0.1" resp=403$/);
   expect(server.output()).not.toContain('nobody-token');
 });

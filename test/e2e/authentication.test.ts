@@ -15,6 +15,7 @@ import { createGrpcCoreClient } from '../../src/grpc';
 import { StatusError } from '../../src/status';
 import { KUBECTL } from './support/kubectl';
 import { type JSONWebKeySet, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { waitForOutput } from '../support/child-output';
 
 const run = promisify(execFile);
 const TOKENS = ['admin-token-1234,token-admin,uid-admin,system:masters', 'dev-token-5678,dev,uid-dev,"dev,qa"'].join('\n');
@@ -293,11 +294,7 @@ async function startCoreOnly(dataDir: string): Promise<ChildProcessInfo> {
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!/keelson: ready/.test(out)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`core-only process did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForOutput(child, () => out, /keelson: ready/, 30_000);
   const address = /over gRPC only on (\S+),/.exec(out)![1]!;
   return { address, stop: () => child.kill('SIGTERM') };
 }

@@ -10,6 +10,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { KUBECTL } from './support/kubectl';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 15_000, intervalMs: 100 };
 
 const run = promisify(execFile);
 let dir: string;
@@ -41,15 +45,6 @@ const admin = () => ['--client-certificate', path.join(server.dataDir, 'admin.cr
 const alice = ['--token', 'alice-token'];
 const bob = ['--token', 'bob-token'];
 
-/** Retry while RBAC's index catches up with a binding just written (it follows watches). */
-async function eventually(check: () => Promise<boolean>): Promise<boolean> {
-  for (let i = 0; i < 50; i++) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
-}
-
 describe('RBAC', () => {
   it('a RoleBinding grants its Role in its namespace only', async () => {
     expect(await kubectl(admin(), 'create', 'namespace', 'team-a')).toMatchObject({ code: 0 });
@@ -57,7 +52,7 @@ describe('RBAC', () => {
     expect(denied.stderr).toContain('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-a"');
     expect(await kubectl(admin(), 'create', 'role', 'pod-reader', '-n', 'team-a', '--verb=get,list,watch', '--resource=pods')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-reads', '-n', 'team-a', '--role=pod-reader', '--user=alice')).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await kubectl(alice, 'get', 'pods', '-n', 'team-a')).code === 0)).toBe(true);
+    await eventually(async () => (await kubectl(alice, 'get', 'pods', '-n', 'team-a')).code === 0, POLL);
     expect((await kubectl(alice, 'get', 'pods', '-n', 'default')).stderr).toContain('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"');
     expect((await kubectl(alice, 'delete', 'pod', 'x', '-n', 'team-a')).stderr).toContain('pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team-a"');
     // Impersonating alice gives alice's rights, no more.
@@ -116,7 +111,7 @@ describe('RBAC', () => {
     expect((await kubectl(bob, 'get', 'namespaces')).code).not.toBe(0);
     expect(await kubectl(admin(), 'create', 'clusterrole', 'ns-reader', '--verb=get,list', '--resource=namespaces')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'clusterrolebinding', 'watchers-read-ns', '--clusterrole=ns-reader', '--group=watchers')).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await kubectl(bob, 'get', 'namespaces', '-o', 'name')).stdout.includes('namespace/team-a'))).toBe(true);
+    await eventually(async () => (await kubectl(bob, 'get', 'namespaces', '-o', 'name')).stdout.includes('namespace/team-a'), POLL);
     expect((await kubectl(alice, 'get', 'namespaces')).code).not.toBe(0);
   });
 });
@@ -136,18 +131,18 @@ describe('the default policy', () => {
 
   it('aggregates admin, edit and view, including a ClusterRole labelled later', async () => {
     const rulesOf = async (name: string) => JSON.parse((await kubectl(admin(), 'get', 'clusterrole', name, '-o', 'json')).stdout).rules ?? [];
-    expect(await eventually(async () => (await rulesOf('view')).some((r: { resources?: string[] }) => r.resources?.includes('pods')))).toBe(true);
+    await eventually(async () => (await rulesOf('view')).some((r: { resources?: string[] }) => r.resources?.includes('pods')), POLL);
     const widgets = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widgets-view' }, rules: [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }] };
     await writeFile(path.join(dir, 'widgets.json'), JSON.stringify(widgets));
     expect(await kubectl(admin(), 'create', '-f', path.join(dir, 'widgets.json'))).toMatchObject({ code: 0 });
     expect((await rulesOf('view')).some((r: { apiGroups?: string[] }) => r.apiGroups?.includes('example.com'))).toBe(false);
     expect(await kubectl(admin(), 'label', 'clusterrole', 'widgets-view', 'rbac.authorization.k8s.io/aggregate-to-view=true')).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await rulesOf('view')).some((r: { apiGroups?: string[] }) => r.apiGroups?.includes('example.com')))).toBe(true);
+    await eventually(async () => (await rulesOf('view')).some((r: { apiGroups?: string[] }) => r.apiGroups?.includes('example.com')), POLL);
     // edit aggregates view's pieces too (aggregate-to-edit roles carry the view label chain upstream uses).
-    expect(await eventually(async () => (await rulesOf('admin')).length > 0)).toBe(true);
+    await eventually(async () => (await rulesOf('admin')).length > 0, POLL);
     // A user bound to view reads pods but may not delete them.
     expect(await kubectl(admin(), 'create', 'rolebinding', 'bob-views', '-n', 'team-a', '--clusterrole=view', '--user=bob')).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await kubectl(bob, 'auth', 'can-i', 'list', 'pods', '-n', 'team-a')).code === 0)).toBe(true);
+    await eventually(async () => (await kubectl(bob, 'auth', 'can-i', 'list', 'pods', '-n', 'team-a')).code === 0, POLL);
     expect((await kubectl(bob, 'auth', 'can-i', 'delete', 'pods', '-n', 'team-a')).code).toBe(1);
   });
 
@@ -172,7 +167,7 @@ describe('the default policy', () => {
     const first = await kubectl(admin(), 'auth', 'reconcile', '-f', file);
     expect(first).toMatchObject({ code: 0 });
     expect(first.stdout).toContain('role.rbac.authorization.k8s.io/cm-editor reconciled');
-    expect(await eventually(async () => (await kubectl(alice, 'auth', 'can-i', 'update', 'configmaps', '-n', 'team-a')).code === 0)).toBe(true);
+    await eventually(async () => (await kubectl(alice, 'auth', 'can-i', 'update', 'configmaps', '-n', 'team-a')).code === 0, POLL);
     // Narrow it by hand; reconcile adds back what is missing and keeps what was added.
     expect(await kubectl(admin(), 'patch', 'role', 'cm-editor', '-n', 'team-a', '--type=json', '-p', '[{"op":"replace","path":"/rules","value":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]}]')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'auth', 'reconcile', '-f', file)).toMatchObject({ code: 0 });
@@ -194,7 +189,7 @@ describe('Node authorizer', () => {
     });
     await writeFile(path.join(dir, 'pod.json'), pod);
     expect(await kubectl(admin(), 'create', '-f', path.join(dir, 'pod.json'))).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await kubectl(kubelet, 'get', 'secret', 'mine', '-n', 'team-a')).code === 0)).toBe(true);
+    await eventually(async () => (await kubectl(kubelet, 'get', 'secret', 'mine', '-n', 'team-a')).code === 0, POLL);
     const theirs = await kubectl(kubelet, 'get', 'secret', 'theirs', '-n', 'team-a');
     expect(theirs.stderr).toContain('secrets "theirs" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "team-a": Node: no relationship found between node \'n1\' and this object');
     // Its pods by spec.nodeName, not everyone's.
@@ -213,7 +208,7 @@ describe('RBAC privilege escalation', () => {
     expect(await kubectl(admin(), 'create', 'role', 'pod-viewer', '-n', 'team-b', '--verb=get,list', '--resource=pods')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-manages', '-n', 'team-b', '--role=rbac-manager', '--user=alice')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-views', '-n', 'team-b', '--role=pod-viewer', '--user=alice')).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await kubectl(alice, 'get', 'roles', '-n', 'team-b')).code === 0)).toBe(true);
+    await eventually(async () => (await kubectl(alice, 'get', 'roles', '-n', 'team-b')).code === 0, POLL);
 
     // What she holds she may grant.
     expect(await kubectl(alice, 'create', 'role', 'readers', '-n', 'team-b', '--verb=get', '--resource=pods')).toMatchObject({ code: 0 });
@@ -229,6 +224,6 @@ describe('RBAC privilege escalation', () => {
     // ...until she may `bind` that role.
     expect(await kubectl(admin(), 'create', 'role', 'binder', '-n', 'team-b', '--verb=bind', '--resource=clusterroles.rbac.authorization.k8s.io', '--resource-name=ns-lister')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-binds', '-n', 'team-b', '--role=binder', '--user=alice')).toMatchObject({ code: 0 });
-    expect(await eventually(async () => (await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob')).code === 0)).toBe(true);
+    await eventually(async () => (await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob')).code === 0, POLL);
   });
 });

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { KUBECTL, kubectlFor } from './support/kubectl';
 import { makeCsr } from '../support/csr';
+import { eventually } from '../support/eventually';
 
 const run = promisify(execFile);
 let server: ServerProcess;
@@ -59,13 +60,8 @@ async function createCsr(name: string, subject: string, signerName = 'kubernetes
 }
 
 async function issued(name: string): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const b64 = await kubectl('get', 'csr', name, '-o', 'jsonpath={.status.certificate}');
-    if (b64) return Buffer.from(b64, 'base64').toString('utf8');
-    if (Date.now() > deadline) throw new Error(`${name} was not issued`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const b64 = await eventually(() => kubectl('get', 'csr', name, '-o', 'jsonpath={.status.certificate}'), { what: `${name} to be issued`, timeoutMs: 15_000, intervalMs: 100 });
+  return Buffer.from(b64, 'base64').toString('utf8');
 }
 
 test('an administrator issues a client certificate for a new user, who then is that user', async () => {

@@ -18,7 +18,10 @@ import { startServerProcess, type ServerProcess } from '../gateway/support/serve
 import { httpsRequest } from '../gateway/support/https-client';
 import { makeCsr } from '../support/csr';
 import { KUBECTL, kubectlFor } from './support/kubectl';
-import { eventually } from './support/replicasets';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 60_000, intervalMs: 250 };
 
 const run = promisify(execFile);
 
@@ -88,7 +91,7 @@ test('a server process with a foreign --client-ca-file accepts its own credentia
   }
 
   // The in-process simulated node still registers and heartbeats.
-  expect(await eventually(async () => /keelson-node-0\s+Ready/.test(await kubectl('get', 'nodes')))).toBe(true);
+  await eventually(async () => /keelson-node-0\s+Ready/.test(await kubectl('get', 'nodes')), POLL);
 
   // csrsigning still signs (with the generated CA), and what it signs authenticates.
   const csr = await makeCsr('CN=bob, O=reviewers');
@@ -100,7 +103,7 @@ test('a server process with a foreign --client-ca-file accepts its own credentia
   await kubectl('create', '-f', csrFile);
   await kubectl('certificate', 'approve', 'bob');
   let issued = '';
-  expect(await eventually(async () => !!(issued = await kubectl('get', 'csr', 'bob', '-o', 'jsonpath={.status.certificate}')))).toBe(true);
+  await eventually(async () => !!(issued = await kubectl('get', 'csr', 'bob', '-o', 'jsonpath={.status.certificate}')), POLL);
   expect(await whoAmI(server.url, serverCa, { cert: Buffer.from(issued, 'base64').toString('utf8'), key: csr.keyPem })).toEqual({ status: 201, username: 'bob' });
 });
 
@@ -123,11 +126,12 @@ test('an out-of-process controller manager runs against a core with a foreign --
   processes.push(controllers);
   const kubectl = kubectlFor(() => core);
   // The scheduler's and the node's certificates are signed with the cluster CA; the node registers.
-  const registered = await eventually(async () => /keelson-node-0\s+Ready/.test(await kubectl('get', 'nodes')), 20_000);
-  if (!registered) throw new Error(`no node:\n${controllers.output()}\n---\n${core.output()}`);
+  await eventually(async () => /keelson-node-0\s+Ready/.test(await kubectl('get', 'nodes')), { ...POLL, timeoutMs: 20_000 }).catch(() => {
+    throw new Error(`no node:\n${controllers.output()}\n---\n${core.output()}`);
+  });
   // The controllers act (each as its service account, whose token the controller manager's credential
   // requested): root-ca-cert-publisher writes its ConfigMap.
-  expect(await eventually(async () => (await kubectl('get', 'configmap', '-n', 'default', 'kube-root-ca.crt', '-o', 'name').catch(() => '')).includes('kube-root-ca.crt'))).toBe(true);
+  await eventually(async () => (await kubectl('get', 'configmap', '-n', 'default', 'kube-root-ca.crt', '-o', 'name').catch(() => '')).includes('kube-root-ca.crt'), POLL);
   expect(controllers.output()).not.toMatch(/Unauthorized|UNAUTHENTICATED/);
 });
 

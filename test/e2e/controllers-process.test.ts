@@ -14,7 +14,11 @@ import path from 'node:path';
 import { makeCsr } from '../support/csr';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
-import { createReplicaSet, eventually } from './support/replicasets';
+import { createReplicaSet } from './support/replicasets';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 60_000, intervalMs: 250 };
 
 let core: ServerProcess;
 let grpcAddress: string;
@@ -52,8 +56,9 @@ async function startControllers(): Promise<ServerProcess> {
 
 /** Wait (longer than one kubectl call may take) for a ReplicaSet status field to read `value`. */
 async function waitStatus(name: string, field: string, value: number, ms = 120_000): Promise<void> {
-  const ok = await eventually(async () => (await kubectl('get', `rs/${name}`, '-o', `jsonpath={.status.${field}}`)).trim() === String(value), ms);
-  if (!ok) throw new Error(`rs/${name} status.${field} did not reach ${value}: ${await kubectl('get', `rs/${name}`, '-o', 'jsonpath={.status}')}`);
+  await eventually(async () => (await kubectl('get', `rs/${name}`, '-o', `jsonpath={.status.${field}}`)).trim() === String(value), { ...POLL, timeoutMs: ms }).catch(async () => {
+    throw new Error(`rs/${name} status.${field} did not reach ${value}: ${await kubectl('get', `rs/${name}`, '-o', 'jsonpath={.status}')}`);
+  });
 }
 
 const podNames = async (app: string) => (await kubectl('get', 'pods', '-n', 'default', '-l', `app=${app}`, '-o', 'name')).split('\n').filter((l) => l.trim());
@@ -61,8 +66,8 @@ const podNames = async (app: string) => (await kubectl('get', 'pods', '-n', 'def
 test('controllers in their own process act through the gRPC door under their own identities', async () => {
   const controllers = await startControllers();
   // The simulated node registers as system:node:keelson-node-0 (the Node authorizer lets it).
-  expect(await eventually(async () => /keelson-node-0\s+Ready/.test(await kubectl('get', 'nodes')))).toBe(true);
-  expect(await eventually(async () => (await kubectl('get', 'configmap', '-n', 'default', 'kube-root-ca.crt', '-o', 'name')).includes('kube-root-ca.crt'))).toBe(true);
+  await eventually(async () => /keelson-node-0\s+Ready/.test(await kubectl('get', 'nodes')), POLL);
+  await eventually(async () => (await kubectl('get', 'configmap', '-n', 'default', 'kube-root-ca.crt', '-o', 'name')).includes('kube-root-ca.crt'), POLL);
   const holders = await kubectl('get', 'leases', '-n', 'kube-system', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.holderIdentity}{"\\n"}{end}');
   expect(holders).toMatch(/^kube-controller-manager=\S+_[0-9a-f-]{36}$/m);
   expect(holders).toMatch(/^kube-scheduler=\S+_[0-9a-f-]{36}$/m);
@@ -78,10 +83,10 @@ test('controllers in their own process act through the gRPC door under their own
 
   await kubectl('scale', 'rs/remote', '--replicas=10');
   await waitStatus('remote', 'replicas', 10);
-  expect(await eventually(async () => (await podNames('remote')).length === 10)).toBe(true);
+  await eventually(async () => (await podNames('remote')).length === 10, POLL);
   await kubectl('scale', 'rs/remote', '--replicas=0');
   await waitStatus('remote', 'replicas', 0);
-  expect(await eventually(async () => (await podNames('remote')).length === 0)).toBe(true);
+  await eventually(async () => (await podNames('remote')).length === 0, POLL);
   // Each controller that wrote did so as its service account, which the process's client builder created.
   const accounts = await kubectl('get', 'serviceaccounts', '-n', 'kube-system', '-o', 'name');
   for (const sa of ['replicaset-controller', 'service-account-controller', 'root-ca-cert-publisher']) {
@@ -101,7 +106,7 @@ test('csrsigning in the controllers process issues an approved request as certif
   );
   await kubectl('create', '-f', file);
   await kubectl('certificate', 'approve', 'remote-user');
-  expect(await eventually(async () => (await kubectl('get', 'csr', 'remote-user', '-o', 'jsonpath={.status.certificate}')).length > 0)).toBe(true);
+  await eventually(async () => (await kubectl('get', 'csr', 'remote-user', '-o', 'jsonpath={.status.certificate}')).length > 0, POLL);
   const cert = new X509Certificate(Buffer.from(await kubectl('get', 'csr', 'remote-user', '-o', 'jsonpath={.status.certificate}'), 'base64').toString('utf8'));
   expect(cert.subject).toBe('CN=remote-user\nO=dev');
   expect(cert.checkIssued(new X509Certificate(await readFile(path.join(core.dataDir, 'ca.crt'))))).toBe(true);
@@ -145,7 +150,7 @@ test('the controllers process serves health to anyone and metrics to whom the co
   expect(metrics.body).toMatch(/^process_cpu_user_seconds_total \d/m);
   // The node lifecycle controller's zone figures: the simulated node, in no zone, Ready.
   const zoneSize = async () => (await getInsecure(`${base}/metrics`, { cert: core.admin.cert, key: core.admin.key })).body;
-  expect(await eventually(async () => /^node_collector_zone_size\{zone=""\} 1$/m.test(await zoneSize()))).toBe(true);
+  await eventually(async () => /^node_collector_zone_size\{zone=""\} 1$/m.test(await zoneSize()), POLL);
   expect(await zoneSize()).toMatch(/^node_collector_zone_health\{zone=""\} 100$/m);
   expect(await zoneSize()).toMatch(/^workqueue_adds_total\{name="node_lifecycle_controller"\} [1-9]/m);
   expect(await getInsecure(`${base}/nothing`)).toMatchObject({ status: 404, body: '404 page not found\n' });
@@ -157,16 +162,16 @@ test('two controller processes run one active set; the leader killed mid-scale i
   await createReplicaSet(kubectl, core.dataDir, 'standby', 4);
   await waitStatus('standby', 'readyReplicas', 4);
   const second = await startControllers();
-  // The second waits: its controllers would otherwise create as well.
+  // The second waits: its controllers would otherwise create as well. The pause is the point: two seconds in which nothing more may be created.
   await new Promise((r) => setTimeout(r, 2000));
   expect(await podNames('standby')).toHaveLength(4);
 
   await kubectl('scale', 'rs/standby', '--replicas=40');
-  expect(await eventually(async () => (await podNames('standby')).length > 4, 30_000)).toBe(true);
+  await eventually(async () => (await podNames('standby')).length > 4, { ...POLL, timeoutMs: 30_000 });
   await first.kill();
   // The standby takes over once the killed leader's Lease expires, and finishes the scale exactly.
   await waitStatus('standby', 'readyReplicas', 40);
-  await new Promise((r) => setTimeout(r, 2000));
+  await new Promise((r) => setTimeout(r, 2000)); // the pause is the point: no extra pod may come after the scale finished
   expect(await podNames('standby')).toHaveLength(40);
   expect(second.output()).toMatch(/leader election kube-controller-manager: \S+ became leader/);
   expect(second.output()).not.toMatch(/forbidden|Unauthorized/i);

@@ -13,6 +13,10 @@ import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
 import { API_ONLY } from '../gateway/support/server-process';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 15_000, intervalMs: 100 };
 
 const run = promisify(execFile);
 
@@ -33,14 +37,6 @@ function client(server: () => ServerProcess) {
     });
   const kubectl = async (...args: string[]) => (await run('/usr/bin/kubectl', ['--kubeconfig', server().kubeconfig, ...args], { timeout: 30_000 })).stdout;
   return { call, kubectl };
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('kubectl delete --cascade on a ReplicaSet that owns pods', () => {
@@ -74,7 +70,7 @@ describe('kubectl delete --cascade on a ReplicaSet that owns pods', () => {
   it('--cascade=background (the default): the ReplicaSet goes, then its pods', async () => {
     await rsWithPods('bg');
     expect(await kubectl('delete', 'rs', 'bg', '--cascade=background')).toBe('replicaset.apps "bg" deleted\n');
-    await eventually(async () => (await podNames('bg')).length === 0);
+    await eventually(async () => (await podNames('bg')).length === 0, POLL);
   });
 
   it('--cascade=foreground: kubectl waits until the pods are gone and then the ReplicaSet', async () => {
@@ -108,7 +104,7 @@ describe('kubectl delete --cascade on a ReplicaSet that owns pods', () => {
     expect(accepted.status).toBe(202);
     expect(JSON.parse(accepted.body).metadata.deletionTimestamp).toBeDefined();
     await call('PATCH', `${rsBase}/pre`, '{"metadata":{"finalizers":null}}');
-    await eventually(async () => (await call('GET', `${rsBase}/pre`)).status === 404);
+    await eventually(async () => (await call('GET', `${rsBase}/pre`)).status === 404, POLL);
   });
 });
 

@@ -9,6 +9,7 @@ import https from 'node:https';
 import protobuf from 'protobufjs';
 import { protobufjsRoot } from '../../src/codecs/protobuf/protobufjs-root';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
+import { eventually } from '../support/eventually';
 
 const PB = 'application/vnd.kubernetes.protobuf';
 const PREFIX = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -126,8 +127,7 @@ describe('a protobufjs client creating and watching ReplicaSets', () => {
     expect(client.open(updated.body, client.ReplicaSet).object.spec.replicas).toBe(5);
     expect((await client.request('DELETE', `${RS}/pb-two`)).status).toBe(200);
 
-    const deadline = Date.now() + 5000;
-    while (!seen.some((s) => s.startsWith('DELETED pb-two')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => seen.some((s) => s.startsWith('DELETED pb-two')), { what: 'the DELETED event' });
     watch.close();
     expect(seen.filter((s) => !s.startsWith('MODIFIED pb-two'))).toEqual(expect.arrayContaining(['ADDED pb-two 1', 'MODIFIED pb-one 5', 'DELETED pb-two 1']));
     expect(seen.indexOf('ADDED pb-two 1')).toBeLessThan(seen.indexOf('DELETED pb-two 1'));

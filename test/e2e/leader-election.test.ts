@@ -9,7 +9,11 @@ import path from 'node:path';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
-import { createReplicaSet, eventually } from './support/replicasets';
+import { createReplicaSet } from './support/replicasets';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 60_000, intervalMs: 250 };
 
 let etcd: EtcdInstance;
 const servers: ServerProcess[] = [];
@@ -40,7 +44,7 @@ test('two servers on one etcd run one active controller, scheduler and node; a s
   await createReplicaSet(viaA, a.dataDir, 'shared', 6);
   await viaA('wait', 'rs/shared', '--for=jsonpath={.status.readyReplicas}=6', '--timeout=60s');
   // Two active controllers would both create: the count stays exact, and so do the creates recorded.
-  await new Promise((r) => setTimeout(r, 2000));
+  await new Promise((r) => setTimeout(r, 2000)); // the pause is the point: time for a second active set to show itself
   expect(await podCount(viaB, 'shared')).toBe(6);
   const creates = (await viaB('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}')).split('\n').filter((r) => r === 'SuccessfulCreate');
   expect(creates).toHaveLength(6);
@@ -62,7 +66,7 @@ test('a server killed mid-scale converges after restart, with no extra pods', as
     const kubectl1 = kubectlFor(() => first);
     await createReplicaSet(kubectl1, dir, 'crash', 0);
     await kubectl1('scale', 'rs/crash', '--replicas=60');
-    expect(await eventually(async () => (await podCount(kubectl1, 'crash')) >= 5, 30_000)).toBe(true);
+    await eventually(async () => (await podCount(kubectl1, 'crash')) >= 5, { ...POLL, timeoutMs: 30_000 });
     process.kill(first.pid, 'SIGKILL');
     await first.stop();
 
@@ -71,7 +75,7 @@ test('a server killed mid-scale converges after restart, with no extra pods', as
     // The dead process's Leases expire first (15 s), then the new leader finishes the job.
     await kubectl2('wait', 'rs/crash', '--for=jsonpath={.status.readyReplicas}=60', '--timeout=90s');
     expect(await podCount(kubectl2, 'crash')).toBe(60);
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, 2000)); // the pause is the point: no extra pod may come after convergence
     expect(await podCount(kubectl2, 'crash')).toBe(60);
     await second.stop();
   } finally {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
 import { kubectlFor } from './support/kubectl';
+import { eventually } from '../support/eventually';
 
 interface Sample {
   labels?: Record<string, string>;
@@ -144,7 +145,7 @@ test('a burst past the in-flight limits gets 429 with Retry-After, system:master
   const collection = `${server.url}/api/v1/namespaces/default/configmaps`;
   // Two creates whose bodies have not arrived fill --max-mutating-requests-inflight=2.
   const held = [slowPost(collection, tls, 'bob-token'), slowPost(collection, tls, 'bob-token')];
-  await new Promise((r) => setTimeout(r, 300));
+  await eventually(async () => Number(find((await scrape()).get('apiserver_current_inflight_requests'), { request_kind: 'mutating' })?.value) === 2, { what: 'both creates in flight' });
   const rssBefore = Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]);
   const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'burst-' } });
   const burst = await Promise.all(

@@ -10,6 +10,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { kubectlFor } from './support/kubectl';
+import { eventually, type EventuallyOptions } from '../support/eventually';
+
+/** kubectl calls against a real server take a while: look less often, for longer. */
+const POLL: EventuallyOptions = { timeoutMs: 20_000, intervalMs: 200 };
 
 let server: ServerProcess;
 const kubectl = kubectlFor(() => server);
@@ -28,15 +32,6 @@ async function podNames(selector: string): Promise<string[]> {
     .split('\n')
     .filter((l) => l.trim() && l.trim().split(' ').length === 1)
     .map((l) => l.trim());
-}
-
-async function eventually(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return false;
 }
 
 function replicaSet(name: string, replicas: number, minReadySeconds?: number): string {
@@ -59,7 +54,7 @@ test('kubectl scale and wait follow the pods the controller creates and deletes;
   expect(await podNames('app=web')).toHaveLength(7);
   await kubectl('scale', 'rs/web', '--replicas=2');
   await kubectl('wait', 'rs/web', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
-  expect(await eventually(async () => (await podNames('app=web')).length === 2)).toBe(true);
+  await eventually(async () => (await podNames('app=web')).length === 2, POLL);
   // `events` is the core group's Event, kept as the events group's: both select the controller's events, each with its own labels.
   const reasons = 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}';
   const events = await kubectl('get', 'events', '-n', 'default', '--field-selector', 'involvedObject.kind=ReplicaSet,involvedObject.name=web', '-o', reasons);
@@ -75,10 +70,10 @@ test('kubectl scale and wait follow the pods the controller creates and deletes;
   // A deleted pod is replaced.
   const [first] = await podNames('app=web');
   await kubectl('delete', 'pod', first!, '--wait=false');
-  expect(await eventually(async () => {
+  await eventually(async () => {
     const names = await podNames('app=web');
     return names.length === 2 && !names.includes(first!);
-  })).toBe(true);
+  }, POLL);
 });
 
 test('delete --cascade=background removes the pods; --cascade=orphan leaves them, without their owner', async () => {
@@ -87,17 +82,17 @@ test('delete --cascade=background removes the pods; --cascade=orphan leaves them
   await kubectl('create', '-f', gone);
   await kubectl('wait', 'rs/gone', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
   await kubectl('delete', 'rs/gone', '--cascade=background');
-  expect(await eventually(async () => (await podNames('app=gone')).length === 0)).toBe(true);
+  await eventually(async () => (await podNames('app=gone')).length === 0, POLL);
 
   const kept = path.join(server.dataDir, 'kept.json');
   await writeFile(kept, replicaSet('kept', 2));
   await kubectl('create', '-f', kept);
   await kubectl('wait', 'rs/kept', '--for=jsonpath={.status.replicas}=2', '--timeout=30s');
   await kubectl('delete', 'rs/kept', '--cascade=orphan');
-  expect(await eventually(async () => {
+  await eventually(async () => {
     const owners = await kubectl('get', 'pods', '-n', 'default', '-l', 'app=kept', '-o', 'jsonpath={range .items[*]}{.metadata.ownerReferences}{"|"}{end}');
     return owners === '||';
-  })).toBe(true);
+  }, POLL);
   expect(await podNames('app=kept')).toHaveLength(2);
 });
 
@@ -107,15 +102,15 @@ test('kubectl get nodes shows the simulated node Ready; its Lease heartbeats in 
   expect(nodes).toMatch(/keelson-node-0\s+Ready\s+<none>\s+\S+\s+v1\.32\.0/);
   const wide = await kubectl('get', 'nodes', '-o', 'wide');
   expect(wide).toMatch(/172\.18\.0\.2\s+<none>\s+Keelson simulated node/);
-  expect(await eventually(async () => (await kubectl('get', 'leases', '-n', 'kube-node-lease')).includes('keelson-node-0'))).toBe(true);
+  await eventually(async () => (await kubectl('get', 'leases', '-n', 'kube-node-lease')).includes('keelson-node-0'), POLL);
 });
 
 test('every namespace has kube-root-ca.crt with the CA that verifies the server, and a default ServiceAccount', async () => {
   await kubectl('create', 'namespace', 'team-a');
-  expect(await eventually(async () => (await kubectl('get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '--ignore-not-found', '-o', 'name')).trim() !== '')).toBe(true);
+  await eventually(async () => (await kubectl('get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '--ignore-not-found', '-o', 'name')).trim() !== '', POLL);
   const ca = await kubectl('get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '-o', 'jsonpath={.data.ca\\.crt}');
   expect(ca).toBe(await readFile(path.join(server.dataDir, 'ca.crt'), 'utf8'));
-  expect(await eventually(async () => (await kubectl('get', 'serviceaccount', 'default', '-n', 'team-a', '--ignore-not-found', '-o', 'name')).trim() !== '')).toBe(true);
+  await eventually(async () => (await kubectl('get', 'serviceaccount', 'default', '-n', 'team-a', '--ignore-not-found', '-o', 'name')).trim() !== '', POLL);
 });
 
 test('a ReplicaSet scaled 0 → 100 → 10 → 0 converges with every pod running and ready, and a correct status', async () => {
@@ -132,11 +127,11 @@ test('a ReplicaSet scaled 0 → 100 → 10 → 0 converges with every pod runnin
   await kubectl('wait', 'pods', '-l', 'app=many', '--for=condition=Ready', '--timeout=60s');
   await kubectl('scale', 'rs/many', '--replicas=10');
   await kubectl('wait', 'rs/many', '--for=jsonpath={.status.readyReplicas}=10', '--timeout=60s');
-  expect(await eventually(async () => (await podNames('app=many')).length === 10, 60_000)).toBe(true);
+  await eventually(async () => (await podNames('app=many')).length === 10, { ...POLL, timeoutMs: 60_000 });
   await kubectl('scale', 'rs/many', '--replicas=0');
   await kubectl('wait', 'rs/many', '--for=jsonpath={.status.replicas}=0', '--timeout=60s');
   // Every deleted pod went through graceful deletion and was finished by its node.
-  expect(await eventually(async () => (await kubectl('get', 'pods', '-n', 'default', '-l', 'app=many', '-o', 'name')).trim() === '', 60_000)).toBe(true);
+  await eventually(async () => (await kubectl('get', 'pods', '-n', 'default', '-l', 'app=many', '-o', 'name')).trim() === '', { ...POLL, timeoutMs: 60_000 });
   const scheduled = await kubectl('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}');
   expect(scheduled).toContain('Scheduled');
 });
@@ -166,7 +161,7 @@ test('with minReadySeconds, availableReplicas stays below replicas until the pod
     const sample = { available: await available(), at: Date.now() };
     samples.push(sample);
     if (sample.available === 2) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 100)); // the sampling interval: the test measures when 2 was first seen
   }
   const waitedAt = await waited;
   const firstTwo = samples.find((s) => s.available === 2);

@@ -6,6 +6,7 @@
 import https from 'node:https';
 import { startServerProcess } from '../gateway/support/server-process';
 import { httpsRequest, httpsStream } from '../gateway/support/https-client';
+import { eventually } from '../support/eventually';
 
 test('SIGTERM: readyz fails first, serving goes on for the delay, watches end, in-flight requests finish', async () => {
   const server = await startServerProcess(['--vendor', 'kubernetes', '--shutdown-delay-duration', '2s', '--simulated-nodes', '0']);
@@ -33,12 +34,14 @@ test('SIGTERM: readyz fails first, serving goes on for the delay, watches end, i
       req.on('error', reject);
     });
     req.write(body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 200));
+    const mutating = async () => /^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)$/m.exec((await httpsRequest(`${server.url}/metrics`, tls)).body)?.[1];
+    await eventually(async () => (await mutating()) === '1', { what: 'the create to be in flight' });
 
     process.kill(server.pid, 'SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    const readyz = await httpsRequest(`${server.url}/readyz?verbose`, tls);
-    expect(readyz.status).toBe(500);
+    const readyz = await eventually(async () => {
+      const answer = await httpsRequest(`${server.url}/readyz?verbose`, tls);
+      return answer.status === 500 && answer;
+    }, { what: 'readyz to fail' });
     expect(readyz.body).toContain('[-]shutdown failed: reason withheld');
     expect((await httpsRequest(`${server.url}/livez`, tls)).status).toBe(200);
     expect((await httpsRequest(`${server.url}/api/v1/namespaces`, tls)).status).toBe(200);

@@ -9,6 +9,7 @@ import https from 'node:https';
 import { promisify } from 'node:util';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { API_ONLY } from '../gateway/support/server-process';
+import { waitForOutput } from '../support/child-output';
 
 const run = promisify(execFile);
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
@@ -125,11 +126,7 @@ describe('Tables for kubectl and HTTP clients', () => {
     const child: ChildProcess = spawn('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '-n', 'tables', 'get', 'rs', '-w']);
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const until = async (pattern: RegExp) => {
-      const deadline = Date.now() + 10_000;
-      while (!pattern.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(out).toMatch(pattern);
-    };
+    const until = (pattern: RegExp) => waitForOutput(child, () => out, pattern, 10_000);
     await until(/web/);
     await kubectl('scale', 'rs', 'web', '--replicas=4');
     await until(/web +4 /);
@@ -155,16 +152,21 @@ describe('Tables for kubectl and HTTP clients', () => {
       const { ca, cert, key } = server.admin;
       const req = https.request(`${server.url}/api/v1/namespaces/tables/configmaps?watch=1`, { headers: { accept: TABLE }, ca, cert, key, agent: false }, (res) => {
         let text = '';
+        let created = false;
         res.on('data', (c: Buffer) => {
           text += c.toString();
           const lines = text.split('\n').filter(Boolean);
+          // The first event (what is there) shows the watch is running: now the change it must see.
+          if (lines.length >= 1 && !created) {
+            created = true;
+            kubectl('create', 'configmap', 'later', '--from-literal=x=y').catch(reject);
+          }
           if (lines.length >= 2) {
             req.destroy();
             resolve(lines.map((l) => JSON.parse(l)));
           }
         });
         res.on('error', () => {});
-        setTimeout(() => kubectl('create', 'configmap', 'later', '--from-literal=x=y').catch(reject), 100);
       });
       req.on('error', () => {});
       req.end();

@@ -13,6 +13,7 @@ import { httpsRequest, httpsStream } from '../gateway/support/https-client';
 import { startServerOnBackend } from './support/backend';
 import { KUBECTL, kubectlFor } from './support/kubectl';
 import { webReplicaSetYaml } from './support/manifests';
+import { waitForOutput } from '../support/child-output';
 
 const run = promisify(execFile);
 
@@ -42,13 +43,7 @@ describe.each([
     let out = '';
     watcher.stdout.on('data', (c: Buffer) => (out += c.toString()));
     watcher.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const waitFor = async (re: RegExp) => {
-      const deadline = Date.now() + 20_000;
-      while (!re.test(out)) {
-        if (Date.now() > deadline || watcher.exitCode !== null) throw new Error(`kubectl -w printed:\n${out}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
+    const waitFor = (re: RegExp) => waitForOutput(watcher, () => out, re, 20_000);
     try {
       // With -v=6 kubectl logs its requests: the list, then the watch from the list's version.
       await waitFor(/replicasets\?resourceVersion=\d+&watch=true 200 OK/);

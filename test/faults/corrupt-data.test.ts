@@ -10,7 +10,8 @@ import { Etcd3 } from 'etcd3';
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { API_ONLY, startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsStream } from '../gateway/support/https-client';
-import { FAULT_TIMEOUT_MS, call, sleep, summary } from './support';
+import { FAULT_TIMEOUT_MS, call, summary } from './support';
+import { eventually } from '../support/eventually';
 
 jest.setTimeout(FAULT_TIMEOUT_MS);
 
@@ -54,11 +55,13 @@ test('an undecodable object: 500 on read and list, no block on restart, removabl
   await raw.put('/registry/replicasets/default/broken').value(GARBAGE);
   await raw.put('/registry/replicasets/default/seen').value(GARBAGE);
   // Consistent reads and reads from the cache alike answer 500, once the cache has the change.
-  let cached = await call(server, 'GET', `${BASE}/broken?resourceVersion=0`);
-  for (let i = 0; i < 100 && cached.status === 200; i++) {
-    await sleep(20);
-    cached = await call(server, 'GET', `${BASE}/broken?resourceVersion=0`);
-  }
+  const cached = await eventually(
+    async () => {
+      const r = await call(server, 'GET', `${BASE}/broken?resourceVersion=0`);
+      return r.status !== 200 && r;
+    },
+    { what: 'the cache to have the change', timeoutMs: 2_000 },
+  );
   const consistent = await call(server, 'GET', `${BASE}/broken`);
   for (const r of [cached, consistent]) {
     expect(r.status).toBe(500);
@@ -106,11 +109,13 @@ test('on one server, a watcher that saw the object good hears it DELETED when it
   await watch.opened;
   await watch.waitForLines(2); // good, twice
   await raw.put('/registry/replicasets/default/twice').value(GARBAGE);
-  let r = await call(server, 'GET', `${BASE}/twice?resourceVersion=0`);
-  for (let i = 0; i < 100 && r.status === 200; i++) {
-    await sleep(20);
-    r = await call(server, 'GET', `${BASE}/twice?resourceVersion=0`);
-  }
+  const r = await eventually(
+    async () => {
+      const answer = await call(server, 'GET', `${BASE}/twice?resourceVersion=0`);
+      return answer.status !== 200 && answer;
+    },
+    { what: 'the cache to have the change', timeoutMs: 2_000 },
+  );
   expect(r.status).toBe(500);
   const unsafe = { kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true };
   expect((await call(server, 'DELETE', `${BASE}/twice`, unsafe)).status).toBe(200);

@@ -53,7 +53,7 @@ test(`${CYCLES} kill -9 cycles lose no acknowledged write and half-apply none`, 
     const writers = Array.from({ length: WRITERS }, (_, k) =>
       runWriter({ ledger, prefix: `w${k}-${cycle}-`, base: BASE, server: () => srv, onUnknown: 'stop', stopped: () => false }),
     );
-    await sleep(150 + Math.random() * 450);
+    await sleep(150 + Math.random() * 450); // the point: the kill lands at a random moment of the writes
     await server.kill();
     await Promise.all(writers);
     w.stop();

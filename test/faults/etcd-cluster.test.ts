@@ -18,6 +18,7 @@ import { startEtcdCluster, type EtcdCluster } from '../support/etcd';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsRequest } from '../gateway/support/https-client';
 import { FAULT_TIMEOUT_MS, FULL, Ledger, Watcher, call, runWriter, sleep, summary } from './support';
+import { eventually } from '../support/eventually';
 
 jest.setTimeout(FAULT_TIMEOUT_MS);
 
@@ -102,17 +103,17 @@ test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failure
       faults.push(`kill follower ${cluster.members[i]!.name}`);
       progress(faults[faults.length - 1]!);
       await cluster.members[i]!.kill();
-      await sleep(1500);
+      await sleep(1500); // the fault lasts this long while the writers go on
       await cluster.members[i]!.restart();
-      await sleep(500);
+      await sleep(500); // and the next starts this soon after
     }
     const current = await cluster.leader();
     faults.push(`kill leader ${cluster.members[current]!.name}`);
     progress(faults[faults.length - 1]!);
     await cluster.members[current]!.kill();
-    await sleep(2500);
+    await sleep(2500); // long enough for a new election among the two left
     await cluster.members[current]!.restart();
-    await sleep(500);
+    await sleep(500); // the next fault starts this soon after
 
     // Scale the ReplicaSet while a Keelson process is down: the survivor's controllers take over.
     faults.push('kill -9 Keelson process 2');
@@ -122,16 +123,17 @@ test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failure
     watchers[1]!.stop();
     await watching[1];
     await victim.kill();
-    for (let attempt = 0; ; attempt++) {
-      const cur = await call(servers[0]!, 'GET', `${RS_PATH}/web`);
-      const put = await call(servers[0]!, 'PUT', `${RS_PATH}/web`, { ...cur.body, spec: { ...cur.body.spec, replicas: 5 + ((round + 1) % 4) } });
-      if (put.status === 200 || attempt > 20) break;
-      await sleep(200);
-    }
-    await sleep(1000);
+    await eventually(
+      async () => {
+        const cur = await call(servers[0]!, 'GET', `${RS_PATH}/web`);
+        return (await call(servers[0]!, 'PUT', `${RS_PATH}/web`, { ...cur.body, spec: { ...cur.body.spec, replicas: 5 + ((round + 1) % 4) } })).status === 200;
+      },
+      { what: 'the scale to be written', intervalMs: 200 },
+    ).catch(() => undefined);
+    await sleep(1000); // the process stays down this long while the survivor works
     servers[1] = await start();
     watching[1] = watchers[1]!.run(() => servers[1]!);
-    await sleep(1000);
+    await sleep(1000); // and the next round starts this soon after it is back
   }
 
   progress('faults done');
@@ -171,10 +173,7 @@ test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failure
   const final = await call(servers[0]!, 'GET', `${RS_PATH}/web`);
   const want = final.body.spec.replicas;
   let have = -1;
-  for (let i = 0; i < 300 && have !== want; i++) {
-    have = await podsOwnedBy(rs.body.metadata.uid);
-    if (have !== want) await sleep(200);
-  }
+  await eventually(async () => (have = await podsOwnedBy(rs.body.metadata.uid)) === want, { timeoutMs: 60_000, intervalMs: 200 }).catch(() => undefined);
   expect(have).toBe(want);
 
   summary('etcd-cluster', {

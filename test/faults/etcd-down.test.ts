@@ -8,7 +8,8 @@
 import { startEtcd, type EtcdInstance } from '../support/etcd';
 import { API_ONLY, startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { httpsStream } from '../gateway/support/https-client';
-import { FAULT_TIMEOUT_MS, call, sleep, summary } from './support';
+import { FAULT_TIMEOUT_MS, call, summary } from './support';
+import { eventually } from '../support/eventually';
 
 jest.setTimeout(FAULT_TIMEOUT_MS);
 
@@ -44,16 +45,8 @@ test('etcd down: readyz fails, requests fail fast with a Status, watches end; et
   const down = Date.now();
 
   // readyz fails within seconds.
-  let readyzFailedAfterMs = -1;
-  while (Date.now() - down < 30_000) {
-    const r = await call(server, 'GET', '/readyz');
-    if (r.status !== 200) {
-      readyzFailedAfterMs = Date.now() - down;
-      break;
-    }
-    await sleep(200);
-  }
-  expect(readyzFailedAfterMs).toBeGreaterThanOrEqual(0);
+  await eventually(async () => (await call(server, 'GET', '/readyz')).status !== 200, { what: 'readyz to fail', timeoutMs: 30_000, intervalMs: 200 });
+  const readyzFailedAfterMs = Date.now() - down;
   expect(readyzFailedAfterMs).toBeLessThan(15_000);
 
   // Requests answer a Status within the request timeout.
@@ -70,8 +63,7 @@ test('etcd down: readyz fails, requests fail fast with a Status, watches end; et
   const cached = await call(server, 'GET', `${BASE}/before?resourceVersion=0`);
 
   // The open watch ends, with an ERROR event first; a new one gets the same answer at once.
-  const watchEnd = Date.now();
-  while (!watch.ended && Date.now() - watchEnd < limit) await sleep(50);
+  await eventually(() => watch.ended, { timeoutMs: limit, intervalMs: 50 }).catch(() => undefined);
   const lastEvent = watch.lines.length ? JSON.parse(watch.lines[watch.lines.length - 1]!) : undefined;
   const [fresh, freshMs] = await timed(async () => {
     const w = httpsStream(`${server.url}${BASE}?watch=true`, server.admin);
@@ -84,15 +76,8 @@ test('etcd down: readyz fails, requests fail fast with a Status, watches end; et
 
   await etcd.restart();
   const back = Date.now();
-  let readyAgainAfterMs = -1;
-  while (Date.now() - back < 60_000) {
-    if ((await call(server, 'GET', '/readyz')).status === 200) {
-      readyAgainAfterMs = Date.now() - back;
-      break;
-    }
-    await sleep(200);
-  }
-  expect(readyAgainAfterMs).toBeGreaterThanOrEqual(0);
+  await eventually(async () => (await call(server, 'GET', '/readyz')).status === 200, { what: 'readyz to pass again', timeoutMs: 60_000, intervalMs: 200 });
+  const readyAgainAfterMs = Date.now() - back;
 
   const after = await call(server, 'POST', BASE, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after' }, data: { a: '2' } });
   expect(after.status).toBe(201);

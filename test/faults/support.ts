@@ -4,6 +4,7 @@
  */
 import { httpsRequest, httpsStream, type HttpsResult } from '../gateway/support/https-client';
 import type { ServerProcess } from '../gateway/support/server-process';
+import { eventually } from '../support/eventually';
 
 export const FULL = process.env.KEELSON_FAULTS === 'full';
 
@@ -132,12 +133,12 @@ export async function runWriter(o: WriterOptions): Promise<void> {
         if (r.status === 200) o.ledger.check(name, { data: r.body.data ?? {}, rv: r.body.metadata.resourceVersion });
         else if (r.status === 404) o.ledger.check(name, null);
         else {
-          await sleep(100);
+          await sleep(100); // a client's pause before it asks a failing server again
           continue;
         }
         return true;
       } catch {
-        await sleep(100);
+        await sleep(100); // a client's pause before it asks an unreachable server again
       }
     }
     return false;
@@ -212,7 +213,7 @@ export class Watcher {
         await this.follow(server());
       } catch {
         if (this.stopped) return;
-        await sleep(50);
+        await sleep(50); // an informer's pause before it watches again
       }
     }
   }
@@ -248,8 +249,12 @@ export class Watcher {
         if (event.type === 'DELETED') this.view.delete(name);
         else this.view.set(name, { rv, data: event.object.data });
       }
-      if (s.ended) throw new Error('stream ended');
-      await sleep(10);
+      if (s.ended || s.closed) throw new Error('stream ended');
+      // Woken by the next line or the stream's end (`stop` closes it); a quiet minute starts a new watch.
+      await s.waitForLines(read + 1, 60_000).catch((err: Error) => {
+        s.close();
+        throw err;
+      });
     }
   }
 
@@ -271,8 +276,7 @@ export class Watcher {
       for (const name of this.view.keys()) if (!expected.has(name)) out.push(`${name}: not listed, have ${this.view.get(name)!.rv}`);
       return out;
     };
-    const end = Date.now() + ms;
-    while (differences().length > 0 && Date.now() < end) await sleep(20);
+    await eventually(() => differences().length === 0, { timeoutMs: ms }).catch(() => undefined);
     const left = differences();
     if (left.length > 0) {
       process.stderr.write(`watcher at rv ${this.rv} after ${this.relists} list(s) and ${this.events} event(s) differs from the list in ${left.length}: ${left.slice(0, 20).join('; ')}\n`);

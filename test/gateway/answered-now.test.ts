@@ -16,6 +16,7 @@ import { createNaming } from '../../src/naming';
 import { createStore } from '../../src/store';
 import { gatewayOverCore } from '../../tools/bench/core-gateway';
 import { ADMIN_CERT, RecordingResponse, fakeExchange, fakeRequest } from './support/http';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 const admin = { user: { username: 'admin', groups: ['system:masters'] } };
@@ -35,13 +36,14 @@ describe('a request answered within the call', () => {
     metrics = new ServerMetrics();
     gateway = gatewayOverCore(core, naming, { limits: { maxReadOnly: 10, maxMutating: 10, requestTimeoutMs: 60_000 }, metrics });
     // The cache has the object once a read at resourceVersion 0 finds it.
-    for (let i = 0; i < 100; i++) {
-      const response = new RecordingResponse();
-      await gateway.handle(fakeRequest({ url: '/api/v1/namespaces/default/configmaps/one?resourceVersion=0', cert: ADMIN_CERT }), response);
-      if (response.statusCode === 200) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('the watch cache never held the object');
+    await eventually(
+      async () => {
+        const response = new RecordingResponse();
+        await gateway.handle(fakeRequest({ url: '/api/v1/namespaces/default/configmaps/one?resourceVersion=0', cert: ADMIN_CERT }), response);
+        return response.statusCode === 200;
+      },
+      { what: 'the watch cache to hold the object' },
+    );
   });
 
   afterAll(async () => {

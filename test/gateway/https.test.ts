@@ -13,6 +13,7 @@ import { type Pki, ensurePki } from '../../src/server/pki';
 import { testDefinitions } from './support/definitions';
 import { type ClientTls, httpsRequest, httpsStream } from './support/https-client';
 import { PushWatch, RecordingCore } from './support/recording-core';
+import { eventually } from '../support/eventually';
 
 const naming = createNaming('kubernetes');
 let dir: string;
@@ -102,8 +103,7 @@ describe.each(['express', 'node'] as const)('gateway over HTTPS (%s adapter)', (
       await watch.waitForLines(2);
       expect(watch.lines.map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'MODIFIED']);
       watch.close();
-      for (let i = 0; i < 50 && !core.watchStream.closed; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(core.watchStream.closed).toBe(true);
+      await eventually(() => core.watchStream.closed, { what: 'the core watch to close' });
     });
 
     it('serves HEAD without a body', async () => {

@@ -15,6 +15,7 @@ import { type Pki, ensurePki } from '../../src/server/pki';
 import { testDefinitions } from './support/definitions';
 import { type ClientTls, httpsStream } from './support/https-client';
 import { PushWatch, RecordingCore } from './support/recording-core';
+import { eventually } from '../support/eventually';
 
 const WATCHERS = 30;
 const naming = createNaming('kubernetes');
@@ -30,13 +31,6 @@ class ManyWatchesCore extends RecordingCore {
   }
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let dir: string;
 let pki: Pki;
@@ -105,11 +99,11 @@ describe('open watches over HTTPS', () => {
     const watches = openAll();
     await Promise.all(watches.map((w) => w.opened));
     expect(watches.map((w) => w.status)).toEqual(Array(WATCHERS).fill(200));
-    await until(() => core.streams.length === WATCHERS, 'every watch reached the core');
+    await eventually(() => core.streams.length === WATCHERS, { what: 'every watch reached the core' });
     expect(openWatches.size).toBe(WATCHERS);
 
     for (const w of watches) w.close();
-    await until(() => core.streams.every((s) => s.closed) && openWatches.size === 0, 'every watch ended');
+    await eventually(() => core.streams.every((s) => s.closed) && openWatches.size === 0, { what: 'every watch ended' });
     // process.emitWarning delivers on a later tick.
     await new Promise((r) => setImmediate(r));
     expect(leakWarnings).toEqual([]);
@@ -118,10 +112,10 @@ describe('open watches over HTTPS', () => {
   it('shutdown ends every open watch cleanly and leaves none registered', async () => {
     const watches = openAll();
     await Promise.all(watches.map((w) => w.opened));
-    await until(() => openWatches.size === WATCHERS, 'every watch is registered');
+    await eventually(() => openWatches.size === WATCHERS, { what: 'every watch is registered' });
 
     await server.close(1000);
-    await until(() => watches.every((w) => w.ended), 'every client saw its stream end');
+    await eventually(() => watches.every((w) => w.ended), { what: 'every client saw its stream end' });
     expect(core.streams.every((s) => s.closed)).toBe(true);
     expect(openWatches.size).toBe(0);
     expect(leakWarnings).toEqual([]);

@@ -40,7 +40,7 @@ function list(headers: Record<string, string>, slow: boolean): Promise<{ status:
         chunks.push(chunk);
         if (!slow) return;
         res.pause();
-        setTimeout(() => res.resume(), 2);
+        setTimeout(() => res.resume(), 2); // a slow reader is the point: it pauses after every chunk
       });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
       res.on('error', reject);

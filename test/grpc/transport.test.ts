@@ -7,6 +7,7 @@
 import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../src/core/api';
 import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreClient, type GrpcCoreServer } from '../../src/grpc';
 import { StatusError, badRequest, invalid, methodNotSupported, notFound, resourceExpired } from '../../src/status';
+import { eventually } from '../support/eventually';
 
 const target: ResourceTarget = { group: '', version: 'v1', resource: 'configmaps', namespace: 'default', name: 'cm' };
 const object: ApiObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' } };
@@ -55,17 +56,6 @@ function testWatch(produce: () => AsyncGenerator<WatchEvent>): WatchStream & { p
   return stream;
 }
 
-function waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      if (condition()) resolve();
-      else if (Date.now() > deadline) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
 
 describe('gRPC transport', () => {
   let server: GrpcCoreServer | undefined;
@@ -183,10 +173,10 @@ describe('gRPC transport', () => {
     );
     const abort = new AbortController();
     const pending = api.get(target, {}, context({ signal: abort.signal }));
-    await waitFor(() => coreSignal !== undefined, 'the core to be called');
+    await eventually(() => coreSignal !== undefined, { what: 'the core to be called' });
     abort.abort();
     await expect(pending).rejects.toBeInstanceOf(StatusError);
-    await waitFor(() => coreSignal?.aborted === true, 'the core signal to abort');
+    await eventually(() => coreSignal?.aborted === true, { what: 'the core signal to abort' });
   });
 
   it('does not call out with an already aborted signal', async () => {
@@ -221,7 +211,7 @@ describe('gRPC transport', () => {
     expect((await iterator.next()).value).toEqual({ type: 'MODIFIED', object: { ...object, data: { a: 'b' } } });
     stream.close();
     expect((await iterator.next()).done).toBe(true);
-    await waitFor(() => watch.closed, 'the core watch to close');
+    await eventually(() => watch.closed, { what: 'the core watch to close' });
   });
 
   it('closes the core stream when ctx.signal aborts a watch', async () => {
@@ -234,7 +224,7 @@ describe('gRPC transport', () => {
     const next = stream[Symbol.asyncIterator]().next();
     abort.abort();
     expect((await next).done).toBe(true);
-    await waitFor(() => watch.closed, 'the core watch to close');
+    await eventually(() => watch.closed, { what: 'the core watch to close' });
   });
 
   it('rejects watch() when the core refuses it, and throws from iteration when the stream fails', async () => {
@@ -283,6 +273,7 @@ describe('gRPC transport', () => {
     const stream = await api.watch(target, {}, context());
     const iterator = stream[Symbol.asyncIterator]();
     await iterator.next();
+    // The pause is the point: half a second of a consumer that reads nothing, to count the pulls meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const pulledWhileIdle = watch.pulled;
     // An unbounded producer with no backpressure would have been pulled thousands of times.
@@ -303,7 +294,7 @@ describe('gRPC transport', () => {
     const drained = (async () => {
       for await (const event of stream) events.push(event);
     })();
-    await waitFor(() => events.length === 1, 'the first event');
+    await eventually(() => events.length === 1, { what: 'the first event' });
     await server!.close();
     await drained;
     expect(watch.closed).toBe(true);

@@ -11,6 +11,7 @@ import { type Core, createCore } from '../../src/core';
 import { type ApiObject, handOver } from '../../src/core/api';
 import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
+import { eventually } from '../support/eventually';
 
 interface Answer {
   status: number;
@@ -74,14 +75,6 @@ function openWatch(server: RunningServer, path: string): { events: WatchEventSee
   req.on('error', () => undefined);
   req.end();
   return { events, close: () => req.destroy() };
-}
-
-/** Polls `ready` until it holds, at most 10 s. */
-async function eventually(ready: () => boolean, { what }: { what: string }): Promise<void> {
-  for (const deadline = Date.now() + 10_000; !ready(); ) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const names = (events: readonly WatchEventSeen[]) => events.map((e) => `${e.type} ${e.object.metadata?.name}`);

@@ -5,6 +5,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { ManualClock, startServer, type RunningServer } from '../../src/library';
+import { eventually } from '../support/eventually';
 
 function clientFor(kubeconfig: string): k8s.CoreV1Api {
   const kc = new k8s.KubeConfig();
@@ -38,18 +39,12 @@ test('several servers in one process, each its own cluster, stopped with nothing
     namespace: 'default',
     body: { metadata: { name: 'dev-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'dev' }] },
   });
-  let allowed = false;
-  for (let i = 0; i < 50 && !allowed; i++) {
-    allowed = await asAlice.listNamespacedPod({ namespace: 'default' }).then(() => true, () => false);
-    if (!allowed) await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(allowed).toBe(true);
+  await eventually(() => asAlice.listNamespacedPod({ namespace: 'default' }).then(() => true), { what: 'RBAC to let alice list pods' });
 
   await Promise.all(servers.map((s) => s.stop()));
-  await new Promise((r) => setTimeout(r, 100));
   // Sockets, listeners, the stores and their timers are gone (client-node's idle keep-alive sockets close on their own).
-  const after = process.getActiveResourcesInfo().filter((r) => r !== 'Timeout' && r !== 'TCPSocketWrap' && r !== 'TLSWrap').length;
-  expect(after).toBeLessThanOrEqual(before);
+  const remaining = () => process.getActiveResourcesInfo().filter((r) => r !== 'Timeout' && r !== 'TCPSocketWrap' && r !== 'TLSWrap').length;
+  await eventually(() => remaining() <= before, { what: `at most ${before} resources left` });
 }, 60_000);
 
 test('a bad option is refused with the flag error, leaving nothing behind', async () => {

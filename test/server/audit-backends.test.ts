@@ -20,6 +20,7 @@ import {
   webhookBackend,
 } from '../../src/server/audit-backends';
 import { type AuditReceiver, startAuditReceiver } from './support/audit-receiver';
+import { eventually } from '../support/eventually';
 
 function event(n: number, extra: Partial<AuditEvent> = {}): AuditEvent {
   return {
@@ -46,17 +47,9 @@ interface Failure {
   ids: string[];
 }
 
-/** Wait (real time) until `check` holds: the backends send over real sockets. */
-async function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
-/** Wait (real time) until the backend has read the refusal and set its retry on the clock. */
-const retryScheduled = (clock: ManualClock) => until(() => clock.pending() > 0, 'the retry to be scheduled');
+/** Wait (real time: the backends send over real sockets) until the backend has read the refusal and set its retry on the clock. */
+const retryScheduled = (clock: ManualClock) => eventually(() => clock.pending() > 0, { what: 'the retry to be scheduled' });
 
 /** A backend that only records what reaches it (for the layers in front of the webhook). */
 function recorder(): AuditBackend & { batches: string[][] } {
@@ -116,13 +109,14 @@ describe('webhook backend', () => {
     await receiver.waitForBatches(1);
     await retryScheduled(clock);
     clock.advance(9_999);
-    await new Promise((r) => setTimeout(r, 50));
+    // Not yet due: the retry's timer is still on the clock, unfired.
+    expect(clock.pending()).toBe(1);
     expect(receiver.batches).toHaveLength(1);
     clock.advance(1);
     await receiver.waitForBatches(2);
     await retryScheduled(clock);
     clock.advance(14_999);
-    await new Promise((r) => setTimeout(r, 50));
+    expect(clock.pending()).toBe(1);
     expect(receiver.batches).toHaveLength(2);
     clock.advance(1);
     await expect(sent).resolves.toBe(true);
@@ -156,7 +150,7 @@ describe('webhook backend', () => {
       onError: (plugin, err, events) => failures.push({ plugin, message: err.message, ids: events.map((e) => e.auditID) }),
     });
     const sent = down.process([event(6)]);
-    await new Promise((r) => setTimeout(r, 100));
+    await retryScheduled(clock);
     await down.close();
     await expect(sent).resolves.toBe(false);
     expect(failures).toEqual([{ plugin: 'webhook', message: expect.stringContaining('ECONNREFUSED'), ids: ['id-6'] }]);
@@ -207,16 +201,17 @@ describe('batch mode', () => {
     const failures: Failure[] = [];
     const batched = bufferedBackend(sink, { bufferSize: 100, maxBatchSize: 3, maxBatchWaitMs: 30_000, clock, onError: failuresOf(failures) });
     expect(batched.process([1, 2, 3, 4, 5, 6, 7].map((n) => event(n)))).toBe(true);
-    await until(() => sink.batches.length === 2, 'two full batches');
+    await eventually(() => sink.batches.length === 2, { what: 'two full batches' });
     expect(sink.batches).toEqual([
       ['id-1', 'id-2', 'id-3'],
       ['id-4', 'id-5', 'id-6'],
     ]);
     clock.advance(29_999);
-    await new Promise((r) => setTimeout(r, 20));
+    // The partial batch's wait has not run out: its timer is still on the clock.
+    expect(clock.pending()).toBe(1);
     expect(sink.batches).toHaveLength(2);
     clock.advance(1);
-    await until(() => sink.batches.length === 3, 'the partial batch');
+    await eventually(() => sink.batches.length === 3, { what: 'the partial batch' });
     expect(sink.batches[2]).toEqual(['id-7']);
     await batched.close();
     expect(failures).toEqual([]);
@@ -230,7 +225,7 @@ describe('batch mode', () => {
     expect(batched.process([event(1), event(2), event(3), event(4)])).toBe(true);
     expect(failures).toEqual([{ plugin: 'buffered', message: 'audit buffer queue blocked', ids: ['id-3', 'id-4'] }]);
     clock.advance(30_000);
-    await until(() => sink.batches.length === 1, 'the batch');
+    await eventually(() => sink.batches.length === 1, { what: 'the batch' });
     expect(sink.batches).toEqual([['id-1', 'id-2']]);
     await batched.close();
     batched.process([event(5)]);
@@ -242,16 +237,17 @@ describe('batch mode', () => {
     const sink = recorder();
     const batched = bufferedBackend(sink, { bufferSize: 100, maxBatchSize: 1, maxBatchWaitMs: 0, throttle: { qps: 2, burst: 2 }, clock, onError: () => {} });
     batched.process([1, 2, 3, 4].map((n) => event(n)));
-    await until(() => sink.batches.length === 2, 'the burst');
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => sink.batches.length === 2, { what: 'the burst' });
+    // The third waits for the throttle's timer on the clock, which has not moved.
+    await eventually(() => clock.pending() === 1, { what: 'the throttle to wait' });
     expect(sink.batches).toHaveLength(2);
     clock.advance(499);
-    await new Promise((r) => setTimeout(r, 20));
+    expect(clock.pending()).toBe(1);
     expect(sink.batches).toHaveLength(2);
     clock.advance(1);
-    await until(() => sink.batches.length === 3, 'the third batch');
+    await eventually(() => sink.batches.length === 3, { what: 'the third batch' });
     clock.advance(500);
-    await until(() => sink.batches.length === 4, 'the fourth batch');
+    await eventually(() => sink.batches.length === 4, { what: 'the fourth batch' });
     expect(sink.batches.flat()).toEqual(['id-1', 'id-2', 'id-3', 'id-4']);
     await batched.close();
   });

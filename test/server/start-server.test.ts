@@ -59,6 +59,7 @@ describe('startServer', () => {
       const url = `${server.url}/api/v1/namespaces/default/events`;
       const body = JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'pulled.1' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' }, reason: 'Pulled', source: { component: 'kubelet' } });
       expect((await httpsRequest(url, tls, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(201);
+      // Real time for the expiry's watch and sweeps inside the server, which offers no event to wait on.
       const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
       await settle();
       for (let minute = 0; minute < 9; minute++) {

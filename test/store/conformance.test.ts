@@ -7,6 +7,7 @@ import { embeddedBackend, etcdBackend, type BackendUnderTest } from './backends'
 import { checkRandomHistory } from './random-history';
 import { dec, enc, storeError, yieldTurn } from './store-test-helpers';
 import { WatchRecorder } from './watch-recorder';
+import { eventually } from '../support/eventually';
 
 describe.each<[string, () => BackendUnderTest]>([
   ['etcd', etcdBackend],
@@ -167,12 +168,7 @@ describe.each<[string, () => BackendUnderTest]>([
     const big = enc('x'.repeat(64 * 1024));
     for (let i = 0; i < 32; i++) await store.create(`${prefix}${i}`, big);
     // etcd reports the size its backend has committed (every 100 ms by default).
-    let after = await store.sizeBytes();
-    for (let tries = 0; after <= before && tries < 50; tries++) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await store.sizeBytes();
-    }
-    expect(after).toBeGreaterThan(before);
+    await eventually(async () => (await store.sizeBytes()) > before, { what: 'the size to grow', intervalMs: 100 });
   });
 
   test('compaction: reads and watches below it fail with compacted, reads at it still work', async () => {

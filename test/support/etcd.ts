@@ -11,6 +11,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port';
+import { eventually } from './eventually';
 
 export interface EtcdInstance {
   /** Client URL, e.g. `http://127.0.0.1:41234`. */
@@ -145,12 +146,7 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
 
 /** Polls etcd's `/health` on the client URL until it reports healthy. */
 async function waitHealthy(clientUrl: string, timeoutMs: number, tls: StartEtcdOptions['tls']): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await isHealthy(clientUrl, tls)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`etcd at ${clientUrl} not healthy after ${timeoutMs} ms`);
+  await eventually(() => isHealthy(clientUrl, tls), { what: `etcd at ${clientUrl} to be healthy`, timeoutMs, intervalMs: 50 });
 }
 
 function isHealthy(clientUrl: string, tls: StartEtcdOptions['tls']): Promise<boolean> {

@@ -17,6 +17,7 @@ import { at, refusal } from './support';
 import { allow, deny, startWebhook, type TestWebhook } from './webhook-server';
 import { Registry } from 'prom-client';
 import { admissionMetrics } from '../../../src/server/admission-metrics';
+import { eventually } from '../../support/eventually';
 
 const naming = createNaming('kubernetes');
 const AR = 'admissionregistration.k8s.io';
@@ -214,8 +215,9 @@ describe('validating webhooks', () => {
         let settled = false;
         const pending = write().finally(() => (settled = true));
         pending.catch(() => undefined);
-        while (!held(name)) await new Promise((resolve) => setTimeout(resolve, 5));
+        await eventually(() => held(name), { what: `the webhook to hold ${name}`, intervalMs: 5 });
         clock.advance(999);
+        // The pause is the point: a call that timed out a millisecond early would have settled within it.
         await new Promise((resolve) => setTimeout(resolve, 20));
         expect(settled).toBe(false);
         clock.advance(1);

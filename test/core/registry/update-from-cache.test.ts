@@ -16,6 +16,7 @@ import { type Store, type WatchHandlers, type WatchOptions, createStore } from '
 import { objectKey } from '../../../src/core/storage/keys';
 import { createNaming } from '../../../src/naming';
 import { startEtcd, type EtcdInstance } from '../../support/etcd';
+import { eventually } from '../../support/eventually';
 
 const ctx = () => ({ user: { username: 'admin', groups: ['system:masters'] } });
 const configMaps = (name?: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default', name });
@@ -36,12 +37,7 @@ async function storedData(store: Store, name: string): Promise<Record<string, st
 
 /** Until the core's cache holds `name` at `revision` or later. */
 async function cacheHas(core: Core, name: string, revision: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const cached = await core.get(configMaps(name), { resourceVersion: '0' }, ctx()).catch(() => undefined);
-    if (Number(cached?.metadata?.resourceVersion) >= revision) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`the cache did not reach ${revision}`);
+  await eventually(async () => Number((await core.get(configMaps(name), { resourceVersion: '0' }, ctx())).metadata?.resourceVersion) >= revision, { what: `the cache to reach ${revision}` });
 }
 
 describe('on the embedded store', () => {

@@ -192,6 +192,7 @@ describe('audit step', () => {
         },
       );
       answered = () => response.ended;
+      // The pause is the point: while the sink holds RequestReceived, nothing after it may run.
       await new Promise((r) => setTimeout(r, 10));
       expect(order).toEqual(['sink RequestReceived']);
       release();

@@ -35,6 +35,7 @@ export function httpsStream(url: string, tls: ClientTls) {
   let statusCode = 0;
   let headers: Record<string, string | string[] | undefined> = {};
   let ended = false;
+  let closed = false;
   const req = https.request(url, { ca: tls.ca, cert: tls.cert, key: tls.key, agent: false });
   const opened = new Promise<void>((resolve, reject) => {
     req.on('response', (res) => {
@@ -52,6 +53,11 @@ export function httpsStream(url: string, tls: ClientTls) {
       });
       res.on('end', () => {
         ended = true;
+        onLine?.();
+      });
+      // Closed without an end (`close()`, a dropped connection): no line will come.
+      res.on('close', () => {
+        closed = true;
         onLine?.();
       });
       res.on('error', () => {});
@@ -72,16 +78,25 @@ export function httpsStream(url: string, tls: ClientTls) {
     get ended() {
       return ended;
     },
-    /** Resolve once at least `n` lines arrived (or the stream ended). */
+    /** The response closed, ended or not. */
+    get closed() {
+      return closed;
+    },
+    /** Resolve once at least `n` lines arrived (or the stream ended or closed): woken by each line, not a timer. */
     async waitForLines(n: number, timeoutMs = 5000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (lines.length < n && !ended) {
-        if (Date.now() > deadline) throw new Error(`only ${lines.length} of ${n} lines arrived`);
-        await new Promise<void>((r) => {
-          onLine = r;
-          setTimeout(r, 50);
-        });
-      }
+      if (lines.length >= n || ended || closed) return;
+      await new Promise<void>((resolve, reject) => {
+        const deadline = setTimeout(() => {
+          onLine = undefined;
+          reject(new Error(`only ${lines.length} of ${n} lines arrived`));
+        }, timeoutMs);
+        onLine = () => {
+          if (lines.length < n && !ended && !closed) return;
+          clearTimeout(deadline);
+          onLine = undefined;
+          resolve();
+        };
+      });
     },
     close: () => req.destroy(),
   };

@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ClientTls } from './https-client';
+import { waitForOutput } from '../../support/child-output';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -52,14 +53,11 @@ export async function startServerProcess(args: string[], options: StartServerPro
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
-  while (!/keelson: ready/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server not ready in time:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    await waitForOutput(child, () => out, /keelson: ready/, options.readyTimeoutMs ?? 30_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`server not ready: ${(err as Error).message}`);
   }
   const m = options.noGateway ? ['', '', '0'] : /on (https:\/\/[^ ]+:(\d+)) /.exec(out);
   if (!m) throw new Error(`no URL in output:\n${out}`);

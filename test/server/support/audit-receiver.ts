@@ -9,6 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestPki, type TestPki } from '../../grpc/fixtures/certs';
+import { eventually } from '../../support/eventually';
 
 export interface ReceivedBatch {
   clientCn?: string;
@@ -58,11 +59,7 @@ export async function startAuditReceiver(): Promise<AuditReceiver> {
     events: () => batches.flatMap((b) => b.body.items),
     answer: (...s) => void statuses.push(...s),
     async waitForBatches(n, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (batches.length < n) {
-        if (Date.now() > deadline) throw new Error(`${batches.length} batches arrived, expected ${n}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await eventually(() => batches.length >= n, { what: `${n} batches`, timeoutMs, intervalMs: 10 });
     },
     async writeKubeconfig(dir) {
       const b64 = (s: string) => Buffer.from(s).toString('base64');

@@ -12,17 +12,12 @@ import path from 'node:path';
 import { EmbeddedStore } from '../../../src/store/embedded/store';
 import { DATABASE_FILE } from '../../../src/store/embedded/log';
 import { CHECKPOINT_AFTER_BYTES, WalCheckpointer } from '../../../src/store/embedded/wal-checkpointer';
+import { eventually, type EventuallyOptions } from '../../support/eventually';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-/** Polls `done` (the checkpoint thread answers by message) until it holds; a generous deadline only against hanging. */
-async function until(done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`never: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+/** The checkpoint thread answers by message: polled, with a generous deadline only against hanging. */
+const THREAD: EventuallyOptions = { timeoutMs: 30_000, intervalMs: 5 };
 
 describe('WAL checkpoints on their own thread', () => {
   let dataDir: string;
@@ -41,7 +36,7 @@ describe('WAL checkpoints on their own thread', () => {
         if (writes > 50_000) throw new Error(`no three rounds in ${writes} writes: ${JSON.stringify(store.checkpointStats())}`);
         await Promise.all(Array.from({ length: 16 }, (_, j) => store.create(`/registry/wal/k${writes + j}`, value)));
         writes += 16;
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await new Promise((resolve) => setTimeout(resolve, 1)); // the pacing is the point: a timer turn between groups, as a server's
       }
       const stats = store.checkpointStats()!;
       expect(stats.failed).toBeUndefined();
@@ -84,7 +79,7 @@ describe('WAL checkpoints on their own thread', () => {
       // The worker checkpoints while this connection has a write transaction open.
       db.exec('BEGIN');
       insert.run(row);
-      await until(() => checkpointer.stats().workerCheckpoints === 1, 'the worker to checkpoint');
+      await eventually(() => checkpointer.stats().workerCheckpoints === 1, { ...THREAD, what: 'the worker to checkpoint' });
       expect(checkpointer.stats().rounds).toBe(0);
       db.exec('COMMIT');
       checkpointer.committed(4096);
@@ -110,7 +105,7 @@ describe('WAL checkpoints on their own thread', () => {
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       // Halfway to a round the thread starts, and says at once that it cannot open the file.
       checkpointer.committed(CHECKPOINT_AFTER_BYTES / 2);
-      await until(() => checkpointer.stats().failed !== undefined, 'the thread to fail');
+      await eventually(() => checkpointer.stats().failed !== undefined, { ...THREAD, what: 'the thread to fail' });
       expect(checkpointer.stats().failed).toMatch(/unable to open|directory/i);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
       expect(warnings).toEqual([expect.stringMatching(/checkpoint thread failed .*SQLite checkpoints on the store's thread again/)]);

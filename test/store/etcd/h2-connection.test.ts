@@ -9,6 +9,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { H2Connection, H2Error, type H2ConnectionEvents } from '../../../src/store/etcd/h2-connection';
 import { encodeHeaderBlock } from '../../../src/store/etcd/hpack';
+import { eventually } from '../../support/eventually';
 
 interface Answer {
   headers: Map<string, string>;
@@ -169,7 +170,9 @@ describe('HTTP/2 connection against node:http2', () => {
 
   it('on GOAWAY: streams the peer took finish, those above its last stream are refused, and no new stream opens', async () => {
     let held: http2.ServerHttp2Stream | undefined;
+    let arrived = 0;
     server = await peer((stream) => {
+      arrived++;
       if (!held) {
         held = stream;
         return;
@@ -178,10 +181,10 @@ describe('HTTP/2 connection against node:http2', () => {
     const goaways: number[] = [];
     const closed = new Promise<void>((resolve) => (connection = connectTo(server!.port, { onGoaway: (code) => goaways.push(code), onClose: () => resolve() })));
     const first = exchange(connection!, blockFor(server.port, '/one'), Buffer.from('1'));
-    while (!held) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => held, { what: 'the first stream at the peer', intervalMs: 5 });
     const second = exchange(connection!, blockFor(server.port, '/two'), Buffer.from('2'));
     // Wait for the second stream to reach the peer, then go away naming the first as the last.
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => arrived === 2, { what: 'the second stream at the peer', intervalMs: 5 });
     server.sessions[0]!.goaway(http2.constants.NGHTTP2_NO_ERROR, 1);
     await expect(second).rejects.toMatchObject({ code: H2Error.REFUSED_STREAM, message: expect.stringContaining('going away') });
     expect(goaways).toEqual([0]);
@@ -222,12 +225,13 @@ describe('HTTP/2 connection against node:http2', () => {
   });
 
   it('aborts open streams and pending pings when the connection drops', async () => {
-    server = await peer(() => undefined);
+    let arrive: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    server = await peer(() => arrive());
     let closedWith: Error | undefined;
     const closed = new Promise<void>((resolve) => (connection = connectTo(server!.port, { onClose: (err) => ((closedWith = err), resolve()) })));
     const pending = exchange(connection!, blockFor(server.port, '/hang'), Buffer.from('x'));
-    while (server.sessions.length === 0) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 20));
+    await arrived;
     server.sessions[0]!.destroy();
     await expect(pending).rejects.toThrow();
     await closed;
@@ -237,17 +241,20 @@ describe('HTTP/2 connection against node:http2', () => {
 
   it('cancels a stream with RST_STREAM (CANCEL), which the peer sees, reporting nothing more', async () => {
     let resetCode: number | undefined;
+    let cancel: () => void = () => undefined;
     const reset = new Promise<void>((resolve) => {
       void peer((stream) => {
         stream.on('close', () => {
           resetCode = stream.rstCode;
           resolve();
         });
+        // The peer has the stream: now the client cancels it.
+        cancel();
       }).then((p) => {
         server = p;
         connection = connectTo(p.port);
         const stream = connection.request(blockFor(p.port, '/cancel'), { onHeaders: () => fail(), onData: () => fail(), onAbort: () => fail() }, Buffer.from('x'), false);
-        setTimeout(() => stream.cancel(), 50);
+        cancel = () => stream.cancel();
       });
     });
     const fail = () => {
@@ -259,11 +266,19 @@ describe('HTTP/2 connection against node:http2', () => {
   });
 
   it('closes gracefully: open streams finish, then the socket ends', async () => {
-    server = await peer((stream) => setTimeout(() => echoSize(stream), 30));
+    // The peer holds its answer until the client has started closing.
+    let answerNow: () => void = () => undefined;
+    let arrive: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    server = await peer((stream) => {
+      answerNow = () => echoSize(stream);
+      arrive();
+    });
     const closed = new Promise<void>((resolve) => (connection = connectTo(server!.port, { onClose: () => resolve() })));
     const answer = exchange(connection!, blockFor(server.port, '/slow'), Buffer.from('abcd'));
-    await new Promise((r) => setTimeout(r, 10));
+    await arrived;
     connection!.close();
+    answerNow();
     expect(connection!.usable).toBe(false);
     expect((await answer).data.toString()).toBe('4');
     await closed;
@@ -305,7 +320,7 @@ describe('HTTP/2 connection against a peer that breaks the protocol', () => {
       socket.on('error', () => undefined);
       for (let at = 0; at < bytes.length; at += 7) {
         await new Promise<void>((resolve) => socket.write(bytes.subarray(at, at + 7), () => resolve()));
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await new Promise((resolve) => setTimeout(resolve, 1)); // the point: each 7 bytes in a read of its own
       }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
