@@ -4,8 +4,8 @@
  * seems: node makes a Timeout object, and an unref'd timer switches the timer handle's reference
  * on and off in native code each time the count of timers goes from none to one and back, which
  * a server answering one request at a time does on every request (an etcd call's timer was 5%
- * of a create, docs/BENCHMARKS.md, session 18). Here an entry is a list node; the one timer is
- * set for the earliest deadline and is not cancelled when entries go: when it fires it expires
+ * of a create, docs/BENCHMARKS.md, "What the mechanisms save"). Here an entry is a list node;
+ * the one timer is set for the earliest deadline and is not cancelled when entries go: when it fires it expires
  * what is due and is set again for the earliest left, if any.
  */
 import type { Clock } from './index';

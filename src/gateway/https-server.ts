@@ -92,8 +92,8 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
  * advance step by step (each `await` lets the others take the same step), and each step's code
  * runs for all of them back to back. Measured on creates from 64 clients: 1.18× the creates per
  * second on etcd and 1.30× on the embedded store, with ~19% less CPU per create; one client
- * alone sees no change (docs/BENCHMARKS.md, session 25). A request waits at most for the rest
- * of the turn it arrived in.
+ * alone sees no change (docs/BENCHMARKS.md, "What the mechanisms save"). A request waits at
+ * most for the rest of the turn it arrived in.
  *
  * A listener that throws does not keep the rest of its batch from starting; the first error is
  * thrown again afterwards, uncaught, as node would have let it be. `atTurnEnd` schedules a

@@ -63,7 +63,8 @@ import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
 
 /**
  * The gRPC door, loaded when a flag asks for it (`--grpc-port`, `--core-address`): grpc-js is
- * ~14 MB of RSS a server without it never needs (docs/BENCHMARKS.md, idle RSS).
+ * memory and start-up time a server without it never needs (docs/BENCHMARKS.md, "What the
+ * mechanisms save").
  */
 function grpcDoor(): typeof import('../grpc') {
   return require('../grpc') as typeof import('../grpc');

@@ -79,7 +79,7 @@ async function runControllersOnly(config: ServerConfig, stopped: Promise<NodeJS.
   // Nothing else may hold the event loop: a standby's only work is a timer the clock does not keep alive.
   const alive = setInterval(() => {}, 1 << 30);
   // Required here, not imported: it brings grpc-js (~30 ms of the start, ~4 MB of RSS), which
-  // a server without a gRPC door never loads (docs/BENCHMARKS.md, session 27).
+  // a server without a gRPC door never loads (docs/BENCHMARKS.md, "What the mechanisms save").
   const { startControllerProcess } = require('./controller-process') as typeof import('./controller-process');
   const running = await startControllerProcess(config, { log });
   log(`running controllers against the core at ${config.coreAddress} as the user of ${config.kubeconfig}`);

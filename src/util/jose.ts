@@ -1,7 +1,7 @@
 /**
  * `jose`, loaded the first time a token is checked or something is signed. It is an ES module
- * graph that takes ~30 ms of an empty server's start to load (docs/BENCHMARKS.md, session 27),
- * and a server whose clients all present certificates never needs it.
+ * graph that takes ~30 ms of an empty server's start to load (docs/BENCHMARKS.md, "What the
+ * mechanisms save"), and a server whose clients all present certificates never needs it.
  */
 import type * as Jose from 'jose';
 

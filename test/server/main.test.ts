@@ -44,7 +44,7 @@ describe('main', () => {
   });
 
   it('starts without loading grpc-js or jose: no gRPC door asked for, no token checked yet', () => {
-    // Each costs ~30 ms of the start, grpc-js ~4 MB of RSS too (docs/BENCHMARKS.md, session 27).
+    // Each costs ~30 ms of the start, grpc-js ~4 MB of RSS too (docs/BENCHMARKS.md, "What the mechanisms save").
     // The entry point runs until it says it is serving; the packages asked for by then are listed.
     const dataDir = mkdtempSync(path.join(tmpdir(), 'keelson-main-'));
     try {

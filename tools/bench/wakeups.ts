@@ -4,8 +4,8 @@
  * on an embedded store: per request, the server's write and read system calls and bytes written,
  * how often the server and the load generator went to sleep (voluntary context switches) or were
  * preempted, and CPU. A server slower than its client answers a client that went to sleep, and
- * the write that wakes it pays for the wake-up (docs/BENCHMARKS.md, session 18): the profile
- * shows that only as a dearer `writev`; these counts show why.
+ * the write that wakes it pays for the wake-up (docs/BENCHMARKS.md, "What the mechanisms
+ * save"): the profile shows that only as a dearer `writev`; these counts show why.
  *
  *   node -r @swc-node/register tools/bench/wakeups.ts [<rev>] [--rounds 4] [--ms 8000]
  */

@@ -204,7 +204,8 @@ async function deliverIterated(watch: WatchStream, send: (event: WatchEvent) => 
  * deliverIterated without a promise per event: what is buffered first, then each event within
  * the producer's push (the watch cache's pass over its watchers, so an event reaches every
  * watcher's socket in one pass, as a bare fan-out loop writes it) until the socket pushes back;
- * then wait for it to drain and start over. docs/BENCHMARKS.md (session 19) has what it saves.
+ * then wait for it to drain and start over. docs/BENCHMARKS.md, "What the mechanisms save", has
+ * what it saves.
  */
 async function deliverDirectly(direct: DirectConsumer<WatchEvent>, send: (event: WatchEvent) => boolean, isOver: () => boolean, res: GatewayResponse): Promise<boolean> {
   const abandoned = () => isOver() || direct.isClosed;

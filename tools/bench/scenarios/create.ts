@@ -263,27 +263,29 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
     latency: '',
     note: 'store level, from the rows above; over HTTPS: ' + ratio(results.keelson.embedded.get(top) ?? NaN, rawTop),
   });
-  const createRatio = (results.keelson.etcd.get(top) ?? NaN) / rawTop;
+  const etcdTop = results.keelson.etcd.get(top) ?? NaN;
+  const etcdFloor = results.floor.etcd.get(top) ?? NaN;
   ctx.budgets.push({
     budget: `create over HTTPS vs raw etcd3 puts, ${top} in flight`,
     target: '≥ 0.6×',
-    measured: `${createRatio.toFixed(3)}×`,
-    met: createRatio >= 0.6,
+    measured: `${(etcdTop / rawTop).toFixed(3)}× (the bare floor: ${(etcdFloor / rawTop).toFixed(3)}×)`,
+    met: etcdTop / rawTop >= 0.6,
+    floor: { reaches: etcdFloor / rawTop >= 0.6, share: etcdTop / etcdFloor },
   });
-  ctx.budgets.push({
-    budget: "embedded store's creates vs raw etcd3 puts",
-    target: '≥ 1.0×',
-    measured: `${(directTop / rawTop).toFixed(3)}× (store level); ${((results.keelson.embedded.get(top) ?? NaN) / rawTop).toFixed(2)}× over HTTPS`,
-    met: directTop / rawTop >= 1,
-  });
-  // Issue 15's embedded row: against the embedded store's own creates, and faster than the etcd row.
   const embeddedTop = results.keelson.embedded.get(top) ?? NaN;
-  const etcdTop = results.keelson.etcd.get(top) ?? NaN;
+  const embeddedFloor = results.floor.embedded.get(top) ?? NaN;
   ctx.budgets.push({
-    budget: `create over HTTPS on the embedded store vs direct embedded-store creates, ${top} in flight; vs the etcd row`,
-    target: '≥ 0.3×; ≥ 1.5×',
-    measured: `${(embeddedTop / directTop).toFixed(3)}× (the bare floor, Node, TLS and the store with no Keelson code: ${((results.floor.embedded.get(top) ?? NaN) / directTop).toFixed(3)}×); ${(embeddedTop / etcdTop).toFixed(2)}×`,
-    met: embeddedTop / directTop >= 0.3 && embeddedTop / etcdTop >= 1.5,
+    budget: `create over HTTPS on the embedded store vs direct embedded-store creates, ${top} in flight`,
+    target: '≥ 0.3×',
+    measured: `${(embeddedTop / directTop).toFixed(3)}× (the bare floor, Node, TLS and the store with no Keelson code: ${(embeddedFloor / directTop).toFixed(3)}×)`,
+    met: embeddedTop / directTop >= 0.3,
+    floor: { reaches: embeddedFloor / directTop >= 0.3, share: embeddedTop / embeddedFloor },
+  });
+  ctx.budgets.push({
+    budget: `create over HTTPS on the embedded store vs on etcd, ${top} in flight`,
+    target: '> 1× (faster)',
+    measured: `${(embeddedTop / etcdTop).toFixed(2)}×`,
+    met: embeddedTop / etcdTop > 1,
   });
   return results;
 }
