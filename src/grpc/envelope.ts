@@ -1,9 +1,9 @@
 /**
  * Objects cross the gRPC door in an envelope shaped as upstream's `runtime.Unknown` (the
  * protobuf envelope's message, docs/API.md, "Content negotiation" 3): apiVersion and kind readable up front, the object
- * serialized in `raw`. Today `raw` is JSON and `contentType` says so; a later change can
- * carry the protobuf encoding (`contentType` unset) without touching the schema, and
- * decoders already refuse what they cannot read instead of misreading it.
+ * serialized in `raw`. `raw` is JSON and `contentType` says so; the envelope could carry the
+ * protobuf encoding (`contentType` unset) without a schema change, and the decoders refuse what
+ * they cannot read instead of misreading it.
  */
 import type { Unknown } from '../gen/keelson/core/v1/envelope';
 import type { ApiList, ApiObject } from '../core/api';
