@@ -4,7 +4,8 @@
  * SQLite's automatic checkpoint runs inside the COMMIT that takes the log past 1,000 pages: it
  * syncs the log, copies its pages into the database file and syncs that, ~13 ms for 4 MB on
  * this project's machines. On the JS thread that is every request stalled for the time, and
- * about half of what the store's writes cost the thread (docs/BENCHMARKS.md, session 20).
+ * about half of what the store's writes cost the thread (docs/BENCHMARKS.md, "What the
+ * mechanisms save").
  *
  * Here the store's connection has automatic checkpoints off, and a worker thread with a second
  * connection to the same file runs passive checkpoints, which copy pages while the store keeps
