@@ -8,7 +8,7 @@
  * Anything else is no opinion, as upstream answers (the request then fails as unauthenticated).
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { ApiObject } from '../core/api';
+import type { ApiObject } from '../core';
 import type { Clock } from '../clock';
 import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator } from './types';
 

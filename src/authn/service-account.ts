@@ -11,8 +11,7 @@
  */
 import { randomUUID, type KeyObject, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { jose } from '../util/jose';
-import type { ApiObject } from '../core/api';
-import type { CreateHandler } from '../core/handlers';
+import type { ApiObject, CreateHandler } from '../core';
 import type { Naming } from '../naming';
 import { type Clock, rfc3339 } from '../clock';
 import { badRequest, invalid } from '../status';

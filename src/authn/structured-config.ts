@@ -13,9 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import { celCompileError } from '../core/validation/cel';
-import { type CompiledExpression, compileExpression } from '../core/admission/cel';
-import type { UserInfo } from '../core/api';
+import { celCompileError, type CompiledExpression, compileExpression, type UserInfo } from '../core';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
 import { oidcAuthenticator, type OidcAuthenticator } from './oidc';

@@ -4,7 +4,7 @@
  * when it holds commas). Tokens last as long as the process; a changed file needs a restart.
  */
 import { parse } from 'csv-parse/sync';
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 import { type AuthenticationResult, NO_OPINION, type TokenAuthenticator } from './types';
 
 /** A token file that cannot be used: the server refuses to start, naming the file and record. */

@@ -4,8 +4,7 @@
  * A missing token is a 400. Only bearer-token methods take part: a review never becomes
  * anonymous, and the reason a token was refused is reported generically, never the token.
  */
-import type { ApiObject } from '../core/api';
-import type { CreateHandler } from '../core/handlers';
+import type { ApiObject, CreateHandler } from '../core';
 import { badRequest } from '../status';
 import type { Authenticator } from './types';
 

@@ -6,7 +6,7 @@
  * as upstream's request authenticator union does.
  */
 import { jose } from '../util/jose';
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 
 /** What the TLS layer learned about the client certificate, if one was presented. */
 export interface PeerCertificate {

@@ -1,5 +1,5 @@
 /** Upstream's well-known users and groups of authentication. */
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 
 export const ANONYMOUS_USER = 'system:anonymous';
 export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 import type { Clock } from '../clock';
 import { type AuthenticationResult, type TokenAuthenticator, rejected } from './types';
 

@@ -5,8 +5,7 @@
  * namespace). Exactly one of `resourceAttributes` and `nonResourceAttributes`; the answer is in
  * `status.allowed`, `status.denied` and `status.reason`.
  */
-import type { ApiObject, RequestContext, UserInfo } from '../core/api';
-import type { CreateHandler } from '../core/handlers';
+import type { ApiObject, RequestContext, UserInfo, CreateHandler } from '../core';
 import type { Naming } from '../naming';
 import { badRequest, invalid } from '../status';
 import type { AuthorizationAttributes, Decision, RulesResult } from './types';

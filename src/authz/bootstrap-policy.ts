@@ -15,7 +15,7 @@
  * `aggregationRule`; their rules are `null`, as upstream creates them, and the aggregation
  * controller fills them.
  */
-import type { ApiObject } from '../core/api';
+import type { ApiObject } from '../core';
 import type { Naming } from '../naming';
 
 export interface BootstrapPolicy {

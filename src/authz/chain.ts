@@ -3,7 +3,7 @@
  * final, no opinion from all is a 403 with upstream's message.
  */
 import { StatusError, forbidden } from '../status';
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
 /**

@@ -9,7 +9,7 @@ import YAML from 'yaml';
 import { compileCel } from '../authn/structured-config';
 import { readWebhookConfig, type WebhookClientConfig } from '../authn/webhook';
 import { parseGoDuration } from '../codecs/protobuf/time';
-import { isDns1123Subdomain } from '../core/validation/names';
+import { isDns1123Subdomain } from '../core';
 import type { Naming } from '../naming';
 import type { FailurePolicy, MatchCondition } from './webhook';
 

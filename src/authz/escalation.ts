@@ -6,7 +6,7 @@
  * it refers to held at the binding's scope, or the `bind` verb on that role. `system:masters`
  * may do anything. A refusal is upstream's 403 listing the permissions not held.
  */
-import type { AdmissionAttributes, AdmissionPlugin } from '../core/admission';
+import type { AdmissionAttributes, AdmissionPlugin } from '../core';
 import type { Naming } from '../naming';
 import { forbidden, notFound } from '../status';
 import type { RbacAuthorizer } from './rbac';

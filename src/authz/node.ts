@@ -8,16 +8,14 @@
  * bound to a node links the node to the pod and to everything the pod refers to. Requests from
  * other users get no opinion.
  */
-import type { ApiObject, CoreApi, RequestContext, UserInfo } from '../core/api';
-import { Informer, type InformerChange } from '../core/informer';
+import { type ApiObject, type CoreApi, type RequestContext, type UserInfo, Informer, type InformerChange, nodeIdentity } from '../core';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
-import { nodeIdentity } from '../core/node-identity';
 import { ruleAllows } from './rbac';
 import type { PolicyRule } from './rules';
 import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
-export { NODES_GROUP, nodeIdentity } from '../core/node-identity';
+export { NODES_GROUP, nodeIdentity } from '../core';
 
 type VertexType = 'pod' | 'secret' | 'configmap' | 'pvc' | 'serviceaccount';
 

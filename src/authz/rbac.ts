@@ -9,11 +9,9 @@
  * binding whose role does not exist grants nothing until the role appears. RBAC never denies: it
  * allows or has no opinion.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
-import { Informer } from '../core/informer';
+import { type ApiObject, type CoreApi, type RequestContext, type ResourceTarget, Informer, type UserInfo } from '../core';
 import type { Naming } from '../naming';
 import type { Clock } from '../clock';
-import type { UserInfo } from '../core/api';
 import type { AuthorizationAttributes, Authorizer, Decision, RulesResult } from './types';
 
 import { type PolicyRule, listHas, ruleAbout, ruleAllows, rulesOfObject } from './rules';

@@ -6,7 +6,7 @@
  * recreated; an object annotated `<rbac group>/autoupdate: "false"` is left as it is.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, CoreApi, RequestContext, ResourceTarget } from '../core';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
 import { rulesOfObject, uncoveredRules } from './rules';

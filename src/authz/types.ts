@@ -3,7 +3,7 @@
  * attributes of a request (upstream's authorizer.Attributes) and a closed decision — allow,
  * deny, or no opinion (the next authorizer is asked; no opinion from all is a 403).
  */
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 
 export interface AuthorizationAttributes {
   user: UserInfo;

@@ -4,10 +4,7 @@
  * checked gets its expressions type-checked against the served schema, and its status records
  * the warnings (`status.typeChecking.expressionWarnings`) and the generation checked.
  */
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerView } from '../core/informer';
-import type { ResourceDefinition } from '../core/resources';
-import { typeCheckPolicy } from '../core/admission/policy/type-check';
+import { type ApiObject, type RequestContext, type ResourceTarget, followResource, type InformerView, type ResourceDefinition, typeCheckPolicy } from '../core';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
 import type { ApiControllerOptions } from './options';

@@ -14,8 +14,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { jose } from '../util/jose';
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
+import { type ApiObject, type RequestContext, type ResourceTarget, followResource, type InformerChange, type InformerView } from '../core';
 import { secretData } from '../authn';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';

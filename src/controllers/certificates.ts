@@ -14,12 +14,23 @@
  *   issued an hour after approval, or whose certificate has expired, are deleted.
  */
 import { X509Certificate } from 'node:crypto';
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
+import {
+  type ApiObject,
+  type RequestContext,
+  type ResourceTarget,
+  followResource,
+  type InformerChange,
+  type InformerView,
+  builtinSigners,
+  parseCertificateRequest,
+  pemBlocks,
+  type CertificateSigningRequest,
+  type CsrCondition,
+  type ParsedCsr,
+} from '../core';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
-import { builtinSigners, parseCertificateRequest, pemBlocks, type CertificateSigningRequest, type CsrCondition, type ParsedCsr } from '../core/resources/certificatesigningrequests';
 import { WorkQueue } from './work-queue';
 import type { ApiControllerOptions } from './options';
 

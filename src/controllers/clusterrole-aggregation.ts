@@ -5,9 +5,7 @@
  * ClusterRole change re-evaluates every aggregated role, so a role labelled later — or
  * unlabelled, or deleted — is reflected. An ordinary API client of the core.
  */
-import type { ApiObject, RequestContext } from '../core/api';
-import { followResource, type InformerView } from '../core/informer';
-import { labelSelectorMatches } from '../core/validation/selectors';
+import { type ApiObject, type RequestContext, followResource, type InformerView, labelSelectorMatches } from '../core';
 import { StatusError } from '../status';
 import type { ApiControllerOptions } from './options';
 

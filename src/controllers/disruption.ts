@@ -16,11 +16,21 @@
  * `disruptedPods` entries (written by evictions) are dropped once their pod is deleted or
  * being deleted, or two minutes after the eviction. An ordinary API client of the core.
  */
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
-import { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from '../core/resources/poddisruptionbudgets';
-import { isPodReady, type PodCondition } from '../core/resources/pods';
-import { labelSelectorMatches } from '../core/validation/selectors';
+import {
+  type ApiObject,
+  type RequestContext,
+  type ResourceTarget,
+  followResource,
+  type InformerChange,
+  type InformerView,
+  emptyBudgetStatus,
+  withDisruptionAllowed,
+  type PodDisruptionBudget,
+  type PodDisruptionBudgetStatus,
+  isPodReady,
+  type PodCondition,
+  labelSelectorMatches,
+} from '../core';
 import { jsonEqual } from '../util/json-values';
 import { rfc3339 } from '../clock';
 import { StatusError } from '../status';

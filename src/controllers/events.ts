@@ -6,7 +6,7 @@
  * first and last timestamps, a `count` that a repeat of the same event raises instead of
  * writing another). Recording is best effort: a failure is logged and dropped.
  */
-import type { ApiObject, CoreApi, RequestContext } from '../core/api';
+import type { ApiObject, CoreApi, RequestContext } from '../core';
 import type { Clock } from '../clock';
 import { rfc3339, rfc3339Micro } from '../clock';
 import type { Naming } from '../naming';

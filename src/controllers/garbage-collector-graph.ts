@@ -5,9 +5,17 @@
  * current; each change tells the collector which objects to look at again, as upstream's
  * processGraphChanges does.
  */
-import type { ApiObject, CoreApi, OwnerReference, RequestContext, ResourceTarget, WatchStream } from '../core/api';
-import type { ResourceDefinition } from '../core/resources/definition';
-import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
+import {
+  type ApiObject,
+  type CoreApi,
+  type OwnerReference,
+  type RequestContext,
+  type ResourceTarget,
+  type WatchStream,
+  type ResourceDefinition,
+  FINALIZER_FOREGROUND,
+  FINALIZER_ORPHAN,
+} from '../core';
 
 export interface GraphNode {
   readonly uid: string;

@@ -14,10 +14,17 @@
  * Writes carry preconditions (uid, resourceVersion) so a concurrent change makes the work item
  * run again on fresh state instead of acting on a stale view.
  */
-import type { ApiObject, OwnerReference, PropagationPolicy, RequestContext, ResourceTarget } from '../core/api';
-import type { ResourceDefinition } from '../core/resources/definition';
-import { verbsOf } from '../core/resources/endpoints';
-import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from '../core/registry/deletion';
+import {
+  type ApiObject,
+  type OwnerReference,
+  type PropagationPolicy,
+  type RequestContext,
+  type ResourceTarget,
+  type ResourceDefinition,
+  verbsOf,
+  FINALIZER_FOREGROUND,
+  FINALIZER_ORPHAN,
+} from '../core';
 import { StatusError } from '../status';
 import { Graph, type GraphNode, type GraphWork, Informer, dependentsOf, isDeletingDependents } from './garbage-collector-graph';
 import { WorkQueue } from './work-queue';

@@ -2,9 +2,7 @@
  * Controllers that run in the server process (`--controllers`), each an ordinary API client of
  * the core, as kube-controller-manager's controllers are clients of kube-apiserver.
  */
-import type { Core } from '../core';
-import type { UserInfo } from '../core/api';
-import { SharedInformers } from '../core/informer';
+import { type Core, type UserInfo, SharedInformers } from '../core';
 import type { Naming } from '../naming';
 import { SERVICE_ACCOUNT_PREFIX } from '../authn/service-account';
 import { NamespaceLifecycleController } from './namespace-lifecycle';

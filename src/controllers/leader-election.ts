@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
+import type { ApiObject, RequestContext, ResourceTarget } from '../core';
 import { rfc3339Micro } from '../clock';
 import { StatusError } from '../status';
 import type { ApiControllerOptions } from './options';

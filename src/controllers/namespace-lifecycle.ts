@@ -4,9 +4,7 @@
  * `finalize` subresource, after which the namespace itself is removed. It is an ordinary API
  * client of the core (list/watch and writes through CoreApi), as upstream's controller is.
  */
-import type { ApiObject, RequestContext } from '../core/api';
-import type { ResourceDefinition } from '../core/resources/definition';
-import { verbsOf } from '../core/resources/endpoints';
+import { type ApiObject, type RequestContext, type ResourceDefinition, verbsOf } from '../core';
 import { StatusError } from '../status';
 import type { ApiControllerOptions } from './options';
 

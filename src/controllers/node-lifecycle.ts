@@ -38,12 +38,21 @@
  * scheduled deletion is cancelled when the taints go. Before deleting it sets the pod's
  * `DisruptionTarget` condition (`DeletionByTaintManager`) and records `TaintManagerEviction`.
  */
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
+import {
+  type ApiObject,
+  type RequestContext,
+  type ResourceTarget,
+  followResource,
+  type InformerChange,
+  type InformerView,
+  type NodeCondition,
+  type Taint,
+  type Toleration,
+  withDisruptionTarget,
+  type PodCondition,
+} from '../core';
 import { rfc3339 } from '../clock';
 import { StatusError } from '../status';
-import type { NodeCondition, Taint, Toleration } from '../core/resources/nodes';
-import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
 import { EventRecorder } from './events';
 import { tolerates } from './scheduler';
 import { WorkQueue } from './work-queue';

@@ -2,8 +2,7 @@
  * What a controller acting through the API is given: one declaration of the options the
  * controllers share. A controller's own options extend it, or pick from it the part it uses.
  */
-import type { CoreApi, UserInfo } from '../core/api';
-import type { SharedInformers } from '../core/informer';
+import type { CoreApi, UserInfo, SharedInformers } from '../core';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import type { WorkQueueMetrics } from './work-queue';

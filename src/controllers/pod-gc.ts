@@ -14,10 +14,17 @@
  * A pod not yet in a terminal phase is first marked Failed (with the condition, for orphans),
  * as upstream's markFailedAndDeletePodWithCondition does. An ordinary API client of the core.
  */
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerView } from '../core/informer';
-import type { NodeCondition, Taint } from '../core/resources/nodes';
-import { withDisruptionTarget, type PodCondition } from '../core/resources/pods';
+import {
+  type ApiObject,
+  type RequestContext,
+  type ResourceTarget,
+  followResource,
+  type InformerView,
+  type NodeCondition,
+  type Taint,
+  withDisruptionTarget,
+  type PodCondition,
+} from '../core';
 import { rfc3339 } from '../clock';
 import { StatusError } from '../status';
 import type { ApiControllerOptions } from './options';

@@ -18,10 +18,18 @@
  *   ready pod not yet available is synced again, on the clock, when the pod's minReadySeconds are up.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
-import { labelSelectorMatches } from '../core/validation/selectors';
-import { type PodCondition, isPodReady, podReadyCondition } from '../core/resources/pods';
+import {
+  type ApiObject,
+  type RequestContext,
+  type ResourceTarget,
+  followResource,
+  type InformerChange,
+  type InformerView,
+  labelSelectorMatches,
+  type PodCondition,
+  isPodReady,
+  podReadyCondition,
+} from '../core';
 import type { Clock } from '../clock';
 import { rfc3339 } from '../clock';
 import type { Naming } from '../naming';

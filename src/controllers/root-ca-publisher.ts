@@ -5,8 +5,7 @@
  * back when edited. Pods mount it next to their service-account token.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiObject, RequestContext, ResourceTarget } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
+import { type ApiObject, type RequestContext, type ResourceTarget, followResource, type InformerChange, type InformerView } from '../core';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
 import type { ApiControllerOptions } from './options';

@@ -15,9 +15,17 @@
  * "0/N nodes are available: …" message) and a `FailedScheduling` event, and is tried again when
  * a node or another pod changes.
  */
-import type { ApiObject, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
-import type { Taint, Toleration } from '../core/resources/nodes';
+import {
+  type ApiObject,
+  type RequestContext,
+  type ResourceTarget,
+  type UserInfo,
+  followResource,
+  type InformerChange,
+  type InformerView,
+  type Taint,
+  type Toleration,
+} from '../core';
 import { rfc3339 } from '../clock';
 import { StatusError } from '../status';
 import { readQuantity, scaledValue } from '../util/quantity';

@@ -3,8 +3,7 @@
  * named `default`, created when the namespace appears and again when it is deleted. A namespace
  * being deleted gets none. An ordinary API client of the core.
  */
-import type { ApiObject, RequestContext } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
+import { type ApiObject, type RequestContext, followResource, type InformerChange, type InformerView } from '../core';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
 import type { ApiControllerOptions } from './options';

@@ -15,8 +15,7 @@
  *   a pod marked for graceful deletion is removed (grace 0, uid precondition), as a kubelet does
  *   once its containers have stopped.
  */
-import type { ApiObject, RequestContext, ResourceTarget, UserInfo } from '../core/api';
-import { followResource, type InformerChange, type InformerView } from '../core/informer';
+import { type ApiObject, type RequestContext, type ResourceTarget, type UserInfo, followResource, type InformerChange, type InformerView } from '../core';
 import { rfc3339, rfc3339Micro } from '../clock';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';

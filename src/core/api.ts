@@ -4,7 +4,7 @@
  * implements the same interface over the wire, so a gateway can sit in another process
  * (`--core-address`). docs/ARCHITECTURE.md follows one request through it.
  */
-import type { Status } from '../status';
+import { type Status, StatusError } from '../status';
 import type { DirectConsumer } from '../util/async-queue';
 
 /** Who is asking: upstream's `user.Info`. */
@@ -287,4 +287,12 @@ export type WriteBody<T> = T | Owned<T>;
 /** The value of a write's body, whoever holds it. */
 export function bodyValue<T>(body: WriteBody<T>): T {
   return body instanceof Owned ? body.value : body;
+}
+
+/**
+ * An error of `CoreApi`'s that says its store did not answer (503 storage unavailable, 504 a
+ * timeout): worth asking again, as an informer lists again and the core retries its first writes.
+ */
+export function storeNotAnswering(err: unknown): boolean {
+  return StatusError.is(err) && (err.code === 503 || err.code === 504);
 }

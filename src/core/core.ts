@@ -20,6 +20,7 @@ import {
   type WriteResult,
   Owned,
   handOver,
+  storeNotAnswering,
 } from './api';
 import type { ResourceDefinition, Verb } from './resources/definition';
 import { type SignerAuthorizer, certificateApproval, certificateSigning, certificateSubjectRestriction } from './admission/certificates';
@@ -70,7 +71,6 @@ import { fieldErrors } from './validation/field-errors';
 import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
 import { deepCopy } from '../util/json-values';
-import { storeNotAnswering } from './registry/storage-errors';
 
 export interface CoreOptions {
   store: Store;

@@ -1,3 +1,75 @@
+/**
+ * The core's front door: all that the layers above it (the doors, authentication and
+ * authorization, the controllers, the server) may import of `src/core`. They import it as
+ * `../core` and never a module inside the folder (test/architecture/layers.test.ts), so what is
+ * behind it (the registry, the watch cache, storage, admission's plugins) may move freely.
+ */
+
+// The interface both doors and every in-process client speak: objects, options, results, ownership.
 export * from './api';
-export { createCore, type Core, type CoreOptions } from './core';
-export type { ResourceDefinition, Verb } from './resources/definition';
+
+// The factory, and what the server configures it with.
+export { createCore, type Core, type CoreOptions, type CoreState } from './core';
+export type { CreateHandler } from './handlers';
+export { DEFAULT_EVENT_TTL_MS } from './event-ttl';
+export {
+  AdmissionPluginsError,
+  IMPLEMENTED_PLUGINS,
+  UPSTREAM_PLUGIN_ORDER,
+  defaultAdmissionPlugins,
+  resolveAdmissionPlugins,
+  type AdmissionAttributes,
+  type AdmissionMetrics,
+  type AdmissionOperation,
+  type AdmissionPlugin,
+  type AdmissionStep,
+  type WebhookCredentialResolver,
+  type WebhookCredentials,
+} from './admission';
+export type { SignerAuthorizer } from './admission/certificates';
+
+// The resource types and their verb table, which routes, discovery and OpenAPI derive from.
+export { builtinResources } from './resources';
+export type { Deprecation, ResourceDefinition, Verb } from './resources/definition';
+export { subresourcesOf, verbsOf } from './resources/endpoints';
+
+// What the doors check and render as the core does: patch media types, list options, field
+// errors, field selectors (authorization reads them too), tables.
+export { PATCH_MEDIA_TYPES } from './patch/media-types';
+export { validateListOptions } from './registry/list-options';
+export { type FieldError, fieldErrors } from './validation/field-errors';
+export { parseFieldSelector } from './selectors/field-selector';
+export {
+  type IncludeObject,
+  type Table,
+  type TableColumnDefinition,
+  asPartialObjectMetadata,
+  asPartialObjectMetadataList,
+  buildTable,
+  isList,
+} from './table';
+
+// For in-process clients of `CoreApi` (the controllers, authorization's indexes): informers, and
+// the rules of the built-in types that a client applies as the core does.
+export { Informer, SharedInformers, followResource, type InformerChange, type InformerView } from './informer';
+export { NODES_GROUP, nodeIdentity } from './node-identity';
+export { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from './registry/deletion';
+export { labelSelectorMatches } from './validation/selectors';
+export { isPodReady, podReadyCondition, withDisruptionTarget, type PodCondition } from './resources/pods';
+export type { NodeCondition, Taint, Toleration } from './resources/nodes';
+export { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from './resources/poddisruptionbudgets';
+export {
+  builtinSigners,
+  parseCertificateRequest,
+  pemBlocks,
+  type CertificateSigningRequest,
+  type CsrCondition,
+  type ParsedCsr,
+} from './resources/certificatesigningrequests';
+export { typeCheckPolicy } from './admission/policy/type-check';
+
+// CEL and names as the core checks them, for the configuration files of authentication and
+// authorization.
+export { compileExpression, type CompiledExpression } from './admission/cel';
+export { celCompileError } from './validation/cel';
+export { isDns1123Subdomain } from './validation/names';

@@ -6,9 +6,8 @@
  * informer per resource among its controllers: one list and one watch of pods, and one map of
  * them, however many controllers follow pods.
  */
-import type { ApiObject, CoreApi, RequestContext, ResourceTarget, WatchStream } from './api';
+import { type ApiObject, type CoreApi, type RequestContext, type ResourceTarget, type WatchStream, storeNotAnswering } from './api';
 import { type Clock, type Pause, pause } from '../clock';
-import { storeNotAnswering } from './registry/storage-errors';
 
 const RELIST_DELAY_MS = 1_000;
 

@@ -4,9 +4,8 @@
  * upstream's serializers word them. PATCH bodies map their Content-Type to a patch type
  * (docs/API.md, "Patch types"); apply patches are YAML.
  */
-import type { ApiObject, DecodeReport, Patch, PatchType } from '../core/api';
+import { type ApiObject, type DecodeReport, type Patch, type PatchType, PATCH_MEDIA_TYPES } from '../core';
 import { badRequest, unsupportedMediaType } from '../status';
-import { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
 import { decodeStrictJson } from '../codecs/strict-json';
 import { joinIndex, joinKey } from '../codecs/go-strings';
 import { checkDecodedLimits, checkJsonDecodeLimits, checkJsonNesting, checkJsonText, checkRawNesting, withinLimits } from '../codecs/limits';
@@ -18,7 +17,7 @@ import { isObject } from '../util/json-values';
 /** Upstream's default MaxRequestBodyBytes. */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
-export { PATCH_MEDIA_TYPES } from '../core/patch/media-types';
+export { PATCH_MEDIA_TYPES } from '../core';
 
 function decodeMessage(codec: Codec, err: unknown): string {
   const msg = err instanceof CodecError ? err.message : String(err);

@@ -5,8 +5,7 @@
  * through Express.
  */
 import type { Clock } from '../clock';
-import type { CoreApi } from '../core/api';
-import type { ResourceDefinition } from '../core/resources/definition';
+import type { CoreApi, ResourceDefinition } from '../core';
 import type { Naming } from '../naming';
 import type { FeatureGates } from '../features';
 import type { Authenticator } from '../authn';

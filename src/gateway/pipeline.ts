@@ -6,7 +6,7 @@
  * when the server asks for them.
  */
 import type { Clock } from '../clock';
-import type { CoreApi } from '../core/api';
+import type { CoreApi } from '../core';
 import type { Naming } from '../naming';
 import { type Codecs, encodingFeatures, gatewayCodecs } from './codecs';
 import type { FeatureGates } from '../features';

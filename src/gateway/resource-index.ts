@@ -3,7 +3,7 @@
  * resources and subresources exist, and which verbs each one takes. Discovery and routing both
  * read this one index, so they cannot disagree.
  */
-import type { ResourceDefinition } from '../core/resources/definition';
+import type { ResourceDefinition } from '../core';
 import { ResourceMap } from '../util/resource-map';
 
 export interface ServedGroup {

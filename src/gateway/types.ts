@@ -2,7 +2,7 @@
  * The gateway's plain request/response objects. Steps and handlers see only these, never
  * Express or node:http, so every one of them can be tested without a socket. `express-adapter.ts` is the only place that builds them from a real request.
  */
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 import { badRequest } from '../status';
 
 import type { PeerCertificate } from '../authn';

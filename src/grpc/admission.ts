@@ -14,7 +14,7 @@
 import type { X509Certificate } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type * as pb from '../gen/keelson/core/v1/core';
-import type { UserInfo } from '../core/api';
+import type { UserInfo } from '../core';
 import { type Authenticator, type Credentials, describePeer, parseCaBundle, verifyLeaf } from '../authn';
 import { type AuthorizationAttributes, type Decision, forbiddenError } from '../authz';
 import { type Clock, systemClock } from '../clock';

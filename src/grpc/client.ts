@@ -22,7 +22,7 @@ import type {
   WriteBody,
   WriteOptions,
   WriteResult,
-} from '../core/api';
+} from '../core';
 import { StatusError, internalError } from '../status';
 import {
   createCodec,

@@ -29,7 +29,7 @@ import {
   type WriteBody,
   type WriteOptions,
   type WriteResult,
-} from '../core/api';
+} from '../core';
 import { badRequest } from '../status';
 import { decodeList, decodeObject, decodeObjectOrStatus, decodeStatus, encodeEnvelope } from './envelope';
 import { FIELD_VALIDATIONS, PATCH_TYPES, PROPAGATION_POLICIES, RESOURCE_VERSION_MATCHES, WATCH_EVENT_TYPES } from './enums';

@@ -4,7 +4,7 @@
  * value 0 means "unspecified", i.e. absent. Part of codec.ts, kept apart for length.
  */
 import * as pb from '../gen/keelson/core/v1/core';
-import type { FieldValidation, PatchType, PropagationPolicy, ResourceVersionMatch, WatchEventType } from '../core/api';
+import type { FieldValidation, PatchType, PropagationPolicy, ResourceVersionMatch, WatchEventType } from '../core';
 import { badRequest } from '../status';
 
 /**

@@ -6,7 +6,7 @@
  * they cannot read instead of misreading it.
  */
 import type { Unknown } from '../gen/keelson/core/v1/envelope';
-import type { ApiList, ApiObject } from '../core/api';
+import type { ApiList, ApiObject } from '../core';
 import { badRequest, isStatus, unsupportedMediaType, type Status } from '../status';
 
 export const JSON_CONTENT_TYPE = 'application/json';

@@ -11,7 +11,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { CoreService, type WatchRequest, type WatchResponse } from '../gen/keelson/core/v1/core';
-import type { CoreApi, RequestContext, WatchStream } from '../core/api';
+import type { CoreApi, RequestContext, WatchStream } from '../core';
 import {
   createCodec,
   deleteCodec,

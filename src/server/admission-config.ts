@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { Naming } from '../naming';
-import type { WebhookCredentialResolver, WebhookCredentials } from '../core/admission';
+import type { WebhookCredentialResolver, WebhookCredentials } from '../core';
 
 interface PluginEntry {
   name?: string;

@@ -9,7 +9,7 @@
  * `_check_duration_seconds`: each failed validation by the action its binding took.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { AdmissionMetrics, AdmissionOperation, AdmissionStep } from '../core/admission';
+import type { AdmissionMetrics, AdmissionOperation, AdmissionStep } from '../core';
 import { FastHistogram, type HistogramSeries } from '../metrics/series';
 
 /** Upstream's admission latency buckets, 5 ms to 2.5 s; a webhook's reach 25 s. */

@@ -20,9 +20,24 @@ import { Registry } from 'prom-client';
 import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
 import { type ControllerServing, serveControllerManager } from './controller-serving';
-import type { ApiList, ApiObject, DeleteOptions, DeleteResult, GetOptions, ListOptions, Patch, RequestContext, ResourceTarget, UserInfo, WatchStream, WriteBody, WriteOptions, WriteResult } from '../core/api';
-import type { Core } from '../core';
-import { builtinResources } from '../core/resources';
+import {
+  type ApiList,
+  type ApiObject,
+  type DeleteOptions,
+  type DeleteResult,
+  type GetOptions,
+  type ListOptions,
+  type Patch,
+  type RequestContext,
+  type ResourceTarget,
+  type UserInfo,
+  type WatchStream,
+  type WriteBody,
+  type WriteOptions,
+  type WriteResult,
+  type Core,
+  builtinResources,
+} from '../core';
 import { type GrpcCoreClient, createGrpcCoreClient, serverNameFor } from '../grpc';
 import { type Clock, systemClock } from '../clock';
 import { type Naming, createNaming } from '../naming';

@@ -19,7 +19,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { type Registry, collectDefaultMetrics } from 'prom-client';
-import type { CoreApi, UserInfo } from '../core/api';
+import type { CoreApi, UserInfo } from '../core';
 import type { Naming } from '../naming';
 import { StatusError, unauthorized } from '../status';
 import { forbiddenError } from '../authz/chain';

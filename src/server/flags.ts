@@ -33,8 +33,14 @@ import {
 } from '../controllers';
 import { type RuntimeConfig, parseRuntimeConfig } from './runtime-config';
 import { readAdmissionControlConfig } from './admission-config';
-import { DEFAULT_EVENT_TTL_MS } from '../core/event-ttl';
-import { type AdmissionPluginsError, IMPLEMENTED_PLUGINS, UPSTREAM_PLUGIN_ORDER, defaultAdmissionPlugins, resolveAdmissionPlugins } from '../core/admission';
+import {
+  DEFAULT_EVENT_TTL_MS,
+  type AdmissionPluginsError,
+  IMPLEMENTED_PLUGINS,
+  UPSTREAM_PLUGIN_ORDER,
+  defaultAdmissionPlugins,
+  resolveAdmissionPlugins,
+} from '../core';
 
 export interface ServingCertificate {
   certFile: string;

@@ -6,7 +6,7 @@
  */
 import type { HealthCheck, HealthChecks } from '../gateway';
 import type { Store } from '../store';
-import type { CoreState } from '../core/core';
+import type { CoreState } from '../core';
 
 const STORE_TIMEOUT_MS = 2000;
 

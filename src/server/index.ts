@@ -9,8 +9,16 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { type CoreApi, createCore } from '../core';
-import type { CoreState } from '../core/core';
+import {
+  type CoreApi,
+  createCore,
+  type CoreState,
+  builtinResources,
+  type ResourceDefinition,
+  type SignerAuthorizer,
+  type AdmissionPlugin,
+  defaultAdmissionPlugins,
+} from '../core';
 import type { GrpcCoreServer } from '../grpc';
 import {
   type Authenticator,
@@ -33,18 +41,14 @@ import {
 import { StatusError } from '../status';
 import { type Clock, systemClock } from '../clock';
 import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
-import { builtinResources } from '../core/resources';
-import type { ResourceDefinition } from '../core/resources/definition';
 import { type AuditEvent, type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
 import type { Logger } from './logging';
 import { openAuditLog } from './audit-log';
 import { caSigner } from './certificates';
-import type { SignerAuthorizer } from '../core/admission/certificates';
 import { type AuditBackend, type PluginError, bufferedBackend, ignoringErrors, legacyEventLine, truncatingBackend, unionBackends, webhookBackend } from './audit-backends';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
 import { buildAuthorizers } from './authorization';
-import { type AdmissionPlugin, defaultAdmissionPlugins } from '../core/admission';
 import { buildFeatureGates, type FeatureGates } from '../features';
 import { encodingFeatures, gatewayCodecs } from '../gateway/codecs';
 import { type Naming, createNaming } from '../naming';

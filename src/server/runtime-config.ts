@@ -7,7 +7,7 @@
  * command line. A type switched off is not served at all: not by the core, so neither door
  * reaches it, nor in discovery or OpenAPI, and its paths answer 404.
  */
-import type { ResourceDefinition } from '../core/resources/definition';
+import type { ResourceDefinition } from '../core';
 
 export type RuntimeConfig = ReadonlyArray<readonly [key: string, enabled: boolean]>;
 

@@ -1,7 +1,9 @@
 /**
  * The layers of `src/` point one way (docs/ARCHITECTURE.md, "Layers"): a module may import its
  * own layer and the layers below it, never one above or beside it. A new top-level folder must
- * be placed in the table before it can be imported at all.
+ * be placed in the table before it can be imported at all. The layers above the core reach it
+ * through its front door only, and inside the core its folders and top-level files import each
+ * other without cycles.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -47,10 +49,10 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** Relative module specifiers of a TypeScript source (static imports, re-exports, dynamic imports). */
+/** Relative module specifiers of a TypeScript source (static imports, re-exports, dynamic imports, requires). */
 export function relativeImports(source: string): string[] {
   const specs: string[] = [];
-  for (const m of source.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]*)['"]/g)) specs.push(m[1]!);
+  for (const m of source.matchAll(/(?:\bfrom|\bimport|\brequire)\s*\(?\s*['"](\.{1,2}\/[^'"]*)['"]/g)) specs.push(m[1]!);
   return specs;
 }
 
@@ -74,19 +76,49 @@ export function layerViolations(files: ReadonlyMap<string, string>): Violation[]
   return out;
 }
 
+const CORE = path.join(SRC, 'core');
+
 /**
- * What each folder of `src/core` imports of the others; the files at its top count as one unit,
- * `core`, which wires the folders.
+ * The modules of `src/core` (paths inside it) that the layers above may import: its front door
+ * (docs/ARCHITECTURE.md, "Layers"). Everything else in the core is its own.
+ */
+export const CORE_ENTRIES: readonly string[] = ['index.ts'];
+
+/** The module a specifier resolved to `target` names, as a path inside `src/core`: a file, or a folder's index. */
+function coreModule(target: string, files: ReadonlyMap<string, string>): string {
+  const rel = path.relative(CORE, target).split(path.sep).join('/');
+  if (rel.endsWith('.ts')) return rel;
+  if (files.has(`${target}.ts`)) return `${rel}.ts`;
+  return rel === '' ? 'index.ts' : `${rel}/index.ts`;
+}
+
+/** Every import from outside `src/core` into it that names a module other than its entries. */
+export function coreEntryBypasses(files: ReadonlyMap<string, string>): Violation[] {
+  const out: Violation[] = [];
+  for (const [file, source] of files) {
+    if (!path.relative(CORE, file).startsWith('..')) continue;
+    for (const spec of relativeImports(source)) {
+      const target = path.resolve(path.dirname(file), spec);
+      if (path.relative(CORE, target).startsWith('..')) continue;
+      if (!CORE_ENTRIES.includes(coreModule(target, files))) out.push({ from: path.relative(SRC, file), to: spec });
+    }
+  }
+  return out;
+}
+
+/**
+ * What each unit of `src/core` imports of the others. A unit is a folder (`registry`) or a file
+ * at the core's top (`informer.ts`); `core.ts` and `index.ts`, which wire the folders and open
+ * the door, are units like the rest.
  */
 export function coreImports(files: ReadonlyMap<string, string>): Map<string, Set<string>> {
-  const CORE = path.join(SRC, 'core');
-  const unit = (file: string): string | undefined => {
-    const rel = path.relative(CORE, file);
-    if (rel.startsWith('..')) return undefined;
+  const unit = (target: string): string | undefined => {
+    const rel = path.relative(CORE, target);
+    if (rel === '' || rel.startsWith('..')) return undefined;
     const parts = rel.split(path.sep);
     if (parts.length > 1) return parts[0]!;
     // `../apply` names a folder (its index), `../api` a file at core's top.
-    return fs.existsSync(`${file}.ts`) || file.endsWith('.ts') ? 'core' : parts[0]!;
+    return rel.endsWith('.ts') ? rel : files.has(`${target}.ts`) ? `${rel}.ts` : rel;
   };
   const edges = new Map<string, Set<string>>();
   for (const [file, source] of files) {
@@ -100,10 +132,9 @@ export function coreImports(files: ReadonlyMap<string, string>): Map<string, Set
   return edges;
 }
 
-/** A cycle among the folders of `src/core` (the top-level files, which wire them, aside), or undefined. */
+/** A cycle among the folders and top-level files of `src/core`, or undefined. */
 export function coreCycle(files: ReadonlyMap<string, string>): string[] | undefined {
   const edges = coreImports(files);
-  edges.delete('core');
   // Depth-first search for a back edge.
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];
@@ -167,7 +198,11 @@ describe('layers of src/', () => {
     expect(layerViolations(files)).toEqual([]);
   });
 
-  it('the folders of src/core import each other without cycles (the top-level files wire them)', () => {
+  it('the layers above src/core import it through its front door only', () => {
+    expect(coreEntryBypasses(files)).toEqual([]);
+  });
+
+  it('the folders and top-level files of src/core import each other without cycles', () => {
     expect(coreCycle(files)).toBeUndefined();
   });
 
@@ -175,10 +210,13 @@ describe('layers of src/', () => {
     const doc = fs.readFileSync(path.join(SRC, '..', 'docs', 'ARCHITECTURE.md'), 'utf8');
     const block = /Inside `src\/core`[^]*?```\n([^]*?)```/.exec(doc)?.[1] ?? '';
     const documented: Record<string, string[]> = {};
-    for (const m of block.matchAll(/([a-z]+) ─▶ ([a-z]+(?:, [a-z]+)*)/g)) documented[m[1]!] = m[2]!.split(', ').sort();
-    // Among the folders: the files at the top (the shared types, the wiring) stand apart.
+    for (const m of block.matchAll(/([a-z][a-z.-]*) ─▶ ([a-z][a-z.-]*(?:, [a-z][a-z.-]*)*)/g)) documented[m[1]!] = m[2]!.split(', ').sort();
+    // The shared types (api.ts, which every unit imports), the wiring (core.ts) and the door (index.ts) stand apart.
     const code = Object.fromEntries(
-      [...coreImports(files)].filter(([from]) => from !== 'core').map(([from, to]) => [from, [...to].filter((t) => t !== 'core').sort()] as const).filter(([, to]) => to.length > 0),
+      [...coreImports(files)]
+        .filter(([from]) => from !== 'core.ts' && from !== 'index.ts')
+        .map(([from, to]) => [from, [...to].filter((t) => t !== 'api.ts').sort()] as const)
+        .filter(([, to]) => to.length > 0),
     );
     expect(documented).toEqual(code);
   });
@@ -190,6 +228,33 @@ describe('layers of src/', () => {
       [path.join(SRC, 'core', 'apply', 'index.ts'), "import { a } from '../registry/a';"],
     ]);
     expect(coreCycle(probe)).toEqual(['registry', 'patch', 'apply', 'registry']);
+  });
+
+  it('finds a cycle through a file at the top of src/core', () => {
+    const probe = new Map([
+      [path.join(SRC, 'core', 'admission', 'sources.ts'), "import { Informer } from '../informer';"],
+      [path.join(SRC, 'core', 'informer.ts'), "import { storeNotAnswering } from './registry/storage-errors';\nimport type { CoreApi } from './api';"],
+      [path.join(SRC, 'core', 'registry', 'storage-errors.ts'), "import type { AdmissionPlugin } from '../admission';"],
+      [path.join(SRC, 'core', 'api.ts'), ''],
+    ]);
+    expect(coreCycle(probe)).toEqual(['admission', 'informer.ts', 'registry', 'admission']);
+  });
+
+  it('finds an import into src/core that does not name its front door', () => {
+    const probe = new Map([
+      [
+        path.join(SRC, 'gateway', 'probe.ts'),
+        "import type { CoreApi } from '../core';\nimport { buildTable } from '../core/table';\nconst m = require('../core/index');",
+      ],
+      [path.join(SRC, 'controllers', 'probe.ts'), "import { followResource } from '../core/informer';\nexport { x } from '../codecs';"],
+      [path.join(SRC, 'core', 'index.ts'), "export * from './api';"],
+      [path.join(SRC, 'core', 'informer.ts'), "import type { CoreApi } from './api';"],
+      [path.join(SRC, 'core', 'registry', 'probe.ts'), "import { storeNotAnswering } from '../api';"],
+    ]);
+    expect(coreEntryBypasses(probe)).toEqual([
+      { from: path.join('gateway', 'probe.ts'), to: '../core/table' },
+      { from: path.join('controllers', 'probe.ts'), to: '../core/informer' },
+    ]);
   });
 
   it('finds an import against the direction', () => {

@@ -16,11 +16,6 @@ import {
   unclassifiedError,
 } from '../../status';
 
-/** The store did not answer (503 storage unavailable, 504 a timeout): worth asking again. */
-export function storeNotAnswering(err: unknown): boolean {
-  return StatusError.is(err) && (err.code === 503 || err.code === 504);
-}
-
 export function storageError(err: unknown, gr: GroupResource, name: string): StatusError {
   if (err instanceof StatusError) return err;
   if (StoreError.is(err)) {

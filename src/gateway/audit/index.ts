@@ -12,7 +12,7 @@ import { gunzipSync } from 'node:zlib';
 import YAML from 'yaml';
 import type { Codecs } from '../codecs';
 import { rfc3339Micro, type Clock } from '../../clock';
-import type { UserInfo } from '../../core/api';
+import type { UserInfo } from '../../core';
 import type { Naming } from '../../naming';
 import { StatusError, isStatus, unclassifiedError } from '../../status';
 import { type Exchange, type GatewayRequest, type Handler, type RequestInfo, type Step, rejectingThrows } from '../types';

@@ -4,7 +4,7 @@
  * RequestResponse) and the stages left out. A request no rule matches is not audited.
  */
 import YAML from 'yaml';
-import type { UserInfo } from '../../core/api';
+import type { UserInfo } from '../../core';
 import type { Naming } from '../../naming';
 import type { RequestInfo } from '../types';
 

@@ -6,10 +6,17 @@
  * (400 for a value other than None, Metadata, Object) and prints AGE from the injected clock.
  * Converted objects are written with the meta scheme's codecs, which have no CBOR in 1.32.
  */
-import type { ApiObject } from '../../core/api';
-import type { ResourceDefinition } from '../../core/resources/definition';
-import { type IncludeObject, type Table, asPartialObjectMetadata, asPartialObjectMetadataList, buildTable, isList } from '../../core/table';
-import type { TableColumnDefinition } from '../../core/table';
+import {
+  type ApiObject,
+  type ResourceDefinition,
+  type IncludeObject,
+  type Table,
+  asPartialObjectMetadata,
+  asPartialObjectMetadataList,
+  buildTable,
+  isList,
+  type TableColumnDefinition,
+} from '../../core';
 import type { Naming } from '../../naming';
 import { StatusError, badRequest, notAcceptable } from '../../status';
 import { type Codecs, codecsWithout } from './codec';

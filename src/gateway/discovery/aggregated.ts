@@ -8,7 +8,7 @@
 import type { Naming } from '../../naming';
 import type { Conversion } from '../codecs';
 import type { ResourceIndex } from '../resource-index';
-import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
+import { subresourcesOf, verbsOf } from '../../core';
 
 export const AGGREGATED_DISCOVERY_KIND = 'APIGroupDiscoveryList';
 export const AGGREGATED_DISCOVERY_VERSIONS = ['v2', 'v2beta1'] as const;

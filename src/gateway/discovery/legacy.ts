@@ -5,9 +5,8 @@
  * entries, sorted by name as upstream's installer sorts its paths).
  */
 import { createHash } from 'node:crypto';
-import type { ResourceDefinition } from '../../core/resources/definition';
+import { type ResourceDefinition, subresourcesOf, verbsOf } from '../../core';
 import type { ResourceIndex, ServedGroup } from '../resource-index';
-import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 
 export interface GroupVersionForDiscovery {
   groupVersion: string;

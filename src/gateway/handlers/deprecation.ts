@@ -5,7 +5,7 @@
  * `<domain>/deprecated: "true"` (and `<domain>/removed-release` when a removal is planned), and
  * `apiserver_requested_deprecated_apis` set to 1.
  */
-import type { Deprecation, ResourceDefinition } from '../../core/resources/definition';
+import type { Deprecation, ResourceDefinition } from '../../core';
 import type { ServerMetrics } from '../../metrics';
 import type { Naming } from '../../naming';
 import type { Exchange, ResourceRequestInfo } from '../types';

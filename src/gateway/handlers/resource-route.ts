@@ -5,11 +5,9 @@
  * all-namespaces path only GET. A path with no route is 404, a route without the method 405,
  * both with go-restful's generic messages (docs/API.md, "Endpoints").
  */
-import type { ResourceTarget } from '../../core/api';
-import type { ResourceDefinition, Verb } from '../../core/resources/definition';
+import { type ResourceTarget, type ResourceDefinition, type Verb, subresourcesOf, verbsOf } from '../../core';
 import { StatusError, pathNotFound } from '../../status';
 import type { ResourceIndex } from '../resource-index';
-import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 import type { ResourceRequestInfo } from '../types';
 
 export type ResourceAction = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';

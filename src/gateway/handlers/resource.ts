@@ -11,8 +11,16 @@
  * `application/apply-patch+cbor`) and whether large responses are gzipped.
  */
 import { type Clock, systemClock } from '../../clock';
-import { type CoreApi, type DecodeReport, type GetOptions, type Patch, type RequestContext, type WatchEvent, handOver } from '../../core/api';
-import type { ResourceDefinition } from '../../core/resources/definition';
+import {
+  type CoreApi,
+  type DecodeReport,
+  type GetOptions,
+  type Patch,
+  type RequestContext,
+  type WatchEvent,
+  handOver,
+  type ResourceDefinition,
+} from '../../core';
 import type { ServerMetrics } from '../../metrics';
 import type { FeatureGates } from '../../features';
 import type { Naming } from '../../naming';

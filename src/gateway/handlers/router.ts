@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../../clock';
 import type { Naming } from '../../naming';
-import type { CoreApi } from '../../core/api';
+import type { CoreApi } from '../../core';
 import type { Codecs } from '../codecs';
 import type { FeatureGates } from '../../features';
 import type { OpenWatches } from '../open-watches';

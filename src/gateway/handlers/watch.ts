@@ -13,10 +13,8 @@
  * past its compressing writer).
  */
 import type { Clock } from '../../clock';
-import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent, WatchStream } from '../../core/api';
+import type { CoreApi, ListOptions, RequestContext, ResourceTarget, WatchEvent, WatchStream, ResourceDefinition, IncludeObject } from '../../core';
 import { encodeRecent, isShared } from '../../codecs/encode-once';
-import type { ResourceDefinition } from '../../core/resources/definition';
-import type { IncludeObject } from '../../core/table';
 import type { Naming } from '../../naming';
 import { internalError } from '../../status';
 import { type Codec, type Codecs, type EndpointRestrictions, type MediaTypeOptions, convertObject, includeObjectOf, negotiateStreamOutput } from '../codecs';

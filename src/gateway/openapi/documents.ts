@@ -11,7 +11,7 @@ import type { ResourceIndex } from '../resource-index';
 import { type OpenApiNames, openApiNames } from './names';
 import { type OperationSpec, type ParamSpec, type PathSpec, type Payload, groupVersionPaths } from './operations';
 import { type JsonSchema, type OpenApiVersion, SchemaBuilder, kindsByType, referencedNames, refPath } from './schemas';
-import { PATCH_MEDIA_TYPES as PATCH_TYPES } from '../../core/patch/media-types';
+import { PATCH_MEDIA_TYPES as PATCH_TYPES } from '../../core';
 
 /** The patch media types as upstream's OpenAPI lists them: sorted. */
 export const PATCH_MEDIA_TYPES = [...PATCH_TYPES.keys()].sort();

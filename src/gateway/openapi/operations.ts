@@ -5,9 +5,8 @@
  * all-namespaces list, each with its query parameters, body and responses. The v2 and v3
  * writers render the same specs.
  */
-import type { ResourceDefinition, Verb } from '../../core/resources/definition';
+import { type ResourceDefinition, type Verb, subresourcesOf, verbsOf } from '../../core';
 import type { ResourceIndex } from '../resource-index';
-import { subresourcesOf, verbsOf } from '../../core/resources/endpoints';
 import type { OpenApiNames } from './names';
 import type { GroupVersionKind } from './schemas';
 

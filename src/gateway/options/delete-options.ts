@@ -4,8 +4,7 @@
  * upstream's delete handlers do; then upstream's ValidateDeleteOptions (422).
  * docs/API.md, "Object deletion".
  */
-import type { DeleteOptions, Preconditions, PropagationPolicy } from '../../core/api';
-import { type FieldError, fieldErrors } from '../../core/validation/field-errors';
+import { type DeleteOptions, type Preconditions, type PropagationPolicy, type FieldError, fieldErrors } from '../../core';
 import type { Naming } from '../../naming';
 import { badRequest, invalid } from '../../status';
 import { validateDryRun } from './write-options';

@@ -4,8 +4,7 @@
  * docs/API.md, "Reads and resourceVersion"), so a bad combination is refused before the core is
  * called.
  */
-import type { ListOptions, ResourceVersionMatch } from '../../core/api';
-import { validateListOptions } from '../../core/registry/list-options';
+import { type ListOptions, type ResourceVersionMatch, validateListOptions } from '../../core';
 import type { Naming } from '../../naming';
 import { queryInt64, queryOptionalBool, queryString } from './query';
 

@@ -4,7 +4,7 @@
  * booleans are true unless absent, "0" or "false", and repeated parameters use the first value.
  */
 import { badRequest } from '../../status';
-import type { FieldError } from '../../core/validation/field-errors';
+import type { FieldError } from '../../core';
 
 const INT64_MAX = (1n << 63n) - 1n;
 const INT64_MIN = -(1n << 63n);

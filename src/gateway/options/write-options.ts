@@ -3,8 +3,7 @@
  * checked with upstream's ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions
  * (422 `CreateOptions.meta... "" is invalid: ...`).
  */
-import type { FieldValidation, PatchType, WriteOptions } from '../../core/api';
-import { type FieldError, fieldErrors } from '../../core/validation/field-errors';
+import { type FieldValidation, type PatchType, type WriteOptions, type FieldError, fieldErrors } from '../../core';
 import type { Naming } from '../../naming';
 import { invalid } from '../../status';
 import { goStringSlice, notSupportedRendered, queryList, queryOptionalBool } from './query';

@@ -6,10 +6,9 @@
  * `system:masters` superuser rule and the fixed grants of upstream's bootstrap roles
  * `system:public-info-viewer`, `system:discovery` and `system:basic-user`.
  */
-import type { UserInfo } from '../../core/api';
+import { type UserInfo, parseFieldSelector } from '../../core';
 import type { Naming } from '../../naming';
 import { type Exchange, type Handler, type RequestInfo, type Step, infoOf, rejectingThrows, userOf } from '../types';
-import { parseFieldSelector } from '../../core/selectors/field-selector';
 import { AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from './authentication';
 import { type AuthorizationAttributes, type Authorizer, type Decision, authorizeAll, forbiddenError } from '../../authz';
 import { nonResourceUrlMatches } from '../../authz/rules';

@@ -7,7 +7,7 @@
  * `system:authenticated` added (or `system:unauthenticated` for `system:anonymous`), and a
  * service account's fixed groups when none were named.
  */
-import type { UserInfo } from '../../core/api';
+import type { UserInfo } from '../../core';
 import type { Naming } from '../../naming';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP } from '../../authn';
 import { badRequest } from '../../status';
