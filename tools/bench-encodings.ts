@@ -73,7 +73,12 @@ interface Format {
 const formats: Format[] = [
   { name: 'JSON (JSON.stringify, held order)', encode: (v) => JSON.stringify(v), decode: (b) => JSON.parse(b.toString('utf8')) },
   { name: 'JSON, upstream order (cold)', encode: (v) => encodeOrderedJson(registry, v), decode: (b) => json.decode(b) },
-  { name: 'JSON, gateway codec (warm, encode-once)', encode: (v) => json.encode(v), decode: (b) => json.decode(b), input: (v) => (v === one ? frozenOne : frozenList) },
+  {
+    name: 'JSON, gateway codec (warm, encode-once)',
+    encode: (v) => json.encode(v),
+    decode: (b) => json.decode(b),
+    input: (v) => (v === one ? frozenOne : frozenList),
+  },
   { name: 'YAML', encode: (v) => yaml.encode(v), decode: (b) => yaml.decode(b) },
   { name: 'protobuf', encode: (v) => protobuf.encode(v), decode: (b) => protobuf.decode(b) },
   { name: 'CBOR', encode: (v) => cbor.encode(v), decode: (b) => cbor.decode(b) },

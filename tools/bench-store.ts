@@ -22,18 +22,22 @@ type Op = (worker: number, i: number) => Promise<unknown>;
 /** Runs `op` from `concurrency` loops for the cell's duration; returns completed ops per second. */
 async function measure(concurrency: number, op: Op): Promise<number> {
   const warmupEnd = Date.now() + 500; // let the JIT and connections settle
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    for (let i = 0; Date.now() < warmupEnd; i++) await op(w, -1 - i);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = 0; Date.now() < warmupEnd; i++) await op(w, -1 - i);
+    }),
+  );
   let done = 0;
   const start = process.hrtime.bigint();
   const deadline = Date.now() + SECONDS_PER_CELL * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    for (let i = 0; Date.now() < deadline; i++) {
-      await op(w, i);
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = 0; Date.now() < deadline; i++) {
+        await op(w, i);
+        done++;
+      }
+    }),
+  );
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   return done / seconds;
 }

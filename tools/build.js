@@ -10,7 +10,7 @@
  *   node tools/build.js          build when stale, print the build directory
  *   node tools/build.js --pack   the same, then copy it to lib/ (a real directory, for `npm pack`)
  */
-'use strict';
+
 const { spawnSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -36,7 +36,10 @@ function filesUnder(dir) {
 /** A hash of everything the compiled tree depends on: the sources, the compiler settings, the lockfile. */
 function inputsHash(root = ROOT) {
   const hash = crypto.createHash('sha256');
-  const inputs = [...filesUnder(path.join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((f) => path.join(root, f))].sort();
+  const inputs = [
+    ...filesUnder(path.join(root, 'src')),
+    ...['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((f) => path.join(root, f)),
+  ].sort();
   for (const file of inputs) {
     hash.update(path.relative(root, file));
     hash.update('\0');

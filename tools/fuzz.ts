@@ -34,8 +34,23 @@ async function main(): Promise<void> {
     // No ReplicaSet controller or nodes: a fuzzed ReplicaSet may ask for 2^31-1 pods, which a
     // controller would rightly go on creating; the run is about how requests are handled.
     [
-      '-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--grpc-port', '0', '--data-dir', dataDir, '--vendor', 'kubernetes',
-      '--feature-gates', 'CBORServingAndStorage=true', '--controllers', '*,-replicaset', '--simulated-nodes', '0',
+      '-r',
+      '@swc-node/register',
+      'src/server/main.ts',
+      '--secure-port',
+      '0',
+      '--grpc-port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--vendor',
+      'kubernetes',
+      '--feature-gates',
+      'CBORServingAndStorage=true',
+      '--controllers',
+      '*,-replicaset',
+      '--simulated-nodes',
+      '0',
     ],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );

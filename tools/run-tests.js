@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs jest and ends with the plain line `N passed, N failed` that CI reads.
-'use strict';
+
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');

@@ -4,7 +4,7 @@
  * `npm install` already did), run in this process from its own build directory, so a later
  * rebuild never changes the files under a running server.
  */
-'use strict';
+
 const fs = require('node:fs');
 const path = require('node:path');
 const { ensureBuilt } = require('./build.js');

@@ -38,18 +38,28 @@ async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean):
 
 test('mirrors a ConfigMap with server-side apply, follows its changes and its deletion', async () => {
   await core.createNamespacedConfigMap({ namespace: 'source', body: { metadata: { name: 'settings' }, data: { a: '1', b: '2' } } });
-  const mirrored = await eventually(() => core.readNamespacedConfigMap({ name: 'settings', namespace: 'target' }), (cm) => cm.data?.a === '1');
+  const mirrored = await eventually(
+    () => core.readNamespacedConfigMap({ name: 'settings', namespace: 'target' }),
+    (cm) => cm.data?.a === '1',
+  );
   expect(mirrored.data).toEqual({ a: '1', b: '2' });
   expect(mirrored.metadata?.labels).toEqual({ 'mirror-of': 'source.settings' });
   expect(mirrored.metadata?.managedFields?.map((f) => [f.manager, f.operation])).toEqual([[FIELD_MANAGER, 'Apply']]);
 
   // A key removed from the original goes from the mirror: the applier owned it.
   await core.replaceNamespacedConfigMap({ name: 'settings', namespace: 'source', body: { metadata: { name: 'settings' }, data: { a: '10' } } });
-  await eventually(() => core.readNamespacedConfigMap({ name: 'settings', namespace: 'target' }), (cm) => cm.data?.a === '10' && cm.data?.b === undefined);
+  await eventually(
+    () => core.readNamespacedConfigMap({ name: 'settings', namespace: 'target' }),
+    (cm) => cm.data?.a === '10' && cm.data?.b === undefined,
+  );
 
   await core.deleteNamespacedConfigMap({ name: 'settings', namespace: 'source' });
   await eventually(
-    () => core.readNamespacedConfigMap({ name: 'settings', namespace: 'target' }).then(() => 'present', (err: { code?: number }) => (err.code === 404 ? 'gone' : 'error')),
+    () =>
+      core.readNamespacedConfigMap({ name: 'settings', namespace: 'target' }).then(
+        () => 'present',
+        (err: { code?: number }) => (err.code === 404 ? 'gone' : 'error'),
+      ),
     (state) => state === 'gone',
   );
 });

@@ -37,7 +37,12 @@ export class ConfigMapMirror {
   private async mirror(cm: k8s.V1ConfigMap): Promise<void> {
     const name = cm.metadata!.name!;
     await this.objects.patch(
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: this.target, labels: { 'mirror-of': `${this.source}.${name}` } }, data: cm.data ?? {} },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: this.target, labels: { 'mirror-of': `${this.source}.${name}` } },
+        data: cm.data ?? {},
+      },
       undefined,
       undefined,
       FIELD_MANAGER,

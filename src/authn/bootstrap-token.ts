@@ -47,7 +47,10 @@ function sameSecret(a: string, b: string): boolean {
 function extraGroups(secret: ApiObject): string[] | undefined {
   const raw = secretData(secret, 'auth-extra-groups');
   if (!raw) return [];
-  const groups = raw.split(',').map((g) => g.trim()).filter((g) => g !== '');
+  const groups = raw
+    .split(',')
+    .map((g) => g.trim())
+    .filter((g) => g !== '');
   return groups.every((g) => EXTRA_GROUP.test(g)) ? groups : undefined;
 }
 

@@ -84,18 +84,21 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
     lastFetch = options.clock.now();
     const discoveryUrl = options.discoveryUrl ?? `${options.issuerUrl.replace(/\/$/, '')}/.well-known/openid-configuration`;
     const discovery = (await getJson(discoveryUrl, options.ca)) as { issuer?: unknown; jwks_uri?: unknown };
-    if (discovery.issuer !== options.issuerUrl) throw new Error(`oidc: issuer did not match the issuer returned by provider, expected "${options.issuerUrl}" got "${String(discovery.issuer)}"`);
-    if (typeof discovery.jwks_uri !== 'string' || !discovery.jwks_uri.startsWith('https://')) throw new Error('oidc: the discovery document has no https jwks_uri');
+    if (discovery.issuer !== options.issuerUrl)
+      throw new Error(`oidc: issuer did not match the issuer returned by provider, expected "${options.issuerUrl}" got "${String(discovery.issuer)}"`);
+    if (typeof discovery.jwks_uri !== 'string' || !discovery.jwks_uri.startsWith('https://'))
+      throw new Error('oidc: the discovery document has no https jwks_uri');
     const jwks = (await getJson(discovery.jwks_uri, options.ca)) as Jose.JSONWebKeySet;
     keys = jose().createLocalJWKSet(jwks);
     keyIds = new Set((jwks.keys ?? []).map((k) => k.kid ?? ''));
   }
 
-
   const schedule = () => {
     if (stopped) return;
     cancelTimer = options.clock.setTimeout(() => {
-      load().catch((err: unknown) => log(`oidc: refreshing keys failed: ${(err as Error).message}`)).finally(schedule);
+      load()
+        .catch((err: unknown) => log(`oidc: refreshing keys failed: ${(err as Error).message}`))
+        .finally(schedule);
     }, options.refreshMs ?? DEFAULT_REFRESH_MS);
   };
   const first = load().catch((err: unknown) => {
@@ -140,7 +143,8 @@ export function oidcAuthenticator(options: OidcOptions): OidcAuthenticator {
       }
       if (options.mapClaims) return options.mapClaims(claims);
       for (const [claim, value] of Object.entries(options.requiredClaims)) {
-        if (claims[claim] !== value) return rejected(`oidc: required claim ${claim} has value ${JSON.stringify(claims[claim])}, expected ${JSON.stringify(value)}`);
+        if (claims[claim] !== value)
+          return rejected(`oidc: required claim ${claim} has value ${JSON.stringify(claims[claim])}, expected ${JSON.stringify(value)}`);
       }
       const username = claims[options.usernameClaim];
       if (typeof username !== 'string' || username === '') return rejected(`oidc: parse username claims "${options.usernameClaim}": claim not present`);

@@ -22,7 +22,7 @@ export function parseCaBundle(pem: string | Buffer): X509Certificate[] {
 
 /** Subject, organizations and usages of a TLS peer certificate, with `verified` as given. */
 export function describePeer(cert: TlsPeerCertificate & { ext_key_usage?: string[] }, verified: boolean, verifyError?: string): PeerCertificate | undefined {
-  if (!cert || !cert.subject) return undefined;
+  if (!cert?.subject) return undefined;
   const subject = cert.subject as unknown as Record<string, string | string[] | undefined>;
   const result: PeerCertificate = { verified, commonName: asList(subject.CN)[0] ?? '', organizations: asList(subject.O) };
   if (!verified && verifyError) result.verifyError = verifyError;

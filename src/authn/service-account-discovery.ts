@@ -120,7 +120,10 @@ function jwkText(key: KeyObject): string {
  * is known once it listens) and again only if that address changes. When they cannot be served,
  * `log` hears why, once, and the answer is undefined (the paths are then not found).
  */
-export function issuerDiscoveryProvider(options: IssuerDiscoveryOptions, log: (message: string) => void): (externalAddress: string) => IssuerDiscovery | undefined {
+export function issuerDiscoveryProvider(
+  options: IssuerDiscoveryOptions,
+  log: (message: string) => void,
+): (externalAddress: string) => IssuerDiscovery | undefined {
   let last: { address: string; rendered: IssuerDiscovery | undefined } | undefined;
   return (externalAddress) => {
     if (last?.address === externalAddress) return last.rendered;

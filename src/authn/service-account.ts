@@ -75,7 +75,9 @@ export function algorithmOf(key: KeyObject): string {
  * the ID for the key.
  */
 export function keyIdOf(key: KeyObject): string {
-  return createHash('sha256').update(publicHalf(key).export({ type: 'spki', format: 'der' })).digest('base64url');
+  return createHash('sha256')
+    .update(publicHalf(key).export({ type: 'spki', format: 'der' }))
+    .digest('base64url');
 }
 
 /** A key's public half (itself when public). */
@@ -113,10 +115,24 @@ export function tokenRequestHandler(options: ServiceAccountTokenOptions): Create
       if (typeof seconds !== 'number' || !Number.isInteger(seconds)) throw badRequest('spec.expirationSeconds: must be an integer');
       const gk = { group: options.naming.groups.authentication, kind: 'TokenRequest' };
       if (seconds < MIN_EXPIRATION_SECONDS) {
-        throw invalid(gk, name, [{ field: 'spec.expirationSeconds', causeReason: 'FieldValueInvalid', causeMessage: `Invalid value: ${seconds}: may not specify a duration less than 10 minutes`, message: `spec.expirationSeconds: Invalid value: ${seconds}: may not specify a duration less than 10 minutes` }]);
+        throw invalid(gk, name, [
+          {
+            field: 'spec.expirationSeconds',
+            causeReason: 'FieldValueInvalid',
+            causeMessage: `Invalid value: ${seconds}: may not specify a duration less than 10 minutes`,
+            message: `spec.expirationSeconds: Invalid value: ${seconds}: may not specify a duration less than 10 minutes`,
+          },
+        ]);
       }
       if (seconds > MAX_EXPIRATION_SECONDS) {
-        throw invalid(gk, name, [{ field: 'spec.expirationSeconds', causeReason: 'FieldValueInvalid', causeMessage: `Invalid value: ${seconds}: may not specify a duration larger than 2^32 seconds`, message: `spec.expirationSeconds: Invalid value: ${seconds}: may not specify a duration larger than 2^32 seconds` }]);
+        throw invalid(gk, name, [
+          {
+            field: 'spec.expirationSeconds',
+            causeReason: 'FieldValueInvalid',
+            causeMessage: `Invalid value: ${seconds}: may not specify a duration larger than 2^32 seconds`,
+            message: `spec.expirationSeconds: Invalid value: ${seconds}: may not specify a duration larger than 2^32 seconds`,
+          },
+        ]);
       }
       const audiences = stringList(spec.audiences)?.length ? stringList(spec.audiences)! : [...options.apiAudiences];
       const claims: PrivateClaims = { namespace, serviceaccount: { name, uid: sa.metadata?.uid ?? '' } };
@@ -128,7 +144,9 @@ export function tokenRequestHandler(options: ServiceAccountTokenOptions): Create
         const target = await options.objects(resource, namespace, String(bound.name ?? ''));
         if (!target) throw badRequest(`${resource} "${String(bound.name ?? '')}" not found`);
         if (bound.uid && bound.uid !== target.metadata?.uid) {
-          throw badRequest(`the UID in the bound object reference (${String(bound.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+          throw badRequest(
+            `the UID in the bound object reference (${String(bound.uid)}) does not match the UID in record. The object might have been deleted and then recreated`,
+          );
         }
         claims[kind === 'Pod' ? 'pod' : 'secret'] = { name: target.metadata?.name ?? '', uid: target.metadata?.uid ?? '' };
       }
@@ -205,7 +223,10 @@ export function serviceAccountAuthenticator(options: ServiceAccountTokenOptions)
         const sa = await options.objects('serviceaccounts', namespace, name);
         if (!sa || sa.metadata?.deletionTimestamp) return rejected(`service account token: serviceaccount ${namespace}/${name} has been deleted`);
         if (sa.metadata?.uid !== uid) return rejected(`service account token: serviceaccount ${namespace}/${name} uid does not match the token's`);
-        for (const [resource, ref] of [['pods', claims.pod], ['secrets', claims.secret]] as const) {
+        for (const [resource, ref] of [
+          ['pods', claims.pod],
+          ['secrets', claims.secret],
+        ] as const) {
           if (!ref) continue;
           const bound = await options.objects(resource, namespace, ref.name ?? '');
           if (!bound || bound.metadata?.deletionTimestamp || bound.metadata?.uid !== ref.uid) {
@@ -221,7 +242,12 @@ export function serviceAccountAuthenticator(options: ServiceAccountTokenOptions)
       if (typeof payload.jti === 'string') extra[extraKey('credential-id')] = [`JTI=${payload.jti}`];
       return {
         outcome: 'authenticated',
-        user: { username: sub, uid, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`], ...(Object.keys(extra).length ? { extra } : {}) },
+        user: {
+          username: sub,
+          uid,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`],
+          ...(Object.keys(extra).length ? { extra } : {}),
+        },
         audiences: stringList(payload.aud) ?? (typeof payload.aud === 'string' ? [payload.aud] : []),
       };
     },

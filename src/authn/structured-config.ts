@@ -63,7 +63,13 @@ function isObj(v: unknown): v is Record<string, unknown> {
  * syntax error, a variable not among them or a function the environment does not have is the
  * field's error, as upstream's compiler reports it when the file is loaded.
  */
-export function compileCel(expression: unknown, field: string, errors: string[], naming: Pick<Naming, 'word'>, variables: readonly string[]): Evaluate | undefined {
+export function compileCel(
+  expression: unknown,
+  field: string,
+  errors: string[],
+  naming: Pick<Naming, 'word'>,
+  variables: readonly string[],
+): Evaluate | undefined {
   if (typeof expression !== 'string' || expression === '') {
     errors.push(`${field}: Required value`);
     return undefined;
@@ -122,8 +128,10 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
   }
   if (!isObj(doc)) throw new AuthenticationConfigError(['the configuration must be an object']);
   const group = naming.groups.apiserverConfig;
-  if (doc.apiVersion !== `${group}/v1beta1` && doc.apiVersion !== `${group}/v1`) errors.push(`apiVersion: Unsupported value: ${JSON.stringify(doc.apiVersion)}: supported values: "${group}/v1beta1", "${group}/v1"`);
-  if (doc.kind !== 'AuthenticationConfiguration') errors.push(`kind: Unsupported value: ${JSON.stringify(doc.kind)}: supported values: "AuthenticationConfiguration"`);
+  if (doc.apiVersion !== `${group}/v1beta1` && doc.apiVersion !== `${group}/v1`)
+    errors.push(`apiVersion: Unsupported value: ${JSON.stringify(doc.apiVersion)}: supported values: "${group}/v1beta1", "${group}/v1"`);
+  if (doc.kind !== 'AuthenticationConfiguration')
+    errors.push(`kind: Unsupported value: ${JSON.stringify(doc.kind)}: supported values: "AuthenticationConfiguration"`);
   const jwtList = doc.jwt === undefined || doc.jwt === null ? [] : doc.jwt;
   if (!Array.isArray(jwtList)) throw new AuthenticationConfigError([...errors, 'jwt: Invalid value: must be a list']);
   if (jwtList.length > MAX_JWT_AUTHENTICATORS) errors.push(`jwt: Too many: ${jwtList.length}: must have at most ${MAX_JWT_AUTHENTICATORS} items`);
@@ -138,19 +146,26 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
     if (!url) errors.push(`${at}.issuer.url: Required value`);
     else if (!url.startsWith('https://')) errors.push(`${at}.issuer.url: Invalid value: ${JSON.stringify(url)}: URL scheme must be https`);
     else if (urls.has(url)) errors.push(`${at}.issuer.url: Duplicate value: ${JSON.stringify(url)}`);
-    else if (serviceAccountIssuers.includes(url)) errors.push(`${at}.issuer.url: Invalid value: ${JSON.stringify(url)}: URL must not overlap with disallowed issuers: [${serviceAccountIssuers.join(' ')}]`);
+    else if (serviceAccountIssuers.includes(url))
+      errors.push(
+        `${at}.issuer.url: Invalid value: ${JSON.stringify(url)}: URL must not overlap with disallowed issuers: [${serviceAccountIssuers.join(' ')}]`,
+      );
     urls.add(url);
     const discoveryUrl = typeof issuer.discoveryURL === 'string' && issuer.discoveryURL ? issuer.discoveryURL : undefined;
     if (discoveryUrl) {
-      if (!discoveryUrl.startsWith('https://')) errors.push(`${at}.issuer.discoveryURL: Invalid value: ${JSON.stringify(discoveryUrl)}: URL scheme must be https`);
-      if (discoveryUrl === url) errors.push(`${at}.issuer.discoveryURL: Invalid value: ${JSON.stringify(discoveryUrl)}: discoveryURL must be different from URL`);
+      if (!discoveryUrl.startsWith('https://'))
+        errors.push(`${at}.issuer.discoveryURL: Invalid value: ${JSON.stringify(discoveryUrl)}: URL scheme must be https`);
+      if (discoveryUrl === url)
+        errors.push(`${at}.issuer.discoveryURL: Invalid value: ${JSON.stringify(discoveryUrl)}: discoveryURL must be different from URL`);
       if (discoveryUrls.has(discoveryUrl)) errors.push(`${at}.issuer.discoveryURL: Duplicate value: ${JSON.stringify(discoveryUrl)}`);
       discoveryUrls.add(discoveryUrl);
     }
     const audiences = Array.isArray(issuer.audiences) ? issuer.audiences.filter((a): a is string => typeof a === 'string' && a !== '') : [];
     if (audiences.length === 0) errors.push(`${at}.issuer.audiences: Required value: at least one ${at}.issuer.audiences is required`);
     if (audiences.length > 1 && issuer.audienceMatchPolicy !== 'MatchAny') {
-      errors.push(`${at}.issuer.audienceMatchPolicy: Invalid value: ${JSON.stringify(issuer.audienceMatchPolicy ?? '')}: audienceMatchPolicy must be MatchAny for multiple audiences`);
+      errors.push(
+        `${at}.issuer.audienceMatchPolicy: Invalid value: ${JSON.stringify(issuer.audienceMatchPolicy ?? '')}: audienceMatchPolicy must be MatchAny for multiple audiences`,
+      );
     }
     const claimRules: JwtIssuerConfig['claimRules'] = [];
     (Array.isArray(raw.claimValidationRules) ? raw.claimValidationRules : []).forEach((rule: unknown, j: number) => {
@@ -170,7 +185,12 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
     const uid = mapping(mappings.uid, `${at}.claimMappings.uid`, errors, { prefixRequired: false, required: false, naming });
     // Upstream refuses an unverified email as user name: claims.email needs claims.email_verified checked.
     const texts = JSON.stringify([raw.claimMappings, raw.claimValidationRules]);
-    if (isObj(mappings.username) && typeof mappings.username.expression === 'string' && /claims\.email\b(?!_)/.test(mappings.username.expression) && !texts.includes('claims.email_verified')) {
+    if (
+      isObj(mappings.username) &&
+      typeof mappings.username.expression === 'string' &&
+      /claims\.email\b(?!_)/.test(mappings.username.expression) &&
+      !texts.includes('claims.email_verified')
+    ) {
       errors.push(
         `${at}.claimMappings.username.expression: Invalid value: ${JSON.stringify(mappings.username.expression)}: claims.email_verified must be used in claimMappings.username.expression or claimMappings.extra[*].valueExpression or claimValidationRules[*].expression when claims.email is used in claimMappings.username.expression`,
       );
@@ -183,7 +203,8 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
       const key = typeof e.key === 'string' ? e.key : '';
       if (!key) errors.push(`${f}.key: Required value`);
       else if (key !== key.toLowerCase()) errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: key must be lowercase`);
-      else if (!/^[a-z0-9.-]+\.[a-z]+\/\S+$/.test(key)) errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: must be a domain-prefixed path (such as "acme.io/foo")`);
+      else if (!/^[a-z0-9.-]+\.[a-z]+\/\S+$/.test(key))
+        errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: must be a domain-prefixed path (such as "acme.io/foo")`);
       else if ([naming.keyDomain, naming.groupDomain].some((d) => key.split('/')[0] === d || key.split('/')[0]!.endsWith(`.${d}`))) {
         errors.push(`${f}.key: Invalid value: ${JSON.stringify(key)}: ${naming.keyDomain} and ${naming.groupDomain} domains are reserved`);
       } else if (keys.has(key)) errors.push(`${f}.key: Duplicate value: ${JSON.stringify(key)}`);
@@ -208,8 +229,12 @@ export function parseAuthenticationConfig(text: string, naming: Naming, serviceA
   let anonymous: AuthenticationConfig['anonymous'];
   if (isObj(doc.anonymous)) {
     const conditions = Array.isArray(doc.anonymous.conditions) ? doc.anonymous.conditions : [];
-    anonymous = { enabled: doc.anonymous.enabled === true, paths: conditions.map((c: unknown) => (isObj(c) && typeof c.path === 'string' ? c.path : '')).filter(Boolean) };
-    if (!anonymous.enabled && conditions.length > 0) errors.push('anonymous.conditions: Invalid value: "": enabled should be set to true when conditions are defined');
+    anonymous = {
+      enabled: doc.anonymous.enabled === true,
+      paths: conditions.map((c: unknown) => (isObj(c) && typeof c.path === 'string' ? c.path : '')).filter(Boolean),
+    };
+    if (!anonymous.enabled && conditions.length > 0)
+      errors.push('anonymous.conditions: Invalid value: "": enabled should be set to true when conditions are defined');
   }
   if (errors.length > 0) throw new AuthenticationConfigError(errors);
   return { jwt, ...(anonymous ? { anonymous } : {}) };
@@ -235,7 +260,7 @@ function userFromClaims(config: JwtIssuerConfig, claims: Record<string, unknown>
     if (config.groups) {
       const g = mapped(config.groups, claims);
       const list = typeof g === 'string' ? [g] : Array.isArray(g) ? g : g === undefined || g === null ? [] : undefined;
-      if (!list || !list.every((x) => typeof x === 'string')) return rejected('jwt: groups must be a string or a list of strings');
+      if (!list?.every((x) => typeof x === 'string')) return rejected('jwt: groups must be a string or a list of strings');
       user.groups = (list as string[]).map((x) => (config.groups!.expression ? '' : (config.groups!.prefix ?? '')) + x);
     }
     if (config.uid) {

@@ -64,7 +64,14 @@ export function postReview(client: WebhookClientConfig, body: string, timeoutMs 
   return new Promise((resolve, reject) => {
     const req = https.request(
       client.server,
-      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, ca: client.ca, cert: client.cert, key: client.key, timeout: timeoutMs },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        ca: client.ca,
+        cert: client.cert,
+        key: client.key,
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

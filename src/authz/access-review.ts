@@ -29,7 +29,9 @@ function attributesOf(kind: string, naming: Naming, spec: Record<string, unknown
   const resource = spec.resourceAttributes;
   const nonResource = spec.nonResourceAttributes;
   if (isObj(resource) === isObj(nonResource)) {
-    throw invalid(gk, '', [fieldError('spec.resourceAttributes', resource ?? null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified')]);
+    throw invalid(gk, '', [
+      fieldError('spec.resourceAttributes', resource ?? null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
+    ]);
   }
   if (isObj(resource)) {
     return {
@@ -46,7 +48,18 @@ function attributesOf(kind: string, naming: Naming, spec: Record<string, unknown
     };
   }
   const nr = nonResource as Record<string, unknown>;
-  return { user, verb: str(nr.verb), isResourceRequest: false, path: str(nr.path), namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
+  return {
+    user,
+    verb: str(nr.verb),
+    isResourceRequest: false,
+    path: str(nr.path),
+    namespace: '',
+    apiGroup: '',
+    apiVersion: '',
+    resource: '',
+    subresource: '',
+    name: '',
+  };
 }
 
 function answered(body: ApiObject, decision: Decision): ApiObject {
@@ -105,11 +118,14 @@ export function accessReviewHandlers(authorize: Authorize, naming: Naming, rules
         const spec = specOf(body);
         const namespace = body.metadata?.namespace ?? '';
         if (isObj(spec.nonResourceAttributes)) {
-          throw invalid({ group: naming.groups.authorization, kind: 'LocalSubjectAccessReview' }, '', [fieldError('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request')]);
+          throw invalid({ group: naming.groups.authorization, kind: 'LocalSubjectAccessReview' }, '', [
+            fieldError('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request'),
+          ]);
         }
         if (isObj(spec.resourceAttributes)) {
           const ns = str(spec.resourceAttributes.namespace);
-          if (ns && ns !== namespace) throw badRequest(`spec.resourceAttributes.namespace must match metadata.namespace: ${JSON.stringify(ns)} != ${JSON.stringify(namespace)}`);
+          if (ns && ns !== namespace)
+            throw badRequest(`spec.resourceAttributes.namespace must match metadata.namespace: ${JSON.stringify(ns)} != ${JSON.stringify(namespace)}`);
           spec.resourceAttributes = { ...spec.resourceAttributes, namespace };
         }
         return answered(body, await authorize(attributesOf('LocalSubjectAccessReview', naming, spec, userOfSpec('LocalSubjectAccessReview', naming, spec))));

@@ -25,7 +25,13 @@ export function authorizeAll(authorizers: readonly Authorizer[], attributes: Aut
   return { decision: 'noOpinion', reason: reasons.join('; ') };
 }
 
-async function walkFrom(authorizers: readonly Authorizer[], attributes: AuthorizationAttributes, at: number, first: Decision, reasons: string[]): Promise<Decision> {
+async function walkFrom(
+  authorizers: readonly Authorizer[],
+  attributes: AuthorizationAttributes,
+  at: number,
+  first: Decision,
+  reasons: string[],
+): Promise<Decision> {
   let d = first;
   for (let i = at; ; ) {
     const final = decided(authorizers[i]!, d, reasons);
@@ -79,4 +85,3 @@ export function forbiddenError(a: AuthorizationAttributes, reason: string): Stat
   const msg = `User ${JSON.stringify(username)} cannot ${a.verb} resource ${JSON.stringify(resource)} in API group ${JSON.stringify(a.apiGroup)} ${scope}`;
   return forbidden({ group: a.apiGroup, resource: a.resource }, a.name, msg + suffix);
 }
-

@@ -73,7 +73,8 @@ function webhookOf(raw: Record<string, unknown>, field: string, errors: string[]
   const timeoutMs = duration(raw.timeout, `${field}.timeout`, errors);
   if (raw.timeout === undefined || timeoutMs === 0) errors.push(`${field}.timeout: Required value`);
   else if (timeoutMs !== undefined && timeoutMs < 0) errors.push(`${field}.timeout: Invalid value: ${quote(raw.timeout)}: must be > 0`);
-  else if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) errors.push(`${field}.timeout: Invalid value: ${quote(raw.timeout)}: must be no more than 30s`);
+  else if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS)
+    errors.push(`${field}.timeout: Invalid value: ${quote(raw.timeout)}: must be no more than 30s`);
   const authorizedTtlMs = duration(raw.authorizedTTL, `${field}.authorizedTTL`, errors) ?? 300_000;
   const unauthorizedTtlMs = duration(raw.unauthorizedTTL, `${field}.unauthorizedTTL`, errors) ?? 30_000;
   if (authorizedTtlMs < 0) errors.push(`${field}.authorizedTTL: Invalid value: ${quote(raw.authorizedTTL)}: must be > 0`);
@@ -86,11 +87,14 @@ function webhookOf(raw: Record<string, unknown>, field: string, errors: string[]
   }
   if (!raw.matchConditionSubjectAccessReviewVersion) errors.push(`${field}.matchConditionSubjectAccessReviewVersion: Required value`);
   else if (raw.matchConditionSubjectAccessReviewVersion !== 'v1') {
-    errors.push(`${field}.matchConditionSubjectAccessReviewVersion: Unsupported value: ${quote(raw.matchConditionSubjectAccessReviewVersion)}: supported values: "v1"`);
+    errors.push(
+      `${field}.matchConditionSubjectAccessReviewVersion: Unsupported value: ${quote(raw.matchConditionSubjectAccessReviewVersion)}: supported values: "v1"`,
+    );
   }
   const policies = ['NoOpinion', 'Deny'];
   if (!raw.failurePolicy) errors.push(`${field}.failurePolicy: Required value`);
-  else if (!policies.includes(raw.failurePolicy as string)) errors.push(`${field}.failurePolicy: Unsupported value: ${quote(raw.failurePolicy)}: supported values: ${supported(policies)}`);
+  else if (!policies.includes(raw.failurePolicy as string))
+    errors.push(`${field}.failurePolicy: Unsupported value: ${quote(raw.failurePolicy)}: supported values: ${supported(policies)}`);
 
   const connection = isObj(raw.connectionInfo) ? raw.connectionInfo : {};
   let client: WebhookClientConfig | undefined;
@@ -114,7 +118,8 @@ function webhookOf(raw: Record<string, unknown>, field: string, errors: string[]
   }
 
   const conditions = Array.isArray(raw.matchConditions) ? raw.matchConditions : [];
-  if (conditions.length > MAX_MATCH_CONDITIONS) errors.push(`${field}.matchConditions: Too many: ${conditions.length}: must have at most ${MAX_MATCH_CONDITIONS} items`);
+  if (conditions.length > MAX_MATCH_CONDITIONS)
+    errors.push(`${field}.matchConditions: Too many: ${conditions.length}: must have at most ${MAX_MATCH_CONDITIONS} items`);
   const matchConditions: MatchCondition[] = [];
   const seen = new Set<string>();
   conditions.forEach((c, i) => {
@@ -155,7 +160,8 @@ export function parseAuthorizationConfig(text: string, naming: Naming): Authoriz
   const errors: string[] = [];
   const group = naming.groups.apiserverConfig;
   const apiVersions = ['v1', 'v1beta1', 'v1alpha1'].map((v) => `${group}/${v}`);
-  if (!apiVersions.includes(doc.apiVersion as string)) errors.push(`apiVersion: Unsupported value: ${quote(doc.apiVersion)}: supported values: ${supported(apiVersions)}`);
+  if (!apiVersions.includes(doc.apiVersion as string))
+    errors.push(`apiVersion: Unsupported value: ${quote(doc.apiVersion)}: supported values: ${supported(apiVersions)}`);
   if (doc.kind !== 'AuthorizationConfiguration') errors.push(`kind: Unsupported value: ${quote(doc.kind)}: supported values: "AuthorizationConfiguration"`);
   const list = Array.isArray(doc.authorizers) ? doc.authorizers : [];
   if (list.length === 0) errors.push('authorizers: Required value: at least one authorization mode must be defined');
@@ -167,7 +173,8 @@ export function parseAuthorizationConfig(text: string, naming: Naming): Authoriz
     const a = isObj(raw) ? raw : {};
     const type = a.type;
     if (!type) errors.push(`${field}.type: Required value`);
-    else if (!AUTHORIZER_TYPES.includes(type as AuthorizerType)) errors.push(`${field}.type: Unsupported value: ${quote(type)}: supported values: ${supported(AUTHORIZER_TYPES)}`);
+    else if (!AUTHORIZER_TYPES.includes(type as AuthorizerType))
+      errors.push(`${field}.type: Unsupported value: ${quote(type)}: supported values: ${supported(AUTHORIZER_TYPES)}`);
     else if (type !== 'Webhook' && types.has(type as string)) errors.push(`${field}.type: Duplicate value: ${quote(type)}`);
     if (typeof type === 'string') types.add(type);
     const name = a.name;

@@ -29,7 +29,18 @@ export function rbacEscalationPlugin(options: EscalationOptions): AdmissionPlugi
   const bindingKinds: Record<string, boolean> = { rolebindings: true, clusterrolebindings: true };
 
   async function allowedVerb(a: AdmissionAttributes, verb: string, resource: string, name: string, namespace: string): Promise<boolean> {
-    const decision = await options.authorize({ user: a.user, verb, isResourceRequest: true, path: '', namespace, apiGroup: group, apiVersion: 'v1', resource, subresource: '', name });
+    const decision = await options.authorize({
+      user: a.user,
+      verb,
+      isResourceRequest: true,
+      path: '',
+      namespace,
+      apiGroup: group,
+      apiVersion: 'v1',
+      resource,
+      subresource: '',
+      name,
+    });
     return decision.decision === 'allow';
   }
 

@@ -8,7 +8,7 @@
  * bound to a node links the node to the pod and to everything the pod refers to. Requests from
  * other users get no opinion.
  */
-import { type ApiObject, type CoreApi, type RequestContext, type UserInfo, Informer, type InformerChange, nodeIdentity } from '../core';
+import { type ApiObject, type CoreApi, type RequestContext, Informer, type InformerChange, nodeIdentity } from '../core';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import { ruleAllows } from './rbac';
@@ -92,7 +92,10 @@ export class NodeGraph {
     }
     const node = isObj(pod.spec) ? str(pod.spec.nodeName) : '';
     if (deleted || !node) return;
-    const keys = [NodeGraph.vertex('pod', namespace, pod.metadata?.name ?? ''), ...podReferences(pod).map(([type, name]) => NodeGraph.vertex(type, namespace, name))];
+    const keys = [
+      NodeGraph.vertex('pod', namespace, pod.metadata?.name ?? ''),
+      ...podReferences(pod).map(([type, name]) => NodeGraph.vertex(type, namespace, name)),
+    ];
     const unique = [...new Set(keys)];
     for (const key of unique) {
       let nodes = this.reach.get(key);
@@ -165,7 +168,9 @@ export function nodeAuthorizer(options: NodeAuthorizerOptions): NodeAuthorizer {
       if (['create', 'update', 'patch'].includes(a.verb)) return allow;
       if (['get', 'list', 'watch'].includes(a.verb)) {
         if (a.name === node) return allow;
-        return noOpinion(a.name ? `node '${node}' cannot read '${a.name}', only its own Node object` : `node '${node}' cannot read all nodes, only its own Node object`);
+        return noOpinion(
+          a.name ? `node '${node}' cannot read '${a.name}', only its own Node object` : `node '${node}' cannot read all nodes, only its own Node object`,
+        );
       }
     } else if (a.subresource === 'status' && ['update', 'patch'].includes(a.verb)) {
       return allow;
@@ -233,7 +238,8 @@ export function nodeAuthorizer(options: NodeAuthorizerOptions): NodeAuthorizer {
       }
       if (a.isResourceRequest && a.apiGroup === options.naming.group('coordination') && a.resource === 'leases') {
         if (!['get', 'create', 'update', 'patch', 'delete'].includes(a.verb)) return noOpinion('can only get, create, update, patch, or delete a node lease');
-        if (a.namespace !== options.naming.namespaces.nodeLease) return noOpinion(`can only access leases in the ${JSON.stringify(options.naming.namespaces.nodeLease)} system namespace`);
+        if (a.namespace !== options.naming.namespaces.nodeLease)
+          return noOpinion(`can only access leases in the ${JSON.stringify(options.naming.namespaces.nodeLease)} system namespace`);
         if (a.verb !== 'create' && a.name !== node) return noOpinion('can only access node lease with the same name as the requesting node');
         return allow;
       }

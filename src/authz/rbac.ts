@@ -261,7 +261,9 @@ export function rbacAuthorizer(options: RbacOptions): RbacAuthorizer {
       }
       // Upstream's reason names the roles it could not find; ours adds the nearest miss.
       const parts = errors.length === 1 ? [errors[0]!] : errors.length > 1 ? [`[${errors.join(', ')}]`] : [];
-      parts.push(nearestMiss(a) ?? `no binding for this user or their groups grants ${a.verb} on ${a.isResourceRequest ? resourceText(a) : JSON.stringify(a.path)}`);
+      parts.push(
+        nearestMiss(a) ?? `no binding for this user or their groups grants ${a.verb} on ${a.isResourceRequest ? resourceText(a) : JSON.stringify(a.path)}`,
+      );
       return { decision: 'noOpinion', reason: parts.join('; ') };
     },
   };

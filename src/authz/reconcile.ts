@@ -36,7 +36,8 @@ function mergeMetadata(expected: ApiObject, existing: ApiObject): { metadata: Me
   const annotations = mergeMap(expected.metadata?.annotations, existing.metadata?.annotations);
   if (labels) metadata.labels = labels;
   if (annotations) metadata.annotations = annotations;
-  const changed = !isDeepStrictEqual(labels ?? {}, existing.metadata?.labels ?? {}) || !isDeepStrictEqual(annotations ?? {}, existing.metadata?.annotations ?? {});
+  const changed =
+    !isDeepStrictEqual(labels ?? {}, existing.metadata?.labels ?? {}) || !isDeepStrictEqual(annotations ?? {}, existing.metadata?.annotations ?? {});
   return { metadata, changed };
 }
 
@@ -85,7 +86,12 @@ interface RoleRef {
 const subjectsOf = (obj: ApiObject): Record<string, unknown>[] => (Array.isArray(obj.subjects) ? (obj.subjects as Record<string, unknown>[]) : []);
 
 function sameSubject(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  return (a.kind ?? '') === (b.kind ?? '') && (a.apiGroup ?? '') === (b.apiGroup ?? '') && (a.name ?? '') === (b.name ?? '') && (a.namespace ?? '') === (b.namespace ?? '');
+  return (
+    (a.kind ?? '') === (b.kind ?? '') &&
+    (a.apiGroup ?? '') === (b.apiGroup ?? '') &&
+    (a.name ?? '') === (b.name ?? '') &&
+    (a.namespace ?? '') === (b.namespace ?? '')
+  );
 }
 
 /** Upstream's computeReconciledRoleBinding, in its union mode (extra subjects are kept). */

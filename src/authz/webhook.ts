@@ -41,7 +41,15 @@ export function reviewSpec(a: AuthorizationAttributes): Record<string, unknown> 
   if (a.user.uid) spec.uid = a.user.uid;
   if (a.user.extra && Object.keys(a.user.extra).length) spec.extra = a.user.extra;
   if (a.isResourceRequest) {
-    spec.resourceAttributes = { namespace: a.namespace, verb: a.verb, group: a.apiGroup, version: a.apiVersion, resource: a.resource, subresource: a.subresource, name: a.name };
+    spec.resourceAttributes = {
+      namespace: a.namespace,
+      verb: a.verb,
+      group: a.apiGroup,
+      version: a.apiVersion,
+      resource: a.resource,
+      subresource: a.subresource,
+      name: a.name,
+    };
   } else {
     spec.nonResourceAttributes = { path: a.path, verb: a.verb };
   }
@@ -95,13 +103,28 @@ export function webhookAuthorizer(options: WebhookAuthorizerOptions): WebhookAut
       let answer: { status: number; json: unknown };
       try {
         options.onEvent?.('call');
-        answer = await postReview(options.client, JSON.stringify({ apiVersion: options.apiVersion, kind: 'SubjectAccessReview', spec: body }), options.timeoutMs);
+        answer = await postReview(
+          options.client,
+          JSON.stringify({ apiVersion: options.apiVersion, kind: 'SubjectAccessReview', spec: body }),
+          options.timeoutMs,
+        );
       } catch (err) {
         options.onEvent?.('failure');
         return failed((err as Error).message);
       }
-      const review = answer.json as { apiVersion?: unknown; kind?: unknown; status?: { allowed?: unknown; denied?: unknown; reason?: unknown; evaluationError?: unknown } };
-      if (answer.status < 200 || answer.status > 299 || typeof review !== 'object' || review === null || typeof review.status !== 'object' || review.status === null) {
+      const review = answer.json as {
+        apiVersion?: unknown;
+        kind?: unknown;
+        status?: { allowed?: unknown; denied?: unknown; reason?: unknown; evaluationError?: unknown };
+      };
+      if (
+        answer.status < 200 ||
+        answer.status > 299 ||
+        typeof review !== 'object' ||
+        review === null ||
+        typeof review.status !== 'object' ||
+        review.status === null
+      ) {
         options.onEvent?.('failure');
         return failed(answer.status < 200 || answer.status > 299 ? `HTTP ${answer.status}` : 'the answer has no status');
       }

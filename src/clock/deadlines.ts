@@ -50,6 +50,20 @@ export class Deadlines<T> {
     this.unlink(entry);
   }
 
+  /** Drops every entry and the timer, expiring nothing: for an owner that is closing, so the timer holds it no longer. */
+  clear(): void {
+    for (let e = this.head; e; ) {
+      const next = e.next;
+      e.live = false;
+      e.prev = e.next = undefined;
+      e = next;
+    }
+    this.head = this.tail = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.due = undefined;
+  }
+
   /** Entries waiting (the tests read it). */
   get size(): number {
     let n = 0;

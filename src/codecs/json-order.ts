@@ -511,7 +511,8 @@ export function createOrderedJsonCodec(naming: Naming): Codec {
   const encode = (value: unknown, indent: string): string => encodeOrderedJson(registry, value, { indent });
   return {
     mediaType: JSON_MEDIA_TYPE,
-    encode: (value, options) => (options?.pretty ? Buffer.from(`${encode(value, '  ')}\n`, 'utf8') : encodeOrderedJsonBytes(registry, value, { suffix: 0x0a, own: false })),
+    encode: (value, options) =>
+      options?.pretty ? Buffer.from(`${encode(value, '  ')}\n`, 'utf8') : encodeOrderedJsonBytes(registry, value, { suffix: 0x0a, own: false }),
     decode(body) {
       try {
         return JSON.parse(Buffer.from(body).toString('utf8')) as unknown;

@@ -56,7 +56,7 @@ export function checkDecodedLimits(value: unknown): void {
       }
     } else if (!ArrayBuffer.isView(v)) {
       for (const key in v) {
-        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+        if (!Object.hasOwn(v, key)) continue;
         values.push((v as Record<string, unknown>)[key]);
         depths.push(depth + 1);
       }
@@ -102,14 +102,15 @@ export function checkRawNesting(text: string): void {
       }
       lineStart = false;
     }
-    const valueStart = prev === 0x0a || prev === 0x20 || prev === 0x09 || prev === 0x3a || prev === 0x5b || prev === 0x7b || prev === 0x2c || prev === 0x2d || prev === 0x3f;
+    const valueStart =
+      prev === 0x0a || prev === 0x20 || prev === 0x09 || prev === 0x3a || prev === 0x5b || prev === 0x7b || prev === 0x2c || prev === 0x2d || prev === 0x3f;
     if (c === 0x23 /* # */ && (prev === 0x0a || prev === 0x20 || prev === 0x09)) {
       // A YAML comment runs to the end of the line.
       const end = text.indexOf('\n', i);
       i = end < 0 ? text.length : end - 1;
       continue;
     }
-    if ((c === 0x22 /* " */ || c === 0x27 /* ' */) && valueStart) quote = c;
+    if ((c === 0x22 /* " */ || c === 0x27) /* ' */ && valueStart) quote = c;
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > MAX_NESTING_DEPTH) throw depthExceeded();
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {

@@ -126,7 +126,7 @@ class Parser {
       // Paths are made only by the second, order-tracking pass (decodeStrictJson runs it when
       // the first found a repeated key); the first only needs to know that there was one.
       const keyPath = this.trackOrder ? joinKey(path, key) : '';
-      if (Object.prototype.hasOwnProperty.call(obj, key)) {
+      if (Object.hasOwn(obj, key)) {
         this.duplicates.push({ path: keyPath, seq });
         if (this.trackOrder) this.forgetBelow(keyPath);
       } else if (this.trackOrder) {

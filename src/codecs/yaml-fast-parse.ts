@@ -37,13 +37,13 @@ const MAX_RESOLVED = 10_000;
 
 /** The value the general parser gives a plain scalar, remembered. */
 function plain(text: string): unknown {
-    let hit = resolvedPlain.get(text);
-    if (!hit) {
-      hit = { value: parsePlain(text) };
-      if (resolvedPlain.size >= MAX_RESOLVED) resolvedPlain.clear();
-      resolvedPlain.set(text, hit);
-    }
-    return hit.value;
+  let hit = resolvedPlain.get(text);
+  if (!hit) {
+    hit = { value: parsePlain(text) };
+    if (resolvedPlain.size >= MAX_RESOLVED) resolvedPlain.clear();
+    resolvedPlain.set(text, hit);
+  }
+  return hit.value;
 }
 
 /** A one-line scalar: quoted, `{}`, `[]`, or plain (through `plain`). */
@@ -125,7 +125,7 @@ class Parser {
     const split = splitKey(text);
     if (!split) throw new Unsupported();
     const key = keyOf(split.key, this.plain);
-    if (Object.prototype.hasOwnProperty.call(out, key)) throw new Unsupported();
+    if (Object.hasOwn(out, key)) throw new Unsupported();
     if (split.rest.trim() !== '') {
       out[key] = scalar(split.rest, this.plain);
       return;

@@ -26,7 +26,33 @@ function renderedString(s: string): string | null {
 }
 
 /** Words YAML 1.1 reads as booleans or null: they need quotes. */
-const RESERVED = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'n', 'N', 'no', 'No', 'NO', 'true', 'True', 'TRUE', 'false', 'False', 'FALSE', 'on', 'On', 'ON', 'off', 'Off', 'OFF', 'null', 'Null', 'NULL']);
+const RESERVED = new Set([
+  'y',
+  'Y',
+  'yes',
+  'Yes',
+  'YES',
+  'n',
+  'N',
+  'no',
+  'No',
+  'NO',
+  'true',
+  'True',
+  'TRUE',
+  'false',
+  'False',
+  'FALSE',
+  'on',
+  'On',
+  'ON',
+  'off',
+  'Off',
+  'OFF',
+  'null',
+  'Null',
+  'NULL',
+]);
 /** Starts with a letter or one of `_ /`, then no character YAML gives a meaning to; never ends with `:`. */
 const PLAIN = /^[A-Za-z_/][A-Za-z0-9_./:@+-]*$/;
 

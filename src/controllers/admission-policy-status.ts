@@ -22,20 +22,21 @@ export class AdmissionPolicyStatusController {
   constructor(private readonly options: PolicyStatusOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/validatingadmissionpolicy-status-controller' };
     this.target = { group: options.naming.groups.admissionregistration, version: 'v1', resource: 'validatingadmissionpolicies' };
-    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name), { name: 'validatingadmissionpolicy-status', metrics: options.queueMetrics });
-    this.policies = followResource(
-      options,
-      this.target,
-      this.ctx,
-      (c) => {
-        if (c) this.queue.add(c.object.metadata!.name!);
-        else for (const p of this.policies.objects.values()) this.queue.add(p.metadata!.name!);
-      },
+    this.queue = new WorkQueue<string>(
+      (name) => name,
+      (name) => this.sync(name),
+      { name: 'validatingadmissionpolicy-status', metrics: options.queueMetrics },
     );
+    this.policies = followResource(options, this.target, this.ctx, (c) => {
+      if (c) this.queue.add(c.object.metadata!.name!);
+      else for (const p of this.policies.objects.values()) this.queue.add(p.metadata!.name!);
+    });
   }
 
   start(): void {
-    this.queue.startWhen(this.policies.synced, (err) => this.options.log?.(`validatingadmissionpolicy-status-controller: informer failed to start: ${err.message}`));
+    this.queue.startWhen(this.policies.synced, (err) =>
+      this.options.log?.(`validatingadmissionpolicy-status-controller: informer failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {

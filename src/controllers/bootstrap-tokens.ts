@@ -41,7 +41,9 @@ export function bootstrapToken(secret: ApiObject, secretType: string): { id: str
 
 /** The detached JWS (RFC 7515 appendix F) of `content`, HS256 with `key`: `<header>..<signature>`. */
 export async function detachedSignature(content: string, id: string, key: string): Promise<string> {
-  const jws = await new (jose().CompactSign)(new TextEncoder().encode(content)).setProtectedHeader({ alg: 'HS256', kid: id }).sign(new TextEncoder().encode(key));
+  const jws = await new (jose().CompactSign)(new TextEncoder().encode(content))
+    .setProtectedHeader({ alg: 'HS256', kid: id })
+    .sign(new TextEncoder().encode(key));
   const [header, , signature] = jws.split('.');
   return `${header}..${signature}`;
 }
@@ -58,7 +60,11 @@ export class TokenCleaner {
 
   constructor(private readonly options: BootstrapTokenControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/token-cleaner' };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'token_cleaner', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      (k) => this.sync(k),
+      { name: 'token_cleaner', metrics: options.queueMetrics },
+    );
     this.secrets = secretsInformer(options, this.ctx, (c) => {
       if (!c) for (const s of this.secrets.objects.values()) this.queue.add(s.metadata!.name!);
       else if (c.type !== 'DELETED') this.queue.add(c.object.metadata!.name!);
@@ -88,7 +94,10 @@ export class TokenCleaner {
     if (token?.expiresAt === undefined) return;
     const left = token.expiresAt - this.options.clock.now();
     if (left > 0) {
-      this.timers.set(name, this.options.clock.setTimeout(() => this.queue.add(name), left));
+      this.timers.set(
+        name,
+        this.options.clock.setTimeout(() => this.queue.add(name), left),
+      );
       return;
     }
     try {
@@ -115,7 +124,11 @@ export class BootstrapSigner {
   constructor(private readonly options: BootstrapTokenControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/bootstrap-signer' };
     // One item: the cluster-info ConfigMap, signed again on any change of it or of a token.
-    this.queue = new WorkQueue<string>((k) => k, () => this.sync(), { name: 'bootstrap_signer_queue', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      () => this.sync(),
+      { name: 'bootstrap_signer_queue', metrics: options.queueMetrics },
+    );
     const poke = () => this.queue.add(CLUSTER_INFO);
     this.secrets = secretsInformer(options, this.ctx, poke);
     this.configMaps = followResource(
@@ -127,7 +140,9 @@ export class BootstrapSigner {
   }
 
   start(): void {
-    this.queue.startWhen(Promise.all([this.secrets.synced, this.configMaps.synced]), (err) => this.options.log?.(`bootstrap-signer: informers failed to start: ${err.message}`));
+    this.queue.startWhen(Promise.all([this.secrets.synced, this.configMaps.synced]), (err) =>
+      this.options.log?.(`bootstrap-signer: informers failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {

@@ -87,7 +87,8 @@ function kubeletServingProblem(req: ParsedCsr, usages: readonly string[]): strin
   if (req.dnsNames.length === 0 && req.ipAddresses.length === 0) return 'DNS or IP subjectAltName is required';
   if (req.emails.length > 0) return 'Email subjectAltNames are not allowed';
   if (req.uris.length > 0) return 'URI subjectAltNames are not allowed';
-  if (!sameSet(usages, KUBELET_SERVING_USAGES) && !sameSet(usages, KUBELET_SERVING_USAGES_NO_RSA)) return `usages did not match ${goList(KUBELET_SERVING_USAGES)}`;
+  if (!sameSet(usages, KUBELET_SERVING_USAGES) && !sameSet(usages, KUBELET_SERVING_USAGES_NO_RSA))
+    return `usages did not match ${goList(KUBELET_SERVING_USAGES)}`;
   if (!req.commonName.startsWith('system:node:')) return 'subject common name does not begin with system:node:';
   return undefined;
 }
@@ -113,16 +114,15 @@ abstract class CsrController {
     private readonly label: string,
   ) {
     this.ctx = { user: options.user, userAgent: `keelson-controller-manager/${label}` };
-    this.queue = new WorkQueue<string>((name) => name, (name) => this.sync(name), { name: 'certificate', metrics: options.queueMetrics });
-    this.informer = followResource(
-      options,
-      target(options.naming),
-      this.ctx,
-      (c?: InformerChange) => {
-        if (c) this.queue.add(c.object.metadata!.name!);
-        else for (const csr of this.informer.objects.values()) this.queue.add(csr.metadata!.name!);
-      },
+    this.queue = new WorkQueue<string>(
+      (name) => name,
+      (name) => this.sync(name),
+      { name: 'certificate', metrics: options.queueMetrics },
     );
+    this.informer = followResource(options, target(options.naming), this.ctx, (c?: InformerChange) => {
+      if (c) this.queue.add(c.object.metadata!.name!);
+      else for (const csr of this.informer.objects.values()) this.queue.add(csr.metadata!.name!);
+    });
   }
 
   start(): void {
@@ -185,7 +185,10 @@ export class CsrSigningController extends CsrController {
     const now = this.options.clock.now();
     const next: CertificateSigningRequest = { ...csr, status: { ...csr.status } };
     if (problem) {
-      next.status!.conditions = [...conditions(csr), { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: problem, lastUpdateTime: rfc3339(now) }];
+      next.status!.conditions = [
+        ...conditions(csr),
+        { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: problem, lastUpdateTime: rfc3339(now) },
+      ];
       await this.write(next, 'status');
       return;
     }
@@ -251,7 +254,13 @@ export class CsrApprovingController extends CsrController {
           ...(spec.uid ? { uid: spec.uid } : {}),
           groups: spec.groups ?? [],
           ...(spec.extra ? { extra: spec.extra } : {}),
-          resourceAttributes: { group: this.options.naming.groups.certificates, version: '*', resource: 'certificatesigningrequests', subresource, verb: 'create' },
+          resourceAttributes: {
+            group: this.options.naming.groups.certificates,
+            version: '*',
+            resource: 'certificatesigningrequests',
+            subresource,
+            verb: 'create',
+          },
         },
       },
       {},
@@ -273,10 +282,13 @@ export class CsrCleaner {
   }
 
   start(): void {
-    void this.informer.synced.then(() => {
-      this.running = this.sweep();
-      this.cancel = this.options.clock.setInterval(() => (this.running = this.sweep()), CLEANER_INTERVAL_MS);
-    }, (err: Error) => this.options.log?.(`csrcleaner: informer failed to start: ${err.message}`));
+    void this.informer.synced.then(
+      () => {
+        this.running = this.sweep();
+        this.cancel = this.options.clock.setInterval(() => (this.running = this.sweep()), CLEANER_INTERVAL_MS);
+      },
+      (err: Error) => this.options.log?.(`csrcleaner: informer failed to start: ${err.message}`),
+    );
   }
 
   /** The sweep under way, if any. */

@@ -69,17 +69,31 @@ export class DisruptionController {
   constructor(private readonly options: DisruptionControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/disruption-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'disruption', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      (k) => this.sync(k),
+      { name: 'disruption', metrics: options.queueMetrics },
+    );
     this.budgets = followResource(options, pdbTarget, watch, (c?: InformerChange) => (c ? this.queue.add(keyOf(c.object)) : this.all()));
     // A pod or a ReplicaSet changing may change any budget of its namespace.
     const inNamespace = (c?: InformerChange) => (c ? this.inNamespace(c.object.metadata?.namespace ?? '') : this.all());
     this.pods = followResource(options, podsTarget, watch, inNamespace);
     this.replicaSets = followResource(options, { group: options.naming.apiGroups.apps, version: 'v1', resource: 'replicasets' }, watch, inNamespace);
-    this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'controllermanager', api: 'core', log: options.log });
+    this.events = new EventRecorder({
+      core: options.core,
+      naming: options.naming,
+      clock: options.clock,
+      ctx: this.ctx,
+      controller: 'controllermanager',
+      api: 'core',
+      log: options.log,
+    });
   }
 
   start(): void {
-    this.queue.startWhen(Promise.all([this.budgets.synced, this.pods.synced, this.replicaSets.synced]), (err) => this.options.log?.(`disruption-controller: informers failed to start: ${err.message}`));
+    this.queue.startWhen(Promise.all([this.budgets.synced, this.pods.synced, this.replicaSets.synced]), (err) =>
+      this.options.log?.(`disruption-controller: informers failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {
@@ -120,7 +134,7 @@ export class DisruptionController {
     let status: PodDisruptionBudgetStatus;
     try {
       const { expected, desired } = this.expectedCount(pdb, pods);
-      const healthy = pods.filter((p) => !p.metadata?.deletionTimestamp && !(p.metadata?.name! in disrupted) && isPodReady(p)).length;
+      const healthy = pods.filter((p) => !p.metadata?.deletionTimestamp && !((p.metadata?.name ?? '') in disrupted) && isPodReady(p)).length;
       const allowed = expected > 0 ? Math.max(0, healthy - desired) : 0;
       status = {
         observedGeneration: generation,
@@ -129,13 +143,32 @@ export class DisruptionController {
         currentHealthy: healthy,
         desiredHealthy: desired,
         expectedPods: expected,
-        conditions: withDisruptionAllowed(current.conditions, allowed > 0 ? 'True' : 'False', allowed > 0 ? 'SufficientPods' : 'InsufficientPods', '', generation, at),
+        conditions: withDisruptionAllowed(
+          current.conditions,
+          allowed > 0 ? 'True' : 'False',
+          allowed > 0 ? 'SufficientPods' : 'InsufficientPods',
+          '',
+          generation,
+          at,
+        ),
       };
-      if (pods.length === 0) void this.events.record({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', object: pdb }, 'Normal', 'NoPods', 'NoPods', 'No matching pods found');
+      if (pods.length === 0)
+        void this.events.record({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', object: pdb }, 'Normal', 'NoPods', 'NoPods', 'No matching pods found');
     } catch (err) {
       const message = (err as Error).message;
-      void this.events.record({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', object: pdb }, 'Warning', 'CalculateExpectedPodCountFailed', 'CalculateExpectedPodCountFailed', `Failed to calculate the number of expected pods: ${message}`);
-      status = { ...current, observedGeneration: generation, disruptionsAllowed: 0, conditions: withDisruptionAllowed(current.conditions, 'False', 'SyncFailed', message, generation, at) };
+      void this.events.record(
+        { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', object: pdb },
+        'Warning',
+        'CalculateExpectedPodCountFailed',
+        'CalculateExpectedPodCountFailed',
+        `Failed to calculate the number of expected pods: ${message}`,
+      );
+      status = {
+        ...current,
+        observedGeneration: generation,
+        disruptionsAllowed: 0,
+        conditions: withDisruptionAllowed(current.conditions, 'False', 'SyncFailed', message, generation, at),
+      };
     }
     if (jsonEqual(status, current)) return;
     try {
@@ -156,7 +189,11 @@ export class DisruptionController {
       live[name] = at;
       next = next === undefined ? expires : Math.min(next, expires);
     }
-    if (next !== undefined) this.timers.set(key, this.options.clock.setTimeout(() => this.queue.add(key), next - now));
+    if (next !== undefined)
+      this.timers.set(
+        key,
+        this.options.clock.setTimeout(() => this.queue.add(key), next - now),
+      );
     return live;
   }
 
@@ -182,7 +219,8 @@ export class DisruptionController {
       const ref = pod.metadata?.ownerReferences?.find((r) => r.controller);
       if (!ref) continue;
       if (scales.has(ref.uid)) continue;
-      const rs = ref.kind === 'ReplicaSet' ? (this.replicaSets.objects.get(`${pod.metadata?.namespace ?? ''}/${ref.name}`) as ReplicaSetLike | undefined) : undefined;
+      const rs =
+        ref.kind === 'ReplicaSet' ? (this.replicaSets.objects.get(`${pod.metadata?.namespace ?? ''}/${ref.name}`) as ReplicaSetLike | undefined) : undefined;
       if (!rs || rs.metadata?.uid !== ref.uid) throw new Error(`found no controllers for pod "${pod.metadata?.name ?? ''}"`);
       scales.set(ref.uid, rs.spec?.replicas ?? 1);
     }

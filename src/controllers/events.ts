@@ -53,7 +53,14 @@ export class EventRecorder {
 
   private regarding(about: EventSubject): Record<string, unknown> {
     const meta = about.object.metadata ?? {};
-    return { kind: about.kind, apiVersion: about.apiVersion, ...(meta.namespace ? { namespace: meta.namespace } : {}), name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion };
+    return {
+      kind: about.kind,
+      apiVersion: about.apiVersion,
+      ...(meta.namespace ? { namespace: meta.namespace } : {}),
+      name: meta.name,
+      uid: meta.uid,
+      resourceVersion: meta.resourceVersion,
+    };
   }
 
   private name(about: EventSubject, now: number): string {

@@ -103,7 +103,17 @@ export class Graph {
       const owner = this.nodes.get(uid);
       if (!owner) {
         // Only known as an owner so far: the collector checks with the API whether it exists.
-        this.nodes.set(uid, { uid, def, namespace, name: ref.name, owners: NONE, deletionTimestamp: undefined, finalizers: NONE, dependents: new Set([n.uid]), observed: false });
+        this.nodes.set(uid, {
+          uid,
+          def,
+          namespace,
+          name: ref.name,
+          owners: NONE,
+          deletionTimestamp: undefined,
+          finalizers: NONE,
+          dependents: new Set([n.uid]),
+          observed: false,
+        });
         this.enqueue({ action: 'delete', uid: n.uid });
         continue;
       }

@@ -70,7 +70,11 @@ export class GarbageCollector {
 
   constructor(private readonly options: GarbageCollectorOptions) {
     this.ctx = { user: options.user, userAgent: USER_AGENT };
-    this.queue = new WorkQueue<GraphWork>((w) => `${w.action}/${w.uid}`, (w) => this.process(w), { workers: options.workers ?? 4, name: 'garbage_collector_attempt_to_delete', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<GraphWork>(
+      (w) => `${w.action}/${w.uid}`,
+      (w) => this.process(w),
+      { workers: options.workers ?? 4, name: 'garbage_collector_attempt_to_delete', metrics: options.queueMetrics },
+    );
     this.graph = new Graph((w) => this.queue.add(w));
     this.defs = options.resources.filter(collectable);
     this.pending = this.defs.length;
@@ -105,7 +109,7 @@ export class GarbageCollector {
 
   private async process(work: GraphWork): Promise<void> {
     const node = this.graph.nodes.get(work.uid);
-    if (!node || !node.observed) return;
+    if (!node?.observed) return;
     if (work.action === 'orphan') return this.orphanDependents(node);
     return this.attemptToDelete(node);
   }
@@ -127,7 +131,10 @@ export class GarbageCollector {
   }
 
   /** Upstream's classifyReferences: owners that exist, are gone, or wait for their dependents. */
-  private async classify(node: GraphNode, refs: readonly OwnerReference[]): Promise<{ solid: OwnerReference[]; dangling: OwnerReference[]; waiting: OwnerReference[] }> {
+  private async classify(
+    node: GraphNode,
+    refs: readonly OwnerReference[],
+  ): Promise<{ solid: OwnerReference[]; dangling: OwnerReference[]; waiting: OwnerReference[] }> {
     const out = { solid: [] as OwnerReference[], dangling: [] as OwnerReference[], waiting: [] as OwnerReference[] };
     for (const ref of refs) {
       const known = this.graph.nodes.get(ref.uid);
@@ -168,10 +175,14 @@ export class GarbageCollector {
     else if ((meta.finalizers ?? []).includes(FINALIZER_ORPHAN)) policy = 'Orphan';
     else if ((meta.finalizers ?? []).includes(FINALIZER_FOREGROUND)) policy = 'Foreground';
     if (meta.deletionTimestamp && policy !== 'Foreground') return;
-    await this.options.core.delete(targetOf(node.def, node.namespace, node.name), {
-      preconditions: { uid: node.uid, resourceVersion: meta.resourceVersion },
-      propagationPolicy: policy,
-    }, this.ctx);
+    await this.options.core.delete(
+      targetOf(node.def, node.namespace, node.name),
+      {
+        preconditions: { uid: node.uid, resourceVersion: meta.resourceVersion },
+        propagationPolicy: policy,
+      },
+      this.ctx,
+    );
   }
 
   /** An owner in foreground deletion: done once no blocking dependent is left; else push those on. */
@@ -204,7 +215,8 @@ export class GarbageCollector {
     if (indexes.length === refs.length) {
       ops.push({ op: 'test', path: '/metadata/ownerReferences', value: refs }, { op: 'remove', path: '/metadata/ownerReferences' });
     } else {
-      for (const i of indexes.reverse()) ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: refs[i]!.uid }, { op: 'remove', path: `/metadata/ownerReferences/${i}` });
+      for (const i of indexes.reverse())
+        ops.push({ op: 'test', path: `/metadata/ownerReferences/${i}/uid`, value: refs[i]!.uid }, { op: 'remove', path: `/metadata/ownerReferences/${i}` });
     }
     await this.patchIgnoringNotFound(node, { type: 'json', body: ops });
   }

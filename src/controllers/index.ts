@@ -182,7 +182,8 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   // What every controller below is given (ApiControllerOptions); each adds who it acts as.
   const shared = { core, informers, naming: core.naming, clock, log, queueMetrics: options.workQueueMetrics };
   if (names.includes('namespace')) run(new NamespaceLifecycleController({ core, resources: core.resources, user: userOf('namespace'), log }));
-  if (names.includes('garbagecollector')) run(new GarbageCollector({ core, resources: core.resources, user: userOf('garbagecollector'), log, queueMetrics: options.workQueueMetrics }));
+  if (names.includes('garbagecollector'))
+    run(new GarbageCollector({ core, resources: core.resources, user: userOf('garbagecollector'), log, queueMetrics: options.workQueueMetrics }));
   if (names.includes('clusterrole-aggregation')) {
     running.push(new ClusterRoleAggregationController({ ...shared, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation') }));
   }
@@ -192,7 +193,8 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     run(new ReplicaSetController({ ...shared, user: userOf('replicaset') }));
   }
   if (names.includes('serviceaccount')) run(new ServiceAccountController({ ...shared, user: userOf('serviceaccount') }));
-  if (names.includes('root-ca-cert-publisher') && options.rootCA) run(new RootCaPublisher({ ...shared, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA }));
+  if (names.includes('root-ca-cert-publisher') && options.rootCA)
+    run(new RootCaPublisher({ ...shared, user: userOf('root-ca-cert-publisher'), rootCA: options.rootCA }));
   if (names.includes('tokencleaner')) run(new TokenCleaner({ ...shared, user: userOf('tokencleaner') }));
   if (names.includes('bootstrapsigner')) run(new BootstrapSigner({ ...shared, user: userOf('bootstrapsigner') }));
   const policyStatus = 'validatingadmissionpolicy-status-controller';
@@ -205,30 +207,35 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
     const nodeOptions = { ...shared, watchAs: CONTROLLER_MANAGER_USER };
     if (names.includes('nodelifecycle')) {
       const leases = served(core, core.naming.groups.coordination, 'leases');
-      run(new NodeLifecycleController({
-        ...nodeOptions,
-        leases,
-        user: userOf('nodelifecycle'),
-        monitorPeriodMs: options.nodeMonitorPeriodMs,
-        gracePeriodMs: options.nodeMonitorGracePeriodMs,
-        startupGracePeriodMs: options.nodeStartupGracePeriodMs,
-        evictionRate: options.nodeEvictionRate,
-        secondaryEvictionRate: options.secondaryNodeEvictionRate,
-        largeClusterSizeThreshold: options.largeClusterSizeThreshold,
-        unhealthyZoneThreshold: options.unhealthyZoneThreshold,
-        ...(options.zoneMetrics ? { metrics: options.zoneMetrics } : {}),
-      }));
+      run(
+        new NodeLifecycleController({
+          ...nodeOptions,
+          leases,
+          user: userOf('nodelifecycle'),
+          monitorPeriodMs: options.nodeMonitorPeriodMs,
+          gracePeriodMs: options.nodeMonitorGracePeriodMs,
+          startupGracePeriodMs: options.nodeStartupGracePeriodMs,
+          evictionRate: options.nodeEvictionRate,
+          secondaryEvictionRate: options.secondaryNodeEvictionRate,
+          largeClusterSizeThreshold: options.largeClusterSizeThreshold,
+          unhealthyZoneThreshold: options.unhealthyZoneThreshold,
+          ...(options.zoneMetrics ? { metrics: options.zoneMetrics } : {}),
+        }),
+      );
     }
     if (names.includes('taint-eviction-controller')) run(new TaintEvictionController({ ...nodeOptions, user: userOf('taint-eviction-controller') }));
     if (names.includes('podgc')) run(new PodGarbageCollector({ ...nodeOptions, user: userOf('podgc'), terminatedThreshold: options.terminatedPodGcThreshold }));
   }
   const csrs = served(core, core.naming.groups.certificates, 'certificatesigningrequests');
-  if (names.includes('csrsigning') && csrs && options.csrSign) run(new CsrSigningController({ ...shared, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs })); else if (names.includes('csrsigning') && csrs) {
+  if (names.includes('csrsigning') && csrs && options.csrSign)
+    run(new CsrSigningController({ ...shared, user: userOf('csrsigning'), sign: options.csrSign, durationMs: options.clusterSigningDurationMs }));
+  else if (names.includes('csrsigning') && csrs) {
     log?.('csrsigning: not started, no cluster signing CA (--cluster-signing-cert-file and --cluster-signing-key-file)');
   }
   if (names.includes('csrapproving') && csrs) run(new CsrApprovingController({ ...shared, user: userOf('csrapproving') }));
   if (names.includes('csrcleaner') && csrs) run(new CsrCleaner({ ...shared, user: userOf('csrcleaner') }));
-  if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets')) run(new DisruptionController({ ...shared, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption') }));
+  if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets'))
+    run(new DisruptionController({ ...shared, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption') }));
   return {
     stop: async () => running.forEach((c) => c.stop()),
     idle: async () => void (await Promise.all(running.map((c) => c.idle?.()))),
@@ -241,7 +248,14 @@ function served(core: Core, group: string, resource: string): boolean {
 
 /** The scheduler and the simulated nodes (`--simulated-nodes`), which act for the cluster's nodes. */
 function runNodes(core: Core, log: ((m: string) => void) | undefined, options: ControllerOptions): RunningControllers {
-  const nodes = new SimulatedNodes({ core, naming: core.naming, clock: options.clock ?? systemClock, count: options.simulatedNodes ?? 0, watchAs: SCHEDULER_USER, log });
+  const nodes = new SimulatedNodes({
+    core,
+    naming: core.naming,
+    clock: options.clock ?? systemClock,
+    count: options.simulatedNodes ?? 0,
+    watchAs: SCHEDULER_USER,
+    log,
+  });
   const scheduler = new Scheduler({ core, naming: core.naming, clock: options.clock ?? systemClock, log });
   nodes.start();
   scheduler.start();
@@ -262,13 +276,18 @@ function runNodes(core: Core, log: ((m: string) => void) | undefined, options: C
 export function startControllers(core: Core, names: readonly ControllerName[], log?: (m: string) => void, options: ControllerOptions = {}): RunningControllers {
   // A process with no controllers (or no nodes) does not take their Lease from one that has them.
   const groups: Array<{ lease: string; user: UserInfo; run: () => RunningControllers }> = [];
-  if (names.length > 0) groups.push({ lease: core.naming.leaderLeases.controllerManager, user: CONTROLLER_MANAGER_USER, run: () => runControllers(core, names, log, options) });
+  if (names.length > 0)
+    groups.push({ lease: core.naming.leaderLeases.controllerManager, user: CONTROLLER_MANAGER_USER, run: () => runControllers(core, names, log, options) });
   const nodesServed = served(core, '', 'nodes') && served(core, core.naming.groups.coordination, 'leases');
   if ((options.simulatedNodes ?? 0) > 0 && !nodesServed) log?.('simulated nodes: not started, nodes or leases are not served (--runtime-config)');
-  if ((options.simulatedNodes ?? 0) > 0 && nodesServed) groups.push({ lease: core.naming.leaderLeases.scheduler, user: SCHEDULER_USER, run: () => runNodes(core, log, options) });
+  if ((options.simulatedNodes ?? 0) > 0 && nodesServed)
+    groups.push({ lease: core.naming.leaderLeases.scheduler, user: SCHEDULER_USER, run: () => runNodes(core, log, options) });
   if (!options.leaderElect) {
     const running = groups.map((g) => g.run());
-    return { stop: async () => void (await Promise.all(running.map((r) => r.stop()))), idle: async () => void (await Promise.all(running.map((r) => r.idle?.()))) };
+    return {
+      stop: async () => void (await Promise.all(running.map((r) => r.stop()))),
+      idle: async () => void (await Promise.all(running.map((r) => r.idle?.()))),
+    };
   }
   const electors = groups.map((g) => {
     let running: RunningControllers | undefined;

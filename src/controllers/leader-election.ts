@@ -60,7 +60,13 @@ export class LeaderElector {
 
   constructor(private readonly options: LeaderElectorOptions) {
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
-    this.target = { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.system, name: options.name };
+    this.target = {
+      group: options.naming.groups.coordination,
+      version: 'v1',
+      resource: 'leases',
+      namespace: options.naming.namespaces.system,
+      name: options.name,
+    };
     this.ctx = { user: options.user, userAgent: `keelson-leader-election/${options.name}` };
     this.leaseMs = options.leaseDurationMs ?? LEASE_DURATION_MS;
     this.renewDeadlineMs = options.renewDeadlineMs ?? RENEW_DEADLINE_MS;
@@ -106,7 +112,12 @@ export class LeaderElector {
       const spec = (current.spec ?? {}) as LeaseSpec;
       if (spec.holderIdentity !== this.identity) return;
       const now = rfc3339Micro(this.options.clock.now());
-      await this.options.core.update(this.target, { ...current, spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now } }, {}, this.ctx);
+      await this.options.core.update(
+        this.target,
+        { ...current, spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now } },
+        {},
+        this.ctx,
+      );
     } catch (err) {
       this.options.log?.(`leader election ${this.options.name}: releasing: ${(err as Error).message}`);
     }
@@ -143,14 +154,25 @@ export class LeaderElector {
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { core, clock, naming } = this.options;
     const now = clock.now();
-    const spec: LeaseSpec = { holderIdentity: this.identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), acquireTime: rfc3339Micro(now), renewTime: rfc3339Micro(now), leaseTransitions: 0 };
+    const spec: LeaseSpec = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
+      acquireTime: rfc3339Micro(now),
+      renewTime: rfc3339Micro(now),
+      leaseTransitions: 0,
+    };
     let current: ApiObject;
     try {
       current = await core.get(this.target, {}, this.ctx);
     } catch (err) {
       if (!StatusError.is(err, 'NotFound')) throw err;
       try {
-        await core.create({ ...this.target, name: undefined }, { apiVersion: `${naming.groups.coordination}/v1`, kind: 'Lease', metadata: { name: this.options.name, namespace: this.target.namespace }, spec }, {}, this.ctx);
+        await core.create(
+          { ...this.target, name: undefined },
+          { apiVersion: `${naming.groups.coordination}/v1`, kind: 'Lease', metadata: { name: this.options.name, namespace: this.target.namespace }, spec },
+          {},
+          this.ctx,
+        );
       } catch (createErr) {
         if (StatusError.is(createErr, 'AlreadyExists')) return false;
         throw createErr;

@@ -70,12 +70,7 @@ export class NamespaceLifecycleController {
     try {
       for (const def of this.options.resources) {
         if (!def.namespaced || !verbsOf(def).includes('deletecollection')) continue;
-        await this.options.core.deleteCollection(
-          { group: def.group, version: def.version, resource: def.resource, namespace: name },
-          {},
-          {},
-          this.ctx,
-        );
+        await this.options.core.deleteCollection({ group: def.group, version: def.version, resource: def.resource, namespace: name }, {}, {}, this.ctx);
       }
       for (const def of this.options.resources) {
         // Types that are never stored (LocalSubjectAccessReview) have nothing to wait for.

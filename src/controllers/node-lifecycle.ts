@@ -191,21 +191,43 @@ export class NodeLifecycleController {
   constructor(private readonly options: NodeLifecycleOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/node-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.queue = new WorkQueue<string>((n) => n, (n) => this.sync(n), { name: 'node_lifecycle_controller', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (n) => n,
+      (n) => this.sync(n),
+      { name: 'node_lifecycle_controller', metrics: options.queueMetrics },
+    );
     const onNode = (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : this.all());
     this.nodes = followResource(options, nodesTarget, watch, (c?: InformerChange) => {
       this.zonesStale = true;
       onNode(c);
     });
-    this.leases = options.leases === false ? undefined : followResource(options, { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease }, watch, onNode);
+    this.leases =
+      options.leases === false
+        ? undefined
+        : followResource(
+            options,
+            { group: options.naming.groups.coordination, version: 'v1', resource: 'leases', namespace: options.naming.namespaces.nodeLease },
+            watch,
+            onNode,
+          );
     this.pods = followResource(options, podsTarget, watch, (c?: InformerChange) => {
       const node = (c?.object as PodLike | undefined)?.spec?.nodeName;
       if (!c) this.all();
       else if (node && c.type !== 'DELETED') this.queue.add(node);
     });
-    this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'node-controller', api: 'core', log: options.log });
+    this.events = new EventRecorder({
+      core: options.core,
+      naming: options.naming,
+      clock: options.clock,
+      ctx: this.ctx,
+      controller: 'node-controller',
+      api: 'core',
+      log: options.log,
+    });
     this.taintKey = (name) => options.naming.key(name, 'node');
-    this.managedTaints = new Set(['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(this.taintKey));
+    this.managedTaints = new Set(
+      ['not-ready', 'unreachable', 'memory-pressure', 'disk-pressure', 'pid-pressure', 'network-unavailable', 'unschedulable'].map(this.taintKey),
+    );
     this.noExecuteKeys = new Set(['not-ready', 'unreachable'].map(this.taintKey));
     const { naming } = options;
     // Region and zone: the GA labels, else the deprecated beta ones (upstream's GetZoneKey).
@@ -275,7 +297,10 @@ export class NodeLifecycleController {
     const threshold = this.options.unhealthyZoneThreshold ?? UNHEALTHY_ZONE_THRESHOLD;
     const next = new Map<string, ZoneState>();
     for (const [key, { ready, notReady }] of byZone) {
-      next.set(key, ready === 0 && notReady > 0 ? 'FullDisruption' : notReady > 2 && notReady / (ready + notReady) >= threshold ? 'PartialDisruption' : 'Normal');
+      next.set(
+        key,
+        ready === 0 && notReady > 0 ? 'FullDisruption' : notReady > 2 && notReady / (ready + notReady) >= threshold ? 'PartialDisruption' : 'Normal',
+      );
       this.zone(key);
       this.options.metrics?.zone(key, ready + notReady, notReady);
     }
@@ -310,15 +335,22 @@ export class NodeLifecycleController {
   }
 
   /** upstream's setLimiterInZone, when the state changed (or `always`). */
-  private setZoneState(key: string, zone: { state: ZoneState; limiter: ZoneLimiter }, state: ZoneState, counts: { ready: number; notReady: number }, now: number, always: boolean): void {
+  private setZoneState(
+    key: string,
+    zone: { state: ZoneState; limiter: ZoneLimiter },
+    state: ZoneState,
+    counts: { ready: number; notReady: number },
+    now: number,
+    always: boolean,
+  ): void {
     if (!always && zone.state === state) return;
     const size = counts.ready + counts.notReady;
     const rate =
       state === 'PartialDisruption'
         ? size > (this.options.largeClusterSizeThreshold ?? LARGE_CLUSTER_SIZE_THRESHOLD)
-          ? this.options.secondaryEvictionRate ?? SECONDARY_NODE_EVICTION_RATE
+          ? (this.options.secondaryEvictionRate ?? SECONDARY_NODE_EVICTION_RATE)
           : 0
-        : this.options.evictionRate ?? NODE_EVICTION_RATE;
+        : (this.options.evictionRate ?? NODE_EVICTION_RATE);
     if (zone.state !== 'Initial') this.options.log?.(`node-lifecycle-controller: zone ${JSON.stringify(key)} is now ${state}`);
     zone.state = state;
     zone.limiter.swap(rate, now);
@@ -360,7 +392,12 @@ export class NodeLifecycleController {
       // A node first seen without a Ready condition is timed from its creation (the startup grace),
       // or from now when the creation is not in this clock's past.
       const created = Date.parse(node.metadata?.creationTimestamp ?? '');
-      h = { probe: ready || Number.isNaN(created) ? now : Math.min(created, now), readyStatus: ready?.status, readyHeartbeat: ready?.lastHeartbeatTime, leaseRenew: renew };
+      h = {
+        probe: ready || Number.isNaN(created) ? now : Math.min(created, now),
+        readyStatus: ready?.status,
+        readyHeartbeat: ready?.lastHeartbeatTime,
+        leaseRenew: renew,
+      };
       this.health.set(name, h);
     }
     if (ready && (ready.status !== h.readyStatus || ready.lastHeartbeatTime !== h.readyHeartbeat)) {
@@ -373,7 +410,7 @@ export class NodeLifecycleController {
       h.probe = now;
       h.leaseRenew = renew;
     }
-    const grace = ready ? this.options.gracePeriodMs ?? NODE_MONITOR_GRACE_PERIOD_MS : this.options.startupGracePeriodMs ?? NODE_STARTUP_GRACE_PERIOD_MS;
+    const grace = ready ? (this.options.gracePeriodMs ?? NODE_MONITOR_GRACE_PERIOD_MS) : (this.options.startupGracePeriodMs ?? NODE_STARTUP_GRACE_PERIOD_MS);
     if (now <= h.probe + grace) return node;
     const stamp = rfc3339(now);
     const never = !ready;
@@ -382,15 +419,29 @@ export class NodeLifecycleController {
     for (const type of ['Ready', ...REMAINING_CONDITIONS]) {
       const c = conditions.find((x) => x.type === type);
       if (!c) {
-        conditions.push({ type, status: 'Unknown', lastHeartbeatTime: node.metadata?.creationTimestamp ?? null, lastTransitionTime: stamp, reason: 'NodeStatusNeverUpdated', message: 'Kubelet never posted node status.' });
+        conditions.push({
+          type,
+          status: 'Unknown',
+          lastHeartbeatTime: node.metadata?.creationTimestamp ?? null,
+          lastTransitionTime: stamp,
+          reason: 'NodeStatusNeverUpdated',
+          message: 'Kubelet never posted node status.',
+        });
         changed = true;
       } else if (c.status !== 'Unknown') {
-        Object.assign(c, { status: 'Unknown', lastTransitionTime: stamp, reason: never ? 'NodeStatusNeverUpdated' : 'NodeStatusUnknown', message: never ? 'Kubelet never posted node status.' : 'Kubelet stopped posting node status.' });
+        Object.assign(c, {
+          status: 'Unknown',
+          lastTransitionTime: stamp,
+          reason: never ? 'NodeStatusNeverUpdated' : 'NodeStatusUnknown',
+          message: never ? 'Kubelet never posted node status.' : 'Kubelet stopped posting node status.',
+        });
         changed = true;
       }
     }
     if (!changed) return node;
-    await this.write(() => this.options.core.update({ ...nodesTarget, name, subresource: 'status' }, { ...node, status: { ...node.status, conditions } }, {}, this.ctx));
+    await this.write(() =>
+      this.options.core.update({ ...nodesTarget, name, subresource: 'status' }, { ...node, status: { ...node.status, conditions } }, {}, this.ctx),
+    );
     return undefined;
   }
 
@@ -405,7 +456,12 @@ export class NodeLifecycleController {
       wanted.push({ key: k, effect: 'NoSchedule' });
       if (this.noExecute(node, k)) wanted.push({ key: k, effect: 'NoExecute' });
     } else this.stopWaiting(node.metadata!.name!);
-    for (const [type, name] of [['MemoryPressure', 'memory-pressure'], ['DiskPressure', 'disk-pressure'], ['PIDPressure', 'pid-pressure'], ['NetworkUnavailable', 'network-unavailable']] as const) {
+    for (const [type, name] of [
+      ['MemoryPressure', 'memory-pressure'],
+      ['DiskPressure', 'disk-pressure'],
+      ['PIDPressure', 'pid-pressure'],
+      ['NetworkUnavailable', 'network-unavailable'],
+    ] as const) {
       if (status(type) === 'True') wanted.push({ key: key(name), effect: 'NoSchedule' });
     }
     if (node.spec?.unschedulable) wanted.push({ key: key('unschedulable'), effect: 'NoSchedule' });
@@ -428,7 +484,7 @@ export class NodeLifecycleController {
    * other one, which is swapped at once; or its zone's limiter gives a token. Otherwise it waits
    * for the next token (none in master disruption mode, where the taints come off).
    */
-  private noExecute(node: NodeLike, k: string): boolean {
+  private noExecute(node: NodeLike, _k: string): boolean {
     const name = node.metadata!.name!;
     if (this.zonesStale) this.handleDisruption();
     if (this.allFullyDisrupted) {
@@ -528,14 +584,28 @@ export class TaintEvictionController {
   constructor(private readonly options: TaintEvictionOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/taint-eviction-controller' };
     const watch: RequestContext = { ...this.ctx, user: options.watchAs ?? options.user };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { name: 'noexec_taint_pod', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      (k) => this.sync(k),
+      { name: 'noexec_taint_pod', metrics: options.queueMetrics },
+    );
     this.nodes = followResource(options, nodesTarget, watch, (c?: InformerChange) => (c ? this.podsOn(c.object.metadata!.name!) : this.all()));
     this.pods = followResource(options, podsTarget, watch, (c?: InformerChange) => (c ? this.queue.add(podKey(c.object)) : this.all()));
-    this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: 'taint-eviction-controller', api: 'core', log: options.log });
+    this.events = new EventRecorder({
+      core: options.core,
+      naming: options.naming,
+      clock: options.clock,
+      ctx: this.ctx,
+      controller: 'taint-eviction-controller',
+      api: 'core',
+      log: options.log,
+    });
   }
 
   start(): void {
-    this.queue.startWhen(Promise.all([this.nodes.synced, this.pods.synced]), (err) => this.options.log?.(`taint-eviction-controller: informers failed to start: ${err.message}`));
+    this.queue.startWhen(Promise.all([this.nodes.synced, this.pods.synced]), (err) =>
+      this.options.log?.(`taint-eviction-controller: informers failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {
@@ -570,7 +640,13 @@ export class TaintEvictionController {
     const taints = (node?.spec?.taints ?? []).filter((t) => t.effect === 'NoExecute');
     if (!pod || pod.metadata?.deletionTimestamp || taints.length === 0) {
       if (pod && this.scheduled.has(key) && taints.length === 0) {
-        void this.events.record({ apiVersion: 'v1', kind: 'Pod', object: pod }, 'Normal', 'TaintManagerEviction', 'TaintManagerEviction', `Cancelling deletion of Pod ${key}`);
+        void this.events.record(
+          { apiVersion: 'v1', kind: 'Pod', object: pod },
+          'Normal',
+          'TaintManagerEviction',
+          'TaintManagerEviction',
+          `Cancelling deletion of Pod ${key}`,
+        );
       }
       this.unschedule(key);
       return;
@@ -598,8 +674,19 @@ export class TaintEvictionController {
     const meta = pod.metadata!;
     const target = { ...podsTarget, namespace: meta.namespace!, name: meta.name! };
     const key = podKey(pod);
-    void this.events.record({ apiVersion: 'v1', kind: 'Pod', object: pod }, 'Normal', 'TaintManagerEviction', 'TaintManagerEviction', `Marking for deletion Pod ${key}`);
-    const conditions = withDisruptionTarget(pod.status?.conditions, 'DeletionByTaintManager', 'Taint manager: deleting due to NoExecute taint', rfc3339(this.options.clock.now()));
+    void this.events.record(
+      { apiVersion: 'v1', kind: 'Pod', object: pod },
+      'Normal',
+      'TaintManagerEviction',
+      'TaintManagerEviction',
+      `Marking for deletion Pod ${key}`,
+    );
+    const conditions = withDisruptionTarget(
+      pod.status?.conditions,
+      'DeletionByTaintManager',
+      'Taint manager: deleting due to NoExecute taint',
+      rfc3339(this.options.clock.now()),
+    );
     try {
       await this.options.core.update({ ...target, subresource: 'status' }, { ...pod, status: { ...pod.status, conditions } }, {}, this.ctx);
       await this.options.core.delete(target, { preconditions: { uid: meta.uid } }, this.ctx);

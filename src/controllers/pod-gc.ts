@@ -154,7 +154,8 @@ export class PodGarbageCollector {
         gone.add(name);
       }
     }
-    for (const pod of pods) if (gone.has(pod.spec?.nodeName ?? '')) await this.markFailedAndDelete(pod, { reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' });
+    for (const pod of pods)
+      if (gone.has(pod.spec?.nodeName ?? '')) await this.markFailedAndDelete(pod, { reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' });
   }
 
   /** upstream's markFailedAndDeletePodWithCondition: Failed (and DisruptionTarget for `disruption`) unless terminal already, then deleted at once. */

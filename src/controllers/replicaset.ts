@@ -64,7 +64,13 @@ function controllerOf(o: ApiObject): OwnerReference | undefined {
   if (refs) for (const r of refs) if (r.controller === true) return r;
   return undefined;
 }
-const specOf = (o: ApiObject) => (o.spec ?? {}) as { replicas?: number; minReadySeconds?: number; selector?: MetaLabelSelector; template?: { metadata?: ApiObject['metadata']; spec?: unknown } };
+const specOf = (o: ApiObject) =>
+  (o.spec ?? {}) as {
+    replicas?: number;
+    minReadySeconds?: number;
+    selector?: MetaLabelSelector;
+    template?: { metadata?: ApiObject['metadata']; spec?: unknown };
+  };
 const podStatus = (p: ApiObject) => (p.status ?? {}) as { phase?: string; containerStatuses?: Array<{ restartCount?: number }> };
 
 /** The pod carries every one of `labels`. */
@@ -168,7 +174,11 @@ export class ReplicaSetController {
       api: 'core',
       log: options.log,
     });
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.sync(k), { workers: 2, name: 'replicaset', metrics: options.queueMetrics, clock: options.clock });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      (k) => this.sync(k),
+      { workers: 2, name: 'replicaset', metrics: options.queueMetrics, clock: options.clock },
+    );
     this.replicaSets = followResource(options, { group: this.appsGroup, version: 'v1', resource: 'replicasets' }, this.ctx, (c) => this.onReplicaSet(c));
     this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c) => this.onPod(c));
   }
@@ -215,7 +225,7 @@ export class ReplicaSetController {
 
   /** The ReplicaSet a controller reference names, if it is the one the informer holds. */
   private owner(pod: ApiObject, ref: OwnerReference | undefined): string | undefined {
-    if (!ref || ref.kind !== 'ReplicaSet' || ref.apiVersion?.split('/')[0] !== this.appsGroup) return undefined;
+    if (ref?.kind !== 'ReplicaSet' || ref.apiVersion?.split('/')[0] !== this.appsGroup) return undefined;
     const k = `${pod.metadata?.namespace ?? ''}/${ref.name ?? ''}`;
     const rs = this.replicaSets.objects.get(k);
     return rs && rs.metadata?.uid === ref.uid ? k : undefined;
@@ -309,7 +319,14 @@ export class ReplicaSetController {
   }
 
   private ownerReference(rs: ApiObject): OwnerReference {
-    return { apiVersion: `${this.appsGroup}/v1`, kind: 'ReplicaSet', name: rs.metadata!.name!, uid: rs.metadata!.uid!, controller: true, blockOwnerDeletion: true };
+    return {
+      apiVersion: `${this.appsGroup}/v1`,
+      kind: 'ReplicaSet',
+      name: rs.metadata!.name!,
+      uid: rs.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
   }
 
   private async adopt(rs: ApiObject, pod: ApiObject): Promise<boolean> {
@@ -327,7 +344,12 @@ export class ReplicaSetController {
   private async release(rs: ApiObject, pod: ApiObject): Promise<void> {
     const refs = ((pod.metadata?.ownerReferences as OwnerReference[] | undefined) ?? []).filter((r) => r.uid !== rs.metadata?.uid);
     try {
-      await this.options.core.patch(this.target(pod.metadata!.namespace!, 'pods', pod.metadata!.name!), { type: 'merge', body: { metadata: { ownerReferences: refs.length ? refs : null, uid: pod.metadata?.uid } } }, {}, this.ctx);
+      await this.options.core.patch(
+        this.target(pod.metadata!.namespace!, 'pods', pod.metadata!.name!),
+        { type: 'merge', body: { metadata: { ownerReferences: refs.length ? refs : null, uid: pod.metadata?.uid } } },
+        {},
+        this.ctx,
+      );
     } catch (err) {
       if (!StatusError.is(err, 'NotFound') && !StatusError.is(err, 'Conflict') && !StatusError.is(err, 'Invalid')) throw err;
     }
@@ -446,13 +468,16 @@ export class ReplicaSetController {
     const want = spec.replicas ?? 1;
     // As upstream, an existing condition is kept as it is (its message names the first failure).
     if (failure) {
-      status.conditions = had ? current.conditions : [...others, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: rfc3339(now), reason: 'FailedCreate', message: failure }];
+      status.conditions = had
+        ? current.conditions
+        : [...others, { type: 'ReplicaFailure', status: 'True', lastTransitionTime: rfc3339(now), reason: 'FailedCreate', message: failure }];
     } else if (had && active.length < want) {
       status.conditions = current.conditions;
     } else if (others.length) {
       status.conditions = others;
     }
-    const same = ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration'].every((k) => (current[k] ?? 0) === status[k]) &&
+    const same =
+      ['replicas', 'fullyLabeledReplicas', 'readyReplicas', 'availableReplicas', 'observedGeneration'].every((k) => (current[k] ?? 0) === status[k]) &&
       isDeepStrictEqual(current.conditions ?? [], status.conditions ?? []);
     if (same) return;
     try {

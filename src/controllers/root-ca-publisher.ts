@@ -27,24 +27,27 @@ export class RootCaPublisher {
   constructor(private readonly options: RootCaPublisherOptions) {
     this.name = options.naming.rootCaConfigMap;
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/root-ca-cert-publisher' };
-    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns), { name: 'root_ca_cert_publisher', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (ns) => ns,
+      (ns) => this.sync(ns),
+      { name: 'root_ca_cert_publisher', metrics: options.queueMetrics },
+    );
     const all = () => {
       for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
     };
-    this.namespaces = followResource(options, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()));
-    this.configMaps = followResource(
-      options,
-      { group: '', version: 'v1', resource: 'configmaps' },
-      this.ctx,
-      (c?: InformerChange) => {
-        if (!c) return all();
-        if (c.object.metadata?.name === this.name) this.queue.add(c.object.metadata.namespace!);
-      },
+    this.namespaces = followResource(options, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) =>
+      c ? this.queue.add(c.object.metadata!.name!) : all(),
     );
+    this.configMaps = followResource(options, { group: '', version: 'v1', resource: 'configmaps' }, this.ctx, (c?: InformerChange) => {
+      if (!c) return all();
+      if (c.object.metadata?.name === this.name) this.queue.add(c.object.metadata.namespace!);
+    });
   }
 
   start(): void {
-    this.queue.startWhen(Promise.all([this.namespaces.synced, this.configMaps.synced]), (err) => this.options.log?.(`root-ca-cert-publisher: informers failed to start: ${err.message}`));
+    this.queue.startWhen(Promise.all([this.namespaces.synced, this.configMaps.synced]), (err) =>
+      this.options.log?.(`root-ca-cert-publisher: informers failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {
@@ -66,7 +69,12 @@ export class RootCaPublisher {
     const current: ApiObject | undefined = this.configMaps.objects.get(`${namespace}/${this.name}`);
     try {
       if (!current) {
-        await this.options.core.create(target, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.name, namespace, annotations }, data }, {}, this.ctx);
+        await this.options.core.create(
+          target,
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.name, namespace, annotations }, data },
+          {},
+          this.ctx,
+        );
         return;
       }
       const currentAnnotations = current.metadata?.annotations ?? {};
@@ -76,7 +84,8 @@ export class RootCaPublisher {
       await this.options.core.update({ ...target, name: this.name }, fixed, {}, this.ctx);
     } catch (err) {
       // Already there or changed meanwhile (the informer brings it back), or the namespace is going away.
-      if (StatusError.is(err, 'AlreadyExists') || StatusError.is(err, 'Conflict') || StatusError.is(err, 'NotFound') || StatusError.is(err, 'Forbidden')) return;
+      if (StatusError.is(err, 'AlreadyExists') || StatusError.is(err, 'Conflict') || StatusError.is(err, 'NotFound') || StatusError.is(err, 'Forbidden'))
+        return;
       throw err;
     }
   }

@@ -161,7 +161,9 @@ export function nodeMatches(pod: ApiObject, node: ApiObject): boolean {
     const exprs = term.matchExpressions ?? [];
     const fields = term.matchFields ?? [];
     if (exprs.length === 0 && fields.length === 0) return false;
-    return exprs.every((r) => requirementMatches(r, labels[r.key])) && fields.every((r) => r.key === 'metadata.name' && requirementMatches(r, node.metadata?.name));
+    return (
+      exprs.every((r) => requirementMatches(r, labels[r.key])) && fields.every((r) => r.key === 'metadata.name' && requirementMatches(r, node.metadata?.name))
+    );
   });
 }
 
@@ -190,14 +192,28 @@ export class Scheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.ctx = { user: SCHEDULER_USER, userAgent: `keelson-scheduler/${DEFAULT_SCHEDULER_NAME}` };
-    this.events = new EventRecorder({ core: options.core, naming: options.naming, clock: options.clock, ctx: this.ctx, controller: DEFAULT_SCHEDULER_NAME, instance: `${DEFAULT_SCHEDULER_NAME}-keelson`, log: options.log });
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.schedule(k), { workers: 1 });
+    this.events = new EventRecorder({
+      core: options.core,
+      naming: options.naming,
+      clock: options.clock,
+      ctx: this.ctx,
+      controller: DEFAULT_SCHEDULER_NAME,
+      instance: `${DEFAULT_SCHEDULER_NAME}-keelson`,
+      log: options.log,
+    });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      (k) => this.schedule(k),
+      { workers: 1 },
+    );
     this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, this.ctx, (c?: InformerChange) => this.onPod(c));
     this.nodes = followResource(options, { group: '', version: 'v1', resource: 'nodes' }, this.ctx, () => this.retryUnschedulable());
   }
 
   start(): void {
-    this.queue.startWhen(Promise.all([this.pods.synced, this.nodes.synced]), (err) => this.options.log?.(`scheduler: informers failed to start: ${err.message}`));
+    this.queue.startWhen(Promise.all([this.pods.synced, this.nodes.synced]), (err) =>
+      this.options.log?.(`scheduler: informers failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {
@@ -212,7 +228,13 @@ export class Scheduler {
 
   private isPending(pod: ApiObject): boolean {
     const s = spec(pod);
-    return !s.nodeName && (s.schedulerName ?? DEFAULT_SCHEDULER_NAME) === DEFAULT_SCHEDULER_NAME && !pod.metadata?.deletionTimestamp && (s.schedulingGates ?? []).length === 0 && !finished(pod);
+    return (
+      !s.nodeName &&
+      (s.schedulerName ?? DEFAULT_SCHEDULER_NAME) === DEFAULT_SCHEDULER_NAME &&
+      !pod.metadata?.deletionTimestamp &&
+      (s.schedulingGates ?? []).length === 0 &&
+      !finished(pod)
+    );
   }
 
   private onPod(change?: InformerChange): void {
@@ -228,7 +250,8 @@ export class Scheduler {
     this.place(key);
     if (change.type === 'DELETED') this.unschedulable.delete(key);
     // A bound pod that went away or finished frees room on its node.
-    const freed = change.previous && spec(change.previous).nodeName && (change.type === 'DELETED' || finished(change.object) || change.object.metadata?.deletionTimestamp);
+    const freed =
+      change.previous && spec(change.previous).nodeName && (change.type === 'DELETED' || finished(change.object) || change.object.metadata?.deletionTimestamp);
     if (freed) this.retryUnschedulable();
     if (change.type !== 'DELETED' && this.isPending(change.object)) this.queue.add(key);
   }
@@ -331,7 +354,12 @@ export class Scheduler {
     try {
       await this.options.core.create(
         { group: '', version: 'v1', resource: 'pods', namespace: meta.namespace, name: meta.name, subresource: 'binding' },
-        { apiVersion: 'v1', kind: 'Binding', metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
+        {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid },
+          target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+        },
         {},
         this.ctx,
       );
@@ -343,7 +371,13 @@ export class Scheduler {
       throw err;
     }
     this.unschedulable.delete(key);
-    void this.events.record({ apiVersion: 'v1', kind: 'Pod', object: pod }, 'Normal', 'Scheduled', 'Binding', `Successfully assigned ${meta.namespace}/${meta.name} to ${nodeName}`);
+    void this.events.record(
+      { apiVersion: 'v1', kind: 'Pod', object: pod },
+      'Normal',
+      'Scheduled',
+      'Binding',
+      `Successfully assigned ${meta.namespace}/${meta.name} to ${nodeName}`,
+    );
   }
 
   /** No node fits: PodScheduled=False with upstream's message, a FailedScheduling event, another try on the next change. */
@@ -354,7 +388,14 @@ export class Scheduler {
     const status = (pod.status ?? {}) as { conditions?: Array<Record<string, unknown>> };
     const current = status.conditions?.find((c) => c.type === 'PodScheduled');
     if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message) return;
-    const condition = { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: rfc3339(this.options.clock.now()), reason: 'Unschedulable', message };
+    const condition = {
+      type: 'PodScheduled',
+      status: 'False',
+      lastProbeTime: null,
+      lastTransitionTime: rfc3339(this.options.clock.now()),
+      reason: 'Unschedulable',
+      message,
+    };
     const conditions = [...(status.conditions ?? []).filter((c) => c.type !== 'PodScheduled'), condition];
     const meta = pod.metadata!;
     const target: ResourceTarget = { group: '', version: 'v1', resource: 'pods', namespace: meta.namespace, name: meta.name, subresource: 'status' };

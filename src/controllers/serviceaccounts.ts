@@ -20,24 +20,27 @@ export class ServiceAccountController {
 
   constructor(private readonly options: ServiceAccountControllerOptions) {
     this.ctx = { user: options.user, userAgent: 'keelson-controller-manager/serviceaccount-controller' };
-    this.queue = new WorkQueue<string>((ns) => ns, (ns) => this.sync(ns), { name: 'serviceaccount', metrics: options.queueMetrics });
+    this.queue = new WorkQueue<string>(
+      (ns) => ns,
+      (ns) => this.sync(ns),
+      { name: 'serviceaccount', metrics: options.queueMetrics },
+    );
     const all = () => {
       for (const ns of this.namespaces.objects.values()) this.queue.add(ns.metadata!.name!);
     };
-    this.namespaces = followResource(options, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) => (c ? this.queue.add(c.object.metadata!.name!) : all()));
-    this.accounts = followResource(
-      options,
-      { group: '', version: 'v1', resource: 'serviceaccounts' },
-      this.ctx,
-      (c?: InformerChange) => {
-        if (!c) return all();
-        if (c.type === 'DELETED' && c.object.metadata?.name === DEFAULT_SERVICE_ACCOUNT) this.queue.add(c.object.metadata.namespace!);
-      },
+    this.namespaces = followResource(options, { group: '', version: 'v1', resource: 'namespaces' }, this.ctx, (c?: InformerChange) =>
+      c ? this.queue.add(c.object.metadata!.name!) : all(),
     );
+    this.accounts = followResource(options, { group: '', version: 'v1', resource: 'serviceaccounts' }, this.ctx, (c?: InformerChange) => {
+      if (!c) return all();
+      if (c.type === 'DELETED' && c.object.metadata?.name === DEFAULT_SERVICE_ACCOUNT) this.queue.add(c.object.metadata.namespace!);
+    });
   }
 
   start(): void {
-    this.queue.startWhen(Promise.all([this.namespaces.synced, this.accounts.synced]), (err) => this.options.log?.(`serviceaccount-controller: informers failed to start: ${err.message}`));
+    this.queue.startWhen(Promise.all([this.namespaces.synced, this.accounts.synced]), (err) =>
+      this.options.log?.(`serviceaccount-controller: informers failed to start: ${err.message}`),
+    );
   }
 
   idle(): Promise<void> {

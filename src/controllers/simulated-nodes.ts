@@ -120,7 +120,11 @@ export class SimulatedNodes {
     // One watch of all pods for every node (as kwok keeps), through the scheduler's identity; each
     // node writes as itself.
     const agentCtx: RequestContext = { user: options.watchAs, userAgent: `kubelet/${SIMULATED_KUBELET_VERSION} (linux/amd64) keelson` };
-    this.queue = new WorkQueue<string>((k) => k, (k) => this.syncPod(k), { workers: 2 });
+    this.queue = new WorkQueue<string>(
+      (k) => k,
+      (k) => this.syncPod(k),
+      { workers: 2 },
+    );
     this.pods = followResource(options, { group: '', version: 'v1', resource: 'pods' }, agentCtx, (c?: InformerChange) => this.onPod(c));
   }
 
@@ -212,7 +216,14 @@ export class SimulatedNodes {
     const now = rfc3339(this.options.clock.now());
     const make = (type: string, status: string, reason: string, message: string): Condition => {
       const before = previous?.find((c) => c.type === type);
-      return { type, status, lastHeartbeatTime: now, lastTransitionTime: before?.status === status ? (before.lastTransitionTime ?? now) : now, reason, message };
+      return {
+        type,
+        status,
+        lastHeartbeatTime: now,
+        lastTransitionTime: before?.status === status ? (before.lastTransitionTime ?? now) : now,
+        reason,
+        message,
+      };
     };
     return [
       make('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
@@ -256,7 +267,13 @@ export class SimulatedNodes {
   /** Renew the node's Lease, creating it (owned by the Node) when absent. */
   private async renewLease(node: SimulatedNode): Promise<void> {
     const { core, naming, clock } = this.options;
-    const target: ResourceTarget = { group: naming.groups.coordination, version: 'v1', resource: 'leases', namespace: naming.namespaces.nodeLease, name: node.name };
+    const target: ResourceTarget = {
+      group: naming.groups.coordination,
+      version: 'v1',
+      resource: 'leases',
+      namespace: naming.namespaces.nodeLease,
+      name: node.name,
+    };
     const spec = { holderIdentity: node.name, leaseDurationSeconds: NODE_LEASE_DURATION_SECONDS, renewTime: rfc3339Micro(clock.now()) };
     let current: ApiObject | undefined;
     try {
@@ -268,7 +285,12 @@ export class SimulatedNodes {
       const owner = node.uid ? [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid }] : undefined;
       await core.create(
         { ...target, name: undefined },
-        { apiVersion: `${naming.groups.coordination}/v1`, kind: 'Lease', metadata: { name: node.name, namespace: target.namespace, ...(owner ? { ownerReferences: owner } : {}) }, spec },
+        {
+          apiVersion: `${naming.groups.coordination}/v1`,
+          kind: 'Lease',
+          metadata: { name: node.name, namespace: target.namespace, ...(owner ? { ownerReferences: owner } : {}) },
+          spec,
+        },
         {},
         node.ctx,
       );
@@ -340,7 +362,7 @@ export class SimulatedNodes {
     const now = rfc3339(this.options.clock.now());
     const spec = (pod.spec ?? {}) as PodSpecLike;
     const previous = (pod.status ?? {}) as PodStatusLike;
-    const ip = spec.hostNetwork ? node.hostIP : (previous.podIP && node.ownsIP(previous.podIP) ? previous.podIP : node.allocateIP());
+    const ip = spec.hostNetwork ? node.hostIP : previous.podIP && node.ownsIP(previous.podIP) ? previous.podIP : node.allocateIP();
     if (!ip) throw new Error(`no free pod IP in ${node.podCIDR}`);
     const condition = (type: string): Condition => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now });
     const scheduled = previous.conditions?.find((c) => c.type === 'PodScheduled') ?? condition('PodScheduled');
@@ -366,7 +388,11 @@ export class SimulatedNodes {
       podIPs: [{ ip }],
       startTime: previous.startTime ?? now,
       ...(spec.initContainers?.length
-        ? { initContainerStatuses: spec.initContainers.map((c) => status(c, { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now, containerID: containerId(c.name) } }, false)) }
+        ? {
+            initContainerStatuses: spec.initContainers.map((c) =>
+              status(c, { terminated: { exitCode: 0, reason: 'Completed', startedAt: now, finishedAt: now, containerID: containerId(c.name) } }, false),
+            ),
+          }
         : {}),
       containerStatuses: (spec.containers ?? []).map((c) => status(c, { running: { startedAt: now } }, true)),
     };

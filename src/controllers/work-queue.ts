@@ -12,7 +12,10 @@ export interface WorkQueueMetrics {
    * A queue by its name: told of each add, retry, the wait before an item was picked and the
    * time it took; `state` is read when scraped (depth, and when each running item started).
    */
-  queue(name: string, state: () => { depth: number; runningSince: number[] }): {
+  queue(
+    name: string,
+    state: () => { depth: number; runningSince: number[] },
+  ): {
     added(): void;
     retried(): void;
     waited(seconds: number): void;

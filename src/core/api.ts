@@ -210,9 +210,7 @@ export interface DeleteResult {
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
-export type WatchEvent =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: ApiObject }
-  | { type: 'ERROR'; object: Status };
+export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: ApiObject } | { type: 'ERROR'; object: Status };
 
 /** A live watch: iterate its events; `close()` ends it from the consumer side. */
 export interface WatchStream extends AsyncIterable<WatchEvent> {
@@ -247,12 +245,7 @@ export interface CoreApi {
   update: (target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext) => Promise<WriteResult>;
   patch: (target: ResourceTarget, patch: WriteBody<Patch>, options: WriteOptions, ctx: RequestContext) => Promise<WriteResult>;
   delete(target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult>;
-  deleteCollection(
-    target: ResourceTarget,
-    listOptions: ListOptions,
-    deleteOptions: DeleteOptions,
-    ctx: RequestContext,
-  ): Promise<ApiList>;
+  deleteCollection(target: ResourceTarget, listOptions: ListOptions, deleteOptions: DeleteOptions, ctx: RequestContext): Promise<ApiList>;
 }
 
 /**

@@ -169,7 +169,9 @@ class InProcessCore implements Core {
     this.resources = all
       .filter((def) => !def.notStored || handlers[def.resource])
       .filter((def) => !def.storedAs || all.some((stored) => isStoredVersionOf(stored, def)))
-      .map((def) => (def.createSubresources ? { ...def, createSubresources: def.createSubresources.filter((s) => handlers[`${def.resource}/${s.name}`]) } : def));
+      .map((def) =>
+        def.createSubresources ? { ...def, createSubresources: def.createSubresources.filter((s) => handlers[`${def.resource}/${s.name}`]) } : def,
+      );
     this.handlers = handlers;
     this.cache = new WatchCache({ onError: (what, err) => options.onBackgroundError?.(what, err), ...options.watchCache, store, naming, clock });
     const listVersion = `${naming.groups.meta}/v1`;
@@ -212,12 +214,7 @@ class InProcessCore implements Core {
    * The admission chain of `options.admissionPlugins`, each plugin reading what it needs from
    * this core (cache first, then live), RBAC's escalation check before the dynamic plugins.
    */
-  private admissionChain(
-    options: CoreOptions,
-    nsDef: ResourceDefinition,
-    storage: (def: ResourceDefinition) => ResourceStorage,
-    clock: Clock,
-  ): Admission {
+  private admissionChain(options: CoreOptions, nsDef: ResourceDefinition, storage: (def: ResourceDefinition) => ResourceStorage, clock: Clock): Admission {
     const { naming } = options;
     const ns = naming.namespaces;
     const names = options.admissionPlugins ?? GENERIC_APISERVER_PLUGINS;
@@ -233,7 +230,8 @@ class InProcessCore implements Core {
     const source = this.dynamicAdmission;
     const build: Record<string, () => AdmissionPlugin> = {
       AlwaysAdmit: () => alwaysAdmit,
-      NamespaceLifecycle: () => namespaceLifecycle({ namespaces: new ResourceReads(nsDef, storage(nsDef), naming), immortal: [ns.default, ns.system, ns.public] }),
+      NamespaceLifecycle: () =>
+        namespaceLifecycle({ namespaces: new ResourceReads(nsDef, storage(nsDef), naming), immortal: [ns.default, ns.system, ns.public] }),
       ServiceAccount: () => serviceAccountAdmission({ naming, reader }),
       NodeRestriction: () => nodeRestriction({ naming, reader }),
       Priority: () =>
@@ -249,9 +247,11 @@ class InProcessCore implements Core {
       CertificateApproval: () => certificateApproval(naming, options.authorizeSigner),
       CertificateSigning: () => certificateSigning(naming, options.authorizeSigner),
       CertificateSubjectRestriction: () => certificateSubjectRestriction(naming),
-      MutatingAdmissionWebhook: () => mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
+      MutatingAdmissionWebhook: () =>
+        mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
       ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader, metrics: options.admissionMetrics }),
-      ValidatingAdmissionWebhook: () => validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
+      ValidatingAdmissionWebhook: () =>
+        validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
       AlwaysDeny: () => alwaysDeny,
     };
     const plugins: AdmissionPlugin[] = [];
@@ -259,7 +259,10 @@ class InProcessCore implements Core {
     for (const name of names) {
       const make = build[name];
       if (!make) throw new Error(`admission plugin "${name}" is not available in this server`);
-      if (!extrasAdded && (name === 'MutatingAdmissionWebhook' || name === 'ValidatingAdmissionPolicy' || name === 'ValidatingAdmissionWebhook' || name === 'AlwaysDeny')) {
+      if (
+        !extrasAdded &&
+        (name === 'MutatingAdmissionWebhook' || name === 'ValidatingAdmissionPolicy' || name === 'ValidatingAdmissionWebhook' || name === 'AlwaysDeny')
+      ) {
         plugins.push(...(options.admission ?? []));
         extrasAdded = true;
       }
@@ -301,13 +304,16 @@ class InProcessCore implements Core {
   ): Promise<WriteResult> {
     const object = body.value;
     if (target.subresource || target.name !== undefined || !!target.namespace !== def.namespaced) throw pathNotFound();
-    if (object === null || typeof object !== 'object' || Array.isArray(object)) throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
+    if (object === null || typeof object !== 'object' || Array.isArray(object))
+      throw badRequest(`the object provided is unrecognized (must be of type ${def.kind})`);
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     if (object.apiVersion && object.apiVersion !== apiVersion) {
       throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`);
     }
     if (object.kind && object.kind !== def.kind) {
-      throw badRequest(`the object provided is unrecognized (must be of type ${def.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${def.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`,
+      );
     }
     checkBodyFields(this.naming, def, body, options.fieldValidation, ctx);
     const ownNamespace = object.metadata?.namespace;
@@ -329,9 +335,12 @@ class InProcessCore implements Core {
     const handler = this.handlers[`${store.def.resource}/${sub.name}`]!;
     const parent = await store.reads.get(target.namespace, this.requireName(target), {});
     const apiVersion = sub.kind.group ? `${sub.kind.group}/${sub.kind.version}` : sub.kind.version;
-    if (object === null || typeof object !== 'object' || Array.isArray(object)) throw badRequest(`the object provided is unrecognized (must be of type ${sub.kind.kind})`);
+    if (object === null || typeof object !== 'object' || Array.isArray(object))
+      throw badRequest(`the object provided is unrecognized (must be of type ${sub.kind.kind})`);
     if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== sub.kind.kind)) {
-      throw badRequest(`the object provided is unrecognized (must be of type ${sub.kind.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`);
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${sub.kind.kind}): no kind "${String(object.kind)}" is registered for version "${apiVersion}"`,
+      );
     }
     checkBodyFields(this.naming, sub.kind, body, options.fieldValidation, ctx);
     const answer = await handler.create({ ...object, apiVersion, kind: sub.kind.kind }, options, ctx, parent);
@@ -388,7 +397,15 @@ class InProcessCore implements Core {
     // fieldValidation: decode-time checks of the body, as for create; a PUT of /scale sends a Scale.
     const bodyType: TypeName = subresource === 'scale' ? { group: this.naming.apiGroups.autoscaling, version: 'v1', kind: 'Scale' } : store.def;
     checkBodyFields(this.naming, bodyType, body, options.fieldValidation, ctx);
-    const req = writeRequest({ namespace: target.namespace, name, subresource, options, ctx, requireResourceVersion: true, handedOver: object instanceof Owned });
+    const req = writeRequest({
+      namespace: target.namespace,
+      name,
+      subresource,
+      options,
+      ctx,
+      requireResourceVersion: true,
+      handedOver: object instanceof Owned,
+    });
     if (subresource === 'scale') {
       // The checked Scale becomes the object's replicas (the store tracks ownership).
       return store.writeScale({ ...req, requireResourceVersion: false }, { kind: 'put', body: scaleFromBody(body.value, name, target.namespace) });
@@ -447,7 +464,11 @@ class InProcessCore implements Core {
     const { options, gate } = this.unsafeDeleteOptions(deleteOptions);
     if (options.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
       throw invalid({ group: this.naming.groups.meta, kind: 'DeleteOptions' }, '', [
-        fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is not allowed with DELETECOLLECTION, try again after removing the option'),
+        fieldErrors.invalid(
+          'ignoreStoreReadErrorWithClusterBreakingPotential',
+          true,
+          'is not allowed with DELETECOLLECTION, try again after removing the option',
+        ),
       ]);
     }
     const listed = await store.reads.list(target.namespace, listOptions.limit ? listOptions : { ...listOptions, continue: undefined });
@@ -472,7 +493,10 @@ class InProcessCore implements Core {
     for (const name of [ns.default, ns.system, ns.public, ns.nodeLease]) {
       for (;;) {
         try {
-          await this.namespaces.writes.create(writeRequest({ namespace: undefined, options: {}, ctx: system }), handOver({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
+          await this.namespaces.writes.create(
+            writeRequest({ namespace: undefined, options: {}, ctx: system }),
+            handOver({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }),
+          );
           break;
         } catch (err) {
           if (StatusError.is(err, 'AlreadyExists')) break;

@@ -30,7 +30,10 @@ export interface BuiltFeatureGates {
  * Build the gates from explicit settings. Upstream stops at the first unknown gate and reports
  * every locked-gate violation; several errors read as Go's error aggregate (`[a, b]`).
  */
-export function buildFeatureGates(settings: Readonly<Record<string, boolean>> = {}, catalog: ReadonlyMap<string, FeatureSpec> = FEATURE_CATALOG): BuiltFeatureGates {
+export function buildFeatureGates(
+  settings: Readonly<Record<string, boolean>> = {},
+  catalog: ReadonlyMap<string, FeatureSpec> = FEATURE_CATALOG,
+): BuiltFeatureGates {
   const errors: string[] = [];
   const warnings: string[] = [];
   const values = new Map<string, boolean>([...catalog].map(([name, spec]) => [name, spec.default]));

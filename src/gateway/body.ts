@@ -50,7 +50,6 @@ export function decodeBody(codec: Codec, body: Uint8Array): unknown {
   return value;
 }
 
-
 /** The input codec for a request with a body (415 before the body is read). */
 export function bodyCodec(request: GatewayRequest, codecs: Codecs): Codec {
   return negotiateInput(request.headers['content-type'], codecs);

@@ -399,7 +399,11 @@ export function createExpressApp(handle: GatewayHandle, ends: ResponseEnds, onEr
  * The same dispatch without Express, for deployments that measure Express' per-request cost
  * against the budgets in docs/BENCHMARKS.md (see `StartGatewayOptions.adapter`).
  */
-export function createNodeListener(handle: GatewayHandle, ends: ResponseEnds, onError: (err: unknown) => void = () => {}): (req: IncomingMessage, res: ServerResponse) => void {
+export function createNodeListener(
+  handle: GatewayHandle,
+  ends: ResponseEnds,
+  onError: (err: unknown) => void = () => {},
+): (req: IncomingMessage, res: ServerResponse) => void {
   const state: ListenerState = { peers: new PeerCertificates(), ends };
   return (req, res) => dispatch(handle, req, res, onError, state);
 }

@@ -132,7 +132,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // This server's responses ended in one turn go out together, and its close waits for them.
   const ends = new ResponseEnds();
   const listener =
-    options.adapter === 'node' ? createNodeListener(gateway.handle, ends, options.onUnexpectedError) : createExpressApp(gateway.handle, ends, options.onUnexpectedError);
+    options.adapter === 'node'
+      ? createNodeListener(gateway.handle, ends, options.onUnexpectedError)
+      : createExpressApp(gateway.handle, ends, options.onUnexpectedError);
   const server = await listenHttps({
     tls: options.tls,
     host: options.host,

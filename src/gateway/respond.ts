@@ -40,7 +40,9 @@ export function sendHead(exchange: Exchange, status: number, contentType?: strin
   res.setHeader('Cache-Control', 'no-cache, private');
   // Control characters cannot travel in a header (Go turns newlines into spaces; the rest would break the response).
   if (exchange.warnings.length > 0) {
-    const warnings = [...new Set(exchange.warnings)].map((w) => headerSafe(warningHeaderValue(w.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, ' '))));
+    const warnings = [...new Set(exchange.warnings)].map((w) =>
+      headerSafe(warningHeaderValue(w.replace(/[\r\n]+/g, ' ').replace(/[\x00-\x08\x0a-\x1f\x7f]/g, ' '))),
+    );
     res.setHeader('Warning', warnings);
   }
   res.writeHead(status);
@@ -89,7 +91,14 @@ function notEncodable(err: unknown): StatusError {
  * a promise only when the body is being compressed (it resolves once sent); callers that do not
  * await it lose nothing.
  */
-export function writeObject(exchange: Exchange, status: number, value: unknown, output: MediaTypeOptions, contentType?: string, json?: () => Buffer): void | Promise<void> {
+export function writeObject(
+  exchange: Exchange,
+  status: number,
+  value: unknown,
+  output: MediaTypeOptions,
+  contentType?: string,
+  json?: () => Buffer,
+): void | Promise<void> {
   // A large list goes out as it is encoded, through gzip when the client takes it.
   if (!output.pretty && exchange.request.method !== 'HEAD') {
     const pieces = output.codec.encodeChunks?.(value);
@@ -123,7 +132,12 @@ const STREAM_WRITE_BYTES = 64 * 1024;
  * memory pressure" every few lists. A piece of a batch's size or more is written as it is
  * (pieces are never changed after they are handed over).
  */
-async function pump(exchange: Exchange, pieces: Iterable<Uint8Array>, write: (chunk: Uint8Array) => boolean, drain: () => Promise<unknown>): Promise<Uint8Array | undefined> {
+async function pump(
+  exchange: Exchange,
+  pieces: Iterable<Uint8Array>,
+  write: (chunk: Uint8Array) => boolean,
+  drain: () => Promise<unknown>,
+): Promise<Uint8Array | undefined> {
   let buffer: Buffer | undefined;
   let used = 0;
   /** Write, then wait for the drain when full; true when whatever was written has been passed on. */
@@ -159,7 +173,12 @@ async function pump(exchange: Exchange, pieces: Iterable<Uint8Array>, write: (ch
  */
 async function writePieces(exchange: Exchange, status: number, contentType: string, pieces: Iterable<Uint8Array>): Promise<void> {
   sendHead(exchange, status, contentType);
-  const rest = await pump(exchange, pieces, (chunk) => exchange.response.write(chunk), () => exchange.response.drain());
+  const rest = await pump(
+    exchange,
+    pieces,
+    (chunk) => exchange.response.write(chunk),
+    () => exchange.response.drain(),
+  );
   exchange.response.end(rest);
 }
 
@@ -175,7 +194,12 @@ async function writePiecesGzipped(exchange: Exchange, status: number, contentTyp
     void exchange.response.drain().then(() => zip.resume());
   });
   const finished = once(zip, 'end');
-  const rest = await pump(exchange, pieces, (chunk) => zip.write(chunk), () => once(zip, 'drain'));
+  const rest = await pump(
+    exchange,
+    pieces,
+    (chunk) => zip.write(chunk),
+    () => once(zip, 'drain'),
+  );
   zip.end(rest);
   await finished;
   exchange.response.end();

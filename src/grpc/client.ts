@@ -94,34 +94,26 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
       if (signal?.aborted) throw cancelledError();
       const request = codec.encodeRequest(args, callerOf(ctx));
       const onAbort = () => call.cancel();
-      const call = stub.makeUnaryRequest(
-        method.path,
-        method.requestSerialize,
-        method.responseDeserialize,
-        request,
-        metadata(),
-        {},
-        (err, response) => {
-          signal?.removeEventListener('abort', onAbort);
-          if (err && signal?.aborted) {
-            reject(cancelledError());
-            return;
-          }
-          if (err || response === undefined) {
-            const failure = fromGrpcError(err ?? new Error('empty response'));
-            ctx.warnings?.push(...failure.warnings);
-            reject(failure.error);
-            return;
-          }
-          try {
-            const { result, warnings } = codec.decodeResponse(response);
-            ctx.warnings?.push(...warnings);
-            resolve(result);
-          } catch (decodeErr) {
-            reject(StatusError.from(decodeErr));
-          }
-        },
-      );
+      const call = stub.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata(), {}, (err, response) => {
+        signal?.removeEventListener('abort', onAbort);
+        if (err && signal?.aborted) {
+          reject(cancelledError());
+          return;
+        }
+        if (err || response === undefined) {
+          const failure = fromGrpcError(err ?? new Error('empty response'));
+          ctx.warnings?.push(...failure.warnings);
+          reject(failure.error);
+          return;
+        }
+        try {
+          const { result, warnings } = codec.decodeResponse(response);
+          ctx.warnings?.push(...warnings);
+          resolve(result);
+        } catch (decodeErr) {
+          reject(StatusError.from(decodeErr));
+        }
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -135,14 +127,7 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
     if (signal?.aborted) throw cancelledError();
     const request = watchRequestCodec.encodeRequest([target, options], callerOf(ctx));
     const method = CoreService.watch;
-    const call = stub.makeServerStreamRequest(
-      method.path,
-      method.requestSerialize,
-      method.responseDeserialize,
-      request,
-      metadata(),
-      {},
-    );
+    const call = stub.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata(), {});
     // The call reports its final status as an 'error' event even after the consumer stopped
     // reading; without a listener that would be an uncaught exception.
     call.on('error', () => {});
@@ -200,10 +185,8 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
   }
 
   return {
-    get: (target: ResourceTarget, options: GetOptions, ctx: RequestContext): Promise<ApiObject> =>
-      unary(CoreService.get, getCodec, [target, options], ctx),
-    list: (target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList> =>
-      unary(CoreService.list, listCodec, [target, options], ctx),
+    get: (target: ResourceTarget, options: GetOptions, ctx: RequestContext): Promise<ApiObject> => unary(CoreService.get, getCodec, [target, options], ctx),
+    list: (target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList> => unary(CoreService.list, listCodec, [target, options], ctx),
     watch,
     create: (target: ResourceTarget, object: WriteBody<ApiObject>, options: WriteOptions, ctx: RequestContext): Promise<WriteResult> =>
       unary(CoreService.create, createCodec, [target, object, options], ctx),
@@ -213,12 +196,8 @@ export function createGrpcCoreClient(address: string, options: GrpcCoreClientOpt
       unary(CoreService.patch, patchCodec, [target, patch, options], ctx),
     delete: (target: ResourceTarget, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> =>
       unary(CoreService.delete, deleteCodec, [target, options], ctx),
-    deleteCollection: (
-      target: ResourceTarget,
-      listOptions: ListOptions,
-      deleteOptions: DeleteOptions,
-      ctx: RequestContext,
-    ): Promise<ApiList> => unary(CoreService.deleteCollection, deleteCollectionCodec, [target, listOptions, deleteOptions], ctx),
+    deleteCollection: (target: ResourceTarget, listOptions: ListOptions, deleteOptions: DeleteOptions, ctx: RequestContext): Promise<ApiList> =>
+      unary(CoreService.deleteCollection, deleteCollectionCodec, [target, listOptions, deleteOptions], ctx),
     close() {
       for (const stream of [...liveWatches]) stream.close();
       stub.close();

@@ -10,7 +10,7 @@
  * as themselves. Empty repeated fields and maps (dryRun, groups' extra) decode as absent;
  * the core reads `[]` and absent alike.
  */
-import * as pb from '../gen/keelson/core/v1/core';
+import type * as pb from '../gen/keelson/core/v1/core';
 import type { Unknown } from '../gen/keelson/core/v1/envelope';
 import {
   bodyValue,
@@ -126,19 +126,11 @@ const objectWriteCodec: ObjectWriteCodec = {
   ...writeResultCodec,
 };
 
-export const createCodec: MethodCodec<
-  [ResourceTarget, WriteBody<ApiObject>, WriteOptions],
-  WriteResult,
-  pb.CreateRequest,
-  pb.CreateResponse
-> = objectWriteCodec;
+export const createCodec: MethodCodec<[ResourceTarget, WriteBody<ApiObject>, WriteOptions], WriteResult, pb.CreateRequest, pb.CreateResponse> =
+  objectWriteCodec;
 
-export const updateCodec: MethodCodec<
-  [ResourceTarget, WriteBody<ApiObject>, WriteOptions],
-  WriteResult,
-  pb.UpdateRequest,
-  pb.UpdateResponse
-> = objectWriteCodec;
+export const updateCodec: MethodCodec<[ResourceTarget, WriteBody<ApiObject>, WriteOptions], WriteResult, pb.UpdateRequest, pb.UpdateResponse> =
+  objectWriteCodec;
 
 export const patchCodec: MethodCodec<[ResourceTarget, WriteBody<Patch>, WriteOptions], WriteResult, pb.PatchRequest, pb.PatchResponse> = {
   encodeRequest: ([target, body, options], caller) => {

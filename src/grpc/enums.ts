@@ -45,15 +45,11 @@ export const RESOURCE_VERSION_MATCHES = enumCodec<ResourceVersionMatch, pb.Resou
   ],
 );
 
-export const FIELD_VALIDATIONS = enumCodec<FieldValidation, pb.FieldValidation>(
-  'fieldValidation',
-  pb.FieldValidation.FIELD_VALIDATION_UNSPECIFIED,
-  [
-    ['Ignore', pb.FieldValidation.FIELD_VALIDATION_IGNORE],
-    ['Warn', pb.FieldValidation.FIELD_VALIDATION_WARN],
-    ['Strict', pb.FieldValidation.FIELD_VALIDATION_STRICT],
-  ],
-);
+export const FIELD_VALIDATIONS = enumCodec<FieldValidation, pb.FieldValidation>('fieldValidation', pb.FieldValidation.FIELD_VALIDATION_UNSPECIFIED, [
+  ['Ignore', pb.FieldValidation.FIELD_VALIDATION_IGNORE],
+  ['Warn', pb.FieldValidation.FIELD_VALIDATION_WARN],
+  ['Strict', pb.FieldValidation.FIELD_VALIDATION_STRICT],
+]);
 
 export const PROPAGATION_POLICIES = enumCodec<PropagationPolicy, pb.PropagationPolicy>(
   'propagationPolicy',
@@ -72,14 +68,10 @@ export const PATCH_TYPES = enumCodec<PatchType, pb.PatchType>('patch type', pb.P
   ['apply', pb.PatchType.PATCH_TYPE_APPLY],
 ]);
 
-export const WATCH_EVENT_TYPES = enumCodec<WatchEventType, pb.WatchEventType>(
-  'watch event type',
-  pb.WatchEventType.WATCH_EVENT_TYPE_UNSPECIFIED,
-  [
-    ['ADDED', pb.WatchEventType.WATCH_EVENT_TYPE_ADDED],
-    ['MODIFIED', pb.WatchEventType.WATCH_EVENT_TYPE_MODIFIED],
-    ['DELETED', pb.WatchEventType.WATCH_EVENT_TYPE_DELETED],
-    ['BOOKMARK', pb.WatchEventType.WATCH_EVENT_TYPE_BOOKMARK],
-    ['ERROR', pb.WatchEventType.WATCH_EVENT_TYPE_ERROR],
-  ],
-);
+export const WATCH_EVENT_TYPES = enumCodec<WatchEventType, pb.WatchEventType>('watch event type', pb.WatchEventType.WATCH_EVENT_TYPE_UNSPECIFIED, [
+  ['ADDED', pb.WatchEventType.WATCH_EVENT_TYPE_ADDED],
+  ['MODIFIED', pb.WatchEventType.WATCH_EVENT_TYPE_MODIFIED],
+  ['DELETED', pb.WatchEventType.WATCH_EVENT_TYPE_DELETED],
+  ['BOOKMARK', pb.WatchEventType.WATCH_EVENT_TYPE_BOOKMARK],
+  ['ERROR', pb.WatchEventType.WATCH_EVENT_TYPE_ERROR],
+]);

@@ -47,8 +47,7 @@ function wellFormed(text: string): string {
 
 /** The StatusTrailer bytes, within MAX_TRAILER_BYTES. */
 function encodeTrailer(status: Status, warnings: readonly string[]): Buffer {
-  const encode = (s: Status, w: readonly string[]) =>
-    Buffer.from(StatusTrailer.encode({ status: encodeEnvelope(s), warnings: [...w] }).finish());
+  const encode = (s: Status, w: readonly string[]) => Buffer.from(StatusTrailer.encode({ status: encodeEnvelope(s), warnings: [...w] }).finish());
   let bytes = encode(status, warnings);
   if (bytes.length <= MAX_TRAILER_BYTES) return bytes;
 
@@ -117,9 +116,5 @@ const REASON_BY_GRPC_CODE: ReadonlyMap<number, StatusReason> = (() => {
 })();
 
 function isServiceError(err: unknown): err is ServiceError {
-  return (
-    err instanceof Error &&
-    typeof (err as Partial<ServiceError>).code === 'number' &&
-    (err as Partial<ServiceError>).metadata instanceof Metadata
-  );
+  return err instanceof Error && typeof (err as Partial<ServiceError>).code === 'number' && (err as Partial<ServiceError>).metadata instanceof Metadata;
 }

@@ -70,7 +70,19 @@ export interface RunningServer {
 }
 
 /** The files of a PKI (and service-account key) generated once per process. */
-const PKI_FILES = ['ca.crt', 'ca.key', 'serving.crt', 'serving.key', 'admin.crt', 'admin.key', 'gateway.crt', 'gateway.key', 'controller-manager.crt', 'controller-manager.key', 'service-account.key'];
+const PKI_FILES = [
+  'ca.crt',
+  'ca.key',
+  'serving.crt',
+  'serving.key',
+  'admin.crt',
+  'admin.key',
+  'gateway.crt',
+  'gateway.key',
+  'controller-manager.crt',
+  'controller-manager.key',
+  'service-account.key',
+];
 /**
  * Where the first server's PKI was kept, for the later ones to copy: shared by the process's
  * servers by design (files never changed once written), so they trust one CA and one
@@ -83,7 +95,12 @@ function flagsOf(options: ServerOptions, dataDir: string): string[] {
   args.push('--simulated-nodes', String(options.simulatedNodes ?? 1));
   args.push(`--controllers=${(options.controllers ?? ['*']).join(',')}`);
   if (options.featureGates && Object.keys(options.featureGates).length > 0) {
-    args.push('--feature-gates', Object.entries(options.featureGates).map(([k, v]) => `${k}=${v}`).join(','));
+    args.push(
+      '--feature-gates',
+      Object.entries(options.featureGates)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+    );
   }
   if (options.authorizationModes) args.push('--authorization-mode', options.authorizationModes.join(','));
   if (options.anonymousAuth !== undefined) args.push(`--anonymous-auth=${options.anonymousAuth}`);
@@ -115,14 +132,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await rm(dataDir, { recursive: true, force: true });
     throw err;
   }
-  if (!source) pkiSource = (async () => {
-    // Kept apart from this server's directory, which goes when it stops.
-    const keep = await mkdtemp(path.join(os.tmpdir(), 'keelson-pki-'));
-    await Promise.all(PKI_FILES.map((f) => copyFile(path.join(dataDir, f), path.join(keep, f)).catch(() => undefined)));
-    return keep;
-  })();
+  if (!source)
+    pkiSource = (async () => {
+      // Kept apart from this server's directory, which goes when it stops.
+      const keep = await mkdtemp(path.join(os.tmpdir(), 'keelson-pki-'));
+      await Promise.all(PKI_FILES.map((f) => copyFile(path.join(dataDir, f), path.join(keep, f)).catch(() => undefined)));
+      return keep;
+    })();
   const read = (f: string) => readFile(path.join(dataDir, f), 'utf8');
-  const [kubeconfig, ca, caKey, adminCert, adminKey] = await Promise.all([read('admin.kubeconfig'), read('ca.crt'), read('ca.key'), read('admin.crt'), read('admin.key')]);
+  const [kubeconfig, ca, caKey, adminCert, adminKey] = await Promise.all([
+    read('admin.kubeconfig'),
+    read('ca.crt'),
+    read('ca.key'),
+    read('admin.crt'),
+    read('admin.key'),
+  ]);
   let stopped: Promise<void> | undefined;
   return {
     url: running.url,
@@ -132,7 +156,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     adminCredentials: { cert: adminCert, key: adminKey },
     async newUser(name, groups = []) {
       const { cert, key } = await signClientCertificate(ca, caKey, name, groups);
-      return { cert, key, kubeconfig: renderKubeconfig({ server: running.url, certificateAuthority: ca, clientCertificate: cert, clientKey: key, userName: name, contextName: `${name}@keelson` }) };
+      return {
+        cert,
+        key,
+        kubeconfig: renderKubeconfig({
+          server: running.url,
+          certificateAuthority: ca,
+          clientCertificate: cert,
+          clientKey: key,
+          userName: name,
+          contextName: `${name}@keelson`,
+        }),
+      };
     },
     stop() {
       stopped ??= (async () => {

@@ -87,7 +87,10 @@ export class ServerMetrics {
     levels: Counter<'level'>;
     rejected: Counter;
   };
-  private readonly reloads: Record<'authentication' | 'authorization', { last: Gauge<'status' | 'apiserver_id_hash'>; total: Counter<'status' | 'apiserver_id_hash'> }>;
+  private readonly reloads: Record<
+    'authentication' | 'authorization',
+    { last: Gauge<'status' | 'apiserver_id_hash'>; total: Counter<'status' | 'apiserver_id_hash'> }
+  >;
   private source?: StateSource;
   private stopDelay?: () => void;
 
@@ -133,8 +136,20 @@ export class ServerMetrics {
       registers,
     });
     this.watchEvents = new FastCounter('apiserver_watch_events_total', 'Number of events sent in watch clients', ['group', 'version', 'kind'], this.registry);
-    this.watchEventSizes = new FastHistogram('apiserver_watch_events_sizes', 'Watch event size distribution in bytes', ['group', 'version', 'kind'], WATCH_SIZE_BUCKETS, this.registry);
-    this.storageDuration = new FastHistogram('etcd_request_duration_seconds', 'Etcd request latency in seconds for each operation and object type.', ['operation', 'type'], STORAGE_BUCKETS, this.registry);
+    this.watchEventSizes = new FastHistogram(
+      'apiserver_watch_events_sizes',
+      'Watch event size distribution in bytes',
+      ['group', 'version', 'kind'],
+      WATCH_SIZE_BUCKETS,
+      this.registry,
+    );
+    this.storageDuration = new FastHistogram(
+      'etcd_request_duration_seconds',
+      'Etcd request latency in seconds for each operation and object type.',
+      ['operation', 'type'],
+      STORAGE_BUCKETS,
+      this.registry,
+    );
     this.deprecatedApis = new Gauge({
       name: 'apiserver_requested_deprecated_apis',
       help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
@@ -149,8 +164,17 @@ export class ServerMetrics {
         labelNames: ['plugin'],
         registers,
       }),
-      levels: new Counter({ name: 'apiserver_audit_level_total', help: 'Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers }),
-      rejected: new Counter({ name: 'apiserver_audit_requests_rejected_total', help: 'Counter of apiserver requests rejected due to an error in audit logging backend.', registers }),
+      levels: new Counter({
+        name: 'apiserver_audit_level_total',
+        help: 'Counter of policy levels for audit events (1 per request).',
+        labelNames: ['level'],
+        registers,
+      }),
+      rejected: new Counter({
+        name: 'apiserver_audit_requests_rejected_total',
+        help: 'Counter of apiserver requests rejected due to an error in audit logging backend.',
+        registers,
+      }),
     };
     const reloadMetrics = (what: 'authentication' | 'authorization') => ({
       last: new Gauge({
@@ -271,7 +295,13 @@ export class ServerMetrics {
       });
       return pending;
     };
-    const fromStore = (name: string, help: string, pick: (s: StoreState) => number | undefined, labelNames: string[] = [], labels: Record<string, string> = {}) =>
+    const fromStore = (
+      name: string,
+      help: string,
+      pick: (s: StoreState) => number | undefined,
+      labelNames: string[] = [],
+      labels: Record<string, string> = {},
+    ) =>
       new Gauge({
         name,
         help,
@@ -284,10 +314,14 @@ export class ServerMetrics {
           if (value !== undefined) this.set(labels, value);
         },
       });
-    fromStore('apiserver_storage_size_bytes', 'Size of the storage database file physically allocated in bytes.', (s) => s.sizeBytes, ['storage_cluster_id'], { storage_cluster_id: 'keelson' });
+    fromStore('apiserver_storage_size_bytes', 'Size of the storage database file physically allocated in bytes.', (s) => s.sizeBytes, ['storage_cluster_id'], {
+      storage_cluster_id: 'keelson',
+    });
     fromStore('keelson_storage_revision', "The store's current revision.", (s) => s.revision);
     fromStore('keelson_storage_compacted_revision', "The store's compacted revision: older versions answer 410.", (s) => s.compactedRevision);
-    fromStore('keelson_storage_last_compaction_timestamp_seconds', 'When this server last compacted the store.', (s) => (s.lastCompactionMs === undefined ? undefined : s.lastCompactionMs / 1000));
+    fromStore('keelson_storage_last_compaction_timestamp_seconds', 'When this server last compacted the store.', (s) =>
+      s.lastCompactionMs === undefined ? undefined : s.lastCompactionMs / 1000,
+    );
     fromStore('keelson_watch_cache_revision', 'The revision up to which the watch cache has applied every change.', (s) => s.cacheRevision);
     fromStore('keelson_watch_cache_lag_revisions', "How far the watch cache is behind the store's revision.", (s) => Math.max(0, s.revision - s.cacheRevision));
   }

@@ -84,7 +84,13 @@ interface HistogramData {
 export class FastHistogram<L extends string> extends SeriesMetric<L, HistogramData> {
   readonly type = 'histogram';
 
-  constructor(name: string, help: string, labelNames: readonly L[], private readonly buckets: readonly number[], registry: Registry) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    private readonly buckets: readonly number[],
+    registry: Registry,
+  ) {
     super(name, help, labelNames, registry);
   }
 

@@ -115,8 +115,7 @@ export type GroupKey =
 export function createNaming(vendor: Vendor): Naming {
   const w = WORDS[vendor];
   const group = (prefix: string): string => `${prefix}.${w.groupDomain}`;
-  const key = (name: string, subdomain?: string): string =>
-    subdomain ? `${subdomain}.${w.keyDomain}/${name}` : `${w.keyDomain}/${name}`;
+  const key = (name: string, subdomain?: string): string => (subdomain ? `${subdomain}.${w.keyDomain}/${name}` : `${w.keyDomain}/${name}`);
   const groups = {
     rbac: group('rbac.authorization'),
     events: group('events'),

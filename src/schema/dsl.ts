@@ -2,15 +2,7 @@
  * Builders for writing type definitions compactly (src/schema/defs). Defaults follow the
  * common case upstream: a non-pointer field whose JSON tag has `omitempty`, optional, no markers.
  */
-import type {
-  ElementRelationship,
-  FieldDef,
-  ListType,
-  PackageDef,
-  PatchStrategy,
-  TypeDef,
-  ValueType,
-} from './types';
+import type { ElementRelationship, FieldDef, ListType, PackageDef, PatchStrategy, TypeDef, ValueType } from './types';
 
 export const STRING: ValueType = { kind: 'scalar', scalar: 'string' };
 export const BOOL: ValueType = { kind: 'scalar', scalar: 'bool' };
@@ -78,14 +70,7 @@ export function msg(name: string, fields: readonly FieldDef[], options: TypeOpti
  * required, no omitempty).
  */
 export function listKind(name: string, item: string): TypeDef {
-  return msg(
-    name,
-    [
-      f('metadata', 1, ref('meta.v1.ListMeta')),
-      f('items', 2, listOf(ref(item)), { emitEmpty: true, required: true }),
-    ],
-    { typeMeta: true },
-  );
+  return msg(name, [f('metadata', 1, ref('meta.v1.ListMeta')), f('items', 2, listOf(ref(item)), { emitEmpty: true, required: true })], { typeMeta: true });
 }
 
 /** A package (or part of one; parts with the same name are merged by the registry). */

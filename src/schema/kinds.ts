@@ -29,12 +29,22 @@ export function resourceKindsOf(types: Iterable<{ readonly name: string; readonl
  * errors, discovery documents, delete options, watch events).
  */
 export const UNVERSIONED_META_KINDS: readonly KindDef[] = kinds('core', 'v1', 'meta.v1', [
-  'Status', 'DeleteOptions', 'WatchEvent', 'APIVersions', 'APIGroup', 'APIGroupList', 'APIResourceList',
+  'Status',
+  'DeleteOptions',
+  'WatchEvent',
+  'APIVersions',
+  'APIGroup',
+  'APIGroupList',
+  'APIResourceList',
 ]);
 
 /** meta/v1 kinds of the `meta.<vendor>/v1` group itself. */
 export const META_GROUP_KINDS: readonly KindDef[] = kinds('meta', 'v1', 'meta.v1', [
-  'PartialObjectMetadata', 'PartialObjectMetadataList', 'Status', 'DeleteOptions', 'WatchEvent',
+  'PartialObjectMetadata',
+  'PartialObjectMetadataList',
+  'Status',
+  'DeleteOptions',
+  'WatchEvent',
 ]);
 
 /**

@@ -30,7 +30,11 @@ function credentialsFromKubeconfig(file: string): Map<string, WebhookCredentials
   const dir = path.dirname(file);
   const out = new Map<string, WebhookCredentials>();
   const pem = (data: unknown, ref: unknown): string | undefined =>
-    typeof data === 'string' && data ? Buffer.from(data, 'base64').toString('utf8') : typeof ref === 'string' && ref ? readFileSync(path.resolve(dir, ref), 'utf8') : undefined;
+    typeof data === 'string' && data
+      ? Buffer.from(data, 'base64').toString('utf8')
+      : typeof ref === 'string' && ref
+        ? readFileSync(path.resolve(dir, ref), 'utf8')
+        : undefined;
   for (const entry of (doc.users as Array<{ name?: string; user?: Record<string, unknown> }> | undefined) ?? []) {
     if (!entry.name || !entry.user) continue;
     const u = entry.user;

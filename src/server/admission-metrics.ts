@@ -70,7 +70,7 @@ export function admissionMetrics(registry: Registry): AdmissionMetrics {
   });
   const webhookRejections = new Counter({
     name: 'apiserver_admission_webhook_rejection_count',
-    help: 'Writes refused by an admission webhook: by webhook, type, operation, error type (no_error for a refusal, calling_webhook_error for a failed call under failurePolicy Fail, apiserver_internal_error for the server\'s own) and the refusal\'s status code (at most 600).',
+    help: "Writes refused by an admission webhook: by webhook, type, operation, error type (no_error for a refusal, calling_webhook_error for a failed call under failurePolicy Fail, apiserver_internal_error for the server's own) and the refusal's status code (at most 600).",
     labelNames: ['name', 'type', 'operation', 'error_type', 'rejection_code'],
     registers,
   });
@@ -101,7 +101,8 @@ export function admissionMetrics(registry: Registry): AdmissionMetrics {
       webhookDuration.observe({ name, type, operation, rejected: String(rejected) }, seconds);
       webhookRequests.inc({ name, type, operation, code: bounded(code), rejected: String(rejected) });
     },
-    webhookRejection: (name, type, operation, errorType, code) => webhookRejections.inc({ name, type, operation, error_type: errorType, rejection_code: bounded(code) }),
+    webhookRejection: (name, type, operation, errorType, code) =>
+      webhookRejections.inc({ name, type, operation, error_type: errorType, rejection_code: bounded(code) }),
     webhookFailOpen: (name, type) => webhookFailOpen.inc({ name, type }),
     policyCheck: (policy, binding, errorType, action, seconds) => {
       const labels = { policy, policy_binding: binding, error_type: errorType, enforcement_action: action };

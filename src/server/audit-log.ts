@@ -104,7 +104,8 @@ export function openAuditLog(options: AuditLogOptions): AuditBackend {
     fs.closeSync(fd);
     // Two rotations within one millisecond must not overwrite each other.
     let target = backupName(file, options.clock.now());
-    for (let n = 1; fs.existsSync(target) || fs.existsSync(`${target}.gz`); n++) target = backupName(file, options.clock.now()).replace(/(\.[^.]*)?$/, `-${n}$1`);
+    for (let n = 1; fs.existsSync(target) || fs.existsSync(`${target}.gz`); n++)
+      target = backupName(file, options.clock.now()).replace(/(\.[^.]*)?$/, `-${n}$1`);
     fs.renameSync(file, target);
     fd = fs.openSync(file, 'a', 0o600);
     size = 0;

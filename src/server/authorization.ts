@@ -80,7 +80,7 @@ export function buildAuthorizers(
   const nodeEntry = (name: string): Authorizer => ({
     name,
     authorize: (a) => node?.authorize(a) ?? { decision: 'noOpinion', reason: 'the node graph is still loading' },
-    rulesFor: (user, namespace) => node?.rulesFor!(user, namespace) ?? EMPTY_RULES,
+    rulesFor: (user, namespace) => node?.rulesFor?.(user, namespace) ?? EMPTY_RULES,
   });
   const fixed = (type: string, name: string): Authorizer => {
     switch (type) {
@@ -88,7 +88,12 @@ export function buildAuthorizers(
         return {
           name,
           authorize: () => ({ decision: 'allow' }),
-          rulesFor: () => ({ resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false, errors: [] }),
+          rulesFor: () => ({
+            resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+            nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+            incomplete: false,
+            errors: [],
+          }),
         };
       case 'AlwaysDeny':
         return { name, authorize: () => ({ decision: 'deny', reason: 'Everything is forbidden.' }), rulesFor: () => EMPTY_RULES };

@@ -69,7 +69,7 @@ async function newKeys(): Promise<CryptoKeyPair> {
 
 async function pair(made: X509Library.X509Certificate, keys: CryptoKeyPair): Promise<PemPair & { key: CryptoKey }> {
   const keyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { certPem: made.toString('pem') + '\n', keyPem, key: keys.privateKey };
+  return { certPem: `${made.toString('pem')}\n`, keyPem, key: keys.privateKey };
 }
 
 /** A self-signed CA, valid for ten years. */
@@ -104,7 +104,9 @@ export async function createLeaf(ca: SigningCa, spec: LeafSpec, now: Date): Prom
     await x509.AuthorityKeyIdentifierExtension.create(caCert),
   ];
   if (spec.names?.length) {
-    extensions.push(new x509.SubjectAlternativeNameExtension(spec.names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))));
+    extensions.push(
+      new x509.SubjectAlternativeNameExtension(spec.names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))),
+    );
   }
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
@@ -214,6 +216,7 @@ export async function signCertificateRequest(ca: SigningCa, signing: CsrSigning)
     const kept = san.names.items.filter((n: X509Library.GeneralName) => n.type === 'dns' || n.type === 'ip' || n.type === 'email' || n.type === 'url');
     if (kept.length) extensions.push(new x509.SubjectAlternativeNameExtension(kept.map((n: X509Library.GeneralName) => ({ type: n.type, value: n.value }))));
   }
+  // biome-ignore lint/complexity/useMathMinMax: Dates; Math.min would answer a number
   const notAfter = signing.notAfter < caCert.notAfter ? signing.notAfter : caCert.notAfter;
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
@@ -226,7 +229,7 @@ export async function signCertificateRequest(ca: SigningCa, signing: CsrSigning)
     signingKey: ca.key,
     extensions,
   });
-  return cert.toString('pem') + '\n';
+  return `${cert.toString('pem')}\n`;
 }
 
 /** csrsigning's signer: the CA's certificate, and its key read from `keyFile` when first needed. */

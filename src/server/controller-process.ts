@@ -101,7 +101,8 @@ export class RemoteIdentities implements Core {
         await this.base.get(target, {}, { user: CONTROLLER_MANAGER_USER });
         return;
       } catch (err) {
-        if (StatusError.is(err, 'Unauthorized')) throw new Error(`the core at ${this.options.address} refused the controller manager's credentials: ${(err as Error).message}`);
+        if (StatusError.is(err, 'Unauthorized'))
+          throw new Error(`the core at ${this.options.address} refused the controller manager's credentials: ${(err as Error).message}`);
         // The core answered: it is up, whatever it thinks of this request.
         if (err instanceof StatusError && ![500, 503, 504].includes(err.code)) return;
         const message = (err as Error).message;
@@ -170,7 +171,11 @@ export class RemoteIdentities implements Core {
     const address = this.options.address;
     const serverName = serverNameFor(address);
     const client = createGrpcCoreClient(address, {
-      tls: { ...(this.options.credentials.certificateAuthority ? { ca: this.options.credentials.certificateAuthority } : {}), ...tls, ...(serverName ? { serverName } : {}) },
+      tls: {
+        ...(this.options.credentials.certificateAuthority ? { ca: this.options.credentials.certificateAuthority } : {}),
+        ...tls,
+        ...(serverName ? { serverName } : {}),
+      },
       ...(token !== undefined ? { token } : {}),
     });
     this.opened.push(client);
@@ -194,9 +199,11 @@ export class RemoteIdentities implements Core {
       await this.base.get(account, {}, ctx);
     } catch (err) {
       if (!StatusError.is(err, 'NotFound')) throw err;
-      await this.base.create({ ...account, name: undefined }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } }, {}, ctx).catch((e: unknown) => {
-        if (!StatusError.is(e, 'AlreadyExists')) throw e;
-      });
+      await this.base
+        .create({ ...account, name: undefined }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } }, {}, ctx)
+        .catch((e: unknown) => {
+          if (!StatusError.is(e, 'AlreadyExists')) throw e;
+        });
     }
     let token = '';
     const renew = async (): Promise<void> => {
@@ -205,7 +212,8 @@ export class RemoteIdentities implements Core {
       const status = (object.status ?? {}) as { token?: string; expirationTimestamp?: string };
       if (!status.token) throw new Error(`TokenRequest for ${username} returned no token`);
       token = status.token;
-      const lifetime = (status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : this.clock.now() + TOKEN_EXPIRATION_SECONDS * 1000) - this.clock.now();
+      const lifetime =
+        (status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : this.clock.now() + TOKEN_EXPIRATION_SECONDS * 1000) - this.clock.now();
       this.schedule(Math.max(TOKEN_RETRY_MS, lifetime * TOKEN_RENEW_FRACTION), renew, username);
     };
     await renew();
@@ -243,9 +251,19 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
   }
   const signer =
     config.clusterSigningCertFile && config.clusterSigningKeyFile
-      ? { cert: readFlagFile('cluster-signing-cert-file', config.clusterSigningCertFile), key: readFlagFile('cluster-signing-key-file', config.clusterSigningKeyFile) }
+      ? {
+          cert: readFlagFile('cluster-signing-cert-file', config.clusterSigningCertFile),
+          key: readFlagFile('cluster-signing-key-file', config.clusterSigningKeyFile),
+        }
       : undefined;
-  const core = new RemoteIdentities({ address: config.coreAddress!, naming, credentials, baseUser: CONTROLLER_MANAGER_USER.username, ...(signer ? { signer } : {}), log });
+  const core = new RemoteIdentities({
+    address: config.coreAddress!,
+    naming,
+    credentials,
+    baseUser: CONTROLLER_MANAGER_USER.username,
+    ...(signer ? { signer } : {}),
+    log,
+  });
   let controllers: RunningControllers | undefined;
   let serving: ControllerServing | undefined;
   const registry = new Registry();
@@ -267,7 +285,9 @@ export async function startControllerProcess(config: ServerConfig, options: { lo
       ],
       log,
     });
-    log(`serving the controller manager's health and metrics on https://${config.bindAddress.includes(':') ? `[${config.bindAddress}]` : config.bindAddress}:${serving.port}`);
+    log(
+      `serving the controller manager's health and metrics on https://${config.bindAddress.includes(':') ? `[${config.bindAddress}]` : config.bindAddress}:${serving.port}`,
+    );
     if (closed) return;
     controllers = startControllers(core, enabledControllers(config.controllers), log, {
       ...controllerFlags(config),

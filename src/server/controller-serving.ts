@@ -21,7 +21,7 @@ import type { TLSSocket } from 'node:tls';
 import { type Registry, collectDefaultMetrics } from 'prom-client';
 import type { CoreApi, UserInfo } from '../core';
 import type { Naming } from '../naming';
-import { StatusError, unauthorized } from '../status';
+import { type StatusError, unauthorized } from '../status';
 import { forbiddenError } from '../authz/chain';
 import { type HealthCheck, type HealthEndpoint, healthCheckAnswer, healthReport } from '../gateway/handlers/health';
 import { selfSignedServing } from './certificates';
@@ -71,10 +71,20 @@ export async function serveControllerManager(options: ControllerServingOptions):
     const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
     if (!token) return ANONYMOUS;
     const group = options.naming.groups.authentication;
-    const review = await options.core.create({ group, version: 'v1', resource: 'tokenreviews' }, { apiVersion: `${group}/v1`, kind: 'TokenReview', spec: { token } }, {}, ctx);
+    const review = await options.core.create(
+      { group, version: 'v1', resource: 'tokenreviews' },
+      { apiVersion: `${group}/v1`, kind: 'TokenReview', spec: { token } },
+      {},
+      ctx,
+    );
     const status = (review.object as { status?: { authenticated?: boolean; user?: UserInfo } }).status;
     if (!status?.authenticated || !status.user?.username) return undefined;
-    return { username: status.user.username, groups: status.user.groups ?? [], ...(status.user.uid ? { uid: status.user.uid } : {}), ...(status.user.extra ? { extra: status.user.extra } : {}) };
+    return {
+      username: status.user.username,
+      groups: status.user.groups ?? [],
+      ...(status.user.uid ? { uid: status.user.uid } : {}),
+      ...(status.user.extra ? { extra: status.user.extra } : {}),
+    };
   };
 
   const authorize = async (user: UserInfo, path: string): Promise<{ allowed: boolean; reason: string }> => {
@@ -84,7 +94,13 @@ export async function serveControllerManager(options: ControllerServingOptions):
       {
         apiVersion: `${group}/v1`,
         kind: 'SubjectAccessReview',
-        spec: { user: user.username, groups: user.groups, ...(user.uid ? { uid: user.uid } : {}), ...(user.extra ? { extra: user.extra } : {}), nonResourceAttributes: { path, verb: 'get' } },
+        spec: {
+          user: user.username,
+          groups: user.groups,
+          ...(user.uid ? { uid: user.uid } : {}),
+          ...(user.extra ? { extra: user.extra } : {}),
+          nonResourceAttributes: { path, verb: 'get' },
+        },
       },
       {},
       ctx,
@@ -116,18 +132,38 @@ export async function serveControllerManager(options: ControllerServingOptions):
     if (!user) return text(401, statusBody(unauthorized()), 'application/json');
     const decision = await authorize(user, url.pathname);
     if (!decision.allowed) {
-      const err = forbiddenError({ user, verb: 'get', isResourceRequest: false, path: url.pathname, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' }, decision.reason);
+      const err = forbiddenError(
+        {
+          user,
+          verb: 'get',
+          isResourceRequest: false,
+          path: url.pathname,
+          namespace: '',
+          apiGroup: '',
+          apiVersion: '',
+          resource: '',
+          subresource: '',
+          name: '',
+        },
+        decision.reason,
+      );
       return text(403, statusBody(err), 'application/json');
     }
     return text(200, await registry.metrics(), registry.contentType);
   };
 
-  const server = https.createServer({ cert: certPem, key: keyPem, ...(options.clientCa ? { ca: options.clientCa } : {}), requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      options.log?.(`controller manager secure port: ${(err as Error).message}`);
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`Internal Server Error: ${JSON.stringify(req.url ?? '')}: ${(err as Error).message}\n`);
-    });
-  });
+  const server = https.createServer(
+    { cert: certPem, key: keyPem, ...(options.clientCa ? { ca: options.clientCa } : {}), requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        options.log?.(`controller manager secure port: ${(err as Error).message}`);
+        if (!res.headersSent)
+          res
+            .writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
+            .end(`Internal Server Error: ${JSON.stringify(req.url ?? '')}: ${(err as Error).message}\n`);
+      });
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

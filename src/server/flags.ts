@@ -300,8 +300,22 @@ function auditBackendFlags(
   const batch = 'Batch mode';
   return [
     flag({ name: `audit-${plugin}-mode`, field: f.mode[0], type: 'string', default: f.mode[1], usage: f.mode[2], parse: (v) => v }),
-    flag({ name: `audit-${plugin}-batch-buffer-size`, field: f.bufferSize[0], type: 'int', default: f.bufferSize[1], usage: `${batch}: events held for ${where} before new ones are dropped.`, parse: (v, n) => parseGoInt(n, v) }),
-    flag({ name: `audit-${plugin}-batch-max-size`, field: f.maxSize[0], type: 'int', default: f.maxSize[1], usage: `${batch}: the most events ${where} takes at once.`, parse: (v, n) => parseGoInt(n, v) }),
+    flag({
+      name: `audit-${plugin}-batch-buffer-size`,
+      field: f.bufferSize[0],
+      type: 'int',
+      default: f.bufferSize[1],
+      usage: `${batch}: events held for ${where} before new ones are dropped.`,
+      parse: (v, n) => parseGoInt(n, v),
+    }),
+    flag({
+      name: `audit-${plugin}-batch-max-size`,
+      field: f.maxSize[0],
+      type: 'int',
+      default: f.maxSize[1],
+      usage: `${batch}: the most events ${where} takes at once.`,
+      parse: (v, n) => parseGoInt(n, v),
+    }),
     flag({
       name: `audit-${plugin}-batch-max-wait`,
       field: f.maxWait[0],
@@ -311,10 +325,38 @@ function auditBackendFlags(
       usage: `${batch}: how long events wait for a batch to fill before it goes as it is.`,
       parse: (v, n) => parseDuration(n, v),
     }),
-    flag({ name: `audit-${plugin}-batch-throttle-enable`, field: f.throttleEnable[0], type: 'bool', default: f.throttleEnable[1], usage: `${batch}: limit how many batches a second go to ${where}.`, parse: (v, n) => parseBool(n, v) }),
-    flag({ name: `audit-${plugin}-batch-throttle-qps`, field: f.throttleQps[0], type: 'float32', default: f.throttleQps[1], usage: `${batch}, throttled: batches a second, on average.`, parse: (v, n) => parseFloat32(n, v) }),
-    flag({ name: `audit-${plugin}-batch-throttle-burst`, field: f.throttleBurst[0], type: 'int', default: f.throttleBurst[1], usage: `${batch}, throttled: batches that may go at once after a quiet spell.`, parse: (v, n) => parseGoInt(n, v) }),
-    flag({ name: `audit-${plugin}-truncate-enabled`, field: f.truncateEnabled, type: 'bool', default: false, usage: `Cut events and batches for ${where} down to the --audit-${plugin}-truncate-* sizes.`, parse: (v, n) => parseBool(n, v) }),
+    flag({
+      name: `audit-${plugin}-batch-throttle-enable`,
+      field: f.throttleEnable[0],
+      type: 'bool',
+      default: f.throttleEnable[1],
+      usage: `${batch}: limit how many batches a second go to ${where}.`,
+      parse: (v, n) => parseBool(n, v),
+    }),
+    flag({
+      name: `audit-${plugin}-batch-throttle-qps`,
+      field: f.throttleQps[0],
+      type: 'float32',
+      default: f.throttleQps[1],
+      usage: `${batch}, throttled: batches a second, on average.`,
+      parse: (v, n) => parseFloat32(n, v),
+    }),
+    flag({
+      name: `audit-${plugin}-batch-throttle-burst`,
+      field: f.throttleBurst[0],
+      type: 'int',
+      default: f.throttleBurst[1],
+      usage: `${batch}, throttled: batches that may go at once after a quiet spell.`,
+      parse: (v, n) => parseGoInt(n, v),
+    }),
+    flag({
+      name: `audit-${plugin}-truncate-enabled`,
+      field: f.truncateEnabled,
+      type: 'bool',
+      default: false,
+      usage: `Cut events and batches for ${where} down to the --audit-${plugin}-truncate-* sizes.`,
+      parse: (v, n) => parseBool(n, v),
+    }),
     flag({
       name: `audit-${plugin}-truncate-max-batch-size`,
       field: f.truncateMaxBatchSize,
@@ -328,10 +370,18 @@ function auditBackendFlags(
       field: f.truncateMaxEventSize,
       type: 'int',
       default: 100 * 1024,
-      usage: 'With truncation: an event larger than this many bytes loses its request and response objects (and is annotated audit.<domain>/truncated), and is dropped if still too large.',
+      usage:
+        'With truncation: an event larger than this many bytes loses its request and response objects (and is annotated audit.<domain>/truncated), and is dropped if still too large.',
       parse: (v, n) => parseGoInt(n, v),
     }),
-    flag({ name: `audit-${plugin}-version`, field: f.version, type: 'string', shownDefault: 'audit.<domain>/v1', usage: `The group version of the events ${where} gets; audit.<domain>/v1 is the only one.`, parse: (v) => v }),
+    flag({
+      name: `audit-${plugin}-version`,
+      field: f.version,
+      type: 'string',
+      shownDefault: 'audit.<domain>/v1',
+      usage: `The group version of the events ${where} gets; audit.<domain>/v1 is the only one.`,
+      parse: (v) => v,
+    }),
   ];
 }
 
@@ -352,7 +402,8 @@ const FLAGS: readonly Flag[] = [
     field: 'securePort',
     type: 'int',
     default: 6443,
-    usage: 'HTTPS port of the API (0 picks a free one and logs it); with --controllers-only, of the controller manager\'s health and metrics (default 10257 there).',
+    usage:
+      "HTTPS port of the API (0 picks a free one and logs it); with --controllers-only, of the controller manager's health and metrics (default 10257 there).",
     parse: (v, n) => parsePort(n, v, 0),
   }),
   flag({
@@ -373,14 +424,15 @@ const FLAGS: readonly Flag[] = [
     name: 'etcd-servers',
     field: 'etcdServers',
     type: 'strings',
-    usage: 'etcd endpoints to keep the objects in, as scheme://host:port, separated by commas; without them the objects live in the embedded store under --data-dir.',
+    usage:
+      'etcd endpoints to keep the objects in, as scheme://host:port, separated by commas; without them the objects live in the embedded store under --data-dir.',
     parse: (v, n) => parseEtcdServers(n, v),
   }),
   flag({
     name: 'etcd-cafile',
     field: 'etcdCaFile',
     type: 'string',
-    usage: 'PEM CA bundle that etcd\'s serving certificates must chain to (default: the host\'s roots, when --etcd-certfile is given or a server is https).',
+    usage: "PEM CA bundle that etcd's serving certificates must chain to (default: the host's roots, when --etcd-certfile is given or a server is https).",
     docs: 'See docs/DEPLOYING.md, "An etcd cluster", for the three TLS flags together.',
     parse: (v, n) => nonEmpty(n, v),
   }),
@@ -388,7 +440,7 @@ const FLAGS: readonly Flag[] = [
     name: 'etcd-certfile',
     field: 'etcdCertFile',
     type: 'string',
-    usage: 'PEM client certificate presented to etcd (what etcd\'s --client-cert-auth asks for).',
+    usage: "PEM client certificate presented to etcd (what etcd's --client-cert-auth asks for).",
     docs: 'See docs/DEPLOYING.md, "An etcd cluster".',
     parse: (v, n) => nonEmpty(n, v),
   }),
@@ -423,7 +475,8 @@ const FLAGS: readonly Flag[] = [
     name: 'core-address',
     field: 'coreAddress',
     type: 'string',
-    usage: 'host:port of a remote core; the gateway then serves it as a pure gRPC client, presenting the generated gateway client certificate. With --controllers-only: the core the controllers work against.',
+    usage:
+      'host:port of a remote core; the gateway then serves it as a pure gRPC client, presenting the generated gateway client certificate. With --controllers-only: the core the controllers work against.',
     docs: 'See docs/DEPLOYING.md, "Splitting gateway and core".',
     parse: (v, n) => parseHostPort(n, v),
   }),
@@ -433,8 +486,7 @@ const FLAGS: readonly Flag[] = [
     type: 'strings',
     default: ['*'],
     usage: `Which controllers run in process, comma-separated: '*' stands for those on by default, a name adds that controller, '-name' leaves it out; an empty list runs none. Known: ${CONTROLLER_NAMES.join(', ')}; ${[...DISABLED_BY_DEFAULT].join(' and ')} run only when named, as upstream's.`,
-    docs:
-      'nodelifecycle marks nodes not heard from for `--node-monitor-grace-period` Unknown and taints them, their pods no longer Ready; taint-eviction-controller evicts pods from a NoExecute-tainted node when their tolerations run out; podgc force-deletes the pods of vanished nodes, terminating pods never scheduled, and terminated pods beyond `--terminated-pod-gc-threshold`; disruption keeps PodDisruptionBudget status; csrsigning, csrapproving and csrcleaner sign CertificateSigningRequests with the cluster CA, approve kubelet client requests and remove old ones.',
+    docs: 'nodelifecycle marks nodes not heard from for `--node-monitor-grace-period` Unknown and taints them, their pods no longer Ready; taint-eviction-controller evicts pods from a NoExecute-tainted node when their tolerations run out; podgc force-deletes the pods of vanished nodes, terminating pods never scheduled, and terminated pods beyond `--terminated-pod-gc-threshold`; disruption keeps PodDisruptionBudget status; csrsigning, csrapproving and csrcleaner sign CertificateSigningRequests with the cluster CA, approve kubelet client requests and remove old ones.',
     parse: (v, n) => {
       // As upstream's string-slice flag: an empty value is an empty list.
       if (v === '') return [];
@@ -473,7 +525,8 @@ const FLAGS: readonly Flag[] = [
     field: 'useServiceAccountCredentials',
     type: 'bool',
     default: false,
-    usage: 'If true, each controller acts as its own service account in the system namespace (bound to system:controller:<name>) instead of as the controller manager (system:kube-controller-manager).',
+    usage:
+      'If true, each controller acts as its own service account in the system namespace (bound to system:controller:<name>) instead of as the controller manager (system:kube-controller-manager).',
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -518,7 +571,8 @@ const FLAGS: readonly Flag[] = [
     field: 'secondaryNodeEvictionRate',
     type: 'float32',
     default: SECONDARY_NODE_EVICTION_RATE,
-    usage: 'Nodes a second that may be tainted NoExecute in a zone that has lost most of its nodes (see --unhealthy-zone-threshold), when it has more than --large-cluster-size-threshold nodes; smaller zones then taint none.',
+    usage:
+      'Nodes a second that may be tainted NoExecute in a zone that has lost most of its nodes (see --unhealthy-zone-threshold), when it has more than --large-cluster-size-threshold nodes; smaller zones then taint none.',
     parse: (v, n) => parseFloat32(n, v),
   }),
   flag({
@@ -534,7 +588,7 @@ const FLAGS: readonly Flag[] = [
     field: 'unhealthyZoneThreshold',
     type: 'float32',
     default: UNHEALTHY_ZONE_THRESHOLD,
-    usage: 'Share of a zone\'s nodes not Ready (and more than two of them) at which the zone counts as having lost most of its nodes.',
+    usage: "Share of a zone's nodes not Ready (and more than two of them) at which the zone counts as having lost most of its nodes.",
     parse: (v, n) => parseFloat32(n, v),
   }),
   flag({
@@ -550,7 +604,8 @@ const FLAGS: readonly Flag[] = [
     field: 'controllersOnly',
     type: 'bool',
     default: false,
-    usage: 'Run only the controllers (and, with --simulated-nodes, the scheduler and the nodes) as API clients of the core at --core-address, authenticated with --kubeconfig, as kube-controller-manager runs beside kube-apiserver; no store, no gateway.',
+    usage:
+      'Run only the controllers (and, with --simulated-nodes, the scheduler and the nodes) as API clients of the core at --core-address, authenticated with --kubeconfig, as kube-controller-manager runs beside kube-apiserver; no store, no gateway.',
     docs: 'See docs/DEPLOYING.md, "Controllers in their own process".',
     parse: (v, n) => parseBool(n, v),
   }),
@@ -558,7 +613,8 @@ const FLAGS: readonly Flag[] = [
     name: 'kubeconfig',
     field: 'kubeconfig',
     type: 'string',
-    usage: "With --controllers-only: kubeconfig whose current context gives the CA that verifies the core and the controller manager's client certificate or token (the server writes controller-manager.kubeconfig under --data-dir).",
+    usage:
+      "With --controllers-only: kubeconfig whose current context gives the CA that verifies the core and the controller manager's client certificate or token (the server writes controller-manager.kubeconfig under --data-dir).",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -575,7 +631,7 @@ const FLAGS: readonly Flag[] = [
     field: 'clusterSigningCertFile',
     type: 'string',
     usage:
-      'PEM CA certificate csrsigning signs approved CertificateSigningRequests with (default: the CA generated under --data-dir); the server trusts it for client certificates too, so what it signs authenticates. With --controllers-only it also signs the scheduler\'s and the simulated nodes\' client certificates (the cluster CA: ca.crt and ca.key under the server\'s --data-dir), and is needed when --simulated-nodes is above 0.',
+      "PEM CA certificate csrsigning signs approved CertificateSigningRequests with (default: the CA generated under --data-dir); the server trusts it for client certificates too, so what it signs authenticates. With --controllers-only it also signs the scheduler's and the simulated nodes' client certificates (the cluster CA: ca.crt and ca.key under the server's --data-dir), and is needed when --simulated-nodes is above 0.",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -624,7 +680,8 @@ const FLAGS: readonly Flag[] = [
     field: 'maxRequestsInflight',
     type: 'int',
     default: 400,
-    usage: 'Reads (get, list) served at once; one more is answered 429 with Retry-After: 1. Watches are not counted, and members of system:masters are never refused. 0: no limit.',
+    usage:
+      'Reads (get, list) served at once; one more is answered 429 with Retry-After: 1. Watches are not counted, and members of system:masters are never refused. 0: no limit.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -640,7 +697,8 @@ const FLAGS: readonly Flag[] = [
     field: 'verbosity',
     type: 'int',
     default: 0,
-    usage: 'How much the server logs (-v or --v); at 3 and above, an HTTP line per request: method, URI, latency, user agent, audit ID, source IP and code, never a credential.',
+    usage:
+      'How much the server logs (-v or --v); at 3 and above, an HTTP line per request: method, URI, latency, user agent, audit ID, source IP and code, never a credential.',
     parse: (v, n) => parseCount(n, v),
   }),
   flag({
@@ -658,7 +716,8 @@ const FLAGS: readonly Flag[] = [
     name: 'audit-policy-file',
     field: 'auditPolicyFile',
     type: 'string',
-    usage: 'The audit Policy (YAML or JSON): which requests are audited, and at which level (None, Metadata, Request, RequestResponse). Events are audit.<domain>/v1 Events; they need a backend too, the log (--audit-log-path) or the webhook (--audit-webhook-config-file).',
+    usage:
+      'The audit Policy (YAML or JSON): which requests are audited, and at which level (None, Metadata, Request, RequestResponse). Events are audit.<domain>/v1 Events; they need a backend too, the log (--audit-log-path) or the webhook (--audit-webhook-config-file).',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -709,7 +768,11 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => parseBool(n, v),
   }),
   ...auditBackendFlags('log', {
-    mode: ['auditLogMode', 'blocking', 'How events reach the audit log: blocking writes them as the request goes (the default); blocking-strict does too, and fails a request whose first event could not be written with 500; batch queues them and writes them in the background.'],
+    mode: [
+      'auditLogMode',
+      'blocking',
+      'How events reach the audit log: blocking writes them as the request goes (the default); blocking-strict does too, and fails a request whose first event could not be written with 500; batch queues them and writes them in the background.',
+    ],
     bufferSize: ['auditLogBatchBufferSize', 10_000],
     maxSize: ['auditLogBatchMaxSize', 1],
     maxWait: ['auditLogBatchMaxWaitMs', 0, '0s'],
@@ -725,7 +788,8 @@ const FLAGS: readonly Flag[] = [
     name: 'audit-webhook-config-file',
     field: 'auditWebhookConfigFile',
     type: 'string',
-    usage: 'Audit events also go, POSTed as EventLists, to a remote service named in this file in kubeconfig format (its cluster gives the URL and CA, its user the client certificate); needs --audit-policy-file.',
+    usage:
+      'Audit events also go, POSTed as EventLists, to a remote service named in this file in kubeconfig format (its cluster gives the URL and CA, its user the client certificate); needs --audit-policy-file.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -738,7 +802,11 @@ const FLAGS: readonly Flag[] = [
     parse: (v, n) => parseDuration(n, v),
   }),
   ...auditBackendFlags('webhook', {
-    mode: ['auditWebhookMode', 'batch', 'How events reach the audit webhook: batch queues them and sends them in the background (the default); blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent with 500.'],
+    mode: [
+      'auditWebhookMode',
+      'batch',
+      'How events reach the audit webhook: batch queues them and sends them in the background (the default); blocking makes each request wait until its events are sent; blocking-strict does too, and fails a request whose first event could not be sent with 500.',
+    ],
     bufferSize: ['auditWebhookBatchBufferSize', 10_000],
     maxSize: ['auditWebhookBatchMaxSize', 400],
     maxWait: ['auditWebhookBatchMaxWaitMs', 30_000, '30s'],
@@ -766,7 +834,8 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 60_000,
     shownDefault: '1m0s',
-    usage: 'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer. A shorter ?timeout= on the request wins.',
+    usage:
+      'A duration, the default request timeout for handlers: a request that is not long-running (watches are) answers 504 when it takes longer. A shorter ?timeout= on the request wins.',
     parse: (v, n) => positiveDuration(n, v),
   }),
   flag({
@@ -798,7 +867,7 @@ const FLAGS: readonly Flag[] = [
     default: 32 * 1024 * 1024,
     shownDefault: '32Mi',
     usage:
-      'The memory, estimated, that the watch cache\'s recent events may hold for all resources together, in bytes or with a Ki, Mi or Gi suffix; past it the busiest resources give up their oldest events first. A watch resuming from before them is served from the store\'s history (etcd\'s watch from a revision, the embedded store\'s log) and then joins the live stream; only a version the store has compacted (--etcd-compaction-interval) answers 410. 0: no bound.',
+      "The memory, estimated, that the watch cache's recent events may hold for all resources together, in bytes or with a Ki, Mi or Gi suffix; past it the busiest resources give up their oldest events first. A watch resuming from before them is served from the store's history (etcd's watch from a revision, the embedded store's log) and then joins the live stream; only a version the store has compacted (--etcd-compaction-interval) answers 410. 0: no bound.",
     parse: (v, n) => {
       const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(v);
       if (!m) throw invalid(n, v, 'must be a whole number of bytes, optionally with a Ki, Mi or Gi suffix');
@@ -810,7 +879,8 @@ const FLAGS: readonly Flag[] = [
     field: 'anonymousAuth',
     type: 'bool',
     default: true,
-    usage: 'A request with no credentials is served as system:anonymous (group system:unauthenticated) instead of answered 401; one with bad credentials is still refused.',
+    usage:
+      'A request with no credentials is served as system:anonymous (group system:unauthenticated) instead of answered 401; one with bad credentials is still refused.',
     parse: (v, n) => parseBool(n, v),
   }),
   flag({
@@ -818,7 +888,7 @@ const FLAGS: readonly Flag[] = [
     field: 'clientCaFile',
     type: 'string',
     usage:
-      'PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. The CA made under --data-dir stays trusted beside it. Client certificates are accepted from that generated CA (it signs every credential the server writes: admin.kubeconfig, controller-manager.kubeconfig, the gateway\'s certificate), from this bundle, and from --cluster-signing-cert-file\'s CA when given; from nothing else.',
+      "PEM CA bundle for client certificates: one that chains to it names its user by CommonName and its groups by Organization. The CA made under --data-dir stays trusted beside it. Client certificates are accepted from that generated CA (it signs every credential the server writes: admin.kubeconfig, controller-manager.kubeconfig, the gateway's certificate), from this bundle, and from --cluster-signing-cert-file's CA when given; from nothing else.",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -867,14 +937,16 @@ const FLAGS: readonly Flag[] = [
     type: 'strings',
     default: [],
     shownDefault: '',
-    usage: 'Issuer of service account tokens (the iss claim); repeatable: the first issues, every one is accepted. Default: https://<vendor word>.default.svc.cluster.local.',
+    usage:
+      'Issuer of service account tokens (the iss claim); repeatable: the first issues, every one is accepted. Default: https://<vendor word>.default.svc.cluster.local.',
     parse: (v, n, prev) => [...(prev ?? []), nonEmpty(n, v)],
   }),
   flag({
     name: 'service-account-jwks-uri',
     field: 'serviceAccountJwksUri',
     type: 'string',
-    usage: 'The URL of the service account issuer\'s key set, as the discovery document at /.well-known/openid-configuration gives it (https only). Default: https://<server address>/openid/v1/jwks.',
+    usage:
+      "The URL of the service account issuer's key set, as the discovery document at /.well-known/openid-configuration gives it (https only). Default: https://<server address>/openid/v1/jwks.",
     parse: (v, n) => {
       let url: URL;
       try {
@@ -904,10 +976,35 @@ const FLAGS: readonly Flag[] = [
       return v;
     },
   }),
-  flag({ name: 'oidc-client-id', field: 'oidcClientId', type: 'string', usage: 'The client ID every ID token must be issued to (its audience).', parse: (v, n) => nonEmpty(n, v) }),
-  flag({ name: 'oidc-username-claim', field: 'oidcUsernameClaim', type: 'string', default: 'sub', usage: 'The claim used as the user name; claims other than email are prefixed with the issuer URL unless --oidc-username-prefix says otherwise.', parse: (v, n) => nonEmpty(n, v) }),
-  flag({ name: 'oidc-username-prefix', field: 'oidcUsernamePrefix', type: 'string', usage: "Prefix of user names (default: the issuer URL and '#', none for the email claim); '-' disables prefixing.", parse: (v) => v }),
-  flag({ name: 'oidc-groups-claim', field: 'oidcGroupsClaim', type: 'string', usage: 'The claim holding the user\'s groups (a string or a list of strings).', parse: (v, n) => nonEmpty(n, v) }),
+  flag({
+    name: 'oidc-client-id',
+    field: 'oidcClientId',
+    type: 'string',
+    usage: 'The client ID every ID token must be issued to (its audience).',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'oidc-username-claim',
+    field: 'oidcUsernameClaim',
+    type: 'string',
+    default: 'sub',
+    usage: 'The claim used as the user name; claims other than email are prefixed with the issuer URL unless --oidc-username-prefix says otherwise.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'oidc-username-prefix',
+    field: 'oidcUsernamePrefix',
+    type: 'string',
+    usage: "Prefix of user names (default: the issuer URL and '#', none for the email claim); '-' disables prefixing.",
+    parse: (v) => v,
+  }),
+  flag({
+    name: 'oidc-groups-claim',
+    field: 'oidcGroupsClaim',
+    type: 'string',
+    usage: "The claim holding the user's groups (a string or a list of strings).",
+    parse: (v, n) => nonEmpty(n, v),
+  }),
   flag({ name: 'oidc-groups-prefix', field: 'oidcGroupsPrefix', type: 'string', usage: 'Prefix of group names.', parse: (v) => v }),
   flag({
     name: 'oidc-required-claim',
@@ -922,20 +1019,35 @@ const FLAGS: readonly Flag[] = [
       return { ...(prev ?? {}), [v.slice(0, eq)]: v.slice(eq + 1) };
     },
   }),
-  flag({ name: 'oidc-ca-file', field: 'oidcCaFile', type: 'string', usage: "The CA that signed the identity provider's certificate; default the host's roots.", parse: (v, n) => nonEmpty(n, v) }),
-  flag({ name: 'oidc-signing-algs', field: 'oidcSigningAlgs', type: 'strings', default: ['RS256'], usage: 'The accepted signing algorithms.', parse: (v, n) => parseList(n, v) }),
+  flag({
+    name: 'oidc-ca-file',
+    field: 'oidcCaFile',
+    type: 'string',
+    usage: "The CA that signed the identity provider's certificate; default the host's roots.",
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'oidc-signing-algs',
+    field: 'oidcSigningAlgs',
+    type: 'strings',
+    default: ['RS256'],
+    usage: 'The accepted signing algorithms.',
+    parse: (v, n) => parseList(n, v),
+  }),
   flag({
     name: 'authentication-config',
     field: 'authenticationConfigFile',
     type: 'string',
-    usage: 'File with an AuthenticationConfiguration (JWT issuers with CEL claim mappings and validation rules, anonymous access); reloaded when it changes, a bad edit keeping the last good one. Excludes the --oidc-* flags.',
+    usage:
+      'File with an AuthenticationConfiguration (JWT issuers with CEL claim mappings and validation rules, anonymous access); reloaded when it changes, a bad edit keeping the last good one. Excludes the --oidc-* flags.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
     name: 'authentication-token-webhook-config-file',
     field: 'authenticationTokenWebhookConfigFile',
     type: 'string',
-    usage: 'Bearer tokens no other method knows are sent as TokenReviews to the service this kubeconfig-format file names (server, CA, client certificate); its decisions are cached.',
+    usage:
+      'Bearer tokens no other method knows are sent as TokenReviews to the service this kubeconfig-format file names (server, CA, client certificate); its decisions are cached.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -944,7 +1056,7 @@ const FLAGS: readonly Flag[] = [
     type: 'duration',
     default: 120_000,
     shownDefault: '2m0s',
-    usage: 'How long a token webhook\'s decision is remembered.',
+    usage: "How long a token webhook's decision is remembered.",
     parse: (v, n) => parseDuration(n, v),
   }),
   flag({
@@ -974,14 +1086,16 @@ const FLAGS: readonly Flag[] = [
     type: 'strings',
     default: [] as string[],
     shownDefault: '',
-    usage: 'Admission plugins to disable, default ones included. Comma-delimited; the order does not matter. Upstream plugins for types Keelson does not serve may be named too.',
+    usage:
+      'Admission plugins to disable, default ones included. Comma-delimited; the order does not matter. Upstream plugins for types Keelson does not serve may be named too.',
     parse: (v, n, prev) => (v === '' ? (prev ?? []) : [...(prev ?? []), ...parseList(n, v)]),
   }),
   flag({
     name: 'admission-control-config-file',
     field: 'admissionControlConfigFile',
     type: 'string',
-    usage: "Upstream's AdmissionConfiguration: per-plugin settings, such as the webhook plugins' kubeConfigFile, which gives the client certificate or token presented to each webhook host.",
+    usage:
+      "Upstream's AdmissionConfiguration: per-plugin settings, such as the webhook plugins' kubeConfigFile, which gives the client certificate or token presented to each webhook host.",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -1005,7 +1119,8 @@ const FLAGS: readonly Flag[] = [
     name: 'authorization-config',
     field: 'authorizationConfigFile',
     type: 'string',
-    usage: 'File with an AuthorizationConfiguration (ordered authorizers, webhooks with caches, failure policy and CEL match conditions); reloaded on change and every minute. Excludes --authorization-mode and --authorization-webhook-*.',
+    usage:
+      'File with an AuthorizationConfiguration (ordered authorizers, webhooks with caches, failure policy and CEL match conditions); reloaded on change and every minute. Excludes --authorization-mode and --authorization-webhook-*.',
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -1048,7 +1163,7 @@ const FLAGS: readonly Flag[] = [
     name: 'authorization-policy-file',
     field: 'authorizationPolicyFile',
     type: 'string',
-    usage: 'The ABAC mode\'s policy, one JSON object per line; required by that mode and only with it.',
+    usage: "The ABAC mode's policy, one JSON object per line; required by that mode and only with it.",
     parse: (v, n) => nonEmpty(n, v),
   }),
   flag({
@@ -1142,7 +1257,7 @@ export function helpText(): string {
     const shown = shownDefault(f);
     lines.push(heads[i]!.padEnd(width) + f.usage + (shown ? ` (default ${shown})` : ''));
   });
-  lines.push('  -h, --help'.padEnd(width) + 'help for keelson');
+  lines.push(`${'  -h, --help'.padEnd(width)}help for keelson`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -1180,7 +1295,8 @@ export function parseFeatureGates(value: string): Record<string, boolean> {
     const raw = item.slice(eq + 1).trim();
     if (!name) throw invalid('feature-gates', value, `missing feature gate name in ${JSON.stringify(item)}`);
     const b = parseGoBool(raw);
-    if (b === undefined) throw invalid('feature-gates', value, `invalid value of ${name}=${raw}, err: strconv.ParseBool: parsing ${JSON.stringify(raw)}: invalid syntax`);
+    if (b === undefined)
+      throw invalid('feature-gates', value, `invalid value of ${name}=${raw}, err: strconv.ParseBool: parsing ${JSON.stringify(raw)}: invalid syntax`);
     gates[name] = b;
   }
   return gates;
@@ -1309,12 +1425,15 @@ function loadServingCertificate(certFile: string, keyFile: string, io: FlagIo): 
     throw new FlagFailure('--tls-private-key-file', `--tls-private-key-file: ${JSON.stringify(keyFile)} holds no PEM private key: ${(err as Error).message}`);
   }
   if (!x509.checkPrivateKey(privateKey)) {
-    throw new FlagFailure('--tls-private-key-file', `--tls-private-key-file: the key in ${JSON.stringify(keyFile)} does not match the certificate in ${JSON.stringify(certFile)}`);
+    throw new FlagFailure(
+      '--tls-private-key-file',
+      `--tls-private-key-file: the key in ${JSON.stringify(keyFile)} does not match the certificate in ${JSON.stringify(certFile)}`,
+    );
   }
   return { certFile, keyFile, cert, key };
 }
 
-const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A Go duration (`5m0s`, `90s`, `1h30m`, `0`) in milliseconds, as kube-apiserver's duration flags take. */
 export function parseDuration(name: string, value: string): number {
@@ -1352,7 +1471,8 @@ export function parseFlags(args: readonly string[], io: FlagIo = defaultIo): Fla
       if (!f) throw new FlagFailure(eq < 0 ? arg : arg.slice(0, eq), `unknown flag: ${eq < 0 ? arg : arg.slice(0, eq)}`);
       let value: string;
       if (eq >= 0) value = arg.slice(eq + 1);
-      else if (f.type === 'bool') value = 'true'; // pflag: a bare boolean flag means true
+      else if (f.type === 'bool')
+        value = 'true'; // pflag: a bare boolean flag means true
       else if (i + 1 >= argv.length) throw new FlagFailure(`--${name}`, `flag needs an argument: --${name}`);
       else value = argv[++i]!;
       (config as unknown as Record<string, unknown>)[f.field] = f.parse(value, name, config[f.field] as never);
@@ -1376,12 +1496,14 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   if (config.servingCertificate) {
     config.servingCertificate = loadServingCertificate(config.servingCertificate.certFile, config.servingCertificate.keyFile, io);
   }
-  if (config.coreOnly && config.grpcPort === undefined) throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
+  if (config.coreOnly && config.grpcPort === undefined)
+    throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');
   if (config.controllersOnly) {
     // kube-controller-manager's secure port.
     if (!seen.has('secure-port')) config.securePort = 10257;
-    if (!config.coreAddress) throw new FlagFailure('--controllers-only', '--controllers-only needs --core-address: the controllers are clients of a remote core');
+    if (!config.coreAddress)
+      throw new FlagFailure('--controllers-only', '--controllers-only needs --core-address: the controllers are clients of a remote core');
     if (!config.kubeconfig) throw new FlagFailure('--kubeconfig', '--controllers-only needs --kubeconfig: the credentials the controllers present to the core');
     if (config.coreOnly) throw new FlagFailure('--controllers-only', '--controllers-only and --core-only exclude each other');
   } else {
@@ -1389,7 +1511,10 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   }
   if (seen.has('cluster-signing-cert-file') !== seen.has('cluster-signing-key-file')) {
     const missing = seen.has('cluster-signing-cert-file') ? '--cluster-signing-key-file' : '--cluster-signing-cert-file';
-    throw new FlagFailure(missing, `${missing} is required with ${missing === '--cluster-signing-key-file' ? '--cluster-signing-cert-file' : '--cluster-signing-key-file'}: give both or neither`);
+    throw new FlagFailure(
+      missing,
+      `${missing} is required with ${missing === '--cluster-signing-key-file' ? '--cluster-signing-cert-file' : '--cluster-signing-key-file'}: give both or neither`,
+    );
   }
   if (config.controllersOnly && config.simulatedNodes > 0 && !config.clusterSigningCertFile) {
     throw new FlagFailure(
@@ -1416,7 +1541,11 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
     const missing = seen.has('etcd-certfile') ? '--etcd-keyfile' : '--etcd-certfile';
     throw new FlagFailure(missing, `${missing} is required with ${missing === '--etcd-keyfile' ? '--etcd-certfile' : '--etcd-keyfile'}: give both or neither`);
   }
-  for (const [f, file] of [['etcd-cafile', config.etcdCaFile], ['etcd-certfile', config.etcdCertFile], ['etcd-keyfile', config.etcdKeyFile]] as const) {
+  for (const [f, file] of [
+    ['etcd-cafile', config.etcdCaFile],
+    ['etcd-certfile', config.etcdCertFile],
+    ['etcd-keyfile', config.etcdKeyFile],
+  ] as const) {
     if (file !== undefined) {
       try {
         io.readFile(file);
@@ -1434,9 +1563,18 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
   }
   // As upstream's authorization options validate them.
   if (config.authorizationConfigFile) {
-    const legacy = ['authorization-mode', 'authorization-webhook-config-file', 'authorization-webhook-version', 'authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl'];
+    const legacy = [
+      'authorization-mode',
+      'authorization-webhook-config-file',
+      'authorization-webhook-version',
+      'authorization-webhook-cache-authorized-ttl',
+      'authorization-webhook-cache-unauthorized-ttl',
+    ];
     if (legacy.some((f) => seen.has(f))) {
-      throw new FlagFailure('--authorization-config', '--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined');
+      throw new FlagFailure(
+        '--authorization-config',
+        '--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined',
+      );
     }
     let parsed;
     try {
@@ -1497,7 +1635,11 @@ export function auditBackendSettings(config: ServerConfig, plugin: 'log' | 'webh
           maxBatchWaitMs: c.auditWebhookBatchMaxWaitMs,
           ...(c.auditWebhookBatchThrottleEnable ? { throttle: { qps: c.auditWebhookBatchThrottleQps, burst: c.auditWebhookBatchThrottleBurst } } : {}),
         },
-        truncate: { enabled: c.auditWebhookTruncateEnabled, maxEventSize: c.auditWebhookTruncateMaxEventSize, maxBatchSize: c.auditWebhookTruncateMaxBatchSize },
+        truncate: {
+          enabled: c.auditWebhookTruncateEnabled,
+          maxEventSize: c.auditWebhookTruncateMaxEventSize,
+          maxBatchSize: c.auditWebhookTruncateMaxBatchSize,
+        },
       };
 }
 
@@ -1515,15 +1657,21 @@ function validateAuditBackend(config: ServerConfig, plugin: 'log' | 'webhook', n
     if (bufferSize <= 0) fail(`audit-${plugin}-batch-buffer-size`, `invalid audit batch ${plugin} buffer size ${bufferSize}, must be a positive number`);
     if (maxBatchSize <= 0) fail(`audit-${plugin}-batch-max-size`, `invalid audit batch ${plugin} max batch size ${maxBatchSize}, must be a positive number`);
     if (throttle) {
-      if (throttle.qps <= 0) fail(`audit-${plugin}-batch-throttle-qps`, `invalid audit batch ${plugin} throttle QPS ${throttle.qps}, must be a positive number`);
-      if (throttle.burst <= 0) fail(`audit-${plugin}-batch-throttle-burst`, `invalid audit batch ${plugin} throttle burst ${throttle.burst}, must be a positive number`);
+      if (throttle.qps <= 0)
+        fail(`audit-${plugin}-batch-throttle-qps`, `invalid audit batch ${plugin} throttle QPS ${throttle.qps}, must be a positive number`);
+      if (throttle.burst <= 0)
+        fail(`audit-${plugin}-batch-throttle-burst`, `invalid audit batch ${plugin} throttle burst ${throttle.burst}, must be a positive number`);
     }
   }
   // Upstream checks the truncation sizes whether or not truncation is on.
   const { maxEventSize, maxBatchSize: maxBatchBytes } = o.truncate;
-  if (maxEventSize <= 0) fail(`audit-${plugin}-truncate-max-event-size`, `invalid audit truncate ${plugin} max event size ${maxEventSize}, must be a positive number`);
+  if (maxEventSize <= 0)
+    fail(`audit-${plugin}-truncate-max-event-size`, `invalid audit truncate ${plugin} max event size ${maxEventSize}, must be a positive number`);
   if (maxBatchBytes < maxEventSize) {
-    fail(`audit-${plugin}-truncate-max-batch-size`, `invalid audit truncate ${plugin} max batch size ${maxBatchBytes}, must be greater than max event size (${maxEventSize})`);
+    fail(
+      `audit-${plugin}-truncate-max-batch-size`,
+      `invalid audit truncate ${plugin} max batch size ${maxBatchBytes}, must be greater than max event size (${maxEventSize})`,
+    );
   }
   const known = `${naming.group('audit')}/v1`;
   const version = (log ? config.auditLogVersion : config.auditWebhookVersion) ?? known;
@@ -1532,7 +1680,8 @@ function validateAuditBackend(config: ServerConfig, plugin: 'log' | 'webhook', n
   if (version !== known) fail(`audit-${plugin}-version`, `invalid group version, allowed versions are ${JSON.stringify([known]).replace(/,/g, ' ')}`);
   if (log) {
     const formats = ['legacy', 'json'];
-    if (!formats.includes(config.auditLogFormat)) fail('audit-log-format', `invalid audit log format ${config.auditLogFormat}, allowed formats are ${JSON.stringify(formats.join(','))}`);
+    if (!formats.includes(config.auditLogFormat))
+      fail('audit-log-format', `invalid audit log format ${config.auditLogFormat}, allowed formats are ${JSON.stringify(formats.join(','))}`);
     if (config.auditLogMaxAgeDays < 0) fail('audit-log-maxage', `--audit-log-maxage ${config.auditLogMaxAgeDays} can't be a negative number`);
     if (config.auditLogMaxBackups < 0) fail('audit-log-maxbackup', `--audit-log-maxbackup ${config.auditLogMaxBackups} can't be a negative number`);
     if (config.auditLogMaxSizeMb < 0) fail('audit-log-maxsize', `--audit-log-maxsize ${config.auditLogMaxSizeMb} can't be a negative number`);

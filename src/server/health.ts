@@ -52,7 +52,9 @@ export function serverHealthChecks(state: ServerHealthState, store: Store | unde
               const revision = await withTimeout(store.currentRevision(), STORE_TIMEOUT_MS, `the ${store.kind} store`);
               if (await cache.cacheFresh(revision, CACHE_LAG_TIMEOUT_MS)) return;
               const { cacheRevision } = await cache.store();
-              throw new Error(`the watch cache is at revision ${cacheRevision}, ${revision - cacheRevision} behind the store's ${revision} after ${CACHE_LAG_TIMEOUT_MS}ms`);
+              throw new Error(
+                `the watch cache is at revision ${cacheRevision}, ${revision - cacheRevision} behind the store's ${revision} after ${CACHE_LAG_TIMEOUT_MS}ms`,
+              );
             },
           },
         ]

@@ -45,7 +45,16 @@ import { type AuditEvent, type AuditPolicy, type RequestLogEntry, type RunningSe
 import type { Logger } from './logging';
 import { openAuditLog } from './audit-log';
 import { caSigner } from './certificates';
-import { type AuditBackend, type PluginError, bufferedBackend, ignoringErrors, legacyEventLine, truncatingBackend, unionBackends, webhookBackend } from './audit-backends';
+import {
+  type AuditBackend,
+  type PluginError,
+  bufferedBackend,
+  ignoringErrors,
+  legacyEventLine,
+  truncatingBackend,
+  unionBackends,
+  webhookBackend,
+} from './audit-backends';
 import { authorizeAll } from '../gateway/steps/authorization';
 import { type Authorize, type RulesFor, accessReviewHandlers, bootstrapPolicy, rbacEscalationPlugin, reconcilePolicy, rulesForAll } from '../authz';
 import { buildAuthorizers } from './authorization';
@@ -219,7 +228,9 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       // Upstream's rbac/bootstrap-roles post-start hook: the default roles and bindings, reconciled on every start.
       const summary = await reconcilePolicy(core, SERVER_CONTEXT, bootstrapPolicy(naming), naming);
       if (summary.created + summary.updated + summary.recreated > 0) {
-        deps.log(`default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`);
+        deps.log(
+          `default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`,
+        );
       }
     },
     startControllers: () => {
@@ -228,7 +239,9 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       // csrsigning signs with --cluster-signing-cert-file when given, else with the CA made under
       // --data-dir; both are trusted for client certificates (clientCaOf), so what it signs authenticates.
       const csrSign = config.clusterSigningCertFile
-        ? caSigner(readFlagFile('cluster-signing-cert-file', config.clusterSigningCertFile), { pem: readFlagFile('cluster-signing-key-file', config.clusterSigningKeyFile!) })
+        ? caSigner(readFlagFile('cluster-signing-cert-file', config.clusterSigningCertFile), {
+            pem: readFlagFile('cluster-signing-key-file', config.clusterSigningKeyFile!),
+          })
         : caSigner(pki.caCert, path.join(path.resolve(config.dataDir), 'ca.key'));
       controllers = startControllers(core, enabledControllers(config.controllers), deps.log, {
         ...controllerFlags(config),
@@ -257,7 +270,20 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
 function signerAuthorizer(authorize: Authorize, naming: Naming): SignerAuthorizer {
   return async (user, verb, signerName) => {
     const allowed = async (name: string) =>
-      (await authorize({ user, verb, isResourceRequest: true, path: '', namespace: '', apiGroup: naming.groups.certificates, apiVersion: '*', resource: 'signers', subresource: '', name })).decision === 'allow';
+      (
+        await authorize({
+          user,
+          verb,
+          isResourceRequest: true,
+          path: '',
+          namespace: '',
+          apiGroup: naming.groups.certificates,
+          apiVersion: '*',
+          resource: 'signers',
+          subresource: '',
+          name,
+        })
+      ).decision === 'allow';
     return (await allowed(signerName)) || allowed(`${signerName.split('/')[0]}/*`);
   };
 }
@@ -351,18 +377,18 @@ function buildAuthenticator(
   }
   if (config.oidcIssuerUrl) {
     const oidc = oidcAuthenticator({
-        issuerUrl: config.oidcIssuerUrl,
-        clientId: config.oidcClientId!,
-        usernameClaim: config.oidcUsernameClaim,
-        ...(config.oidcUsernamePrefix !== undefined ? { usernamePrefix: config.oidcUsernamePrefix } : {}),
-        ...(config.oidcGroupsClaim ? { groupsClaim: config.oidcGroupsClaim } : {}),
-        ...(config.oidcGroupsPrefix !== undefined ? { groupsPrefix: config.oidcGroupsPrefix } : {}),
-        requiredClaims: config.oidcRequiredClaims,
-        ...(config.oidcCaFile ? { ca: readFlagFile('oidc-ca-file', config.oidcCaFile) } : {}),
-        signingAlgs: config.oidcSigningAlgs,
-        clock,
-        log,
-      });
+      issuerUrl: config.oidcIssuerUrl,
+      clientId: config.oidcClientId!,
+      usernameClaim: config.oidcUsernameClaim,
+      ...(config.oidcUsernamePrefix !== undefined ? { usernamePrefix: config.oidcUsernamePrefix } : {}),
+      ...(config.oidcGroupsClaim ? { groupsClaim: config.oidcGroupsClaim } : {}),
+      ...(config.oidcGroupsPrefix !== undefined ? { groupsPrefix: config.oidcGroupsPrefix } : {}),
+      requiredClaims: config.oidcRequiredClaims,
+      ...(config.oidcCaFile ? { ca: readFlagFile('oidc-ca-file', config.oidcCaFile) } : {}),
+      signingAlgs: config.oidcSigningAlgs,
+      clock,
+      log,
+    });
     closers.push(() => oidc.close());
     tokens.push(oidc);
   }
@@ -439,7 +465,9 @@ function openAudit(
   }
   const onError: PluginError = (plugin, err, events) => {
     metrics.audit.errors.inc({ plugin }, events.length);
-    log(`Error in audit plugin '${plugin}' affecting ${events.length} audit events: ${err.message}\nImpacted events:\n${events.map(legacyEventLine).join('\n')}`);
+    log(
+      `Error in audit plugin '${plugin}' affecting ${events.length} audit events: ${err.message}\nImpacted events:\n${events.map(legacyEventLine).join('\n')}`,
+    );
   };
   // Each backend behind its mode (upstream's wrapBackend), then truncation.
   const chain = (plugin: 'log' | 'webhook', backend: AuditBackend): AuditBackend => {
@@ -541,8 +569,22 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const escalation = rbacEscalationPlugin({ naming, rbac: () => authorization?.rbac(), authorize });
   // A gateway in front of a remote core presents its certificate from the first call.
   if (config.coreAddress) await pkiMade;
-  backend = openBackend(config, { features, pki: pkiOf, authenticator, serviceAccounts, authorize, rulesFor, admission: [escalation], log, metrics, inMemoryStore: options.inMemoryStore, clock });
-  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, clock, (status, atMs) => metrics.configReloaded('authorization', { status, atMs }));
+  backend = openBackend(config, {
+    features,
+    pki: pkiOf,
+    authenticator,
+    serviceAccounts,
+    authorize,
+    rulesFor,
+    admission: [escalation],
+    log,
+    metrics,
+    inMemoryStore: options.inMemoryStore,
+    clock,
+  });
+  authorization = buildAuthorizers(config, backend.core, features, SERVER_CONTEXT, log, clock, (status, atMs) =>
+    metrics.configReloaded('authorization', { status, atMs }),
+  );
   const audit = openAudit(config, naming, log, clock, metrics);
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
@@ -562,30 +604,40 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       });
       log(`serving the core over gRPC on ${grpc.address}`);
     }
-    if (!config.coreOnly) server = await startGateway({
-      core: backend.core,
-      resources: backend.resources,
-      naming,
-      codecs: gatewayCodecs(naming, encodingFeatures(features)),
-      features,
-      health: serverHealthChecks(state, backend.store, backend.state),
-      version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
-      tls: { cert: serving.cert, key: serving.key, clientCa },
-      host: config.bindAddress,
-      port: config.securePort,
-      adapter: options.adapter,
-      authenticator,
-      authorizers: authorization.authorizers,
-      onUnauthenticated,
-      metrics,
-      issuerDiscovery: issuerDiscoveryProvider({ issuer: serviceAccounts.issuers[0]!, jwksUri: config.serviceAccountJwksUri, keys: serviceAccounts.verifyingKeys }, log),
-      ...(audit ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics, blocking: audit.blocking } } : {}),
-      limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
-      clock,
-      ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY) ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) } : {}),
-      onUnexpectedError: (err, request) =>
-        log(`unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
-    });
+    if (!config.coreOnly)
+      server = await startGateway({
+        core: backend.core,
+        resources: backend.resources,
+        naming,
+        codecs: gatewayCodecs(naming, encodingFeatures(features)),
+        features,
+        health: serverHealthChecks(state, backend.store, backend.state),
+        version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
+        tls: { cert: serving.cert, key: serving.key, clientCa },
+        host: config.bindAddress,
+        port: config.securePort,
+        adapter: options.adapter,
+        authenticator,
+        authorizers: authorization.authorizers,
+        onUnauthenticated,
+        metrics,
+        issuerDiscovery: issuerDiscoveryProvider(
+          { issuer: serviceAccounts.issuers[0]!, jwksUri: config.serviceAccountJwksUri, keys: serviceAccounts.verifyingKeys },
+          log,
+        ),
+        ...(audit
+          ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics, blocking: audit.blocking } }
+          : {}),
+        limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
+        clock,
+        ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY)
+          ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) }
+          : {}),
+        onUnexpectedError: (err, request) =>
+          log(
+            `unexpected error${request ? ` in request ${request.id} (${request.method} ${request.path})` : ''}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+          ),
+      });
   } catch (err) {
     await grpc?.close().catch(() => {});
     await backend.close().catch(() => {});

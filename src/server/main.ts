@@ -43,7 +43,11 @@ async function main(): Promise<number> {
   });
 
   if (config.controllersOnly) return runControllersOnly(config, stopped);
-  const store = config.coreAddress ? `remote core ${config.coreAddress}` : config.etcdServers ? `etcd ${config.etcdServers.join(',')}` : `embedded store in ${config.dataDir}`;
+  const store = config.coreAddress
+    ? `remote core ${config.coreAddress}`
+    : config.etcdServers
+      ? `etcd ${config.etcdServers.join(',')}`
+      : `embedded store in ${config.dataDir}`;
   const server = await startServer(config, { log, logger, waitForReady: false });
   if (config.coreOnly) log(`serving the ${config.vendor} core over gRPC only on ${server.grpcAddress ?? '?'}, ${store}`);
   else log(`serving ${config.vendor} API on ${server.url} (port ${server.port}), ${store}`);

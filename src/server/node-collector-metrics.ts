@@ -9,8 +9,18 @@ import type { ZoneMetrics } from '../controllers';
 export function nodeCollectorMetrics(registry: Registry): ZoneMetrics {
   const registers = [registry];
   const size = new Gauge({ name: 'node_collector_zone_size', help: 'Gauge measuring number of registered Nodes per zones.', labelNames: ['zone'], registers });
-  const unhealthy = new Gauge({ name: 'node_collector_unhealthy_nodes_in_zone', help: 'Gauge measuring number of not Ready Nodes per zones.', labelNames: ['zone'], registers });
-  const health = new Gauge({ name: 'node_collector_zone_health', help: 'Gauge measuring percentage of healthy nodes per zone.', labelNames: ['zone'], registers });
+  const unhealthy = new Gauge({
+    name: 'node_collector_unhealthy_nodes_in_zone',
+    help: 'Gauge measuring number of not Ready Nodes per zones.',
+    labelNames: ['zone'],
+    registers,
+  });
+  const health = new Gauge({
+    name: 'node_collector_zone_health',
+    help: 'Gauge measuring percentage of healthy nodes per zone.',
+    labelNames: ['zone'],
+    registers,
+  });
   const evictions = new Counter({
     name: 'node_collector_evictions_total',
     help: 'Number of Node evictions that happened since current instance of NodeController started.',

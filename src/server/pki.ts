@@ -131,7 +131,9 @@ export async function ensurePki(options: EnsurePkiOptions): Promise<Pki> {
   const onDisk = await readKeyed(dir, 'ca');
   const ca = onDisk && notAfter(onDisk.cert) - RENEW_BEFORE_MS >= now.getTime() ? onDisk : undefined;
   const wanted: Array<{ base: string; spec: LeafSpec }> = [
-    ...(options.skipServing ? [] : [{ base: 'serving', spec: { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server' as const, names: servingNames(options.extraServingNames) } }]),
+    ...(options.skipServing
+      ? []
+      : [{ base: 'serving', spec: { subject: [{ CN: ['keelson-apiserver'] }], usage: 'server' as const, names: servingNames(options.extraServingNames) } }]),
     { base: 'admin', spec: { subject: [{ CN: [ADMIN_USER] }, { O: [ADMIN_GROUP] }], usage: 'client' } },
     { base: 'gateway', spec: { subject: [{ CN: [GATEWAY_USER] }], usage: 'client' } },
     { base: 'controller-manager', spec: { subject: [{ CN: [CONTROLLER_MANAGER_CERT_USER] }], usage: 'client' } },
@@ -197,7 +199,13 @@ function runPkiJob(job: PkiJob): Promise<PkiMade> {
  * `--cluster-signing-cert-file`/`--cluster-signing-key-file` issues its scheduler and simulated
  * nodes (upstream's kubelets get theirs from the same signer, through CSRs).
  */
-export async function signClientCertificate(caCertPem: string, caKeyPem: string, username: string, groups: readonly string[], now = new Date()): Promise<{ cert: string; key: string }> {
+export async function signClientCertificate(
+  caCertPem: string,
+  caKeyPem: string,
+  username: string,
+  groups: readonly string[],
+  now = new Date(),
+): Promise<{ cert: string; key: string }> {
   let key: CryptoKey;
   try {
     key = await importSigningKey(caKeyPem);

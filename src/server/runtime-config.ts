@@ -79,7 +79,8 @@ export function applyRuntimeConfig(definitions: readonly ResourceDefinition[], c
       enabled.set(gv, value);
       continue;
     }
-    if (!definitions.some((d) => gvKey(d.group, d.version) === gv && d.resource === named.resource)) throw new Error(`unknown resource ${named.resource} in ${key}`);
+    if (!definitions.some((d) => gvKey(d.group, d.version) === gv && d.resource === named.resource))
+      throw new Error(`unknown resource ${named.resource} in ${key}`);
     resourceSwitch.set(`${gv}/${named.resource}`, value);
   }
   const kept = definitions.filter((d) => resourceSwitch.get(`${gvKey(d.group, d.version)}/${d.resource}`) ?? enabled.get(gvKey(d.group, d.version)) ?? true);

@@ -14,8 +14,20 @@ export function workQueueMetrics(registry: Registry): WorkQueueMetrics {
   const states = new Map<string, () => { depth: number; runningSince: number[] }>();
   const adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers });
   const retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers });
-  const waited = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested.', labelNames: ['name'], buckets: BUCKETS, registers });
-  const worked = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes.', labelNames: ['name'], buckets: BUCKETS, registers });
+  const waited = new Histogram({
+    name: 'workqueue_queue_duration_seconds',
+    help: 'How long in seconds an item stays in workqueue before being requested.',
+    labelNames: ['name'],
+    buckets: BUCKETS,
+    registers,
+  });
+  const worked = new Histogram({
+    name: 'workqueue_work_duration_seconds',
+    help: 'How long in seconds processing an item from workqueue takes.',
+    labelNames: ['name'],
+    buckets: BUCKETS,
+    registers,
+  });
   new Gauge({
     name: 'workqueue_depth',
     help: 'Current depth of workqueue',
@@ -32,7 +44,11 @@ export function workQueueMetrics(registry: Registry): WorkQueueMetrics {
     registers,
     collect() {
       const now = performance.now();
-      for (const [name, state] of states) this.set({ name }, state().runningSince.reduce((sum, t) => sum + (now - t) / 1000, 0));
+      for (const [name, state] of states)
+        this.set(
+          { name },
+          state().runningSince.reduce((sum, t) => sum + (now - t) / 1000, 0),
+        );
     },
   });
   new Gauge({
@@ -42,7 +58,11 @@ export function workQueueMetrics(registry: Registry): WorkQueueMetrics {
     registers,
     collect() {
       const now = performance.now();
-      for (const [name, state] of states) this.set({ name }, state().runningSince.reduce((longest, t) => Math.max(longest, (now - t) / 1000), 0));
+      for (const [name, state] of states)
+        this.set(
+          { name },
+          state().runningSince.reduce((longest, t) => Math.max(longest, (now - t) / 1000), 0),
+        );
     },
   });
   return {

@@ -124,10 +124,7 @@ export class StatusError extends Error {
 
 export function isStatus(value: unknown): value is Status {
   return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { kind?: unknown }).kind === 'Status' &&
-    typeof (value as { code?: unknown }).code === 'number'
+    typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'Status' && typeof (value as { code?: unknown }).code === 'number'
   );
 }
 
@@ -246,10 +243,7 @@ export function notAcceptable(accepted: readonly string[]): StatusError {
 }
 
 export function unsupportedMediaType(accepted: readonly string[]): StatusError {
-  return failure(
-    'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
-  );
+  return failure('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
 }
 
 export function gone(message: string): StatusError {

@@ -206,7 +206,8 @@ export function parsePrefix(s: string): Prefix {
   }
   if (!is4(addr) && addr.zone !== '') throw fail('IPv6 zones cannot be present in a prefix');
   const bitsText = s.slice(slash + 1);
-  if ((bitsText.length > 1 && !(bitsText[0]! >= '1' && bitsText[0]! <= '9')) || !/^[+-]?[0-9]+$/.test(bitsText)) throw fail(`bad bits after slash: ${quote(bitsText)}`);
+  if ((bitsText.length > 1 && !(bitsText[0]! >= '1' && bitsText[0]! <= '9')) || !/^[+-]?[0-9]+$/.test(bitsText))
+    throw fail(`bad bits after slash: ${quote(bitsText)}`);
   const bits = Number(bitsText);
   if (bits < 0 || bits > (is4(addr) ? 32 : 128)) throw fail('prefix length out of range');
   return { addr, bits };

@@ -26,7 +26,7 @@ const isAlnum = (c: string) => /^[A-Za-z0-9]$/.test(c);
 /** Whether Go's url package escapes byte `c` in a component of kind `mode`. */
 function shouldEscape(c: string, mode: Mode): boolean {
   if (isAlnum(c)) return false;
-  if (mode === 'host' && "!$&'()*+,;=:[]<>\"".includes(c)) return false;
+  if (mode === 'host' && '!$&\'()*+,;=:[]<>"'.includes(c)) return false;
   if ('-_.~'.includes(c)) return false;
   if ('$&+,/:;=?@'.includes(c)) {
     if (mode === 'path') return c === '?';
@@ -39,7 +39,7 @@ function shouldEscape(c: string, mode: Mode): boolean {
 const isHex = (c: string | undefined) => c !== undefined && /^[0-9A-Fa-f]$/.test(c);
 
 /** Go's unescape: `%XX` decoded (as UTF-8 bytes), `+` a space in query components. */
-function unescape(s: string, mode: Mode): string {
+function unescapePart(s: string, mode: Mode): string {
   const bytes: number[] = [];
   for (let i = 0; i < s.length; ) {
     const c = String.fromCodePoint(s.codePointAt(i)!);
@@ -113,7 +113,7 @@ function parseHost(host: string): string {
     const colon = host.lastIndexOf(':');
     if (colon >= 0 && !validOptionalPort(host.slice(colon))) throw new UrlError(`invalid port ${JSON.stringify(host.slice(colon))} after host`);
   }
-  return unescape(host, 'host');
+  return unescapePart(host, 'host');
 }
 
 function parseAuthority(authority: string): { host: string; user?: string } {
@@ -122,7 +122,7 @@ function parseAuthority(authority: string): { host: string; user?: string } {
   if (at < 0) return { host };
   const userinfo = authority.slice(0, at);
   if (!/^[A-Za-z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) throw new UrlError('net/url: invalid userinfo');
-  return { host, user: unescape(userinfo, 'userinfo') };
+  return { host, user: unescapePart(userinfo, 'userinfo') };
 }
 
 /** Go's parse(rawURL, viaRequest), without the fragment (cut off by the caller). */
@@ -162,7 +162,7 @@ function parse(raw: string, viaRequest: boolean): GoUrl {
     url.host = host;
     if (user !== undefined) url.user = user;
   }
-  url.path = unescape(rest, 'path');
+  url.path = unescapePart(rest, 'path');
   url.rawPath = escapePath(url.path) === rest ? '' : rest;
   return url;
 }
@@ -183,7 +183,7 @@ export function parseUrl(raw: string): GoUrl {
   const main = hash >= 0 ? raw.slice(0, hash) : raw;
   const url = wrapped(main, () => parse(main, false));
   if (hash < 0) return url;
-  return wrapped(raw, () => ({ ...url, fragment: unescape(raw.slice(hash + 1), 'fragment') }));
+  return wrapped(raw, () => ({ ...url, fragment: unescapePart(raw.slice(hash + 1), 'fragment') }));
 }
 
 /** Go's `url.ParseRequestURI` (no fragment; an absolute URI or an absolute path). */
@@ -231,7 +231,7 @@ export const port = (u: GoUrl) => splitHostPort(u.host).port;
 export function escapedPath(u: GoUrl): string {
   if (u.rawPath !== '' && validEncodedPath(u.rawPath)) {
     try {
-      if (unescape(u.rawPath, 'path') === u.path) return u.rawPath;
+      if (unescapePart(u.rawPath, 'path') === u.path) return u.rawPath;
     } catch {
       // Not usable: escape the path instead.
     }
@@ -249,8 +249,8 @@ export function query(u: GoUrl): Map<string, string[]> {
     let key: string;
     let value: string;
     try {
-      key = unescape(eq >= 0 ? pair.slice(0, eq) : pair, 'query');
-      value = unescape(eq >= 0 ? pair.slice(eq + 1) : '', 'query');
+      key = unescapePart(eq >= 0 ? pair.slice(0, eq) : pair, 'query');
+      value = unescapePart(eq >= 0 ? pair.slice(eq + 1) : '', 'query');
     } catch {
       continue;
     }

@@ -35,7 +35,9 @@ describe('client certificates', () => {
   });
 
   it('rejects a certificate that did not verify, one not meant for client auth, and one without a common name', () => {
-    expect(authenticateCertificate({ verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'x', organizations: [] }).outcome).toBe('rejected');
+    expect(authenticateCertificate({ verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'x', organizations: [] }).outcome).toBe(
+      'rejected',
+    );
     expect(authenticateCertificate({ verified: true, commonName: 'x', organizations: [], extKeyUsage: ['1.3.6.1.5.5.7.3.1'] }).outcome).toBe('rejected');
     expect(authenticateCertificate({ verified: true, commonName: '', organizations: [] }).outcome).toBe('rejected');
     expect(authenticateCertificate({ verified: true, commonName: 'x', organizations: [], extKeyUsage: ['1.3.6.1.5.5.7.3.2'] }).outcome).toBe('authenticated');
@@ -60,7 +62,7 @@ describe('static token file', () => {
     expect(() => parseTokenFile('t1,"alice,uid\n', 'f')).toThrow(TokenFileError);
   });
 
-  it('skips an empty token and lets a repeated token\'s last record win, with a warning each', () => {
+  it("skips an empty token and lets a repeated token's last record win, with a warning each", () => {
     const file = parseTokenFile(',nobody,uid-0\nt1,alice,uid-1\nt1,eve,uid-2\n', 'f.csv');
     expect(file.warnings).toEqual([
       "empty token has been found in token file 'f.csv', record number '1'",
@@ -73,11 +75,17 @@ describe('static token file', () => {
 
 describe('the chain', () => {
   const alice = tokenFileAuthenticator(parseTokenFile('t1,alice,uid-1,dev\n', 'f'));
-  const refusing: TokenAuthenticator = { name: 'jwt', authenticateToken: (t) => (t.startsWith('ey') ? { outcome: 'rejected', reason: 'signature invalid' } : { outcome: 'noOpinion' }) };
+  const refusing: TokenAuthenticator = {
+    name: 'jwt',
+    authenticateToken: (t) => (t.startsWith('ey') ? { outcome: 'rejected', reason: 'signature invalid' } : { outcome: 'noOpinion' }),
+  };
 
   it('lets the first method that authenticates decide, adding system:authenticated', async () => {
     const chain = createAuthenticator({ certificates: true, tokens: [refusing, alice], anonymous: true });
-    expect(await chain.authenticate({ token: 't1' })).toEqual({ outcome: 'authenticated', user: { username: 'alice', uid: 'uid-1', groups: ['dev', 'system:authenticated'] } });
+    expect(await chain.authenticate({ token: 't1' })).toEqual({
+      outcome: 'authenticated',
+      user: { username: 'alice', uid: 'uid-1', groups: ['dev', 'system:authenticated'] },
+    });
     expect(await chain.authenticate({ certificate: { verified: true, commonName: 'admin', organizations: ['system:masters'] }, token: 't1' })).toMatchObject({
       user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] },
     });
@@ -199,7 +207,12 @@ describe('bootstrap tokens', () => {
   });
 
   it('stops accepting a token once its secret is deleted (revocation), and once it expires', async () => {
-    await core.create(secrets, tokenSecret('revoke', { 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true', expiration: '2026-06-02T00:00:00Z' }), {}, admin);
+    await core.create(
+      secrets,
+      tokenSecret('revoke', { 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true', expiration: '2026-06-02T00:00:00Z' }),
+      {},
+      admin,
+    );
     expect((await auth.authenticateToken('revoke.0123456789abcdef')).outcome).toBe('authenticated');
     const later = new ManualClock(Date.parse('2026-06-02T00:00:00Z'));
     const expired = bootstrapTokenAuthenticator({ ...options, clock: later });

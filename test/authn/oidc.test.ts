@@ -51,7 +51,16 @@ afterAll(async () => {
 });
 
 async function authenticator(extra: Partial<OidcOptions> = {}): Promise<OidcAuthenticator> {
-  const a = oidcAuthenticator({ issuerUrl: issuer, clientId: 'kubectl', usernameClaim: 'sub', requiredClaims: {}, ca: pki.ca, signingAlgs: ['RS256'], clock, ...extra });
+  const a = oidcAuthenticator({
+    issuerUrl: issuer,
+    clientId: 'kubectl',
+    usernameClaim: 'sub',
+    requiredClaims: {},
+    ca: pki.ca,
+    signingAlgs: ['RS256'],
+    clock,
+    ...extra,
+  });
   authenticators.push(a);
   await a.ready();
   return a;
@@ -70,7 +79,10 @@ function token(claims: Record<string, unknown> = {}, key: Key = served[0]!, opti
 describe('OIDC authenticator', () => {
   it('authenticates a valid ID token; claims other than email get the issuer prefix', async () => {
     const a = await authenticator({ groupsClaim: 'groups', groupsPrefix: 'oidc:' });
-    expect(await a.authenticateToken(await token())).toEqual({ outcome: 'authenticated', user: { username: `${issuer}#alice`, groups: ['oidc:dev', 'oidc:ops'] } });
+    expect(await a.authenticateToken(await token())).toEqual({
+      outcome: 'authenticated',
+      user: { username: `${issuer}#alice`, groups: ['oidc:dev', 'oidc:ops'] },
+    });
   });
 
   it('email claims are not prefixed, explicit prefixes apply, "-" disables the prefix', async () => {

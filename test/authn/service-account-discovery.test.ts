@@ -18,7 +18,9 @@ describe('the discovery documents', () => {
       '{"issuer":"https://kubernetes.default.svc.cluster.local","jwks_uri":"https://10.0.0.1:6443/openid/v1/jwks",' +
         '"response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256","RS256"]}',
     );
-    expect(JSON.parse(renderIssuerDiscovery({ issuer: ISSUER, jwksUri: 'https://keys.example.com/jwks', keys: [ec.publicKey] }, '').configuration.toString())).toMatchObject({
+    expect(
+      JSON.parse(renderIssuerDiscovery({ issuer: ISSUER, jwksUri: 'https://keys.example.com/jwks', keys: [ec.publicKey] }, '').configuration.toString()),
+    ).toMatchObject({
       jwks_uri: 'https://keys.example.com/jwks',
       id_token_signing_alg_values_supported: ['ES256'],
     });
@@ -48,7 +50,11 @@ describe('the discovery documents', () => {
 
   it('a token signed with a served key verifies against the key set, which a relying party picks by kid', async () => {
     const { keySet } = renderIssuerDiscovery({ issuer: ISSUER, keys: [rsa.publicKey, ec.publicKey] }, 'h:1');
-    const token = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: keyIdOf(ec.privateKey) }).setIssuer(ISSUER).setSubject('s').sign(ec.privateKey);
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: keyIdOf(ec.privateKey) })
+      .setIssuer(ISSUER)
+      .setSubject('s')
+      .sign(ec.privateKey);
     const { payload } = await jwtVerify(token, createLocalJWKSet(JSON.parse(keySet.toString())), { issuer: ISSUER });
     expect(payload.sub).toBe('s');
   });
@@ -66,10 +72,13 @@ describe('the discovery documents', () => {
     expect(() => renderIssuerDiscovery({ issuer, keys: [ec.publicKey], ...extra }, address)).toThrow(message);
   });
 
-  it.each(['https://issuer.example.com/?', 'https://issuer.example.com/#'])('serves for issuer %s: an empty query or fragment is none, as upstream parses it', (issuer) => {
-    const { configuration } = renderIssuerDiscovery({ issuer, keys: [ec.publicKey] }, 'h:1');
-    expect(JSON.parse(configuration.toString()).issuer).toBe(issuer);
-  });
+  it.each(['https://issuer.example.com/?', 'https://issuer.example.com/#'])(
+    'serves for issuer %s: an empty query or fragment is none, as upstream parses it',
+    (issuer) => {
+      const { configuration } = renderIssuerDiscovery({ issuer, keys: [ec.publicKey] }, 'h:1');
+      expect(JSON.parse(configuration.toString()).issuer).toBe(issuer);
+    },
+  );
 });
 
 describe('the provider the server serves from', () => {
@@ -82,6 +91,8 @@ describe('the provider the server serves from', () => {
     const off = issuerDiscoveryProvider({ issuer: 'http://x', keys: [ec.publicKey] }, (m) => log.push(m));
     expect(off('a:1')).toBeUndefined();
     expect(off('a:1')).toBeUndefined();
-    expect(log).toEqual(['service account issuer discovery is off (/.well-known/openid-configuration and /openid/v1/jwks are not served): the issuer URL must use the https scheme: http://x']);
+    expect(log).toEqual([
+      'service account issuer discovery is off (/.well-known/openid-configuration and /openid/v1/jwks are not served): the issuer URL must use the https scheme: http://x',
+    ]);
   });
 });

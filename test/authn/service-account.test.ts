@@ -51,7 +51,13 @@ beforeAll(async () => {
       }
     },
   };
-  core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, clock, compactionIntervalMs: 0, handlers: { 'serviceaccounts/token': tokenRequestHandler(options) } });
+  core = createCore({
+    store: createStore({ kind: 'embedded', dataDir: dir }),
+    naming,
+    clock,
+    compactionIntervalMs: 0,
+    handlers: { 'serviceaccounts/token': tokenRequestHandler(options) },
+  });
   await core.ready();
   await core.create(sas, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder' } }, {}, admin);
 });
@@ -62,7 +68,12 @@ afterAll(async () => {
 });
 
 async function requestToken(sa: string, spec: Record<string, unknown> = {}): Promise<string> {
-  const { object } = await core.create({ ...sas, name: sa, subresource: 'token' }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec }, {}, admin);
+  const { object } = await core.create(
+    { ...sas, name: sa, subresource: 'token' },
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec },
+    {},
+    admin,
+  );
   return (object.status as { token: string }).token;
 }
 
@@ -70,8 +81,17 @@ const authenticator = () => serviceAccountAuthenticator(options);
 
 describe('TokenRequest and service-account tokens', () => {
   it('issues a token upstream-shaped: issuer, audience, subject, lifetime, private claims', async () => {
-    const { object } = await core.create({ ...sas, name: 'builder', subresource: 'token' }, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} }, {}, admin);
-    expect(object).toMatchObject({ kind: 'TokenRequest', spec: { audiences: [ISSUER], expirationSeconds: 3600 }, status: { expirationTimestamp: '2026-06-01T01:00:00Z' } });
+    const { object } = await core.create(
+      { ...sas, name: 'builder', subresource: 'token' },
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} },
+      {},
+      admin,
+    );
+    expect(object).toMatchObject({
+      kind: 'TokenRequest',
+      spec: { audiences: [ISSUER], expirationSeconds: 3600 },
+      status: { expirationTimestamp: '2026-06-01T01:00:00Z' },
+    });
     const sa = await core.get({ ...sas, name: 'builder' }, {}, admin);
     const claims = decodeJwt((object.status as { token: string }).token);
     expect(claims).toMatchObject({
@@ -93,7 +113,9 @@ describe('TokenRequest and service-account tokens', () => {
   });
 
   it('refuses a duration under 10 minutes (422) and a token for a missing account (404)', async () => {
-    await expect(requestToken('builder', { expirationSeconds: 599 })).rejects.toMatchObject({ status: { code: 422, message: expect.stringContaining('may not specify a duration less than 10 minutes') } });
+    await expect(requestToken('builder', { expirationSeconds: 599 })).rejects.toMatchObject({
+      status: { code: 422, message: expect.stringContaining('may not specify a duration less than 10 minutes') },
+    });
     await expect(requestToken('nobody')).rejects.toMatchObject({ status: { code: 404, message: 'serviceaccounts "nobody" not found' } });
   });
 
@@ -126,7 +148,12 @@ describe('TokenRequest and service-account tokens', () => {
 
   it('revokes a token when its account or bound pod is deleted (lookup)', async () => {
     await core.create(sas, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'temp' } }, {}, admin);
-    await core.create(pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner' }, spec: { containers: [{ name: 'c', image: 'x' }] } } as ApiObject, {}, admin);
+    await core.create(
+      pods,
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner' }, spec: { containers: [{ name: 'c', image: 'x' }] } } as ApiObject,
+      {},
+      admin,
+    );
     const accountToken = await requestToken('temp');
     const podToken = await requestToken('builder', { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'runner' } });
     expect((await authenticator().authenticateToken(podToken)).outcome).toBe('authenticated');

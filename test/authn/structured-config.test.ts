@@ -74,8 +74,8 @@ jwt:
   - {expression: "!user.username.startsWith('system:') && quantity('1').sign() == 1", message: reserved}
 `),
     ).toEqual([
-      'jwt[0].claimMappings.username.expression: Invalid value: "\'u:\' + user.username": compilation failed: ERROR: <input>:1:8: undeclared reference to \'user\' (in container \'\')\n | \'u:\' + user.username\n | .......^',
-      'jwt[0].claimMappings.groups.expression: Invalid value: "claims.groups.map(g, lowercase(g))": compilation failed: ERROR: <input>:1:31: undeclared reference to \'lowercase\' (in container \'\')\n | claims.groups.map(g, lowercase(g))\n | ..............................^',
+      "jwt[0].claimMappings.username.expression: Invalid value: \"'u:' + user.username\": compilation failed: ERROR: <input>:1:8: undeclared reference to 'user' (in container '')\n | 'u:' + user.username\n | .......^",
+      "jwt[0].claimMappings.groups.expression: Invalid value: \"claims.groups.map(g, lowercase(g))\": compilation failed: ERROR: <input>:1:31: undeclared reference to 'lowercase' (in container '')\n | claims.groups.map(g, lowercase(g))\n | ..............................^",
     ]);
   });
 
@@ -88,7 +88,9 @@ jwt:
   claimMappings:
     username: {expression: "claims.email"}
 ${extra}`;
-    expect(errorsOf(base(''))[0]).toMatch(/^jwt\[0\]\.claimMappings\.username\.expression: Invalid value: "claims\.email": claims\.email_verified must be used/);
+    expect(errorsOf(base(''))[0]).toMatch(
+      /^jwt\[0\]\.claimMappings\.username\.expression: Invalid value: "claims\.email": claims\.email_verified must be used/,
+    );
     expect(errorsOf(base('  claimValidationRules:\n  - {expression: "claims.email_verified == true", message: unverified}'))).toEqual([]);
   });
 
@@ -140,7 +142,11 @@ jwt:
     audiences: [kubectl, other]
     audienceMatchPolicy: MatchAny
     certificateAuthority: |
-${pki.ca.trim().split('\n').map((l) => `      ${l}`).join('\n')}
+${pki.ca
+  .trim()
+  .split('\n')
+  .map((l) => `      ${l}`)
+  .join('\n')}
   claimMappings:
 ${mappings}
 ${rules}`;
@@ -188,13 +194,22 @@ ${rules}`;
       outcome: 'authenticated',
       user: { username: 'oidc:alice', uid: 'alice', groups: ['idp:dev'], extra: { 'example.com/team': ['red'] } },
     });
-    expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'blue' }, 'other'))).toMatchObject({ outcome: 'authenticated', user: { groups: [] } });
+    expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'blue' }, 'other'))).toMatchObject({
+      outcome: 'authenticated',
+      user: { groups: [] },
+    });
     // A mapping over a claim the token lacks fails, as a CEL error does upstream.
     expect(await a.authenticateToken(await token({ hd: 'example.com' }))).toMatchObject({ outcome: 'rejected', reason: expect.stringContaining('team') });
     expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'x' }, 'nobody'))).toMatchObject({ outcome: 'rejected' });
     expect(await a.authenticateToken(await token({ hd: 'other.com', team: 'x' }))).toMatchObject({ outcome: 'rejected' });
-    expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'x', sub: 'mallory' }))).toEqual({ outcome: 'rejected', reason: 'jwt: mallory is not welcome' });
-    expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'x', sub: 'system:x' }))).toEqual({ outcome: 'rejected', reason: 'jwt: no system users' });
+    expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'x', sub: 'mallory' }))).toEqual({
+      outcome: 'rejected',
+      reason: 'jwt: mallory is not welcome',
+    });
+    expect(await a.authenticateToken(await token({ hd: 'example.com', team: 'x', sub: 'system:x' }))).toEqual({
+      outcome: 'rejected',
+      reason: 'jwt: no system users',
+    });
   });
 
   it('reloads a good edit, and keeps the last good configuration on a bad one', async () => {
@@ -218,6 +233,8 @@ ${rules}`;
     const text = (await metrics.text()).body;
     expect(text).toContain('apiserver_authentication_config_controller_automatic_reloads_total{status="success",apiserver_id_hash="sha256:test"} 1');
     expect(text).toContain('apiserver_authentication_config_controller_automatic_reloads_total{status="failure",apiserver_id_hash="sha256:test"} 1');
-    expect(text).toMatch(/apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds\{status="failure",apiserver_id_hash="sha256:test"\} \d+/);
+    expect(text).toMatch(
+      /apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds\{status="failure",apiserver_id_hash="sha256:test"\} \d+/,
+    );
   });
 });

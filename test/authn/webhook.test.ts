@@ -61,17 +61,29 @@ afterAll(async () => {
 });
 
 function authenticator(extra: Partial<WebhookOptions> = {}) {
-  return webhookTokenAuthenticator({ client: readWebhookConfig(path.join(dir, 'webhook.kubeconfig')), apiVersion: 'authentication.k8s.io/v1beta1', cacheTtlMs: 120_000, clock: new ManualClock(0), ...extra });
+  return webhookTokenAuthenticator({
+    client: readWebhookConfig(path.join(dir, 'webhook.kubeconfig')),
+    apiVersion: 'authentication.k8s.io/v1beta1',
+    cacheTtlMs: 120_000,
+    clock: new ManualClock(0),
+    ...extra,
+  });
 }
 
 beforeEach(() => {
   reviews.length = 0;
-  answer = (token) => (token === 'good' ? { authenticated: true, user: { username: 'carol', uid: 'u-3', groups: ['ops'], extra: { scope: ['a'] } } } : { authenticated: false, error: 'unknown token' });
+  answer = (token) =>
+    token === 'good'
+      ? { authenticated: true, user: { username: 'carol', uid: 'u-3', groups: ['ops'], extra: { scope: ['a'] } } }
+      : { authenticated: false, error: 'unknown token' };
 });
 
 describe('webhook token authentication', () => {
   it('posts a TokenReview (v1beta1 by default) over mutual TLS and takes the user it answers', async () => {
-    expect(await authenticator().authenticateToken('good')).toEqual({ outcome: 'authenticated', user: { username: 'carol', uid: 'u-3', groups: ['ops'], extra: { scope: ['a'] } } });
+    expect(await authenticator().authenticateToken('good')).toEqual({
+      outcome: 'authenticated',
+      user: { username: 'carol', uid: 'u-3', groups: ['ops'], extra: { scope: ['a'] } },
+    });
     expect(reviews).toEqual([{ apiVersion: 'authentication.k8s.io/v1beta1', token: 'good', peer: 'keelson-gateway' }]);
     await authenticator({ apiVersion: 'authentication.k8s.io/v1' }).authenticateToken('good');
     expect(reviews[1]!.apiVersion).toBe('authentication.k8s.io/v1');
@@ -97,7 +109,12 @@ describe('webhook token authentication', () => {
   });
 
   it('refuses while the webhook is unreachable, without caching the failure', async () => {
-    const down = webhookTokenAuthenticator({ client: { server: 'https://127.0.0.1:1/authenticate', ca: pki.ca }, apiVersion: 'authentication.k8s.io/v1beta1', cacheTtlMs: 60_000, clock: new ManualClock(0) });
+    const down = webhookTokenAuthenticator({
+      client: { server: 'https://127.0.0.1:1/authenticate', ca: pki.ca },
+      apiVersion: 'authentication.k8s.io/v1beta1',
+      cacheTtlMs: 60_000,
+      clock: new ManualClock(0),
+    });
     expect((await down.authenticateToken('good')).outcome).toBe('rejected');
   });
 });

@@ -48,7 +48,16 @@ const UNAUTH = ['system:unauthenticated'];
 
 type Expect = 'allow' | 'noOpinion';
 /** A resource request: user, groups, verb, API group, resource, subresource, namespace → decision. */
-type ResourceCase = [user: string, groups: string[], verb: string, apiGroup: string, resource: string, subresource: string, namespace: string, expected: Expect];
+type ResourceCase = [
+  user: string,
+  groups: string[],
+  verb: string,
+  apiGroup: string,
+  resource: string,
+  subresource: string,
+  namespace: string,
+  expected: Expect,
+];
 /** A non-resource request: user, groups, verb, path → decision. */
 type PathCase = [user: string, groups: string[], verb: string, path: string, expected: Expect];
 
@@ -150,7 +159,18 @@ function resourceRequest([user, groups, verb, apiGroup, resource, subresource, n
 }
 
 function pathRequest([user, groups, verb, p]: PathCase): AuthorizationAttributes {
-  return { user: { username: user, groups }, verb, isResourceRequest: false, path: p, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
+  return {
+    user: { username: user, groups },
+    verb,
+    isResourceRequest: false,
+    path: p,
+    namespace: '',
+    apiGroup: '',
+    apiVersion: '',
+    resource: '',
+    subresource: '',
+    name: '',
+  };
 }
 
 const decide = (policies: AbacPolicy[], a: AuthorizationAttributes) => abacAuthorizer(policies).authorize(a) as Decision;
@@ -180,7 +200,11 @@ describe('ABAC conversions', () => {
   const G = GROUPS.kubernetes;
 
   it("v1beta1 '*' as user or group becomes every authenticated user, dropping the other field", () => {
-    const policies = loadAbacPolicy([v1(G, { user: 'gina', group: '*', namespace: '*', resource: 'secrets' }), v1(G, { user: '*', group: 'admins', nonResourcePath: '/metrics' })].join('\n'), 'f', naming);
+    const policies = loadAbacPolicy(
+      [v1(G, { user: 'gina', group: '*', namespace: '*', resource: 'secrets' }), v1(G, { user: '*', group: 'admins', nonResourcePath: '/metrics' })].join('\n'),
+      'f',
+      naming,
+    );
     // Not only gina: any authenticated user reads and writes core secrets.
     expect(decide(policies, resourceRequest(['someone', AUTH, 'delete', '', 'secrets', '', 'ns', 'allow'])).decision).toBe('allow');
     expect(decide(policies, resourceRequest(['gina', [], 'get', '', 'secrets', '', 'ns', 'noOpinion'])).decision).toBe('noOpinion');
@@ -190,7 +214,12 @@ describe('ABAC conversions', () => {
   });
 
   it('v0 lines convert as upstream does', () => {
-    const text = ['{"user":"a"}', '{"user":"*","group":"g","namespace":"n"}', '{"group":"g","resource":"pods","readonly":true}', `{"apiVersion":"${G}/v0","kind":"Policy","user":"b","namespace":"n","resource":"r"}`].join('\n');
+    const text = [
+      '{"user":"a"}',
+      '{"user":"*","group":"g","namespace":"n"}',
+      '{"group":"g","resource":"pods","readonly":true}',
+      `{"apiVersion":"${G}/v0","kind":"Policy","user":"b","namespace":"n","resource":"r"}`,
+    ].join('\n');
     expect(loadAbacPolicy(text, 'f', naming)).toEqual([
       { user: 'a', group: '', readonly: false, apiGroup: '*', resource: '*', namespace: '*', nonResourcePath: '*' },
       { user: '', group: 'system:authenticated', readonly: false, apiGroup: '*', resource: '*', namespace: 'n', nonResourcePath: '' },
@@ -227,8 +256,16 @@ describe('ABAC policy file errors name the file and line', () => {
   const cases: Array<[what: string, line: string, detail: RegExp]> = [
     ['not JSON', '{"user": "a"', /not valid JSON/],
     ['not an object', '["user"]', /expected a JSON object/],
-    ['a wrong apiVersion', JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1', kind: 'Policy', spec: { user: 'a' } }), /no kind "Policy" is registered for version "abac.authorization.kubernetes.io\/v1"/],
-    ['the API-group domain instead of upstream’s', JSON.stringify({ apiVersion: 'abac.authorization.k8s.io/v1beta1', kind: 'Policy', spec: { user: 'a' } }), /is registered for version/],
+    [
+      'a wrong apiVersion',
+      JSON.stringify({ apiVersion: 'abac.authorization.kubernetes.io/v1', kind: 'Policy', spec: { user: 'a' } }),
+      /no kind "Policy" is registered for version "abac.authorization.kubernetes.io\/v1"/,
+    ],
+    [
+      'the API-group domain instead of upstream’s',
+      JSON.stringify({ apiVersion: 'abac.authorization.k8s.io/v1beta1', kind: 'Policy', spec: { user: 'a' } }),
+      /is registered for version/,
+    ],
     ['an unknown kind', JSON.stringify({ apiVersion: `${G}/v1beta1`, kind: 'Rule', spec: { user: 'a' } }), /no kind "Rule"/],
     ['a v1beta1 line without kind', JSON.stringify({ apiVersion: `${G}/v1beta1`, spec: { user: 'a' } }), /no kind ""/],
     ['an unknown kind without apiVersion', '{"kind":"Rule","user":"a"}', /no kind "Rule"/],

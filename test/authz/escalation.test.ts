@@ -53,7 +53,12 @@ describe('RBAC escalation admission', () => {
   });
 
   it('asks for `bind` on the role a binding refers to, and answers 404 for a role it cannot resolve', async () => {
-    const binding = attributes({ kind: 'RoleBinding', resource: 'rolebindings', name: 'b', object: { metadata: { name: 'b' }, roleRef: { kind: 'ClusterRole', name: 'view' } } });
+    const binding = attributes({
+      kind: 'RoleBinding',
+      resource: 'rolebindings',
+      name: 'b',
+      object: { metadata: { name: 'b' }, roleRef: { kind: 'ClusterRole', name: 'view' } },
+    });
     const err = await (plugin.validate!(binding) as Promise<void>).catch((e: unknown) => e);
     expect(StatusError.is(err) && err.status.code).toBe(404);
     expect(asked.at(-1)).toBe('bind clusterroles/view');

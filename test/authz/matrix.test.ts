@@ -108,7 +108,10 @@ const HELD: Record<string, Held[]> = {
   admin: [{ verbs: '*', group: '*', resources: '*', namespaces: '*' }],
 };
 const URLS_HELD: Record<string, Array<[string, string]>> = {
-  ops: [['get', '/healthz'], ['get', '/metrics/*']],
+  ops: [
+    ['get', '/healthz'],
+    ['get', '/metrics/*'],
+  ],
   admin: [['*', '*']],
 };
 
@@ -186,7 +189,18 @@ for (const [username, groups] of Object.entries(USERS)) {
       for (const namespace of NAMESPACES) {
         for (const name of NAMES) {
           cases.push({
-            attributes: { user: { username, groups }, verb, isResourceRequest: true, path: '', namespace, apiGroup, apiVersion: 'v1', resource: resource!, subresource, name },
+            attributes: {
+              user: { username, groups },
+              verb,
+              isResourceRequest: true,
+              path: '',
+              namespace,
+              apiGroup,
+              apiVersion: 'v1',
+              resource: resource!,
+              subresource,
+              name,
+            },
             label: `${username} ${verb} ${apiGroup || 'core'}/${resourcePath} name=${name || '-'} ns=${namespace || '(cluster)'}`,
           });
         }
@@ -196,7 +210,18 @@ for (const [username, groups] of Object.entries(USERS)) {
   for (const verb of ['get', 'post']) {
     for (const p of PATHS) {
       cases.push({
-        attributes: { user: { username, groups }, verb, isResourceRequest: false, path: p, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' },
+        attributes: {
+          user: { username, groups },
+          verb,
+          isResourceRequest: false,
+          path: p,
+          namespace: '',
+          apiGroup: '',
+          apiVersion: '',
+          resource: '',
+          subresource: '',
+          name: '',
+        },
         label: `${username} ${verb} ${p}`,
       });
     }
@@ -212,13 +237,17 @@ function expected(mode: string, a: AuthorizationAttributes): boolean {
     case 'AlwaysDeny':
       return superuser;
     case 'RBAC':
-      return a.isResourceRequest ? holds(HELD[a.user.username] ?? [], a.verb, a.apiGroup, resource, a.name, a.namespace) : urlHeld(URLS_HELD[a.user.username] ?? [], a.verb, a.path);
+      return a.isResourceRequest
+        ? holds(HELD[a.user.username] ?? [], a.verb, a.apiGroup, resource, a.name, a.namespace)
+        : urlHeld(URLS_HELD[a.user.username] ?? [], a.verb, a.path);
     case 'Node':
       if (superuser) return true;
       if (a.user.username !== 'system:node:n1' || !a.isResourceRequest) return false;
       return holds(NODE_HELD, a.verb, a.apiGroup, resource, a.name, a.namespace);
     case 'ABAC':
-      return a.isResourceRequest ? holds(ABAC_HELD[a.user.username] ?? [], a.verb, a.apiGroup, resource, a.name, a.namespace) : urlHeld(ABAC_URLS_HELD[a.user.username] ?? [], a.verb, a.path);
+      return a.isResourceRequest
+        ? holds(ABAC_HELD[a.user.username] ?? [], a.verb, a.apiGroup, resource, a.name, a.namespace)
+        : urlHeld(ABAC_URLS_HELD[a.user.username] ?? [], a.verb, a.path);
   }
   throw new Error(mode);
 }
@@ -235,12 +264,23 @@ beforeAll(async () => {
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
   await core.ready();
   const t = (resource: string, namespace?: string) => ({ group: RBAC, version: 'v1', resource, ...(namespace ? { namespace } : {}) });
-  const obj = (kind: string, name: string, namespace: string | undefined, body: Record<string, unknown>): ApiObject => ({ apiVersion: `${RBAC}/v1`, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...body });
-  for (const ns of ['team-a', 'team-b']) await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {}, admin);
+  const obj = (kind: string, name: string, namespace: string | undefined, body: Record<string, unknown>): ApiObject => ({
+    apiVersion: `${RBAC}/v1`,
+    kind,
+    metadata: { name, ...(namespace ? { namespace } : {}) },
+    ...body,
+  });
+  for (const ns of ['team-a', 'team-b'])
+    await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {}, admin);
   for (const [name, rules] of clusterRoles) await core.create(t('clusterroles'), obj('ClusterRole', name, undefined, { rules }), {}, admin);
   for (const [ns, name, rules] of roles) await core.create(t('roles', ns), obj('Role', name, ns, { rules }), {}, admin);
   for (const [name, role, subjects] of clusterBindings) {
-    await core.create(t('clusterrolebindings'), obj('ClusterRoleBinding', name, undefined, { roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: role }, subjects }), {}, admin);
+    await core.create(
+      t('clusterrolebindings'),
+      obj('ClusterRoleBinding', name, undefined, { roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: role }, subjects }),
+      {},
+      admin,
+    );
   }
   for (const [ns, name, kind, role, subjects] of roleBindings) {
     await core.create(t('rolebindings', ns), obj('RoleBinding', name, ns, { roleRef: { apiGroup: RBAC, kind, name: role }, subjects }), {}, admin);

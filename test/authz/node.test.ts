@@ -39,29 +39,47 @@ let dir: string;
 let core: Core;
 let authz: NodeAuthorizer;
 
-function attrs(user: ReturnType<typeof node> | { username: string; groups: string[] }, verb: string, resource: string, name = '', namespace = 'apps', extra: Partial<AuthorizationAttributes> = {}): AuthorizationAttributes {
+function attrs(
+  user: ReturnType<typeof node> | { username: string; groups: string[] },
+  verb: string,
+  resource: string,
+  name = '',
+  namespace = 'apps',
+  extra: Partial<AuthorizationAttributes> = {},
+): AuthorizationAttributes {
   const [res, sub = ''] = resource.split('/');
   const group = res === 'leases' ? 'coordination.k8s.io' : res === 'tokenreviews' ? 'authentication.k8s.io' : '';
   return { user, verb, isResourceRequest: true, path: '', namespace, apiGroup: group, apiVersion: 'v1', resource: res!, subresource: sub, name, ...extra };
 }
-
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-node-authz-'));
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
   await core.ready();
   await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }, {}, admin);
-  await core.create(pods('apps'), pod('web', 'n1', {
-    serviceAccountName: 'web-sa',
-    imagePullSecrets: [{ name: 'pull' }],
-    containers: [{ name: 'c', image: 'i', env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'env-cm' } }] }],
-    volumes: [
-      { name: 'v1', secret: { secretName: 'vol-secret' } },
-      { name: 'v2', projected: { sources: [{ configMap: { name: 'proj-cm' } }, { secret: { name: 'proj-secret' } }] } },
-      { name: 'data', persistentVolumeClaim: { claimName: 'data-claim' } },
-      { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: {} } } },
-    ],
-  }), {}, admin);
+  await core.create(
+    pods('apps'),
+    pod('web', 'n1', {
+      serviceAccountName: 'web-sa',
+      imagePullSecrets: [{ name: 'pull' }],
+      containers: [
+        {
+          name: 'c',
+          image: 'i',
+          env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'k' } } }],
+          envFrom: [{ configMapRef: { name: 'env-cm' } }],
+        },
+      ],
+      volumes: [
+        { name: 'v1', secret: { secretName: 'vol-secret' } },
+        { name: 'v2', projected: { sources: [{ configMap: { name: 'proj-cm' } }, { secret: { name: 'proj-secret' } }] } },
+        { name: 'data', persistentVolumeClaim: { claimName: 'data-claim' } },
+        { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: {} } } },
+      ],
+    }),
+    {},
+    admin,
+  );
   await core.create(pods('apps'), pod('db', 'n2', { volumes: [{ name: 'v', secret: { secretName: 'db-secret' } }] }), {}, admin);
   await core.create(pods('apps'), pod('pending', undefined, { volumes: [{ name: 'v', secret: { secretName: 'pending-secret' } }] }), {}, admin);
   authz = nodeAuthorizer({ api: core, naming, ctx: admin, clock: systemClock, nodeRules, withSelectors: true });
@@ -84,13 +102,19 @@ describe('node identity', () => {
 });
 
 test('podReferences finds every kind of reference', () => {
-  const refs = podReferences(pod('p', 'n', {
-    serviceAccountName: 'sa',
-    imagePullSecrets: [{ name: 's1' }],
-    initContainers: [{ name: 'i', envFrom: [{ secretRef: { name: 's2' } }] }],
-    containers: [{ name: 'c', env: [{ name: 'x', valueFrom: { configMapKeyRef: { name: 'c1', key: 'k' } } }] }],
-    volumes: [{ name: 'a', csi: { driver: 'd', nodePublishSecretRef: { name: 's3' } } }, { name: 'b', configMap: { name: 'c2' } }, { name: 'e', ephemeral: {} }],
-  }));
+  const refs = podReferences(
+    pod('p', 'n', {
+      serviceAccountName: 'sa',
+      imagePullSecrets: [{ name: 's1' }],
+      initContainers: [{ name: 'i', envFrom: [{ secretRef: { name: 's2' } }] }],
+      containers: [{ name: 'c', env: [{ name: 'x', valueFrom: { configMapKeyRef: { name: 'c1', key: 'k' } } }] }],
+      volumes: [
+        { name: 'a', csi: { driver: 'd', nodePublishSecretRef: { name: 's3' } } },
+        { name: 'b', configMap: { name: 'c2' } },
+        { name: 'e', ephemeral: {} },
+      ],
+    }),
+  );
   expect(refs).toEqual([
     ['serviceaccount', 'sa'],
     ['secret', 's1'],
@@ -161,7 +185,10 @@ describe('decisions', () => {
 
   test('users that are not nodes get no opinion; a node user without a name is told so', () => {
     expect(authz.authorize(attrs({ username: 'alice', groups: [] }, 'get', 'secrets', 'vol-secret'))).toEqual({ decision: 'noOpinion', reason: '' });
-    expect(authz.authorize(attrs({ username: 'system:node:', groups: ['system:nodes'] }, 'get', 'secrets', 'vol-secret'))).toEqual({ decision: 'noOpinion', reason: 'unknown node for user "system:node:"' });
+    expect(authz.authorize(attrs({ username: 'system:node:', groups: ['system:nodes'] }, 'get', 'secrets', 'vol-secret'))).toEqual({
+      decision: 'noOpinion',
+      reason: 'unknown node for user "system:node:"',
+    });
   });
 
   test('without AuthorizeNodeWithSelectors, nodes and pods follow the static rules', () => {

@@ -22,29 +22,91 @@ let dir: string;
 let core: Core;
 let rbac: RbacAuthorizer;
 
-const obj = (kind: string, name: string, namespace: string | undefined, body: Record<string, unknown>): ApiObject => ({ apiVersion: `${RBAC}/v1`, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, ...body });
+const obj = (kind: string, name: string, namespace: string | undefined, body: Record<string, unknown>): ApiObject => ({
+  apiVersion: `${RBAC}/v1`,
+  kind,
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  ...body,
+});
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-rbac-'));
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
   await core.ready();
-  for (const ns of ['team-a', 'team-b']) await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {}, admin);
+  for (const ns of ['team-a', 'team-b'])
+    await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, {}, admin);
   const create = (resource: string, o: ApiObject) => core.create(t(resource, o.metadata?.namespace), o, {}, admin);
-  await create('clusterroles', obj('ClusterRole', 'pod-reader', undefined, { rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list', 'watch'] }] }));
+  await create(
+    'clusterroles',
+    obj('ClusterRole', 'pod-reader', undefined, { rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list', 'watch'] }] }),
+  );
   await create('clusterroles', obj('ClusterRole', 'health', undefined, { rules: [{ nonResourceURLs: ['/healthz', '/metrics/*'], verbs: ['get'] }] }));
   await create('clusterroles', obj('ClusterRole', 'everything-apps', undefined, { rules: [{ apiGroups: ['apps'], resources: ['*'], verbs: ['*'] }] }));
-  await create('roles', obj('Role', 'cm-one', 'team-a', { rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['settings'], verbs: ['get', 'update'] }] }));
-  await create('roles', obj('Role', 'scaler', 'team-a', { rules: [{ apiGroups: ['apps'], resources: ['replicasets/scale'], verbs: ['patch'] }, { apiGroups: [''], resources: ['*/status'], verbs: ['get'] }] }));
+  await create(
+    'roles',
+    obj('Role', 'cm-one', 'team-a', { rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['settings'], verbs: ['get', 'update'] }] }),
+  );
+  await create(
+    'roles',
+    obj('Role', 'scaler', 'team-a', {
+      rules: [
+        { apiGroups: ['apps'], resources: ['replicasets/scale'], verbs: ['patch'] },
+        { apiGroups: [''], resources: ['*/status'], verbs: ['get'] },
+      ],
+    }),
+  );
   // Cluster-wide: group `readers` reads pods everywhere; user ops reads health URLs.
-  await create('clusterrolebindings', obj('ClusterRoleBinding', 'readers', undefined, { roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'pod-reader' }, subjects: [{ apiGroup: RBAC, kind: 'Group', name: 'readers' }] }));
-  await create('clusterrolebindings', obj('ClusterRoleBinding', 'health', undefined, { roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'health' }, subjects: [{ apiGroup: RBAC, kind: 'User', name: 'ops' }] }));
+  await create(
+    'clusterrolebindings',
+    obj('ClusterRoleBinding', 'readers', undefined, {
+      roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'pod-reader' },
+      subjects: [{ apiGroup: RBAC, kind: 'Group', name: 'readers' }],
+    }),
+  );
+  await create(
+    'clusterrolebindings',
+    obj('ClusterRoleBinding', 'health', undefined, {
+      roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'health' },
+      subjects: [{ apiGroup: RBAC, kind: 'User', name: 'ops' }],
+    }),
+  );
   // team-a: alice gets apps (a ClusterRole bound in one namespace), the settings ConfigMap, and scale; a service account reads pods.
-  await create('rolebindings', obj('RoleBinding', 'alice-apps', 'team-a', { roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'everything-apps' }, subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }] }));
-  await create('rolebindings', obj('RoleBinding', 'alice-cm', 'team-a', { roleRef: { apiGroup: RBAC, kind: 'Role', name: 'cm-one' }, subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }] }));
-  await create('rolebindings', obj('RoleBinding', 'alice-scale', 'team-a', { roleRef: { apiGroup: RBAC, kind: 'Role', name: 'scaler' }, subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }] }));
-  await create('rolebindings', obj('RoleBinding', 'bot', 'team-a', { roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'pod-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'bot' }] }));
+  await create(
+    'rolebindings',
+    obj('RoleBinding', 'alice-apps', 'team-a', {
+      roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'everything-apps' },
+      subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }],
+    }),
+  );
+  await create(
+    'rolebindings',
+    obj('RoleBinding', 'alice-cm', 'team-a', {
+      roleRef: { apiGroup: RBAC, kind: 'Role', name: 'cm-one' },
+      subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }],
+    }),
+  );
+  await create(
+    'rolebindings',
+    obj('RoleBinding', 'alice-scale', 'team-a', {
+      roleRef: { apiGroup: RBAC, kind: 'Role', name: 'scaler' },
+      subjects: [{ apiGroup: RBAC, kind: 'User', name: 'alice' }],
+    }),
+  );
+  await create(
+    'rolebindings',
+    obj('RoleBinding', 'bot', 'team-a', {
+      roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'pod-reader' },
+      subjects: [{ kind: 'ServiceAccount', name: 'bot' }],
+    }),
+  );
   // A binding to a role that does not exist (yet) grants nothing.
-  await create('rolebindings', obj('RoleBinding', 'dangling', 'team-b', { roleRef: { apiGroup: RBAC, kind: 'Role', name: 'later' }, subjects: [{ apiGroup: RBAC, kind: 'User', name: 'bob' }] }));
+  await create(
+    'rolebindings',
+    obj('RoleBinding', 'dangling', 'team-b', {
+      roleRef: { apiGroup: RBAC, kind: 'Role', name: 'later' },
+      subjects: [{ apiGroup: RBAC, kind: 'User', name: 'bob' }],
+    }),
+  );
   rbac = rbacAuthorizer({ api: core, naming, ctx: admin, clock: systemClock });
   await rbac.synced();
 });
@@ -55,7 +117,17 @@ afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-type Case = [user: string, groups: string[], verb: string, group: string, resource: string, subresource: string, name: string, namespace: string, allowed: boolean];
+type Case = [
+  user: string,
+  groups: string[],
+  verb: string,
+  group: string,
+  resource: string,
+  subresource: string,
+  name: string,
+  namespace: string,
+  allowed: boolean,
+];
 
 const resourceCases: Case[] = [
   // group readers: pods and pods/log everywhere, read verbs only
@@ -99,17 +171,50 @@ const nonResourceCases: Array<[user: string, verb: string, path: string, allowed
 
 describe('RBAC decisions', () => {
   it.each(resourceCases)('%s %j: %s %s/%s/%s name=%s ns=%s → %s', (user, groups, verb, group, resource, subresource, name, namespace, allowed) => {
-    const a: AuthorizationAttributes = { user: { username: user, groups }, verb, isResourceRequest: true, path: '', namespace, apiGroup: group, apiVersion: 'v1', resource, subresource, name };
+    const a: AuthorizationAttributes = {
+      user: { username: user, groups },
+      verb,
+      isResourceRequest: true,
+      path: '',
+      namespace,
+      apiGroup: group,
+      apiVersion: 'v1',
+      resource,
+      subresource,
+      name,
+    };
     expect(rbac.authorize(a).decision).toBe(allowed ? 'allow' : 'noOpinion');
   });
 
   it.each(nonResourceCases)('%s %s %s → %s', (user, verb, path, allowed) => {
-    const a: AuthorizationAttributes = { user: { username: user, groups: [] }, verb, isResourceRequest: false, path, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
+    const a: AuthorizationAttributes = {
+      user: { username: user, groups: [] },
+      verb,
+      isResourceRequest: false,
+      path,
+      namespace: '',
+      apiGroup: '',
+      apiVersion: '',
+      resource: '',
+      subresource: '',
+      name: '',
+    };
     expect(rbac.authorize(a).decision).toBe(allowed ? 'allow' : 'noOpinion');
   });
 
   it('follows changes through its watches: a role that appears later starts granting', async () => {
-    const a: AuthorizationAttributes = { user: { username: 'bob', groups: [] }, verb: 'get', isResourceRequest: true, path: '', namespace: 'team-b', apiGroup: '', apiVersion: 'v1', resource: 'pods', subresource: '', name: 'p' };
+    const a: AuthorizationAttributes = {
+      user: { username: 'bob', groups: [] },
+      verb: 'get',
+      isResourceRequest: true,
+      path: '',
+      namespace: 'team-b',
+      apiGroup: '',
+      apiVersion: 'v1',
+      resource: 'pods',
+      subresource: '',
+      name: 'p',
+    };
     await core.create(t('roles', 'team-b'), obj('Role', 'later', 'team-b', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }), {}, admin);
     await eventually(() => rbac.authorize(a).decision === 'allow', { what: 'the role to grant' });
     await core.delete({ ...t('rolebindings', 'team-b'), name: 'dangling' }, {}, admin);

@@ -17,7 +17,13 @@ const naming = createNaming('kubernetes');
 const RBAC = 'rbac.authorization.k8s.io';
 const AUTOUPDATE = 'rbac.authorization.kubernetes.io/autoupdate';
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
-const t = (resource: string, name?: string, namespace?: string) => ({ group: RBAC, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
+const t = (resource: string, name?: string, namespace?: string) => ({
+  group: RBAC,
+  version: 'v1',
+  resource,
+  ...(namespace ? { namespace } : {}),
+  ...(name ? { name } : {}),
+});
 
 const role = (name: string, rules: unknown[], extra: Partial<ApiObject> = {}, namespace?: string): ApiObject => ({
   apiVersion: `${RBAC}/v1`,
@@ -144,7 +150,10 @@ describe('against a real core', () => {
   test('the aggregation controller fills aggregated roles, including roles labelled later, and follows removals', async () => {
     const label = `${RBAC}/aggregate-to-reader`;
     await core.create(t('clusterroles'), role('reader', [], { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [label]: 'true' } }] } }), {}, admin);
-    const piece = (name: string, rules: unknown[], labelled: boolean) => ({ ...role(name, rules), metadata: { name, ...(labelled ? { labels: { [label]: 'true' } } : {}) } });
+    const piece = (name: string, rules: unknown[], labelled: boolean) => ({
+      ...role(name, rules),
+      metadata: { name, ...(labelled ? { labels: { [label]: 'true' } } : {}) },
+    });
     await core.create(t('clusterroles'), piece('b-pods', [podReads], true), {}, admin);
     await core.create(t('clusterroles'), piece('a-cms', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, podReads], true), {}, admin);
     const controller = new ClusterRoleAggregationController({ core, rbacGroup: RBAC, user: admin.user, clock: systemClock });
@@ -160,8 +169,21 @@ describe('against a real core', () => {
       // A role labelled later joins.
       await core.create(t('clusterroles'), piece('c-later', [], false), {}, admin);
       const later = await core.get(t('clusterroles', 'c-later'), {}, admin);
-      await core.update(t('clusterroles', 'c-later'), { ...later, metadata: { ...later.metadata, labels: { [label]: 'true' } }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }] }, {}, admin);
-      await rulesBecome([{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }, podReads, { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }]);
+      await core.update(
+        t('clusterroles', 'c-later'),
+        {
+          ...later,
+          metadata: { ...later.metadata, labels: { [label]: 'true' } },
+          rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }],
+        },
+        {},
+        admin,
+      );
+      await rulesBecome([
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+        podReads,
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] },
+      ]);
 
       // A deleted role leaves.
       await core.delete(t('clusterroles', 'a-cms'), {}, admin);
@@ -177,10 +199,18 @@ describe('against a real core', () => {
     // microtask queue, so the loop starved the server.
     const ghost = { nonResourceURLs: ['/ghost'], verbs: ['get'] };
     for (const name of ['all-a', 'all-m', 'all-z']) {
-      await core.create(t('clusterroles'), role(name, name === 'all-m' ? [ghost, podReads] : [podReads, ghost], { aggregationRule: { clusterRoleSelectors: [{}] } }), {}, admin);
+      await core.create(
+        t('clusterroles'),
+        role(name, name === 'all-m' ? [ghost, podReads] : [podReads, ghost], { aggregationRule: { clusterRoleSelectors: [{}] } }),
+        {},
+        admin,
+      );
     }
     let writes = 0;
-    const counting = new Proxy(core, { get: (target, key) => (key === 'update' ? (...args: unknown[]) => (writes++, (target.update as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key)) });
+    const counting = new Proxy(core, {
+      get: (target, key) =>
+        key === 'update' ? (...args: unknown[]) => (writes++, (target.update as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key),
+    });
     const controller = new ClusterRoleAggregationController({ core: counting, rbacGroup: RBAC, user: admin.user, clock: systemClock });
     try {
       await controller.synced();

@@ -84,8 +84,30 @@ beforeEach(() => {
 });
 
 const alice = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { scopes: ['a'] } };
-const getPod = (user = alice): AuthorizationAttributes => ({ user, verb: 'get', isResourceRequest: true, path: '', namespace: 'team-a', apiGroup: '', apiVersion: 'v1', resource: 'pods', subresource: '', name: 'web' });
-const healthz: AuthorizationAttributes = { user: alice, verb: 'get', isResourceRequest: false, path: '/healthz', namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
+const getPod = (user = alice): AuthorizationAttributes => ({
+  user,
+  verb: 'get',
+  isResourceRequest: true,
+  path: '',
+  namespace: 'team-a',
+  apiGroup: '',
+  apiVersion: 'v1',
+  resource: 'pods',
+  subresource: '',
+  name: 'web',
+});
+const healthz: AuthorizationAttributes = {
+  user: alice,
+  verb: 'get',
+  isResourceRequest: false,
+  path: '/healthz',
+  namespace: '',
+  apiGroup: '',
+  apiVersion: '',
+  resource: '',
+  subresource: '',
+  name: '',
+};
 
 function hook(overrides: Partial<WebhookAuthorizerOptions> = {}) {
   const clock = new ManualClock(1_000_000);
@@ -111,7 +133,13 @@ describe('the webhook authorizer', () => {
     expect(reviews[0]).toEqual({
       apiVersion: 'authorization.k8s.io/v1',
       peer: 'keelson-gateway',
-      spec: { user: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { scopes: ['a'] }, resourceAttributes: { namespace: 'team-a', verb: 'get', group: '', version: 'v1', resource: 'pods', subresource: '', name: 'web' } },
+      spec: {
+        user: 'alice',
+        uid: 'u-1',
+        groups: ['dev', 'system:authenticated'],
+        extra: { scopes: ['a'] },
+        resourceAttributes: { namespace: 'team-a', verb: 'get', group: '', version: 'v1', resource: 'pods', subresource: '', name: 'web' },
+      },
     });
     answer = () => ({ allowed: false, denied: true, reason: 'never on Fridays' });
     expect(await authorizer.authorize(healthz)).toEqual({ decision: 'deny', reason: 'never on Fridays' });
@@ -157,7 +185,11 @@ describe('the webhook authorizer', () => {
     expect(await deny.authorize(getPod())).toEqual({ decision: 'deny', reason: 'webhook failed: the answer has no status' });
     answer = () => 'hang';
     expect(await deny.authorize(getPod())).toEqual({ decision: 'deny', reason: 'webhook failed: no answer within 200 ms' });
-    const down = webhookAuthorizer({ ...{ name: 'x', apiVersion: 'authorization.k8s.io/v1', authorizedTtlMs: 1, unauthorizedTtlMs: 1, timeoutMs: 500, clock: new ManualClock(0) }, client: { server: 'https://127.0.0.1:1/' }, failurePolicy: 'Deny' });
+    const down = webhookAuthorizer({
+      ...{ name: 'x', apiVersion: 'authorization.k8s.io/v1', authorizedTtlMs: 1, unauthorizedTtlMs: 1, timeoutMs: 500, clock: new ManualClock(0) },
+      client: { server: 'https://127.0.0.1:1/' },
+      failurePolicy: 'Deny',
+    });
     expect((await down.authorize(getPod())).decision).toBe('deny');
     answer = () => ({ allowed: true });
     expect((await deny.authorize(getPod())).decision).toBe('allow');
@@ -178,9 +210,9 @@ describe('the webhook authorizer', () => {
         '    failurePolicy: Deny',
         `    connectionInfo: {type: KubeConfigFile, kubeConfigFile: ${kubeconfig}}`,
         '    matchConditions:',
-        "    - expression: has(request.resourceAttributes)",
+        '    - expression: has(request.resourceAttributes)',
         "    - expression: request.resourceAttributes.namespace == 'team-a'",
-        "    - expression: \"!('system:masters' in request.groups)\"",
+        '    - expression: "!(\'system:masters\' in request.groups)"',
       ].join('\n'),
       naming,
     );
@@ -231,33 +263,88 @@ describe('AuthorizationConfiguration validation', () => {
     });
 
   test('a valid file, in order, with defaults', () => {
-    const c = parseAuthorizationConfig(base(`- {type: Node, name: node}\n- {type: RBAC, name: rbac}\n- {type: Webhook, name: hook, webhook: ${webhook({})}}`), naming);
-    expect(c.authorizers.map((a) => [a.type, a.name])).toEqual([['Node', 'node'], ['RBAC', 'rbac'], ['Webhook', 'hook']]);
+    const c = parseAuthorizationConfig(
+      base(`- {type: Node, name: node}\n- {type: RBAC, name: rbac}\n- {type: Webhook, name: hook, webhook: ${webhook({})}}`),
+      naming,
+    );
+    expect(c.authorizers.map((a) => [a.type, a.name])).toEqual([
+      ['Node', 'node'],
+      ['RBAC', 'rbac'],
+      ['Webhook', 'hook'],
+    ]);
     expect(c.authorizers[2]!.webhook).toMatchObject({ timeoutMs: 3000, authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000, failurePolicy: 'NoOpinion' });
     expect(parseAuthorizationConfig(base('- {type: RBAC, name: rbac}').replace('/v1', '/v1beta1'), naming).authorizers).toHaveLength(1);
   });
 
   test.each([
-    ['no authorizers', 'apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers: []', 'authorizers: Required value: at least one authorization mode must be defined'],
+    [
+      'no authorizers',
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers: []',
+      'authorizers: Required value: at least one authorization mode must be defined',
+    ],
     ['wrong apiVersion', base('- {type: RBAC, name: rbac}').replace('/v1', '/v2'), 'apiVersion: Unsupported value: "apiserver.config.k8s.io/v2"'],
     ['missing type', base('- {name: x}'), 'authorizers[0].type: Required value'],
     ['unknown type', base('- {type: Magic, name: x}'), 'authorizers[0].type: Unsupported value: "Magic"'],
     ['RBAC twice', base('- {type: RBAC, name: a}\n- {type: RBAC, name: b}'), 'authorizers[1].type: Duplicate value: "RBAC"'],
     ['missing name', base('- {type: RBAC}'), 'authorizers[0].name: Required value'],
     ['bad name', base('- {type: RBAC, name: Not_Valid}'), 'authorizers[0].name: Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain'],
-    ['duplicate name', base(`- {type: Webhook, name: a, webhook: ${webhook({})}}\n- {type: Webhook, name: a, webhook: ${webhook({})}}`), 'authorizers[1].name: Duplicate value: "a"'],
+    [
+      'duplicate name',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({})}}\n- {type: Webhook, name: a, webhook: ${webhook({})}}`),
+      'authorizers[1].name: Duplicate value: "a"',
+    ],
     ['webhook missing', base('- {type: Webhook, name: a}'), 'authorizers[0].webhook: Required value: required when type=Webhook'],
-    ['webhook on RBAC', base(`- {type: RBAC, name: a, webhook: ${webhook({})}}`), 'authorizers[0].webhook: Invalid value: "non-null": non-null webhook config is only allowed when type=Webhook'],
-    ['timeout too long', base(`- {type: Webhook, name: a, webhook: ${webhook({ timeout: '45s' })}}`), 'authorizers[0].webhook.timeout: Invalid value: "45s": must be no more than 30s'],
+    [
+      'webhook on RBAC',
+      base(`- {type: RBAC, name: a, webhook: ${webhook({})}}`),
+      'authorizers[0].webhook: Invalid value: "non-null": non-null webhook config is only allowed when type=Webhook',
+    ],
+    [
+      'timeout too long',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ timeout: '45s' })}}`),
+      'authorizers[0].webhook.timeout: Invalid value: "45s": must be no more than 30s',
+    ],
     ['no timeout', base(`- {type: Webhook, name: a, webhook: ${webhook({ timeout: undefined })}}`), 'authorizers[0].webhook.timeout: Required value'],
-    ['bad SAR version', base(`- {type: Webhook, name: a, webhook: ${webhook({ subjectAccessReviewVersion: 'v2' })}}`), 'authorizers[0].webhook.subjectAccessReviewVersion: Unsupported value: "v2": supported values: "v1", "v1beta1"'],
-    ['bad match version', base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditionSubjectAccessReviewVersion: 'v1beta1' })}}`), 'authorizers[0].webhook.matchConditionSubjectAccessReviewVersion: Unsupported value: "v1beta1"'],
-    ['bad failure policy', base(`- {type: Webhook, name: a, webhook: ${webhook({ failurePolicy: 'Allow' })}}`), 'authorizers[0].webhook.failurePolicy: Unsupported value: "Allow": supported values: "NoOpinion", "Deny"'],
-    ['relative kubeconfig', base(`- {type: Webhook, name: a, webhook: ${webhook({ connectionInfo: { type: 'KubeConfigFile', kubeConfigFile: 'hook.yaml' } })}}`), 'authorizers[0].webhook.connectionInfo.kubeConfigFile: Invalid value: "hook.yaml": must be an absolute path'],
-    ['in-cluster', base(`- {type: Webhook, name: a, webhook: ${webhook({ connectionInfo: { type: 'InClusterConfig' } })}}`), 'authorizers[0].webhook.connectionInfo.type: Invalid value: "InClusterConfig"'],
-    ['bad CEL', base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditions: [{ expression: 'request.user ==' }] })}}`), 'authorizers[0].webhook.matchConditions[0].expression: Invalid value: "request.user ==": compilation failed'],
-    ['duplicate CEL', base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditions: [{ expression: 'true' }, { expression: 'true' }] })}}`), 'authorizers[0].webhook.matchConditions[1].expression: Duplicate value: "true"'],
-    ['65 conditions', base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditions: Array.from({ length: 65 }, (_, i) => ({ expression: `${i} == ${i}` })) })}}`), 'authorizers[0].webhook.matchConditions: Too many: 65: must have at most 64 items'],
+    [
+      'bad SAR version',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ subjectAccessReviewVersion: 'v2' })}}`),
+      'authorizers[0].webhook.subjectAccessReviewVersion: Unsupported value: "v2": supported values: "v1", "v1beta1"',
+    ],
+    [
+      'bad match version',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditionSubjectAccessReviewVersion: 'v1beta1' })}}`),
+      'authorizers[0].webhook.matchConditionSubjectAccessReviewVersion: Unsupported value: "v1beta1"',
+    ],
+    [
+      'bad failure policy',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ failurePolicy: 'Allow' })}}`),
+      'authorizers[0].webhook.failurePolicy: Unsupported value: "Allow": supported values: "NoOpinion", "Deny"',
+    ],
+    [
+      'relative kubeconfig',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ connectionInfo: { type: 'KubeConfigFile', kubeConfigFile: 'hook.yaml' } })}}`),
+      'authorizers[0].webhook.connectionInfo.kubeConfigFile: Invalid value: "hook.yaml": must be an absolute path',
+    ],
+    [
+      'in-cluster',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ connectionInfo: { type: 'InClusterConfig' } })}}`),
+      'authorizers[0].webhook.connectionInfo.type: Invalid value: "InClusterConfig"',
+    ],
+    [
+      'bad CEL',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditions: [{ expression: 'request.user ==' }] })}}`),
+      'authorizers[0].webhook.matchConditions[0].expression: Invalid value: "request.user ==": compilation failed',
+    ],
+    [
+      'duplicate CEL',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditions: [{ expression: 'true' }, { expression: 'true' }] })}}`),
+      'authorizers[0].webhook.matchConditions[1].expression: Duplicate value: "true"',
+    ],
+    [
+      '65 conditions',
+      base(`- {type: Webhook, name: a, webhook: ${webhook({ matchConditions: Array.from({ length: 65 }, (_, i) => ({ expression: `${i} == ${i}` })) })}}`),
+      'authorizers[0].webhook.matchConditions: Too many: 65: must have at most 64 items',
+    ],
   ])('%s', (_name, text, message) => {
     expect(errors(text).some((e) => e.startsWith(message))).toBe(true);
   });
@@ -266,7 +353,8 @@ describe('AuthorizationConfiguration validation', () => {
 describe('the server chain from --authorization-config', () => {
   const noCore = {} as CoreApi;
   const configFile = () => path.join(dir, 'authz-config.yaml');
-  const write = (authorizers: string) => fs.writeFile(configFile(), `apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n${authorizers}`);
+  const write = (authorizers: string) =>
+    fs.writeFile(configFile(), `apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n${authorizers}`);
   const serverConfig = (args: string[]): ServerConfig => {
     const r = parseFlags(['--vendor', 'kubernetes', ...args]);
     if (r.kind !== 'config') throw new Error(JSON.stringify(r));
@@ -277,19 +365,29 @@ describe('the server chain from --authorization-config', () => {
     await write('- {type: AlwaysAllow, name: all}');
     expect(parseFlags(['--authorization-config', configFile(), '--authorization-mode', 'RBAC'])).toEqual({
       kind: 'error',
-      error: { flag: '--authorization-config', message: '--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined' },
+      error: {
+        flag: '--authorization-config',
+        message: '--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined',
+      },
     });
     await write('- {type: Webhook, name: a}');
     const r = parseFlags(['--authorization-config', configFile()]);
     expect(r.kind === 'error' && r.error.message).toContain('authorizers[0].webhook: Required value');
   });
 
-  test('the file\'s order is the chain\'s; a bad edit keeps the last good chain; a good one replaces it', async () => {
+  test("the file's order is the chain's; a bad edit keeps the last good chain; a good one replaces it", async () => {
     const hookEntry = `- {type: Webhook, name: guard, webhook: {timeout: 1s, subjectAccessReviewVersion: v1, matchConditionSubjectAccessReviewVersion: v1, failurePolicy: Deny, connectionInfo: {type: KubeConfigFile, kubeConfigFile: ${kubeconfig}}, matchConditions: [{expression: "request.user != 'ops'"}]}}`;
     await write(`${hookEntry}\n- {type: AlwaysAllow, name: rest}`);
     const logs: string[] = [];
     const clock = new ManualClock(0);
-    const authz = buildAuthorizers(serverConfig(['--authorization-config', configFile()]), noCore, buildFeatureGates({}).gates, { user: { username: 'system:apiserver', groups: [] } }, (m) => logs.push(m), clock);
+    const authz = buildAuthorizers(
+      serverConfig(['--authorization-config', configFile()]),
+      noCore,
+      buildFeatureGates({}).gates,
+      { user: { username: 'system:apiserver', groups: [] } },
+      (m) => logs.push(m),
+      clock,
+    );
     try {
       expect(authz.authorizers.map((a) => a.name)).toEqual([undefined, 'guard', 'rest']);
       answer = () => ({ allowed: false, denied: true, reason: 'no' });

@@ -110,9 +110,7 @@ describe('Go JSON details', () => {
       '{"kind":"ConfigMap","apiVersion":"v1","metadata":"x","immutable":{"b":1,"a":2},"data":["b","a"],"binaryData":null}',
     );
     const pod = { apiVersion: 'v1', kind: 'Pod', spec: { containers: { name: 'c' }, volumes: [null, 'v', { name: 'w' }] } };
-    expect(encodeOrderedJson(registry, pod)).toBe(
-      '{"kind":"Pod","apiVersion":"v1","spec":{"volumes":[null,"v",{"name":"w"}],"containers":{"name":"c"}}}',
-    );
+    expect(encodeOrderedJson(registry, pod)).toBe('{"kind":"Pod","apiVersion":"v1","spec":{"volumes":[null,"v",{"name":"w"}],"containers":{"name":"c"}}}');
   });
 
   it('keeps raw JSON (FieldsV1) in its own key order', () => {
@@ -128,18 +126,14 @@ describe('Go JSON details', () => {
 
   it('writes an unknown kind in its own key order', () => {
     const apiVersion = `${naming.groups.meta}/v1`;
-    expect(encodeOrderedJson(registry, { kind: 'Table', apiVersion, rows: [] })).toBe(
-      `{"kind":"Table","apiVersion":"${apiVersion}","rows":[]}`,
-    );
+    expect(encodeOrderedJson(registry, { kind: 'Table', apiVersion, rows: [] })).toBe(`{"kind":"Table","apiVersion":"${apiVersion}","rows":[]}`);
   });
 
   it('is a codec record: one document per line, pretty on request, watch events', () => {
     const codec = createOrderedJsonCodec(naming);
     const pod = { metadata: { name: 'p' }, kind: 'Pod', apiVersion: 'v1' };
     expect(codec.encode(pod).toString()).toBe('{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}\n');
-    expect(codec.encode(pod, { pretty: true }).toString()).toBe(
-      '{\n  "kind": "Pod",\n  "apiVersion": "v1",\n  "metadata": {\n    "name": "p"\n  }\n}\n',
-    );
+    expect(codec.encode(pod, { pretty: true }).toString()).toBe('{\n  "kind": "Pod",\n  "apiVersion": "v1",\n  "metadata": {\n    "name": "p"\n  }\n}\n');
     expect(codec.stream!.encodeEvent({ type: 'ADDED', object: pod }).toString()).toBe(
       '{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}}\n',
     );
@@ -152,7 +146,7 @@ describe('bytes', () => {
   const cm = (data: unknown, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', data, ...extra });
 
   it('writes strings as Go does: escapes, non-ASCII, HTML characters, lone surrogates, in values and keys', () => {
-    const data = { 'k<&>': 'a"b\\c\n\u0001\u007f', 'é': 'ü\u{1F600}\u2028\u2029', lone: '\ud800x', plain: 'abc' };
+    const data = { 'k<&>': 'a"b\\c\n\u0001\u007f', é: 'ü\u{1F600}\u2028\u2029', lone: '\ud800x', plain: 'abc' };
     const text = encodeOrderedJson(registry, cm(data, { 'x<y': '&' }));
     expect(text).toBe(
       '{"kind":"ConfigMap","apiVersion":"v1","data":{"k\\u003c\\u0026\\u003e":"a\\"b\\\\c\\n\\u0001\u007f","lone":"\\ud800x","plain":"abc","é":"ü\u{1F600}\\u2028\\u2029"},"x\\u003cy":"\\u0026"}',

@@ -39,7 +39,7 @@ test('each limit is refused, and what is within them passes', () => {
   expect(limitOf({ a: [1, 'two', null, true, { b: new Uint8Array(4) }] })).toBeUndefined();
 });
 
-test("only own properties count, as Object.values counts them", () => {
+test('only own properties count, as Object.values counts them', () => {
   const proto = { inherited: nested(MAX_NESTING_DEPTH + 5) };
   expect(limitOf(Object.assign(Object.create(proto), { own: 1 }))).toBeUndefined();
 });
@@ -60,7 +60,12 @@ describe('JSON text before parsing', () => {
   });
 
   it('gives decodeStrictJson what it needs to parse with JSON.parse and still find repeated keys', () => {
-    for (const text of ['{"a":{"b":[{"c":1,"c":2}]},"m":{"k":"1","k":"2"},"a":{"x":1}}', '[{"op":"add","op":"remove"}]', '{"__proto__":{"x":1},"y":[]}', '{"a":"x:y","b":{}}']) {
+    for (const text of [
+      '{"a":{"b":[{"c":1,"c":2}]},"m":{"k":"1","k":"2"},"a":{"x":1}}',
+      '[{"op":"add","op":"remove"}]',
+      '{"__proto__":{"x":1},"y":[]}',
+      '{"a":"x:y","b":{}}',
+    ]) {
       expect(decodeStrictJson(text, checkJsonNesting(text))).toEqual(decodeStrictJson(text));
     }
     expect(decodeStrictJson('{"a":1,"a":2}', checkJsonNesting('{"a":1,"a":2}')).duplicates.map((d) => d.path)).toEqual(['a']);
@@ -73,14 +78,17 @@ describe('values counted from JSON text', () => {
   const valuesIn = (v: unknown): number =>
     typeof v !== 'object' || v === null ? 1 : 1 + (Array.isArray(v) ? v : Object.values(v)).reduce((n: number, x) => n + valuesIn(x), 0);
 
-  it.each(['0', '"a,b[{"', '[]', '{}', '[1,2,3]', '{"a":[1,{"b":null}],"c":"x,y"}', '[[],{},[[]]]', '{"a\\",":[true,false]}'])('%s: at least its values', (text) => {
-    const counts = checkJsonText(text);
-    const actual = valuesIn(JSON.parse(text));
-    expect(counts.values).toBeGreaterThanOrEqual(actual);
-    // Only an empty container is counted once more than it holds.
-    const empties = (text.match(/\[\]|\{\}/g) ?? []).length;
-    expect(counts.values - actual).toBe(empties);
-  });
+  it.each(['0', '"a,b[{"', '[]', '{}', '[1,2,3]', '{"a":[1,{"b":null}],"c":"x,y"}', '[[],{},[[]]]', '{"a\\",":[true,false]}'])(
+    '%s: at least its values',
+    (text) => {
+      const counts = checkJsonText(text);
+      const actual = valuesIn(JSON.parse(text));
+      expect(counts.values).toBeGreaterThanOrEqual(actual);
+      // Only an empty container is counted once more than it holds.
+      const empties = (text.match(/\[\]|\{\}/g) ?? []).length;
+      expect(counts.values - actual).toBe(empties);
+    },
+  );
 
   it('a value counted within the limit is not walked', () => {
     const text = '{"spec":{"a":1}}';

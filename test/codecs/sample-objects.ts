@@ -14,9 +14,7 @@ export function realisticReplicaSet(): Record<string, unknown> {
       creationTimestamp: '2024-05-01T10:00:00Z',
       labels: { app: 'guestbook', tier: 'frontend' },
       annotations: { 'deployment.example/revision': '2' },
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'frontend', uid: '0b9e', controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'frontend', uid: '0b9e', controller: true, blockOwnerDeletion: true }],
       managedFields: [
         {
           manager: 'kube-controller-manager',
@@ -96,7 +94,9 @@ export function realisticReplicaSet(): Record<string, unknown> {
           },
           schedulerName: 'default-scheduler',
           tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule', tolerationSeconds: 60 }],
-          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { tier: 'frontend' } } }],
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { tier: 'frontend' } } },
+          ],
           priority: 0,
           enableServiceLinks: false,
         },

@@ -69,7 +69,22 @@ test('manifests as people write them take the fast path and read the same', () =
 });
 
 test('what the fast path leaves to the general parser', () => {
-  for (const text of ['a: 1 # comment', 'a: &x 1\nb: *x', 'a: !!str 1', 'a: |\n  text', 'a: [1, 2]', 'a: {b: 1}', '---\na: 1', 'a: 1\n  b', 'a:\tb', 'x', '- a\n  b: 1', 'a: b: c', '<<: {}', 'a: 1\na: 2']) {
+  for (const text of [
+    'a: 1 # comment',
+    'a: &x 1\nb: *x',
+    'a: !!str 1',
+    'a: |\n  text',
+    'a: [1, 2]',
+    'a: {b: 1}',
+    '---\na: 1',
+    'a: 1\n  b',
+    'a:\tb',
+    'x',
+    '- a\n  b: 1',
+    'a: b: c',
+    '<<: {}',
+    'a: 1\na: 2',
+  ]) {
     expect(fastParseYaml(text)).toBeUndefined();
   }
 });

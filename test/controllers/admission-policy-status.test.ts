@@ -58,7 +58,8 @@ test('undefined fields of the matched kinds are warned about, per expression, un
     },
     {
       fieldRef: 'spec.validations[2].messageExpression',
-      warning: "apps/v1, Kind=ReplicaSet: ERROR: <input>:1:31: undefined field 'matchLabelz'\n | 'bad: ' + object.spec.selector.matchLabelz.app\n | ..............................^",
+      warning:
+        "apps/v1, Kind=ReplicaSet: ERROR: <input>:1:31: undefined field 'matchLabelz'\n | 'bad: ' + object.spec.selector.matchLabelz.app\n | ..............................^",
     },
   ]);
 

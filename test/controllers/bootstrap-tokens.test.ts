@@ -17,14 +17,24 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 function tokenSecret(id: string, secret: string, extra: Record<string, string> = {}): ApiObject {
   const data: Record<string, string> = { 'token-id': b64(id), 'token-secret': b64(secret) };
   for (const [k, v] of Object.entries(extra)) data[k] = b64(v);
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' }, type: 'bootstrap.kubernetes.io/token', data };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' },
+    type: 'bootstrap.kubernetes.io/token',
+    data,
+  };
 }
 
 describe('detached JWS', () => {
   it("matches upstream's test vectors for the same content, key id and key", async () => {
     const content = 'Hello from the other side. I must have called a thousand times.';
-    expect(await detachedSignature(content, 'joshua', 'my voice is my passcode')).toBe('eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..VShe2taLd-YTrmWuRkcL_8QTNDHYxQIEBsAYYiIj1_8');
-    expect(await detachedSignature(content, 'joshua', 'my voice is my passcode. my voice is my passcode')).toBe('eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..SFoKn0-YxqnvpSExt4LuCZ_7pvIBdX3SoUO_NsTpkdg');
+    expect(await detachedSignature(content, 'joshua', 'my voice is my passcode')).toBe(
+      'eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..VShe2taLd-YTrmWuRkcL_8QTNDHYxQIEBsAYYiIj1_8',
+    );
+    expect(await detachedSignature(content, 'joshua', 'my voice is my passcode. my voice is my passcode')).toBe(
+      'eyJhbGciOiJIUzI1NiIsImtpZCI6Impvc2h1YSJ9..SFoKn0-YxqnvpSExt4LuCZ_7pvIBdX3SoUO_NsTpkdg',
+    );
   });
 });
 
@@ -74,9 +84,19 @@ describe('bootstrap signer', () => {
   it('signs cluster-info for each signing token with the full token, re-signs on change and drops signatures of removed or expired tokens', async () => {
     const clock = new ManualClock(Date.UTC(2026, 10, 25, 10, 0, 0));
     const kubeconfig = 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: ""\n';
-    await t.core.create({ ...clusterInfo, name: undefined }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-info' }, data: { kubeconfig } }, {}, ctx);
+    await t.core.create(
+      { ...clusterInfo, name: undefined },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-info' }, data: { kubeconfig } },
+      {},
+      ctx,
+    );
     await t.core.create(secrets(), tokenSecret('abcdef', '0123456789abcdef', { 'usage-bootstrap-signing': 'true' }), {}, ctx);
-    await t.core.create(secrets(), tokenSecret('bcdefg', '0123456789abcdef', { 'usage-bootstrap-signing': 'true', expiration: rfc3339(clock.now() + 30_000) }), {}, ctx);
+    await t.core.create(
+      secrets(),
+      tokenSecret('bcdefg', '0123456789abcdef', { 'usage-bootstrap-signing': 'true', expiration: rfc3339(clock.now() + 30_000) }),
+      {},
+      ctx,
+    );
     await t.core.create(secrets(), tokenSecret('cdefgh', '0123456789abcdef'), {}, ctx);
     const signer = new BootstrapSigner({ core: t.core, naming, clock, user: ctx.user });
     signer.start();

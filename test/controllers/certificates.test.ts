@@ -37,7 +37,27 @@ describe('certificate controllers', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-csr-controllers-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=test-ca', '-days', '3650', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-subj',
+        '/CN=test-ca',
+        '-days',
+        '3650',
+        '-keyout',
+        join(dir, 'ca.key'),
+        '-out',
+        join(dir, 'ca.crt'),
+      ],
+      { stdio: 'ignore' },
+    );
     const caPem = readFileSync(join(dir, 'ca.crt'), 'utf8');
     ca = new X509Certificate(caPem);
     // The SubjectAccessReviews csrapproving asks: nodes may create their own client certificates.
@@ -80,14 +100,24 @@ describe('certificate controllers', () => {
    * delivers in order), then their queues are idle.
    */
   async function caughtUp(marker: string): Promise<void> {
-    await request(marker, 'CN=system:node:n1, O=system:nodes', { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] }, node);
+    await request(
+      marker,
+      'CN=system:node:n1, O=system:nodes',
+      { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] },
+      node,
+    );
     await settled(marker, (c) => !!c.status?.certificate);
     await Promise.all([signing.idle(), approving.idle()]);
   }
 
   async function request(name: string, subject: string, spec: Record<string, unknown>, ctx = admin, sans: { dns?: string[] } = {}): Promise<void> {
     const csr = await makeCsr(subject, sans);
-    const body: ApiObject = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: csr.request, ...spec } };
+    const body: ApiObject = {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      metadata: { name },
+      spec: { request: csr.request, ...spec },
+    };
     await core.create(csrs(), body, {}, ctx);
   }
 
@@ -99,7 +129,11 @@ describe('certificate controllers', () => {
   const certificateOf = (csr: CertificateSigningRequest) => new X509Certificate(Buffer.from(csr.status!.certificate!, 'base64').toString('utf8'));
 
   it('issues an approved client certificate, valid from 5 minutes back for the requested hour', async () => {
-    await request('jane', 'CN=jane, O=dev', { signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth', 'digital signature'], expirationSeconds: 3600 });
+    await request('jane', 'CN=jane, O=dev', {
+      signerName: 'kubernetes.io/kube-apiserver-client',
+      usages: ['client auth', 'digital signature'],
+      expirationSeconds: 3600,
+    });
     await approve('jane');
     const csr = await settled('jane', (c) => !!c.status?.certificate);
     const cert = certificateOf(csr);
@@ -114,7 +148,13 @@ describe('certificate controllers', () => {
   });
 
   it('a serving certificate keeps the request’s names; a default one is backdated at both ends for a year', async () => {
-    await request('n1-serving', 'CN=system:node:n1, O=system:nodes', { signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'] }, admin, { dns: ['n1.example'] });
+    await request(
+      'n1-serving',
+      'CN=system:node:n1, O=system:nodes',
+      { signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'] },
+      admin,
+      { dns: ['n1.example'] },
+    );
     await approve('n1-serving');
     const cert = certificateOf(await settled('n1-serving', (c) => !!c.status?.certificate));
     expect(cert.subjectAltName).toBe('DNS:n1.example');
@@ -126,7 +166,12 @@ describe('certificate controllers', () => {
     await request('wrong-usage', 'CN=jane', { signerName: 'kubernetes.io/kube-apiserver-client', usages: ['server auth'] });
     await approve('wrong-usage');
     const csr = await settled('wrong-usage', (c) => (c.status?.conditions ?? []).some((x) => x.type === 'Failed'));
-    expect(csr.status?.conditions?.[1]).toMatchObject({ type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: 'invalid usage for client certificate: server auth' });
+    expect(csr.status?.conditions?.[1]).toMatchObject({
+      type: 'Failed',
+      status: 'True',
+      reason: 'SignerValidationFailure',
+      message: 'invalid usage for client certificate: server auth',
+    });
     expect(csr.status?.certificate).toBeUndefined();
     await request('not-a-node', 'CN=jane, O=dev', { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] });
     await approve('not-a-node');
@@ -144,12 +189,27 @@ describe('certificate controllers', () => {
   });
 
   it('csrapproving approves a node’s own client certificate after a SubjectAccessReview, then it is issued', async () => {
-    await request('n1-client', 'CN=system:node:n1, O=system:nodes', { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] }, node);
+    await request(
+      'n1-client',
+      'CN=system:node:n1, O=system:nodes',
+      { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] },
+      node,
+    );
     const csr = await settled('n1-client', (c) => !!c.status?.certificate);
-    expect(csr.status?.conditions?.[0]).toMatchObject({ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'Auto approving self kubelet client certificate after SubjectAccessReview.' });
+    expect(csr.status?.conditions?.[0]).toMatchObject({
+      type: 'Approved',
+      status: 'True',
+      reason: 'AutoApproved',
+      message: 'Auto approving self kubelet client certificate after SubjectAccessReview.',
+    });
     expect(certificateOf(csr).subject).toBe('CN=system:node:n1\nO=system:nodes');
     // Another node's name: the review does not allow it, so it stays pending.
-    await request('n2-client', 'CN=system:node:n2, O=system:nodes', { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] }, node);
+    await request(
+      'n2-client',
+      'CN=system:node:n2, O=system:nodes',
+      { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['client auth', 'digital signature'] },
+      node,
+    );
     await caughtUp('after-n2-client');
     expect(((await core.get(csrs('n2-client'), {}, admin)) as CertificateSigningRequest).status?.conditions).toBeUndefined();
   });
@@ -169,7 +229,15 @@ describe('csrcleaner deadlines', () => {
     expect(expired(csr(at - 25 * hour), at)).toBe(true);
     expect(expired(csr(at - 2 * hour, [{ type: 'Denied', at: at - 30 * 60_000 }]), at)).toBe(false);
     expect(expired(csr(at - 2 * hour, [{ type: 'Denied', at: at - 61 * 60_000 }]), at)).toBe(true);
-    expect(expired(csr(at - 2 * hour, [{ type: 'Approved', at: at - 2 * hour }, { type: 'Failed', at: at - 2 * hour }]), at)).toBe(true);
+    expect(
+      expired(
+        csr(at - 2 * hour, [
+          { type: 'Approved', at: at - 2 * hour },
+          { type: 'Failed', at: at - 2 * hour },
+        ]),
+        at,
+      ),
+    ).toBe(true);
     // Approved long ago but not issued: the signer may still be working on it.
     expect(expired(csr(at - 30 * hour, [{ type: 'Approved', at: at - 2 * hour }]), at)).toBe(false);
     expect(expired(csr(at - 2 * hour, [{ type: 'Approved', at: at - 2 * hour }], 'Zm9v'), at)).toBe(true);

@@ -48,7 +48,12 @@ it('a node silent past --node-monitor-grace-period, checked every --node-monitor
   const conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: stamp, lastTransitionTime: stamp }];
   await t.core.update(nodes('posted', 'status'), { ...node, status: { conditions } }, {}, ctx);
   await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'silent' } }, {}, ctx);
-  running = startControllers(t.core, ['nodelifecycle'], undefined, { clock, nodeMonitorPeriodMs: 1_000, nodeMonitorGracePeriodMs: 8_000, nodeStartupGracePeriodMs: 20_000 });
+  running = startControllers(t.core, ['nodelifecycle'], undefined, {
+    clock,
+    nodeMonitorPeriodMs: 1_000,
+    nodeMonitorGracePeriodMs: 8_000,
+    nodeStartupGracePeriodMs: 20_000,
+  });
 
   // With upstream's defaults (50 s once posted, 60 s before) neither could be Unknown before 50 s.
   const posted = await advanceUntil(async () => (await readyStatus('posted'))?.status === 'Unknown', 1_000, 49_000);
@@ -63,7 +68,12 @@ it('a node silent past --node-monitor-grace-period, checked every --node-monitor
 
 it('terminated pods beyond --terminated-pod-gc-threshold are deleted, the oldest first', async () => {
   for (const name of ['first', 'second', 'third']) {
-    const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+    const created = await t.core.create(
+      pods('default'),
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } },
+      {},
+      ctx,
+    );
     await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase: 'Succeeded' } }, {}, ctx);
     clock.advance(1_000);
   }

@@ -79,7 +79,11 @@ describe('delete', () => {
   });
 
   it('deletecollection deletes what the selectors pick and answers with the list as read; limit deletes one page', async () => {
-    for (const [name, tier] of [['a', 'x'], ['b', 'x'], ['c', 'y']]) {
+    for (const [name, tier] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+    ]) {
       await t.core.create(cms('default'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { tier } } }, {}, ctx);
     }
     const dry = await t.core.deleteCollection(cms('default'), { labelSelector: 'tier=x' }, { dryRun: ['All'] }, ctx);
@@ -126,10 +130,22 @@ describe('unsafe deletion of undecodable objects', () => {
       const normal = await statusOf(t.core.delete(rs('default', 'bad'), {}, ctx));
       expect(normal.code).toBe(500);
       expect(normal.reason).toBe('InternalError');
-      expect(normal.status.message).toMatch(/^Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/replicasets\/default\/bad, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=\d+: /);
+      expect(normal.status.message).toMatch(
+        /^Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/replicasets\/default\/bad, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=\d+: /,
+      );
 
       const combined = await statusOf(
-        t.core.delete(rs('default', 'bad'), { ignoreStoreReadErrorWithClusterBreakingPotential: true, dryRun: ['All'], gracePeriodSeconds: 0, propagationPolicy: 'Orphan', preconditions: { uid: 'x' } }, ctx),
+        t.core.delete(
+          rs('default', 'bad'),
+          {
+            ignoreStoreReadErrorWithClusterBreakingPotential: true,
+            dryRun: ['All'],
+            gracePeriodSeconds: 0,
+            propagationPolicy: 'Orphan',
+            preconditions: { uid: 'x' },
+          },
+          ctx,
+        ),
       );
       expect(combined.code).toBe(422);
       expect(combined.status.message).toBe(

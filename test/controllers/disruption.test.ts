@@ -10,10 +10,29 @@ import { ManualClock, rfc3339 } from '../../src/clock';
 import { ctx, eventually, openCore, pods, rs, statusOf as refusal, type TestCore } from './support';
 
 const naming = createNaming('kubernetes');
-const pdbs = (name?: string): ResourceTarget => ({ group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespace: 'default', ...(name ? { name } : {}) });
-const pdb = (name: string, spec: Record<string, unknown>): ApiObject => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } });
+const pdbs = (name?: string): ResourceTarget => ({
+  group: 'policy',
+  version: 'v1',
+  resource: 'poddisruptionbudgets',
+  namespace: 'default',
+  ...(name ? { name } : {}),
+});
+const pdb = (name: string, spec: Record<string, unknown>): ApiObject => ({
+  apiVersion: 'policy/v1',
+  kind: 'PodDisruptionBudget',
+  metadata: { name },
+  spec: { selector: { matchLabels: { app: 'web' } }, ...spec },
+});
 
-type Status = { observedGeneration?: number; disruptionsAllowed: number; currentHealthy: number; desiredHealthy: number; expectedPods: number; disruptedPods?: Record<string, string>; conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
+type Status = {
+  observedGeneration?: number;
+  disruptionsAllowed: number;
+  currentHealthy: number;
+  desiredHealthy: number;
+  expectedPods: number;
+  disruptedPods?: Record<string, string>;
+  conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+};
 
 /** A core on a ManualClock holding the `web` ReplicaSet, with the disruption controller running. */
 interface Fixture {
@@ -27,7 +46,14 @@ async function openFixture(replicas: number): Promise<Fixture> {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const t = await openCore({}, clock);
   const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } };
-  const owner = (await t.core.create(rs('default'), { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas, selector: { matchLabels: { app: 'web' } }, template } }, {}, ctx)).object;
+  const owner = (
+    await t.core.create(
+      rs('default'),
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas, selector: { matchLabels: { app: 'web' } }, template } },
+      {},
+      ctx,
+    )
+  ).object;
   const controller = new DisruptionController({ core: t.core, naming, clock, user: ctx.user });
   return { t, clock, controller, owner };
 }
@@ -36,8 +62,15 @@ async function openFixture(replicas: number): Promise<Fixture> {
 async function webPod(f: Fixture, name: string, { phase = 'Running', ready = true, owned = true } = {}): Promise<void> {
   const metadata: Record<string, unknown> = { name, labels: { app: 'web' } };
   if (owned) metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: f.owner.metadata!.uid!, controller: true }];
-  const created = await f.t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
-  const conditions = [{ type: 'Ready', status: phase === 'Running' && ready ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(f.clock.now()) }];
+  const created = await f.t.core.create(
+    pods('default'),
+    { apiVersion: 'v1', kind: 'Pod', metadata, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx:1.27' }] } },
+    {},
+    ctx,
+  );
+  const conditions = [
+    { type: 'Ready', status: phase === 'Running' && ready ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: rfc3339(f.clock.now()) },
+  ];
   await f.t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase, conditions } }, {}, ctx);
 }
 
@@ -51,7 +84,13 @@ describe('PodDisruptionBudget and the disruption controller', () => {
   beforeEach(async () => {
     f = await openFixture(4);
     ({ t, clock } = f);
-    for (const [name, ready] of [['a', true], ['b', true], ['c', true], ['d', false]] as const) await webPod(f, name, { ready });
+    for (const [name, ready] of [
+      ['a', true],
+      ['b', true],
+      ['c', true],
+      ['d', false],
+    ] as const)
+      await webPod(f, name, { ready });
     f.controller.start();
   });
 
@@ -62,11 +101,18 @@ describe('PodDisruptionBudget and the disruption controller', () => {
 
   it('validates as upstream: not both bounds, non-negative integers or percentages up to 100%, a valid selector', async () => {
     const both = await refusal(t.core.create(pdbs(), pdb('both', { minAvailable: 1, maxUnavailable: 1 }), {}, ctx));
-    expect(both.status.details?.causes?.[0]).toMatchObject({ field: 'spec', message: expect.stringMatching(/minAvailable and maxUnavailable cannot be both set$/) });
+    expect(both.status.details?.causes?.[0]).toMatchObject({
+      field: 'spec',
+      message: expect.stringMatching(/minAvailable and maxUnavailable cannot be both set$/),
+    });
     const negative = await refusal(t.core.create(pdbs(), pdb('negative', { minAvailable: -1 }), {}, ctx));
-    expect(negative.status.message).toBe('PodDisruptionBudget.policy "negative" is invalid: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0');
+    expect(negative.status.message).toBe(
+      'PodDisruptionBudget.policy "negative" is invalid: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0',
+    );
     const percent = await refusal(t.core.create(pdbs(), pdb('percent', { maxUnavailable: '150%' }), {}, ctx));
-    expect(percent.status.message).toBe('PodDisruptionBudget.policy "percent" is invalid: spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}: must not be greater than 100%');
+    expect(percent.status.message).toBe(
+      'PodDisruptionBudget.policy "percent" is invalid: spec.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}: must not be greater than 100%',
+    );
     const word = await refusal(t.core.create(pdbs(), pdb('word', { minAvailable: 'half' }), {}, ctx));
     expect(word.status.details?.causes?.[0]?.message).toBe(
       `Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"half"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
@@ -83,7 +129,9 @@ describe('PodDisruptionBudget and the disruption controller', () => {
     await t.core.create(pdbs(), pdb('min', { minAvailable: 2 }), {}, ctx);
     await eventually(async () => (await status('min')).expectedPods === 4);
     expect(await status('min')).toMatchObject({ observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 4 });
-    expect((await status('min')).conditions).toEqual([{ type: 'DisruptionAllowed', status: 'True', observedGeneration: 1, lastTransitionTime: rfc3339(clock.now()), reason: 'SufficientPods', message: '' }]);
+    expect((await status('min')).conditions).toEqual([
+      { type: 'DisruptionAllowed', status: 'True', observedGeneration: 1, lastTransitionTime: rfc3339(clock.now()), reason: 'SufficientPods', message: '' },
+    ]);
     await t.core.delete(pods('default', 'a'), {}, ctx);
     await eventually(async () => (await status('min')).currentHealthy === 2);
     expect(await status('min')).toMatchObject({ disruptionsAllowed: 0 });
@@ -104,7 +152,21 @@ describe('PodDisruptionBudget and the disruption controller', () => {
     expect(await status('max')).toMatchObject({ desiredHealthy: 3, disruptionsAllowed: 0 });
 
     await t.core.create(pdbs(), pdb('orphans', { maxUnavailable: 1, selector: { matchLabels: { app: 'lost' } } }), {}, ctx);
-    await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lost', labels: { app: 'lost' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'gone', uid: 'd1b8ee25-0000-4000-8000-000000000000', controller: true }] }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+    await t.core.create(
+      pods('default'),
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'lost',
+          labels: { app: 'lost' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'gone', uid: 'd1b8ee25-0000-4000-8000-000000000000', controller: true }],
+        },
+        spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] },
+      },
+      {},
+      ctx,
+    );
     await eventually(async () => (await status('orphans')).conditions?.[0]?.reason === 'SyncFailed');
     expect((await status('orphans')).conditions?.[0]).toMatchObject({ status: 'False', message: 'found no controllers for pod "lost"' });
     expect((await status('orphans')).disruptionsAllowed).toBe(0);
@@ -131,9 +193,16 @@ describe('the pods/eviction subresource', () => {
   let clock: ManualClock;
   let controller: DisruptionController;
 
-  const eviction = (name: string, extra: Record<string, unknown> = {}): ApiObject => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name }, ...extra });
-  const evict = (name: string, extra: Record<string, unknown> = {}) => t.core.create({ ...pods('default', name), subresource: 'eviction' }, eviction(name, extra), {}, ctx);
-  const pod = (name: string) => t.core.get(pods('default', name), {}, ctx) as Promise<ApiObject & { status?: { conditions?: Array<{ type: string; reason?: string; message?: string }> } }>;
+  const eviction = (name: string, extra: Record<string, unknown> = {}): ApiObject => ({
+    apiVersion: 'policy/v1',
+    kind: 'Eviction',
+    metadata: { name },
+    ...extra,
+  });
+  const evict = (name: string, extra: Record<string, unknown> = {}) =>
+    t.core.create({ ...pods('default', name), subresource: 'eviction' }, eviction(name, extra), {}, ctx);
+  const pod = (name: string) =>
+    t.core.get(pods('default', name), {}, ctx) as Promise<ApiObject & { status?: { conditions?: Array<{ type: string; reason?: string; message?: string }> } }>;
   const status = async (name: string) => (await t.core.get(pdbs(name), {}, ctx)).status as Status;
 
   beforeEach(async () => {
@@ -154,7 +223,10 @@ describe('the pods/eviction subresource', () => {
     const evicted = await pod('a');
     expect(evicted.metadata?.deletionTimestamp).toBeDefined();
     expect(evicted.metadata?.deletionGracePeriodSeconds).toBe(5);
-    expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' });
+    expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({
+      reason: 'EvictionByEvictionAPI',
+      message: 'Eviction API: evicting',
+    });
     // A precondition the pod fails is upstream's 409, and nothing is written to the pod.
     const before = await pod('b');
     const wrongUid = await refusal(evict('b', { deleteOptions: { preconditions: { uid: 'd1b8ee25-0000-4000-8000-000000000000' } } }));
@@ -204,10 +276,16 @@ describe('the pods/eviction subresource', () => {
     const current = await t.core.get(pdbs('none'), {}, ctx);
     await t.core.update(pdbs('none'), { ...current, spec: { ...(current.spec as object), minAvailable: 1 } }, {}, ctx);
     const stale = await refusal(evict('a'));
-    expect(stale.status.details).toEqual({ retryAfterSeconds: 10, causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget none is still being processed by the server.' }] });
+    expect(stale.status.details).toEqual({
+      retryAfterSeconds: 10,
+      causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget none is still being processed by the server.' }],
+    });
 
     await t.core.create(pdbs(), pdb('second', { maxUnavailable: 1 }), {}, ctx);
     const two = await refusal(evict('a'));
-    expect(two.status).toMatchObject({ code: 500, message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.' });
+    expect(two.status).toMatchObject({
+      code: 500,
+      message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    });
   });
 });

@@ -83,7 +83,12 @@ describe('the core group recorder (client-go legacy)', () => {
     clock.advance(30_000);
     await r.record(about, 'Warning', 'FailedCreate', 'Create', 'Error creating: quota');
     const again = (await eventsOf('reason=FailedCreate')).find((e) => e.message === 'Error creating: quota')!;
-    expect([again.metadata!.name, again.count, again.firstTimestamp, again.lastTimestamp]).toEqual([quota.metadata!.name, 3, '2026-11-27T12:00:00Z', '2026-11-27T12:01:00Z']);
+    expect([again.metadata!.name, again.count, again.firstTimestamp, again.lastTimestamp]).toEqual([
+      quota.metadata!.name,
+      3,
+      '2026-11-27T12:00:00Z',
+      '2026-11-27T12:01:00Z',
+    ]);
     expect(log).toEqual([]);
   });
 });
@@ -91,8 +96,16 @@ describe('the core group recorder (client-go legacy)', () => {
 describe('the events group recorder', () => {
   it('writes an events group Event with eventTime, action and the reporting instance', async () => {
     const r = new EventRecorder({ core, naming, clock, ctx, controller: 'default-scheduler', instance: 'default-scheduler-keelson' });
-    await r.record({ apiVersion: 'v1', kind: 'Pod', object: { metadata: { name: 'p', namespace: 'default', uid: 'u-p' } } }, 'Normal', 'Scheduled', 'Binding', 'Successfully assigned default/p to n1');
-    const [event] = (await core.list({ group: naming.groups.events, version: 'v1', resource: 'events', namespace: 'default' }, { fieldSelector: 'regarding.name=p' }, ctx)).items;
+    await r.record(
+      { apiVersion: 'v1', kind: 'Pod', object: { metadata: { name: 'p', namespace: 'default', uid: 'u-p' } } },
+      'Normal',
+      'Scheduled',
+      'Binding',
+      'Successfully assigned default/p to n1',
+    );
+    const [event] = (
+      await core.list({ group: naming.groups.events, version: 'v1', resource: 'events', namespace: 'default' }, { fieldSelector: 'regarding.name=p' }, ctx)
+    ).items;
     expect(event).toMatchObject({
       eventTime: '2026-11-27T12:00:00.000000Z',
       reportingController: 'default-scheduler',

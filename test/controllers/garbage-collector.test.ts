@@ -122,7 +122,12 @@ describe('garbage collector', () => {
   });
 
   it('a dependent whose owner reference names a uid that no longer exists is collected', async () => {
-    await t.core.create(pods('default'), pod('orphaned', [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'never', uid: '00000000-0000-0000-0000-000000000000' }]), {}, ctx);
+    await t.core.create(
+      pods('default'),
+      pod('orphaned', [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'never', uid: '00000000-0000-0000-0000-000000000000' }]),
+      {},
+      ctx,
+    );
     await eventually(gone(pods('default', 'orphaned')));
   });
 });

@@ -41,8 +41,22 @@ describe('node lifecycle and taint eviction', () => {
     const current = await node(name);
     const stamp = rfc3339(clock.now());
     const conditions: Condition[] = [
-      { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available', lastHeartbeatTime: stamp, lastTransitionTime: stamp },
-      { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: stamp, lastTransitionTime: stamp },
+      {
+        type: 'MemoryPressure',
+        status: 'False',
+        reason: 'KubeletHasSufficientMemory',
+        message: 'kubelet has sufficient memory available',
+        lastHeartbeatTime: stamp,
+        lastTransitionTime: stamp,
+      },
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'kubelet is posting ready status',
+        lastHeartbeatTime: stamp,
+        lastTransitionTime: stamp,
+      },
     ];
     await t.core.update(nodes(name, 'status'), { ...current, status: { ...current.status, conditions } }, {}, ctx);
   }
@@ -51,7 +65,8 @@ describe('node lifecycle and taint eviction', () => {
     const spec = { holderIdentity: name, leaseDurationSeconds: 40, renewTime: rfc3339Micro(clock.now()) };
     const current = await getOrUndefined(t.core, leases(name));
     if (current) await t.core.update(leases(name), { ...current, spec }, {}, ctx);
-    else await t.core.create(leases(), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' }, spec }, {}, ctx);
+    else
+      await t.core.create(leases(), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: 'kube-node-lease' }, spec }, {}, ctx);
   }
 
   async function runningPod(name: string, tolerations?: unknown[]): Promise<void> {
@@ -59,7 +74,12 @@ describe('node lifecycle and taint eviction', () => {
     if (tolerations) spec.tolerations = tolerations;
     const created = await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec }, {}, ctx);
     const stamp = rfc3339(clock.now());
-    const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: stamp }));
+    const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+      type,
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: stamp,
+    }));
     await t.core.update({ ...pods('default', name), subresource: 'status' }, { ...created.object, status: { phase: 'Running', conditions } }, {}, ctx);
   }
 
@@ -181,10 +201,14 @@ describe('node lifecycle and taint eviction', () => {
     await settle();
     expect((await pod('forever'))?.metadata?.deletionTimestamp).toBeUndefined();
 
-    const events = (await t.core.list(coreEvents('default'), {}, ctx)).items as Array<ApiObject & { reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }>;
+    const events = (await t.core.list(coreEvents('default'), {}, ctx)).items as Array<
+      ApiObject & { reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }
+    >;
     expect(events.find((e) => e.involvedObject?.kind === 'Node' && e.reason === 'NodeNotReady')?.message).toBe('Node n1 status is now: NodeNotReady');
     expect(events.find((e) => e.involvedObject?.name === 'forever' && e.reason === 'NodeNotReady')?.message).toBe('Node is not ready');
-    expect(events.find((e) => e.involvedObject?.name === 'at-once' && e.reason === 'TaintManagerEviction')?.message).toBe('Marking for deletion Pod default/at-once');
+    expect(events.find((e) => e.involvedObject?.name === 'at-once' && e.reason === 'TaintManagerEviction')?.message).toBe(
+      'Marking for deletion Pod default/at-once',
+    );
   });
 
   it('a node that reports again loses its taints, and a scheduled eviction is cancelled', async () => {

@@ -29,7 +29,14 @@ describe('pod garbage collector', () => {
   async function createPod(name: string, spec: Record<string, unknown> = {}, finalizers?: string[]): Promise<ApiObject> {
     const metadata: Record<string, unknown> = { name };
     if (finalizers) metadata.finalizers = finalizers;
-    return (await t.core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], ...spec } }, {}, ctx)).object;
+    return (
+      await t.core.create(
+        pods('default'),
+        { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], ...spec } },
+        {},
+        ctx,
+      )
+    ).object;
   }
 
   async function setPhase(name: string, phase: string): Promise<void> {
@@ -60,7 +67,14 @@ describe('pod garbage collector', () => {
     informers = new SharedInformers(t.core, ctx, clock);
     const targets: ResourceTarget[] = [nodes(), { group: '', version: 'v1', resource: 'pods' }];
     views = targets.map((target) => [informers.watch(target, () => undefined), target]);
-    gc = new PodGarbageCollector({ core: t.core, naming, clock, user: ctx.user, informers, ...(terminatedThreshold === undefined ? {} : { terminatedThreshold }) });
+    gc = new PodGarbageCollector({
+      core: t.core,
+      naming,
+      clock,
+      user: ctx.user,
+      informers,
+      ...(terminatedThreshold === undefined ? {} : { terminatedThreshold }),
+    });
     gc.start();
   }
 
@@ -81,7 +95,11 @@ describe('pod garbage collector', () => {
     expect(held.metadata?.deletionTimestamp).toBeDefined();
     expect(held.metadata?.deletionGracePeriodSeconds).toBe(0);
     expect(held.status?.phase).toBe('Failed');
-    expect(held.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' });
+    expect(held.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({
+      status: 'True',
+      reason: 'DeletionByPodGC',
+      message: 'PodGC: node no longer exists',
+    });
   });
 
   it('a node that comes back within the quarantine keeps its pods', async () => {
@@ -97,7 +115,17 @@ describe('pod garbage collector', () => {
   it('force-deletes terminating pods never scheduled, and terminating pods on a not-Ready node tainted out-of-service', async () => {
     await createPod('unscheduled', {}, ['example.com/hold']);
     await t.core.delete(pods('default', 'unscheduled'), {}, ctx);
-    await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'down' }, spec: { taints: [{ key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' }] } }, {}, ctx);
+    await t.core.create(
+      nodes(),
+      {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: 'down' },
+        spec: { taints: [{ key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' }] },
+      },
+      {},
+      ctx,
+    );
     await t.core.create(nodes(), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'up' } }, {}, ctx);
     await createPod('on-down', { nodeName: 'down' });
     await createPod('on-up', { nodeName: 'up' });

@@ -21,7 +21,14 @@ import { ctx as testCtx, eventually, openCore, pods as podsIn, rs as replicaSets
 const naming = createNaming('kubernetes');
 const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 const NS = 'apps';
-const rsTarget = (name?: string, subresource?: string) => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: NS, ...(name ? { name } : {}), ...(subresource ? { subresource } : {}) });
+const rsTarget = (name?: string, subresource?: string) => ({
+  group: 'apps',
+  version: 'v1',
+  resource: 'replicasets',
+  namespace: NS,
+  ...(name ? { name } : {}),
+  ...(subresource ? { subresource } : {}),
+});
 const podTarget = (name?: string) => ({ group: '', version: 'v1', resource: 'pods', namespace: NS, ...(name ? { name } : {}) });
 
 let dir: string;
@@ -46,18 +53,20 @@ async function podsOf(name: string): Promise<ApiObject[]> {
   return list.items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
-
 async function scale(name: string, replicas: number): Promise<void> {
   const rs = await core.get(rsTarget(name), {}, admin);
   await core.update(rsTarget(name), { ...rs, spec: { ...(rs.spec as object), replicas } }, {}, admin);
 }
 
 async function converged(name: string, replicas: number): Promise<void> {
-  await eventually(async () => {
-    const rs = await core.get(rsTarget(name), {}, admin);
-    const status = (rs.status ?? {}) as { replicas?: number; observedGeneration?: number };
-    return (await podsOf(name)).length === replicas && (status.replicas ?? 0) === replicas && status.observedGeneration === rs.metadata?.generation;
-  }, { what: `${name} at ${replicas}`, timeoutMs: 20_000 });
+  await eventually(
+    async () => {
+      const rs = await core.get(rsTarget(name), {}, admin);
+      const status = (rs.status ?? {}) as { replicas?: number; observedGeneration?: number };
+      return (await podsOf(name)).length === replicas && (status.replicas ?? 0) === replicas && status.observedGeneration === rs.metadata?.generation;
+    },
+    { what: `${name} at ${replicas}`, timeoutMs: 20_000 },
+  );
 }
 
 beforeAll(async () => {
@@ -93,7 +102,9 @@ test('scales 0 → 100 → 10 → 0 with the right status, owner references and 
   for (const p of pods) {
     expect(p.metadata?.name).toMatch(/^web-[a-z0-9]{5}$/);
     expect(p.metadata?.labels).toEqual({ app: 'web', tier: 'web' });
-    expect(p.metadata?.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: rs.metadata?.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(p.metadata?.ownerReferences).toEqual([
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: rs.metadata?.uid, controller: true, blockOwnerDeletion: true },
+    ]);
   }
   expect(rs.status).toMatchObject({ replicas: 100, fullyLabeledReplicas: 100, observedGeneration: rs.metadata?.generation });
   // No pod is ready (no node runs them): ready and available are zero, and upstream leaves zero counts out.
@@ -109,10 +120,13 @@ test('a deleted pod is replaced; a template change leaves existing pods alone', 
   await converged('api', 3);
   const before = (await podsOf('api')).map((p) => p.metadata!.name!).sort();
   await core.delete(podTarget(before[0]), { gracePeriodSeconds: 0 }, admin);
-  await eventually(async () => {
-    const now = (await podsOf('api')).map((p) => p.metadata!.name!);
-    return now.length === 3 && !now.includes(before[0]!);
-  }, { what: 'a replacement', timeoutMs: 20_000 });
+  await eventually(
+    async () => {
+      const now = (await podsOf('api')).map((p) => p.metadata!.name!);
+      return now.length === 3 && !now.includes(before[0]!);
+    },
+    { what: 'a replacement', timeoutMs: 20_000 },
+  );
   // The controller is still writing the ReplicaSet's status after the replacement: change the
   // template as a client would, read and write again on a conflict (client-go's RetryOnConflict).
   for (let attempt = 1; ; attempt++) {
@@ -132,7 +146,12 @@ test('a deleted pod is replaced; a template change leaves existing pods alone', 
 });
 
 test('orphans matching the selector are adopted, pods relabelled away are released', async () => {
-  const orphan = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stray', namespace: NS, labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'x' }] } };
+  const orphan = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'stray', namespace: NS, labels: { app: 'db' } },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  };
   await core.create(podTarget(), orphan, {}, admin);
   await core.create(rsTarget(), replicaSet('db', 2), {}, admin);
   await converged('db', 2);
@@ -150,12 +169,23 @@ test('failed creates show as FailedCreate events and the ReplicaFailure conditio
   const bad = replicaSet('broken', 2);
   (bad.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels.refuse = 'yes';
   await core.create(rsTarget(), bad, {}, admin);
-  const condition = async () => ((await core.get(rsTarget('broken'), {}, admin)).status as { conditions?: Array<{ type: string; reason?: string; message?: string }> } | undefined)?.conditions?.find((c) => c.type === 'ReplicaFailure');
+  const condition = async () =>
+    (
+      (await core.get(rsTarget('broken'), {}, admin)).status as { conditions?: Array<{ type: string; reason?: string; message?: string }> } | undefined
+    )?.conditions?.find((c) => c.type === 'ReplicaFailure');
   await eventually(async () => !!(await condition()), { what: 'ReplicaFailure', timeoutMs: 20_000 });
   expect(await condition()).toMatchObject({ type: 'ReplicaFailure', reason: 'FailedCreate', message: expect.stringContaining('pods are refused here') });
-  const events = await core.list({ group: '', version: 'v1', resource: 'events', namespace: NS }, { fieldSelector: 'involvedObject.name=broken,reason=FailedCreate' }, admin);
+  const events = await core.list(
+    { group: '', version: 'v1', resource: 'events', namespace: NS },
+    { fieldSelector: 'involvedObject.name=broken,reason=FailedCreate' },
+    admin,
+  );
   expect(events.items).toHaveLength(1);
-  expect(events.items[0]).toMatchObject({ type: 'Warning', message: expect.stringMatching(/^Error creating: .*pods are refused here/), source: { component: 'replicaset-controller' } });
+  expect(events.items[0]).toMatchObject({
+    type: 'Warning',
+    message: expect.stringMatching(/^Error creating: .*pods are refused here/),
+    source: { component: 'replicaset-controller' },
+  });
   // Slow start: the first batch of one failed, so no second was tried.
   expect(await podsOf('broken')).toHaveLength(0);
   // Fix the template: pods come, the condition goes.
@@ -166,16 +196,26 @@ test('failed creates show as FailedCreate events and the ReplicaFailure conditio
   await eventually(async () => !(await condition()), { what: 'the condition cleared', timeoutMs: 20_000 });
 });
 
-test('creates and deletes are recorded as core Events, as client-go\'s legacy recorder writes them for upstream\'s controller', async () => {
+test("creates and deletes are recorded as core Events, as client-go's legacy recorder writes them for upstream's controller", async () => {
   await core.create(rsTarget(), replicaSet('evented', 1), {}, admin);
   await converged('evented', 1);
   await scale('evented', 0);
   await converged('evented', 0);
-  const ofEvented = async () => (await core.list({ group: '', version: 'v1', resource: 'events', namespace: NS }, { fieldSelector: 'involvedObject.kind=ReplicaSet,involvedObject.name=evented' }, admin)).items;
-  await eventually(async () => {
-    const events = await ofEvented();
-    return ['SuccessfulCreate', 'SuccessfulDelete'].every((r) => events.some((e) => e.reason === r));
-  }, { what: 'both events', timeoutMs: 20_000 });
+  const ofEvented = async () =>
+    (
+      await core.list(
+        { group: '', version: 'v1', resource: 'events', namespace: NS },
+        { fieldSelector: 'involvedObject.kind=ReplicaSet,involvedObject.name=evented' },
+        admin,
+      )
+    ).items;
+  await eventually(
+    async () => {
+      const events = await ofEvented();
+      return ['SuccessfulCreate', 'SuccessfulDelete'].every((r) => events.some((e) => e.reason === r));
+    },
+    { what: 'both events', timeoutMs: 20_000 },
+  );
   const created = (await ofEvented()).find((e) => e.reason === 'SuccessfulCreate')!;
   expect(created).toMatchObject({
     type: 'Normal',
@@ -193,20 +233,39 @@ test('creates and deletes are recorded as core Events, as client-go\'s legacy re
 
 test('deletion ranking: unscheduled, pending, not ready, cheaper, more restarts, newer go first', () => {
   const pod = (name: string, o: { node?: string; phase?: string; ready?: boolean; cost?: number; restarts?: number; created?: string }): ApiObject => ({
-    metadata: { name, creationTimestamp: o.created ?? '2026-01-01T00:00:00Z', ...(o.cost !== undefined ? { annotations: { 'controller.kubernetes.io/pod-deletion-cost': String(o.cost) } } : {}) },
+    metadata: {
+      name,
+      creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
+      ...(o.cost !== undefined ? { annotations: { 'controller.kubernetes.io/pod-deletion-cost': String(o.cost) } } : {}),
+    },
     spec: o.node ? { nodeName: o.node } : {},
-    status: { phase: o.phase ?? 'Running', conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }], containerStatuses: [{ restartCount: o.restarts ?? 0 }] },
+    status: {
+      phase: o.phase ?? 'Running',
+      conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }],
+      containerStatuses: [{ restartCount: o.restarts ?? 0 }],
+    },
   });
-  const order = rankForDeletion([
-    pod('running-ready-old', { node: 'n', ready: true }),
-    pod('running-ready-new', { node: 'n', ready: true, created: '2026-02-01T00:00:00Z' }),
-    pod('running-ready-restarts', { node: 'n', ready: true, restarts: 3 }),
-    pod('running-ready-costly', { node: 'n', ready: true, cost: 100 }),
-    pod('running-notready', { node: 'n' }),
-    pod('pending', { node: 'n', phase: 'Pending' }),
-    pod('unscheduled', { phase: 'Pending' }),
-  ], podDeletionCostKey(naming)).map((p) => p.metadata!.name);
-  expect(order).toEqual(['unscheduled', 'pending', 'running-notready', 'running-ready-restarts', 'running-ready-new', 'running-ready-old', 'running-ready-costly']);
+  const order = rankForDeletion(
+    [
+      pod('running-ready-old', { node: 'n', ready: true }),
+      pod('running-ready-new', { node: 'n', ready: true, created: '2026-02-01T00:00:00Z' }),
+      pod('running-ready-restarts', { node: 'n', ready: true, restarts: 3 }),
+      pod('running-ready-costly', { node: 'n', ready: true, cost: 100 }),
+      pod('running-notready', { node: 'n' }),
+      pod('pending', { node: 'n', phase: 'Pending' }),
+      pod('unscheduled', { phase: 'Pending' }),
+    ],
+    podDeletionCostKey(naming),
+  ).map((p) => p.metadata!.name);
+  expect(order).toEqual([
+    'unscheduled',
+    'pending',
+    'running-notready',
+    'running-ready-restarts',
+    'running-ready-new',
+    'running-ready-old',
+    'running-ready-costly',
+  ]);
 });
 
 test('a ReplicaSet asking for very many pods never starves the process: a timer fires while it works', async () => {
@@ -255,7 +314,12 @@ describe('minReadySeconds on a ManualClock', () => {
   async function makeReady(name: string): Promise<void> {
     const current = await t.core.get(podsIn('default', name), {}, testCtx);
     const now = rfc3339(clock.now());
-    const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now }));
+    const conditions = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+      type,
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: now,
+    }));
     await t.core.update({ ...podsIn('default', name), subresource: 'status' }, { ...current, status: { phase: 'Running', conditions } }, {}, testCtx);
   }
 

@@ -32,7 +32,6 @@ async function exists(namespace: string): Promise<boolean> {
   }
 }
 
-
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keelson-sa-controller-'));
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
@@ -58,14 +57,23 @@ test('namespaces that existed before the controller, the system ones and new one
 
 test('a deleted `default` comes back; other accounts are left alone', async () => {
   await eventually(() => exists('before'), { what: 'before/default' });
-  await core.create({ group: '', version: 'v1', resource: 'serviceaccounts', namespace: 'before' }, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot' } }, {}, admin);
+  await core.create(
+    { group: '', version: 'v1', resource: 'serviceaccounts', namespace: 'before' },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot' } },
+    {},
+    admin,
+  );
   const first = await core.get(sa('before'), {}, admin);
   await core.delete(sa('before'), {}, admin);
-  await eventually(async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== first.metadata?.uid, { what: 'a new before/default' });
+  await eventually(async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== first.metadata?.uid, {
+    what: 'a new before/default',
+  });
   await core.delete(sa('before', 'bot'), {}, admin);
   // The controller has synced the namespace since: it brought back a `default` deleted after `bot`.
   const second = await core.get(sa('before'), {}, admin);
   await core.delete(sa('before'), {}, admin);
-  await eventually(async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== second.metadata?.uid, { what: 'a third before/default' });
+  await eventually(async () => (await exists('before')) && (await core.get(sa('before'), {}, admin)).metadata?.uid !== second.metadata?.uid, {
+    what: 'a third before/default',
+  });
   await expect(core.get(sa('before', 'bot'), {}, admin)).rejects.toMatchObject({ status: { reason: 'NotFound' } });
 });

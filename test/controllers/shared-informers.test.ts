@@ -10,7 +10,10 @@ import { systemClock } from '../../src/clock';
 import { ctx, openCore, pods, type TestCore } from './support';
 import { eventually } from '../support/eventually';
 
-const GROUP: RequestContext = { user: { username: 'system:kube-controller-manager', groups: ['system:masters'] }, userAgent: 'keelson-controller-manager/shared-informers' };
+const GROUP: RequestContext = {
+  user: { username: 'system:kube-controller-manager', groups: ['system:masters'] },
+  userAgent: 'keelson-controller-manager/shared-informers',
+};
 
 /** What a listener heard: 'list' for a (re)list, else the change's type and name. */
 function recorder(): { heard: string[]; listener: (c?: InformerChange) => void } {
@@ -18,9 +21,13 @@ function recorder(): { heard: string[]; listener: (c?: InformerChange) => void }
   return { heard, listener: (c) => heard.push(c ? `${c.type} ${c.object.metadata?.name}` : 'list') };
 }
 
-
 async function createPod(core: CoreApi, name: string): Promise<void> {
-  await core.create(pods('default'), { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+  await core.create(
+    pods('default'),
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } },
+    {},
+    ctx,
+  );
 }
 
 describe('shared informers', () => {

@@ -14,7 +14,10 @@ const nodes = (name?: string, subresource?: string): ResourceTarget => ({ group:
 const leases = (name?: string): ResourceTarget => ({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'kube-node-lease', name });
 const events = (ns: string): ResourceTarget => ({ group: 'events.k8s.io', version: 'v1', resource: 'events', namespace: ns });
 
-type PodLike = ApiObject & { spec: { nodeName?: string }; status: { phase?: string; podIP?: string; hostIP?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } };
+type PodLike = ApiObject & {
+  spec: { nodeName?: string };
+  status: { phase?: string; podIP?: string; hostIP?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+};
 
 function plainPod(name: string, spec: Record<string, unknown> = {}): ApiObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }], ...spec } };
@@ -48,7 +51,11 @@ describe('simulated nodes and the scheduler', () => {
     const node = await t.core.get(nodes('keelson-node-1'), {}, ctx);
     expect(node.metadata?.labels).toMatchObject({ 'kubernetes.io/hostname': 'keelson-node-1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' });
     expect(node.spec).toMatchObject({ podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24'] });
-    const status = node.status as { capacity: Record<string, string>; conditions: Array<{ type: string; status: string; reason: string }>; nodeInfo: { kubeletVersion: string } };
+    const status = node.status as {
+      capacity: Record<string, string>;
+      conditions: Array<{ type: string; status: string; reason: string }>;
+      nodeInfo: { kubeletVersion: string };
+    };
     expect(status.capacity.pods).toBe('110');
     expect(status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'KubeletReady' });
     expect(status.nodeInfo.kubeletVersion).toBe('v1.32.0');
@@ -68,22 +75,38 @@ describe('simulated nodes and the scheduler', () => {
     for (const p of all) {
       const index = p.spec.nodeName!.endsWith('0') ? 0 : 1;
       expect(p.status.podIP).toMatch(new RegExp(`^10\\.244\\.${index}\\.\\d+$`));
-      expect(p.status.conditions?.filter((c) => c.status === 'True').map((c) => c.type).sort()).toEqual(['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'PodScheduled', 'Ready']);
+      expect(
+        p.status.conditions
+          ?.filter((c) => c.status === 'True')
+          .map((c) => c.type)
+          .sort(),
+      ).toEqual(['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'PodScheduled', 'Ready']);
     }
     expect(new Set(all.map((p) => p.status.podIP)).size).toBe(4);
     await eventually(async () => (await t.core.list(events('default'), {}, ctx)).items.filter((e) => e.reason === 'Scheduled').length === 4);
     const scheduled = (await t.core.list(events('default'), {}, ctx)).items.find((e) => (e.regarding as { name: string }).name === 'a')!;
-    expect(scheduled).toMatchObject({ type: 'Normal', reportingController: 'default-scheduler', note: `Successfully assigned default/a to ${all.find((p) => p.metadata?.name === 'a')!.spec.nodeName}` });
+    expect(scheduled).toMatchObject({
+      type: 'Normal',
+      reportingController: 'default-scheduler',
+      note: `Successfully assigned default/a to ${all.find((p) => p.metadata?.name === 'a')!.spec.nodeName}`,
+    });
   });
 
   it('leaves a pod no node fits Pending with upstream reason and message, and binds it once a node fits', async () => {
     await t.core.create(pods('default'), plainPod('picky', { nodeSelector: { disk: 'ssd' } }), {}, ctx);
-    const message = "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
-    await eventually(async () => (await t.core.get(pods('default', 'picky'), {}, ctx) as PodLike).status.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') === true);
+    const message =
+      "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    await eventually(
+      async () =>
+        ((await t.core.get(pods('default', 'picky'), {}, ctx)) as PodLike).status.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False') ===
+        true,
+    );
     const pending = (await t.core.get(pods('default', 'picky'), {}, ctx)) as PodLike;
     expect(pending.status.phase).toBe('Pending');
     expect(pending.status.conditions?.find((c) => c.type === 'PodScheduled')).toMatchObject({ reason: 'Unschedulable', message });
-    await eventually(async () => (await t.core.list(events('default'), {}, ctx)).items.some((e) => e.reason === 'FailedScheduling' && e.note === message && e.type === 'Warning'));
+    await eventually(async () =>
+      (await t.core.list(events('default'), {}, ctx)).items.some((e) => e.reason === 'FailedScheduling' && e.note === message && e.type === 'Warning'),
+    );
     await t.core.patch(nodes('keelson-node-1'), { type: 'merge', body: { metadata: { labels: { disk: 'ssd' } } } }, {}, ctx);
     await eventually(async () => ((await t.core.get(pods('default', 'picky'), {}, ctx)) as PodLike).status.phase === 'Running');
     expect(((await t.core.get(pods('default', 'picky'), {}, ctx)) as PodLike).spec.nodeName).toBe('keelson-node-1');
@@ -91,11 +114,23 @@ describe('simulated nodes and the scheduler', () => {
 
   it('keeps pods off a cordoned node and off nodes with taints they do not tolerate', async () => {
     await t.core.patch(nodes('keelson-node-0'), { type: 'merge', body: { spec: { unschedulable: true } } }, {}, ctx);
-    await t.core.patch(nodes('keelson-node-1'), { type: 'merge', body: { spec: { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] } } }, {}, ctx);
+    await t.core.patch(
+      nodes('keelson-node-1'),
+      { type: 'merge', body: { spec: { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] } } },
+      {},
+      ctx,
+    );
     await t.core.create(pods('default'), plainPod('x'), {}, ctx);
-    await t.core.create(pods('default'), plainPod('db', { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] }), {}, ctx);
+    await t.core.create(
+      pods('default'),
+      plainPod('db', { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] }),
+      {},
+      ctx,
+    );
     await eventually(async () => ((await t.core.get(pods('default', 'db'), {}, ctx)) as PodLike).spec.nodeName === 'keelson-node-1');
-    await eventually(async () => ((await t.core.get(pods('default', 'x'), {}, ctx)) as PodLike).status.conditions?.some((c) => c.reason === 'Unschedulable') === true);
+    await eventually(
+      async () => ((await t.core.get(pods('default', 'x'), {}, ctx)) as PodLike).status.conditions?.some((c) => c.reason === 'Unschedulable') === true,
+    );
     const x = (await t.core.get(pods('default', 'x'), {}, ctx)) as PodLike;
     expect(x.status.conditions?.find((c) => c.type === 'PodScheduled')?.message).toBe(
       '0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: db}, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.',
@@ -110,9 +145,12 @@ describe('simulated nodes and the scheduler', () => {
     await eventually(async () => (await podsIn(t.core, 'default')).filter((p) => p.status.phase === 'Running').length === 2);
     expect(new Set((await podsIn(t.core, 'default')).map((p) => p.spec.nodeName)).size).toBe(2);
     await t.core.create(pods('default'), big('big-c'), {}, ctx);
-    const unschedulable = async (name: string) => ((await t.core.get(pods('default', name), {}, ctx)) as PodLike).status.conditions?.find((c) => c.type === 'PodScheduled');
+    const unschedulable = async (name: string) =>
+      ((await t.core.get(pods('default', name), {}, ctx)) as PodLike).status.conditions?.find((c) => c.type === 'PodScheduled');
     await eventually(async () => (await unschedulable('big-c'))?.reason === 'Unschedulable');
-    expect((await unschedulable('big-c'))?.message).toBe('0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.');
+    expect((await unschedulable('big-c'))?.message).toBe(
+      '0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.',
+    );
     // big-a finishes: its node has room again, and big-c goes there.
     const a = (await t.core.get(pods('default', 'big-a'), {}, ctx)) as PodLike;
     await t.core.update({ ...pods('default', 'big-a'), subresource: 'status' }, { ...a, status: { ...a.status, phase: 'Succeeded' } }, {}, ctx);
@@ -139,7 +177,8 @@ describe('simulated nodes and the scheduler', () => {
     controller.start();
     try {
       await t.core.create(rs('default'), { ...replicaSet('web'), spec: { ...(replicaSet('web').spec as object), replicas: 3 } }, {}, ctx);
-      const statusOf = async () => (await t.core.get(rs('default', 'web'), {}, ctx)).status as { replicas?: number; readyReplicas?: number; availableReplicas?: number };
+      const statusOf = async () =>
+        (await t.core.get(rs('default', 'web'), {}, ctx)).status as { replicas?: number; readyReplicas?: number; availableReplicas?: number };
       await eventually(async () => (await statusOf()).availableReplicas === 3);
       expect(await statusOf()).toMatchObject({ replicas: 3, readyReplicas: 3, availableReplicas: 3 });
       const victim = (await podsIn(t.core, 'default'))[0]!;
@@ -186,11 +225,21 @@ describe('scheduling rules', () => {
 
   it('matches node selectors and required node affinity', () => {
     const node = { metadata: { name: 'n1', labels: { zone: 'a', size: '8' } } };
-    const withAffinity = (terms: unknown[]) => ({ spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } } });
+    const withAffinity = (terms: unknown[]) => ({
+      spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } },
+    });
     expect(nodeMatches({ spec: { nodeSelector: { zone: 'a' } } }, node)).toBe(true);
     expect(nodeMatches({ spec: { nodeSelector: { zone: 'b' } } }, node)).toBe(false);
     expect(nodeMatches(withAffinity([{ matchExpressions: [{ key: 'size', operator: 'Gt', values: ['4'] }] }]), node)).toBe(true);
-    expect(nodeMatches(withAffinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }]), node)).toBe(true);
+    expect(
+      nodeMatches(
+        withAffinity([
+          { matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] },
+          { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+        ]),
+        node,
+      ),
+    ).toBe(true);
     expect(nodeMatches(withAffinity([{}]), node)).toBe(false);
   });
 
@@ -210,7 +259,15 @@ describe('scheduling rules', () => {
 
   it('words a fit error as upstream', () => {
     expect(fitErrorMessage(0, new Map())).toBe('no nodes available to schedule pods');
-    expect(fitErrorMessage(3, new Map([['Too many pods', 2], ['Insufficient cpu', 1]]))).toBe(
+    expect(
+      fitErrorMessage(
+        3,
+        new Map([
+          ['Too many pods', 2],
+          ['Insufficient cpu', 1],
+        ]),
+      ),
+    ).toBe(
       '0/3 nodes are available: 1 Insufficient cpu, 2 Too many pods. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.',
     );
   });

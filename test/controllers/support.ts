@@ -23,7 +23,13 @@ export interface TestCore {
 export async function openCore(gates: Record<string, boolean> = {}, clock?: Clock): Promise<TestCore> {
   const dir = mkdtempSync(join(tmpdir(), 'keelson-ctrl-'));
   const store = createStore({ kind: 'embedded', dataDir: dir });
-  const core = createCore({ store, naming: createNaming('kubernetes'), features: buildFeatureGates(gates).gates, compactionIntervalMs: 0, ...(clock ? { clock } : {}) });
+  const core = createCore({
+    store,
+    naming: createNaming('kubernetes'),
+    features: buildFeatureGates(gates).gates,
+    compactionIntervalMs: 0,
+    ...(clock ? { clock } : {}),
+  });
   await core.ready();
   return {
     core,
@@ -40,7 +46,11 @@ export function replicaSet(name: string): ApiObject {
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
     metadata: { name },
-    spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
   };
 }
 

@@ -56,7 +56,10 @@ test('a queue reports its adds, retries, waits and work; depth and work in progr
 });
 
 test('a queue without a name or metrics reports nothing', async () => {
-  const queue = new WorkQueue<string>((k) => k, async () => {});
+  const queue = new WorkQueue<string>(
+    (k) => k,
+    async () => {},
+  );
   queue.add('a');
   queue.start();
   await queue.idle();
@@ -66,7 +69,11 @@ test('a queue without a name or metrics reports nothing', async () => {
 test('addAfter adds an item when its time comes on the clock, an item waiting twice at the earlier time; idle does not wait for it, stop cancels it', async () => {
   const clock = new ManualClock();
   const handled: string[] = [];
-  const queue = new WorkQueue<string>((k) => k, async (k) => void handled.push(k), { clock });
+  const queue = new WorkQueue<string>(
+    (k) => k,
+    async (k) => void handled.push(k),
+    { clock },
+  );
   queue.start();
   queue.addAfter('a', 5_000);
   queue.addAfter('a', 2_000);

@@ -14,7 +14,14 @@ import { eventually } from '../support/eventually';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'kubectl/v1.32.4 (linux/amd64) kubernetes/abc' };
 const cm = (ns: string, name?: string): ResourceTarget => ({ group: '', version: 'v1', resource: 'configmaps', namespace: ns, name });
-const rs = (ns: string, name?: string, subresource?: string): ResourceTarget => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: ns, name, subresource });
+const rs = (ns: string, name?: string, subresource?: string): ResourceTarget => ({
+  group: 'apps',
+  version: 'v1',
+  resource: 'replicasets',
+  namespace: ns,
+  name,
+  subresource,
+});
 
 async function expectStatus(p: Promise<unknown>, code: number, reason: string, message?: string | RegExp): Promise<StatusError> {
   try {
@@ -103,18 +110,43 @@ describe('core on the embedded store', () => {
   });
 
   it('rejects bodies that do not match the request, storing nothing', async () => {
-    await expectStatus(core.create(cm('default'), { apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'x' } }, {}, ctx), 400, 'BadRequest', /API version in the data \(apps\/v1\)/);
-    await expectStatus(core.create(cm('default'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }, {}, ctx), 400, 'BadRequest', /must be of type ConfigMap/);
+    await expectStatus(
+      core.create(cm('default'), { apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'x' } }, {}, ctx),
+      400,
+      'BadRequest',
+      /API version in the data \(apps\/v1\)/,
+    );
+    await expectStatus(
+      core.create(cm('default'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }, {}, ctx),
+      400,
+      'BadRequest',
+      /must be of type ConfigMap/,
+    );
     await expectStatus(
       core.create(cm('default'), { metadata: { name: 'x', namespace: 'kube-system' } }, {}, ctx),
       400,
       'BadRequest',
       'the namespace of the provided object does not match the namespace sent on the request',
     );
-    await expectStatus(core.create(cm('default'), { metadata: { name: 'Bad_Name' } }, {}, ctx), 422, 'Invalid', /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"/);
-    await expectStatus(core.create(cm('default'), { metadata: {} }, {}, ctx), 422, 'Invalid', /metadata.name: Required value: name or generateName is required/);
+    await expectStatus(
+      core.create(cm('default'), { metadata: { name: 'Bad_Name' } }, {}, ctx),
+      422,
+      'Invalid',
+      /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"/,
+    );
+    await expectStatus(
+      core.create(cm('default'), { metadata: {} }, {}, ctx),
+      422,
+      'Invalid',
+      /metadata.name: Required value: name or generateName is required/,
+    );
     await core.create(cm('default'), { metadata: { name: 'y' } }, {}, ctx);
-    await expectStatus(core.update(cm('default', 'y'), { metadata: { name: 'z' } }, {}, ctx), 400, 'BadRequest', 'the name of the object (z) does not match the name on the URL (y)');
+    await expectStatus(
+      core.update(cm('default', 'y'), { metadata: { name: 'z' } }, {}, ctx),
+      400,
+      'BadRequest',
+      'the name of the object (z) does not match the name on the URL (y)',
+    );
     const list = await core.list(cm('default'), {}, ctx);
     expect(list.items.map((i) => i.metadata!.name)).toEqual(['y']);
   });
@@ -123,7 +155,12 @@ describe('core on the embedded store', () => {
     await expectStatus(core.create(cm('nope'), { metadata: { name: 'a' } }, {}, ctx), 404, 'NotFound', 'namespaces "nope" not found');
     await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { metadata: { name: 'going', finalizers: ['example.com/hold'] } }, {}, ctx);
     await core.delete({ group: '', version: 'v1', resource: 'namespaces', name: 'going' }, {}, ctx);
-    const e = await expectStatus(core.create(cm('going'), { metadata: { name: 'a' } }, {}, ctx), 403, 'Forbidden', 'configmaps "a" is forbidden: unable to create new content in namespace going because it is being terminated');
+    const e = await expectStatus(
+      core.create(cm('going'), { metadata: { name: 'a' } }, {}, ctx),
+      403,
+      'Forbidden',
+      'configmaps "a" is forbidden: unable to create new content in namespace going because it is being terminated',
+    );
     expect(e.status.details!.causes).toEqual([{ reason: 'NamespaceTerminating', message: 'namespace going is being terminated', field: 'metadata.namespace' }]);
   });
 
@@ -142,7 +179,12 @@ describe('core on the embedded store', () => {
     const odd = await core.list(cm('default'), { labelSelector: 'n in (1)' }, ctx);
     expect(odd.items.map((i) => i.metadata!.name)).toEqual(['c1', 'c3']);
     await expectStatus(core.list(cm('default'), { labelSelector: 'n in (' }, ctx), 400, 'BadRequest');
-    await expectStatus(core.list(cm('default'), { resourceVersionMatch: 'Exact' }, ctx), 400, 'BadRequest', /resourceVersionMatch is forbidden unless resourceVersion is provided/);
+    await expectStatus(
+      core.list(cm('default'), { resourceVersionMatch: 'Exact' }, ctx),
+      400,
+      'BadRequest',
+      /resourceVersionMatch is forbidden unless resourceVersion is provided/,
+    );
   });
 
   it('watches from an exact version and from the current state', async () => {
@@ -189,7 +231,12 @@ describe('core on the embedded store', () => {
     const afterScale = await core.get(rs('default', 'web'), {}, ctx);
     expect(afterScale.metadata!.generation).toBe(2);
 
-    const statusWrite = await core.update(rs('default', 'web', 'status'), { ...afterScale, spec: { ...(afterScale.spec as object), replicas: 9 }, status: { replicas: 2 } }, {}, ctx);
+    const statusWrite = await core.update(
+      rs('default', 'web', 'status'),
+      { ...afterScale, spec: { ...(afterScale.spec as object), replicas: 9 }, status: { replicas: 2 } },
+      {},
+      ctx,
+    );
     expect((statusWrite.object.spec as { replicas: number }).replicas).toBe(3);
     expect((statusWrite.object.status as { replicas: number }).replicas).toBe(2);
     expect(statusWrite.object.metadata!.generation).toBe(2);
@@ -205,7 +252,14 @@ describe('core on the embedded store', () => {
       await core.create(cm('tmp'), { metadata: { name: 'a' } }, {}, ctx);
       const del = await core.delete({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx);
       expect((del.object as ApiObject).status).toEqual({ phase: 'Terminating' });
-      await eventually(() => core.get({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx).then(() => false, (err) => StatusError.is(err, 'NotFound')), { what: 'the namespace to go' });
+      await eventually(
+        () =>
+          core.get({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx).then(
+            () => false,
+            (err) => StatusError.is(err, 'NotFound'),
+          ),
+        { what: 'the namespace to go' },
+      );
       await expectStatus(core.get({ group: '', version: 'v1', resource: 'namespaces', name: 'tmp' }, {}, ctx), 404, 'NotFound');
       expect((await core.list(cm('tmp'), {}, ctx)).items).toEqual([]);
     } finally {

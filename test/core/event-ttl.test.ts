@@ -112,7 +112,18 @@ describe.each(BACKENDS)('event TTL on the %s store', (name) => {
   it('removes events written through the core group, as watchers of either version see', async () => {
     const { metadata } = await core.list(CORE, {}, ADMIN);
     const stream = await core.watch(CORE, { resourceVersion: metadata.resourceVersion }, ADMIN);
-    await core.create(CORE, { metadata: { name: 'legacy' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' }, reason: 'Pulled', source: { component: 'kubelet' }, count: 1 }, {}, ADMIN);
+    await core.create(
+      CORE,
+      {
+        metadata: { name: 'legacy' },
+        involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' },
+        reason: 'Pulled',
+        source: { component: 'kubelet' },
+        count: 1,
+      },
+      {},
+      ADMIN,
+    );
     await settle();
     await advance(TTL + MINUTE);
     const seen: WatchEvent[] = [];
@@ -174,11 +185,18 @@ describe.each(BACKENDS)('event TTL on the %s store', (name) => {
 });
 
 describe('event expiry and shutdown', () => {
-  it('a core whose store never answered closes without waiting on the expiry\'s watch', async () => {
+  it("a core whose store never answered closes without waiting on the expiry's watch", async () => {
     // Nothing listens on the port: the watch cache never loads, and the expiry's watch waits for it.
     const store = createStore({ kind: 'etcd', endpoints: [`http://127.0.0.1:${await freePort()}`] });
     const errors: string[] = [];
-    const core = createCore({ store, naming, clock: new ManualClock(), compactionIntervalMs: 0, eventTtlMs: TTL, onBackgroundError: (what, err) => errors.push(`${what}: ${String(err)}`) });
+    const core = createCore({
+      store,
+      naming,
+      clock: new ManualClock(),
+      compactionIntervalMs: 0,
+      eventTtlMs: TTL,
+      onBackgroundError: (what, err) => errors.push(`${what}: ${String(err)}`),
+    });
     await settle();
     await core.close();
     // The watch cache says why it cannot load; the expiry has nothing to report.

@@ -17,7 +17,7 @@ import { eventually, type EventuallyOptions } from '../support/eventually';
 /** kubectl calls against a real server take a while: look less often, for longer. */
 const POLL: EventuallyOptions = { timeoutMs: 15_000, intervalMs: 100 };
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 
 let dir: string;
 let hook: TestWebhook;
@@ -41,7 +41,16 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'webhook-client.key'), client.key);
   await writeFile(
     path.join(dir, 'webhook.kubeconfig'),
-    ['apiVersion: v1', 'kind: Config', 'users:', '- name: 127.0.0.1', '  user:', '    client-certificate: webhook-client.crt', '    client-key: webhook-client.key', ''].join('\n'),
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'users:',
+      '- name: 127.0.0.1',
+      '  user:',
+      '    client-certificate: webhook-client.crt',
+      '    client-key: webhook-client.key',
+      '',
+    ].join('\n'),
   );
   await writeFile(
     path.join(dir, 'admission.yaml'),
@@ -62,7 +71,15 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  core = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY, '--grpc-port', '0', '--admission-control-config-file', path.join(dir, 'admission.yaml')]);
+  core = await startServerProcess([
+    '--vendor',
+    'kubernetes',
+    ...API_ONLY,
+    '--grpc-port',
+    '0',
+    '--admission-control-config-file',
+    path.join(dir, 'admission.yaml'),
+  ]);
   const grpcAddress = /serving the core over gRPC on (\S+)/.exec(core.output())![1]!;
   gateway = await startServerProcess(['--vendor', 'kubernetes', '--core-address', grpcAddress], { dataDir: core.dataDir });
 });
@@ -76,7 +93,9 @@ afterAll(async () => {
 
 test('kubectl shows a webhook refusal; the webhook was called over mutual TLS; nothing is stored', async () => {
   hook.handle('/configmaps', (r) =>
-    r.review.request.object?.metadata?.name?.startsWith('blocked') ? deny({ code: 403, reason: 'Forbidden', message: 'blocked configmaps are not allowed' }) : { response: { allowed: true, warnings: ['checked by the webhook'] } },
+    r.review.request.object?.metadata?.name?.startsWith('blocked')
+      ? deny({ code: 403, reason: 'Forbidden', message: 'blocked configmaps are not allowed' })
+      : { response: { allowed: true, warnings: ['checked by the webhook'] } },
   );
   const config = [
     'apiVersion: admissionregistration.k8s.io/v1',
@@ -100,15 +119,21 @@ test('kubectl shows a webhook refusal; the webhook was called over mutual TLS; n
     '      kubernetes.io/metadata.name: default',
     '',
   ].join('\n');
-  expect((await kubectl(core, ['apply', '-f', '-'], config)).stdout).toBe('validatingwebhookconfiguration.admissionregistration.k8s.io/configmap-guard created\n');
+  expect((await kubectl(core, ['apply', '-f', '-'], config)).stdout).toBe(
+    'validatingwebhookconfiguration.admissionregistration.k8s.io/configmap-guard created\n',
+  );
   await eventually(async () => (await kubectl(core, ['create', 'configmap', `blocked-probe-${Date.now()}`, '--dry-run=server'])).code !== 0, POLL);
 
   const refused = await kubectl(core, ['create', 'configmap', 'blocked-one', '--from-literal=a=b']);
   expect(refused.code).toBe(1);
-  expect(refused.stderr).toBe('error: failed to create configmap: admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed\n');
+  expect(refused.stderr).toBe(
+    'error: failed to create configmap: admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed\n',
+  );
   const manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: blocked-two\ndata:\n  a: b\n';
   const applied = await kubectl(core, ['apply', '-f', '-'], manifest);
-  expect(applied.stderr).toContain('Error from server (Forbidden): error when creating "STDIN": admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed');
+  expect(applied.stderr).toContain(
+    'Error from server (Forbidden): error when creating "STDIN": admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed',
+  );
   expect((await kubectl(core, ['get', 'configmap', 'blocked-one'])).stderr).toContain('NotFound');
 
   const allowed = await kubectl(core, ['create', 'configmap', 'fine', '--from-literal=a=b']);
@@ -146,12 +171,12 @@ function replicaSetPolicy(name: string, spec: string[]): string {
   ].join('\n');
 }
 
-test('kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upstream\'s shape', async () => {
+test("kubectl shows a ValidatingAdmissionPolicy refusal (422 by default) in upstream's shape", async () => {
   const docs = replicaSetPolicy('small-replicasets', [
     '  failurePolicy: Fail',
     '  validations:',
     '  - expression: "object.spec.replicas <= 5"',
-    "    messageExpression: \"'replicas must be at most 5, not ' + string(object.spec.replicas)\"",
+    '    messageExpression: "\'replicas must be at most 5, not \' + string(object.spec.replicas)"',
   ]);
   const out = await kubectl(core, ['apply', '-f', '-'], docs);
   expect(out.stdout).toBe(
@@ -178,17 +203,24 @@ test("a policy comparing container memory limits with CEL's quantity library, th
     `apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: ${name}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: ${name}\n  template:\n    metadata:\n      labels:\n        app: ${name}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        resources:\n          limits:\n            memory: ${memory}\n`;
   await eventually(async () => (await kubectl(core, ['apply', '--dry-run=server', '-f', '-'], rs('probe-memory', '2Gi'))).code !== 0, POLL);
   const refused = await kubectl(core, ['apply', '-f', '-'], rs('hungry', '1025Mi'));
-  expect(refused.stderr).toContain("ValidatingAdmissionPolicy 'memory-limits' with binding 'memory-limits-binding' denied request: containers may ask for at most 1Gi of memory");
+  expect(refused.stderr).toContain(
+    "ValidatingAdmissionPolicy 'memory-limits' with binding 'memory-limits-binding' denied request: containers may ask for at most 1Gi of memory",
+  );
   expect((await kubectl(core, ['apply', '-f', '-'], rs('modest', '1024Mi'))).stdout).toBe('replicaset.apps/modest created\n');
 });
 
 test('through a gateway in front of the core over gRPC, the same chain answers the same way', async () => {
   const refused = await kubectl(gateway, ['create', 'configmap', 'blocked-via-gateway', '--from-literal=a=b']);
-  expect(refused.stderr).toBe('error: failed to create configmap: admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed\n');
+  expect(refused.stderr).toBe(
+    'error: failed to create configmap: admission webhook "guard.example.com" denied the request: blocked configmaps are not allowed\n',
+  );
   const allowed = await kubectl(gateway, ['create', 'configmap', 'fine-via-gateway', '--from-literal=a=b']);
   expect(allowed.stdout).toBe('configmap/fine-via-gateway created\n');
   expect(allowed.stderr).toBe('Warning: checked by the webhook\n');
-  const rs = 'apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: big-via-gateway\nspec:\n  replicas: 7\n  selector:\n    matchLabels:\n      app: g\n  template:\n    metadata:\n      labels:\n        app: g\n    spec:\n      containers:\n      - name: c\n        image: nginx\n';
+  const rs =
+    'apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: big-via-gateway\nspec:\n  replicas: 7\n  selector:\n    matchLabels:\n      app: g\n  template:\n    metadata:\n      labels:\n        app: g\n    spec:\n      containers:\n      - name: c\n        image: nginx\n';
   const policy = await kubectl(gateway, ['apply', '-f', '-'], rs);
-  expect(policy.stderr).toContain("ValidatingAdmissionPolicy 'small-replicasets' with binding 'small-replicasets-binding' denied request: replicas must be at most 5, not 7");
+  expect(policy.stderr).toContain(
+    "ValidatingAdmissionPolicy 'small-replicasets' with binding 'small-replicasets-binding' denied request: replicas must be at most 5, not 7",
+  );
 });

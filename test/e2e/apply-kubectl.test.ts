@@ -13,7 +13,6 @@ import { kubectlFor } from './support/kubectl';
 import { webReplicaSetYaml } from './support/manifests';
 import { API_ONLY } from '../gateway/support/server-process';
 
-
 function csaReplicaSet(containers: string): string {
   return `apiVersion: apps/v1
 kind: ReplicaSet
@@ -106,20 +105,43 @@ describe.each([
     expect(await kubectl('apply', '--server-side', '-f', await file('rs2.yaml', webReplicaSetYaml('ssa', 2)))).toBe('replicaset.apps/web serverside-applied\n');
     let rs = await getJson('rs', 'web');
     expect(entries(rs)).toEqual([
-      { manager: 'kubectl', operation: 'Apply', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': template } } },
+      {
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: 'set',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': template } },
+      },
     ]);
     await kubectl('apply', '--server-side', '-f', await file('rs3.yaml', webReplicaSetYaml('ssa', 3)));
     expect((await getJson('rs', 'web')).spec.replicas).toBe(3);
 
     const rs5 = await file('rs5.yaml', webReplicaSetYaml('ssa', 5));
-    await expect(kubectl('apply', '--server-side', '--field-manager=other', '-f', rs5)).rejects.toThrow('error: Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas');
+    await expect(kubectl('apply', '--server-side', '--field-manager=other', '-f', rs5)).rejects.toThrow(
+      'error: Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas',
+    );
     expect((await getJson('rs', 'web')).spec.replicas).toBe(3);
     await kubectl('apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', rs5);
     rs = await getJson('rs', 'web');
     expect(rs.spec.replicas).toBe(5);
     expect(entries(rs)).toEqual([
-      { manager: 'kubectl', operation: 'Apply', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': template } } },
-      { manager: 'other', operation: 'Apply', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': template } } },
+      {
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: 'set',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': template } },
+      },
+      {
+        manager: 'other',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: 'set',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': template } },
+      },
     ]);
   });
 
@@ -129,7 +151,16 @@ describe.each([
     await kubectl('-n', 'ssa', 'patch', 'rs', 'web', '--type=json', '-p', '[{"op":"add","path":"/spec/minReadySeconds","value":5}]');
     expect((await getJson('rs', 'web')).spec.minReadySeconds).toBe(5);
     await kubectl('-n', 'ssa', 'patch', 'rs', 'web', '--type=merge', '-p', '{"spec":{"minReadySeconds":6}}');
-    await kubectl('-n', 'ssa', 'patch', 'rs', 'web', '--type=strategic', '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}');
+    await kubectl(
+      '-n',
+      'ssa',
+      'patch',
+      'rs',
+      'web',
+      '--type=strategic',
+      '-p',
+      '{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}',
+    );
     expect(await kubectl('-n', 'ssa', 'scale', 'rs', 'web', '--replicas=4')).toBe('replicaset.apps/web scaled\n');
     // A failing JSON patch test is upstream's generic 422.
     await expect(kubectl('-n', 'ssa', 'patch', 'rs', 'web', '--type=json', '-p', '[{"op":"test","path":"/spec/replicas","value":9}]')).rejects.toThrow(
@@ -142,9 +173,24 @@ describe.each([
     expect(rs.spec).toMatchObject({ replicas: 4, minReadySeconds: 6 });
     expect(rs.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(['nginx', 'side']);
     expectUpstreamOrder(rs.metadata.managedFields);
-    const update = (manager: string, fieldsV1: unknown, extra: Entry = {}): Entry => ({ manager, operation: 'Update', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1, ...extra });
+    const update = (manager: string, fieldsV1: unknown, extra: Entry = {}): Entry => ({
+      manager,
+      operation: 'Update',
+      apiVersion: 'apps/v1',
+      time: 'set',
+      fieldsType: 'FieldsV1',
+      fieldsV1,
+      ...extra,
+    });
     expect(entries(rs)).toEqual([
-      { manager: 'kubectl', operation: 'Apply', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': template } } },
+      {
+        manager: 'kubectl',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: 'set',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': template } },
+      },
       // `kubectl scale` writes /scale without a field manager: its User-Agent names it; the
       // Scale's entry comes back to the object without a time (upstream's ScaleHandler).
       update('kubectl', { 'f:spec': { 'f:replicas': {} } }, { time: undefined, subresource: 'scale' }),
@@ -170,7 +216,14 @@ describe.each([
           },
         },
       }),
-      { manager: 'other', operation: 'Apply', apiVersion: 'apps/v1', time: 'set', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': template } } },
+      {
+        manager: 'other',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: 'set',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': template } },
+      },
     ]);
   });
 
@@ -180,7 +233,12 @@ describe.each([
     let cm = await getJson('configmap', 'conf');
     expect(cm.data).toEqual({ a: '1', c: '3' });
     const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
-    expect(JSON.parse(cm.metadata.annotations[lastApplied])).toEqual({ apiVersion: 'v1', data: { a: '1', c: '3' }, kind: 'ConfigMap', metadata: { annotations: {}, name: 'conf', namespace: 'ssa' } });
+    expect(JSON.parse(cm.metadata.annotations[lastApplied])).toEqual({
+      apiVersion: 'v1',
+      data: { a: '1', c: '3' },
+      kind: 'ConfigMap',
+      metadata: { annotations: {}, name: 'conf', namespace: 'ssa' },
+    });
     expect(entries(cm)).toEqual([
       {
         manager: 'kubectl-client-side-apply',

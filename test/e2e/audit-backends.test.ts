@@ -60,8 +60,9 @@ test('batch mode: kubectl’s requests reach the webhook as EventLists, with the
   const server = await start('--audit-webhook-config-file', kubeconfig, '--audit-webhook-batch-max-wait=200ms');
   const kubectl = kubectlFor(() => server);
   await kubectl('create', 'configmap', 'hooked', '--from-literal=k=v');
-  const isCreate = (e: Record<string, any>) => e.verb === 'create' && e.objectRef?.name === undefined && e.objectRef?.resource === 'configmaps' && e.stage === 'ResponseComplete';
-  await eventually(() => receiver.events().some(isCreate), { what: 'the create\'s ResponseComplete event at the webhook' });
+  const isCreate = (e: Record<string, any>) =>
+    e.verb === 'create' && e.objectRef?.name === undefined && e.objectRef?.resource === 'configmaps' && e.stage === 'ResponseComplete';
+  await eventually(() => receiver.events().some(isCreate), { what: "the create's ResponseComplete event at the webhook" });
   const batch = receiver.batches.find((b) => b.body.items.some(isCreate))!;
   expect(batch.clientCn).toBe('keelson-gateway');
   expect(batch.body).toMatchObject({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {} });
@@ -77,7 +78,12 @@ test('batch mode: kubectl’s requests reach the webhook as EventLists, with the
     responseObject: { kind: 'ConfigMap', metadata: { name: 'hooked', namespace: 'default' } },
   });
   // Both stages of one request carry one audit ID.
-  expect(receiver.events().filter((e) => e.auditID === create.auditID).map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
+  expect(
+    receiver
+      .events()
+      .filter((e) => e.auditID === create.auditID)
+      .map((e) => e.stage),
+  ).toEqual(['RequestReceived', 'ResponseComplete']);
   expect(receiver.events().some((e) => e.requestURI?.startsWith('/metrics') || e.requestURI?.startsWith('/readyz'))).toBe(false);
   expect((await metric(server, 'apiserver_audit_event_total'))[0]).toMatch(/^apiserver_audit_event_total [1-9]\d*$/);
   expect(await metric(server, 'apiserver_audit_level_total{level="None"}')).toHaveLength(1);
@@ -86,7 +92,10 @@ test('batch mode: kubectl’s requests reach the webhook as EventLists, with the
 
 test('blocking mode: the response comes once its events are sent', async () => {
   const server = await start('--audit-webhook-config-file', kubeconfig, '--audit-webhook-mode=blocking');
-  for (const [url, code] of [[`${server.url}/api/v1/namespaces/default/configmaps/absent`, 404], [`${server.url}/api/v1/namespaces/default/configmaps`, 200]] as const) {
+  for (const [url, code] of [
+    [`${server.url}/api/v1/namespaces/default/configmaps/absent`, 404],
+    [`${server.url}/api/v1/namespaces/default/configmaps`, 200],
+  ] as const) {
     const res = await httpsRequest(url, server.admin);
     expect(res.status).toBe(code);
     // Both events were with the webhook before the answer left the server.
@@ -135,4 +144,3 @@ test('the log on a full disk: blocking-strict refuses requests, blocking (the de
   expect(await metric(lenient, 'apiserver_audit_error_total')).toEqual(['apiserver_audit_error_total{plugin="log"} 2']);
   expect(lenient.output()).toContain("Error in audit plugin 'log' affecting 1 audit events: ENOSPC");
 });
-

@@ -21,14 +21,32 @@ beforeAll(async () => {
   logFile = path.join(dir, 'audit.log');
   await writeFile(
     policy,
-    ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:', '- level: RequestResponse', '  resources:', '  - group: ""', '    resources: [configmaps]', '- level: Metadata'].join('\n'),
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'omitStages: [RequestReceived]',
+      'rules:',
+      '- level: RequestResponse',
+      '  resources:',
+      '  - group: ""',
+      '    resources: [configmaps]',
+      '- level: Metadata',
+    ].join('\n'),
   );
   await writeFile(path.join(dir, 'tokens.csv'), 'nobody-token,nobody,1\n');
   server = await startServerProcess([
-    '--vendor', 'kubernetes', '--simulated-nodes', '0',
-    '--audit-policy-file', policy, '--audit-log-path', logFile,
-    '--token-auth-file', path.join(dir, 'tokens.csv'),
-    '-v', '3',
+    '--vendor',
+    'kubernetes',
+    '--simulated-nodes',
+    '0',
+    '--audit-policy-file',
+    policy,
+    '--audit-log-path',
+    logFile,
+    '--token-auth-file',
+    path.join(dir, 'tokens.csv'),
+    '-v',
+    '3',
   ]);
   kubectl = kubectlFor(() => server);
 });
@@ -41,7 +59,10 @@ afterAll(async () => {
 async function events(last: (e: Record<string, any>) => boolean): Promise<Array<Record<string, any>>> {
   return eventually(
     async () => {
-      const all: Array<Record<string, any>> = (await readFile(logFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const all: Array<Record<string, any>> = (await readFile(logFile, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       return all.some(last) && all;
     },
     { what: 'the awaited event in the audit log' },
@@ -69,27 +90,54 @@ test('kubectl’s requests are audited at the policy’s levels with upstream’
   });
   expect(create!.auditID).toMatch(/^[0-9a-f-]{36}$/);
   const list = all.find((e) => e.verb === 'list' && e.objectRef?.resource === 'secrets');
-  expect(list).toMatchObject({ level: 'Metadata', objectRef: { resource: 'secrets', namespace: 'kube-system', apiVersion: 'v1' }, responseStatus: { code: 200 } });
+  expect(list).toMatchObject({
+    level: 'Metadata',
+    objectRef: { resource: 'secrets', namespace: 'kube-system', apiVersion: 'v1' },
+    responseStatus: { code: 200 },
+  });
   expect(list).not.toHaveProperty('responseObject');
   expect(all.some((e) => e.stage === 'RequestReceived')).toBe(false);
 });
 
 test('a forbidden request is audited with the decision and the refusal', async () => {
-  const res = await httpsRequest(`${server.url}/api/v1/namespaces/default/pods`, { ca: server.admin.ca }, { headers: { Authorization: 'Bearer nobody-token' } });
+  const res = await httpsRequest(
+    `${server.url}/api/v1/namespaces/default/pods`,
+    { ca: server.admin.ca },
+    { headers: { Authorization: 'Bearer nobody-token' } },
+  );
   expect(res.status).toBe(403);
   const denied = (await events((e) => e.user?.username === 'nobody')).find((e) => e.user?.username === 'nobody');
   expect(denied).toMatchObject({
     level: 'Metadata',
     verb: 'list',
-    responseStatus: { metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403, message: expect.stringMatching(/^pods is forbidden: User "nobody" cannot list resource "pods"/) },
+    responseStatus: {
+      metadata: {},
+      status: 'Failure',
+      reason: 'Forbidden',
+      code: 403,
+      message: expect.stringMatching(/^pods is forbidden: User "nobody" cannot list resource "pods"/),
+    },
     annotations: { 'authorization.k8s.io/decision': 'forbid', 'authorization.k8s.io/reason': expect.any(String) },
   });
   expect(denied!.auditID).toBe(res.headers['audit-id']);
 });
 
 test('-v=3 logs one HTTP line per request, without credentials', async () => {
-  await httpsRequest(`${server.url}/api/v1/namespaces/default/configmaps?limit=1`, { ca: server.admin.ca }, { headers: { Authorization: 'Bearer nobody-token', 'User-Agent': 'probe/1.0' } });
-  const line = await eventually(() => server.output().split('\n').find((l) => l.includes('userAgent="probe/1.0"')), { what: 'the request\'s HTTP line' });
-  expect(line).toMatch(/^keelson: HTTP verb="GET" URI="\/api\/v1\/namespaces\/default\/configmaps\?limit=1" latency="[\d.]+(ms|µs|s)" userAgent="probe\/1.0" audit-ID="[0-9a-f-]{36}" srcIP="127.0.0.1" resp=403$/);
+  await httpsRequest(
+    `${server.url}/api/v1/namespaces/default/configmaps?limit=1`,
+    { ca: server.admin.ca },
+    { headers: { Authorization: 'Bearer nobody-token', 'User-Agent': 'probe/1.0' } },
+  );
+  const line = await eventually(
+    () =>
+      server
+        .output()
+        .split('\n')
+        .find((l) => l.includes('userAgent="probe/1.0"')),
+    { what: "the request's HTTP line" },
+  );
+  expect(line).toMatch(
+    /^keelson: HTTP verb="GET" URI="\/api\/v1\/namespaces\/default\/configmaps\?limit=1" latency="[\d.]+(ms|µs|s)" userAgent="probe\/1.0" audit-ID="[0-9a-f-]{36}" srcIP="127.0.0.1" resp=403$/,
+  );
   expect(server.output()).not.toContain('nobody-token');
 });

@@ -57,7 +57,11 @@ async function whoami(credentials: string[], ...extra: string[]): Promise<{ user
 
 describe('authentication with kubectl', () => {
   it('a static token from --token-auth-file: its user and groups, plus system:authenticated', async () => {
-    expect(await whoami(['--token', 'admin-token-1234'])).toEqual({ username: 'token-admin', uid: 'uid-admin', groups: ['system:masters', 'system:authenticated'] });
+    expect(await whoami(['--token', 'admin-token-1234'])).toEqual({
+      username: 'token-admin',
+      uid: 'uid-admin',
+      groups: ['system:masters', 'system:authenticated'],
+    });
     expect((await kubectl(['--token', 'admin-token-1234'], 'get', 'namespaces', '-o', 'name')).stdout).toContain('namespace/default');
   });
 
@@ -116,7 +120,10 @@ describe('authentication with kubectl', () => {
     const created = await kubectl(admin(), 'create', 'token', 'builder', '-n', 'default', '--duration', '15m');
     expect(created).toMatchObject({ code: 0 });
     const token = created.stdout.trim();
-    expect(await whoami(['--token', token])).toMatchObject({ username: 'system:serviceaccount:default:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'] });
+    expect(await whoami(['--token', token])).toMatchObject({
+      username: 'system:serviceaccount:default:builder',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'],
+    });
     expect(await kubectl(admin(), 'delete', 'serviceaccount', 'builder', '-n', 'default')).toMatchObject({ code: 0 });
     // The lookup reads the watch cache, which follows the delete within moments.
     let revoked = '';
@@ -148,7 +155,10 @@ describe('authentication with kubectl', () => {
 
     // Granted to service accounts only (system:service-account-issuer-discovery); GET only.
     const anonymous = await httpsRequest(`${server.url}/openid/v1/jwks`, asAccount);
-    expect([anonymous.status, JSON.parse(anonymous.body).message]).toEqual([403, 'forbidden: User "system:anonymous" cannot get path "/openid/v1/jwks": RBAC: no binding for this user or their groups grants get on "/openid/v1/jwks"']);
+    expect([anonymous.status, JSON.parse(anonymous.body).message]).toEqual([
+      403,
+      'forbidden: User "system:anonymous" cannot get path "/openid/v1/jwks": RBAC: no binding for this user or their groups grants get on "/openid/v1/jwks"',
+    ]);
     const dev = await httpsRequest(`${server.url}/.well-known/openid-configuration`, asAccount, { headers: { authorization: 'Bearer dev-token-5678' } });
     expect(dev.status).toBe(403);
     const posted = await httpsRequest(`${server.url}/openid/v1/jwks`, server.admin, { method: 'POST', body: '{}' });
@@ -180,7 +190,10 @@ describe('authentication with kubectl', () => {
     expect((await httpsRequest(`${server.url}/version`, ca)).status).toBe(200);
     const r = await httpsRequest(`${server.url}/api/v1/namespaces`, ca);
     expect(r.status).toBe(403);
-    expect(JSON.parse(r.body)).toMatchObject({ message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope: RBAC: no binding for this user or their groups grants list on namespaces' });
+    expect(JSON.parse(r.body)).toMatchObject({
+      message:
+        'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope: RBAC: no binding for this user or their groups grants list on namespaces',
+    });
   });
 
   it('serves the core over gRPC from the same process, authenticating the same tokens', async () => {
@@ -217,7 +230,11 @@ describe('--anonymous-auth=false', () => {
   it('answers 401 to requests without credentials, health endpoints included', async () => {
     for (const p of ['/version', '/readyz', '/api']) {
       const r = await httpsRequest(`${closed.url}${p}`, { ca: closed.admin.ca });
-      expect([p, r.status, JSON.parse(r.body)]).toEqual([p, 401, expect.objectContaining({ kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized', code: 401 })]);
+      expect([p, r.status, JSON.parse(r.body)]).toEqual([
+        p,
+        401,
+        expect.objectContaining({ kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized', code: 401 }),
+      ]);
     }
     expect((await httpsRequest(`${closed.url}/version`, closed.admin)).status).toBe(200);
   });
@@ -231,7 +248,10 @@ describe('--authentication-config', () => {
 
   it('limits anonymous requests to the configured paths', async () => {
     const file = path.join(dir, 'anonymous.yaml');
-    await writeFile(file, 'apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\nanonymous:\n  enabled: true\n  conditions:\n  - path: /livez\n  - path: /readyz\n');
+    await writeFile(
+      file,
+      'apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\nanonymous:\n  enabled: true\n  conditions:\n  - path: /livez\n  - path: /readyz\n',
+    );
     configured = await startServerProcess(['--vendor', 'kubernetes', '--authentication-config', file]);
     const ca = { ca: configured.admin.ca };
     expect((await httpsRequest(`${configured.url}/livez`, ca)).status).toBe(200);
@@ -241,7 +261,10 @@ describe('--authentication-config', () => {
 
   it('refuses to start on a configuration with mistakes, naming the field', async () => {
     const file = path.join(dir, 'bad.yaml');
-    await writeFile(file, 'apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {url: "http://idp.example", audiences: [a]}\n  claimMappings: {username: {claim: sub, prefix: ""}}\n');
+    await writeFile(
+      file,
+      'apiVersion: apiserver.config.k8s.io/v1beta1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {url: "http://idp.example", audiences: [a]}\n  claimMappings: {username: {claim: sub, prefix: ""}}\n',
+    );
     await expect(startServerProcess(['--vendor', 'kubernetes', '--authentication-config', file])).rejects.toThrow(
       /--authentication-config: jwt\[0\]\.issuer\.url: Invalid value: "http:\/\/idp\.example": URL scheme must be https/,
     );
@@ -268,11 +291,17 @@ describe('a gateway in front of a core-only process', () => {
     // is anonymous whoever it claims to be, and is authorized as such.
     const direct = createGrpcCoreClient(core.address, { tls: { ca: gateway.admin.ca, serverName: 'localhost' } });
     try {
-      const err = await direct.list({ group: '', version: 'v1', resource: 'secrets', namespace: 'kube-system' }, {}, { user: { username: 'admin', groups: ['system:masters'] } }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect((err as StatusError).status).toMatchObject({ code: 403, message: 'secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "kube-system": RBAC: no binding for this user or their groups grants list on secrets' });
+      const err = await direct
+        .list({ group: '', version: 'v1', resource: 'secrets', namespace: 'kube-system' }, {}, { user: { username: 'admin', groups: ['system:masters'] } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect((err as StatusError).status).toMatchObject({
+        code: 403,
+        message:
+          'secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "kube-system": RBAC: no binding for this user or their groups grants list on secrets',
+      });
     } finally {
       direct.close();
     }
@@ -287,10 +316,14 @@ interface ChildProcessInfo {
 /** `--core-only --grpc-port 0` on `dataDir`; resolves with the gRPC address it logs. */
 async function startCoreOnly(dataDir: string): Promise<ChildProcessInfo> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--vendor', 'kubernetes', '--data-dir', dataDir, '--core-only', '--grpc-port', '0'], {
-    cwd: path.resolve(__dirname, '../..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', 'src/server/main.ts', '--vendor', 'kubernetes', '--data-dir', dataDir, '--core-only', '--grpc-port', '0'],
+    {
+      cwd: path.resolve(__dirname, '../..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

@@ -53,8 +53,12 @@ describe('RBAC', () => {
     expect(await kubectl(admin(), 'create', 'role', 'pod-reader', '-n', 'team-a', '--verb=get,list,watch', '--resource=pods')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-reads', '-n', 'team-a', '--role=pod-reader', '--user=alice')).toMatchObject({ code: 0 });
     await eventually(async () => (await kubectl(alice, 'get', 'pods', '-n', 'team-a')).code === 0, POLL);
-    expect((await kubectl(alice, 'get', 'pods', '-n', 'default')).stderr).toContain('pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"');
-    expect((await kubectl(alice, 'delete', 'pod', 'x', '-n', 'team-a')).stderr).toContain('pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team-a"');
+    expect((await kubectl(alice, 'get', 'pods', '-n', 'default')).stderr).toContain(
+      'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+    expect((await kubectl(alice, 'delete', 'pod', 'x', '-n', 'team-a')).stderr).toContain(
+      'pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team-a"',
+    );
     // Impersonating alice gives alice's rights, no more.
     expect((await kubectl(admin(), '--as', 'alice', 'get', 'configmaps', '-n', 'team-a')).stderr).toContain('User "alice" cannot list resource "configmaps"');
   });
@@ -71,14 +75,16 @@ describe('RBAC', () => {
     expect(await kubectl(admin(), 'auth', 'can-i', '*', '*')).toMatchObject({ code: 0, stdout: 'yes\n' });
   });
 
-  it('a 403 says why: the nearest miss among the caller\'s own bindings, never anyone else\'s', async () => {
+  it("a 403 says why: the nearest miss among the caller's own bindings, never anyone else's", async () => {
     const del = await kubectl(alice, 'delete', 'pod', 'x', '-n', 'team-a');
     expect(del.stderr).toContain(
       'pods "x" is forbidden: User "alice" cannot delete resource "pods" in API group "" in the namespace "team-a": RBAC: RoleBinding "alice-reads/team-a" of Role "pod-reader" grants get, list, watch on pods, not delete',
     );
     // bob has no binding about secrets: the reason names nothing of anyone else's.
     const secrets = await kubectl(bob, 'get', 'secrets', '-n', 'team-a');
-    expect(secrets.stderr).toContain('secrets is forbidden: User "bob" cannot list resource "secrets" in API group "" in the namespace "team-a": RBAC: no binding for this user or their groups grants list on secrets');
+    expect(secrets.stderr).toContain(
+      'secrets is forbidden: User "bob" cannot list resource "secrets" in API group "" in the namespace "team-a": RBAC: no binding for this user or their groups grants list on secrets',
+    );
     expect(secrets.stderr).not.toContain('alice');
     // The same text is the SubjectAccessReview's reason.
     const review = JSON.stringify({
@@ -110,29 +116,49 @@ describe('RBAC', () => {
   it('a ClusterRoleBinding to a group grants cluster-wide', async () => {
     expect((await kubectl(bob, 'get', 'namespaces')).code).not.toBe(0);
     expect(await kubectl(admin(), 'create', 'clusterrole', 'ns-reader', '--verb=get,list', '--resource=namespaces')).toMatchObject({ code: 0 });
-    expect(await kubectl(admin(), 'create', 'clusterrolebinding', 'watchers-read-ns', '--clusterrole=ns-reader', '--group=watchers')).toMatchObject({ code: 0 });
+    expect(await kubectl(admin(), 'create', 'clusterrolebinding', 'watchers-read-ns', '--clusterrole=ns-reader', '--group=watchers')).toMatchObject({
+      code: 0,
+    });
     await eventually(async () => (await kubectl(bob, 'get', 'namespaces', '-o', 'name')).stdout.includes('namespace/team-a'), POLL);
     expect((await kubectl(alice, 'get', 'namespaces')).code).not.toBe(0);
   });
 });
 
 describe('the default policy', () => {
-  it('creates upstream\'s roles and bindings with the bootstrapping label and autoupdate annotation', async () => {
-    const roles = JSON.parse((await kubectl(admin(), 'get', 'clusterroles', '-l', 'kubernetes.io/bootstrapping=rbac-defaults', '-o', 'json')).stdout).items as Array<{ metadata: { name: string; annotations: Record<string, string> } }>;
+  it("creates upstream's roles and bindings with the bootstrapping label and autoupdate annotation", async () => {
+    const roles = JSON.parse((await kubectl(admin(), 'get', 'clusterroles', '-l', 'kubernetes.io/bootstrapping=rbac-defaults', '-o', 'json')).stdout)
+      .items as Array<{ metadata: { name: string; annotations: Record<string, string> } }>;
     const names = roles.map((r) => r.metadata.name);
-    for (const name of ['cluster-admin', 'admin', 'edit', 'view', 'system:basic-user', 'system:discovery', 'system:public-info-viewer', 'system:node', 'system:controller:replicaset-controller']) {
+    for (const name of [
+      'cluster-admin',
+      'admin',
+      'edit',
+      'view',
+      'system:basic-user',
+      'system:discovery',
+      'system:public-info-viewer',
+      'system:node',
+      'system:controller:replicaset-controller',
+    ]) {
       expect(names).toContain(name);
     }
     expect(roles.every((r) => r.metadata.annotations['rbac.authorization.kubernetes.io/autoupdate'] === 'true')).toBe(true);
     const binding = JSON.parse((await kubectl(admin(), 'get', 'clusterrolebinding', 'cluster-admin', '-o', 'json')).stdout);
     expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:masters' }]);
-    expect((await kubectl(admin(), 'get', 'rolebindings', '-n', 'kube-system', '-o', 'name')).stdout).toContain('rolebinding.rbac.authorization.k8s.io/system::leader-locking-kube-controller-manager');
+    expect((await kubectl(admin(), 'get', 'rolebindings', '-n', 'kube-system', '-o', 'name')).stdout).toContain(
+      'rolebinding.rbac.authorization.k8s.io/system::leader-locking-kube-controller-manager',
+    );
   });
 
   it('aggregates admin, edit and view, including a ClusterRole labelled later', async () => {
     const rulesOf = async (name: string) => JSON.parse((await kubectl(admin(), 'get', 'clusterrole', name, '-o', 'json')).stdout).rules ?? [];
     await eventually(async () => (await rulesOf('view')).some((r: { resources?: string[] }) => r.resources?.includes('pods')), POLL);
-    const widgets = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widgets-view' }, rules: [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }] };
+    const widgets = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'widgets-view' },
+      rules: [{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }],
+    };
     await writeFile(path.join(dir, 'widgets.json'), JSON.stringify(widgets));
     expect(await kubectl(admin(), 'create', '-f', path.join(dir, 'widgets.json'))).toMatchObject({ code: 0 });
     expect((await rulesOf('view')).some((r: { apiGroups?: string[] }) => r.apiGroups?.includes('example.com'))).toBe(false);
@@ -169,10 +195,24 @@ describe('the default policy', () => {
     expect(first.stdout).toContain('role.rbac.authorization.k8s.io/cm-editor reconciled');
     await eventually(async () => (await kubectl(alice, 'auth', 'can-i', 'update', 'configmaps', '-n', 'team-a')).code === 0, POLL);
     // Narrow it by hand; reconcile adds back what is missing and keeps what was added.
-    expect(await kubectl(admin(), 'patch', 'role', 'cm-editor', '-n', 'team-a', '--type=json', '-p', '[{"op":"replace","path":"/rules","value":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]}]')).toMatchObject({ code: 0 });
+    expect(
+      await kubectl(
+        admin(),
+        'patch',
+        'role',
+        'cm-editor',
+        '-n',
+        'team-a',
+        '--type=json',
+        '-p',
+        '[{"op":"replace","path":"/rules","value":[{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}]}]',
+      ),
+    ).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'auth', 'reconcile', '-f', file)).toMatchObject({ code: 0 });
     const rules = JSON.parse((await kubectl(admin(), 'get', 'role', 'cm-editor', '-n', 'team-a', '-o', 'json')).stdout).rules;
-    expect(rules).toEqual(expect.arrayContaining([expect.objectContaining({ resources: ['secrets'] }), expect.objectContaining({ resources: ['configmaps'] })]));
+    expect(rules).toEqual(
+      expect.arrayContaining([expect.objectContaining({ resources: ['secrets'] }), expect.objectContaining({ resources: ['configmaps'] })]),
+    );
   });
 });
 
@@ -191,7 +231,9 @@ describe('Node authorizer', () => {
     expect(await kubectl(admin(), 'create', '-f', path.join(dir, 'pod.json'))).toMatchObject({ code: 0 });
     await eventually(async () => (await kubectl(kubelet, 'get', 'secret', 'mine', '-n', 'team-a')).code === 0, POLL);
     const theirs = await kubectl(kubelet, 'get', 'secret', 'theirs', '-n', 'team-a');
-    expect(theirs.stderr).toContain('secrets "theirs" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "team-a": Node: no relationship found between node \'n1\' and this object');
+    expect(theirs.stderr).toContain(
+      'secrets "theirs" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "team-a": Node: no relationship found between node \'n1\' and this object',
+    );
     // Its pods by spec.nodeName, not everyone's.
     expect(await kubectl(kubelet, 'get', 'pods', '-A', '--field-selector', 'spec.nodeName=n1', '-o', 'name')).toMatchObject({ code: 0, stdout: 'pod/on-n1\n' });
     expect((await kubectl(kubelet, 'get', 'pods', '-A')).stderr).toContain('can only list/watch pods with spec.nodeName field selector');
@@ -204,7 +246,18 @@ describe('RBAC privilege escalation', () => {
   it('refuses roles and bindings that grant more than the writer holds, unless escalate / bind allow it', async () => {
     expect(await kubectl(admin(), 'create', 'namespace', 'team-b')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'clusterrole', 'ns-lister', '--verb=list', '--resource=namespaces')).toMatchObject({ code: 0 });
-    expect(await kubectl(admin(), 'create', 'role', 'rbac-manager', '-n', 'team-b', '--verb=create,get,list', '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io')).toMatchObject({ code: 0 });
+    expect(
+      await kubectl(
+        admin(),
+        'create',
+        'role',
+        'rbac-manager',
+        '-n',
+        'team-b',
+        '--verb=create,get,list',
+        '--resource=roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io',
+      ),
+    ).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'role', 'pod-viewer', '-n', 'team-b', '--verb=get,list', '--resource=pods')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-manages', '-n', 'team-b', '--role=rbac-manager', '--user=alice')).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-views', '-n', 'team-b', '--role=pod-viewer', '--user=alice')).toMatchObject({ code: 0 });
@@ -215,15 +268,34 @@ describe('RBAC privilege escalation', () => {
     // More than she holds is refused, listing what she lacks.
     const escalate = await kubectl(alice, 'create', 'role', 'deleters', '-n', 'team-b', '--verb=get,delete', '--resource=pods');
     expect(escalate.code).not.toBe(0);
-    expect(escalate.stderr).toContain('roles.rbac.authorization.k8s.io "deleters" is forbidden: user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}');
+    expect(escalate.stderr).toContain(
+      'roles.rbac.authorization.k8s.io "deleters" is forbidden: user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}',
+    );
     // Binding a role with rights she lacks is refused...
     const bind = await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob');
     expect(bind.stderr).toContain('is attempting to grant RBAC permissions not currently held');
     // A role that does not exist cannot be bound either.
-    expect((await kubectl(alice, 'create', 'rolebinding', 'ghost', '-n', 'team-b', '--role=nonexistent', '--user=bob')).stderr).toContain('roles.rbac.authorization.k8s.io "nonexistent" not found');
+    expect((await kubectl(alice, 'create', 'rolebinding', 'ghost', '-n', 'team-b', '--role=nonexistent', '--user=bob')).stderr).toContain(
+      'roles.rbac.authorization.k8s.io "nonexistent" not found',
+    );
     // ...until she may `bind` that role.
-    expect(await kubectl(admin(), 'create', 'role', 'binder', '-n', 'team-b', '--verb=bind', '--resource=clusterroles.rbac.authorization.k8s.io', '--resource-name=ns-lister')).toMatchObject({ code: 0 });
+    expect(
+      await kubectl(
+        admin(),
+        'create',
+        'role',
+        'binder',
+        '-n',
+        'team-b',
+        '--verb=bind',
+        '--resource=clusterroles.rbac.authorization.k8s.io',
+        '--resource-name=ns-lister',
+      ),
+    ).toMatchObject({ code: 0 });
     expect(await kubectl(admin(), 'create', 'rolebinding', 'alice-binds', '-n', 'team-b', '--role=binder', '--user=alice')).toMatchObject({ code: 0 });
-    await eventually(async () => (await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob')).code === 0, POLL);
+    await eventually(
+      async () => (await kubectl(alice, 'create', 'rolebinding', 'bob-ns', '-n', 'team-b', '--clusterrole=ns-lister', '--user=bob')).code === 0,
+      POLL,
+    );
   });
 });

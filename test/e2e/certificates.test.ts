@@ -22,7 +22,16 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-csr-e2e-'));
   await writeFile(path.join(dir, 'tokens.csv'), 'carol-token,carol,c-1,reviewers\n');
-  server = await startServerProcess(['--vendor', 'kubernetes', '--controllers', '*,-replicaset', '--simulated-nodes', '0', '--token-auth-file', path.join(dir, 'tokens.csv')]);
+  server = await startServerProcess([
+    '--vendor',
+    'kubernetes',
+    '--controllers',
+    '*,-replicaset',
+    '--simulated-nodes',
+    '0',
+    '--token-auth-file',
+    path.join(dir, 'tokens.csv'),
+  ]);
   kubectl = kubectlFor(() => server);
 });
 
@@ -33,8 +42,25 @@ afterAll(async () => {
 /** kubectl as another user: a kubeconfig with the server's CA and that user's credentials. */
 async function kubectlAs(name: string, user: string[]): Promise<(...args: string[]) => Promise<{ stdout: string; stderr: string; code: number }>> {
   const file = path.join(dir, `${name}.kubeconfig`);
-  await run(KUBECTL, ['--kubeconfig', file, 'config', 'set-cluster', 'k', `--server=${server.url}`, `--certificate-authority=${path.join(server.dataDir, 'ca.crt')}`, '--embed-certs']);
-  await run(KUBECTL, ['--kubeconfig', file, 'config', 'set-credentials', name, ...user, ...(user.some((u) => u.startsWith('--client-')) ? ['--embed-certs'] : [])]);
+  await run(KUBECTL, [
+    '--kubeconfig',
+    file,
+    'config',
+    'set-cluster',
+    'k',
+    `--server=${server.url}`,
+    `--certificate-authority=${path.join(server.dataDir, 'ca.crt')}`,
+    '--embed-certs',
+  ]);
+  await run(KUBECTL, [
+    '--kubeconfig',
+    file,
+    'config',
+    'set-credentials',
+    name,
+    ...user,
+    ...(user.some((u) => u.startsWith('--client-')) ? ['--embed-certs'] : []),
+  ]);
   await run(KUBECTL, ['--kubeconfig', file, 'config', 'set-context', 'k', '--cluster=k', `--user=${name}`]);
   await run(KUBECTL, ['--kubeconfig', file, 'config', 'use-context', 'k']);
   return async (...args) => {
@@ -53,23 +79,41 @@ async function createCsr(name: string, subject: string, signerName = 'kubernetes
   const file = path.join(dir, `${name}.yaml`);
   await writeFile(
     file,
-    ['apiVersion: certificates.k8s.io/v1', 'kind: CertificateSigningRequest', 'metadata:', `  name: ${name}`, 'spec:', `  request: ${csr.request}`, `  signerName: ${signerName}`, '  expirationSeconds: 86400', '  usages: [client auth]'].join('\n'),
+    [
+      'apiVersion: certificates.k8s.io/v1',
+      'kind: CertificateSigningRequest',
+      'metadata:',
+      `  name: ${name}`,
+      'spec:',
+      `  request: ${csr.request}`,
+      `  signerName: ${signerName}`,
+      '  expirationSeconds: 86400',
+      '  usages: [client auth]',
+    ].join('\n'),
   );
   await writeFile(path.join(dir, `${name}.key`), csr.keyPem);
   return file;
 }
 
 async function issued(name: string): Promise<string> {
-  const b64 = await eventually(() => kubectl('get', 'csr', name, '-o', 'jsonpath={.status.certificate}'), { what: `${name} to be issued`, timeoutMs: 15_000, intervalMs: 100 });
+  const b64 = await eventually(() => kubectl('get', 'csr', name, '-o', 'jsonpath={.status.certificate}'), {
+    what: `${name} to be issued`,
+    timeoutMs: 15_000,
+    intervalMs: 100,
+  });
   return Buffer.from(b64, 'base64').toString('utf8');
 }
 
 test('an administrator issues a client certificate for a new user, who then is that user', async () => {
   await kubectl('create', '-f', await createCsr('jane', 'CN=jane, O=dev, O=qa'));
-  expect(await kubectl('get', 'csr', 'jane')).toMatch(/^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION\njane\s+\S+\s+kubernetes\.io\/kube-apiserver-client\s+admin\s+24h\s+Pending\n$/);
+  expect(await kubectl('get', 'csr', 'jane')).toMatch(
+    /^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION\njane\s+\S+\s+kubernetes\.io\/kube-apiserver-client\s+admin\s+24h\s+Pending\n$/,
+  );
   expect(await kubectl('certificate', 'approve', 'jane')).toBe('certificatesigningrequest.certificates.k8s.io/jane approved\n');
   const pem = await issued('jane');
-  expect(await kubectl('get', 'csr', 'jane', '-o', 'custom-columns=C:.status.conditions[0].type,R:.status.conditions[0].reason')).toBe('C          R\nApproved   KubectlApprove\n');
+  expect(await kubectl('get', 'csr', 'jane', '-o', 'custom-columns=C:.status.conditions[0].type,R:.status.conditions[0].reason')).toBe(
+    'C          R\nApproved   KubectlApprove\n',
+  );
   await writeFile(path.join(dir, 'jane.crt'), pem);
   const jane = await kubectlAs('jane', [`--client-certificate=${path.join(dir, 'jane.crt')}`, `--client-key=${path.join(dir, 'jane.key')}`]);
   const whoami = await jane('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username} {.status.userInfo.groups}');
@@ -93,7 +137,17 @@ test('approving needs approve on the signer, by its name or its domain’s wildc
   const role = path.join(dir, 'approve-signers.yaml');
   await writeFile(
     role,
-    ['apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata:', '  name: approve-kubernetes-signers', 'rules:', '- apiGroups: [certificates.k8s.io]', '  resources: [signers]', '  resourceNames: ["kubernetes.io/*"]', '  verbs: [approve]'].join('\n'),
+    [
+      'apiVersion: rbac.authorization.k8s.io/v1',
+      'kind: ClusterRole',
+      'metadata:',
+      '  name: approve-kubernetes-signers',
+      'rules:',
+      '- apiGroups: [certificates.k8s.io]',
+      '  resources: [signers]',
+      '  resourceNames: ["kubernetes.io/*"]',
+      '  verbs: [approve]',
+    ].join('\n'),
   );
   await kubectl('apply', '-f', role);
   await kubectl('create', 'clusterrolebinding', 'approve-kubernetes-signers', '--clusterrole=approve-kubernetes-signers', '--user=carol');
@@ -107,6 +161,8 @@ test('approving needs approve on the signer, by its name or its domain’s wildc
 test('no system:masters client certificate from the API server’s client signer', async () => {
   const file = await createCsr('root', 'CN=root, O=system:masters');
   await expect(kubectl('create', '-f', file)).rejects.toThrow(
-    'Error from server (Forbidden): error when creating "' + file + '": certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
+    'Error from server (Forbidden): error when creating "' +
+      file +
+      '": certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
   );
 });

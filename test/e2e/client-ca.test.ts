@@ -56,16 +56,28 @@ afterAll(async () => {
 
 /** `GET /apis/authentication…/selfsubjectreviews` as the holder of `cert`: the status and, if 201, the user name. */
 async function whoAmI(url: string, serverCa: string, cert: { cert: string; key: string }): Promise<{ status: number; username?: string }> {
-  const res = await httpsRequest(`${url}/apis/authentication.k8s.io/v1/selfsubjectreviews`, { ca: serverCa, ...cert }, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
-  });
+  const res = await httpsRequest(
+    `${url}/apis/authentication.k8s.io/v1/selfsubjectreviews`,
+    { ca: serverCa, ...cert },
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+    },
+  );
   return res.status === 201 ? { status: res.status, username: JSON.parse(res.body).status.userInfo.username } : { status: res.status };
 }
 
 test('a server process with a foreign --client-ca-file accepts its own credentials, the foreign CA, and no other', async () => {
-  const server = await startServerProcess(['--vendor', 'kubernetes', '--client-ca-file', operatorCa.certFile, '--anonymous-auth=false', '--controllers', '*,-replicaset']);
+  const server = await startServerProcess([
+    '--vendor',
+    'kubernetes',
+    '--client-ca-file',
+    operatorCa.certFile,
+    '--anonymous-auth=false',
+    '--controllers',
+    '*,-replicaset',
+  ]);
   processes.push(server);
   const kubectl = kubectlFor(() => server);
   // admin.kubeconfig, as the server wrote it.
@@ -79,9 +91,22 @@ test('a server process with a foreign --client-ca-file accepts its own credentia
   expect(refused.status).toBe(401);
 
   // kubectl with a kubeconfig of the operator's CA, and of the third.
-  for (const [name, cert, expected] of [['alice', alice, /^ATTRIBUTE\s+VALUE\nUsername\s+alice\nGroups\s+\[devs system:authenticated\]\n$/], ['mallory', mallory, null]] as const) {
+  for (const [name, cert, expected] of [
+    ['alice', alice, /^ATTRIBUTE\s+VALUE\nUsername\s+alice\nGroups\s+\[devs system:authenticated\]\n$/],
+    ['mallory', mallory, null],
+  ] as const) {
     const file = path.join(dir, `${name}.kubeconfig`);
-    await writeFile(file, renderKubeconfig({ server: server.url, certificateAuthority: serverCa, clientCertificate: cert.cert, clientKey: cert.key, userName: name, contextName: name }));
+    await writeFile(
+      file,
+      renderKubeconfig({
+        server: server.url,
+        certificateAuthority: serverCa,
+        clientCertificate: cert.cert,
+        clientKey: cert.key,
+        userName: name,
+        contextName: name,
+      }),
+    );
     const result = await run(KUBECTL, ['--kubeconfig', file, 'auth', 'whoami'], { timeout: 30_000 }).then(
       (r) => ({ code: 0, out: r.stdout }),
       (err: { stderr: string }) => ({ code: 1, out: err.stderr }),
@@ -98,28 +123,58 @@ test('a server process with a foreign --client-ca-file accepts its own credentia
   const csrFile = path.join(dir, 'bob.yaml');
   await writeFile(
     csrFile,
-    ['apiVersion: certificates.k8s.io/v1', 'kind: CertificateSigningRequest', 'metadata:', '  name: bob', 'spec:', `  request: ${csr.request}`, '  signerName: kubernetes.io/kube-apiserver-client', '  usages: [client auth]'].join('\n'),
+    [
+      'apiVersion: certificates.k8s.io/v1',
+      'kind: CertificateSigningRequest',
+      'metadata:',
+      '  name: bob',
+      'spec:',
+      `  request: ${csr.request}`,
+      '  signerName: kubernetes.io/kube-apiserver-client',
+      '  usages: [client auth]',
+    ].join('\n'),
   );
   await kubectl('create', '-f', csrFile);
   await kubectl('certificate', 'approve', 'bob');
   let issued = '';
   await eventually(async () => !!(issued = await kubectl('get', 'csr', 'bob', '-o', 'jsonpath={.status.certificate}')), POLL);
-  expect(await whoAmI(server.url, serverCa, { cert: Buffer.from(issued, 'base64').toString('utf8'), key: csr.keyPem })).toEqual({ status: 201, username: 'bob' });
+  expect(await whoAmI(server.url, serverCa, { cert: Buffer.from(issued, 'base64').toString('utf8'), key: csr.keyPem })).toEqual({
+    status: 201,
+    username: 'bob',
+  });
 });
 
 test('an out-of-process controller manager runs against a core with a foreign --client-ca-file', async () => {
   const core = await startServerProcess([
-    '--vendor', 'kubernetes', '--client-ca-file', operatorCa.certFile, '--anonymous-auth=false',
-    '--grpc-port', '0', '--controllers=', '--simulated-nodes', '0', '--authorization-mode', 'Node,RBAC',
+    '--vendor',
+    'kubernetes',
+    '--client-ca-file',
+    operatorCa.certFile,
+    '--anonymous-auth=false',
+    '--grpc-port',
+    '0',
+    '--controllers=',
+    '--simulated-nodes',
+    '0',
+    '--authorization-mode',
+    'Node,RBAC',
   ]);
   processes.push(core);
   const grpcAddress = /serving the core over gRPC on (\S+)/.exec(core.output())![1]!;
   const controllers = await startServerProcess(
     [
-      '--vendor', 'kubernetes', '--controllers-only', '--core-address', grpcAddress,
-      '--kubeconfig', path.join(core.dataDir, 'controller-manager.kubeconfig'), '--use-service-account-credentials',
-      '--cluster-signing-cert-file', path.join(core.dataDir, 'ca.crt'),
-      '--cluster-signing-key-file', path.join(core.dataDir, 'ca.key'),
+      '--vendor',
+      'kubernetes',
+      '--controllers-only',
+      '--core-address',
+      grpcAddress,
+      '--kubeconfig',
+      path.join(core.dataDir, 'controller-manager.kubeconfig'),
+      '--use-service-account-credentials',
+      '--cluster-signing-cert-file',
+      path.join(core.dataDir, 'ca.crt'),
+      '--cluster-signing-key-file',
+      path.join(core.dataDir, 'ca.key'),
     ],
     { noGateway: true },
   );
@@ -131,7 +186,10 @@ test('an out-of-process controller manager runs against a core with a foreign --
   });
   // The controllers act (each as its service account, whose token the controller manager's credential
   // requested): root-ca-cert-publisher writes its ConfigMap.
-  await eventually(async () => (await kubectl('get', 'configmap', '-n', 'default', 'kube-root-ca.crt', '-o', 'name').catch(() => '')).includes('kube-root-ca.crt'), POLL);
+  await eventually(
+    async () => (await kubectl('get', 'configmap', '-n', 'default', 'kube-root-ca.crt', '-o', 'name').catch(() => '')).includes('kube-root-ca.crt'),
+    POLL,
+  );
   expect(controllers.output()).not.toMatch(/Unauthorized|UNAUTHENTICATED/);
 });
 

@@ -26,7 +26,17 @@ const processes: ServerProcess[] = [];
 let kubectl: (...args: string[]) => Promise<string>;
 
 beforeAll(async () => {
-  core = await startServerProcess(['--vendor', 'kubernetes', '--grpc-port', '0', '--controllers=', '--simulated-nodes', '0', '--authorization-mode', 'Node,RBAC']);
+  core = await startServerProcess([
+    '--vendor',
+    'kubernetes',
+    '--grpc-port',
+    '0',
+    '--controllers=',
+    '--simulated-nodes',
+    '0',
+    '--authorization-mode',
+    'Node,RBAC',
+  ]);
   grpcAddress = /serving the core over gRPC on (\S+)/.exec(core.output())![1]!;
   kubectl = kubectlFor(() => core);
 });
@@ -40,13 +50,18 @@ async function startControllers(): Promise<ServerProcess> {
   const dir = core.dataDir;
   const p = await startServerProcess(
     [
-      '--vendor', 'kubernetes',
+      '--vendor',
+      'kubernetes',
       '--controllers-only',
-      '--core-address', grpcAddress,
-      '--kubeconfig', path.join(dir, 'controller-manager.kubeconfig'),
+      '--core-address',
+      grpcAddress,
+      '--kubeconfig',
+      path.join(dir, 'controller-manager.kubeconfig'),
       '--use-service-account-credentials',
-      '--cluster-signing-cert-file', path.join(dir, 'ca.crt'),
-      '--cluster-signing-key-file', path.join(dir, 'ca.key'),
+      '--cluster-signing-cert-file',
+      path.join(dir, 'ca.crt'),
+      '--cluster-signing-key-file',
+      path.join(dir, 'ca.key'),
     ],
     { noGateway: true },
   );
@@ -56,7 +71,10 @@ async function startControllers(): Promise<ServerProcess> {
 
 /** Wait (longer than one kubectl call may take) for a ReplicaSet status field to read `value`. */
 async function waitStatus(name: string, field: string, value: number, ms = 120_000): Promise<void> {
-  await eventually(async () => (await kubectl('get', `rs/${name}`, '-o', `jsonpath={.status.${field}}`)).trim() === String(value), { ...POLL, timeoutMs: ms }).catch(async () => {
+  await eventually(async () => (await kubectl('get', `rs/${name}`, '-o', `jsonpath={.status.${field}}`)).trim() === String(value), {
+    ...POLL,
+    timeoutMs: ms,
+  }).catch(async () => {
     throw new Error(`rs/${name} status.${field} did not reach ${value}: ${await kubectl('get', `rs/${name}`, '-o', 'jsonpath={.status}')}`);
   });
 }
@@ -78,7 +96,16 @@ test('controllers in their own process act through the gRPC door under their own
   const status = JSON.parse(await kubectl('get', 'rs/remote', '-o', 'json')).status;
   expect(status).toMatchObject({ replicas: 100, fullyLabeledReplicas: 100, readyReplicas: 100, availableReplicas: 100, observedGeneration: 2 });
   expect(await podNames('remote')).toHaveLength(100);
-  const running = await kubectl('get', 'pods', '-n', 'default', '-l', 'app=remote', '-o', 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\\n"}{end}');
+  const running = await kubectl(
+    'get',
+    'pods',
+    '-n',
+    'default',
+    '-l',
+    'app=remote',
+    '-o',
+    'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\\n"}{end}',
+  );
   expect(new Set(running.trim().split('\n'))).toEqual(new Set(['Running keelson-node-0']));
 
   await kubectl('scale', 'rs/remote', '--replicas=10');
@@ -102,7 +129,16 @@ test('csrsigning in the controllers process issues an approved request as certif
   const file = path.join(core.dataDir, 'remote-csr.yaml');
   await writeFile(
     file,
-    ['apiVersion: certificates.k8s.io/v1', 'kind: CertificateSigningRequest', 'metadata:', '  name: remote-user', 'spec:', `  request: ${csr.request}`, '  signerName: kubernetes.io/kube-apiserver-client', '  usages: [client auth]'].join('\n'),
+    [
+      'apiVersion: certificates.k8s.io/v1',
+      'kind: CertificateSigningRequest',
+      'metadata:',
+      '  name: remote-user',
+      'spec:',
+      `  request: ${csr.request}`,
+      '  signerName: kubernetes.io/kube-apiserver-client',
+      '  usages: [client auth]',
+    ].join('\n'),
   );
   await kubectl('create', '-f', file);
   await kubectl('certificate', 'approve', 'remote-user');
@@ -117,11 +153,17 @@ test('csrsigning in the controllers process issues an approved request as certif
 /** A GET to the controller manager's self-signed port (as `curl -k`), with a client certificate or a bearer token. */
 function getInsecure(url: string, auth: { cert?: string; key?: string; token?: string } = {}): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { rejectUnauthorized: false, cert: auth.cert, key: auth.key, agent: false, headers: auth.token ? { Authorization: `Bearer ${auth.token}` } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = https.request(
+      url,
+      { rejectUnauthorized: false, cert: auth.cert, key: auth.key, agent: false, headers: auth.token ? { Authorization: `Bearer ${auth.token}` } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -138,7 +180,12 @@ test('the controllers process serves health to anyone and metrics to whom the co
   const anonymous = await getInsecure(`${base}/metrics`);
   expect(anonymous.status).toBe(403);
   // The review's reason follows, as upstream's delegated authorizer appends it.
-  expect(JSON.parse(anonymous.body)).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403, message: expect.stringMatching(/^forbidden: User "system:anonymous" cannot get path "\/metrics": RBAC: /) });
+  expect(JSON.parse(anonymous.body)).toMatchObject({
+    kind: 'Status',
+    reason: 'Forbidden',
+    code: 403,
+    message: expect.stringMatching(/^forbidden: User "system:anonymous" cannot get path "\/metrics": RBAC: /),
+  });
   // A token the core does not know: 401.
   const bogus = await getInsecure(`${base}/metrics`, { token: 'not-a-token' });
   expect(bogus.status).toBe(401);

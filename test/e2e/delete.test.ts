@@ -25,7 +25,11 @@ const RS = (name: string) =>
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
     metadata: { name },
-    spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
   });
 
 function client(server: () => ServerProcess) {
@@ -33,7 +37,9 @@ function client(server: () => ServerProcess) {
     httpsRequest(`${server().url}${url}`, server().admin, {
       method,
       body,
-      headers: body ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {},
+      headers: body
+        ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+        : {},
     });
   const kubectl = async (...args: string[]) => (await run('/usr/bin/kubectl', ['--kubeconfig', server().kubeconfig, ...args], { timeout: 30_000 })).stdout;
   return { call, kubectl };
@@ -59,7 +65,11 @@ describe('kubectl delete --cascade on a ReplicaSet that owns pods', () => {
       const pod = {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `${name}-${i}`, labels: { app: name }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }] },
+        metadata: {
+          name: `${name}-${i}`,
+          labels: { app: name },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        },
         spec: { containers: [{ name: 'c', image: 'nginx' }] },
       };
       expect((await call('POST', podBase, JSON.stringify(pod))).status).toBe(201);
@@ -97,7 +107,9 @@ describe('kubectl delete --cascade on a ReplicaSet that owns pods', () => {
     );
     const both = await call('DELETE', `${rsBase}/pre?propagationPolicy=Orphan&orphanDependents=true`);
     expect(both.status).toBe(422);
-    expect(JSON.parse(both.body).message).toBe('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set');
+    expect(JSON.parse(both.body).message).toBe(
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
+    );
 
     expect((await call('PATCH', `${rsBase}/pre`, '{"metadata":{"finalizers":["example.com/hold"]}}')).status).toBe(200);
     const accepted = await call('DELETE', `${rsBase}/pre`, JSON.stringify({ orphanDependents: false }));
@@ -137,7 +149,10 @@ describe.each([
     const r = await call('DELETE', `${rsBase}/broken`);
     expect(r.status).toBe(500);
     const message = JSON.parse(r.body).message as string;
-    if (gate) expect(message).toMatch(/^Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/replicasets\/default\/broken, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=\d+: /);
+    if (gate)
+      expect(message).toMatch(
+        /^Internal error occurred: StorageError: corrupt object, Code: 7, Key: \/registry\/replicasets\/default\/broken, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=\d+: /,
+      );
     else expect(message).toMatch(/^Internal error occurred: unable to decode an object stored at \/registry\/replicasets\/default\/broken: /);
   });
 
@@ -148,10 +163,14 @@ describe.each([
       expect(JSON.parse(combined.body).message).toBe(
         'DeleteOptions.meta.k8s.io "" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: cannot be set together with .gracePeriodSeconds',
       );
-      const r = await call('DELETE', `${rsBase}/broken`, JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true }));
+      const r = await call(
+        'DELETE',
+        `${rsBase}/broken`,
+        JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', ignoreStoreReadErrorWithClusterBreakingPotential: true }),
+      );
       expect(r.status).toBe(200);
       expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'broken', kind: 'ReplicaSet' } });
-      expect((await raw.get('/registry/replicasets/default/broken').buffer())).toBeNull();
+      expect(await raw.get('/registry/replicasets/default/broken').buffer()).toBeNull();
     });
   } else {
     it('the option is ignored: the object stays and the delete still fails', async () => {

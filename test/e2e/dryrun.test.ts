@@ -22,7 +22,11 @@ describe.each([
   const base = '/api/v1/namespaces/default/configmaps';
   const call = (method: string, url: string, body?: string, contentType = 'application/json') =>
     // Node sends a DELETE body unframed unless its length is given.
-    httpsRequest(`${server.url}${url}`, server.admin, { method, body, headers: body ? { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)) } : {} });
+    httpsRequest(`${server.url}${url}`, server.admin, {
+      method,
+      body,
+      headers: body ? { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)) } : {},
+    });
   const names = async () => (JSON.parse((await call('GET', base)).body).items as { metadata: { name: string } }[]).map((i) => i.metadata.name).sort();
 
   beforeAll(async () => {
@@ -34,7 +38,11 @@ describe.each([
   });
 
   it('POST with generateName returns the would-be object with its generated fields; nothing is stored', async () => {
-    const r = await call('POST', `${base}?dryRun=All`, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' }, data: { a: '1' } }));
+    const r = await call(
+      'POST',
+      `${base}?dryRun=All`,
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' }, data: { a: '1' } }),
+    );
     expect(r.status).toBe(201);
     const obj = JSON.parse(r.body);
     expect(obj.metadata.name).toMatch(/^gen-[a-z0-9]{5}$/);

@@ -73,7 +73,10 @@ describe('compression with APIResponseCompression on (default)', () => {
     const pb = await request(server, 'GET', CM, { accept: 'application/vnd.kubernetes.protobuf', 'accept-encoding': 'deflate, gzip' });
     expect(pb.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(pb.body).subarray(0, 4)).toEqual(Buffer.from([0x6b, 0x38, 0x73, 0x00]));
-    const table = await request(server, 'GET', `${CM}?includeObject=Object`, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io', 'accept-encoding': 'gzip' });
+    const table = await request(server, 'GET', `${CM}?includeObject=Object`, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      'accept-encoding': 'gzip',
+    });
     expect(JSON.parse(gunzipSync(table.body).toString()).kind).toBe('Table');
     const plain = await request(server, 'GET', CM, { accept: 'application/json' });
     expect(plain.headers['content-encoding']).toBeUndefined();

@@ -62,21 +62,46 @@ const KINDS: [fixture: string, path: string, changes: Change[], type: string][] 
   [
     'apps.v1.ReplicaSet',
     '/apis/apps/v1/namespaces/fixtures/replicasets',
-    [...meta('fixtures'), ['spec.selector.matchExpressions', undefined], ['spec.template.metadata.labels', { matchLabelsKey: 'matchLabelsValue' }], ...podSpec('spec.template.spec'), ['spec.template.spec.activeDeadlineSeconds', undefined]],
+    [
+      ...meta('fixtures'),
+      ['spec.selector.matchExpressions', undefined],
+      ['spec.template.metadata.labels', { matchLabelsKey: 'matchLabelsValue' }],
+      ...podSpec('spec.template.spec'),
+      ['spec.template.spec.activeDeadlineSeconds', undefined],
+    ],
     'apps.v1.ReplicaSet',
   ],
   [`${RBAC}.v1.Role`, `/apis/${RBAC}/v1/namespaces/fixtures/roles`, [...meta('fixtures'), ['rules.0.nonResourceURLs', undefined]], 'rbac.v1.Role'],
-  [`${RBAC}.v1.ClusterRole`, `/apis/${RBAC}/v1/clusterroles`, [...meta(undefined), ['rules.0.nonResourceURLs', undefined], ['aggregationRule', undefined]], 'rbac.v1.ClusterRole'],
+  [
+    `${RBAC}.v1.ClusterRole`,
+    `/apis/${RBAC}/v1/clusterroles`,
+    [...meta(undefined), ['rules.0.nonResourceURLs', undefined], ['aggregationRule', undefined]],
+    'rbac.v1.ClusterRole',
+  ],
   [
     `${RBAC}.v1.RoleBinding`,
     `/apis/${RBAC}/v1/namespaces/fixtures/rolebindings`,
-    [...meta('fixtures'), ['roleRef.apiGroup', RBAC], ['roleRef.kind', 'Role'], ['subjects.0.kind', 'Group'], ['subjects.0.apiGroup', RBAC], ['subjects.0.namespace', undefined]],
+    [
+      ...meta('fixtures'),
+      ['roleRef.apiGroup', RBAC],
+      ['roleRef.kind', 'Role'],
+      ['subjects.0.kind', 'Group'],
+      ['subjects.0.apiGroup', RBAC],
+      ['subjects.0.namespace', undefined],
+    ],
     'rbac.v1.RoleBinding',
   ],
   [
     `${RBAC}.v1.ClusterRoleBinding`,
     `/apis/${RBAC}/v1/clusterrolebindings`,
-    [...meta(undefined), ['roleRef.apiGroup', RBAC], ['roleRef.kind', 'ClusterRole'], ['subjects.0.kind', 'Group'], ['subjects.0.apiGroup', RBAC], ['subjects.0.namespace', undefined]],
+    [
+      ...meta(undefined),
+      ['roleRef.apiGroup', RBAC],
+      ['roleRef.kind', 'ClusterRole'],
+      ['subjects.0.kind', 'Group'],
+      ['subjects.0.apiGroup', RBAC],
+      ['subjects.0.namespace', undefined],
+    ],
     'rbac.v1.ClusterRoleBinding',
   ],
   [
@@ -130,12 +155,19 @@ function serverFills(obj: Record<string, any>): void {
 /** What the server sets or resets on create (system metadata; status of the types with a status split). */
 function comparable(obj: Record<string, any>, kind: string): Record<string, any> {
   const out = JSON.parse(JSON.stringify(obj));
-  for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds']) delete out.metadata?.[f];
+  for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'])
+    delete out.metadata?.[f];
   if (['Pod', 'ReplicaSet', 'Namespace'].includes(kind)) delete out.status;
   return out;
 }
 
-function request(url: string, tls: ClientTls, method: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; type: string; body: Buffer }> {
+function request(
+  url: string,
+  tls: ClientTls,
+  method: string,
+  headers: Record<string, string>,
+  body?: Buffer,
+): Promise<{ status: number; type: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = https.request(url, { method, headers, ca: tls.ca, cert: tls.cert, key: tls.key, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -159,8 +191,20 @@ describe('upstream wire fixtures through the running server', () => {
 
   beforeAll(async () => {
     // The fixtures round-trip as sent: no admission plugin that fills in a pod.
-    server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY, '--disable-admission-plugins', 'ServiceAccount,Priority,DefaultTolerationSeconds']);
-    const ns = await request(`${server.url}/api/v1/namespaces`, server.admin, 'POST', { 'content-type': 'application/json' }, Buffer.from('{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fixtures"}}'));
+    server = await startServerProcess([
+      '--vendor',
+      'kubernetes',
+      ...API_ONLY,
+      '--disable-admission-plugins',
+      'ServiceAccount,Priority,DefaultTolerationSeconds',
+    ]);
+    const ns = await request(
+      `${server.url}/api/v1/namespaces`,
+      server.admin,
+      'POST',
+      { 'content-type': 'application/json' },
+      Buffer.from('{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fixtures"}}'),
+    );
     expect(ns.status).toBe(201);
   });
   afterAll(async () => {

@@ -17,9 +17,11 @@ const PREFIX = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 /** The client's protobuf vocabulary: the schema's types plus upstream's runtime.Unknown envelope. */
 class ProtobufClient {
   readonly root = protobufjsRoot();
-  private readonly Unknown = protobuf.parse(
-    'syntax = "proto2"; message TypeMeta { optional string apiVersion = 1; optional string kind = 2; } message Unknown { optional TypeMeta typeMeta = 1; optional bytes raw = 2; optional string contentEncoding = 3; optional string contentType = 4; }',
-  ).root.lookupType('Unknown');
+  private readonly Unknown = protobuf
+    .parse(
+      'syntax = "proto2"; message TypeMeta { optional string apiVersion = 1; optional string kind = 2; } message Unknown { optional TypeMeta typeMeta = 1; optional bytes raw = 2; optional string contentEncoding = 3; optional string contentType = 4; }',
+    )
+    .root.lookupType('Unknown');
   readonly ReplicaSet = this.root.lookupType('apps.v1.ReplicaSet');
   readonly WatchEvent = this.root.lookupType('meta.v1.WatchEvent');
   readonly Status = this.root.lookupType('meta.v1.Status');
@@ -35,7 +37,10 @@ class ProtobufClient {
   /** The envelope's type and the object message, decoded with `type`. */
   open(body: Uint8Array, type: protobuf.Type): { apiVersion: string; kind: string; object: Record<string, any> } {
     expect(Buffer.from(body.subarray(0, 4))).toEqual(PREFIX);
-    const envelope = this.Unknown.toObject(this.Unknown.decode(body.subarray(4)), { defaults: true }) as { typeMeta: { apiVersion: string; kind: string }; raw: Uint8Array };
+    const envelope = this.Unknown.toObject(this.Unknown.decode(body.subarray(4)), { defaults: true }) as {
+      typeMeta: { apiVersion: string; kind: string };
+      raw: Uint8Array;
+    };
     return { ...envelope.typeMeta, object: type.toObject(type.decode(envelope.raw), { longs: Number }) };
   }
 
@@ -86,7 +91,10 @@ function replicaSet(name: string, replicas: number): Record<string, unknown> {
     spec: {
       replicas,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27', ports: [{ containerPort: 80, protocol: 'TCP' }] }] } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'web', image: 'nginx:1.27', ports: [{ containerPort: 80, protocol: 'TCP' }] }] },
+      },
     },
   };
 }
@@ -109,7 +117,11 @@ describe('a protobufjs client creating and watching ReplicaSets', () => {
     expect(created.status).toBe(201);
     expect(created.type).toBe(PB);
     const one = client.open(created.body, client.ReplicaSet);
-    expect(one).toMatchObject({ apiVersion: 'apps/v1', kind: 'ReplicaSet', object: { metadata: { name: 'pb-one', namespace: 'default' }, spec: { replicas: 2 } } });
+    expect(one).toMatchObject({
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      object: { metadata: { name: 'pb-one', namespace: 'default' }, spec: { replicas: 2 } },
+    });
     expect(one.object.metadata.uid).toBeTruthy();
     expect(one.object.spec.template.spec.containers[0]).toMatchObject({ name: 'web', image: 'nginx:1.27', ports: [{ containerPort: 80, protocol: 'TCP' }] });
 
@@ -140,6 +152,10 @@ describe('a protobufjs client creating and watching ReplicaSets', () => {
   it('reads errors as a protobuf Status', async () => {
     const missing = await client.request('GET', `${RS}/absent`);
     expect(missing.status).toBe(404);
-    expect(client.open(missing.body, client.Status)).toMatchObject({ apiVersion: 'v1', kind: 'Status', object: { status: 'Failure', reason: 'NotFound', code: 404 } });
+    expect(client.open(missing.body, client.Status)).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Status',
+      object: { status: 'Failure', reason: 'NotFound', code: 404 },
+    });
   });
 });

@@ -42,26 +42,35 @@ function request(server: ServerProcess, method: string, path: string, headers: R
 function watchBytes(server: ServerProcess, path: string, accept: string, enough: (b: Buffer) => boolean, trigger: () => Promise<unknown>): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const req = https.request(`${server.url}${path}`, { headers: { accept }, ca: server.admin.ca, cert: server.admin.cert, key: server.admin.key, agent: false }, (res) => {
-      const done = () => {
-        clearTimeout(timer);
-        req.destroy();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
-      };
-      const timer = setTimeout(done, 5000);
-      res.on('data', (c: Buffer) => {
-        chunks.push(c);
-        if (enough(Buffer.concat(chunks))) done();
-      });
-      res.on('end', done);
-      if (res.statusCode === 200) trigger().catch(reject);
-    });
+    const req = https.request(
+      `${server.url}${path}`,
+      { headers: { accept }, ca: server.admin.ca, cert: server.admin.cert, key: server.admin.key, agent: false },
+      (res) => {
+        const done = () => {
+          clearTimeout(timer);
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+        };
+        const timer = setTimeout(done, 5000);
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          if (enough(Buffer.concat(chunks))) done();
+        });
+        res.on('end', done);
+        if (res.statusCode === 200) trigger().catch(reject);
+      },
+    );
     req.on('error', (e) => (chunks.length ? undefined : reject(e)));
     req.end();
   });
 }
 
-const configMap = (name: string, data: Record<string, string> = { a: 'b' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data });
+const configMap = (name: string, data: Record<string, string> = { a: 'b' }) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'default' },
+  data,
+});
 
 describe('every encoding on every verb (CBOR gate on)', () => {
   let server: ServerProcess;
@@ -111,7 +120,13 @@ describe('every encoding on every verb (CBOR gate on)', () => {
       expect(merged.status).toBe(200);
       expect(decode(format, merged).data).toEqual({ a: 'b', m: '1' });
       if (format === 'cbor') {
-        const applied = await request(server, 'PATCH', `${CM}/p-cbor?fieldManager=e2e&force=true`, { 'content-type': 'application/apply-patch+cbor', accept }, codecs.cbor.encode({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p-cbor' }, data: { x: 'y' } }));
+        const applied = await request(
+          server,
+          'PATCH',
+          `${CM}/p-cbor?fieldManager=e2e&force=true`,
+          { 'content-type': 'application/apply-patch+cbor', accept },
+          codecs.cbor.encode({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p-cbor' }, data: { x: 'y' } }),
+        );
         expect(applied.status).toBe(200);
         expect(decode('cbor', applied).data).toMatchObject({ x: 'y' });
         for (const type of ['application/merge-patch+cbor', 'application/json-patch+cbor', 'application/strategic-merge-patch+cbor']) {
@@ -128,7 +143,14 @@ describe('every encoding on every verb (CBOR gate on)', () => {
       const missing = await request(server, 'GET', `${CM}/absent`, { accept });
       expect(missing.status).toBe(404);
       expect(missing.headers['content-type']).toBe(accept);
-      expect(decode(format, missing)).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'configmaps "absent" not found' });
+      expect(decode(format, missing)).toMatchObject({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+        message: 'configmaps "absent" not found',
+      });
     });
 
     it('watch: events in the format (YAML cannot stream: 406)', async () => {
@@ -155,7 +177,11 @@ describe('every encoding on every verb (CBOR gate on)', () => {
       expect(r.status).toBe(200);
       const events =
         format === 'json'
-          ? r.body.toString().trim().split('\n').map((l) => JSON.parse(l))
+          ? r.body
+              .toString()
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l))
           : format === 'protobuf'
             ? codecs.protobuf.decodeWatchStream(r.body)
             : codecs.cbor.decodeWatchStream(r.body);
@@ -172,11 +198,17 @@ describe('every encoding on every verb (CBOR gate on)', () => {
       spec: {
         replicas: 2,
         selector: { matchLabels: { app: 'formats' } },
-        template: { metadata: { labels: { app: 'formats' } }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: '500m', memory: '1Gi' } } }] } },
+        template: {
+          metadata: { labels: { app: 'formats' } },
+          spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu: '500m', memory: '1Gi' } } }] },
+        },
       },
     };
-    expect((await request(server, 'POST', '/apis/apps/v1/namespaces/default/replicasets', { 'content-type': 'application/cbor' }, codecs.cbor.encode(rs))).status).toBe(201);
-    const read = async (format: Format) => decode(format, await request(server, 'GET', '/apis/apps/v1/namespaces/default/replicasets/formats', { accept: MEDIA[format] }));
+    expect(
+      (await request(server, 'POST', '/apis/apps/v1/namespaces/default/replicasets', { 'content-type': 'application/cbor' }, codecs.cbor.encode(rs))).status,
+    ).toBe(201);
+    const read = async (format: Format) =>
+      decode(format, await request(server, 'GET', '/apis/apps/v1/namespaces/default/replicasets/formats', { accept: MEDIA[format] }));
     const json = await read('json');
     for (const format of ['yaml', 'cbor'] as const) expect(await read(format)).toEqual(json);
     // Protobuf carries the same object: the stored JSON, like upstream's, holds no omitempty
@@ -191,7 +223,7 @@ describe('every encoding on every verb (CBOR gate on)', () => {
     expect((await get('application/json;q=0')).headers['content-type']).toBe('application/json');
     expect((await get('application/json;q=0.5, application/yaml')).headers['content-type']).toBe('application/yaml');
     expect((await get(`text/html, ${PB};q=0.1`)).headers['content-type']).toBe(PB);
-    expect((await get('application/json;pretty=1')).body.toString()).toMatch(/^\{\n  "kind": "Namespace",\n  "apiVersion": "v1",\n/);
+    expect((await get('application/json;pretty=1')).body.toString()).toMatch(/^\{\n {2}"kind": "Namespace",\n {2}"apiVersion": "v1",\n/);
     expect((await get('application/json', '?pretty=true')).body.toString()).toContain('\n  "metadata": {\n');
     const refused = await get('text/html');
     expect(refused.status).toBe(406);
@@ -200,7 +232,11 @@ describe('every encoding on every verb (CBOR gate on)', () => {
     );
     const unsupported = await request(server, 'POST', CM, { 'content-type': 'text/csv', accept: 'application/json' }, 'a,b');
     expect(unsupported.status).toBe(415);
-    expect(JSON.parse(unsupported.body.toString())).toMatchObject({ reason: 'UnsupportedMediaType', message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor' });
+    expect(JSON.parse(unsupported.body.toString())).toMatchObject({
+      reason: 'UnsupportedMediaType',
+      message:
+        'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor',
+    });
   });
 });
 
@@ -216,10 +252,24 @@ describe('CBOR with its gate off (the default)', () => {
   it('is not offered: 406 for Accept, 415 for bodies and for apply-patch+cbor', async () => {
     const accept = await request(server, 'GET', '/api/v1/namespaces/default', { accept: 'application/cbor' });
     expect(accept.status).toBe(406);
-    expect(JSON.parse(accept.body.toString()).message).toBe('only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
-    const body = await request(server, 'POST', '/api/v1/namespaces/default/configmaps', { 'content-type': 'application/cbor' }, codecs.cbor.encode(configMap('x')));
+    expect(JSON.parse(accept.body.toString()).message).toBe(
+      'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+    );
+    const body = await request(
+      server,
+      'POST',
+      '/api/v1/namespaces/default/configmaps',
+      { 'content-type': 'application/cbor' },
+      codecs.cbor.encode(configMap('x')),
+    );
     expect(body.status).toBe(415);
-    const apply = await request(server, 'PATCH', '/api/v1/namespaces/default/configmaps/x?fieldManager=m', { 'content-type': 'application/apply-patch+cbor' }, codecs.cbor.encode(configMap('x')));
+    const apply = await request(
+      server,
+      'PATCH',
+      '/api/v1/namespaces/default/configmaps/x?fieldManager=m',
+      { 'content-type': 'application/apply-patch+cbor' },
+      codecs.cbor.encode(configMap('x')),
+    );
     expect(apply.status).toBe(415);
     const watch = await request(server, 'GET', '/api/v1/namespaces?watch=1&timeoutSeconds=1', { accept: 'application/cbor' });
     expect(watch.status).toBe(406);

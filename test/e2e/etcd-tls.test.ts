@@ -25,17 +25,29 @@ beforeAll(async () => {
   const pki = await createTestPki('keelson-etcd-ca');
   const client = await pki.issueClient('CN=keelson-apiserver');
   pem = { ca: pki.ca, clientCert: client.cert, clientKey: client.key };
-  for (const [name, content] of [['ca', pki.ca], ['cert', pki.server.cert], ['key', pki.server.key], ['clientCert', client.cert], ['clientKey', client.key]] as const) {
+  for (const [name, content] of [
+    ['ca', pki.ca],
+    ['cert', pki.server.cert],
+    ['key', pki.server.key],
+    ['clientCert', client.cert],
+    ['clientKey', client.key],
+  ] as const) {
     files[name] = path.join(dir, `${name}.pem`);
     await writeFile(files[name], content);
   }
   etcd = await startEtcd({ tls: { certFile: files.cert, keyFile: files.key, caFile: files.ca, clientCert: client.cert, clientKey: client.key, ca: pki.ca } });
   server = await startServerProcess([
-    '--vendor', 'kubernetes', ...API_ONLY,
-    '--etcd-servers', etcd.endpoint,
-    '--etcd-cafile', files.ca,
-    '--etcd-certfile', files.clientCert,
-    '--etcd-keyfile', files.clientKey,
+    '--vendor',
+    'kubernetes',
+    ...API_ONLY,
+    '--etcd-servers',
+    etcd.endpoint,
+    '--etcd-cafile',
+    files.ca,
+    '--etcd-certfile',
+    files.clientCert,
+    '--etcd-keyfile',
+    files.clientKey,
   ]);
 });
 

@@ -44,7 +44,12 @@ function rsJson(name: string, extra = ''): string {
   "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx","bogus":1}]}}${extra}}}`;
 }
 
-const JSON_ERRORS = ['unknown field "metadata.unknownMeta"', 'duplicate field "spec.replicas"', 'unknown field "spec.foo"', 'unknown field "spec.template.spec.containers[0].bogus"'];
+const JSON_ERRORS = [
+  'unknown field "metadata.unknownMeta"',
+  'duplicate field "spec.replicas"',
+  'unknown field "spec.foo"',
+  'unknown field "spec.template.spec.containers[0].bogus"',
+];
 
 const RS_YAML = `apiVersion: apps/v1
 kind: ReplicaSet
@@ -125,19 +130,25 @@ describe.each([
     const body = JSON.stringify({ ...current, spec: { ...current.spec, extra: true } });
     const strict = await request(server, 'PUT', `${base}/warn?fieldValidation=Strict`, body);
     expect(strict.status).toBe(400);
-    expect(JSON.parse(strict.body).message).toBe('ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.extra"');
+    expect(JSON.parse(strict.body).message).toBe(
+      'ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.extra"',
+    );
     const warn = await request(server, 'PUT', `${base}/warn?fieldValidation=Warn`, body);
     expect(warn.status).toBe(200);
     expect(warn.warnings).toEqual([warning('unknown field "spec.extra"')]);
     expect(JSON.parse(warn.body).spec.extra).toBeUndefined();
   });
 
-  it('PATCH: the patch\'s repeated keys, then the unknown fields of the result; Strict is the spec\'s 400 naming them, and nothing changes', async () => {
+  it("PATCH: the patch's repeated keys, then the unknown fields of the result; Strict is the spec's 400 naming them, and nothing changes", async () => {
     const patch = '{"spec":{"minReadySeconds":1,"minReadySeconds":2,"zzz":1}}';
     const before = JSON.parse((await request(server, 'GET', `${base}/warn`)).body);
     const strict = await request(server, 'PATCH', `${base}/warn?fieldValidation=Strict`, patch, 'application/merge-patch+json');
     expect(strict.status).toBe(400);
-    expect(JSON.parse(strict.body)).toMatchObject({ reason: 'BadRequest', code: 400, message: 'strict decoding error: duplicate field "spec.minReadySeconds", unknown field "spec.zzz"' });
+    expect(JSON.parse(strict.body)).toMatchObject({
+      reason: 'BadRequest',
+      code: 400,
+      message: 'strict decoding error: duplicate field "spec.minReadySeconds", unknown field "spec.zzz"',
+    });
     for (const [type, body] of [
       ['application/json-patch+json', '[{"op":"add","path":"/spec/zzz","value":1}]'],
       ['application/strategic-merge-patch+json', '{"spec":{"zzz":1}}'],
@@ -153,11 +164,14 @@ describe.each([
     expect(JSON.parse(warn.body).spec.zzz).toBeUndefined();
   });
 
-  it('PATCH of /scale: Strict is the same 400 naming the Scale\'s unknown field and stores nothing; Warn scales and warns', async () => {
+  it("PATCH of /scale: Strict is the same 400 naming the Scale's unknown field and stores nothing; Warn scales and warns", async () => {
     const before = JSON.parse((await request(server, 'GET', `${base}/warn`)).body);
     const patch = '{"spec":{"replicas":3,"foo":1}}';
     const strict = await request(server, 'PATCH', `${base}/warn/scale?fieldValidation=Strict`, patch, 'application/merge-patch+json');
-    expect([strict.status, JSON.parse(strict.body)]).toEqual([400, expect.objectContaining({ kind: 'Status', reason: 'BadRequest', message: 'strict decoding error: unknown field "spec.foo"' })]);
+    expect([strict.status, JSON.parse(strict.body)]).toEqual([
+      400,
+      expect.objectContaining({ kind: 'Status', reason: 'BadRequest', message: 'strict decoding error: unknown field "spec.foo"' }),
+    ]);
     expect(JSON.parse((await request(server, 'GET', `${base}/warn`)).body).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     const warn = await request(server, 'PATCH', `${base}/warn/scale`, patch, 'application/merge-patch+json');
     expect([warn.status, warn.warnings, JSON.parse(warn.body).spec]).toEqual([200, [warning('unknown field "spec.foo"')], { replicas: 3 }]);
@@ -166,7 +180,9 @@ describe.each([
   it('a value of the wrong type is a 400 whatever the directive', async () => {
     const r = await request(server, 'POST', `${base}?fieldValidation=Ignore`, rsJson('typed').replace('"replicas":2', '"replicas":"two"'));
     expect(r.status).toBe(400);
-    expect(JSON.parse(r.body).message).toBe('ReplicaSet in version "v1" cannot be handled as a ReplicaSet: json: cannot unmarshal string into Go struct field ReplicaSetSpec.spec.replicas of type int32');
+    expect(JSON.parse(r.body).message).toBe(
+      'ReplicaSet in version "v1" cannot be handled as a ReplicaSet: json: cannot unmarshal string into Go struct field ReplicaSetSpec.spec.replicas of type int32',
+    );
   });
 });
 
@@ -181,11 +197,15 @@ describe('fieldValidation through kubectl 1.32 (default validation, no --validat
     await server?.stop();
   });
 
-  it('create -f with an unknown field fails with the server\'s strict error; --validate=warn warns and creates', async () => {
+  it("create -f with an unknown field fails with the server's strict error; --validate=warn warns and creates", async () => {
     const file = path.join(server.dataDir, 'bad.yaml');
     await writeFile(file, RS_YAML.replace('  replicas: 1\n', '').replace('yaml-rs', 'kubectl-rs'));
     await expect(kubectl('create', '-f', file)).rejects.toMatchObject({
-      stderr: expect.stringContaining('Error from server (BadRequest): error when creating "' + file + '": ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.foo"'),
+      stderr: expect.stringContaining(
+        'Error from server (BadRequest): error when creating "' +
+          file +
+          '": ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: unknown field "spec.foo"',
+      ),
     });
     await expect(kubectl('-n', 'default', 'get', 'rs', 'kubectl-rs')).rejects.toMatchObject({ stderr: expect.stringContaining('NotFound') });
     const warned = await kubectl('create', '-f', file, '--validate=warn');
@@ -193,7 +213,7 @@ describe('fieldValidation through kubectl 1.32 (default validation, no --validat
     expect(warned.stderr).toContain('Warning: unknown field "spec.foo"');
   });
 
-  it('patch --type=merge adding spec.foo: kubectl patch has no --validate, so the server\'s default Warn reports it and nothing of it is stored', async () => {
+  it("patch --type=merge adding spec.foo: kubectl patch has no --validate, so the server's default Warn reports it and nothing of it is stored", async () => {
     const file = path.join(server.dataDir, 'patched.yaml');
     await writeFile(file, RS_YAML.replace('  replicas: 1\n', '').replace('  foo: bar\n', '').replace('yaml-rs', 'patched-rs'));
     await kubectl('create', '-f', file);

@@ -28,11 +28,23 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function send(method: string, path: string, contentType: string, body: string | Buffer): Promise<{ status: number; json: { message?: string; reason?: string } }> {
+function send(
+  method: string,
+  path: string,
+  contentType: string,
+  body: string | Buffer,
+): Promise<{ status: number; json: { message?: string; reason?: string } }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       `${server.url}${path}`,
-      { method, ca: server.admin.ca, cert: server.admin.cert, key: server.admin.key, headers: { 'content-type': contentType, accept: 'application/json' }, agent: false },
+      {
+        method,
+        ca: server.admin.ca,
+        cert: server.admin.cert,
+        key: server.admin.key,
+        headers: { 'content-type': contentType, accept: 'application/json' },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -82,38 +94,88 @@ describe('hostile shapes, each answered in bounded time with a 4xx', () => {
 
   it('YAML alias bombs and self-aliases: 400', async () => {
     let yaml = 'a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]\n';
-    for (let i = 1; i < 12; i++) yaml += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(',')}]\n`;
-    expect((await send('PATCH', `${seedCm}?fieldManager=x`, 'application/apply-patch+yaml', `${yaml}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seed}\n`)).status).toBe(400);
+    for (let i = 1; i < 12; i++)
+      yaml += `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(',')}]\n`;
+    expect(
+      (await send('PATCH', `${seedCm}?fieldManager=x`, 'application/apply-patch+yaml', `${yaml}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: seed}\n`))
+        .status,
+    ).toBe(400);
     expect((await send('POST', cm, 'application/yaml', `${yaml}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\n`)).status).toBe(400);
-    expect((await send('PATCH', `${seedCm}?fieldManager=x`, 'application/apply-patch+yaml', 'a: &a [*a]\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: seed}\n')).status).toBe(400);
+    expect(
+      (await send('PATCH', `${seedCm}?fieldManager=x`, 'application/apply-patch+yaml', 'a: &a [*a]\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: seed}\n'))
+        .status,
+    ).toBe(400);
   });
 
   it.each([
     [{ $patch: 'garbage' }, 'unknown patch type: garbage in map: map[$patch:garbage]'],
-    [{ 'subjects': [{ name: 'x' }], '$setElementOrder/subjects': 'x' }, undefined],
+    [{ subjects: [{ name: 'x' }], '$setElementOrder/subjects': 'x' }, undefined],
   ])('strategic-merge directives of the wrong shape: 400 (%j)', async (patch, message) => {
-    const r = await send('PATCH', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings/seed`, 'application/strategic-merge-patch+json', JSON.stringify(patch));
+    const r = await send(
+      'PATCH',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings/seed`,
+      'application/strategic-merge-patch+json',
+      JSON.stringify(patch),
+    );
     expect(r.status).toBe(400);
     if (message) expect(r.json.message).toBe(message);
   });
 
-  it('a list item without its merge key: 400 in upstream\'s words', async () => {
-    const r = await send('PATCH', `/api/v1/namespaces/${NAMESPACE}/pods/seed`, 'application/strategic-merge-patch+json', JSON.stringify({ spec: { containers: [{ image: 'x' }] } }));
+  it("a list item without its merge key: 400 in upstream's words", async () => {
+    const r = await send(
+      'PATCH',
+      `/api/v1/namespaces/${NAMESPACE}/pods/seed`,
+      'application/strategic-merge-patch+json',
+      JSON.stringify({ spec: { containers: [{ image: 'x' }] } }),
+    );
     expect(r).toMatchObject({ status: 400, json: { message: 'map: map[image:x] does not contain declared merge key: name' } });
   });
 
   it.each([
-    ['null subjects and roleRef', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'nulls' }, subjects: [null], roleRef: null }, 422],
-    ['a null rule', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'nulls' }, rules: [null] }, 422],
-    ['matchExpressions values [null]', `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'nulls' }, spec: { selector: { matchExpressions: [{ key: 'a', operator: 'In', values: [null] }] }, template: { metadata: { labels: { a: 'b' } } } } }, 422],
-    ['matchExpressions as a string', `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'str' }, spec: { selector: { matchExpressions: 'x' } } }, 400],
+    [
+      'null subjects and roleRef',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings`,
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'nulls' }, subjects: [null], roleRef: null },
+      422,
+    ],
+    [
+      'a null rule',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`,
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'nulls' }, rules: [null] },
+      422,
+    ],
+    [
+      'matchExpressions values [null]',
+      `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'nulls' },
+        spec: { selector: { matchExpressions: [{ key: 'a', operator: 'In', values: [null] }] }, template: { metadata: { labels: { a: 'b' } } } },
+      },
+      422,
+    ],
+    [
+      'matchExpressions as a string',
+      `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`,
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'str' }, spec: { selector: { matchExpressions: 'x' } } },
+      400,
+    ],
   ])('type confusion (%s): a 4xx, never a TypeError', async (_label, path, body, status) => {
     expect((await send('POST', path, 'application/json', JSON.stringify(body))).status).toBe(status);
   });
 
-  it('apply configurations that do not fit the schema: 400 with upstream\'s message', async () => {
-    const yaml = 'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: seed}\nroleRef: {kind: Role, name: {}, apiGroup: rbac.authorization.k8s.io}\n';
-    const r = await send('PATCH', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings/seed?fieldManager=x&force=true`, 'application/apply-patch+yaml', yaml);
+  it("apply configurations that do not fit the schema: 400 with upstream's message", async () => {
+    const yaml =
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: seed}\nroleRef: {kind: Role, name: {}, apiGroup: rbac.authorization.k8s.io}\n';
+    const r = await send(
+      'PATCH',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings/seed?fieldManager=x&force=true`,
+      'application/apply-patch+yaml',
+      yaml,
+    );
     expect(r.status).toBe(400);
     expect(r.json.message).toMatch(/^failed to create typed patch object \(/);
   });
@@ -136,7 +198,11 @@ describe('generated hostile requests', () => {
 });
 
 describe('the gRPC door', () => {
-  const grpcTarget = () => ({ address: /serving the core over gRPC on (\S+)/.exec(server.output())![1]!, pid, tls: server.admin as { ca: string; cert: string; key: string } });
+  const grpcTarget = () => ({
+    address: /serving the core over gRPC on (\S+)/.exec(server.output())![1]!,
+    pid,
+    tls: server.admin as { ca: string; cert: string; key: string },
+  });
 
   // Seed 25 of the 100,000-request run: undecodable bodies whose JSON error quotes half of a
   // surrogate pair. grpc-js could not put that message in a header and the calls were never

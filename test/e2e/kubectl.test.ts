@@ -71,17 +71,30 @@ describe.each([
     expect(versions).toEqual(expect.arrayContaining(['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', 'events.k8s.io/v1']));
     const resources = await kubectl('api-resources', '-o', 'name');
     expect(resources.trim().split('\n')).toEqual(
-      expect.arrayContaining(['namespaces', 'pods', 'secrets', 'configmaps', 'serviceaccounts', 'replicasets.apps', 'roles.rbac.authorization.k8s.io', 'events.events.k8s.io']),
+      expect.arrayContaining([
+        'namespaces',
+        'pods',
+        'secrets',
+        'configmaps',
+        'serviceaccounts',
+        'replicasets.apps',
+        'roles.rbac.authorization.k8s.io',
+        'events.events.k8s.io',
+      ]),
     );
   });
 
   it('creates, reads and deletes with the typed create commands and create -f', async () => {
     expect(await kubectl('create', 'namespace', 'demo')).toBe('namespace/demo created\n');
-    expect(await kubectl('-n', 'demo', 'create', 'role', 'reader', '--verb=get,list', '--resource=pods')).toBe('role.rbac.authorization.k8s.io/reader created\n');
+    expect(await kubectl('-n', 'demo', 'create', 'role', 'reader', '--verb=get,list', '--resource=pods')).toBe(
+      'role.rbac.authorization.k8s.io/reader created\n',
+    );
     expect(await kubectl('-n', 'demo', 'create', 'rolebinding', 'readers', '--role=reader', '--user=alice', '--group=devs')).toBe(
       'rolebinding.rbac.authorization.k8s.io/readers created\n',
     );
-    expect(await kubectl('create', 'clusterrole', 'pod-reader', '--verb=get', '--resource=pods')).toBe('clusterrole.rbac.authorization.k8s.io/pod-reader created\n');
+    expect(await kubectl('create', 'clusterrole', 'pod-reader', '--verb=get', '--resource=pods')).toBe(
+      'clusterrole.rbac.authorization.k8s.io/pod-reader created\n',
+    );
     expect(await kubectl('create', 'clusterrolebinding', 'pod-readers', '--clusterrole=pod-reader', '--group=devs')).toBe(
       'clusterrolebinding.rbac.authorization.k8s.io/pod-readers created\n',
     );
@@ -128,12 +141,16 @@ describe.each([
     expect(table).toMatch(/^validatingadmissionpolicy\.admissionregistration\.k8s\.io\/demo-policy\s+1\s+v1\/ConfigMap\s+\d+s$/m);
     expect(table).toMatch(/^validatingadmissionpolicybinding\.admissionregistration\.k8s\.io\/demo-binding\s+demo-policy\s+default\/limits\s+\d+s$/m);
     expect(table).toMatch(/^validatingwebhookconfiguration\.admissionregistration\.k8s\.io\/demo\s+1\s+\d+s$/m);
-    expect(await kubectl('get', 'validatingwebhookconfiguration', 'demo', '-o', 'jsonpath={.webhooks[0].timeoutSeconds} {.webhooks[0].failurePolicy}')).toBe('10 Fail');
+    expect(await kubectl('get', 'validatingwebhookconfiguration', 'demo', '-o', 'jsonpath={.webhooks[0].timeoutSeconds} {.webhooks[0].failurePolicy}')).toBe(
+      '10 Fail',
+    );
     await writeFile(file, ADMISSION_YAML.split('---')[0]!.replace('sideEffects: None', 'sideEffects: Some').replace('name: demo}', 'name: demo2}'));
     await expect(kubectl('create', '-f', file)).rejects.toThrow(
       'The ValidatingWebhookConfiguration "demo2" is invalid: webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"',
     );
-    expect(await kubectl('delete', 'validatingadmissionpolicybinding', 'demo-binding')).toBe('validatingadmissionpolicybinding.admissionregistration.k8s.io "demo-binding" deleted\n');
+    expect(await kubectl('delete', 'validatingadmissionpolicybinding', 'demo-binding')).toBe(
+      'validatingadmissionpolicybinding.admissionregistration.k8s.io "demo-binding" deleted\n',
+    );
   });
 
   it('reports server errors as upstream does', async () => {

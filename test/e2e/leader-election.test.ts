@@ -46,7 +46,9 @@ test('two servers on one etcd run one active controller, scheduler and node; a s
   // Two active controllers would both create: the count stays exact, and so do the creates recorded.
   await new Promise((r) => setTimeout(r, 2000)); // the pause is the point: time for a second active set to show itself
   expect(await podCount(viaB, 'shared')).toBe(6);
-  const creates = (await viaB('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}')).split('\n').filter((r) => r === 'SuccessfulCreate');
+  const creates = (await viaB('get', 'events', '-n', 'default', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}'))
+    .split('\n')
+    .filter((r) => r === 'SuccessfulCreate');
   expect(creates).toHaveLength(6);
   const holders = await viaB('get', 'leases', '-n', 'kube-system', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.holderIdentity}{"\\n"}{end}');
   expect(holders).toMatch(/^kube-controller-manager=\S+_[0-9a-f-]{36}$/m);

@@ -35,11 +35,16 @@ beforeAll(async () => {
   const tokens = path.join(dir, 'tokens.csv');
   await writeFile(tokens, ['nobody-token,nobody,1', 'monitor-token,prometheus,2,system:monitoring', 'bob-token,bob,3'].join('\n'));
   server = await startServerProcess([
-    '--vendor', 'kubernetes',
-    '--token-auth-file', tokens,
-    '--max-requests-inflight', '3',
-    '--max-mutating-requests-inflight', '2',
-    '--simulated-nodes', '0',
+    '--vendor',
+    'kubernetes',
+    '--token-auth-file',
+    tokens,
+    '--max-requests-inflight',
+    '3',
+    '--max-mutating-requests-inflight',
+    '2',
+    '--simulated-nodes',
+    '0',
   ]);
   kubectl = kubectlFor(() => server);
   await kubectl('create', 'clusterrolebinding', 'bob-admin', '--clusterrole=cluster-admin', '--user=bob');
@@ -54,7 +59,8 @@ async function scrape(): Promise<Map<string, Family>> {
   return new Map(families.map((f) => [f.name, f]));
 }
 
-const find = (family: Family | undefined, labels: Record<string, string>) => family?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+const find = (family: Family | undefined, labels: Record<string, string>) =>
+  family?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
 
 test('a scrape parses and holds upstream’s families, counting requests, watch events and stored objects', async () => {
   await kubectl('create', 'configmap', 'm1', '--from-literal=a=b');
@@ -81,7 +87,16 @@ test('a scrape parses and holds upstream’s families, counting requests, watch 
   }
   expect(families.get('apiserver_request_total')!.type).toBe('COUNTER');
   expect(families.get('apiserver_request_duration_seconds')!.type).toBe('HISTOGRAM');
-  const created = find(families.get('apiserver_request_total'), { verb: 'POST', group: '', version: 'v1', resource: 'configmaps', scope: 'resource', component: 'apiserver', code: '201', dry_run: '' });
+  const created = find(families.get('apiserver_request_total'), {
+    verb: 'POST',
+    group: '',
+    version: 'v1',
+    resource: 'configmaps',
+    scope: 'resource',
+    component: 'apiserver',
+    code: '201',
+    dry_run: '',
+  });
   expect(Number(created?.value)).toBeGreaterThanOrEqual(1);
   const watched = find(families.get('apiserver_request_total'), { verb: 'WATCH', resource: 'configmaps', scope: 'namespace', code: '200' });
   expect(Number(watched?.value)).toBeGreaterThanOrEqual(1);
@@ -104,9 +119,15 @@ test("the admission chain's phases and plugins, accepted and rejected, in upstre
   expect(text).toMatch(/^apiserver_admission_step_admission_duration_seconds_count\{type="admit",operation="CREATE",rejected="false"\} [1-9]/m);
   expect(text).toMatch(/^apiserver_admission_step_admission_duration_seconds_count\{type="validate",operation="CREATE",rejected="false"\} [1-9]/m);
   expect(text).toMatch(/^apiserver_admission_step_admission_duration_seconds_bucket\{le="0.005",type="admit",operation="CREATE",rejected="false"\} [1-9]/m);
-  expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="NamespaceLifecycle",type="(admit|validate)",operation="CREATE",rejected="true"\} [1-9]/m);
-  expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="ValidatingAdmissionPolicy",type="validate",operation="CREATE",rejected="false"\} [1-9]/m);
-  expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="MutatingAdmissionWebhook",type="admit",operation="CREATE",rejected="false"\} [1-9]/m);
+  expect(text).toMatch(
+    /^apiserver_admission_controller_admission_duration_seconds_count\{name="NamespaceLifecycle",type="(admit|validate)",operation="CREATE",rejected="true"\} [1-9]/m,
+  );
+  expect(text).toMatch(
+    /^apiserver_admission_controller_admission_duration_seconds_count\{name="ValidatingAdmissionPolicy",type="validate",operation="CREATE",rejected="false"\} [1-9]/m,
+  );
+  expect(text).toMatch(
+    /^apiserver_admission_controller_admission_duration_seconds_count\{name="MutatingAdmissionWebhook",type="admit",operation="CREATE",rejected="false"\} [1-9]/m,
+  );
 });
 
 test('/metrics is a non-resource URL for the monitoring role only', async () => {
@@ -114,7 +135,10 @@ test('/metrics is a non-resource URL for the monitoring role only', async () => 
   const tls = { ca: server.admin.ca };
   const nobody = await httpsRequest(url, tls, { headers: { Authorization: 'Bearer nobody-token' } });
   expect(nobody.status).toBe(403);
-  expect(JSON.parse(nobody.body)).toMatchObject({ reason: 'Forbidden', message: expect.stringMatching(/^forbidden: User "nobody" cannot get path "\/metrics"/) });
+  expect(JSON.parse(nobody.body)).toMatchObject({
+    reason: 'Forbidden',
+    message: expect.stringMatching(/^forbidden: User "nobody" cannot get path "\/metrics"/),
+  });
   const monitor = await httpsRequest(url, tls, { headers: { Authorization: 'Bearer monitor-token' } });
   expect(monitor.status).toBe(200);
   expect(monitor.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -123,7 +147,12 @@ test('/metrics is a non-resource URL for the monitoring role only', async () => 
 /** A POST whose body is still on its way: it holds a mutating slot until `finish`. */
 function slowPost(url: string, tls: { ca: string }, token: string): { finish(): Promise<number> } {
   const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'slow-' } });
-  const req = https.request(url, { method: 'POST', ca: tls.ca, agent: false, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(body.length) } });
+  const req = https.request(url, {
+    method: 'POST',
+    ca: tls.ca,
+    agent: false,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+  });
   const status = new Promise<number>((resolve, reject) => {
     req.on('response', (res) => {
       res.resume();
@@ -145,11 +174,15 @@ test('a burst past the in-flight limits gets 429 with Retry-After, system:master
   const collection = `${server.url}/api/v1/namespaces/default/configmaps`;
   // Two creates whose bodies have not arrived fill --max-mutating-requests-inflight=2.
   const held = [slowPost(collection, tls, 'bob-token'), slowPost(collection, tls, 'bob-token')];
-  await eventually(async () => Number(find((await scrape()).get('apiserver_current_inflight_requests'), { request_kind: 'mutating' })?.value) === 2, { what: 'both creates in flight' });
+  await eventually(async () => Number(find((await scrape()).get('apiserver_current_inflight_requests'), { request_kind: 'mutating' })?.value) === 2, {
+    what: 'both creates in flight',
+  });
   const rssBefore = Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]);
   const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'burst-' } });
   const burst = await Promise.all(
-    Array.from({ length: 200 }, () => httpsRequest(collection, tls, { method: 'POST', headers: { Authorization: 'Bearer bob-token', 'Content-Type': 'application/json' }, body })),
+    Array.from({ length: 200 }, () =>
+      httpsRequest(collection, tls, { method: 'POST', headers: { Authorization: 'Bearer bob-token', 'Content-Type': 'application/json' }, body }),
+    ),
   );
   expect(burst.map((r) => r.status)).toEqual(burst.map(() => 429));
   expect(burst[0]!.headers['retry-after']).toBe('1');
@@ -159,7 +192,9 @@ test('a burst past the in-flight limits gets 429 with Retry-After, system:master
   const admin = await httpsRequest(collection, server.admin, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
   expect(admin.status).toBe(201);
   expect(await Promise.all(held.map((h) => h.finish()))).toEqual([201, 201]);
-  expect((await httpsRequest(collection, tls, { method: 'POST', headers: { Authorization: 'Bearer bob-token', 'Content-Type': 'application/json' }, body })).status).toBe(201);
+  expect(
+    (await httpsRequest(collection, tls, { method: 'POST', headers: { Authorization: 'Bearer bob-token', 'Content-Type': 'application/json' }, body })).status,
+  ).toBe(201);
   const rssAfter = Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${server.pid}/status`, 'utf8'))![1]);
   expect(rssAfter - rssBefore).toBeLessThan(100 * 1024);
   const terminated = find((await scrape()).get('apiserver_request_terminations_total'), { verb: 'POST', resource: 'configmaps', code: '429' });

@@ -60,8 +60,10 @@ describe.each(['kubernetes', 'platform'] as const)('kubectl with default validat
     expect(await kubectl('get', 'rolebinding', 'readers', '-o', 'jsonpath={.subjects[*].name}')).toBe('bob');
   });
 
-  it('serves /openapi/v2 as protobuf and /openapi/v3 with the profile\'s extension names', async () => {
-    const v2 = await httpsRequest(`${server.url}/openapi/v2`, server.admin, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
+  it("serves /openapi/v2 as protobuf and /openapi/v3 with the profile's extension names", async () => {
+    const v2 = await httpsRequest(`${server.url}/openapi/v2`, server.admin, {
+      headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' },
+    });
     expect(v2.status).toBe(200);
     expect(v2.headers['content-type']).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
     const index = JSON.parse((await httpsRequest(`${server.url}/openapi/v3`, server.admin)).body);
@@ -86,7 +88,9 @@ describe('kubectl explain (--vendor kubernetes)', () => {
     expect(stdout).toMatch(/\n {2}minReadySeconds\t<integer>\n/);
     expect(stdout).toMatch(/\n {2}selector\t<LabelSelector> -required-\n/);
     expect(stdout).toMatch(/\n {2}template\t<PodTemplateSpec>\n/);
-    const nested = await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, 'explain', 'replicaset.spec.template.spec.containers.ports'], { timeout: 30_000 });
+    const nested = await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, 'explain', 'replicaset.spec.template.spec.containers.ports'], {
+      timeout: 30_000,
+    });
     expect(nested.stdout).toMatch(/FIELD: ports <\[\]ContainerPort>/);
     expect(nested.stdout).toMatch(/containerPort\t<integer> -required-/);
   });

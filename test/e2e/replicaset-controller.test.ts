@@ -27,7 +27,16 @@ afterAll(async () => {
 });
 
 async function podNames(selector: string): Promise<string[]> {
-  const out = await kubectl('get', 'pods', '-n', 'default', '-l', selector, '-o', 'jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}');
+  const out = await kubectl(
+    'get',
+    'pods',
+    '-n',
+    'default',
+    '-l',
+    selector,
+    '-o',
+    'jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\\n"}{end}',
+  );
   return out
     .split('\n')
     .filter((l) => l.trim() && l.trim().split(' ').length === 1)
@@ -39,7 +48,12 @@ function replicaSet(name: string, replicas: number, minReadySeconds?: number): s
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
     metadata: { name, namespace: 'default' },
-    spec: { replicas, ...(minReadySeconds ? { minReadySeconds } : {}), selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    spec: {
+      replicas,
+      ...(minReadySeconds ? { minReadySeconds } : {}),
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
   });
 }
 
@@ -123,7 +137,12 @@ test('a ReplicaSet scaled 0 → 100 → 10 → 0 converges with every pod runnin
   const status = JSON.parse(await kubectl('get', 'rs/many', '-o', 'jsonpath={.status}'));
   expect(status).toMatchObject({ replicas: 100, fullyLabeledReplicas: 100, readyReplicas: 100, availableReplicas: 100, observedGeneration: 2 });
   const phases = await kubectl('get', 'pods', '-n', 'default', '-l', 'app=many', '-o', 'jsonpath={range .items[*]}{.status.phase}{"\\n"}{end}');
-  expect(phases.trim().split('\n').filter((p) => p === 'Running')).toHaveLength(100);
+  expect(
+    phases
+      .trim()
+      .split('\n')
+      .filter((p) => p === 'Running'),
+  ).toHaveLength(100);
   await kubectl('wait', 'pods', '-l', 'app=many', '--for=condition=Ready', '--timeout=60s');
   await kubectl('scale', 'rs/many', '--replicas=10');
   await kubectl('wait', 'rs/many', '--for=jsonpath={.status.readyReplicas}=10', '--timeout=60s');
@@ -169,7 +188,18 @@ test('with minReadySeconds, availableReplicas stays below replicas until the pod
   expect(firstTwo).toBeDefined();
   // The pods' Ready transition times (RFC 3339 seconds, what availability is computed from):
   // before the last of them plus minReadySeconds, no sample saw both available.
-  const readySince = (await kubectl('get', 'pods', '-n', 'default', '-l', 'app=slow', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].lastTransitionTime}{"\\n"}{end}'))
+  const readySince = (
+    await kubectl(
+      'get',
+      'pods',
+      '-n',
+      'default',
+      '-l',
+      'app=slow',
+      '-o',
+      'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].lastTransitionTime}{"\\n"}{end}',
+    )
+  )
     .trim()
     .split('\n')
     .map((t) => Date.parse(t));

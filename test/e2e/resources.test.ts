@@ -22,7 +22,13 @@ interface Sample {
 
 const samples: Record<string, Sample> = {
   namespaces: { path: '/api/v1/namespaces', kind: 'Namespace', apiVersion: 'v1', namespaced: false, body: () => ({}) },
-  pods: { path: '/api/v1/namespaces/default/pods', kind: 'Pod', apiVersion: 'v1', namespaced: true, body: () => ({ spec: { containers: [{ name: 'c', image: 'nginx' }] } }) },
+  pods: {
+    path: '/api/v1/namespaces/default/pods',
+    kind: 'Pod',
+    apiVersion: 'v1',
+    namespaced: true,
+    body: () => ({ spec: { containers: [{ name: 'c', image: 'nginx' }] } }),
+  },
   secrets: { path: '/api/v1/namespaces/default/secrets', kind: 'Secret', apiVersion: 'v1', namespaced: true, body: () => ({ data: { a: 'Yg==' } }) },
   configmaps: { path: '/api/v1/namespaces/default/configmaps', kind: 'ConfigMap', apiVersion: 'v1', namespaced: true, body: () => ({ data: { a: 'b' } }) },
   serviceaccounts: { path: '/api/v1/namespaces/default/serviceaccounts', kind: 'ServiceAccount', apiVersion: 'v1', namespaced: true, body: () => ({}) },
@@ -38,7 +44,13 @@ const samples: Record<string, Sample> = {
       },
     }),
   },
-  roles: { path: `/apis/${RBAC}/v1/namespaces/default/roles`, kind: 'Role', apiVersion: `${RBAC}/v1`, namespaced: true, body: () => ({ rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }) },
+  roles: {
+    path: `/apis/${RBAC}/v1/namespaces/default/roles`,
+    kind: 'Role',
+    apiVersion: `${RBAC}/v1`,
+    namespaced: true,
+    body: () => ({ rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }),
+  },
   rolebindings: {
     path: `/apis/${RBAC}/v1/namespaces/default/rolebindings`,
     kind: 'RoleBinding',
@@ -46,7 +58,13 @@ const samples: Record<string, Sample> = {
     namespaced: true,
     body: () => ({ roleRef: { apiGroup: RBAC, kind: 'Role', name: 'r' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: RBAC }] }),
   },
-  clusterroles: { path: `/apis/${RBAC}/v1/clusterroles`, kind: 'ClusterRole', apiVersion: `${RBAC}/v1`, namespaced: false, body: () => ({ rules: [{ nonResourceURLs: ['/healthz'], verbs: ['get'] }] }) },
+  clusterroles: {
+    path: `/apis/${RBAC}/v1/clusterroles`,
+    kind: 'ClusterRole',
+    apiVersion: `${RBAC}/v1`,
+    namespaced: false,
+    body: () => ({ rules: [{ nonResourceURLs: ['/healthz'], verbs: ['get'] }] }),
+  },
   clusterrolebindings: {
     path: `/apis/${RBAC}/v1/clusterrolebindings`,
     kind: 'ClusterRoleBinding',
@@ -177,7 +195,12 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
 
     expectStatus(await call('POST', cm.path, '{"metadata": {"name": "x"'), 400, 'BadRequest');
     expectStatus(await call('POST', cm.path, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } }), 400, 'BadRequest', /must be of type ConfigMap/);
-    expectStatus(await call('POST', cm.path, { apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'x' } }), 400, 'BadRequest', 'the API version in the data (apps/v1) does not match the expected API version (v1)');
+    expectStatus(
+      await call('POST', cm.path, { apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'x' } }),
+      400,
+      'BadRequest',
+      'the API version in the data (apps/v1) does not match the expected API version (v1)',
+    );
     expectStatus(await call('POST', cm.path, { apiVersion: 'v1', kind: { a: 1 }, metadata: { name: 'x' } }), 400, 'BadRequest');
     expectStatus(
       await call('POST', cm.path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'kube-system' } }),
@@ -185,12 +208,22 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
       'BadRequest',
       'the namespace of the provided object does not match the namespace sent on the request',
     );
-    expectStatus(await call('POST', cm.path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Not_Valid' } }), 422, 'Invalid', /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid"/);
+    expectStatus(
+      await call('POST', cm.path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Not_Valid' } }),
+      422,
+      'Invalid',
+      /^ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid"/,
+    );
     expectStatus(await call('POST', cm.path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }), 422, 'Invalid', /name or generateName is required/);
     expect(await names(cm.path)).toEqual(before);
 
     const rsInvalid = expectStatus(
-      await call('POST', rs.path, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'bad' }, spec: { template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } }),
+      await call('POST', rs.path, {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'bad' },
+        spec: { template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      }),
       422,
       'Invalid',
       /^ReplicaSet.apps "bad" is invalid: /,
@@ -209,8 +242,18 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
       /^RoleBinding.rbac.authorization.k8s.io "keep" is invalid: roleRef: Invalid value: .*cannot change roleRef/,
     );
     expect(changed.details.kind).toBe('RoleBinding');
-    expectStatus(await call('PUT', `${rb.path}/other`, { ...good }), 400, 'BadRequest', 'the name of the object (keep) does not match the name on the URL (other)');
-    expectStatus(await call('POST', rb.path, { apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: { name: 'keep' }, ...rb.body('keep') }), 409, 'AlreadyExists', 'rolebindings.rbac.authorization.k8s.io "keep" already exists');
+    expectStatus(
+      await call('PUT', `${rb.path}/other`, { ...good }),
+      400,
+      'BadRequest',
+      'the name of the object (keep) does not match the name on the URL (other)',
+    );
+    expectStatus(
+      await call('POST', rb.path, { apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: { name: 'keep' }, ...rb.body('keep') }),
+      409,
+      'AlreadyExists',
+      'rolebindings.rbac.authorization.k8s.io "keep" already exists',
+    );
     await call('PUT', `${rb.path}/keep`, { ...good, subjects: [] });
     expectStatus(
       await call('PUT', `${rb.path}/keep`, good),
@@ -222,12 +265,22 @@ describe.each<Backend>(['embedded', 'etcd'])('resources over HTTPS (%s store)', 
 
     const vwc = samples.validatingwebhookconfigurations!;
     const badHook = expectStatus(
-      await call('POST', vwc.path, { apiVersion: `${ADMISSION}/v1`, kind: 'ValidatingWebhookConfiguration', metadata: { name: 'bad-hook' }, webhooks: [{ ...WEBHOOK, sideEffects: 'Some' }] }),
+      await call('POST', vwc.path, {
+        apiVersion: `${ADMISSION}/v1`,
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'bad-hook' },
+        webhooks: [{ ...WEBHOOK, sideEffects: 'Some' }],
+      }),
       422,
       'Invalid',
       `ValidatingWebhookConfiguration.${ADMISSION} "bad-hook" is invalid: webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"`,
     );
-    expect(badHook.details).toMatchObject({ name: 'bad-hook', group: ADMISSION, kind: 'ValidatingWebhookConfiguration', causes: [{ reason: 'FieldValueNotSupported', field: 'webhooks[0].sideEffects' }] });
+    expect(badHook.details).toMatchObject({
+      name: 'bad-hook',
+      group: ADMISSION,
+      kind: 'ValidatingWebhookConfiguration',
+      causes: [{ reason: 'FieldValueNotSupported', field: 'webhooks[0].sideEffects' }],
+    });
     expectStatus(await call('GET', `${vwc.path}/bad-hook`), 404, 'NotFound', `validatingwebhookconfigurations.${ADMISSION} "bad-hook" not found`);
 
     expectStatus(await call('POST', '/api/v1/namespaces/nowhere/configmaps', { metadata: { name: 'x' } }), 404, 'NotFound', 'namespaces "nowhere" not found');

@@ -35,5 +35,7 @@ test('a group version switched off is gone from discovery and OpenAPI, and its p
 });
 
 test('an unknown group version stops the server at start, naming the flag', async () => {
-  await expect(startServerProcess(['--vendor', 'kubernetes', '--runtime-config', 'batch/v1=false'])).rejects.toThrow(/--runtime-config: unknown api groups batch\/v1/);
+  await expect(startServerProcess(['--vendor', 'kubernetes', '--runtime-config', 'batch/v1=false'])).rejects.toThrow(
+    /--runtime-config: unknown api groups batch\/v1/,
+  );
 });

@@ -34,14 +34,18 @@ test('SIGTERM: readyz fails first, serving goes on for the delay, watches end, i
       req.on('error', reject);
     });
     req.write(body.slice(0, 10));
-    const mutating = async () => /^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)$/m.exec((await httpsRequest(`${server.url}/metrics`, tls)).body)?.[1];
+    const mutating = async () =>
+      /^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)$/m.exec((await httpsRequest(`${server.url}/metrics`, tls)).body)?.[1];
     await eventually(async () => (await mutating()) === '1', { what: 'the create to be in flight' });
 
     process.kill(server.pid, 'SIGTERM');
-    const readyz = await eventually(async () => {
-      const answer = await httpsRequest(`${server.url}/readyz?verbose`, tls);
-      return answer.status === 500 && answer;
-    }, { what: 'readyz to fail' });
+    const readyz = await eventually(
+      async () => {
+        const answer = await httpsRequest(`${server.url}/readyz?verbose`, tls);
+        return answer.status === 500 && answer;
+      },
+      { what: 'readyz to fail' },
+    );
     expect(readyz.body).toContain('[-]shutdown failed: reason withheld');
     expect((await httpsRequest(`${server.url}/livez`, tls)).status).toBe(200);
     expect((await httpsRequest(`${server.url}/api/v1/namespaces`, tls)).status).toBe(200);

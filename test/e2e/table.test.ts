@@ -47,7 +47,9 @@ function get(server: ServerProcess, path: string, accept: string): Promise<{ sta
     const req = https.request(`${server.url}${path}`, { headers: { accept }, ca, cert, key, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), json: JSON.parse(Buffer.concat(chunks).toString()) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), json: JSON.parse(Buffer.concat(chunks).toString()) }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -59,12 +61,18 @@ function rows(output: string): string[] {
   return output
     .trim()
     .split('\n')
-    .map((l) => l.trim().replace(/ {2,}/g, ' | ').replace(/\| \d+s( \||$)/, '| <age>$1'));
+    .map((l) =>
+      l
+        .trim()
+        .replace(/ {2,}/g, ' | ')
+        .replace(/\| \d+s( \||$)/, '| <age>$1'),
+    );
 }
 
 describe('Tables for kubectl and HTTP clients', () => {
   let server: ServerProcess;
-  const kubectl = async (...args: string[]) => (await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '-n', 'tables', ...args], { timeout: 30_000 })).stdout;
+  const kubectl = async (...args: string[]) =>
+    (await run('/usr/bin/kubectl', ['--kubeconfig', server.kubeconfig, '-n', 'tables', ...args], { timeout: 30_000 })).stdout;
 
   beforeAll(async () => {
     server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY]);
@@ -107,7 +115,10 @@ describe('Tables for kubectl and HTTP clients', () => {
 
   it('kubectl get rolebindings: NAME, ROLE, AGE; -o wide adds USERS, GROUPS, SERVICEACCOUNTS', async () => {
     expect(rows(await kubectl('get', 'rolebindings'))).toEqual(['NAME | ROLE | AGE', 'readers | ClusterRole/view | <age>']);
-    expect(rows(await kubectl('get', 'rolebindings', '-o', 'wide'))).toEqual(['NAME | ROLE | AGE | USERS | GROUPS | SERVICEACCOUNTS', 'readers | ClusterRole/view | <age> | alice, bob | devs | tables/robot']);
+    expect(rows(await kubectl('get', 'rolebindings', '-o', 'wide'))).toEqual([
+      'NAME | ROLE | AGE | USERS | GROUPS | SERVICEACCOUNTS',
+      'readers | ClusterRole/view | <age> | alice, bob | devs | tables/robot',
+    ]);
   });
 
   it("kubectl shows every other served type with upstream's columns", async () => {
@@ -117,8 +128,14 @@ describe('Tables for kubectl and HTTP clients', () => {
     expect(rows(await kubectl('get', 'namespace', 'tables'))[0]).toBe('NAME | STATUS | AGE');
     // Roles have no printer upstream either: the default Name / Created At.
     expect(rows(await kubectl('get', 'roles'))).toEqual(['NAME | CREATED AT', expect.stringMatching(/^reader \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)]);
-    expect(rows(await kubectl('get', 'pods'))).toEqual(['NAME | READY | STATUS | RESTARTS | AGE', expect.stringMatching(/^solo \| 0\/1 \| \w+ \| 0 \| <age>$/)]);
-    expect(rows(await kubectl('get', 'events'))).toEqual(['LAST SEEN | TYPE | REASON | OBJECT | MESSAGE', expect.stringMatching(/^\d+s \| Normal \| Scaled \| replicaset\/web \| scaled to 3$/)]);
+    expect(rows(await kubectl('get', 'pods'))).toEqual([
+      'NAME | READY | STATUS | RESTARTS | AGE',
+      expect.stringMatching(/^solo \| 0\/1 \| \w+ \| 0 \| <age>$/),
+    ]);
+    expect(rows(await kubectl('get', 'events'))).toEqual([
+      'LAST SEEN | TYPE | REASON | OBJECT | MESSAGE',
+      expect.stringMatching(/^\d+s \| Normal \| Scaled \| replicaset\/web \| scaled to 3$/),
+    ]);
     expect(rows(await kubectl('get', 'pods', '-o', 'wide'))[0]).toBe('NAME | READY | STATUS | RESTARTS | AGE | IP | NODE | NOMINATED NODE | READINESS GATES');
   });
 
@@ -139,9 +156,25 @@ describe('Tables for kubectl and HTTP clients', () => {
     expect(list.type).toBe('application/json');
     expect(list.json).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: expect.any(String) } });
     expect(list.json.columnDefinitions[7]).toMatchObject({ name: 'Selector', type: 'string', format: '', priority: 1 });
-    expect(list.json.rows[0].object).toMatchObject({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'web', namespace: 'tables' } });
-    const full = await get(server, `/apis/${RBAC}/v1/namespaces/tables/rolebindings/readers?includeObject=Object`, 'application/json;as=Table;v=v1beta1;g=meta.k8s.io');
-    expect(full.json).toMatchObject({ apiVersion: 'meta.k8s.io/v1beta1', rows: [{ cells: ['readers', 'ClusterRole/view', expect.any(String), 'alice, bob', 'devs', 'tables/robot'], object: { kind: 'RoleBinding', roleRef: { name: 'view' } } }] });
+    expect(list.json.rows[0].object).toMatchObject({
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { name: 'web', namespace: 'tables' },
+    });
+    const full = await get(
+      server,
+      `/apis/${RBAC}/v1/namespaces/tables/rolebindings/readers?includeObject=Object`,
+      'application/json;as=Table;v=v1beta1;g=meta.k8s.io',
+    );
+    expect(full.json).toMatchObject({
+      apiVersion: 'meta.k8s.io/v1beta1',
+      rows: [
+        {
+          cells: ['readers', 'ClusterRole/view', expect.any(String), 'alice, bob', 'devs', 'tables/robot'],
+          object: { kind: 'RoleBinding', roleRef: { name: 'view' } },
+        },
+      ],
+    });
     const metadataOnly = await get(server, '/api/v1/namespaces/tables/configmaps', 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io');
     expect(metadataOnly.json).toMatchObject({ kind: 'PartialObjectMetadataList', items: [{ kind: 'PartialObjectMetadata', metadata: { name: 'settings' } }] });
     expect(metadataOnly.json.items[0].data).toBeUndefined();
@@ -150,28 +183,34 @@ describe('Tables for kubectl and HTTP clients', () => {
   it('watches in Table form: a one-row Table per event, column definitions on the first only', async () => {
     const events = await new Promise<any[]>((resolve, reject) => {
       const { ca, cert, key } = server.admin;
-      const req = https.request(`${server.url}/api/v1/namespaces/tables/configmaps?watch=1`, { headers: { accept: TABLE }, ca, cert, key, agent: false }, (res) => {
-        let text = '';
-        let created = false;
-        res.on('data', (c: Buffer) => {
-          text += c.toString();
-          const lines = text.split('\n').filter(Boolean);
-          // The first event (what is there) shows the watch is running: now the change it must see.
-          if (lines.length >= 1 && !created) {
-            created = true;
-            kubectl('create', 'configmap', 'later', '--from-literal=x=y').catch(reject);
-          }
-          if (lines.length >= 2) {
-            req.destroy();
-            resolve(lines.map((l) => JSON.parse(l)));
-          }
-        });
-        res.on('error', () => {});
-      });
+      const req = https.request(
+        `${server.url}/api/v1/namespaces/tables/configmaps?watch=1`,
+        { headers: { accept: TABLE }, ca, cert, key, agent: false },
+        (res) => {
+          let text = '';
+          let created = false;
+          res.on('data', (c: Buffer) => {
+            text += c.toString();
+            const lines = text.split('\n').filter(Boolean);
+            // The first event (what is there) shows the watch is running: now the change it must see.
+            if (lines.length >= 1 && !created) {
+              created = true;
+              kubectl('create', 'configmap', 'later', '--from-literal=x=y').catch(reject);
+            }
+            if (lines.length >= 2) {
+              req.destroy();
+              resolve(lines.map((l) => JSON.parse(l)));
+            }
+          });
+          res.on('error', () => {});
+        },
+      );
       req.on('error', () => {});
       req.end();
     });
-    expect(events.map((e) => [e.type, e.object.kind, e.object.columnDefinitions?.length ?? null, e.object.rows[0].cells[0], e.object.rows[0].cells[1]])).toEqual([
+    expect(
+      events.map((e) => [e.type, e.object.kind, e.object.columnDefinitions?.length ?? null, e.object.rows[0].cells[0], e.object.rows[0].cells[1]]),
+    ).toEqual([
       ['ADDED', 'Table', 3, 'settings', 2],
       ['ADDED', 'Table', null, 'later', 1],
     ]);

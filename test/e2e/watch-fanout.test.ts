@@ -13,11 +13,19 @@ import { httpsRequest } from '../gateway/support/https-client';
 const WATCHERS = 1000;
 const WRITES = 10;
 
-const rssKb = (pid: number): number => Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim());
+const rssKb = (pid: number): number =>
+  Number(
+    execFileSync('ps', ['-o', 'rss=', '-p', String(pid)])
+      .toString()
+      .trim(),
+  );
 
 /** The server child's pid, found by its unique data dir. */
 function serverPid(dataDir: string): number {
-  const line = execFileSync('ps', ['-eo', 'pid=,args=']).toString().split('\n').find((l) => l.includes(dataDir) && l.includes('main.ts'));
+  const line = execFileSync('ps', ['-eo', 'pid=,args='])
+    .toString()
+    .split('\n')
+    .find((l) => l.includes(dataDir) && l.includes('main.ts'));
   return line ? Number(line.trim().split(/\s+/)[0]) : 0;
 }
 
@@ -55,30 +63,36 @@ describe('watch fan-out over HTTPS', () => {
     let round: Round | undefined;
     const requests: ClientRequest[] = [];
     await Promise.all(
-      Array.from({ length: WATCHERS }, (_, i) =>
-        new Promise<void>((resolve, reject) => {
-          const req = https.request(`${server.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${seed.metadata.resourceVersion}`, { agent }, (res) => {
-            let buffered = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              buffered += chunk;
-              let nl: number;
-              while ((nl = buffered.indexOf('\n')) >= 0) {
-                const event = JSON.parse(buffered.slice(0, nl)) as { type: string; object: { metadata: { name: string } } };
-                buffered = buffered.slice(nl + 1);
-                received[i]!.push(`${event.type} ${event.object.metadata.name}`);
-                if (round && received[i]!.length === round.index + 1) {
-                  latencies.push(performance.now() - round.t0);
-                  if (--round.pending === 0) round.done();
-                }
-              }
-            });
-            resolve();
-          });
-          req.on('error', reject);
-          req.end();
-          requests.push(req);
-        }),
+      Array.from(
+        { length: WATCHERS },
+        (_, i) =>
+          new Promise<void>((resolve, reject) => {
+            const req = https.request(
+              `${server.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${seed.metadata.resourceVersion}`,
+              { agent },
+              (res) => {
+                let buffered = '';
+                res.setEncoding('utf8');
+                res.on('data', (chunk: string) => {
+                  buffered += chunk;
+                  let nl: number;
+                  while ((nl = buffered.indexOf('\n')) >= 0) {
+                    const event = JSON.parse(buffered.slice(0, nl)) as { type: string; object: { metadata: { name: string } } };
+                    buffered = buffered.slice(nl + 1);
+                    received[i]!.push(`${event.type} ${event.object.metadata.name}`);
+                    if (round && received[i]!.length === round.index + 1) {
+                      latencies.push(performance.now() - round.t0);
+                      if (--round.pending === 0) round.done();
+                    }
+                  }
+                });
+                resolve();
+              },
+            );
+            req.on('error', reject);
+            req.end();
+            requests.push(req);
+          }),
       ),
     );
     const after = pid ? rssKb(pid) : 0;

@@ -62,7 +62,9 @@ describe.each([
 
   it('kubectl get --chunk-size=2 lists all 25 objects, chunk by chunk at one version', async () => {
     for (let i = 0; i < 25; i++) {
-      const res = await post('/api/v1/namespaces/chunks/configmaps', { metadata: { name: `cm-${String(i).padStart(2, '0')}`, labels: { parity: i % 2 ? 'odd' : 'even' } } });
+      const res = await post('/api/v1/namespaces/chunks/configmaps', {
+        metadata: { name: `cm-${String(i).padStart(2, '0')}`, labels: { parity: i % 2 ? 'odd' : 'even' } },
+      });
       expect(res.status).toBe(201);
     }
     const names = (await kubectl('-n', 'chunks', 'get', 'configmaps', '--chunk-size=2', '-o', 'name')).trim().split('\n');
@@ -97,7 +99,10 @@ describe.each([
     expect(events[0]!.object.kind).toBe('ConfigMap');
     stream.close();
 
-    const list = httpsStream(`${server.url}/api/v1/namespaces/chunks/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=parity%3Dodd`, server.admin);
+    const list = httpsStream(
+      `${server.url}/api/v1/namespaces/chunks/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=parity%3Dodd`,
+      server.admin,
+    );
     await list.waitForLines(13, 10_000);
     const initial = list.lines.map((l) => JSON.parse(l) as { type: string; object: { metadata: { annotations?: Record<string, string> } } });
     expect(initial.slice(0, 12).every((e) => e.type === 'ADDED')).toBe(true);
@@ -114,6 +119,9 @@ describe.each([
     const future = await api('/api/v1/namespaces/chunks/configmaps?resourceVersion=999999999&resourceVersionMatch=NotOlderThan');
     expect(future.status).toBe(504);
     expect(future.headers['retry-after']).toBe('1');
-    expect(JSON.parse(future.body)).toMatchObject({ reason: 'Timeout', message: expect.stringMatching(/^Too large resource version: 999999999, current: \d+$/) });
+    expect(JSON.parse(future.body)).toMatchObject({
+      reason: 'Timeout',
+      message: expect.stringMatching(/^Too large resource version: 999999999, current: \d+$/),
+    });
   });
 });

@@ -32,8 +32,24 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-clients-'));
   const tokens = path.join(dir, 'tokens.csv');
   await writeFile(tokens, 'bob-token,bob,3\n');
-  server = await startServerProcess(['--vendor', 'kubernetes', ...API_ONLY, '--token-auth-file', tokens, '--max-requests-inflight', '20', '--max-mutating-requests-inflight', '10']);
-  const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'bob-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }] };
+  server = await startServerProcess([
+    '--vendor',
+    'kubernetes',
+    ...API_ONLY,
+    '--token-auth-file',
+    tokens,
+    '--max-requests-inflight',
+    '20',
+    '--max-mutating-requests-inflight',
+    '10',
+  ]);
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'bob-view' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }],
+  };
   expect((await call(server, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding)).status).toBe(201);
 });
 
@@ -49,11 +65,13 @@ test(`${IDLE_CONNECTIONS} idle TLS connections cost bounded memory and do not sl
   const sockets: tls.TLSSocket[] = [];
   for (let i = 0; i < IDLE_CONNECTIONS; i += 100) {
     const batch = await Promise.all(
-      Array.from({ length: Math.min(100, IDLE_CONNECTIONS - i) }, () =>
-        new Promise<tls.TLSSocket>((resolve, reject) => {
-          const s = tls.connect({ host: url.hostname, port: Number(url.port), ca: server.admin.ca }, () => resolve(s));
-          s.on('error', reject);
-        }),
+      Array.from(
+        { length: Math.min(100, IDLE_CONNECTIONS - i) },
+        () =>
+          new Promise<tls.TLSSocket>((resolve, reject) => {
+            const s = tls.connect({ host: url.hostname, port: Number(url.port), ca: server.admin.ca }, () => resolve(s));
+            s.on('error', reject);
+          }),
       ),
     );
     sockets.push(...batch);
@@ -66,7 +84,13 @@ test(`${IDLE_CONNECTIONS} idle TLS connections cost bounded memory and do not sl
   for (const s of sockets) s.destroy();
   await sleep(500); // the server's side of the closes takes its time, and the next test measures from a quiet server
   const perConnectionKb = Math.max(0, ((during - before) * 1024) / IDLE_CONNECTIONS);
-  summary('idle-connections', { connections: IDLE_CONNECTIONS, rssBeforeMb: +before.toFixed(0), rssWithThemMb: +during.toFixed(0), perConnectionKb: +perConnectionKb.toFixed(1), answerMs });
+  summary('idle-connections', {
+    connections: IDLE_CONNECTIONS,
+    rssBeforeMb: +before.toFixed(0),
+    rssWithThemMb: +during.toFixed(0),
+    perConnectionKb: +perConnectionKb.toFixed(1),
+    answerMs,
+  });
   expect(perConnectionKb).toBeLessThan(64);
 });
 
@@ -98,7 +122,14 @@ test('a watcher that never reads is cut off; one that reads gets every event wit
   await eventually(() => stuckClosed, { what: 'the server to cut the stuck watcher off', intervalMs: 100 });
   expect(received).toBeLessThan(1500 * 32 * 1024);
   reader.close();
-  summary('stuck-watcher', { events: 1500, eventBytes: 32 * 1024, readerGotAll: reader.lines.length >= 1500, readerLastEventDelayMs: lastDelayMs, stuckCutOff: stuckClosed, stuckReceivedMb: +(received / 2 ** 20).toFixed(1) });
+  summary('stuck-watcher', {
+    events: 1500,
+    eventBytes: 32 * 1024,
+    readerGotAll: reader.lines.length >= 1500,
+    readerLastEventDelayMs: lastDelayMs,
+    stuckCutOff: stuckClosed,
+    stuckReceivedMb: +(received / 2 ** 20).toFixed(1),
+  });
   for (let i = 0; i < 1500; i++) await call(server, 'DELETE', `${BASE}/big-${i}`);
 });
 
@@ -114,7 +145,8 @@ test(`a burst of ${BURST} requests past --max-requests-inflight gets 429s, memor
     });
   // Lists of 300 ConfigMaps of 4 KiB (1.2 MB each) keep requests in flight long enough to queue up.
   const filler = 'y'.repeat(4096);
-  for (let i = 0; i < 300; i++) expect((await call(server, 'POST', BASE, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `fill-${i}` }, data: { v: filler } })).status).toBe(201);
+  for (let i = 0; i < 300; i++)
+    expect((await call(server, 'POST', BASE, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `fill-${i}` }, data: { v: filler } })).status).toBe(201);
   const before = await rssMb();
   let peak = before;
   const sampler = setInterval(() => void rssMb().then((m) => (peak = Math.max(peak, m))), 50);
@@ -132,7 +164,14 @@ test(`a burst of ${BURST} requests past --max-requests-inflight gets 429s, memor
   agent.destroy();
   const byStatus: Record<string, number> = {};
   for (const r of results) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
-  summary('overload', { burst: BURST, byStatus, retryAfterOn429: results.find((r) => r.status === 429)?.retryAfter, rssBeforeMb: +before.toFixed(0), rssPeakMb: +peak.toFixed(0), recoveredMs });
+  summary('overload', {
+    burst: BURST,
+    byStatus,
+    retryAfterOn429: results.find((r) => r.status === 429)?.retryAfter,
+    rssBeforeMb: +before.toFixed(0),
+    rssPeakMb: +peak.toFixed(0),
+    recoveredMs,
+  });
   expect(byStatus['429']).toBeGreaterThan(0);
   expect(Object.keys(byStatus).every((s) => s === '200' || s === '429')).toBe(true);
   expect(results.find((r) => r.status === 429)?.retryAfter).toBe('1');

@@ -20,7 +20,11 @@ const rs = (name: string) => ({
   apiVersion: 'apps/v1',
   kind: 'ReplicaSet',
   metadata: { name },
-  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+  },
 });
 const GARBAGE = Buffer.from([0x00, 0xff, 0x13, 0x37]);
 
@@ -29,7 +33,10 @@ let server: ServerProcess;
 let raw: Etcd3;
 
 async function start(dataDir?: string): Promise<ServerProcess> {
-  return startServerProcess(['--vendor', 'kubernetes', ...API_ONLY, '--etcd-servers', etcd.endpoint, '--feature-gates', 'AllowUnsafeMalformedObjectDeletion=true'], dataDir ? { dataDir } : {});
+  return startServerProcess(
+    ['--vendor', 'kubernetes', ...API_ONLY, '--etcd-servers', etcd.endpoint, '--feature-gates', 'AllowUnsafeMalformedObjectDeletion=true'],
+    dataDir ? { dataDir } : {},
+  );
 }
 
 beforeAll(async () => {

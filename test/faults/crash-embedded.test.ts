@@ -25,7 +25,9 @@ let dir: string;
 let server: ServerProcess;
 
 async function start(): Promise<ServerProcess> {
-  return startServerProcess(['--vendor', 'kubernetes', '--controllers=', '--simulated-nodes', '0', '--disable-admission-plugins', 'ServiceAccount'], { dataDir: dir });
+  return startServerProcess(['--vendor', 'kubernetes', '--controllers=', '--simulated-nodes', '0', '--disable-admission-plugins', 'ServiceAccount'], {
+    dataDir: dir,
+  });
 }
 
 beforeAll(async () => {

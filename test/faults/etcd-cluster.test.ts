@@ -39,7 +39,18 @@ let watchers: Watcher[] = [];
 
 function start(): Promise<ServerProcess> {
   return startServerProcess(
-    ['--vendor', 'kubernetes', '--etcd-servers', cluster.endpoints.join(','), '--simulated-nodes', '0', '--disable-admission-plugins', 'ServiceAccount', '--request-timeout', '10s'],
+    [
+      '--vendor',
+      'kubernetes',
+      '--etcd-servers',
+      cluster.endpoints.join(','),
+      '--simulated-nodes',
+      '0',
+      '--disable-admission-plugins',
+      'ServiceAccount',
+      '--request-timeout',
+      '10s',
+    ],
     { dataDir: dir },
   );
 }
@@ -68,7 +79,10 @@ afterAll(async () => {
 /** For a watcher that missed: where that server's watch cache stands, and what it logged. */
 async function describeServer(index: number, server: ServerProcess): Promise<void> {
   const metrics = await httpsRequest(`${server.url}/metrics`, server.admin, { method: 'GET' }).catch((err: Error) => ({ status: 0, body: err.message }));
-  const cache = metrics.body.split('\n').filter((l) => l.startsWith('keelson_watch_cache_')).join('\n');
+  const cache = metrics.body
+    .split('\n')
+    .filter((l) => l.startsWith('keelson_watch_cache_'))
+    .join('\n');
   process.stderr.write(`server ${index} watch cache:\n${cache}\nserver ${index} output (last 4000 characters):\n${server.output().slice(-4000)}\n`);
 }
 
@@ -84,13 +98,19 @@ test(`${ROUNDS} round(s) of etcd member, etcd leader and Keelson process failure
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
     metadata: { name: 'web' },
-    spec: { replicas, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
   });
   const rs = await call(servers[0]!, 'POST', RS_PATH, rsBody(5));
   expect(rs.status).toBe(201);
 
   const ledger = new Ledger();
-  const writers = Array.from({ length: WRITERS }, (_, k) => runWriter({ ledger, prefix: `w${k}-`, base: BASE, server: anyServer, onUnknown: 'continue', stopped: () => stopped }));
+  const writers = Array.from({ length: WRITERS }, (_, k) =>
+    runWriter({ ledger, prefix: `w${k}-`, base: BASE, server: anyServer, onUnknown: 'continue', stopped: () => stopped }),
+  );
   watchers = [new Watcher(BASE), new Watcher(BASE)];
   const watching = [watchers[0]!.run(() => servers[0]!), watchers[1]!.run(() => servers[1] ?? servers[0]!)];
 

@@ -52,9 +52,15 @@ test('etcd down: readyz fails, requests fail fast with a Status, watches end; et
   // Requests answer a Status within the request timeout.
   const limit = REQUEST_TIMEOUT_S * 1000 + 2000;
   const [get, getMs] = await timed(() => call(server, 'GET', `${BASE}/before`));
-  const [create, createMs] = await timed(() => call(server, 'POST', BASE, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'during' }, data: { a: '1' } }));
+  const [create, createMs] = await timed(() =>
+    call(server, 'POST', BASE, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'during' }, data: { a: '1' } }),
+  );
   const [list, listMs] = await timed(() => call(server, 'GET', BASE));
-  for (const [r, ms] of [[get, getMs], [create, createMs], [list, listMs]] as const) {
+  for (const [r, ms] of [
+    [get, getMs],
+    [create, createMs],
+    [list, listMs],
+  ] as const) {
     expect(ms).toBeLessThan(limit);
     expect([500, 503, 504]).toContain(r.status);
     expect(r.body).toMatchObject({ kind: 'Status', status: 'Failure' });

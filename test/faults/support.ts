@@ -39,7 +39,6 @@ export function summary(name: string, figures: Record<string, unknown>): void {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 /** An object's state as the clients know it: its data and resourceVersion, or null when absent. */
 export type State = { data: Record<string, string>; rv: string } | null;
 
@@ -164,7 +163,13 @@ export async function runWriter(o: WriterOptions): Promise<void> {
       if (roll < 0.8) {
         const data = { v: value };
         o.ledger.begin(name, data);
-        request = () => call(o.server(), 'PUT', `${o.base}/${picked}`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: picked, resourceVersion: e.acked!.rv }, data });
+        request = () =>
+          call(o.server(), 'PUT', `${o.base}/${picked}`, {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: picked, resourceVersion: e.acked!.rv },
+            data,
+          });
         expected = 200;
         state = (r) => ({ data, rv: r.body.metadata.resourceVersion });
       } else {
@@ -279,7 +284,9 @@ export class Watcher {
     await eventually(() => differences().length === 0, { timeoutMs: ms }).catch(() => undefined);
     const left = differences();
     if (left.length > 0) {
-      process.stderr.write(`watcher at rv ${this.rv} after ${this.relists} list(s) and ${this.events} event(s) differs from the list in ${left.length}: ${left.slice(0, 20).join('; ')}\n`);
+      process.stderr.write(
+        `watcher at rv ${this.rv} after ${this.relists} list(s) and ${this.events} event(s) differs from the list in ${left.length}: ${left.slice(0, 20).join('; ')}\n`,
+      );
     }
     return left.length === 0;
   }

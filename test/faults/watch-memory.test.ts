@@ -54,7 +54,15 @@ afterAll(async () => {
 test(`memory follows the live data under ${FULL ? '10 minutes' : '30 s'} of sustained writes with 20 watchers`, async () => {
   const read = (f: string) => readFile(path.join(dir, f), 'utf8');
   const target = { host: '127.0.0.1', port, tls: { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') } };
-  const load = new SustainedWrites({ target, namespace: 'load', clients: 8, writesPerSecond: FULL ? 1000 : 400, objects: 4000, watchers: 20, valueBytes: 1024 });
+  const load = new SustainedWrites({
+    target,
+    namespace: 'load',
+    clients: 8,
+    writesPerSecond: FULL ? 1000 : 400,
+    objects: 4000,
+    watchers: 20,
+    valueBytes: 1024,
+  });
   const result = await runMemoryScenario({
     load,
     gc: () => child.call<ServerStats>('gc'),

@@ -20,8 +20,12 @@ describe("feature gates at release 1.32 (stages as upstream's component-base tre
   });
 
   it('disabling a GA gate fails; setting it to its value warns', () => {
-    expect(() => buildFeatureGates({ RetryGenerateName: false })).toThrow(new FeatureGateError('cannot set feature gate RetryGenerateName to false, feature is locked to true'));
-    expect(buildFeatureGates({ RetryGenerateName: true }).warnings).toEqual(['Setting GA feature gate RetryGenerateName=true. It will be removed in a future release.']);
+    expect(() => buildFeatureGates({ RetryGenerateName: false })).toThrow(
+      new FeatureGateError('cannot set feature gate RetryGenerateName to false, feature is locked to true'),
+    );
+    expect(buildFeatureGates({ RetryGenerateName: true }).warnings).toEqual([
+      'Setting GA feature gate RetryGenerateName=true. It will be removed in a future release.',
+    ]);
     expect(() => buildFeatureGates({ WatchBookmark: false, APIListChunking: false })).toThrow(
       '[cannot set feature gate WatchBookmark to false, feature is locked to true, cannot set feature gate APIListChunking to false, feature is locked to true]',
     );
@@ -41,15 +45,21 @@ describe("feature gates at release 1.32 (stages as upstream's component-base tre
     expect(gates.enabled('RetryGenerateName')).toBe(true);
   });
 
-  it('--feature-gates refuses unknown and locked gates with upstream\'s flag error', () => {
+  it("--feature-gates refuses unknown and locked gates with upstream's flag error", () => {
     expect(parseFlags(['--feature-gates', 'Foo=true'])).toEqual({
       kind: 'error',
       error: { flag: '--feature-gates', message: 'invalid argument "Foo=true" for "--feature-gates" flag: unrecognized feature gate: Foo' },
     });
     expect(parseFlags(['--feature-gates=StructuredAuthorizationConfiguration=false'])).toMatchObject({
       kind: 'error',
-      error: { message: 'invalid argument "StructuredAuthorizationConfiguration=false" for "--feature-gates" flag: cannot set feature gate StructuredAuthorizationConfiguration to false, feature is locked to true' },
+      error: {
+        message:
+          'invalid argument "StructuredAuthorizationConfiguration=false" for "--feature-gates" flag: cannot set feature gate StructuredAuthorizationConfiguration to false, feature is locked to true',
+      },
     });
-    expect(parseFlags(['--feature-gates=AllowUnsafeMalformedObjectDeletion=true'])).toMatchObject({ kind: 'config', config: { featureGates: { AllowUnsafeMalformedObjectDeletion: true } } });
+    expect(parseFlags(['--feature-gates=AllowUnsafeMalformedObjectDeletion=true'])).toMatchObject({
+      kind: 'config',
+      config: { featureGates: { AllowUnsafeMalformedObjectDeletion: true } },
+    });
   });
 });

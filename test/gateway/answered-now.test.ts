@@ -89,7 +89,8 @@ describe('a request answered within the call', () => {
   });
 
   it('counts what it answered within the call in the request metrics', async () => {
-    const count = async () => Number(/apiserver_request_total\{verb="GET",[^}]*resource="configmaps",[^}]*code="200"\} (\d+)/.exec((await metrics.text()).body)?.[1]);
+    const count = async () =>
+      Number(/apiserver_request_total\{verb="GET",[^}]*resource="configmaps",[^}]*code="200"\} (\d+)/.exec((await metrics.text()).body)?.[1]);
     const before = await count();
     expect(handle('/api/v1/namespaces/default/configmaps/one?resourceVersion=0').outcome).toBeUndefined();
     expect(await count()).toBe(before + 1);

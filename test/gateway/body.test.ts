@@ -16,16 +16,22 @@ describe('request bodies', () => {
 
   it('answers 400 for malformed bodies and for bodies that are not objects', () => {
     expect(() => decodeObject(jsonCodec, Buffer.from('{'))).toThrow(
-      expect.objectContaining({ status: expect.objectContaining({ code: 400, message: expect.stringMatching(/^couldn't get version\/kind; json parse error: /) }) }),
+      expect.objectContaining({
+        status: expect.objectContaining({ code: 400, message: expect.stringMatching(/^couldn't get version\/kind; json parse error: /) }),
+      }),
     );
-    expect(() => decodeObject(yamlCodec, Buffer.from('a: [\n'))).toThrow(expect.objectContaining({ code: 400, message: expect.stringMatching(/^error converting YAML to JSON: yaml: /) }));
+    expect(() => decodeObject(yamlCodec, Buffer.from('a: [\n'))).toThrow(
+      expect.objectContaining({ code: 400, message: expect.stringMatching(/^error converting YAML to JSON: yaml: /) }),
+    );
     expect(() => decodeObject(jsonCodec, Buffer.from('[1]'))).toThrow(expect.objectContaining({ code: 400, message: "Object 'Kind' is missing in '[1]'" }));
   });
 
   it('reads an optional body: none means undefined', async () => {
     expect(await readOptionalBody(fakeRequest({ url: '/' }), defaultCodecs)).toBeUndefined();
     expect(await readOptionalBody(fakeRequest({ url: '/', body: '{"kind":"DeleteOptions"}' }), defaultCodecs)).toEqual({ kind: 'DeleteOptions' });
-    await expect(readOptionalBody(fakeRequest({ url: '/', body: 'x', headers: { 'content-type': 'text/plain' } }), defaultCodecs)).rejects.toMatchObject({ code: 415 });
+    await expect(readOptionalBody(fakeRequest({ url: '/', body: 'x', headers: { 'content-type': 'text/plain' } }), defaultCodecs)).rejects.toMatchObject({
+      code: 415,
+    });
   });
 
   it('refuses a JSON object or patch that decodes to more values than the limit with 413, and passes one at it', () => {

@@ -50,7 +50,14 @@ const cases: Array<{ name: string; url: string; resource: string; namespace?: st
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
       metadata: { name: 'rs', labels: { app: 'a' }, annotations: tricky },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'registry.example.com/c:1', env: [{ name: 'X', value: '<&>' }] }] } } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'a' } },
+        template: {
+          metadata: { labels: { app: 'a' } },
+          spec: { containers: [{ name: 'c', image: 'registry.example.com/c:1', env: [{ name: 'X', value: '<&>' }] }] },
+        },
+      },
     },
   },
   {
@@ -64,7 +71,12 @@ const cases: Array<{ name: string; url: string; resource: string; namespace?: st
     name: 'a ClusterRole (rbac, cluster-scoped)',
     url: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
     resource: 'clusterroles',
-    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'answers-role' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] },
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'answers-role' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
+    },
   },
   {
     name: 'a body without kind and apiVersion',
@@ -102,7 +114,12 @@ describe("a create's answer is spliced from its stored bytes", () => {
   });
 
   it('answers other formats from the object, not from the spliced JSON', async () => {
-    const res = await call('POST', '/api/v1/namespaces/answers/configmaps', { metadata: { name: 'as-yaml' }, data: { a: '<b>' } }, { accept: 'application/yaml' });
+    const res = await call(
+      'POST',
+      '/api/v1/namespaces/answers/configmaps',
+      { metadata: { name: 'as-yaml' }, data: { a: '<b>' } },
+      { accept: 'application/yaml' },
+    );
     expect(res.status).toBe(201);
     expect(res.header('content-type')).toBe('application/yaml');
     expect(res.text).toMatch(/^ {2}resourceVersion: "\d+"$/m);
@@ -120,7 +137,7 @@ describe("a create's answer is spliced from its stored bytes", () => {
 
   it('splices the version in at a byte offset, after non-ASCII text', () => {
     const meta = { name: 'é-<x>', generateName: '\u{1F600}', uid: '0b5c7d36-4c8e-4a55-b7c4-3d0f3ce3f8d1' };
-    const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { 'ü': 'ß' } };
+    const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { ü: 'ß' } };
     const layout = orderedJsonBeforeVersion(registry, object)!;
     expect(layout.bytes.toString()).toBe(encodeOrderedJson(registry, object));
     expect(withResourceVersion(layout.bytes, layout.at, '42').toString()).toBe(

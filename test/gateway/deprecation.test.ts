@@ -24,7 +24,9 @@ let core: Core;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-deprecation-'));
   const resources = builtinResources(naming).map((d) =>
-    d.resource === 'replicasets' ? { ...d, deprecation: { deprecatedIn: '1.30', removedIn: '1.33', replacement: { group: 'apps', version: 'v2', kind: 'ReplicaSet' } } } : d,
+    d.resource === 'replicasets'
+      ? { ...d, deprecation: { deprecatedIn: '1.30', removedIn: '1.33', replacement: { group: 'apps', version: 'v2', kind: 'ReplicaSet' } } }
+      : d,
   );
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, resources, compactionIntervalMs: 0 });
   await core.ready();
@@ -40,7 +42,12 @@ test('requests to a deprecated version get the Warning, the audit annotations an
   const events: AuditEvent[] = [];
   const gateway = gatewayOverCore(core, naming, {
     metrics,
-    audit: { policy: parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming), sink: (e) => void events.push(e), naming, clock: systemClock },
+    audit: {
+      policy: parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming),
+      sink: (e) => void events.push(e),
+      naming,
+      clock: systemClock,
+    },
   });
   const call = async (url: string) => {
     const response = new RecordingResponse();

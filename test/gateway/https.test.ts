@@ -60,55 +60,55 @@ describe.each(['express', 'node'] as const)('gateway over HTTPS (%s adapter)', (
     await server.close();
   });
 
-    it('authenticates the admin client certificate', async () => {
-      const res = await httpsRequest(`${base}/api`, admin);
-      expect(res.status).toBe(200);
-      expect(JSON.parse(res.body)).toMatchObject({ kind: 'APIVersions', serverAddressByClientCIDRs: [{ serverAddress: `127.0.0.1:${server.port}` }] });
-    });
+  it('authenticates the admin client certificate', async () => {
+    const res = await httpsRequest(`${base}/api`, admin);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ kind: 'APIVersions', serverAddressByClientCIDRs: [{ serverAddress: `127.0.0.1:${server.port}` }] });
+  });
 
-    it('treats a client without a certificate as anonymous', async () => {
-      expect((await httpsRequest(`${base}/version`, { ca: pki.caCert })).status).toBe(200);
-      const res = await httpsRequest(`${base}/api`, { ca: pki.caCert });
-      expect(res.status).toBe(403);
-      expect(JSON.parse(res.body).message).toBe('forbidden: User "system:anonymous" cannot get path "/api"');
-    });
+  it('treats a client without a certificate as anonymous', async () => {
+    expect((await httpsRequest(`${base}/version`, { ca: pki.caCert })).status).toBe(200);
+    const res = await httpsRequest(`${base}/api`, { ca: pki.caCert });
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body).message).toBe('forbidden: User "system:anonymous" cannot get path "/api"');
+  });
 
-    it('answers 401 to a certificate from another CA', async () => {
-      const res = await httpsRequest(`${base}/version`, { ca: pki.caCert, cert: foreign.adminCert, key: foreign.adminKey });
-      expect(res.status).toBe(401);
-      expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
-    });
+  it('answers 401 to a certificate from another CA', async () => {
+    const res = await httpsRequest(`${base}/version`, { ca: pki.caCert, cert: foreign.adminCert, key: foreign.adminKey });
+    expect(res.status).toBe(401);
+    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+  });
 
-    it('reads request bodies and answers 201 for create', async () => {
-      const res = await httpsRequest(`${base}/api/v1/namespaces/ns/configmaps`, admin, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'x' } }),
-      });
-      expect(res.status).toBe(201);
-      expect(core.last).toMatchObject({ method: 'create', args: [{ kind: 'ConfigMap', metadata: { name: 'x' } }, {}] });
-      expect(core.last.ctx.user).toEqual({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+  it('reads request bodies and answers 201 for create', async () => {
+    const res = await httpsRequest(`${base}/api/v1/namespaces/ns/configmaps`, admin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'x' } }),
     });
+    expect(res.status).toBe(201);
+    expect(core.last).toMatchObject({ method: 'create', args: [{ kind: 'ConfigMap', metadata: { name: 'x' } }, {}] });
+    expect(core.last.ctx.user).toEqual({ username: 'admin', groups: ['system:masters', 'system:authenticated'] });
+  });
 
-    it('streams watch events as they happen and stops when the client leaves', async () => {
-      core.watchStream = new PushWatch();
-      const watch = httpsStream(`${base}/api/v1/namespaces/ns/pods?watch=true`, admin);
-      await watch.opened;
-      expect(watch.status).toBe(200);
-      expect(watch.headers['content-type']).toBe('application/json');
-      expect(watch.headers['transfer-encoding']).toBe('chunked');
-      core.watchStream.push({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'a' } } });
-      await watch.waitForLines(1);
-      core.watchStream.push({ type: 'MODIFIED', object: { kind: 'Pod', metadata: { name: 'a' } } });
-      await watch.waitForLines(2);
-      expect(watch.lines.map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'MODIFIED']);
-      watch.close();
-      await eventually(() => core.watchStream.closed, { what: 'the core watch to close' });
-    });
+  it('streams watch events as they happen and stops when the client leaves', async () => {
+    core.watchStream = new PushWatch();
+    const watch = httpsStream(`${base}/api/v1/namespaces/ns/pods?watch=true`, admin);
+    await watch.opened;
+    expect(watch.status).toBe(200);
+    expect(watch.headers['content-type']).toBe('application/json');
+    expect(watch.headers['transfer-encoding']).toBe('chunked');
+    core.watchStream.push({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'a' } } });
+    await watch.waitForLines(1);
+    core.watchStream.push({ type: 'MODIFIED', object: { kind: 'Pod', metadata: { name: 'a' } } });
+    await watch.waitForLines(2);
+    expect(watch.lines.map((l) => JSON.parse(l).type)).toEqual(['ADDED', 'MODIFIED']);
+    watch.close();
+    await eventually(() => core.watchStream.closed, { what: 'the core watch to close' });
+  });
 
-    it('serves HEAD without a body', async () => {
-      const res = await httpsRequest(`${base}/api/v1/namespaces/ns/pods/p`, admin, { method: 'HEAD' });
-      expect(res.status).toBe(200);
-      expect(res.body).toBe('');
-    });
+  it('serves HEAD without a body', async () => {
+    const res = await httpsRequest(`${base}/api/v1/namespaces/ns/pods/p`, admin, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('');
+  });
 });

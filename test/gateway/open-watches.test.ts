@@ -31,7 +31,6 @@ class ManyWatchesCore extends RecordingCore {
   }
 }
 
-
 let dir: string;
 let pki: Pki;
 let admin: ClientTls;

@@ -47,7 +47,7 @@ describe('pipeline', () => {
   it("numbers each step in its file's header by its place in createPipeline's list", () => {
     const dir = path.join(__dirname, '../../src/gateway');
     const source = readFileSync(path.join(dir, 'pipeline.ts'), 'utf8');
-    const list = /const steps: Step\[\] = \[([^]*?)\n  \];/.exec(source)?.[1] ?? '';
+    const list = /const steps: Step\[\] = \[([\s\S]*?)\n {2}\];/.exec(source)?.[1] ?? '';
     const steps = [...list.matchAll(/\b([a-z]\w*Step)\b/g)].map((m) => m[1]!);
     expect(steps.length).toBeGreaterThan(5);
     const numbers = steps.map((step) => {
@@ -60,10 +60,13 @@ describe('pipeline', () => {
 
   it('composes steps so the first listed runs first', async () => {
     const order: string[] = [];
-    const step = (name: string): Step => (next) => async (ex) => {
-      order.push(name);
-      await next(ex);
-    };
+    const step =
+      (name: string): Step =>
+      (next) =>
+      async (ex) => {
+        order.push(name);
+        await next(ex);
+      };
     const last: Handler = async () => {
       order.push('handler');
     };
@@ -122,7 +125,11 @@ describe('pipeline', () => {
 
   it('serves unaggregated discovery otherwise, in JSON or YAML', async () => {
     const { call } = setup();
-    expect((await call({ url: '/api' })).json).toMatchObject({ kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ serverAddress: '127.0.0.1:6443' }] });
+    expect((await call({ url: '/api' })).json).toMatchObject({
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ serverAddress: '127.0.0.1:6443' }],
+    });
     expect((await call({ url: '/apis/' })).json.kind).toBe('APIGroupList');
     expect((await call({ url: '/apis/apps' })).json.kind).toBe('APIGroup');
     expect((await call({ url: '/api/v1' })).json.groupVersion).toBe('v1');
@@ -146,7 +153,9 @@ describe('pipeline', () => {
   it('lists the served paths at / for those allowed to see it', async () => {
     const { call } = setup();
     const root = await call({ url: '/' });
-    expect(root.json.paths).toEqual(expect.arrayContaining(['/api', '/api/v1', '/apis', '/apis/apps', '/apis/apps/v1', '/healthz', '/livez/ping', '/readyz/core-ready', '/version']));
+    expect(root.json.paths).toEqual(
+      expect.arrayContaining(['/api', '/api/v1', '/apis', '/apis/apps', '/apis/apps/v1', '/healthz', '/livez/ping', '/readyz/core-ready', '/version']),
+    );
     expect(root.header('cache-control')).toBe('no-cache, private');
     expect((await call({ url: '/', anonymous: true })).status).toBe(403);
   });
@@ -172,7 +181,7 @@ describe('pipeline', () => {
     expect(res.text).toContain('message: \'strconv.ParseInt: parsing "x": invalid syntax\'');
   });
 
-  describe('protobuf (the naming profile\'s envelope)', () => {
+  describe("protobuf (the naming profile's envelope)", () => {
     const pb = createProtobufCodec(naming);
     const PB = 'application/vnd.kubernetes.protobuf';
 
@@ -214,7 +223,9 @@ describe('pipeline', () => {
       core.watchStream.close();
       const res = await call({ url: '/api/v1/pods?watch=1', headers: { accept: `${PB};stream=watch` } });
       expect(res.header('content-type')).toBe(`${PB};stream=watch`);
-      expect(pb.decodeWatchStream(Buffer.concat(res.chunks))).toEqual([{ type: 'ADDED', object: expect.objectContaining({ kind: 'Pod', metadata: expect.objectContaining({ name: 'a' }) }) }]);
+      expect(pb.decodeWatchStream(Buffer.concat(res.chunks))).toEqual([
+        { type: 'ADDED', object: expect.objectContaining({ kind: 'Pod', metadata: expect.objectContaining({ name: 'a' }) }) },
+      ]);
     });
 
     it('keeps aggregated discovery in JSON for kubectl even when protobuf is listed first', async () => {

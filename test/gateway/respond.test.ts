@@ -12,7 +12,12 @@ describe('streamed lists', () => {
     kind: 'ConfigMapList',
     apiVersion: 'v1',
     metadata: { resourceVersion: '7' },
-    items: Array.from({ length: n }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'default' }, data: { k: 'v'.repeat(200) } })),
+    items: Array.from({ length: n }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${i}`, namespace: 'default' },
+      data: { k: 'v'.repeat(200) },
+    })),
   });
 
   it('a large list goes out in pieces, without Content-Length, byte for byte what encode gives', async () => {
@@ -37,7 +42,13 @@ describe('streamed lists', () => {
 
   it('a writer that holds each chunk until it drains (as a socket does) gets every byte as written, through gzip too', async () => {
     // Items of varied text, so that a batch buffer filled again too early would show.
-    const value = { ...list(0), items: Array.from({ length: STREAMED_LIST_ITEMS * 3 }, (_, i) => ({ metadata: { name: `cm-${i}`, namespace: 'default' }, data: { k: String(i).repeat(1 + (i % 97)) } })) };
+    const value = {
+      ...list(0),
+      items: Array.from({ length: STREAMED_LIST_ITEMS * 3 }, (_, i) => ({
+        metadata: { name: `cm-${i}`, namespace: 'default' },
+        data: { k: String(i).repeat(1 + (i % 97)) },
+      })),
+    };
     for (const contentEncoding of [undefined, 'gzip'] as const) {
       const { exchange, response } = fakeExchange({ url: '/' });
       // Chunks are kept by reference, not copied, until the next drain reads them: like a

@@ -17,7 +17,10 @@ describe('startTogether', () => {
   it('starts the requests of a turn when the turn ends, in the order they arrived', () => {
     const started: string[] = [];
     const turns: (() => void)[] = [];
-    const listener = startTogether((req) => started.push(req.url!), (start) => turns.push(start));
+    const listener = startTogether(
+      (req) => started.push(req.url!),
+      (start) => turns.push(start),
+    );
 
     listener(...pair('a'));
     listener(...pair('b'));

@@ -19,7 +19,12 @@ beforeAll(async () => {
     await Promise.all(
       Array.from({ length: 100 }, async (_, j) => {
         const n = i + j;
-        const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${String(n).padStart(5, '0')}` }, data: { v: `${n}:`.repeat(1 + (n % 211)) } });
+        const body = JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `cm-${String(n).padStart(5, '0')}` },
+          data: { v: `${n}:`.repeat(1 + (n % 211)) },
+        });
         const res = await httpsRequest(`${server.url}${PATH}`, server.admin, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
         if (res.status !== 201) throw new Error(`create ${n}: ${res.status} ${res.body}`);
       }),
@@ -57,7 +62,11 @@ function list(headers: Record<string, string>, slow: boolean): Promise<{ status:
 function items(body: Buffer): Buffer {
   const at = body.indexOf('"items":[');
   expect(at).toBeGreaterThan(0);
-  expect(JSON.parse(body.subarray(0, at - 1).toString('utf8') + '}')).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: expect.stringMatching(/^\d+$/) } });
+  expect(JSON.parse(`${body.subarray(0, at - 1).toString('utf8')}}`)).toMatchObject({
+    kind: 'ConfigMapList',
+    apiVersion: 'v1',
+    metadata: { resourceVersion: expect.stringMatching(/^\d+$/) },
+  });
   return body.subarray(at);
 }
 

@@ -11,7 +11,7 @@ import { createAuthenticator, parseTokenFile, tokenFileAuthenticator } from '../
 import { CoreService } from '../../src/gen/keelson/core/v1/core';
 import { createGrpcCoreClient, startGrpcCoreServer, type GrpcCoreServer } from '../../src/grpc';
 import { fromGrpcError } from '../../src/grpc/errors';
-import { GrpcCode, StatusError, methodNotSupported } from '../../src/status';
+import { GrpcCode, type StatusError, methodNotSupported } from '../../src/status';
 import { createTestPki, type TestPki } from './fixtures/certs';
 
 /** A core that refuses everything: no call in these tests should get as far as the core. */
@@ -117,7 +117,15 @@ describe('gRPC door: authentication and authorization before request validation'
       expect(answer.code).toBe(GrpcCode.UNAUTHENTICATED);
       expect(answer.details).toBe('Unauthorized');
       // Nothing of the request in the Status either: upstream's bare 401, with no details.
-      expect(answer.error.status).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+      expect(answer.error.status).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Unauthorized',
+        reason: 'Unauthorized',
+        code: 401,
+      });
     });
 
     it.each(CASES)('%s with %s and a wrong token: UNAUTHENTICATED', async (_name, _body, method, bytes) => {
@@ -155,12 +163,15 @@ describe('gRPC door: authentication and authorization before request validation'
       server = await startDoor(true);
     });
 
-    it.each(CASES)('%s with %s from an anonymous caller it does not authorize: PERMISSION_DENIED, as HTTPS answers 403 before 400', async (_name, _body, method, bytes) => {
-      const answer = await callRaw(rawClient(server), method, bytes);
-      expect(answer.code).toBe(GrpcCode.PERMISSION_DENIED);
-      expect(answer.error.status).toMatchObject({ code: 403, reason: 'Forbidden' });
-      expect(answer.details).toContain('User "system:anonymous" cannot');
-    });
+    it.each(CASES)(
+      '%s with %s from an anonymous caller it does not authorize: PERMISSION_DENIED, as HTTPS answers 403 before 400',
+      async (_name, _body, method, bytes) => {
+        const answer = await callRaw(rawClient(server), method, bytes);
+        expect(answer.code).toBe(GrpcCode.PERMISSION_DENIED);
+        expect(answer.error.status).toMatchObject({ code: 403, reason: 'Forbidden' });
+        expect(answer.details).toContain('User "system:anonymous" cannot');
+      },
+    );
 
     it.each(CASES)('%s with %s from an authorized caller: INVALID_ARGUMENT', async (_name, _body, method, bytes) => {
       const answer = await callRaw(rawClient(server), method, bytes, bearer('admin-token'));

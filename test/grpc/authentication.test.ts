@@ -71,7 +71,7 @@ describe('gRPC door authentication', () => {
     return JSON.parse((obj.data as { user: string }).user) as UserInfo;
   }
 
-  it('a bearer token: the token\'s user, whatever user the request claims', async () => {
+  it("a bearer token: the token's user, whatever user the request claims", async () => {
     expect(await userSeen(client({ token: 'bob-token' }))).toEqual({ username: 'bob', uid: 'uid-bob', groups: ['dev', 'system:authenticated'] });
   });
 
@@ -88,10 +88,12 @@ describe('gRPC door authentication', () => {
   });
 
   it('a wrong token: 401 Unauthorized, the reason only in the log', async () => {
-    const err = await client({ token: 'wrong-token' }).get(target, {}, claimed).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await client({ token: 'wrong-token' })
+      .get(target, {}, claimed)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(StatusError);
     expect((err as StatusError).status).toMatchObject({ code: 401, reason: 'Unauthorized', message: 'Unauthorized' });
     expect(rejections).toEqual(['invalid bearer token']);
@@ -101,19 +103,27 @@ describe('gRPC door authentication', () => {
     expect(await userSeen(client({ cert: foreign.client }))).toEqual({ username: 'system:anonymous', groups: ['system:unauthenticated'] });
   });
 
-  it('authorizes each call for the user it runs as, with upstream\'s 403', async () => {
-    const err = await client({ token: 'bob-token' }).create({ ...target, name: undefined }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }, {}, claimed).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((err as StatusError).status).toMatchObject({ code: 403, reason: 'Forbidden', message: 'configmaps is forbidden: User "bob" cannot create resource "configmaps" in API group "" in the namespace "default"' });
+  it("authorizes each call for the user it runs as, with upstream's 403", async () => {
+    const err = await client({ token: 'bob-token' })
+      .create({ ...target, name: undefined }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }, {}, claimed)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((err as StatusError).status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: 'configmaps is forbidden: User "bob" cannot create resource "configmaps" in API group "" in the namespace "default"',
+    });
   });
 
   it('watches are authenticated the same way', async () => {
-    const err = await client({ token: 'wrong-token' }).watch(target, {}, claimed).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await client({ token: 'wrong-token' })
+      .watch(target, {}, claimed)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect((err as StatusError).status).toMatchObject({ code: 401, reason: 'Unauthorized' });
   });
 });

@@ -1,15 +1,6 @@
 import { Metadata, status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import * as pb from '../../src/gen/keelson/core/v1/core';
-import type {
-  ApiList,
-  ApiObject,
-  DeleteOptions,
-  ListOptions,
-  Patch,
-  ResourceTarget,
-  WatchEvent,
-  WriteOptions,
-} from '../../src/core/api';
+import type { ApiList, ApiObject, DeleteOptions, ListOptions, Patch, ResourceTarget, WatchEvent, WriteOptions } from '../../src/core/api';
 import { handOver } from '../../src/core/api';
 import {
   createCodec,
@@ -142,15 +133,12 @@ describe('request codecs keep every field through the wire', () => {
   const callers = [fullCaller, minimalCaller];
   const targets = [namespaced, clusterScoped, withSubresource, emptyStrings];
 
-  it.each(callers.flatMap((caller) => targets.map((target) => [caller, target] as const)))(
-    'get with caller %o and target %o',
-    (caller, target) => {
-      for (const options of [{}, { resourceVersion: '0' }, { resourceVersion: '' }, { resourceVersion: '42' }]) {
-        const back = roundTripRequest(getCodec, pb.GetRequest, [target, options], caller);
-        expect(back).toStrictEqual({ args: [target, options], caller });
-      }
-    },
-  );
+  it.each(callers.flatMap((caller) => targets.map((target) => [caller, target] as const)))('get with caller %o and target %o', (caller, target) => {
+    for (const options of [{}, { resourceVersion: '0' }, { resourceVersion: '' }, { resourceVersion: '42' }]) {
+      const back = roundTripRequest(getCodec, pb.GetRequest, [target, options], caller);
+      expect(back).toStrictEqual({ args: [target, options], caller });
+    }
+  });
 
   it.each([
     ['full', fullListOptions],
@@ -178,7 +166,9 @@ describe('request codecs keep every field through the wire', () => {
     expect(roundTripRequest(createCodec, pb.CreateRequest, args, fullCaller)).toStrictEqual(decoded);
     expect(roundTripRequest(updateCodec, pb.UpdateRequest, args, fullCaller)).toStrictEqual(decoded);
     // A body a gateway handed over to the client goes on the wire as the object it holds.
-    expect(roundTripRequest(createCodec, pb.CreateRequest, [namespaced, handOver(configMap, { withinLimits: true }), options], fullCaller)).toStrictEqual(decoded);
+    expect(roundTripRequest(createCodec, pb.CreateRequest, [namespaced, handOver(configMap, { withinLimits: true }), options], fullCaller)).toStrictEqual(
+      decoded,
+    );
   });
 
   it.each<Patch>([
@@ -239,9 +229,7 @@ describe('request codecs keep every field through the wire', () => {
     request.options = pb.ListOptions.fromPartial({ resourceVersionMatch: 7 as pb.ResourceVersionMatch });
     const back = pb.ListRequest.decode(pb.ListRequest.encode(request).finish());
     expect(() => listCodec.decodeRequest(back)).toThrow(expect.objectContaining({ reason: 'BadRequest' }));
-    expect(() => listCodec.encodeRequest([namespaced, { resourceVersionMatch: 'Latest' as never }], fullCaller)).toThrow(
-      StatusError,
-    );
+    expect(() => listCodec.encodeRequest([namespaced, { resourceVersionMatch: 'Latest' as never }], fullCaller)).toThrow(StatusError);
   });
 });
 
@@ -344,16 +332,19 @@ describe('status trailer', () => {
         { field: 'metadata.name', causeReason: 'FieldValueRequired', causeMessage: 'Required value', message: 'metadata.name: Required value' },
       ]),
     ],
-    ['TooManyRequests with retryAfterSeconds', new StatusError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: 'slow down',
-      reason: 'TooManyRequests',
-      details: { retryAfterSeconds: 7, causes: [{ message: 'x' }] },
-      code: 429,
-    })],
+    [
+      'TooManyRequests with retryAfterSeconds',
+      new StatusError({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'slow down',
+        reason: 'TooManyRequests',
+        details: { retryAfterSeconds: 7, causes: [{ message: 'x' }] },
+        code: 429,
+      }),
+    ],
   ] as const)('carries %s whole, with warnings', (_name, error) => {
     const status = toGrpcStatus(error, ['careful']);
     expect(status.code).toBe(grpcCodeOf(error.status));

@@ -12,7 +12,7 @@ import { createStore } from '../../src/store';
 import { createNaming } from '../../src/naming';
 import { decodeObject, decodePatch } from '../../src/gateway/body';
 import { JSON_MEDIA_TYPE, YAML_MEDIA_TYPE, gatewayCodecs } from '../../src/gateway/codecs';
-import { StatusError } from '../../src/status';
+import type { StatusError } from '../../src/status';
 
 const naming = createNaming('kubernetes');
 const codecs = gatewayCodecs(naming);
@@ -72,7 +72,7 @@ describe('the decode report across the gRPC door', () => {
     expect(strictRemote.error!.replace('strict-remote', 'strict-local')).toBe(strictLocal.error);
   });
 
-  it('patches: the patch document\'s own strict errors arrive too', async () => {
+  it("patches: the patch document's own strict errors arrive too", async () => {
     await core.create(cm(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p' } }, {}, ctxWith(undefined));
     const { patch, report } = decodePatch('merge', Buffer.from('{"data":{"x":"1","x":"2"}}'));
     const local = ctxWith(report);

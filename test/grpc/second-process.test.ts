@@ -141,12 +141,7 @@ describe('core served over gRPC from a second process', () => {
     const stream = await client.watch(configMaps(), { resourceVersion: start.metadata.resourceVersion }, ctx);
     try {
       const created = await client.create(configMaps(), configMap('watched', { v: '1' }), {}, ctx);
-      const updated = await client.update(
-        configMaps('watched'),
-        { ...created.object, data: { v: '2' } },
-        {},
-        ctx,
-      );
+      const updated = await client.update(configMaps('watched'), { ...created.object, data: { v: '2' } }, {}, ctx);
       expect(updated.created).toBe(false);
       const events = await take(stream, 2);
       expect(events.map((e) => [e.type, e.type === 'ERROR' ? e.object.message : e.object.metadata?.name])).toEqual([
@@ -190,7 +185,9 @@ describe('core served over gRPC from a second process', () => {
 
   it('answers a body whose kind is not a string with 400, as Go reads it', async () => {
     const ctx = context();
-    const err = await expectStatusError(client.create(configMaps(), { apiVersion: 'v1', kind: { not: 'a string' }, metadata: { name: 'odd' } } as never, {}, ctx));
+    const err = await expectStatusError(
+      client.create(configMaps(), { apiVersion: 'v1', kind: { not: 'a string' }, metadata: { name: 'odd' } } as never, {}, ctx),
+    );
     expect(err.status).toMatchObject({
       code: 400,
       reason: 'BadRequest',
@@ -207,9 +204,7 @@ describe('core served over gRPC from a second process', () => {
   });
 
   it('rejects watch() itself when the core refuses the watch', async () => {
-    const err = await expectStatusError(
-      client.watch({ group: '', version: 'v1', resource: 'nosuchthings', namespace: 'default' }, {}, context()),
-    );
+    const err = await expectStatusError(client.watch({ group: '', version: 'v1', resource: 'nosuchthings', namespace: 'default' }, {}, context()));
     expect(err.code).toBe(404);
   });
 

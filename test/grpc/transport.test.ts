@@ -56,7 +56,6 @@ function testWatch(produce: () => AsyncGenerator<WatchEvent>): WatchStream & { p
   return stream;
 }
 
-
 describe('gRPC transport', () => {
   let server: GrpcCoreServer | undefined;
   let client: GrpcCoreClient | undefined;

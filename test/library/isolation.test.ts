@@ -60,18 +60,22 @@ interface WatchEventSeen {
 function openWatch(server: RunningServer, path: string): { events: WatchEventSeen[]; close(): void } {
   const events: WatchEventSeen[] = [];
   let buffered = '';
-  const req = https.request(new URL(path, server.url), { ca: server.ca, cert: server.adminCredentials.cert, key: server.adminCredentials.key, agent: false }, (res) => {
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buffered += chunk;
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.trim() !== '') events.push(JSON.parse(line) as WatchEventSeen);
-      }
-    });
-    res.on('error', () => undefined);
-  });
+  const req = https.request(
+    new URL(path, server.url),
+    { ca: server.ca, cert: server.adminCredentials.cert, key: server.adminCredentials.key, agent: false },
+    (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffered += chunk;
+        for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line.trim() !== '') events.push(JSON.parse(line) as WatchEventSeen);
+        }
+      });
+      res.on('error', () => undefined);
+    },
+  );
   req.on('error', () => undefined);
   req.end();
   return { events, close: () => req.destroy() };
@@ -142,7 +146,11 @@ describe('two library servers in one process', () => {
     const created = await Promise.all(
       [upstream, platform].map(async (server, i) => {
         const group = i === 0 ? 'rbac.authorization.k8s.io' : 'rbac.authorization.platform.io';
-        const answer = await request(server, 'POST', `/apis/${group}/v1/namespaces/default/roles?fieldManager=isolation`, { apiVersion: `${group}/v1`, kind: 'Role', ...role('reader') });
+        const answer = await request(server, 'POST', `/apis/${group}/v1/namespaces/default/roles?fieldManager=isolation`, {
+          apiVersion: `${group}/v1`,
+          kind: 'Role',
+          ...role('reader'),
+        });
         expect(answer.status).toBe(201);
         return { group, object: JSON.parse(answer.body) as ApiObject };
       }),
@@ -221,7 +229,11 @@ describe('two cores in one process (what each library server runs)', () => {
   it("keep their own tables: a created shape's field set, and the field sets their caches share", async () => {
     // A door's creates (handed over): the cache takes the written object, whose field set is the
     // one its core remembered for the shape.
-    for (const [core, name] of [[upstream, 'one'], [upstream, 'two'], [platform, 'one']] as const) {
+    for (const [core, name] of [
+      [upstream, 'one'],
+      [upstream, 'two'],
+      [platform, 'one'],
+    ] as const) {
       await core.create(target, handOver(configMap(name, { a: '1' }) as ApiObject), {}, ctx());
     }
     const [one, two, otherOne] = await Promise.all([cached(upstream, 'one'), cached(upstream, 'two'), cached(platform, 'one')]);
@@ -230,7 +242,11 @@ describe('two cores in one process (what each library server runs)', () => {
     expect(fieldSetOf(otherOne)).not.toBe(fieldSetOf(one));
     // In-process creates (the caller keeps its object): the cache decodes the stored bytes and
     // points the objects at one frozen copy of each set, from its own table.
-    for (const [core, name] of [[upstream, 'three'], [upstream, 'four'], [platform, 'three']] as const) {
+    for (const [core, name] of [
+      [upstream, 'three'],
+      [upstream, 'four'],
+      [platform, 'three'],
+    ] as const) {
       await core.create(target, configMap(name, { b: name }) as ApiObject, {}, ctx());
     }
     const [three, four, otherThree] = await Promise.all([cached(upstream, 'three'), cached(upstream, 'four'), cached(platform, 'three')]);

@@ -37,7 +37,11 @@ test('several servers in one process, each its own cluster, stopped with nothing
   })();
   await rbac.createNamespacedRoleBinding({
     namespace: 'default',
-    body: { metadata: { name: 'dev-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'dev' }] },
+    body: {
+      metadata: { name: 'dev-view' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'dev' }],
+    },
   });
   await eventually(() => asAlice.listNamespacedPod({ namespace: 'default' }).then(() => true), { what: 'RBAC to let alice list pods' });
 
@@ -59,7 +63,11 @@ test('an injected clock drives expiry: a TokenRequest token stops working once t
     kc.loadFromString(server.kubeconfig);
     const core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'bot' } } });
-    const request = await core.createNamespacedServiceAccountToken({ name: 'bot', namespace: 'default', body: { spec: { audiences: [], expirationSeconds: 600 } } });
+    const request = await core.createNamespacedServiceAccountToken({
+      name: 'bot',
+      namespace: 'default',
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
     const token = request.status!.token;
     const asBot = () => {
       const bot = new k8s.KubeConfig();

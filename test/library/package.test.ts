@@ -41,8 +41,10 @@ test('npm pack holds the built library and its types; the package starts a serve
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 1 << 26 });
     const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const files = info!.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'lib/src/library/index.js', 'lib/src/library/index.d.ts', 'lib/src/server/main.js', 'tools/start.js']));
-    expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    expect(files).toEqual(
+      expect.arrayContaining(['package.json', 'lib/src/library/index.js', 'lib/src/library/index.d.ts', 'lib/src/server/main.js', 'tools/start.js']),
+    );
+    expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
     await run('tar', ['-xzf', path.join(dir, info!.filename), '-C', dir]);
     const pkg = JSON.parse(await readFile(path.join(dir, 'package/package.json'), 'utf8'));
     expect(pkg.exports['.']).toEqual({ types: './lib/src/library/index.d.ts', default: './lib/src/library/index.js' });

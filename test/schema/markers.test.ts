@@ -10,8 +10,19 @@ const field = (type: string, name: string) => registry.type(type).property.get(n
 
 describe('merge markers', () => {
   it('containers, volumes and env merge by name', () => {
-    expect(field('core.v1.PodSpec', 'containers')).toMatchObject({ listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name', required: true });
-    expect(field('core.v1.PodSpec', 'volumes')).toMatchObject({ listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge,retainKeys', patchMergeKey: 'name' });
+    expect(field('core.v1.PodSpec', 'containers')).toMatchObject({
+      listType: 'map',
+      listMapKeys: ['name'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'name',
+      required: true,
+    });
+    expect(field('core.v1.PodSpec', 'volumes')).toMatchObject({
+      listType: 'map',
+      listMapKeys: ['name'],
+      patchStrategy: 'merge,retainKeys',
+      patchMergeKey: 'name',
+    });
     expect(field('core.v1.Container', 'env')).toMatchObject({ listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' });
   });
 
@@ -20,7 +31,12 @@ describe('merge markers', () => {
   });
 
   it('ReplicaSet status conditions merge by type; RoleBinding subjects are atomic', () => {
-    expect(field('apps.v1.ReplicaSetStatus', 'conditions')).toMatchObject({ listType: 'map', listMapKeys: ['type'], patchStrategy: 'merge', patchMergeKey: 'type' });
+    expect(field('apps.v1.ReplicaSetStatus', 'conditions')).toMatchObject({
+      listType: 'map',
+      listMapKeys: ['type'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'type',
+    });
     const subjects = field('rbac.v1.RoleBinding', 'subjects');
     expect(subjects.listType).toBe('atomic');
     expect(subjects.patchStrategy).toBeUndefined();
@@ -64,7 +80,15 @@ describe('JSON and protobuf presence facts', () => {
 
 describe("effective markers (upstream's fallbacks, docs/API.md: Merge markers)", () => {
   it('prefers listType and falls back on patchStrategy, then atomic', () => {
-    const base: FieldDef = { name: 'x', number: 1, type: { kind: 'list', item: { kind: 'message', type: 'core.v1.Container' } }, pointer: false, omitEmpty: true, inline: false, required: false };
+    const base: FieldDef = {
+      name: 'x',
+      number: 1,
+      type: { kind: 'list', item: { kind: 'message', type: 'core.v1.Container' } },
+      pointer: false,
+      omitEmpty: true,
+      inline: false,
+      required: false,
+    };
     expect(effectiveListType({ ...base, patchStrategy: 'merge', patchMergeKey: 'name' })).toBe('map');
     expect(effectiveListMapKeys({ ...base, patchStrategy: 'merge', patchMergeKey: 'name' })).toEqual(['name']);
     expect(effectiveListType({ ...base, patchStrategy: 'merge' })).toBe('set');

@@ -72,7 +72,10 @@ describe('schema registry', () => {
 });
 
 describe('schema checks', () => {
-  const check = (...types: Parameters<typeof definePackage>[1]) => () => compileSchema([definePackage('x.v1', types)]);
+  const check =
+    (...types: Parameters<typeof definePackage>[1]) =>
+    () =>
+      compileSchema([definePackage('x.v1', types)]);
 
   it('rejects unknown references, reused numbers and names, bad markers', () => {
     expect(check(msg('A', [f('b', 1, ref('B'))]))).toThrow(/unknown type B/);
@@ -86,6 +89,10 @@ describe('schema checks', () => {
   });
 
   it('accepts a well-formed package', () => {
-    expect(check(msg('A', [f('b', 1, ref('B'), { inline: true }), f('c', 2, STRING)]), msg('B', [f('d', 1, STRING)]))().get('x.v1.A')!.properties.map((p) => p.name)).toEqual(['d', 'c']);
+    expect(
+      check(msg('A', [f('b', 1, ref('B'), { inline: true }), f('c', 2, STRING)]), msg('B', [f('d', 1, STRING)]))()
+        .get('x.v1.A')!
+        .properties.map((p) => p.name),
+    ).toEqual(['d', 'c']);
   });
 });

@@ -47,7 +47,6 @@ interface Failure {
   ids: string[];
 }
 
-
 /** Wait (real time: the backends send over real sockets) until the backend has read the refusal and set its retry on the clock. */
 const retryScheduled = (clock: ManualClock) => eventually(() => clock.pending() > 0, { what: 'the retry to be scheduled' });
 
@@ -129,7 +128,12 @@ describe('webhook backend', () => {
     const failures: Failure[] = [];
     receiver.answer(500, 500, 500, 500, 500);
     const sent = backend(clock, failures).process([event(4), event(5)]);
-    for (const [n, wait] of [[1, 10_000], [2, 15_000], [3, 22_500], [4, 33_750]] as const) {
+    for (const [n, wait] of [
+      [1, 10_000],
+      [2, 15_000],
+      [3, 22_500],
+      [4, 33_750],
+    ] as const) {
       await receiver.waitForBatches(n);
       await retryScheduled(clock);
       clock.advance(wait);
@@ -259,7 +263,14 @@ describe('batch mode', () => {
       process: (events) => new Promise((resolve) => setTimeout(() => resolve(done.push(events.map((e) => e.auditID)) > 0), 30)),
       close: async () => {},
     };
-    const batched = bufferedBackend(slow, { bufferSize: 100, maxBatchSize: 4, maxBatchWaitMs: 30_000, throttle: { qps: 0.001, burst: 1 }, clock, onError: () => {} });
+    const batched = bufferedBackend(slow, {
+      bufferSize: 100,
+      maxBatchSize: 4,
+      maxBatchWaitMs: 30_000,
+      throttle: { qps: 0.001, burst: 1 },
+      clock,
+      onError: () => {},
+    });
     batched.process([1, 2, 3, 4, 5, 6].map((n) => event(n)));
     await batched.close();
     expect(done).toEqual([
@@ -278,7 +289,12 @@ describe('truncation', () => {
     const failures: Failure[] = [];
     const truncating = truncatingBackend(
       { process: (events) => (kept.push(...events), sink.process(events)), close: async () => {} },
-      { maxEventSize: 1_500, maxBatchSize: 100_000, annotation: 'audit.k8s.io/truncated', onError: (plugin, err, events) => failures.push({ plugin, message: err.message, ids: events.map((e) => e.auditID) }) },
+      {
+        maxEventSize: 1_500,
+        maxBatchSize: 100_000,
+        annotation: 'audit.k8s.io/truncated',
+        onError: (plugin, err, events) => failures.push({ plugin, message: err.message, ids: events.map((e) => e.auditID) }),
+      },
     );
     const withObjects = event(1, { level: 'RequestResponse', requestObject: { data: big }, responseObject: { data: big } });
     const metadataOnly = event(2, { annotations: { note: big } });
@@ -294,7 +310,12 @@ describe('truncation', () => {
   test('the events of one call are split into batches under the byte limit', () => {
     const sink = recorder();
     const size = Buffer.byteLength(JSON.stringify(event(1)));
-    const truncating = truncatingBackend(sink, { maxEventSize: size + 10, maxBatchSize: size * 2 + 5, annotation: 'audit.k8s.io/truncated', onError: () => {} });
+    const truncating = truncatingBackend(sink, {
+      maxEventSize: size + 10,
+      maxBatchSize: size * 2 + 5,
+      annotation: 'audit.k8s.io/truncated',
+      onError: () => {},
+    });
     truncating.process([1, 2, 3, 4, 5].map((n) => event(n)));
     expect(sink.batches).toEqual([['id-1', 'id-2'], ['id-3', 'id-4'], ['id-5']]);
   });
@@ -304,7 +325,15 @@ test('the legacy line an error logs for each lost event', () => {
   expect(legacyEventLine(event(1, { userAgent: 'kubectl/v1.32.0' }))).toBe(
     '2026-01-01T00:00:00Z AUDIT: id="id-1" stage="ResponseComplete" ip="127.0.0.1" method="get" user="alice" groups="\\"dev\\",\\"system:authenticated\\"" as="<self>" asgroups="<lookup>" user-agent="kubectl/v1.32.0" namespace="default" uri="/api/v1/namespaces/default/configmaps/c1" response="200"',
   );
-  expect(legacyEventLine(event(2, { stage: 'RequestReceived', responseStatus: undefined, sourceIPs: undefined, objectRef: undefined, requestReceivedTimestamp: '2026-01-01T00:00:00.120300Z' }))).toMatch(
-    /^2026-01-01T00:00:00\.1203Z AUDIT: .* ip="<unknown>" method="get" user="alice" .* namespace="<none>" .* response="<deferred>"$/,
-  );
+  expect(
+    legacyEventLine(
+      event(2, {
+        stage: 'RequestReceived',
+        responseStatus: undefined,
+        sourceIPs: undefined,
+        objectRef: undefined,
+        requestReceivedTimestamp: '2026-01-01T00:00:00.120300Z',
+      }),
+    ),
+  ).toMatch(/^2026-01-01T00:00:00\.1203Z AUDIT: .* ip="<unknown>" method="get" user="alice" .* namespace="<none>" .* response="<deferred>"$/);
 });

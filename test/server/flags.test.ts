@@ -23,7 +23,11 @@ function tlsFiles(): { dir: string; cert: string; key: string; otherKey: string 
   const cert = path.join(dir, 'tls.crt');
   const key = path.join(dir, 'tls.key');
   const otherKey = path.join(dir, 'other.key');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=test', '-days', '1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=test', '-days', '1', '-keyout', key, '-out', cert],
+    { stdio: 'ignore' },
+  );
   execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', otherKey], { stdio: 'ignore' });
   return { dir, cert, key, otherKey };
 }
@@ -38,7 +42,18 @@ describe('flags', () => {
       vendor: 'platform',
       enableAdmissionPlugins: [],
       disableAdmissionPlugins: [],
-      admissionPlugins: ['NamespaceLifecycle', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook'],
+      admissionPlugins: [
+        'NamespaceLifecycle',
+        'ServiceAccount',
+        'Priority',
+        'DefaultTolerationSeconds',
+        'CertificateApproval',
+        'CertificateSigning',
+        'CertificateSubjectRestriction',
+        'MutatingAdmissionWebhook',
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionWebhook',
+      ],
       controllers: ['*'],
       simulatedNodes: 1,
       leaderElect: true,
@@ -116,7 +131,14 @@ describe('flags', () => {
     const text = r.kind === 'help' ? r.text : '';
     for (const name of flagNames()) expect(text).toMatch(new RegExp(`--${name}\\b`));
     // Every flag with a default shows it, as pflag's help does.
-    for (const [flag, shown] of [['secure-port', '6443'], ['max-requests-inflight', '400'], ['request-timeout', '1m0s'], ['logging-format', 'text'], ['use-service-account-credentials', 'false'], ['v', '0']]) {
+    for (const [flag, shown] of [
+      ['secure-port', '6443'],
+      ['max-requests-inflight', '400'],
+      ['request-timeout', '1m0s'],
+      ['logging-format', 'text'],
+      ['use-service-account-credentials', 'false'],
+      ['v', '0'],
+    ]) {
       expect(text).toMatch(new RegExp(`--${flag} .*\\(default ${shown}\\)`));
     }
     expect(text).toContain('  -v, --v int');
@@ -125,8 +147,15 @@ describe('flags', () => {
     expect(text).toMatch(/--secure-port int +.*\(default 6443\)/);
     expect(text).toMatch(/--anonymous-auth +.*\(default true\)/);
     expect(config(['--anonymous-auth=false', '--enable-bootstrap-token-auth'])).toMatchObject({ anonymousAuth: false, enableBootstrapTokenAuth: true });
-    expect(error(['--anonymous-auth=maybe'])).toEqual({ flag: '--anonymous-auth', message: 'invalid argument "maybe" for "--anonymous-auth" flag: strconv.ParseBool: parsing "maybe": invalid syntax' });
-    expect(config(['--grpc-port', '0', '--core-only', '--requestheader-allowed-names', 'gw-a,gw-b'])).toMatchObject({ grpcPort: 0, coreOnly: true, requestheaderAllowedNames: ['gw-a', 'gw-b'] });
+    expect(error(['--anonymous-auth=maybe'])).toEqual({
+      flag: '--anonymous-auth',
+      message: 'invalid argument "maybe" for "--anonymous-auth" flag: strconv.ParseBool: parsing "maybe": invalid syntax',
+    });
+    expect(config(['--grpc-port', '0', '--core-only', '--requestheader-allowed-names', 'gw-a,gw-b'])).toMatchObject({
+      grpcPort: 0,
+      coreOnly: true,
+      requestheaderAllowedNames: ['gw-a', 'gw-b'],
+    });
     expect(error(['--core-only'])).toEqual({ flag: '--core-only', message: '--core-only needs --grpc-port: a core-only process serves only the gRPC door' });
   });
 
@@ -135,17 +164,29 @@ describe('flags', () => {
     writeFileSync(f, 'pem');
     try {
       const etcd = ['--etcd-servers', 'https://127.0.0.1:2379'];
-      expect(config([...etcd, '--etcd-cafile', f, '--etcd-certfile', f, '--etcd-keyfile', f])).toMatchObject({ etcdCaFile: f, etcdCertFile: f, etcdKeyFile: f });
+      expect(config([...etcd, '--etcd-cafile', f, '--etcd-certfile', f, '--etcd-keyfile', f])).toMatchObject({
+        etcdCaFile: f,
+        etcdCertFile: f,
+        etcdKeyFile: f,
+      });
       expect(error(['--etcd-cafile', f])).toEqual({ flag: '--etcd-cafile', message: '--etcd-cafile is used only with --etcd-servers' });
-      expect(error([...etcd, '--etcd-certfile', f])).toEqual({ flag: '--etcd-keyfile', message: '--etcd-keyfile is required with --etcd-certfile: give both or neither' });
-      expect(error([...etcd, '--etcd-cafile', '/nonexistent/ca.pem'])).toMatchObject({ flag: '--etcd-cafile', message: expect.stringContaining('cannot read "/nonexistent/ca.pem"') });
+      expect(error([...etcd, '--etcd-certfile', f])).toEqual({
+        flag: '--etcd-keyfile',
+        message: '--etcd-keyfile is required with --etcd-certfile: give both or neither',
+      });
+      expect(error([...etcd, '--etcd-cafile', '/nonexistent/ca.pem'])).toMatchObject({
+        flag: '--etcd-cafile',
+        message: expect.stringContaining('cannot read "/nonexistent/ca.pem"'),
+      });
     } finally {
       rmSync(f, { force: true });
     }
   });
 
   it('takes the admission plugin lists as upstream does: order ignored, unknown names and overlaps refused', () => {
-    expect(config(['--enable-admission-plugins', 'ValidatingAdmissionWebhook,NodeRestriction', '--disable-admission-plugins=ServiceAccount']).admissionPlugins).toEqual([
+    expect(
+      config(['--enable-admission-plugins', 'ValidatingAdmissionWebhook,NodeRestriction', '--disable-admission-plugins=ServiceAccount']).admissionPlugins,
+    ).toEqual([
       'NamespaceLifecycle',
       'NodeRestriction',
       'Priority',
@@ -157,13 +198,22 @@ describe('flags', () => {
       'ValidatingAdmissionPolicy',
       'ValidatingAdmissionWebhook',
     ]);
-    expect(error(['--enable-admission-plugins', 'Nope'])).toEqual({ flag: '--enable-admission-plugins', message: 'enable-admission-plugins plugin "Nope" is unknown' });
-    expect(error(['--disable-admission-plugins', 'Nope'])).toEqual({ flag: '--disable-admission-plugins', message: 'disable-admission-plugins plugin "Nope" is unknown' });
+    expect(error(['--enable-admission-plugins', 'Nope'])).toEqual({
+      flag: '--enable-admission-plugins',
+      message: 'enable-admission-plugins plugin "Nope" is unknown',
+    });
+    expect(error(['--disable-admission-plugins', 'Nope'])).toEqual({
+      flag: '--disable-admission-plugins',
+      message: 'disable-admission-plugins plugin "Nope" is unknown',
+    });
     expect(error(['--enable-admission-plugins', 'AlwaysDeny', '--disable-admission-plugins', 'AlwaysDeny'])).toEqual({
       flag: '--enable-admission-plugins',
       message: '[AlwaysDeny] in enable-admission-plugins and disable-admission-plugins overlapped',
     });
-    expect(error(['--admission-control-config-file', '/nonexistent/admission.yaml'])).toMatchObject({ flag: '--admission-control-config-file', message: expect.stringContaining('ENOENT') });
+    expect(error(['--admission-control-config-file', '/nonexistent/admission.yaml'])).toMatchObject({
+      flag: '--admission-control-config-file',
+      message: expect.stringContaining('ENOENT'),
+    });
   });
 
   it('accepts both --flag value and --flag=value', () => {
@@ -176,7 +226,15 @@ describe('flags', () => {
   });
 
   it('parses list flags and feature gates', () => {
-    expect(config(['--etcd-servers=http://127.0.0.1:2379,https://10.0.0.1:2379', '--controllers', '*,-tokencleaner', '--feature-gates', 'WatchList=true, CBORServingAndStorage=false'])).toMatchObject({
+    expect(
+      config([
+        '--etcd-servers=http://127.0.0.1:2379,https://10.0.0.1:2379',
+        '--controllers',
+        '*,-tokencleaner',
+        '--feature-gates',
+        'WatchList=true, CBORServingAndStorage=false',
+      ]),
+    ).toMatchObject({
       etcdServers: ['http://127.0.0.1:2379', 'https://10.0.0.1:2379'],
       controllers: ['*', '-tokencleaner'],
       featureGates: { WatchList: true, CBORServingAndStorage: false },
@@ -201,10 +259,22 @@ describe('flags', () => {
     [['--secure-port=70000'], '--secure-port', 'invalid argument "70000" for "--secure-port" flag: must be between 0 and 65535, inclusive'],
     [['--bind-address', 'localhost'], '--bind-address', 'invalid argument "localhost" for "--bind-address" flag: must be an IP address'],
     [['--vendor', 'acme'], '--vendor', 'invalid argument "acme" for "--vendor" flag: must be one of platform, kubernetes'],
-    [['--etcd-servers', 'localhost:2379'], '--etcd-servers', 'invalid argument "localhost:2379" for "--etcd-servers" flag: "localhost:2379" must use http, https, unix or unixs'],
-    [['--etcd-servers', 'http://a:1,,http://b:2'], '--etcd-servers', 'invalid argument "http://a:1,,http://b:2" for "--etcd-servers" flag: empty element in list'],
+    [
+      ['--etcd-servers', 'localhost:2379'],
+      '--etcd-servers',
+      'invalid argument "localhost:2379" for "--etcd-servers" flag: "localhost:2379" must use http, https, unix or unixs',
+    ],
+    [
+      ['--etcd-servers', 'http://a:1,,http://b:2'],
+      '--etcd-servers',
+      'invalid argument "http://a:1,,http://b:2" for "--etcd-servers" flag: empty element in list',
+    ],
     [['--feature-gates', 'A'], '--feature-gates', 'invalid argument "A" for "--feature-gates" flag: missing bool value for A'],
-    [['--feature-gates', 'A=yes'], '--feature-gates', 'invalid argument "A=yes" for "--feature-gates" flag: invalid value of A=yes, err: strconv.ParseBool: parsing "yes": invalid syntax'],
+    [
+      ['--feature-gates', 'A=yes'],
+      '--feature-gates',
+      'invalid argument "A=yes" for "--feature-gates" flag: invalid value of A=yes, err: strconv.ParseBool: parsing "yes": invalid syntax',
+    ],
     [['--core-address', 'nowhere'], '--core-address', 'invalid argument "nowhere" for "--core-address" flag: must be host:port'],
     [['--simulated-nodes', '-1'], '--simulated-nodes', 'invalid argument "-1" for "--simulated-nodes" flag: must be an integer from 0 to 2000'],
     [['--simulated-nodes', '2001'], '--simulated-nodes', 'invalid argument "2001" for "--simulated-nodes" flag: must be an integer from 0 to 2000'],
@@ -223,9 +293,18 @@ describe('flags', () => {
       flag: '--tls-cert-file',
       message: expect.stringContaining('cannot read'),
     });
-    expect(error(['--tls-cert-file', f.key, '--tls-private-key-file', f.key])).toMatchObject({ flag: '--tls-cert-file', message: expect.stringContaining('holds no PEM certificate') });
-    expect(error(['--tls-cert-file', f.cert, '--tls-private-key-file', f.cert])).toMatchObject({ flag: '--tls-private-key-file', message: expect.stringContaining('holds no PEM private key') });
-    expect(error(['--tls-cert-file', f.cert, '--tls-private-key-file', f.otherKey])).toMatchObject({ flag: '--tls-private-key-file', message: expect.stringContaining('does not match') });
+    expect(error(['--tls-cert-file', f.key, '--tls-private-key-file', f.key])).toMatchObject({
+      flag: '--tls-cert-file',
+      message: expect.stringContaining('holds no PEM certificate'),
+    });
+    expect(error(['--tls-cert-file', f.cert, '--tls-private-key-file', f.cert])).toMatchObject({
+      flag: '--tls-private-key-file',
+      message: expect.stringContaining('holds no PEM private key'),
+    });
+    expect(error(['--tls-cert-file', f.cert, '--tls-private-key-file', f.otherKey])).toMatchObject({
+      flag: '--tls-private-key-file',
+      message: expect.stringContaining('does not match'),
+    });
   });
 
   it('takes file contents from the injected reader', () => {
@@ -245,26 +324,45 @@ describe('controller flags', () => {
   test('--controllers takes known names, * and -name, and an empty value enables none', () => {
     expect(config(['--controllers=']).controllers).toEqual([]);
     expect(config(['--controllers', '*,-replicaset,tokencleaner']).controllers).toEqual(['*', '-replicaset', 'tokencleaner']);
-    expect(error(['--controllers', '*,deployment'])).toEqual({ flag: '--controllers', message: 'invalid argument "*,deployment" for "--controllers" flag: "deployment" is not in the list of known controllers' });
+    expect(error(['--controllers', '*,deployment'])).toEqual({
+      flag: '--controllers',
+      message: 'invalid argument "*,deployment" for "--controllers" flag: "deployment" is not in the list of known controllers',
+    });
     expect(error(['--controllers', '-nosuch']).message).toMatch(/"nosuch" is not in the list of known controllers/);
   });
 
   test('--controllers-only needs a remote core and credentials, and signing files for simulated nodes', () => {
     const base = ['--controllers-only', '--core-address', '127.0.0.1:7443', '--kubeconfig', '/tmp/cm.kubeconfig'];
-    expect(error(['--controllers-only', '--kubeconfig', 'k'])).toMatchObject({ flag: '--controllers-only', message: expect.stringMatching(/needs --core-address/) });
+    expect(error(['--controllers-only', '--kubeconfig', 'k'])).toMatchObject({
+      flag: '--controllers-only',
+      message: expect.stringMatching(/needs --core-address/),
+    });
     expect(error(['--controllers-only', '--core-address', '127.0.0.1:7443'])).toMatchObject({ flag: '--kubeconfig' });
     expect(error([...base, '--core-only', '--grpc-port', '0']).message).toMatch(/exclude each other/);
-    expect(error(base)).toMatchObject({ flag: '--simulated-nodes', message: expect.stringMatching(/needs --cluster-signing-cert-file and --cluster-signing-key-file/) });
+    expect(error(base)).toMatchObject({
+      flag: '--simulated-nodes',
+      message: expect.stringMatching(/needs --cluster-signing-cert-file and --cluster-signing-key-file/),
+    });
     // The controller manager's secure port: upstream's 10257 unless given.
-    expect(config([...base, '--simulated-nodes', '0'])).toMatchObject({ controllersOnly: true, kubeconfig: '/tmp/cm.kubeconfig', simulatedNodes: 0, securePort: 10257 });
+    expect(config([...base, '--simulated-nodes', '0'])).toMatchObject({
+      controllersOnly: true,
+      kubeconfig: '/tmp/cm.kubeconfig',
+      simulatedNodes: 0,
+      securePort: 10257,
+    });
     expect(config([...base, '--simulated-nodes', '0', '--secure-port', '0']).securePort).toBe(0);
-    expect(config([...base, '--cluster-signing-cert-file', 'ca.crt', '--cluster-signing-key-file', 'ca.key', '--use-service-account-credentials'])).toMatchObject({
+    expect(
+      config([...base, '--cluster-signing-cert-file', 'ca.crt', '--cluster-signing-key-file', 'ca.key', '--use-service-account-credentials']),
+    ).toMatchObject({
       clusterSigningCertFile: 'ca.crt',
       clusterSigningKeyFile: 'ca.key',
       useServiceAccountCredentials: true,
       simulatedNodes: 1,
     });
-    expect(error([...base, '--cluster-signing-cert-file', 'ca.crt'])).toMatchObject({ flag: '--cluster-signing-key-file', message: expect.stringMatching(/give both or neither/) });
+    expect(error([...base, '--cluster-signing-cert-file', 'ca.crt'])).toMatchObject({
+      flag: '--cluster-signing-key-file',
+      message: expect.stringMatching(/give both or neither/),
+    });
     expect(error(['--kubeconfig', 'k'])).toEqual({ flag: '--kubeconfig', message: '--kubeconfig is used only with --controllers-only' });
   });
 });
@@ -274,7 +372,10 @@ describe('logging flags', () => {
     expect(config(['-v', '3']).verbosity).toBe(3);
     expect(config(['-v=4']).verbosity).toBe(4);
     expect(config(['--v=2', '--logging-format', 'json'])).toMatchObject({ verbosity: 2, loggingFormat: 'json' });
-    expect(error(['--logging-format', 'xml'])).toEqual({ flag: '--logging-format', message: 'invalid argument "xml" for "--logging-format" flag: permitted formats: "json", "text"' });
+    expect(error(['--logging-format', 'xml'])).toEqual({
+      flag: '--logging-format',
+      message: 'invalid argument "xml" for "--logging-format" flag: permitted formats: "json", "text"',
+    });
     expect(error(['-v', 'loud']).flag).toBe('--v');
   });
 });
@@ -295,14 +396,20 @@ describe('duration flags', () => {
       return r.kind === 'config' ? r.config.watchCacheMaxBytes : r.kind === 'error' ? r.error : r.kind;
     };
     expect([of('1048576'), of('512Ki'), of('64Mi'), of('2Gi'), of('0')]).toEqual([1_048_576, 524_288, 67_108_864, 2 * 1024 ** 3, 0]);
-    expect(of('64MB')).toEqual({ flag: '--watch-cache-max-bytes', message: expect.stringMatching(/^invalid argument "64MB" for "--watch-cache-max-bytes" flag: must be a whole number of bytes/) });
+    expect(of('64MB')).toEqual({
+      flag: '--watch-cache-max-bytes',
+      message: expect.stringMatching(/^invalid argument "64MB" for "--watch-cache-max-bytes" flag: must be a whole number of bytes/),
+    });
     expect(of('-1')).toMatchObject({ flag: '--watch-cache-max-bytes' });
   });
 
   it('refuses a malformed duration, naming the flag', () => {
     expect(parseFlags(['--etcd-compaction-interval=5 minutes'])).toEqual({
       kind: 'error',
-      error: { flag: '--etcd-compaction-interval', message: 'invalid argument "5 minutes" for "--etcd-compaction-interval" flag: time: invalid duration "5 minutes"' },
+      error: {
+        flag: '--etcd-compaction-interval',
+        message: 'invalid argument "5 minutes" for "--etcd-compaction-interval" flag: time: invalid duration "5 minutes"',
+      },
     });
     expect(parseFlags(['--watch-cache-window=0']).kind).toBe('error');
   });
@@ -321,14 +428,23 @@ describe('duration flags', () => {
 
 describe("the controller manager's timing and eviction flags", () => {
   it('default to upstream 1.32 and take Go durations, int32s and float32s', () => {
-    expect(config([])).toMatchObject({ nodeMonitorPeriodMs: 5_000, nodeMonitorGracePeriodMs: 50_000, nodeStartupGracePeriodMs: 60_000, terminatedPodGcThreshold: 12_500 });
-    expect(config(['--node-eviction-rate=0.5', '--secondary-node-eviction-rate', '0', '--large-cluster-size-threshold=10', '--unhealthy-zone-threshold=.7'])).toMatchObject({
+    expect(config([])).toMatchObject({
+      nodeMonitorPeriodMs: 5_000,
+      nodeMonitorGracePeriodMs: 50_000,
+      nodeStartupGracePeriodMs: 60_000,
+      terminatedPodGcThreshold: 12_500,
+    });
+    expect(
+      config(['--node-eviction-rate=0.5', '--secondary-node-eviction-rate', '0', '--large-cluster-size-threshold=10', '--unhealthy-zone-threshold=.7']),
+    ).toMatchObject({
       nodeEvictionRate: 0.5,
       secondaryNodeEvictionRate: 0,
       largeClusterSizeThreshold: 10,
       unhealthyZoneThreshold: 0.7,
     });
-    expect(config(['--node-monitor-period=1s', '--node-monitor-grace-period', '8s', '--node-startup-grace-period=1m30s', '--terminated-pod-gc-threshold=-1'])).toMatchObject({
+    expect(
+      config(['--node-monitor-period=1s', '--node-monitor-grace-period', '8s', '--node-startup-grace-period=1m30s', '--terminated-pod-gc-threshold=-1']),
+    ).toMatchObject({
       nodeMonitorPeriodMs: 1_000,
       nodeMonitorGracePeriodMs: 8_000,
       nodeStartupGracePeriodMs: 90_000,
@@ -338,13 +454,37 @@ describe("the controller manager's timing and eviction flags", () => {
 
   it.each([
     [['--node-monitor-grace-period=0s'], '--node-monitor-grace-period', 'invalid argument "0s" for "--node-monitor-grace-period" flag: must be greater than 0'],
-    [['--node-startup-grace-period', 'soon'], '--node-startup-grace-period', 'invalid argument "soon" for "--node-startup-grace-period" flag: time: invalid duration "soon"'],
+    [
+      ['--node-startup-grace-period', 'soon'],
+      '--node-startup-grace-period',
+      'invalid argument "soon" for "--node-startup-grace-period" flag: time: invalid duration "soon"',
+    ],
     [['--node-monitor-period=0'], '--node-monitor-period', 'invalid argument "0" for "--node-monitor-period" flag: must be greater than 0'],
-    [['--terminated-pod-gc-threshold=lots'], '--terminated-pod-gc-threshold', 'invalid argument "lots" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "lots": invalid syntax'],
-    [['--terminated-pod-gc-threshold=3000000000'], '--terminated-pod-gc-threshold', 'invalid argument "3000000000" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "3000000000": value out of range'],
-    [['--node-eviction-rate=fast'], '--node-eviction-rate', 'invalid argument "fast" for "--node-eviction-rate" flag: strconv.ParseFloat: parsing "fast": invalid syntax'],
-    [['--unhealthy-zone-threshold', '1e40'], '--unhealthy-zone-threshold', 'invalid argument "1e40" for "--unhealthy-zone-threshold" flag: strconv.ParseFloat: parsing "1e40": value out of range'],
-    [['--large-cluster-size-threshold=big'], '--large-cluster-size-threshold', 'invalid argument "big" for "--large-cluster-size-threshold" flag: strconv.ParseInt: parsing "big": invalid syntax'],
+    [
+      ['--terminated-pod-gc-threshold=lots'],
+      '--terminated-pod-gc-threshold',
+      'invalid argument "lots" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "lots": invalid syntax',
+    ],
+    [
+      ['--terminated-pod-gc-threshold=3000000000'],
+      '--terminated-pod-gc-threshold',
+      'invalid argument "3000000000" for "--terminated-pod-gc-threshold" flag: strconv.ParseInt: parsing "3000000000": value out of range',
+    ],
+    [
+      ['--node-eviction-rate=fast'],
+      '--node-eviction-rate',
+      'invalid argument "fast" for "--node-eviction-rate" flag: strconv.ParseFloat: parsing "fast": invalid syntax',
+    ],
+    [
+      ['--unhealthy-zone-threshold', '1e40'],
+      '--unhealthy-zone-threshold',
+      'invalid argument "1e40" for "--unhealthy-zone-threshold" flag: strconv.ParseFloat: parsing "1e40": value out of range',
+    ],
+    [
+      ['--large-cluster-size-threshold=big'],
+      '--large-cluster-size-threshold',
+      'invalid argument "big" for "--large-cluster-size-threshold" flag: strconv.ParseInt: parsing "big": invalid syntax',
+    ],
   ])('refuses %j, naming %s', (args, flag, message) => {
     expect(error(args)).toEqual({ flag, message });
   });
@@ -353,7 +493,10 @@ describe("the controller manager's timing and eviction flags", () => {
 describe('the audit webhook flags', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keelson-audit-flags-'));
   const kubeconfig = path.join(dir, 'webhook.kubeconfig');
-  writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: "https://127.0.0.1:9443/audit"}\ncontexts:\n- name: a\n  context: {cluster: a, user: ""}\ncurrent-context: a\n');
+  writeFileSync(
+    kubeconfig,
+    'apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: "https://127.0.0.1:9443/audit"}\ncontexts:\n- name: a\n  context: {cluster: a, user: ""}\ncurrent-context: a\n',
+  );
   const webhook = ['--vendor', 'kubernetes', '--audit-webhook-config-file', kubeconfig];
 
   it('default to upstream 1.32 (the other defaults are in the first test); the version follows the naming profile', () => {
@@ -370,18 +513,40 @@ describe('the audit webhook flags', () => {
     [['--audit-webhook-batch-buffer-size=0'], '--audit-webhook-batch-buffer-size', 'invalid audit batch webhook buffer size 0, must be a positive number'],
     [['--audit-webhook-batch-max-size=-1'], '--audit-webhook-batch-max-size', 'invalid audit batch webhook max batch size -1, must be a positive number'],
     [['--audit-webhook-batch-throttle-qps=0'], '--audit-webhook-batch-throttle-qps', 'invalid audit batch webhook throttle QPS 0, must be a positive number'],
-    [['--audit-webhook-batch-throttle-burst=0'], '--audit-webhook-batch-throttle-burst', 'invalid audit batch webhook throttle burst 0, must be a positive number'],
-    [['--audit-webhook-truncate-max-event-size=0'], '--audit-webhook-truncate-max-event-size', 'invalid audit truncate webhook max event size 0, must be a positive number'],
-    [['--audit-webhook-truncate-max-batch-size=10'], '--audit-webhook-truncate-max-batch-size', 'invalid audit truncate webhook max batch size 10, must be greater than max event size (102400)'],
+    [
+      ['--audit-webhook-batch-throttle-burst=0'],
+      '--audit-webhook-batch-throttle-burst',
+      'invalid audit batch webhook throttle burst 0, must be a positive number',
+    ],
+    [
+      ['--audit-webhook-truncate-max-event-size=0'],
+      '--audit-webhook-truncate-max-event-size',
+      'invalid audit truncate webhook max event size 0, must be a positive number',
+    ],
+    [
+      ['--audit-webhook-truncate-max-batch-size=10'],
+      '--audit-webhook-truncate-max-batch-size',
+      'invalid audit truncate webhook max batch size 10, must be greater than max event size (102400)',
+    ],
     [['--audit-webhook-version=audit.k8s.io/v1beta1'], '--audit-webhook-version', 'invalid group version, allowed versions are ["audit.k8s.io/v1"]'],
-    [['--audit-webhook-batch-max-size=many'], '--audit-webhook-batch-max-size', 'invalid argument "many" for "--audit-webhook-batch-max-size" flag: strconv.ParseInt: parsing "many": invalid syntax'],
-    [['--audit-webhook-batch-throttle-enable=maybe'], '--audit-webhook-batch-throttle-enable', 'invalid argument "maybe" for "--audit-webhook-batch-throttle-enable" flag: strconv.ParseBool: parsing "maybe": invalid syntax'],
+    [
+      ['--audit-webhook-batch-max-size=many'],
+      '--audit-webhook-batch-max-size',
+      'invalid argument "many" for "--audit-webhook-batch-max-size" flag: strconv.ParseInt: parsing "many": invalid syntax',
+    ],
+    [
+      ['--audit-webhook-batch-throttle-enable=maybe'],
+      '--audit-webhook-batch-throttle-enable',
+      'invalid argument "maybe" for "--audit-webhook-batch-throttle-enable" flag: strconv.ParseBool: parsing "maybe": invalid syntax',
+    ],
   ])('refuses %j, naming %s', (args, flag, message) => {
     expect(error([...webhook, ...args])).toEqual({ flag, message });
   });
 
   it('throttling off leaves its rate unchecked; the kubeconfig must name a server', () => {
-    expect(config([...webhook, '--audit-webhook-batch-throttle-enable=false', '--audit-webhook-batch-throttle-qps=0']).auditWebhookBatchThrottleEnable).toBe(false);
+    expect(config([...webhook, '--audit-webhook-batch-throttle-enable=false', '--audit-webhook-batch-throttle-qps=0']).auditWebhookBatchThrottleEnable).toBe(
+      false,
+    );
     const empty = path.join(dir, 'empty.kubeconfig');
     writeFileSync(empty, 'apiVersion: v1\nkind: Config\n');
     expect(error(['--audit-webhook-config-file', empty])).toEqual({ flag: '--audit-webhook-config-file', message: `${empty}: no cluster with a server` });
@@ -392,7 +557,16 @@ describe('the audit log flags', () => {
   const logged = ['--vendor', 'kubernetes', '--audit-log-path', '/tmp/audit.log'];
 
   it('default to upstream 1.32: blocking, json, one event per write', () => {
-    expect(config([...logged, '--audit-log-format=legacy', '--audit-log-compress', '--audit-log-mode=batch', '--audit-log-batch-max-size=100', '--audit-log-batch-max-wait=5s'])).toMatchObject({
+    expect(
+      config([
+        ...logged,
+        '--audit-log-format=legacy',
+        '--audit-log-compress',
+        '--audit-log-mode=batch',
+        '--audit-log-batch-max-size=100',
+        '--audit-log-batch-max-wait=5s',
+      ]),
+    ).toMatchObject({
       auditLogFormat: 'legacy',
       auditLogCompress: true,
       auditLogMode: 'batch',
@@ -407,12 +581,20 @@ describe('the audit log flags', () => {
   it.each([
     [['--audit-log-format=xml'], '--audit-log-format', 'invalid audit log format xml, allowed formats are "legacy,json"'],
     [['--audit-log-mode=later'], '--audit-log-mode', 'invalid audit log mode later, allowed modes are "batch,blocking,blocking-strict"'],
-    [['--audit-log-mode=batch', '--audit-log-batch-throttle-enable', '--audit-log-batch-throttle-qps=0'], '--audit-log-batch-throttle-qps', 'invalid audit batch log throttle QPS 0, must be a positive number'],
+    [
+      ['--audit-log-mode=batch', '--audit-log-batch-throttle-enable', '--audit-log-batch-throttle-qps=0'],
+      '--audit-log-batch-throttle-qps',
+      'invalid audit batch log throttle QPS 0, must be a positive number',
+    ],
     [['--audit-log-maxage=-1'], '--audit-log-maxage', "--audit-log-maxage -1 can't be a negative number"],
     [['--audit-log-maxbackup=-2'], '--audit-log-maxbackup', "--audit-log-maxbackup -2 can't be a negative number"],
     [['--audit-log-maxsize=-3'], '--audit-log-maxsize', "--audit-log-maxsize -3 can't be a negative number"],
     [['--audit-log-version=audit.k8s.io/v1alpha1'], '--audit-log-version', 'invalid group version, allowed versions are ["audit.k8s.io/v1"]'],
-    [['--audit-log-truncate-max-event-size=-1'], '--audit-log-truncate-max-event-size', 'invalid audit truncate log max event size -1, must be a positive number'],
+    [
+      ['--audit-log-truncate-max-event-size=-1'],
+      '--audit-log-truncate-max-event-size',
+      'invalid audit truncate log max event size -1, must be a positive number',
+    ],
   ])('refuses %j, naming %s', (args, flag, message) => {
     expect(error([...logged, ...args])).toEqual({ flag, message });
   });
@@ -442,13 +624,26 @@ describe('authorization flags', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keelson-authz-flags-'));
   const good = path.join(dir, 'policy.jsonl');
   const bad = path.join(dir, 'bad.jsonl');
-  writeFileSync(good, '{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"user": "alice", "namespace": "*", "resource": "*", "apiGroup": "*"}}\n');
+  writeFileSync(
+    good,
+    '{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"user": "alice", "namespace": "*", "resource": "*", "apiGroup": "*"}}\n',
+  );
   writeFileSync(bad, '# a comment\n{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy"\n');
 
   test('modes are checked, ABAC needs its policy file and the file needs ABAC', () => {
-    expect(config(['--vendor', 'kubernetes', '--authorization-mode', 'Node,ABAC,RBAC', '--authorization-policy-file', good]).authorizationModes).toEqual(['Node', 'ABAC', 'RBAC']);
-    expect(error(['--authorization-mode', 'ABAC'])).toEqual({ flag: '--authorization-policy-file', message: "authorization-mode ABAC's authorization policy file not passed" });
-    expect(error(['--authorization-policy-file', good])).toEqual({ flag: '--authorization-policy-file', message: 'cannot specify --authorization-policy-file without mode ABAC' });
+    expect(config(['--vendor', 'kubernetes', '--authorization-mode', 'Node,ABAC,RBAC', '--authorization-policy-file', good]).authorizationModes).toEqual([
+      'Node',
+      'ABAC',
+      'RBAC',
+    ]);
+    expect(error(['--authorization-mode', 'ABAC'])).toEqual({
+      flag: '--authorization-policy-file',
+      message: "authorization-mode ABAC's authorization policy file not passed",
+    });
+    expect(error(['--authorization-policy-file', good])).toEqual({
+      flag: '--authorization-policy-file',
+      message: 'cannot specify --authorization-policy-file without mode ABAC',
+    });
     expect(error(['--authorization-mode', 'RBAC,Magic']).message).toContain('authorization mode "Magic" is not supported');
     expect(error(['--authorization-mode', 'RBAC,RBAC']).message).toContain('may not be repeated');
   });

@@ -28,7 +28,8 @@ describe('admin kubeconfig', () => {
   it('is rewritten only when its content changes (e.g. the port)', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-kc-'));
     const file = path.join(dir, 'admin.kubeconfig');
-    const render = (port: number) => renderKubeconfig({ server: serverUrl('127.0.0.1', port), certificateAuthority: 'CA', clientCertificate: 'C', clientKey: 'K' });
+    const render = (port: number) =>
+      renderKubeconfig({ server: serverUrl('127.0.0.1', port), certificateAuthority: 'CA', clientCertificate: 'C', clientKey: 'K' });
     expect(await writeKubeconfig(file, render(6443))).toBe(true);
     expect(await writeKubeconfig(file, render(6443))).toBe(false);
     expect(await writeKubeconfig(file, render(7443))).toBe(true);
@@ -41,8 +42,23 @@ describe('reading a kubeconfig', () => {
   it("takes the current context's CA and client certificate, inline or from files, or its token", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'keelson-kubeconfig-'));
     const inline = path.join(dir, 'inline.kubeconfig');
-    await writeFile(inline, renderKubeconfig({ server: 'https://127.0.0.1:1', certificateAuthority: 'CA', clientCertificate: 'CERT', clientKey: 'KEY', userName: 'u', contextName: 'u@c' }));
-    expect(await readKubeconfigCredentials(inline)).toEqual({ server: 'https://127.0.0.1:1', certificateAuthority: 'CA', clientCertificate: 'CERT', clientKey: 'KEY' });
+    await writeFile(
+      inline,
+      renderKubeconfig({
+        server: 'https://127.0.0.1:1',
+        certificateAuthority: 'CA',
+        clientCertificate: 'CERT',
+        clientKey: 'KEY',
+        userName: 'u',
+        contextName: 'u@c',
+      }),
+    );
+    expect(await readKubeconfigCredentials(inline)).toEqual({
+      server: 'https://127.0.0.1:1',
+      certificateAuthority: 'CA',
+      clientCertificate: 'CERT',
+      clientKey: 'KEY',
+    });
 
     await writeFile(path.join(dir, 'ca.crt'), 'FILE-CA');
     await writeFile(path.join(dir, 'token'), 'tok\n');
@@ -50,7 +66,10 @@ describe('reading a kubeconfig', () => {
     const doc = (user: Record<string, unknown>, current = 'b') => ({
       clusters: [{ name: 'c', cluster: { server: 'https://x', 'certificate-authority': 'ca.crt' } }],
       users: [{ name: 'tok', user }],
-      contexts: [{ name: 'a', context: { cluster: 'nope', user: 'tok' } }, { name: 'b', context: { cluster: 'c', user: 'tok' } }],
+      contexts: [
+        { name: 'a', context: { cluster: 'nope', user: 'tok' } },
+        { name: 'b', context: { cluster: 'c', user: 'tok' } },
+      ],
       'current-context': current,
     });
     await writeFile(files, YAML.stringify(doc({ tokenFile: 'token' })));

@@ -55,9 +55,20 @@ describe('startServer', () => {
     const clock = new ManualClock(Date.now());
     const server = await startServer(parsed.config, { clock, inMemoryStore: true });
     try {
-      const tls = { ca: await readFile(path.join(eventsDir, 'ca.crt'), 'utf8'), cert: await readFile(path.join(eventsDir, 'admin.crt'), 'utf8'), key: await readFile(path.join(eventsDir, 'admin.key'), 'utf8') };
+      const tls = {
+        ca: await readFile(path.join(eventsDir, 'ca.crt'), 'utf8'),
+        cert: await readFile(path.join(eventsDir, 'admin.crt'), 'utf8'),
+        key: await readFile(path.join(eventsDir, 'admin.key'), 'utf8'),
+      };
       const url = `${server.url}/api/v1/namespaces/default/events`;
-      const body = JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'pulled.1' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' }, reason: 'Pulled', source: { component: 'kubelet' } });
+      const body = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: 'pulled.1' },
+        involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' },
+        reason: 'Pulled',
+        source: { component: 'kubelet' },
+      });
       expect((await httpsRequest(url, tls, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(201);
       // Real time for the expiry's watch and sweeps inside the server, which offers no event to wait on.
       const settle = () => new Promise((resolve) => setTimeout(resolve, 50));

@@ -42,7 +42,14 @@ export function etcdBackend(): BackendUnderTest {
     async breakable() {
       const own = await startEtcd();
       const store = createStore({ kind: 'etcd', endpoints: [own.endpoint] });
-      return { store, cut: () => own.stop(), cleanup: async () => { await store.close(); await own.stop(); } };
+      return {
+        store,
+        cut: () => own.stop(),
+        cleanup: async () => {
+          await store.close();
+          await own.stop();
+        },
+      };
     },
     async teardown() {
       await Promise.all(stores.map((store) => store.close()));

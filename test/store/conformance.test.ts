@@ -132,7 +132,10 @@ describe.each<[string, () => BackendUnderTest]>([
 
     const page2 = await store.list(prefix, { limit: 2, revision: page1.revision, startKey: `${page1.kvs[1].key}\0` });
     expect(page2.revision).toBe(page1.revision);
-    expect(page2.kvs.map((kv) => [kv.key, dec(kv.value)])).toEqual([[`${prefix}c`, 'c'], [`${prefix}d`, 'd']]);
+    expect(page2.kvs.map((kv) => [kv.key, dec(kv.value)])).toEqual([
+      [`${prefix}c`, 'c'],
+      [`${prefix}d`, 'd'],
+    ]);
     expect(page2).toMatchObject({ more: true, count: 3 });
     const page3 = await store.list(prefix, { limit: 2, revision: page1.revision, startKey: `${prefix}d\0` });
     expect(page3.kvs.map((kv) => kv.key)).toEqual([`${prefix}e`]);
@@ -140,7 +143,11 @@ describe.each<[string, () => BackendUnderTest]>([
 
     const now = await store.list(prefix);
     expect(now.kvs.map((kv) => [kv.key, dec(kv.value)])).toEqual([
-      [`${prefix}a`, 'a'], [`${prefix}b`, 'b'], [`${prefix}bb`, 'bb'], [`${prefix}c`, 'c2'], [`${prefix}e`, 'e'],
+      [`${prefix}a`, 'a'],
+      [`${prefix}b`, 'b'],
+      [`${prefix}bb`, 'bb'],
+      [`${prefix}c`, 'c2'],
+      [`${prefix}e`, 'e'],
     ]);
     expect(now).toMatchObject({ more: false, count: 5 });
     expect(now.revision).toBe(await store.currentRevision());
@@ -201,9 +208,7 @@ describe.each<[string, () => BackendUnderTest]>([
     const after = new WatchRecorder();
     const watch = store.watch(prefix, { startRevision: mid + 1 }, after.handlers);
     await after.untilRevision(a3.modRevision);
-    expect(after.events.map((e) => [e.type, e.revision, dec(e.kv.value), dec(e.prevKv?.value)])).toEqual([
-      ['put', a3.modRevision, '3', '2'],
-    ]);
+    expect(after.events.map((e) => [e.type, e.revision, dec(e.kv.value), dec(e.prevKv?.value)])).toEqual([['put', a3.modRevision, '3', '2']]);
     watch.cancel();
 
     await store.compact(mid - 1); // at or below the compacted revision: a no-op
@@ -301,9 +306,7 @@ describe.each<[string, () => BackendUnderTest]>([
   test('of 20 concurrent guarded updates at one revision exactly one wins, the rest conflict', async () => {
     const key = `${freshPrefix()}contended`;
     const base = await store.create(key, enc('base'));
-    const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => store.update(key, enc(`writer-${i}`), base.modRevision)),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.update(key, enc(`writer-${i}`), base.modRevision)));
     const winners = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     expect(winners).toHaveLength(1);
     const [winner] = winners;
@@ -373,9 +376,7 @@ describe.each<[string, () => BackendUnderTest]>([
     expect((await peer.get(`${prefix}a`)).kv?.modRevision).toBe(created.modRevision);
     expect(await peer.currentRevision()).toBeGreaterThanOrEqual(created.modRevision);
     const updated = await peer.update(`${prefix}a`, enc('from the peer'), created.modRevision);
-    expect((await storeError(store.update(`${prefix}a`, enc('stale'), created.modRevision))).current?.modRevision).toBe(
-      updated.modRevision,
-    );
+    expect((await storeError(store.update(`${prefix}a`, enc('stale'), created.modRevision))).current?.modRevision).toBe(updated.modRevision);
   });
 
   test('compactedRevision agrees across clients', async () => {

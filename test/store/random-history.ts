@@ -67,7 +67,12 @@ export async function checkRandomHistory(store: Store, prefix: string, seed: num
       expect((await storeError(store.list(prefix, { revision: snapshot.revision }))).code).toBe('compacted');
     }
   }
-  await expectReplay(store, prefix, compactAt + 1, events.filter((e) => e.revision > compactAt));
+  await expectReplay(
+    store,
+    prefix,
+    compactAt + 1,
+    events.filter((e) => e.revision > compactAt),
+  );
 }
 
 async function expectStateAt(store: Store, prefix: string, revision: number, state: State): Promise<void> {

@@ -63,16 +63,26 @@ async function startOnce(readyTimeoutMs: number, tls: StartEtcdOptions['tls']): 
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const name = 'keelson-test';
   const args = [
-    '--name', name,
-    '--data-dir', dataDir,
-    '--listen-client-urls', clientUrl,
-    '--advertise-client-urls', clientUrl,
-    '--listen-peer-urls', peerUrl,
-    '--initial-advertise-peer-urls', peerUrl,
-    '--initial-cluster', `${name}=${peerUrl}`,
-    '--logger', 'zap',
-    '--log-outputs', 'stderr',
-    '--log-level', 'error',
+    '--name',
+    name,
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    clientUrl,
+    '--advertise-client-urls',
+    clientUrl,
+    '--listen-peer-urls',
+    peerUrl,
+    '--initial-advertise-peer-urls',
+    peerUrl,
+    '--initial-cluster',
+    `${name}=${peerUrl}`,
+    '--logger',
+    'zap',
+    '--log-outputs',
+    'stderr',
+    '--log-level',
+    'error',
     ...(tls ? ['--cert-file', tls.certFile, '--key-file', tls.keyFile, '--trusted-ca-file', tls.caFile, '--client-cert-auth'] : []),
   ];
 
@@ -209,18 +219,30 @@ export async function startEtcdCluster(size = 3, readyTimeoutMs = 30_000): Promi
     const child = spawn(
       process.env.ETCD_BIN ?? 'etcd',
       [
-        '--name', s.name,
-        '--data-dir', dirs[i]!,
-        '--listen-client-urls', s.client,
-        '--advertise-client-urls', s.client,
-        '--listen-peer-urls', s.peer,
-        '--initial-advertise-peer-urls', s.peer,
-        '--initial-cluster', initialCluster,
-        '--initial-cluster-state', 'new',
-        '--initial-cluster-token', 'keelson-test-cluster',
-        '--logger', 'zap',
-        '--log-outputs', 'stderr',
-        '--log-level', 'error',
+        '--name',
+        s.name,
+        '--data-dir',
+        dirs[i]!,
+        '--listen-client-urls',
+        s.client,
+        '--advertise-client-urls',
+        s.client,
+        '--listen-peer-urls',
+        s.peer,
+        '--initial-advertise-peer-urls',
+        s.peer,
+        '--initial-cluster',
+        initialCluster,
+        '--initial-cluster-state',
+        'new',
+        '--initial-cluster-token',
+        'keelson-test-cluster',
+        '--logger',
+        'zap',
+        '--log-outputs',
+        'stderr',
+        '--log-level',
+        'error',
       ],
       { stdio: ['ignore', 'ignore', 'ignore'] },
     );
@@ -265,7 +287,11 @@ export async function startEtcdCluster(size = 3, readyTimeoutMs = 30_000): Promi
         if (!m.running) continue;
         const status = await postJson(`${m.endpoint}/v3/maintenance/status`, {}).catch(() => undefined);
         if (!status?.leader) continue;
-        const ids = await Promise.all(members.map(async (x) => (x.running ? (await postJson(`${x.endpoint}/v3/maintenance/status`, {}).catch(() => undefined))?.header?.member_id : undefined)));
+        const ids = await Promise.all(
+          members.map(async (x) =>
+            x.running ? (await postJson(`${x.endpoint}/v3/maintenance/status`, {}).catch(() => undefined))?.header?.member_id : undefined,
+          ),
+        );
         const index = ids.indexOf(status.leader);
         if (index >= 0) return index;
       }

@@ -47,7 +47,11 @@ describe('lists', () => {
   });
 
   test('on lists of the object being admitted', () => {
-    expect(run('object.spec.ports.map(p, p.port).isSorted() && object.spec.ports.map(p, p.port).sum() == 523', { object: { spec: { ports: [{ port: 80 }, { port: 443 }] } } })).toBe(true);
+    expect(
+      run('object.spec.ports.map(p, p.port).isSorted() && object.spec.ports.map(p, p.port).sum() == 523', {
+        object: { spec: { ports: [{ port: 80 }, { port: 443 }] } },
+      }),
+    ).toBe(true);
   });
 });
 
@@ -123,7 +127,7 @@ describe('quantities', () => {
     ["isQuantity('Mi')", false],
   ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
 
-  test('errors in the parser\'s words; an integer out of range', () => {
+  test("errors in the parser's words; an integer out of range", () => {
     expect(failure("quantity('200K')")).toBe(QUANTITY_SUFFIX_ERROR);
     expect(failure("quantity('Three')")).toBe(QUANTITY_FORMAT_ERROR);
     expect(QUANTITY_FORMAT_ERROR).toBe("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
@@ -199,7 +203,9 @@ describe('urls', () => {
     expect(failure("url('../relative-path')")).toBe('URL parse error during conversion from string: parse "../relative-path": invalid URI for request');
     expect(failure("url('')")).toBe('URL parse error during conversion from string: parse "": empty url');
     expect(failure("url(':x')")).toBe('URL parse error during conversion from string: parse ":x": missing protocol scheme');
-    expect(failure("url('https://exa mple.com/')")).toBe('URL parse error during conversion from string: parse "https://exa mple.com/": invalid character " " in host name');
+    expect(failure("url('https://exa mple.com/')")).toBe(
+      'URL parse error during conversion from string: parse "https://exa mple.com/": invalid character " " in host name',
+    );
     expect(failure("url('/a%zzb')")).toBe('URL parse error during conversion from string: parse "/a%zzb": invalid URL escape "%zz"');
     expect(failure("url('https://[::1/')")).toBe('URL parse error during conversion from string: parse "https://[::1/": missing \']\' in host');
   });
@@ -262,8 +268,12 @@ describe('ip and cidr', () => {
   ])('%s', (expression, want) => expect(run(expression)).toEqual(want));
 
   test("errors in net/netip's words, wrapped as upstream's library wraps them", () => {
-    expect(failure("ip('127.0.0.256')")).toBe('IP Address "127.0.0.256" parse error during conversion from string: ParseAddr("127.0.0.256"): IPv4 field has value >255');
-    expect(failure("ip(':::1')")).toBe('IP Address ":::1" parse error during conversion from string: ParseAddr(":::1"): each colon-separated field must have at least one digit (at ":1")');
+    expect(failure("ip('127.0.0.256')")).toBe(
+      'IP Address "127.0.0.256" parse error during conversion from string: ParseAddr("127.0.0.256"): IPv4 field has value >255',
+    );
+    expect(failure("ip(':::1')")).toBe(
+      'IP Address ":::1" parse error during conversion from string: ParseAddr(":::1"): each colon-separated field must have at least one digit (at ":1")',
+    );
     expect(failure("ip('1.2.3')")).toBe('IP Address "1.2.3" parse error during conversion from string: ParseAddr("1.2.3"): IPv4 address too short');
     expect(failure("ip('foo')")).toBe('IP Address "foo" parse error during conversion from string: ParseAddr("foo"): unable to parse IP');
     expect(failure("ip('fe80::1%eth0')")).toBe('IP address "fe80::1%eth0" with zone value is not allowed');

@@ -3,7 +3,14 @@ import { parseUrl as parseGoUrl } from '../../src/util/go-url';
 
 describe('parseUrl', () => {
   it('splits scheme, user information, host, query and fragment', () => {
-    expect(parseGoUrl('HTTPS://u:p%20w@hook.example.com:8443/a/b?x=1&y#top')).toMatchObject({ scheme: 'https', user: 'u:p w', host: 'hook.example.com:8443', path: '/a/b', rawQuery: 'x=1&y', fragment: 'top' });
+    expect(parseGoUrl('HTTPS://u:p%20w@hook.example.com:8443/a/b?x=1&y#top')).toMatchObject({
+      scheme: 'https',
+      user: 'u:p w',
+      host: 'hook.example.com:8443',
+      path: '/a/b',
+      rawQuery: 'x=1&y',
+      fragment: 'top',
+    });
     expect(parseGoUrl('https://hook.example.com/x').user).toBeUndefined();
     expect(parseGoUrl('https://[::1]:443/x')).toMatchObject({ host: '[::1]:443' });
   });

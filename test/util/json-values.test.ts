@@ -7,7 +7,11 @@ describe('deepCopy', () => {
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: 'p', labels: { app: 'x' }, managedFields: [{ manager: 'm', fieldsV1: { 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {} } } } } }] },
+    metadata: {
+      name: 'p',
+      labels: { app: 'x' },
+      managedFields: [{ manager: 'm', fieldsV1: { 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {} } } } } }],
+    },
     spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ containerPort: 80 }] }], priority: 0, enableServiceLinks: true },
     status: { conditions: [], hostIP: null },
   };

@@ -65,7 +65,9 @@ runTool(async () => {
       );
       const reference = samples[3]!;
       const meanMs = (s: Sample) => ms((clients / perSecond(s)) * 1e6);
-      process.stdout.write(`| server | GET/s, ${clients} clients | vs bare | vs ${before} per round (min, median, max) | server CPU µs/op | mean time per get | p50 | etcd RPCs/op |\n|---|---:|---:|---:|---:|---:|---:|---|\n`);
+      process.stdout.write(
+        `| server | GET/s, ${clients} clients | vs bare | vs ${before} per round (min, median, max) | server CPU µs/op | mean time per get | p50 | etcd RPCs/op |\n|---|---:|---:|---:|---:|---:|---:|---|\n`,
+      );
       samples.forEach((s, i) => {
         process.stdout.write(
           `| ${labels[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(reference))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${meanMs(s)} | ${ms(s.latency.percentile(50))} | ${s.etcdRpcs ? etcdRpcsPerOp(s) : ''} |\n`,

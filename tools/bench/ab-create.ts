@@ -57,7 +57,9 @@ runTool(async () => {
         serverCpu: async () => (await server.stats()).cpuUs,
       });
       const samples = await sideBySide(servers.map(cell), timing);
-      process.stdout.write(`| revision | creates/s, ${clients} clients | vs ${runRevs[0]} | per round (min, median, max) | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n`);
+      process.stdout.write(
+        `| revision | creates/s, ${clients} clients | vs ${runRevs[0]} | per round (min, median, max) | server CPU µs/op | p50 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n`,
+      );
       samples.forEach((s, slot) => {
         const i = order[slot]!;
         process.stdout.write(

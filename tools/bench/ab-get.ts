@@ -45,7 +45,9 @@ runTool(async () => {
     const reference = samples[samples.length - 1]!;
     process.stdout.write(`| server | GET/s | vs bare | vs ${before} per round (min, median, max) | server CPU µs/op | p50 |\n|---|---:|---:|---:|---:|---:|\n`);
     samples.forEach((s, i) => {
-      process.stdout.write(`| ${labels[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(reference))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} |\n`);
+      process.stdout.write(
+        `| ${labels[i]} | ${rate(perSecond(s))} | ${ratio(perSecond(s), perSecond(reference))} | ${spread(samples[0]!, s)} | ${micros(cpuPerOp(s))} | ${ms(s.latency.percentile(50))} |\n`,
+      );
     });
   });
 });

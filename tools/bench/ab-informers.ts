@@ -27,6 +27,8 @@ runTool(async () => {
   process.stdout.write('| revision | heap per pod | start CPU | CPU per later pod create |\n|---|---:|---:|---:|\n');
   revs.forEach((rev, i) => {
     const r = results[i]!;
-    process.stdout.write(`| ${rev} | ${Math.round(median(r.map((c) => c.heapPerPod)))} B | ${Math.round(median(r.map((c) => c.startCpuMs)))} ms | ${Math.round(median(r.map((c) => c.cpuPerCreateUs)))} µs |\n`);
+    process.stdout.write(
+      `| ${rev} | ${Math.round(median(r.map((c) => c.heapPerPod)))} B | ${Math.round(median(r.map((c) => c.startCpuMs)))} ms | ${Math.round(median(r.map((c) => c.cpuPerCreateUs)))} µs |\n`,
+    );
   });
 });

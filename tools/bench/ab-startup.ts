@@ -50,13 +50,25 @@ runTool(async () => {
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const which of order) {
         const etcdBefore = etcdCpu();
-        const server = await startKeelson(builds[which]!, { store, dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`), serverArgs: serverArgs[which], nodeFlags: nodeFlags[which] });
+        const server = await startKeelson(builds[which]!, {
+          store,
+          dataDir: await ctx.tmpDir(`ab-startup-${which}-${round}`),
+          serverArgs: serverArgs[which],
+          nodeFlags: nodeFlags[which],
+        });
         const etcdAfter = etcdCpu();
         try {
           const ready = await server.stats();
-          const start: Start = { readyMs: server.startMs, cpuMs: ready.cpuUs / 1000, etcdCpuMs: (etcdAfter - etcdBefore) / 1000, peakRss: server.peakRss() ?? ready.maxRss };
+          const start: Start = {
+            readyMs: server.startMs,
+            cpuMs: ready.cpuUs / 1000,
+            etcdCpuMs: (etcdAfter - etcdBefore) / 1000,
+            peakRss: server.peakRss() ?? ready.maxRss,
+          };
           results[which]!.push(start);
-          ctx.log(`round ${round + 1}, ${revs[which]}: ready ${count(start.readyMs)} ms, CPU ${count(start.cpuMs)} ms, etcd ${count(start.etcdCpuMs)} ms, peak RSS ${bytes(start.peakRss)}`);
+          ctx.log(
+            `round ${round + 1}, ${revs[which]}: ready ${count(start.readyMs)} ms, CPU ${count(start.cpuMs)} ms, etcd ${count(start.etcdCpuMs)} ms, peak RSS ${bytes(start.peakRss)}`,
+          );
         } finally {
           await server.stop();
         }

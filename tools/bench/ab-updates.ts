@@ -23,13 +23,17 @@ runTool(async () => {
   const embedded = words('--store')[0] === 'embedded';
   const etcd = embedded ? undefined : await startEtcd();
   try {
-    const outputs = await childRunsInTurns<{ rounds: Round[]; conflicts: number }>(revs, 'updates-child', runs, { env: etcd ? { UPDATES_ETCD: etcd.endpoint } : {} });
+    const outputs = await childRunsInTurns<{ rounds: Round[]; conflicts: number }>(revs, 'updates-child', runs, {
+      env: etcd ? { UPDATES_ETCD: etcd.endpoint } : {},
+    });
     process.stdout.write(`status updates of 200 pods on ${etcd ? 'etcd' : 'the embedded store'}, ${runs} runs each in turns, medians of their rounds\n\n`);
     process.stdout.write('| revision | CPU per update | updates/s | 409s retried |\n|---|---:|---:|---:|\n');
     revs.forEach((rev, i) => {
       const rounds = outputs[i]!.flatMap((o) => o.rounds);
       const conflicts = outputs[i]!.reduce((sum, o) => sum + o.conflicts, 0);
-      process.stdout.write(`| ${rev} | ${Math.round(median(rounds.map((x) => x.cpuUs)))} µs | ${Math.round(median(rounds.map((x) => x.perSecond))).toLocaleString('en-US')} | ${conflicts} |\n`);
+      process.stdout.write(
+        `| ${rev} | ${Math.round(median(rounds.map((x) => x.cpuUs)))} µs | ${Math.round(median(rounds.map((x) => x.perSecond))).toLocaleString('en-US')} | ${conflicts} |\n`,
+      );
     });
   } finally {
     await etcd?.stop();

@@ -81,7 +81,12 @@ const execFileAsync = promisify(execFile);
  * other; with the build's environment and `options.env`. Each run's output is the JSON its last
  * line prints, in order per revision. The builds are removed afterwards; progress goes to stderr.
  */
-export async function childRunsInTurns<T>(revs: readonly [string, string], child: string, runs: number, options: { nodeFlags?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<[T[], T[]]> {
+export async function childRunsInTurns<T>(
+  revs: readonly [string, string],
+  child: string,
+  runs: number,
+  options: { nodeFlags?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<[T[], T[]]> {
   const builds: Build[] = [];
   try {
     for (const rev of revs) builds.push(await buildForBench(rev === '.' ? undefined : rev));
@@ -89,7 +94,10 @@ export async function childRunsInTurns<T>(revs: readonly [string, string], child
     for (let r = 0; r < runs; r++) {
       for (const which of r % 2 === 0 ? [0, 1] : [1, 0]) {
         const build = builds[which]!;
-        const { stdout } = await execFileAsync(process.execPath, [...(options.nodeFlags ?? []), build.file(`tools/bench/${child}`)], { env: { ...build.env, ...options.env }, maxBuffer: 1 << 20 });
+        const { stdout } = await execFileAsync(process.execPath, [...(options.nodeFlags ?? []), build.file(`tools/bench/${child}`)], {
+          env: { ...build.env, ...options.env },
+          maxBuffer: 1 << 20,
+        });
         const out = JSON.parse(stdout.trim().split('\n').pop()!) as T;
         outputs[which]!.push(out);
         process.stderr.write(`[${child}] ${revs[which]} run ${r + 1}: ${JSON.stringify(out)}\n`);

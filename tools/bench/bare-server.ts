@@ -37,7 +37,14 @@ interface Route {
 function stats(): ServerStats {
   const cpu = process.cpuUsage();
   const mem = process.memoryUsage();
-  return { cpuUs: cpu.user + cpu.system, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, maxRss: process.resourceUsage().maxRSS * 1024, hrtimeUs: Number(process.hrtime.bigint() / 1000n) };
+  return {
+    cpuUs: cpu.user + cpu.system,
+    rss: mem.rss,
+    heapUsed: mem.heapUsed,
+    external: mem.external,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    hrtimeUs: Number(process.hrtime.bigint() / 1000n),
+  };
 }
 
 /**
@@ -117,7 +124,7 @@ async function floorCreate(f: Floor, req: IncomingMessage, res: ServerResponse):
   const object = JSON.parse((await readBody(req)).toString('utf8')) as { metadata: Record<string, unknown> };
   const meta = object.metadata;
   meta.uid = randomUUID();
-  meta.creationTimestamp = new Date().toISOString().slice(0, 19) + 'Z';
+  meta.creationTimestamp = `${new Date().toISOString().slice(0, 19)}Z`;
   meta.generation = 1;
   meta.managedFields = f.managedFields;
   if (spinNs > 0n) spin(spinNs);

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type EtcdInstance, startEtcd } from '../../test/support/etcd';
-import { ApiClient } from './api';
+import type { ApiClient } from './api';
 import type { Build } from './build';
 import { createBodyTemplate, replicaSet, replicaSetsPath, storedFormOf } from './fixtures';
 import type { Child } from './ipc';

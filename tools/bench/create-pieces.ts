@@ -92,23 +92,74 @@ void (async () => {
     obj.metadata!.resourceVersion = '123456';
     return obj;
   };
-  const text = body.toString('utf8');
+  const _text = body.toString('utf8');
   const sctx = { naming, now: 0, user: ctx.user };
 
   const rows: Array<[string, number, number | undefined, string]> = [
-    ['request body: limits, strict JSON decode (repeated keys)', time(() => body, (b) => decodeObject(json, b)), time(() => body, (b) => JSON.parse(b.toString('utf8'))), '`JSON.parse` of the text'],
-    ['unknown fields, fieldValidation=Strict', time(decoded, (o) => checkBodyFields(naming, def, handOver(o), 'Strict', ctx)), time(decoded, walk), 'one walk over the values'],
-    ['system metadata and defaults', time(decoded, (o) => {
-      const meta = o.metadata!;
-      meta.uid = randomUUID();
-      meta.creationTimestamp = '2026-11-29T12:00:00Z';
-      meta.generation = 1;
-      def.defaults?.(o);
-    }), undefined, ''],
-    ['managedFields for one manager', time(() => { const o = decoded(); def.defaults?.(o); return o; }, (o) => updateManagedFields(undefined, o, MANAGER, 0, naming)), undefined, ''],
-    ['validation: metadata and the ReplicaSet', time(prepared, (o) => [validateObjectMeta(o.metadata!, { namespaced: true, nameRule: def.nameRule }), def.validate?.(o, sctx)]), undefined, ''],
-    ['storage encode: upstream field order, the version left out', time(prepared, (o) => encodeCreatedForStorage(registry, o)), time(prepared, (o) => Buffer.from(JSON.stringify(o))), '`JSON.stringify` + `Buffer.from`'],
-    ['the answer: the version spliced into the stored text', time(() => encodeCreatedForStorage(registry, prepared())!, (c) => c.answer(123456)), time(answered, (o) => Buffer.from(JSON.stringify(o))), '`JSON.stringify` + `Buffer.from`'],
+    [
+      'request body: limits, strict JSON decode (repeated keys)',
+      time(
+        () => body,
+        (b) => decodeObject(json, b),
+      ),
+      time(
+        () => body,
+        (b) => JSON.parse(b.toString('utf8')),
+      ),
+      '`JSON.parse` of the text',
+    ],
+    [
+      'unknown fields, fieldValidation=Strict',
+      time(decoded, (o) => checkBodyFields(naming, def, handOver(o), 'Strict', ctx)),
+      time(decoded, walk),
+      'one walk over the values',
+    ],
+    [
+      'system metadata and defaults',
+      time(decoded, (o) => {
+        const meta = o.metadata!;
+        meta.uid = randomUUID();
+        meta.creationTimestamp = '2026-11-29T12:00:00Z';
+        meta.generation = 1;
+        def.defaults?.(o);
+      }),
+      undefined,
+      '',
+    ],
+    [
+      'managedFields for one manager',
+      time(
+        () => {
+          const o = decoded();
+          def.defaults?.(o);
+          return o;
+        },
+        (o) => updateManagedFields(undefined, o, MANAGER, 0, naming),
+      ),
+      undefined,
+      '',
+    ],
+    [
+      'validation: metadata and the ReplicaSet',
+      time(prepared, (o) => [validateObjectMeta(o.metadata!, { namespaced: true, nameRule: def.nameRule }), def.validate?.(o, sctx)]),
+      undefined,
+      '',
+    ],
+    [
+      'storage encode: upstream field order, the version left out',
+      time(prepared, (o) => encodeCreatedForStorage(registry, o)),
+      time(prepared, (o) => Buffer.from(JSON.stringify(o))),
+      '`JSON.stringify` + `Buffer.from`',
+    ],
+    [
+      'the answer: the version spliced into the stored text',
+      time(
+        () => encodeCreatedForStorage(registry, prepared())!,
+        (c) => c.answer(123456),
+      ),
+      time(answered, (o) => Buffer.from(JSON.stringify(o))),
+      '`JSON.stringify` + `Buffer.from`',
+    ],
     ['freezing for the watch cache', time(prepared, (o) => freezeForAdoption(o)), time(prepared, walk), 'one walk over the values'],
   ];
 
@@ -116,7 +167,9 @@ void (async () => {
   const steps = rows.reduce((sum, r) => sum + r[1], 0);
   const floor = rows.reduce((sum, r) => sum + (r[2] ?? 0), 0);
   const us = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(2));
-  process.stdout.write(`create steps in process, ReplicaSet body ${body.length} B, fastest of ${rounds} rounds of ${calls} calls (Node ${process.version})\n\n`);
+  process.stdout.write(
+    `create steps in process, ReplicaSet body ${body.length} B, fastest of ${rounds} rounds of ${calls} calls (Node ${process.version})\n\n`,
+  );
   process.stdout.write('| step | Keelson µs | Node, the same work µs | reference |\n|---|---:|---:|---|\n');
   for (const [name, own, ref, what] of rows) process.stdout.write(`| ${name} | ${us(own)} | ${us(ref)} | ${what} |\n`);
   process.stdout.write(`| the steps above | ${us(steps)} | ${us(floor)} | |\n`);

@@ -40,7 +40,13 @@ async function round(client: Etcd3, endpoint: string, etcdPid: number, shape: Sh
   const cpu = processCpuUs(etcdPid)! - before;
   watch?.cancel();
   await store?.close();
-  return { shape, watched, writesPerSecond: Math.round(writes / (ms / 1000)), etcdCpuUsPerWrite: Math.round(cpu / writes), eventsSeen: watched ? seen : undefined };
+  return {
+    shape,
+    watched,
+    writesPerSecond: Math.round(writes / (ms / 1000)),
+    etcdCpuUsPerWrite: Math.round(cpu / writes),
+    eventsSeen: watched ? seen : undefined,
+  };
 }
 
 void (async () => {
@@ -58,7 +64,8 @@ void (async () => {
     process.stdout.write(`etcd ${version.version}\n`);
     for (let r = 0; r < rounds; r++) {
       for (const shape of ['put', 'guarded create'] as Shape[]) {
-        for (const watched of [false, true]) process.stdout.write(`${JSON.stringify(await round(client, etcd.endpoint, etcdPid, shape, watched, writes, value, ++run))}\n`);
+        for (const watched of [false, true])
+          process.stdout.write(`${JSON.stringify(await round(client, etcd.endpoint, etcdPid, shape, watched, writes, value, ++run))}\n`);
       }
     }
   } finally {

@@ -16,7 +16,7 @@ function bucketOf(valueUs: number): number {
 }
 
 /** The upper edge of a bucket, reported for percentiles (as HdrHistogram reports the highest equivalent value). */
-function valueOf(bucket: number): number {
+function bucketValue(bucket: number): number {
   return bucket === 0 ? 1 : 2 ** (bucket / SUB_BUCKETS);
 }
 
@@ -50,7 +50,7 @@ export class Histogram {
     let seen = 0;
     for (let b = 0; b < BUCKETS; b++) {
       seen += this.counts[b];
-      if (seen >= rank) return Math.min(valueOf(b), this.max);
+      if (seen >= rank) return Math.min(bucketValue(b), this.max);
     }
     return this.max;
   }

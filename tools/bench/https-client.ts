@@ -232,7 +232,12 @@ export class HttpsConnection {
 
 /** `METHOD path HTTP/1.1` plus the headers every bench request sends (`extra.accept` replaces the default Accept). */
 export function requestHead(method: string, path: string, target: Target, extra: Record<string, string> = {}): string {
-  const lines = [`${method} ${path} HTTP/1.1`, `host: ${target.host}:${target.port}`, `accept: ${extra.accept ?? 'application/json'}`, 'user-agent: keelson-bench'];
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    `host: ${target.host}:${target.port}`,
+    `accept: ${extra.accept ?? 'application/json'}`,
+    'user-agent: keelson-bench',
+  ];
   for (const [name, value] of Object.entries(extra)) if (name !== 'accept') lines.push(`${name}: ${value}`);
   return lines.join('\r\n');
 }

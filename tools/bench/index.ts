@@ -97,7 +97,18 @@ async function main(): Promise<void> {
         await run();
       } catch (err) {
         log(`scenario ${scenarios.join('/')} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-        ctx.rows.push({ scenario: scenarios[0], name: `scenario ${scenarios.join('/')} FAILED`, keelson: '', reference: '', ratio: '', cpu: '', latency: '', note: String(err instanceof Error ? err.message : err).split('\n')[0].slice(0, 200) });
+        ctx.rows.push({
+          scenario: scenarios[0],
+          name: `scenario ${scenarios.join('/')} FAILED`,
+          keelson: '',
+          reference: '',
+          ratio: '',
+          cpu: '',
+          latency: '',
+          note: String(err instanceof Error ? err.message : err)
+            .split('\n')[0]
+            .slice(0, 200),
+        });
       }
     };
     await attempt([1], () => runCreate(ctx));

@@ -21,7 +21,12 @@ const NAMESPACES = 10;
 const LATER_PODS = 5_000;
 const admin = { user: { username: 'admin', groups: ['system:masters'] }, userAgent: 'bench' };
 const podsIn = (i: number) => ({ group: '', version: 'v1', resource: 'pods', namespace: `ns-${i % NAMESPACES}` });
-const pod = (i: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${i}`, labels: { app: 'bench' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } });
+const pod = (i: number) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: `p-${i}`, labels: { app: 'bench' } },
+  spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] },
+});
 
 function heldBytes(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -53,7 +58,10 @@ void (async () => {
   await sleep(500);
   const before = heldBytes();
   const started = process.cpuUsage();
-  const controllers = startControllers(core, ['replicaset', 'disruption', 'nodelifecycle', 'taint-eviction-controller', 'podgc'], undefined, { leaderElect: false, simulatedNodes: 0 });
+  const controllers = startControllers(core, ['replicaset', 'disruption', 'nodelifecycle', 'taint-eviction-controller', 'podgc'], undefined, {
+    leaderElect: false,
+    simulatedNodes: 0,
+  });
   await sleep(3_000);
   const startCpuMs = cpuUs(started) / 1000;
   const heapPerPod = (heldBytes() - before) / pods;

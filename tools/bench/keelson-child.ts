@@ -25,7 +25,14 @@ export interface ServerStats {
 function stats(): ServerStats {
   const cpu = process.cpuUsage();
   const mem = process.memoryUsage();
-  return { cpuUs: cpu.user + cpu.system, rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external, maxRss: process.resourceUsage().maxRSS * 1024, hrtimeUs: Number(process.hrtime.bigint() / 1000n) };
+  return {
+    cpuUs: cpu.user + cpu.system,
+    rss: mem.rss,
+    heapUsed: mem.heapUsed,
+    external: mem.external,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    hrtimeUs: Number(process.hrtime.bigint() / 1000n),
+  };
 }
 
 async function main(): Promise<void> {
@@ -39,9 +46,9 @@ async function main(): Promise<void> {
   const parsed = parseFlags(argv);
   if (parsed.kind !== 'config') throw new Error(parsed.kind === 'error' ? parsed.error.message : 'unexpected --help');
   const server = await startServer(parsed.config, { waitForReady: false, adapter, log: () => {} });
-  let closing: Promise<void> | undefined;
+  let _closing: Promise<void> | undefined;
   const stop = () => {
-    closing ??= server.close().finally(() => process.exit(0));
+    _closing ??= server.close().finally(() => process.exit(0));
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

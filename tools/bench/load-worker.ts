@@ -13,10 +13,7 @@ import { EtcdLoad, type EtcdSpec } from './load/etcd-load';
 import { HttpsLoad, type HttpsSpec } from './load/https-load';
 import { EtcdWatchers, HttpsWatchers } from './load/watchers';
 
-export type OpenArgs =
-  | { kind: 'https'; target: Target; connections: number }
-  | { kind: 'etcd'; endpoint: string }
-  | StoreTarget;
+export type OpenArgs = { kind: 'https'; target: Target; connections: number } | { kind: 'etcd'; endpoint: string } | StoreTarget;
 
 export type RunSpec = HttpsSpec | EtcdSpec | StoreSpec;
 
@@ -36,7 +33,8 @@ let nextId = 1;
 
 serveCalls({
   open: async (args: OpenArgs) => {
-    const load = args.kind === 'https' ? await HttpsLoad.open(args.target, args.connections) : args.kind === 'etcd' ? EtcdLoad.open(args.endpoint) : StoreLoad.open(args);
+    const load =
+      args.kind === 'https' ? await HttpsLoad.open(args.target, args.connections) : args.kind === 'etcd' ? EtcdLoad.open(args.endpoint) : StoreLoad.open(args);
     loads.set(nextId, load);
     return nextId++;
   },
@@ -67,7 +65,10 @@ serveCalls({
       | { kind: 'https'; target: Target; n: number; path: string; create: { path: string; before: string; after: string } }
       | { kind: 'etcd'; endpoint: string; n: number; prefix: string; value: Uint8Array },
   ) => {
-    const w = args.kind === 'https' ? await HttpsWatchers.open(args.target, args.n, args.path, args.create) : await EtcdWatchers.open(args.endpoint, args.n, args.prefix, args.value);
+    const w =
+      args.kind === 'https'
+        ? await HttpsWatchers.open(args.target, args.n, args.path, args.create)
+        : await EtcdWatchers.open(args.endpoint, args.n, args.prefix, args.value);
     watchers.set(nextId, w);
     return nextId++;
   },

@@ -65,7 +65,8 @@ export function etcdRpcCounts(endpoint: string): Promise<Map<string, number>> {
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () => {
           const counts = new Map<string, number>();
-          for (const m of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\S+)$/gm)) counts.set(m[1], (counts.get(m[1]) ?? 0) + Number(m[2]));
+          for (const m of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\S+)$/gm))
+            counts.set(m[1], (counts.get(m[1]) ?? 0) + Number(m[2]));
           resolve(counts);
         });
       })
@@ -175,7 +176,9 @@ export const cpuPerOp = (s: Sample): number => (s.ops > 0 ? s.serverCpuUs / s.op
 /** `Range 1.00, Txn 1.00`: etcd RPCs per completed operation. */
 export function etcdRpcsPerOp(s: Sample): string {
   if (!s.etcdRpcs || s.ops === 0) return '-';
-  const parts = Object.entries(s.etcdRpcs).sort((a, b) => b[1] - a[1]).map(([method, n]) => `${method} ${(n / s.ops).toFixed(2)}`);
+  const parts = Object.entries(s.etcdRpcs)
+    .sort((a, b) => b[1] - a[1])
+    .map(([method, n]) => `${method} ${(n / s.ops).toFixed(2)}`);
   return parts.length ? parts.join(', ') : '0';
 }
 

@@ -44,7 +44,8 @@ export function kernelCounters(pid: number): Record<string, number> | undefined 
   try {
     const out: Record<string, number> = {};
     for (const m of readFileSync(`/proc/${pid}/io`, 'utf8').matchAll(/^(syscr|syscw|rchar|wchar): (\d+)$/gm)) out[m[1]!] = Number(m[2]);
-    for (const m of readFileSync(`/proc/${pid}/status`, 'utf8').matchAll(/^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches):\s+(\d+)$/gm)) out[m[1]!] = Number(m[2]);
+    for (const m of readFileSync(`/proc/${pid}/status`, 'utf8').matchAll(/^(voluntary_ctxt_switches|nonvoluntary_ctxt_switches):\s+(\d+)$/gm))
+      out[m[1]!] = Number(m[2]);
     return out;
   } catch {
     return undefined;

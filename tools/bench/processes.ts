@@ -77,7 +77,18 @@ async function waitReady(port: number, ca: string, child: Child, timeoutMs: numb
 
 export async function startKeelson(build: Build, options: KeelsonOptions): Promise<KeelsonServer> {
   // The scenarios measure the API itself: no ReplicaSet controller turns their ReplicaSets into pods, no simulated node runs them.
-  const args = ['--secure-port', '0', '--data-dir', options.dataDir, '--bench-adapter', options.adapter ?? 'express', '--controllers', '*,-replicaset', '--simulated-nodes', '0'];
+  const args = [
+    '--secure-port',
+    '0',
+    '--data-dir',
+    options.dataDir,
+    '--bench-adapter',
+    options.adapter ?? 'express',
+    '--controllers',
+    '*,-replicaset',
+    '--simulated-nodes',
+    '0',
+  ];
   if (options.store.kind === 'etcd') args.push('--etcd-servers', options.store.endpoint);
   if (options.serverArgs) args.push(...options.serverArgs);
   const execArgv = ['--expose-gc'];

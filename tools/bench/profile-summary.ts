@@ -43,9 +43,18 @@ const STAGES: Array<[string, (f: Frame) => boolean]> = [
   ['GC (main thread; V8 worker threads come on top)', (f) => f.functionName === '(garbage collector)'],
   ['managedFields (src/core/apply, managed-fields)', (f) => /\/src\/core\/apply\/|managed-fields/.test(f.url)],
   ['watch cache ingest (store watch → cache)', (f) => /\/src\/store\/[^/]*watch|\/src\/core\/cache\//.test(f.url)],
-  ['etcd client calls (src/store/etcd/client, h2-connection, hpack, generated codecs)', (f) => /\/src\/store\/etcd\/(client|h2-connection|hpack)|\/src\/gen\/etcd\/|@bufbuild\/protobuf|@grpc|\/etcd3\/|cockatiel|protobufjs|node:internal\/http2|\/long\//.test(f.url)],
+  [
+    'etcd client calls (src/store/etcd/client, h2-connection, hpack, generated codecs)',
+    (f) =>
+      /\/src\/store\/etcd\/(client|h2-connection|hpack)|\/src\/gen\/etcd\/|@bufbuild\/protobuf|@grpc|\/etcd3\/|cockatiel|protobufjs|node:internal\/http2|\/long\//.test(
+        f.url,
+      ),
+  ],
   // The bytes go out from `endAll`, after the turn's requests were handled (gateway/express-adapter.ts).
-  ['response: encode + write', (f) => (f.functionName === 'writeObject' && /respond/.test(f.url)) || (f.functionName === 'endAll' && /express-adapter/.test(f.url))],
+  [
+    'response: encode + write',
+    (f) => (f.functionName === 'writeObject' && /respond/.test(f.url)) || (f.functionName === 'endAll' && /express-adapter/.test(f.url)),
+  ],
   ['request body: read, decode, field validation', (f) => /strict-json|field-validation|\/gateway\/body/.test(f.url)],
   ['storage encode/decode, deep copies (object-codec)', (f) => /object-codec/.test(f.url)],
   ['validation, defaults, strategy', (f) => /\/src\/core\/(validation|resources)\//.test(f.url)],
@@ -134,7 +143,14 @@ export function summarizeProfile(file: string, window?: { startUs: number; endUs
 
 export function renderProfileSummary(summary: ProfileSummary, title: string): string {
   const pct = (us: number) => `${((us / summary.busyUs) * 100).toFixed(1)}%`;
-  const lines = [`## ${title}`, '', `busy (non-idle) sampled time: ${(summary.busyUs / 1000).toFixed(0)} ms`, '', '| stage (samples by stack) | share |', '|---|---:|'];
+  const lines = [
+    `## ${title}`,
+    '',
+    `busy (non-idle) sampled time: ${(summary.busyUs / 1000).toFixed(0)} ms`,
+    '',
+    '| stage (samples by stack) | share |',
+    '|---|---:|',
+  ];
   for (const [stage, us] of summary.stages) lines.push(`| ${stage} | ${pct(us)} |`);
   lines.push('', '| area (self time) | share |', '|---|---:|');
   for (const [area, us] of summary.areas.slice(0, 20)) lines.push(`| ${area} | ${pct(us)} |`);

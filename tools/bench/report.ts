@@ -89,7 +89,7 @@ export function ratio(value: number, reference: number): string {
   return `${(value / reference).toFixed(2)}×`;
 }
 
-function escape(cell: string): string {
+function escapeCell(cell: string): string {
   return cell.replace(/\|/g, '\\|');
 }
 
@@ -98,13 +98,13 @@ export function renderTable(rows: Row[]): string {
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`];
   // By scenario, in the order measured within each (sort is stable).
   for (const r of [...rows].sort((a, b) => a.scenario - b.scenario)) {
-    lines.push(`| ${[String(r.scenario), r.name, r.keelson, r.reference, r.ratio, r.cpu, r.latency, r.note ?? ''].map(escape).join(' | ')} |`);
+    lines.push(`| ${[String(r.scenario), r.name, r.keelson, r.reference, r.ratio, r.cpu, r.latency, r.note ?? ''].map(escapeCell).join(' | ')} |`);
   }
   return lines.join('\n');
 }
 
 export function renderBudgets(checks: BudgetCheck[]): string {
   const lines = ['| budget (docs/BENCHMARKS.md) | target | measured | verdict |', '|---|---|---|---|'];
-  for (const c of checks) lines.push(`| ${[c.budget, c.target, c.measured, verdict(c)].map(escape).join(' | ')} |`);
+  for (const c of checks) lines.push(`| ${[c.budget, c.target, c.measured, verdict(c)].map(escapeCell).join(' | ')} |`);
   return lines.join('\n');
 }

@@ -22,7 +22,12 @@ void (async () => {
   await core.ready();
   const run = Math.random().toString(36).slice(2, 8);
   for (let i = 0; i < PODS; i++) {
-    await core.create(pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `u-${run}-${i}` }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx:1.27' }] } }, {}, ctx);
+    await core.create(
+      pods,
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: `u-${run}-${i}` }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'nginx:1.27' }] } },
+      {},
+      ctx,
+    );
   }
   await new Promise((resolve) => setTimeout(resolve, 300));
   let flip = 0;
@@ -36,7 +41,17 @@ void (async () => {
         phase: 'Running',
         podIP: '10.0.0.1',
         conditions: [{ type: 'Ready', status: ready, lastTransitionTime: '2026-11-29T12:00:00Z' }],
-        containerStatuses: [{ name: 'c', ready: ready === 'True', restartCount: 0, image: 'nginx:1.27', imageID: '', started: true, state: { running: { startedAt: '2026-11-29T12:00:00Z' } } }],
+        containerStatuses: [
+          {
+            name: 'c',
+            ready: ready === 'True',
+            restartCount: 0,
+            image: 'nginx:1.27',
+            imageID: '',
+            started: true,
+            state: { running: { startedAt: '2026-11-29T12:00:00Z' } },
+          },
+        ],
       };
       try {
         await core.update({ ...target, subresource: 'status' }, { ...current, status }, {}, ctx);

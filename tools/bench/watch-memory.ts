@@ -34,7 +34,15 @@ async function main(): Promise<void> {
   const server = await startKeelson(build, { store: { kind: 'embedded' }, dataDir, serverArgs });
   try {
     await server.settle();
-    const load = new SustainedWrites({ target: server.target, namespace: 'load', clients: 8, writesPerSecond: flag('--writes', 1000), objects: 4000, watchers: 20, valueBytes: 1024 });
+    const load = new SustainedWrites({
+      target: server.target,
+      namespace: 'load',
+      clients: 8,
+      writesPerSecond: flag('--writes', 1000),
+      objects: 4000,
+      watchers: 20,
+      valueBytes: 1024,
+    });
     const summary = await runMemoryScenario({
       load,
       gc: () => server.gc(),

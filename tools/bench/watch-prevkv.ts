@@ -16,13 +16,15 @@ async function round(store: ReturnType<typeof createStore>, etcdPid: number, pre
   for (const k of keys) revs.set(k, (await store.get(k)).kv?.modRevision ?? (await store.create(k, value)).modRevision);
   const before = processCpuUs(etcdPid)!;
   let done = 0;
-  await Promise.all(keys.map(async (k) => {
-    while (done < n) {
-      done++;
-      const kv = await store.update(k, value, revs.get(k)!);
-      revs.set(k, kv.modRevision);
-    }
-  }));
+  await Promise.all(
+    keys.map(async (k) => {
+      while (done < n) {
+        done++;
+        const kv = await store.update(k, value, revs.get(k)!);
+        revs.set(k, kv.modRevision);
+      }
+    }),
+  );
   await new Promise((r) => setTimeout(r, 300));
   const cpu = processCpuUs(etcdPid)! - before;
   w.cancel();

@@ -38,7 +38,14 @@ export function targetOf(path: string): ResourceTarget {
     namespace = rest[1];
     rest = rest.slice(2);
   }
-  return { group, version, resource: rest[0] ?? '', ...(namespace ? { namespace } : {}), ...(rest[1] ? { name: rest[1] } : {}), ...(rest[2] ? { subresource: rest[2] } : {}) };
+  return {
+    group,
+    version,
+    resource: rest[0] ?? '',
+    ...(namespace ? { namespace } : {}),
+    ...(rest[1] ? { name: rest[1] } : {}),
+    ...(rest[2] ? { subresource: rest[2] } : {}),
+  };
 }
 
 const ADMIN = { username: 'admin', uid: '', groups: ['system:masters', 'system:authenticated'], extra: {} };
@@ -80,12 +87,20 @@ function options(r: () => number): WriteOptions {
   return {
     dryRun: roll < 0.1 ? ['All'] : roll < 0.15 ? ['Nope'] : roll < 0.17 ? ['All', 'All'] : [],
     fieldManager: r() < 0.1 ? 'm'.repeat(Math.floor(r() * 300)) : r() < 0.5 ? 'fuzz' : undefined,
-    fieldValidation: [FieldValidation.FIELD_VALIDATION_UNSPECIFIED, FieldValidation.FIELD_VALIDATION_IGNORE, FieldValidation.FIELD_VALIDATION_WARN, FieldValidation.FIELD_VALIDATION_STRICT][Math.floor(r() * 4)]!,
+    fieldValidation: [
+      FieldValidation.FIELD_VALIDATION_UNSPECIFIED,
+      FieldValidation.FIELD_VALIDATION_IGNORE,
+      FieldValidation.FIELD_VALIDATION_WARN,
+      FieldValidation.FIELD_VALIDATION_STRICT,
+    ][Math.floor(r() * 4)]!,
     ...(r() < 0.1 ? { force: true } : {}),
   };
 }
 
-function unary<Req, Res>(fn: (req: Req, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: Res) => void) => unknown, req: Req): Promise<Res> {
+function unary<Req, Res>(
+  fn: (req: Req, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: Res) => void) => unknown,
+  req: Req,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
     fn(req, new grpc.Metadata(), { deadline: Date.now() + 60_000 }, (err, res) => (err ? reject(err) : resolve(res!)));
   });
@@ -94,7 +109,8 @@ function unary<Req, Res>(fn: (req: Req, md: grpc.Metadata, opts: grpc.CallOption
 function send(client: CoreClient, req: FuzzRequest, r: () => number): Promise<unknown> {
   const target = mangle(targetOf(req.path), r);
   const opts = options(r);
-  if (process.env.KEELSON_FUZZ_TRACE) process.stderr.write(`  ${req.method} ${JSON.stringify(target)} ${JSON.stringify({ ...opts, fieldManager: opts.fieldManager?.slice(0, 20) })}\n`);
+  if (process.env.KEELSON_FUZZ_TRACE)
+    process.stderr.write(`  ${req.method} ${JSON.stringify(target)} ${JSON.stringify({ ...opts, fieldManager: opts.fieldManager?.slice(0, 20) })}\n`);
   // The admin certificate's own identity; only a gateway's certificate may name someone else.
   const caller = { user: ADMIN, userAgent: 'keelson-fuzz' };
   const object = { typeMeta: { apiVersion: r() < 0.9 ? '' : 'v0', kind: r() < 0.9 ? '' : 'Nope' }, raw: req.body, contentType: 'application/json' };
@@ -110,14 +126,24 @@ function doorRandom(seed: number, i: number): () => number {
 }
 
 export function grpcFuzzClient(target: Pick<GrpcTarget, 'address' | 'tls'>): CoreClient {
-  return new CoreClient(target.address, clientCredentials({ ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, serverName: 'localhost' }), { 'grpc.max_receive_message_length': -1 });
+  return new CoreClient(target.address, clientCredentials({ ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, serverName: 'localhost' }), {
+    'grpc.max_receive_message_length': -1,
+  });
 }
 
-export async function runGrpcFuzz(target: GrpcTarget, opts: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void }): Promise<FuzzReport> {
+export async function runGrpcFuzz(
+  target: GrpcTarget,
+  opts: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void },
+): Promise<FuzzReport> {
   const client = grpcFuzzClient(target);
   for (const seed of seedObjects()) {
     const req: FuzzRequest = { cls: 'seed', method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) };
-    await unary(client.create.bind(client), { target: targetOf(seed.path), object: { typeMeta: { apiVersion: '', kind: '' }, raw: req.body, contentType: 'application/json' }, options: { dryRun: [], fieldValidation: FieldValidation.FIELD_VALIDATION_UNSPECIFIED }, caller: { user: ADMIN } }).catch(() => undefined);
+    await unary(client.create.bind(client), {
+      target: targetOf(seed.path),
+      object: { typeMeta: { apiVersion: '', kind: '' }, raw: req.body, contentType: 'application/json' },
+      options: { dryRun: [], fieldValidation: FieldValidation.FIELD_VALIDATION_UNSPECIFIED },
+      caller: { user: ADMIN },
+    }).catch(() => undefined);
   }
   const recorder = new FuzzRecorder(target.pid);
   const indexes = opts.only ?? Array.from({ length: opts.count }, (_, i) => i);

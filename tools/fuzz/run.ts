@@ -41,7 +41,11 @@ function alive(pid: number): boolean {
   }
 }
 
-function send(agent: https.Agent, target: Target, req: Pick<FuzzRequest, 'method' | 'path' | 'contentType' | 'body'>): Promise<{ status: number; body: string }> {
+function send(
+  agent: https.Agent,
+  target: Target,
+  req: Pick<FuzzRequest, 'method' | 'path' | 'contentType' | 'body'>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const r = https.request(
       `${target.url}${req.path}`,
@@ -65,7 +69,17 @@ export class FuzzRecorder {
 
   constructor(private readonly pid: number) {
     const idleRssMb = rssMb(pid);
-    this.report = { requests: 0, byStatus: {}, serverErrors: [], alive: true, slowestMs: 0, slowestClass: '', idleRssMb, peakRssMb: idleRssMb, finalRssMb: idleRssMb };
+    this.report = {
+      requests: 0,
+      byStatus: {},
+      serverErrors: [],
+      alive: true,
+      slowestMs: 0,
+      slowestClass: '',
+      idleRssMb,
+      peakRssMb: idleRssMb,
+      finalRssMb: idleRssMb,
+    };
   }
 
   /** Record one answer (`status` 0: none came); false when the server has died and the run must stop. */
@@ -97,9 +111,13 @@ export class FuzzRecorder {
   }
 }
 
-export async function runFuzz(target: Target, options: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void }): Promise<FuzzReport> {
+export async function runFuzz(
+  target: Target,
+  options: { seed: number; count: number; only?: number[]; onProgress?: (done: number) => void },
+): Promise<FuzzReport> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key });
-  for (const seed of seedObjects()) await send(agent, target, { method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) });
+  for (const seed of seedObjects())
+    await send(agent, target, { method: 'POST', path: seed.path, contentType: 'application/json', body: Buffer.from(JSON.stringify(seed.body)) });
   global.gc?.();
   const recorder = new FuzzRecorder(target.pid);
   const indexes = options.only ?? Array.from({ length: options.count }, (_, i) => i);

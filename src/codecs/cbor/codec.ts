@@ -282,7 +282,9 @@ export class CborDecoder {
       const item = reader.read();
       if (!isPlainObject(item)) throw new CborDecodeError('cbor: a watch event must be a map');
       const shape = this.shapeOf(item.object);
-      const object = shape ? (readCbor(bytes.subarray(start, reader.pos), { field: (k) => (k === 'object' ? shape : undefined) }) as { object: unknown }).object : item.object;
+      const object = shape
+        ? (readCbor(bytes.subarray(start, reader.pos), { field: (k) => (k === 'object' ? shape : undefined) }) as { object: unknown }).object
+        : item.object;
       events.push({ type: String(item.type ?? ''), object: object ?? null });
     }
     return events;

@@ -190,7 +190,7 @@ export class CborReader {
       const v = this.item(depth + 1, shape?.field ? shape.field(k) : shape?.item);
       if (v === BREAK) throw new CborDecodeError('cbor: unexpected break');
       // Values are never undefined, so the own-property check only runs for keys seen before (or Object's).
-      if (out[k] !== undefined && Object.prototype.hasOwnProperty.call(out, k)) {
+      if (out[k] !== undefined && Object.hasOwn(out, k)) {
         throw new CborDecodeError(`cbor: found duplicate map key "${k}" at map element index ${i}`);
       }
       if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });

@@ -18,7 +18,9 @@ export class ProtobufNotMarshalableError extends Error {
     readonly apiVersion: string,
     readonly kind: string,
   ) {
-    super(`object ${kind || 'of unknown kind'} (${apiVersion || 'no apiVersion'}) does not implement the protobuf marshalling interface and cannot be encoded to a protobuf message`);
+    super(
+      `object ${kind || 'of unknown kind'} (${apiVersion || 'no apiVersion'}) does not implement the protobuf marshalling interface and cannot be encoded to a protobuf message`,
+    );
     this.name = 'ProtobufNotMarshalableError';
   }
 }
@@ -99,7 +101,6 @@ export function createProtobufCodec(naming: Naming): ProtobufCodec {
       encodeEvent: (event) => encodeWatchFrame(event.type, encode(event.object)),
       encodeEventWithBody: (type, objectBody) => encodeWatchFrame(type, objectBody),
     },
-    decodeWatchStream: (stream) =>
-      decodeWatchFrames(stream).map((event) => ({ type: event.type, object: decodeBody(event.object) })),
+    decodeWatchStream: (stream) => decodeWatchFrames(stream).map((event) => ({ type: event.type, object: decodeBody(event.object) })),
   };
 }

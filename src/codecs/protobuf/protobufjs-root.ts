@@ -11,11 +11,21 @@ import { schemaTypes } from '../../schema';
 
 /** Messages for the special types, in package `special`. */
 const SPECIAL_MESSAGES: Record<string, [name: string, id: number, type: string][]> = {
-  Time: [['seconds', 1, 'int64'], ['nanos', 2, 'int32']],
-  MicroTime: [['seconds', 1, 'int64'], ['nanos', 2, 'int32']],
+  Time: [
+    ['seconds', 1, 'int64'],
+    ['nanos', 2, 'int32'],
+  ],
+  MicroTime: [
+    ['seconds', 1, 'int64'],
+    ['nanos', 2, 'int32'],
+  ],
   Duration: [['duration', 1, 'int64']],
   Quantity: [['string', 1, 'string']],
-  IntOrString: [['type', 1, 'int64'], ['intVal', 2, 'int32'], ['strVal', 3, 'string']],
+  IntOrString: [
+    ['type', 1, 'int64'],
+    ['intVal', 2, 'int32'],
+    ['strVal', 3, 'string'],
+  ],
   RawExtension: [['raw', 1, 'bytes']],
   FieldsV1: [['Raw', 1, 'bytes']],
 };

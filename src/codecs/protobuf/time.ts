@@ -45,7 +45,7 @@ export function formatRfc3339(ts: Timestamp, fractionDigits: 0 | 6): string {
   return `${base}${fraction}Z`;
 }
 
-const UNITS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+const UNITS: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, μs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 
 /** Go's time.ParseDuration, in nanoseconds. */
 export function parseGoDuration(text: string): number {

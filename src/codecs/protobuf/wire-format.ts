@@ -45,4 +45,3 @@ export function skipField(r: Reader, wire: number): void {
   if (wire === 3 || wire === 4) throw new ProtobufDecodeError(`unsupported wire type ${wire}`);
   r.skipType(wire);
 }
-

@@ -62,6 +62,7 @@ export function compileExpression(expression: string, naming: Pick<Naming, 'word
 /** Evaluate a compiled expression that must give a boolean (upstream: "expected a bool"). */
 export function evaluateBool(compiled: CompiledExpression, vars: CelVariables): boolean {
   const value = compiled.evaluate(vars);
-  if (typeof value !== 'boolean') throw new CelEvaluationError(`expression '${compiled.expression}' resulted in error: no such overload (got ${typeof value}, expected bool)`);
+  if (typeof value !== 'boolean')
+    throw new CelEvaluationError(`expression '${compiled.expression}' resulted in error: no such overload (got ${typeof value}, expected bool)`);
   return value;
 }

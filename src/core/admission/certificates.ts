@@ -41,7 +41,12 @@ function signerPermission(
       if (!touches(a.object as CertificateSigningRequest | undefined, old)) return;
       const signerName = old?.spec?.signerName ?? '';
       return authorizeSigner(a.user, verb, signerName).then((allowed) => {
-        if (!allowed) throw forbidden({ group: a.group, resource: a.resource }, a.name, `user not permitted to ${verb} requests with signerName ${JSON.stringify(signerName)}`);
+        if (!allowed)
+          throw forbidden(
+            { group: a.group, resource: a.resource },
+            a.name,
+            `user not permitted to ${verb} requests with signerName ${JSON.stringify(signerName)}`,
+          );
       });
     },
   };
@@ -53,7 +58,14 @@ export function certificateApproval(naming: Naming, authorizeSigner: SignerAutho
 
 /** Only a write that changes the certificate is signing. */
 export function certificateSigning(naming: Naming, authorizeSigner: SignerAuthorizer | undefined): AdmissionPlugin {
-  return signerPermission('CertificateSigning', 'status', 'sign', (next, old) => (old?.status?.certificate ?? '') !== (next?.status?.certificate ?? ''), naming, authorizeSigner);
+  return signerPermission(
+    'CertificateSigning',
+    'status',
+    'sign',
+    (next, old) => (old?.status?.certificate ?? '') !== (next?.status?.certificate ?? ''),
+    naming,
+    authorizeSigner,
+  );
 }
 
 export function certificateSubjectRestriction(naming: Naming): AdmissionPlugin {

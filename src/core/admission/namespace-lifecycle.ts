@@ -40,7 +40,11 @@ export function namespaceLifecycle(options: NamespaceLifecycleOptions): Admissio
   }
 
   function terminating(a: AdmissionAttributes, namespace: string): StatusError {
-    const err = forbidden({ group: a.group, resource: a.resource }, a.name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    const err = forbidden(
+      { group: a.group, resource: a.resource },
+      a.name,
+      `unable to create new content in namespace ${namespace} because it is being terminated`,
+    );
     err.status.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }];
     return err;
   }

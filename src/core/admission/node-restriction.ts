@@ -38,7 +38,10 @@ export function nodeRestriction({ naming, reader }: NodeRestrictionOptions): Adm
   const refuse = (a: AdmissionAttributes, message: string) => forbidden({ group: a.group, resource: a.resource }, a.name, message);
 
   async function storedPod(a: AdmissionAttributes): Promise<PodLike | undefined> {
-    return (a.oldObject as PodLike | undefined) ?? ((await reader.get({ group: '', version: 'v1', resource: 'pods', namespace: a.namespace, name: a.name })) as PodLike | undefined);
+    return (
+      (a.oldObject as PodLike | undefined) ??
+      ((await reader.get({ group: '', version: 'v1', resource: 'pods', namespace: a.namespace, name: a.name })) as PodLike | undefined)
+    );
   }
 
   function restrictedLabels(obj: ApiObject | undefined): string[] {
@@ -78,7 +81,8 @@ export function nodeRestriction({ naming, reader }: NodeRestrictionOptions): Adm
     if (owners.length > 1) throw refuse(a, `node "${node}" can only create pods with a single owner reference set to itself`);
     if (owners.length === 1) {
       const o = owners[0]!;
-      if (o.apiVersion !== 'v1' || o.kind !== 'Node' || o.name !== node) throw refuse(a, `node "${node}" can only create pods with an owner reference set to itself`);
+      if (o.apiVersion !== 'v1' || o.kind !== 'Node' || o.name !== node)
+        throw refuse(a, `node "${node}" can only create pods with an owner reference set to itself`);
       if (o.controller !== true) throw refuse(a, `node "${node}" can only create pods with a controller owner reference set to itself`);
       if (o.blockOwnerDeletion === true) throw refuse(a, `node "${node}" must not set blockOwnerDeletion on an owner reference`);
     }
@@ -86,11 +90,12 @@ export function nodeRestriction({ naming, reader }: NodeRestrictionOptions): Adm
     const volumes = pod.spec?.volumes ?? [];
     if (volumes.some((v) => v.secret)) throw refuse(a, `node "${node}" can not create pods that reference secrets`);
     if (volumes.some((v) => v.configMap)) throw refuse(a, `node "${node}" can not create pods that reference configmaps`);
-    if (volumes.some((v) => v.persistentVolumeClaim || v.ephemeral)) throw refuse(a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
+    if (volumes.some((v) => v.persistentVolumeClaim || v.ephemeral))
+      throw refuse(a, `node "${node}" can not create pods that reference persistentvolumeclaims`);
     const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
     const envFrom = (c: Record<string, unknown>) => [
       ...((c.envFrom as Array<Record<string, unknown>> | undefined) ?? []),
-      ...(((c.env as Array<{ valueFrom?: Record<string, unknown> }> | undefined) ?? []).map((e) => e.valueFrom ?? {})),
+      ...((c.env as Array<{ valueFrom?: Record<string, unknown> }> | undefined) ?? []).map((e) => e.valueFrom ?? {}),
     ];
     for (const ref of containers.flatMap(envFrom)) {
       if (ref.secretRef || ref.secretKeyRef) throw refuse(a, `node "${node}" can not create pods that reference secrets`);

@@ -98,7 +98,8 @@ export function resolveAdmissionPlugins(enable: readonly string[] = [], disable:
   const errors: string[] = [];
   for (const name of enable) {
     if (!registered.has(name)) errors.push(`enable-admission-plugins plugin "${name}" is unknown`);
-    else if (!IMPLEMENTED_PLUGINS.has(name)) errors.push(`enable-admission-plugins plugin "${name}" is not available in this server: it admits types that are not served`);
+    else if (!IMPLEMENTED_PLUGINS.has(name))
+      errors.push(`enable-admission-plugins plugin "${name}" is not available in this server: it admits types that are not served`);
   }
   for (const name of disable) {
     if (!registered.has(name)) errors.push(`disable-admission-plugins plugin "${name}" is unknown`);
@@ -107,9 +108,7 @@ export function resolveAdmissionPlugins(enable: readonly string[] = [], disable:
   if (overlap.length > 0) errors.push(`[${overlap.join(' ')}] in enable-admission-plugins and disable-admission-plugins overlapped`);
   if (errors.length > 0) throw new AdmissionPluginsError(errors);
   const on = new Set(enable);
-  return UPSTREAM_PLUGIN_ORDER.filter(
-    (name) => IMPLEMENTED_PLUGINS.has(name) && !disable.includes(name) && (on.has(name) || !UPSTREAM_DEFAULT_OFF.has(name)),
-  );
+  return UPSTREAM_PLUGIN_ORDER.filter((name) => IMPLEMENTED_PLUGINS.has(name) && !disable.includes(name) && (on.has(name) || !UPSTREAM_DEFAULT_OFF.has(name)));
 }
 
 /** The plugins kube-apiserver runs when no flag is given, as far as Keelson has them. */
@@ -122,4 +121,9 @@ export function defaultAdmissionPlugins(): string[] {
  * recommended plugins (namespace lifecycle and dynamic admission), without the kube-apiserver
  * ones that need the controllers (ServiceAccount needs each namespace's `default` account).
  */
-export const GENERIC_APISERVER_PLUGINS: readonly string[] = ['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook'];
+export const GENERIC_APISERVER_PLUGINS: readonly string[] = [
+  'NamespaceLifecycle',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+];

@@ -53,12 +53,18 @@ export function priorityAdmission({ naming, reader, classes }: PriorityOptions):
       policy = pc.preemptionPolicy;
     }
     if (spec.priority !== undefined && spec.priority !== null && spec.priority !== priority) {
-      throw refuse(a, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`);
+      throw refuse(
+        a,
+        `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`,
+      );
     }
     spec.priority = priority;
     if (policy !== undefined) {
       if (spec.preemptionPolicy !== undefined && spec.preemptionPolicy !== null && spec.preemptionPolicy !== policy) {
-        throw refuse(a, `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${policy} from the given PriorityClass name`);
+        throw refuse(
+          a,
+          `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${policy} from the given PriorityClass name`,
+        );
       }
       spec.preemptionPolicy = policy;
     }
@@ -83,7 +89,8 @@ export function priorityAdmission({ naming, reader, classes }: PriorityOptions):
         const spec = ((a.object as PodLike).spec ??= {});
         const old = (a.oldObject as PodLike | undefined)?.spec;
         if ((spec.priority === undefined || spec.priority === null) && old?.priority !== undefined) spec.priority = old.priority;
-        if ((spec.preemptionPolicy === undefined || spec.preemptionPolicy === null) && old?.preemptionPolicy !== undefined) spec.preemptionPolicy = old.preemptionPolicy;
+        if ((spec.preemptionPolicy === undefined || spec.preemptionPolicy === null) && old?.preemptionPolicy !== undefined)
+          spec.preemptionPolicy = old.preemptionPolicy;
       }
     },
     validate(a) {

@@ -106,7 +106,11 @@ export class DynamicAdmissionSources implements WebhookConfigurationSource, Poli
     return def ? { group: def.group, version: def.version, resource: def.resource, namespaced: def.namespaced } : undefined;
   }
 
-  async params(type: { group: string; version: string; resource: string }, namespace: string, pick: { name: string } | { selector: MetaLabelSelector }): Promise<ApiObject[]> {
+  async params(
+    type: { group: string; version: string; resource: string },
+    namespace: string,
+    pick: { name: string } | { selector: MetaLabelSelector },
+  ): Promise<ApiObject[]> {
     const target = { ...type, ...(namespace ? { namespace } : {}) };
     if ('name' in pick) {
       try {

@@ -178,7 +178,15 @@ export class Admission {
  * on unchanged. The call comes taken apart rather than in a closure: every plugin's phases run
  * on every write.
  */
-function timed<T, A, S>(metrics: AdmissionMetrics, type: AdmissionStep, operation: AdmissionOperation, plugin: string | undefined, fn: (this: S, arg: A) => T, self: S, arg: A): T {
+function timed<T, A, S>(
+  metrics: AdmissionMetrics,
+  type: AdmissionStep,
+  operation: AdmissionOperation,
+  plugin: string | undefined,
+  fn: (this: S, arg: A) => T,
+  self: S,
+  arg: A,
+): T {
   const start = performance.now();
   let answer: T;
   try {
@@ -203,7 +211,14 @@ function timed<T, A, S>(metrics: AdmissionMetrics, type: AdmissionStep, operatio
   return answer;
 }
 
-function report(metrics: AdmissionMetrics, type: AdmissionStep, operation: AdmissionOperation, plugin: string | undefined, rejected: boolean, start: number): void {
+function report(
+  metrics: AdmissionMetrics,
+  type: AdmissionStep,
+  operation: AdmissionOperation,
+  plugin: string | undefined,
+  rejected: boolean,
+  start: number,
+): void {
   const seconds = (performance.now() - start) / 1000;
   if (plugin === undefined) metrics.step(type, operation, rejected, seconds);
   else metrics.plugin(plugin, type, operation, rejected, seconds);
@@ -215,6 +230,8 @@ function measuredPlugin(plugin: AdmissionPlugin, metrics: AdmissionMetrics): Adm
   return {
     name,
     ...(admit ? { admit: (attributes: AdmissionAttributes) => timed(metrics, 'admit', attributes.operation, name, admit, plugin, attributes) } : {}),
-    ...(validate ? { validate: (attributes: AdmissionAttributes) => timed(metrics, 'validate', attributes.operation, name, validate, plugin, attributes) } : {}),
+    ...(validate
+      ? { validate: (attributes: AdmissionAttributes) => timed(metrics, 'validate', attributes.operation, name, validate, plugin, attributes) }
+      : {}),
   };
 }

@@ -14,7 +14,7 @@ import type { SchemaType } from '../../schema';
 import { goShapeStruct } from './normalize';
 import { jsonEqual } from '../../util/json-values';
 import { STRIPPED_FIELDS, capUpdateManagers, decodeManaged, emptyManaged, encodeManaged, isResetRequest, managerIdentity, type Managed } from './managed';
-import { FieldSet } from './set';
+import type { FieldSet } from './set';
 import { rootAtom, isObject } from './typed';
 import { ApplyConflicts, applyOwnership, updateOwnership, type EquivalentFieldNames, type UpdaterOptions } from './updater';
 import { allowedByLastApplied, withLastApplied } from './last-applied';

@@ -27,7 +27,6 @@ export function fieldElement(name: string): PathElement {
   return { kind: 'field', name };
 }
 
-
 /**
  * upstream's total order of values: numbers, strings, booleans, lists, maps, null, each
  * compared within their kind.
@@ -105,7 +104,10 @@ export function goJson(value: unknown): string {
   if (typeof value === 'string') return goJsonString(value);
   if (Array.isArray(value)) return `[${value.map(goJson).join(',')}]`;
   if (isObject(value)) {
-    return `{${Object.keys(value).sort(compareGoStrings).map((k) => `${goJsonString(k)}:${goJson(value[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort(compareGoStrings)
+      .map((k) => `${goJsonString(k)}:${goJson(value[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -168,7 +170,10 @@ function printValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(printValue).join(',')}]`;
-  if (isObject(value)) return Object.keys(value).map((k) => `${k}=${printValue(value[k])}`).join('');
+  if (isObject(value))
+    return Object.keys(value)
+      .map((k) => `${k}=${printValue(value[k])}`)
+      .join('');
   return String(value);
 }
 

@@ -73,7 +73,9 @@ export function goShape(value: unknown, type: ValueType): unknown {
     case 'message':
       return isObject(value) ? goShapeStruct(value, typeNamed(type.type)) : value === null ? null : value;
     case 'list':
-      return Array.isArray(value) ? value.map((v) => (v === null && type.item.kind === 'message' ? goShapeStruct({}, typeNamed(type.item.type)) : goShape(v, type.item))) : value;
+      return Array.isArray(value)
+        ? value.map((v) => (v === null && type.item.kind === 'message' ? goShapeStruct({}, typeNamed(type.item.type)) : goShape(v, type.item)))
+        : value;
     case 'map': {
       if (!isObject(value)) return value;
       const out: Record<string, unknown> = {};

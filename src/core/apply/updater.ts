@@ -182,7 +182,7 @@ export function applyOwnership(live: unknown, config: unknown, managers: Managed
   const applied = filter(configSet, opts.ignore);
   out.set(manager, { set: applied, apiVersion: opts.version, applied: true });
   // A manager that still applies every path it applied last time gives up none: nothing to prune.
-  if (!lastSet || !lastSet.set.subsetOf(applied)) merged = prune(merged, out, manager, lastSet, opts.atom);
+  if (!lastSet?.set.subsetOf(applied)) merged = prune(merged, out, manager, lastSet, opts.atom);
   update(live, merged, out, manager, force, opts);
   return { object: jsonEqual(live, merged) ? undefined : merged, managers: restore(out, opts) };
 }
@@ -191,7 +191,7 @@ export function applyOwnership(live: unknown, config: unknown, managers: Managed
  * Remove what `manager` applied last time, no longer applies, and nobody else owns (upstream's
  * prune, addBackOwnedItems and addBackDanglingItems).
  */
-function prune(merged: unknown, managers: ManagedFields, manager: string, lastSet: VersionedSet | undefined, atom: Atom): unknown {
+function prune(merged: unknown, managers: ManagedFields, _manager: string, lastSet: VersionedSet | undefined, atom: Atom): unknown {
   if (!lastSet || lastSet.set.empty()) return merged;
   const named = (s: FieldSet) => ensureNamedFieldsAreMembers(s, atom);
   const pruned1 = removeItems(merged, named(lastSet.set), atom);

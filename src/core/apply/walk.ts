@@ -30,7 +30,11 @@ function goSharpV(value: unknown): string {
     if (v === null || v === undefined) return 'interface {}(nil)';
     if (typeof v === 'string') return JSON.stringify(v);
     if (Array.isArray(v)) return `[]interface {}{${v.map(sharp).join(', ')}}`;
-    if (isObject(v)) return `map[string]interface {}{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${sharp(v[k])}`).join(', ')}}`;
+    if (isObject(v))
+      return `map[string]interface {}{${Object.keys(v)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${sharp(v[k])}`)
+        .join(', ')}}`;
     return String(v);
   };
   return `&value.valueUnstructured{Value:${sharp(value)}}`;

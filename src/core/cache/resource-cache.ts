@@ -343,7 +343,8 @@ export class ResourceCache {
         }
       }
     } catch (err) {
-      if (StoreError.is(err, 'compacted')) watcher.fail(resourceExpired(new TooOldResourceVersion(after, err.revision ?? this.window.oldestResumable).message).status);
+      if (StoreError.is(err, 'compacted'))
+        watcher.fail(resourceExpired(new TooOldResourceVersion(after, err.revision ?? this.window.oldestResumable).message).status);
       else if (StoreError.is(err)) watcher.fail(serviceUnavailable(`storage is unavailable: ${err.message}`).status);
       else watcher.fail(internalError((err as Error).message).status);
     }

@@ -118,7 +118,13 @@ export class WatchCache {
   register(def: ResourceDefinition): ResourceCache {
     let cache = this.caches.get(def.resource);
     if (!cache) {
-      cache = new ResourceCache(def, this.resourceSettings, () => this.current, this.written, (prefix, after, until, max) => this.readHistory(prefix, after, until, max));
+      cache = new ResourceCache(
+        def,
+        this.resourceSettings,
+        () => this.current,
+        this.written,
+        (prefix, after, until, max) => this.readHistory(prefix, after, until, max),
+      );
       this.caches.set(def.resource, cache);
     }
     return cache;
@@ -181,24 +187,28 @@ export class WatchCache {
         watch.cancel();
         resolve({ events, through });
       };
-      const watch = this.store.watch('', { startRevision: after + 1, prevKv: true }, {
-        onEvents: (batch) => {
-          if (done) return;
-          for (const event of batch) {
-            if (event.revision > until) return finish(until);
-            // A round ends between revisions, so a transaction's changes stay together.
-            const last = events[events.length - 1];
-            if (events.length >= max && last && event.revision !== last.revision) return finish(event.revision - 1);
-            if (event.kv.key.startsWith(prefix)) events.push(event);
-          }
-          if (batch.length > 0 && batch[batch.length - 1]!.revision >= until) finish(until);
+      const watch = this.store.watch(
+        '',
+        { startRevision: after + 1, prevKv: true },
+        {
+          onEvents: (batch) => {
+            if (done) return;
+            for (const event of batch) {
+              if (event.revision > until) return finish(until);
+              // A round ends between revisions, so a transaction's changes stay together.
+              const last = events[events.length - 1];
+              if (events.length >= max && last && event.revision !== last.revision) return finish(event.revision - 1);
+              if (event.kv.key.startsWith(prefix)) events.push(event);
+            }
+            if (batch.length > 0 && batch[batch.length - 1]!.revision >= until) finish(until);
+          },
+          onError: (err) => {
+            if (done) return;
+            done = true;
+            reject(err);
+          },
         },
-        onError: (err) => {
-          if (done) return;
-          done = true;
-          reject(err);
-        },
-      });
+      );
       if (this.closed) {
         done = true;
         watch.cancel();
@@ -344,10 +354,14 @@ export class WatchCache {
     if (this.closed) return;
     this.unavailable = undefined;
     // Previous values are not asked for: the cache holds every object's last version itself.
-    this.storeWatch = this.store.watch('', { startRevision, prevKv: false }, {
-      onEvents: (events) => this.onEvents(events),
-      onError: (err) => this.onWatchError(err),
-    });
+    this.storeWatch = this.store.watch(
+      '',
+      { startRevision, prevKv: false },
+      {
+        onEvents: (events) => this.onEvents(events),
+        onError: (err) => this.onWatchError(err),
+      },
+    );
   }
 
   private onEvents(events: StoreEvent[]): void {

@@ -14,7 +14,6 @@ import { SmpError, toStatusError } from './smp-errors';
 import { deepCopy, dropNulls } from '../../util/json-values';
 import { PATCH_MEDIA_TYPES } from './media-types';
 
-
 /**
  * The object `patch` makes of `current`. JSON patch addresses the object as upstream encodes it
  * (its Go view: fields without `omitempty` present, zero `omitempty` fields absent), so paths

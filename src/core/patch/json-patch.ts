@@ -154,7 +154,9 @@ function applyOne(doc: Container, op: Record<string, unknown> | null, budget: Bu
         // Counted as upstream counts it: the JSON size of each copied value.
         budget.copied += Buffer.byteLength(JSON.stringify(v) ?? 'null');
         if (budget.copied > MAX_COPY_BYTES) {
-          throw new PatchFailure(`Unable to complete the copy, the accumulated size increase of copy is ${budget.copied}, exceeding the limit ${MAX_COPY_BYTES}`);
+          throw new PatchFailure(
+            `Unable to complete the copy, the accumulated size increase of copy is ${budget.copied}, exceeding the limit ${MAX_COPY_BYTES}`,
+          );
         }
       }
       if (kind === 'move') remove(src.con, src.key);

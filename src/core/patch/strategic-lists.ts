@@ -42,7 +42,12 @@ export function findByKey(list: unknown[], key: string, value: unknown): number 
 }
 
 /** Merge patch items into live items with the same merge key; append the others. */
-export function mergeSliceWithoutDirectives(original: unknown[], patch: unknown[], mergeKey: string, mergeItem: (o: JsonMap, p: JsonMap) => JsonMap): unknown[] {
+export function mergeSliceWithoutDirectives(
+  original: unknown[],
+  patch: unknown[],
+  mergeKey: string,
+  mergeItem: (o: JsonMap, p: JsonMap) => JsonMap,
+): unknown[] {
   const out = original;
   for (const v of patch) {
     const item = v as JsonMap;
@@ -72,10 +77,10 @@ export function partition(merged: unknown[], by: unknown[], mergeKey: string): {
 }
 
 function indexIn(list: unknown[], item: unknown, mergeKey: string, kind: ElementKind): number {
-  const valueOf = (v: unknown): unknown => (kind === 'map' ? (isMap(v) ? (v[mergeKey] ?? undefined) : undefined) : v);
-  const want = valueOf(item);
+  const keyValueOf = (v: unknown): unknown => (kind === 'map' ? (isMap(v) ? (v[mergeKey] ?? undefined) : undefined) : v);
+  const want = keyValueOf(item);
   for (let i = 0; i < list.length; i++) {
-    const got = valueOf(list[i]);
+    const got = keyValueOf(list[i]);
     if ((want === undefined && got === undefined) || goEqual(want, got)) return i;
   }
   return -1;
@@ -92,8 +97,8 @@ function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: stri
         if (!(mergeKey in item)) throw errNoMergeKey(item, mergeKey);
       }
     }
-    keep = toSort.filter((v) => (v as JsonMap)['$patch'] !== 'delete');
-    deletes = toSort.filter((v) => (v as JsonMap)['$patch'] === 'delete');
+    keep = toSort.filter((v) => (v as JsonMap).$patch !== 'delete');
+    deletes = toSort.filter((v) => (v as JsonMap).$patch === 'delete');
   }
   keep = [...keep];
   sliceStable(keep, (a, b) => {
@@ -111,7 +116,14 @@ function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: stri
  * Order a merged list: the patch's items sorted by `patchOrder`, the live-only items by
  * `serverOrder`, then interleaved keeping both relative orders (upstream's mergeSortedSlice).
  */
-export function normalizeElementOrder(patch: unknown[], serverOnly: unknown[], patchOrder: unknown[], serverOrder: unknown[], mergeKey: string, kind: ElementKind): unknown[] {
+export function normalizeElementOrder(
+  patch: unknown[],
+  serverOnly: unknown[],
+  patchOrder: unknown[],
+  serverOrder: unknown[],
+  mergeKey: string,
+  kind: ElementKind,
+): unknown[] {
   const right = normalizeSliceOrder(patch, patchOrder, mergeKey, kind);
   const left = normalizeSliceOrder(serverOnly, serverOrder, mergeKey, kind);
   const out: unknown[] = [];

@@ -33,7 +33,10 @@ const isMap = isObject<JsonMap>;
 /** Apply `patch` to `original` (a copy of the stored object) for a value of `type`. Both are consumed. */
 export function strategicMergePatch(original: JsonMap, patch: unknown, type: SchemaType): JsonMap {
   if (patch === null || patch === undefined) return original;
-  if (!isMap(patch)) throw SmpError.badRequest(`json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch === 'number' ? 'number' : typeof patch} into Go value of type map[string]interface {}`);
+  if (!isMap(patch))
+    throw SmpError.badRequest(
+      `json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch === 'number' ? 'number' : typeof patch} into Go value of type map[string]interface {}`,
+    );
   return mergeMap(original, patch, schemaOfType(type));
 }
 
@@ -210,7 +213,10 @@ function mergeSlice(original: unknown[], patch: unknown[], schema: PatchSchema, 
     if (isDeleteList) return original.filter((v) => !patch.some((d) => goEqual(d, v)));
     merged = deduplicateScalars([...original, ...patch]);
   } else {
-    if (!mergeKey) throw SmpError.internal(`cannot merge lists without merge key for ${schema.kind === 'struct' ? schema.type.name.slice(schema.type.name.lastIndexOf('.') + 1) : ''}`);
+    if (!mergeKey)
+      throw SmpError.internal(
+        `cannot merge lists without merge key for ${schema.kind === 'struct' ? schema.type.name.slice(schema.type.name.lastIndexOf('.') + 1) : ''}`,
+      );
     ({ base, rest } = applyItemDirectives(original, patch, mergeKey));
     merged = mergeSliceWithoutDirectives(base, rest, mergeKey, (o, p) => mergeMap(o, p, schema));
   }
@@ -264,4 +270,3 @@ function deduplicateScalars(s: unknown[]): unknown[] {
   }
   return s;
 }
-

@@ -44,7 +44,11 @@ function bindPod(pod: PodLike, binding: Binding, now: number): PodLike {
   }
   const rv = binding.metadata?.resourceVersion;
   if (rv && rv !== pod.metadata?.resourceVersion) {
-    throw conflict(podsResource, name, `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${pod.metadata?.resourceVersion ?? ''}`);
+    throw conflict(
+      podsResource,
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${pod.metadata?.resourceVersion ?? ''}`,
+    );
   }
   if (pod.metadata?.deletionTimestamp) throw refuse(`pod ${name} is being deleted, cannot be assigned to a host`);
   if (pod.spec?.nodeName) throw refuse(`pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
@@ -56,7 +60,12 @@ function bindPod(pod: PodLike, binding: Binding, now: number): PodLike {
   const conditions = (status.conditions ??= []);
   const at = conditions.findIndex((c) => c.type === 'PodScheduled');
   const old = at >= 0 ? conditions[at]! : undefined;
-  const scheduled = { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: old?.status === 'True' ? (old.lastTransitionTime ?? null) : rfc3339(now) };
+  const scheduled = {
+    type: 'PodScheduled',
+    status: 'True',
+    lastProbeTime: null,
+    lastTransitionTime: old?.status === 'True' ? (old.lastTransitionTime ?? null) : rfc3339(now),
+  };
   if (old) conditions[at] = scheduled;
   else conditions.push(scheduled);
   return pod;

@@ -18,7 +18,7 @@ import type { ApiObject, DeleteOptions, DeleteResult } from '../api';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Clock } from '../../clock';
 import { type KeyValue, type Store, StoreError } from '../../store';
-import { type GroupResource, type Status, StatusError, internalError, invalid, notFound, successStatus } from '../../status';
+import { type GroupResource, type Status, type StatusError, internalError, invalid, notFound, successStatus } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
 import { objectKey } from '../storage/keys';
 import { type ObjectForm, undecodableObject } from '../storage/object-codec';
@@ -42,7 +42,9 @@ export interface DeletionHost {
 
 /** Upstream's storage.NewCorruptObjError for an undecodable value, as the 500 it becomes. */
 function corruptObject(kv: KeyValue, cause: string): StatusError {
-  return internalError(`StorageError: corrupt object, Code: 7, Key: ${kv.key}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=${kv.modRevision}: ${cause}`);
+  return internalError(
+    `StorageError: corrupt object, Code: 7, Key: ${kv.key}, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=${kv.modRevision}: ${cause}`,
+  );
 }
 
 /** Has the object finalizers of its own (metadata, or the type's own such as a namespace's spec.finalizers)? */
@@ -183,7 +185,11 @@ export class DeleteFlow {
     }
     if (!kv || this.host.form.tryDecode(kv).ok) {
       throw invalid({ group: def.group, kind: def.resource }, this.name, [
-        fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is exclusively used to delete corrupt object(s), try again by removing this option'),
+        fieldErrors.invalid(
+          'ignoreStoreReadErrorWithClusterBreakingPotential',
+          true,
+          'is exclusively used to delete corrupt object(s), try again by removing this option',
+        ),
       ]);
     }
     try {

@@ -118,7 +118,11 @@ export function checkDeletePreconditions(def: Pick<ResourceDefinition, 'group' |
   const name = meta.name ?? '';
   const byKind = { group: def.group, resource: def.kind };
   if (pre?.uid !== undefined && pre.uid !== meta.uid) {
-    throw conflict(byKind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${meta.uid ?? ''}). The object might have been deleted and then recreated`);
+    throw conflict(
+      byKind,
+      name,
+      `the UID in the precondition (${pre.uid}) does not match the UID in record (${meta.uid ?? ''}). The object might have been deleted and then recreated`,
+    );
   }
   if (pre?.resourceVersion !== undefined && pre.resourceVersion !== meta.resourceVersion) {
     throw conflict(

@@ -72,7 +72,8 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
         if (budgets.length > 1) throw unclassifiedError('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
         const budget = budgets[0];
         const status = budget?.status;
-        const unhealthyWithinBudget = budget && !isPodReady(pod) && (status?.currentHealthy ?? 0) >= (status?.desiredHealthy ?? 0) && (status?.desiredHealthy ?? 0) > 0;
+        const unhealthyWithinBudget =
+          budget && !isPodReady(pod) && (status?.currentHealthy ?? 0) >= (status?.desiredHealthy ?? 0) && (status?.desiredHealthy ?? 0) > 0;
         const alwaysAllow = budget && !isPodReady(pod) && budget.spec?.unhealthyPodEvictionPolicy === 'AlwaysAllow';
         if (budget && !unhealthyWithinBudget && !alwaysAllow) await takeDisruption(api, budget, name, dryRun !== undefined && dryRun.length > 0);
       }
@@ -103,20 +104,33 @@ export function podEvictionHandler(core: () => CoreApi, clock: Clock): CreateHan
   /** upstream's checkAndDecrement, retried with a fresh read on a conflict. */
   async function takeDisruption(api: CoreApi, first: PodDisruptionBudget, podName: string, dryRun: boolean): Promise<void> {
     let pdb = first;
-    const target: ResourceTarget = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespace: pdb.metadata?.namespace ?? '', name: pdb.metadata?.name ?? '' };
+    const target: ResourceTarget = {
+      group: 'policy',
+      version: 'v1',
+      resource: 'poddisruptionbudgets',
+      namespace: pdb.metadata?.namespace ?? '',
+      name: pdb.metadata?.name ?? '',
+    };
     for (let attempt = 0; ; attempt++) {
       const status = pdb.status ?? emptyBudgetStatus();
       const pdbName = pdb.metadata?.name ?? '';
-      if ((status.observedGeneration ?? 0) < (pdb.metadata?.generation ?? 0)) throw budgetRefusal(10, `The disruption budget ${pdbName} is still being processed by the server.`);
+      if ((status.observedGeneration ?? 0) < (pdb.metadata?.generation ?? 0))
+        throw budgetRefusal(10, `The disruption budget ${pdbName} is still being processed by the server.`);
       const refuse = (why: string) => forbidden({ group: 'policy', resource: 'poddisruptionbudget' }, pdbName, why);
       if (status.disruptionsAllowed < 0) throw refuse('pdb disruptions allowed is negative');
-      if (Object.keys(status.disruptedPods ?? {}).length > MAX_DISRUPTED_PODS) throw refuse('DisruptedPods map too big - too many evictions not confirmed by PDB controller');
+      if (Object.keys(status.disruptedPods ?? {}).length > MAX_DISRUPTED_PODS)
+        throw refuse('DisruptedPods map too big - too many evictions not confirmed by PDB controller');
       if (status.disruptionsAllowed === 0) {
         throw budgetRefusal(0, `The disruption budget ${pdbName} needs ${status.desiredHealthy} healthy pods and has ${status.currentHealthy} currently`);
       }
       if (dryRun) return;
-      const next = { ...status, disruptionsAllowed: status.disruptionsAllowed - 1, disruptedPods: { ...status.disruptedPods, [podName]: rfc3339(clock.now()) } };
-      if (next.disruptionsAllowed === 0) next.conditions = withDisruptionAllowed(status.conditions, 'False', 'InsufficientPods', '', pdb.metadata?.generation, rfc3339(clock.now()));
+      const next = {
+        ...status,
+        disruptionsAllowed: status.disruptionsAllowed - 1,
+        disruptedPods: { ...status.disruptedPods, [podName]: rfc3339(clock.now()) },
+      };
+      if (next.disruptionsAllowed === 0)
+        next.conditions = withDisruptionAllowed(status.conditions, 'False', 'InsufficientPods', '', pdb.metadata?.generation, rfc3339(clock.now()));
       try {
         await api.update({ ...target, subresource: 'status' }, { ...pdb, status: next }, {}, server);
         return;

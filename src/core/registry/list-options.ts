@@ -17,7 +17,9 @@ export function parseResourceVersion(rv: string | undefined): number | undefined
   if (rv === undefined || rv === '') return undefined;
   const detail = /^\d+$/.test(rv) ? (Number.isSafeInteger(Number(rv)) ? undefined : 'value out of range') : 'invalid syntax';
   if (detail) {
-    throw badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${detail}`);
+    throw badRequest(
+      `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${detail}`,
+    );
   }
   return Number(rv);
 }
@@ -63,7 +65,6 @@ export function validateListOptions(options: ListOptions, isWatch: boolean, meta
   const status = invalid({ group: metaGroup, kind: 'ListOptions' }, '', errs).status;
   throw badRequest(status.message!, status.details?.causes);
 }
-
 
 /** Where a list is served from (docs/API.md, "Reads and resourceVersion"; upstream's delegation rules). */
 export type ListPlan =

@@ -105,10 +105,25 @@ export function lastAppliedAnnotation(naming: Naming): string {
 }
 
 /** The field manager's scope for a write of `def`'s kind at `apiVersion`. */
-export function fieldManagerScope(def: ResourceDefinition, apiVersion: string, subresource: string, now: number, naming: Naming): FieldManagerScope | undefined {
+export function fieldManagerScope(
+  def: ResourceDefinition,
+  apiVersion: string,
+  subresource: string,
+  now: number,
+  naming: Naming,
+): FieldManagerScope | undefined {
   const type = schemaTypeOf(apiVersion, def.kind, naming);
   if (!type) return undefined;
-  return { type, apiVersion, kind: def.kind, subresource, ignore: resetFields(def, subresource), now: rfc3339(now), lastAppliedAnnotation: lastAppliedAnnotation(naming), equivalents: def.equivalentVersions };
+  return {
+    type,
+    apiVersion,
+    kind: def.kind,
+    subresource,
+    ignore: resetFields(def, subresource),
+    now: rfc3339(now),
+    lastAppliedAnnotation: lastAppliedAnnotation(naming),
+    equivalents: def.equivalentVersions,
+  };
 }
 
 /**

@@ -67,7 +67,9 @@ export async function applyObject(writes: ResourceWrites, req: WriteRequest, pat
   }
   const config = patch.body ?? {};
   if (!isObject(config)) {
-    throw badRequest(`error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(config) ? 'array' : typeof config} into Go value of type map[string]interface {}`);
+    throw badRequest(
+      `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${Array.isArray(config) ? 'array' : typeof config} into Go value of type map[string]interface {}`,
+    );
   }
   if (config.apiVersion !== writes.apiVersion || config.kind !== def.kind) {
     throw badRequest(`invalid object type: ${gvkString(config.apiVersion, config.kind)}`);
@@ -125,7 +127,9 @@ function goZeroValues(writes: ResourceWrites, body: Owned<ApiObject>): Owned<Api
   if (walk.mismatch) {
     const object = body.value;
     const meta = object.metadata ?? {};
-    throw typedPatchError(`failed to create typed patch object (${meta.namespace ?? ''}/${meta.name ?? ''}; ${gvkString(object.apiVersion, object.kind)}): ${walk.mismatch.message}`);
+    throw typedPatchError(
+      `failed to create typed patch object (${meta.namespace ?? ''}/${meta.name ?? ''}; ${gvkString(object.apiVersion, object.kind)}): ${walk.mismatch.message}`,
+    );
   }
   return body;
 }

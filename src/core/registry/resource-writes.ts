@@ -13,7 +13,18 @@ import { GENERATED_SUFFIX_LENGTH, randomNameSuffix } from '../../util/generated-
 import type { Naming } from '../../naming';
 import type { Clock } from '../../clock';
 import { type KeyValue, type Store, StoreError } from '../../store';
-import { OPTIMISTIC_LOCK_MESSAGE, type GroupKind, type GroupResource, StatusError, alreadyExists, badRequest, conflict, internalError, invalid, notFound } from '../../status';
+import {
+  OPTIMISTIC_LOCK_MESSAGE,
+  type GroupKind,
+  type GroupResource,
+  StatusError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  internalError,
+  invalid,
+  notFound,
+} from '../../status';
 import { rfc3339 } from '../../clock';
 import { fieldErrors, type FieldError } from '../validation/field-errors';
 import { checkBodyFields } from '../validation/field-validation';
@@ -147,7 +158,9 @@ export class ResourceWrites {
     for (const field of ['apiVersion', 'kind'] as const) {
       const v: unknown = obj[field];
       if (v !== undefined && v !== null && typeof v !== 'string') {
-        throw badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonValueKind(v)} into Go struct field .${field} of type string`);
+        throw badRequest(
+          `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonValueKind(v)} into Go struct field .${field} of type string`,
+        );
       }
     }
     if (obj.apiVersion !== undefined && obj.apiVersion !== null && obj.apiVersion !== '' && obj.apiVersion !== expected) {
@@ -162,7 +175,7 @@ export class ResourceWrites {
     obj.kind = this.def.kind;
     const meta = (obj.metadata ??= {});
     if (typeof meta !== 'object' || Array.isArray(meta)) throw badRequest('metadata: must be an object');
-    const requested = this.def.namespaced ? namespace ?? '' : '';
+    const requested = this.def.namespaced ? (namespace ?? '') : '';
     const own = meta.namespace ?? '';
     if (own !== requested) {
       if (own === '' || requested === '') meta.namespace = requested || undefined;
@@ -176,10 +189,7 @@ export class ResourceWrites {
   private validateNew(obj: ApiObject, { update = false } = {}): FieldError[] {
     const sctx = this.strategyContext();
     const typeRules = update && this.def.validateOnlyOnCreate ? undefined : this.def.validate;
-    return [
-      ...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule }),
-      ...(typeRules?.(obj, sctx) ?? []),
-    ];
+    return [...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule }), ...(typeRules?.(obj, sctx) ?? [])];
   }
 
   /**
@@ -191,7 +201,7 @@ export class ResourceWrites {
     try {
       checkBodyFields(this.deps.naming, this.def, handOver(obj), 'Ignore', req.ctx);
     } catch (err) {
-      throw internalError(StatusError.is(err) ? err.status.message ?? '' : String(err));
+      throw internalError(StatusError.is(err) ? (err.status.message ?? '') : String(err));
     }
     this.def.defaults?.(obj);
   }
@@ -220,7 +230,16 @@ export class ResourceWrites {
     else delete meta.generation;
     this.def.defaults?.(obj);
     // Ownership of the decoded, defaulted object, before the strategy (upstream's create handler order).
-    meta.managedFields = req.appliedManagedFields ?? updateManagedFields(undefined, obj, { manager: req.manager, apiVersion: this.apiVersion, subresource: '' }, now, this.deps.naming, this.deps.createdFields);
+    meta.managedFields =
+      req.appliedManagedFields ??
+      updateManagedFields(
+        undefined,
+        obj,
+        { manager: req.manager, apiVersion: this.apiVersion, subresource: '' },
+        now,
+        this.deps.naming,
+        this.deps.createdFields,
+      );
     if (meta.managedFields.length === 0) delete meta.managedFields;
     const admission = this.deps.admission;
     // The body may name the namespace where the request does not (an in-process or gRPC caller).
@@ -372,7 +391,9 @@ export class ResourceWrites {
     if (rv === undefined || rv === '') {
       if (req.requireResourceVersion && !this.def.allowUnconditionalUpdate) {
         // upstream names the resource, not the kind, in this error.
-        throw invalid({ group: this.def.group, kind: this.def.resource }, name, [fieldErrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update')]);
+        throw invalid({ group: this.def.group, kind: this.def.resource }, name, [
+          fieldErrors.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+        ]);
       }
     } else {
       parseResourceVersion(rv);
@@ -477,11 +498,7 @@ export class ResourceWrites {
    * finalizers remain, dry run. `unsafe` is the checked
    * `ignoreStoreReadErrorWithClusterBreakingPotential`: remove an undecodable object.
    */
-  async delete(
-    target: Pick<WriteRequest, 'namespace' | 'name' | 'ctx'>,
-    options: DeleteOptions,
-    mode: DeleteMode = {},
-  ): Promise<DeleteResult> {
+  async delete(target: Pick<WriteRequest, 'namespace' | 'name' | 'ctx'>, options: DeleteOptions, mode: DeleteMode = {}): Promise<DeleteResult> {
     const req = { ...target, subresource: '' as const, options };
     const admission = this.deps.admission;
     await admission.admit(admissionAttributes(this.def, req, 'DELETE', target.name, {}));

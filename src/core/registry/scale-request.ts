@@ -55,7 +55,8 @@ function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite,
     const body = write.kind === 'put' ? write.body : applyPatch(write.patch, deepCopy(oldScale) as ApiObject, scope.type);
     // Unknown and repeated fields of a patch (its result is new, ours to prune): a 400 under
     // Strict, warnings under Warn (docs/API.md, "Field validation").
-    if (write.kind === 'patch') checkPatchedFields({ patch: write.patch, patched: handOver(body), type: scope.type, directive: req.options.fieldValidation, ctx: req.ctx });
+    if (write.kind === 'patch')
+      checkPatchedFields({ patch: write.patch, patched: handOver(body), type: scope.type, directive: req.options.fieldValidation, ctx: req.ctx });
     const scale = scaleFromBody(body, req.name, req.namespace);
     const withUid = body.metadata?.uid ? { ...scale, metadata: { ...scale.metadata, uid: body.metadata.uid } } : scale;
     return { scale: withUid, entries: managedFieldsAfterUpdate(oldScale, { ...body, spec: scale.spec }, req.manager, scope) };
@@ -70,7 +71,9 @@ function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite,
   } catch (err) {
     if (err instanceof ApplyConflicts) throw conflictError(err);
     if (err instanceof ApplyValidationError) {
-      throw typedPatchError(`failed to create typed patch object (${config.metadata?.namespace ?? ''}/${config.metadata?.name ?? ''}; ${gvk(config)}): ${err.message}`);
+      throw typedPatchError(
+        `failed to create typed patch object (${config.metadata?.namespace ?? ''}/${config.metadata?.name ?? ''}; ${gvk(config)}): ${err.message}`,
+      );
     }
     throw err;
   }
@@ -91,7 +94,11 @@ export async function writeScale(writes: ResourceWrites, req: WriteRequest, writ
       oldScale.metadata = { ...oldScale.metadata, managedFields: scaleEntriesFromParent(parentEntries, mapping) } as ScaleObject['metadata'];
       const { scale, entries } = nextScale(writes, req, write, oldScale);
       if (scale.metadata.uid && scale.metadata.uid !== current!.metadata?.uid) {
-        throw conflict(scaleResource, req.name, `Precondition failed: UID in precondition: ${scale.metadata.uid}, UID in object meta: ${current!.metadata?.uid}`);
+        throw conflict(
+          scaleResource,
+          req.name,
+          `Precondition failed: UID in precondition: ${scale.metadata.uid}, UID in object meta: ${current!.metadata?.uid}`,
+        );
       }
       const parent = deepCopy<ApiObject>(current!);
       scaleDef.setSpecReplicas(parent, scale.spec.replicas);

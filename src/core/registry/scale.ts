@@ -51,7 +51,9 @@ export function scaleFromBody(body: ApiObject, name: string, namespace: string |
   const spec = (body.spec ?? {}) as { replicas?: unknown };
   const replicas = spec.replicas ?? 0;
   if (typeof replicas !== 'number' || !Number.isInteger(replicas)) {
-    throw badRequest(`Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal ${typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`);
+    throw badRequest(
+      `Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal ${typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`,
+    );
   }
   if (replicas < 0) {
     throw invalid({ group: 'autoscaling', kind: 'Scale' }, name, [fieldErrors.invalid('spec.replicas', replicas, 'must be greater than or equal to 0')]);

@@ -163,7 +163,10 @@ export function validateMatchConditions(conditions: readonly MatchCondition[] | 
 }
 
 /** Ratcheting: an update that leaves every webhook's match conditions as they were does not re-check them. */
-export function matchConditionsUnchanged(next: ReadonlyArray<{ matchConditions?: MatchCondition[] }>, old: ReadonlyArray<{ matchConditions?: MatchCondition[] }>): boolean {
+export function matchConditionsUnchanged(
+  next: ReadonlyArray<{ matchConditions?: MatchCondition[] }>,
+  old: ReadonlyArray<{ matchConditions?: MatchCondition[] }>,
+): boolean {
   if (next.length !== old.length) return false;
   return next.every((hook, i) => jsonEqual(hook.matchConditions ?? null, old[i]!.matchConditions ?? null));
 }

@@ -125,7 +125,7 @@ export interface ParsedCsr {
 export function parseCertificateRequest(pem: Buffer | string): ParsedCsr {
   const text = typeof pem === 'string' ? pem : pem.toString('latin1');
   const block = pemBlocks(text)[0];
-  if (!block || block.type !== 'CERTIFICATE REQUEST') throw new Error('PEM block type must be CERTIFICATE REQUEST');
+  if (block?.type !== 'CERTIFICATE REQUEST') throw new Error('PEM block type must be CERTIFICATE REQUEST');
   let csr;
   try {
     csr = new (x509().Pkcs10CertificateRequest)(new Uint8Array(block.der));
@@ -323,7 +323,8 @@ function validateCsrUpdate(csr: CertificateSigningRequest, old: CertificateSigni
   const errs = validateCsr(csr, old, naming);
   const path = FieldPath.root('status', 'conditions');
   for (const type of ['Approved', 'Denied', 'Failed']) {
-    if (ofType(csr, type).length < ofType(old, type).length) errs.push(fieldErrors.forbidden(path, `updates may not remove a condition of type ${JSON.stringify(type)}`));
+    if (ofType(csr, type).length < ofType(old, type).length)
+      errs.push(fieldErrors.forbidden(path, `updates may not remove a condition of type ${JSON.stringify(type)}`));
   }
   if (!opts.settingApproval) {
     for (const type of ['Approved', 'Denied']) {

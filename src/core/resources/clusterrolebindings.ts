@@ -15,7 +15,11 @@ export const CLUSTER_ROLE_BINDING_REF_KINDS = ['ClusterRole'] as const;
 const CLUSTER_ROLE_BINDING_TABLE: TableDefinition<ClusterRoleBinding> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Role', 'string', 'RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.'),
+    column(
+      'Role',
+      'string',
+      'RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.',
+    ),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
     column('Users', 'string', 'Users in the clusterRoleBinding', { priority: 1 }),
     column('Groups', 'string', 'Groups in the clusterRoleBinding', { priority: 1 }),
@@ -24,7 +28,16 @@ const CLUSTER_ROLE_BINDING_TABLE: TableDefinition<ClusterRoleBinding> = {
   row(binding, { now }) {
     const { users, groups, serviceAccounts } = subjectsStrings(binding.subjects);
     const roleRef = `${binding.roleRef?.kind ?? ''}/${binding.roleRef?.name ?? ''}`;
-    return { cells: [binding.metadata?.name ?? '', roleRef, since(binding.metadata?.creationTimestamp, now), users.join(', '), groups.join(', '), serviceAccounts.join(', ')] };
+    return {
+      cells: [
+        binding.metadata?.name ?? '',
+        roleRef,
+        since(binding.metadata?.creationTimestamp, now),
+        users.join(', '),
+        groups.join(', '),
+        serviceAccounts.join(', '),
+      ],
+    };
   },
 };
 

@@ -16,5 +16,3 @@ export const STANDARD_VERBS: readonly Verb[] = ALL_VERBS;
 export function defineTyped<T extends ApiObject>(def: ResourceDefinition<T>): ResourceDefinition {
   return def as unknown as ResourceDefinition;
 }
-
-

@@ -26,7 +26,7 @@ export function validateConfigMap(cm: ConfigMap): FieldError[] {
   let total = 0;
   for (const [key, value] of Object.entries(cm.data ?? {})) {
     errs.push(...validateConfigKeys({ [key]: value }, DATA));
-    if (Object.prototype.hasOwnProperty.call(binary, key)) errs.push(fieldErrors.invalid(DATA.key(key), key, 'duplicate of key present in binaryData'));
+    if (Object.hasOwn(binary, key)) errs.push(fieldErrors.invalid(DATA.key(key), key, 'duplicate of key present in binaryData'));
     total += byteLength(String(value));
   }
   errs.push(...validateConfigKeys(binary, BINARY_DATA), ...validateBase64Values(binary, BINARY_DATA));
@@ -40,7 +40,11 @@ export function validateConfigMap(cm: ConfigMap): FieldError[] {
 const CONFIG_MAP_TABLE: TableDefinition<ConfigMap> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Data', 'string', "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."),
+    column(
+      'Data',
+      'string',
+      "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+    ),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
   ],
   row: (cm, { now }) => ({

@@ -15,7 +15,6 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 
 export const ALL_VERBS: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-
 export interface StrategyContext {
   naming: Naming;
   /** Milliseconds since the epoch, from the injected clock. */

@@ -204,7 +204,15 @@ export function validateEventUpdate(ev: Event, old: Event): FieldError[] {
   check('involvedObject', ev.regarding, old.regarding, goObjectReference(ev.regarding ?? {}));
   check('reason', ev.reason, old.reason, str(ev.reason));
   check('message', ev.note, old.note, str(ev.note));
-  check('source', source(ev), source(old), goStringStruct('core.EventSource', [['Component', source(ev).component], ['Host', source(ev).host]]));
+  check(
+    'source',
+    source(ev),
+    source(old),
+    goStringStruct('core.EventSource', [
+      ['Component', source(ev).component],
+      ['Host', source(ev).host],
+    ]),
+  );
   check('firstTimestamp', ev.deprecatedFirstTimestamp, old.deprecatedFirstTimestamp, goTime(ev.deprecatedFirstTimestamp));
   check('lastTimestamp', ev.deprecatedLastTimestamp, old.deprecatedLastTimestamp, goTime(ev.deprecatedLastTimestamp));
   check('count', ev.deprecatedCount ?? 0, old.deprecatedCount ?? 0, String(ev.deprecatedCount ?? 0));
@@ -227,9 +235,18 @@ const EVENT_TABLE: TableDefinition<Event> = {
   columns: [
     column('Last Seen', 'string', 'The time at which the most recent occurrence of this event was recorded.'),
     column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future'),
-    column('Reason', 'string', "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+    column(
+      'Reason',
+      'string',
+      "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+    ),
     column('Object', 'string', 'The object that this event is about.'),
-    column('Subobject', 'string', 'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.', { priority: 1 }),
+    column(
+      'Subobject',
+      'string',
+      'If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.',
+      { priority: 1 },
+    ),
     column('Source', 'string', 'The component reporting this event. Should be a short machine understandable string.', { priority: 1 }),
     column('Message', 'string', 'A human-readable description of the status of this operation.'),
     column('First Seen', 'string', 'The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)', { priority: 1 }),
@@ -252,7 +269,18 @@ const EVENT_TABLE: TableDefinition<Event> = {
     const component = ev.deprecatedSource?.component || ev.reportingController || '';
     const instance = ev.deprecatedSource?.host || ev.reportingInstance || '';
     const source = instance ? `${component}, ${instance}` : component;
-    const cells = [last, ev.type ?? '', ev.reason ?? '', target, regarding.fieldPath ?? '', source, (ev.note ?? '').trim(), first, count, ev.metadata?.name ?? ''];
+    const cells = [
+      last,
+      ev.type ?? '',
+      ev.reason ?? '',
+      target,
+      regarding.fieldPath ?? '',
+      source,
+      (ev.note ?? '').trim(),
+      first,
+      count,
+      ev.metadata?.name ?? '',
+    ];
     return { cells };
   },
 };

@@ -46,7 +46,11 @@ function dropDisabledFields(lease: Lease, old?: Lease): void {
 const LEASE_TABLE: TableDefinition<Lease> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Holder', 'string', 'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.'),
+    column(
+      'Holder',
+      'string',
+      'holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.',
+    ),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
   ],
   row: (lease, { now }) => ({ cells: [lease.metadata?.name ?? '', lease.spec?.holderIdentity ?? '', since(lease.metadata?.creationTimestamp, now)] }),

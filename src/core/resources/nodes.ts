@@ -110,7 +110,9 @@ export function validateNode(node: Node): FieldError[] {
   if ((spec.taints ?? []).length > 0) errs.push(...validateTaints(spec.taints!));
   const cidrs = spec.podCIDRs ?? [];
   const path = SPEC.child('podCIDRs');
-  const invalid = cidrs.flatMap((cidr, i) => (isCidr(cidr) ? [] : [fieldErrors.invalid(path.index(i), cidr, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')]));
+  const invalid = cidrs.flatMap((cidr, i) =>
+    isCidr(cidr) ? [] : [fieldErrors.invalid(path.index(i), cidr, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')],
+  );
   errs.push(...invalid);
   if (cidrs.length > 1 && invalid.length === 0) {
     const families = new Set(cidrs.map((c) => isIP(c.slice(0, c.indexOf('/')))));
@@ -186,7 +188,9 @@ function nodeTable(naming: Naming): TableDefinition<Node> {
       column('External-IP', 'string', ADDRESSES_DESCRIPTION, { priority: 1 }),
       column('OS-Image', 'string', 'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).', { priority: 1 }),
       column('Kernel-Version', 'string', "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", { priority: 1 }),
-      column('Container-Runtime', 'string', 'ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).', { priority: 1 }),
+      column('Container-Runtime', 'string', 'ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).', {
+        priority: 1,
+      }),
     ],
     row: (node, { now }) => ({
       cells: [

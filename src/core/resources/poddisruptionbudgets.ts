@@ -52,11 +52,14 @@ export const UNHEALTHY_POD_EVICTION_POLICIES = ['AlwaysAllow', 'IfHealthyBudget'
 const SPEC = FieldPath.root('spec');
 const STATUS = FieldPath.root('status');
 const PERCENT = /^[0-9]+%$/;
-const PERCENT_MESSAGE = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
+const PERCENT_MESSAGE =
+  "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
 
 /** Go's `%#v` of an intstr.IntOrString. */
 function goIntOrString(value: IntOrString): string {
-  return typeof value === 'number' ? `intstr.IntOrString{Type:0, IntVal:${value}, StrVal:""}` : `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(value)}}`;
+  return typeof value === 'number'
+    ? `intstr.IntOrString{Type:0, IntVal:${value}, StrVal:""}`
+    : `intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(value)}}`;
 }
 
 /** upstream's ValidatePositiveIntOrPercent and IsNotMoreThan100Percent. */
@@ -97,17 +100,35 @@ export const emptyBudgetStatus = (): PodDisruptionBudgetStatus => ({ disruptions
  * The budget's conditions with `DisruptionAllowed` set (upstream's pdb helper): its transition
  * time kept while its status stays, the others left as they are.
  */
-export function withDisruptionAllowed(conditions: readonly MetaCondition[] | undefined, status: 'True' | 'False', reason: string, message: string, generation: number | undefined, at: string): MetaCondition[] {
+export function withDisruptionAllowed(
+  conditions: readonly MetaCondition[] | undefined,
+  status: 'True' | 'False',
+  reason: string,
+  message: string,
+  generation: number | undefined,
+  at: string,
+): MetaCondition[] {
   const old = conditions?.find((c) => c.type === 'DisruptionAllowed');
   const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : at;
-  return [...(conditions ?? []).filter((c) => c.type !== 'DisruptionAllowed'), { type: 'DisruptionAllowed', status, observedGeneration: generation, lastTransitionTime, reason, message }];
+  return [
+    ...(conditions ?? []).filter((c) => c.type !== 'DisruptionAllowed'),
+    { type: 'DisruptionAllowed', status, observedGeneration: generation, lastTransitionTime, reason, message },
+  ];
 }
 
 const PDB_TABLE: TableDefinition<PodDisruptionBudget> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Min Available', 'string', 'The minimum number of pods that must be available simultaneously.  This can be either an integer or a string specifying a percentage, e.g. "28%".'),
-    column('Max Unavailable', 'string', 'The maximum number of pods that may be unavailable simultaneously.  This can be either an integer or a string specifying a percentage, e.g. "28%".'),
+    column(
+      'Min Available',
+      'string',
+      'The minimum number of pods that must be available simultaneously.  This can be either an integer or a string specifying a percentage, e.g. "28%".',
+    ),
+    column(
+      'Max Unavailable',
+      'string',
+      'The maximum number of pods that may be unavailable simultaneously.  This can be either an integer or a string specifying a percentage, e.g. "28%".',
+    ),
     column('Allowed Disruptions', 'integer', 'Calculated number of pods that may be disrupted at this time.'),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
   ],

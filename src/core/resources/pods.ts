@@ -153,7 +153,9 @@ export function validatePodUpdate(pod: Pod, old: Pod): FieldError[] {
   if (newGates.every((g) => oldGates.some((o) => semanticEqual(o, g)))) munged.schedulingGates = pod.spec.schedulingGates;
 
   if (!semanticEqual(munged, pod.spec)) {
-    errs.push(fieldErrors.forbidden(SPEC, `pod updates may not change fields other than ${UPDATABLE_POD_SPEC_FIELDS.join(',')}\n${specDiff(munged, pod.spec)}`));
+    errs.push(
+      fieldErrors.forbidden(SPEC, `pod updates may not change fields other than ${UPDATABLE_POD_SPEC_FIELDS.join(',')}\n${specDiff(munged, pod.spec)}`),
+    );
   }
   return errs;
 }
@@ -221,13 +223,38 @@ const POD_TABLE: TableDefinition<Pod> = {
     column('Restarts', 'string', 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.'),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
     column('IP', 'string', 'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', { priority: 1 }),
-    column('Node', 'string', 'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://{keyDomain}/docs/concepts/scheduling-eviction/assign-pod-node/#nodename', { priority: 1 }),
-    column('Nominated Node', 'string', 'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.', { priority: 1 }),
-    column('Readiness Gates', 'string', 'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.{groupDomain}/enhancements/keps/sig-network/580-pod-readiness-gates', { priority: 1 }),
+    column(
+      'Node',
+      'string',
+      'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://{keyDomain}/docs/concepts/scheduling-eviction/assign-pod-node/#nodename',
+      { priority: 1 },
+    ),
+    column(
+      'Nominated Node',
+      'string',
+      'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.',
+      { priority: 1 },
+    ),
+    column(
+      'Readiness Gates',
+      'string',
+      'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.{groupDomain}/enhancements/keps/sig-network/580-pod-readiness-gates',
+      { priority: 1 },
+    ),
   ],
   row(pod, { now }) {
     const c = podCells(pod, now);
-    const cells = [pod.metadata?.name ?? '', c.ready, c.status, c.restarts, since(pod.metadata?.creationTimestamp, now), c.ip, c.node, c.nominatedNode, c.readinessGates];
+    const cells = [
+      pod.metadata?.name ?? '',
+      c.ready,
+      c.status,
+      c.restarts,
+      since(pod.metadata?.creationTimestamp, now),
+      c.ip,
+      c.node,
+      c.nominatedNode,
+      c.readinessGates,
+    ];
     return c.conditions ? { cells, conditions: c.conditions } : { cells };
   },
 };

@@ -25,8 +25,16 @@ export const PREEMPTION_POLICIES = ['PreemptLowerPriority', 'Never'] as const;
 
 /** The classes the server creates at start (upstream's SystemPriorityClasses). */
 export const SYSTEM_PRIORITY_CLASSES: ReadonlyArray<Required<Pick<PriorityClass, 'value' | 'description'>> & { name: string }> = [
-  { name: 'system-node-critical', value: SYSTEM_CRITICAL_PRIORITY + 1000, description: 'Used for system critical pods that must not be moved from their current node.' },
-  { name: 'system-cluster-critical', value: SYSTEM_CRITICAL_PRIORITY, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
+  {
+    name: 'system-node-critical',
+    value: SYSTEM_CRITICAL_PRIORITY + 1000,
+    description: 'Used for system critical pods that must not be moved from their current node.',
+  },
+  {
+    name: 'system-cluster-critical',
+    value: SYSTEM_CRITICAL_PRIORITY,
+    description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.',
+  },
 ];
 
 /** upstream's ValidatePreemptionPolicy (also for a pod's `spec.preemptionPolicy`). */
@@ -50,7 +58,12 @@ function validatePriorityClass(pc: PriorityClass): FieldError[] {
           ? `globalDefault of ${name} PriorityClass must be false`
           : undefined;
     if (problem) {
-      errs.push(fieldErrors.forbidden(FieldPath.root('metadata', 'name'), `priority class names with '${SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are reserved for system use only. error: ${problem}`));
+      errs.push(
+        fieldErrors.forbidden(
+          FieldPath.root('metadata', 'name'),
+          `priority class names with '${SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are reserved for system use only. error: ${problem}`,
+        ),
+      );
     }
   } else if (value > HIGHEST_USER_DEFINABLE_PRIORITY) {
     errs.push(fieldErrors.forbidden(FieldPath.root('value'), `maximum allowed value of a user defined priority is ${HIGHEST_USER_DEFINABLE_PRIORITY}`));
@@ -69,12 +82,26 @@ function validatePriorityClassUpdate(pc: PriorityClass, old: PriorityClass): Fie
 const PRIORITY_CLASS_TABLE: TableDefinition<PriorityClass> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Value', 'integer', 'value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.'),
-    column('Global-Default', 'boolean', 'globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.'),
+    column(
+      'Value',
+      'integer',
+      'value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.',
+    ),
+    column(
+      'Global-Default',
+      'boolean',
+      'globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.',
+    ),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
-    column('PreemptionPolicy', 'string', 'preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.'),
+    column(
+      'PreemptionPolicy',
+      'string',
+      'preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.',
+    ),
   ],
-  row: (pc, { now }) => ({ cells: [pc.metadata?.name ?? '', pc.value ?? 0, pc.globalDefault ?? false, since(pc.metadata?.creationTimestamp, now), pc.preemptionPolicy ?? ''] }),
+  row: (pc, { now }) => ({
+    cells: [pc.metadata?.name ?? '', pc.value ?? 0, pc.globalDefault ?? false, since(pc.metadata?.creationTimestamp, now), pc.preemptionPolicy ?? ''],
+  }),
 };
 
 export const definePriorityClasses: DefineResource = (naming) =>

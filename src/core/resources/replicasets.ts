@@ -23,7 +23,15 @@ import { deepCopy } from '../../util/json-values';
 import type { DefineResource } from './definition';
 import { defaultPodSpec, type PodTemplateSpec } from './pod-spec';
 import { validatePodTemplateSpec } from './pod-spec-validation';
-import { column, formatLabelSelector, layoutContainerCells, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
+import {
+  column,
+  formatLabelSelector,
+  layoutContainerCells,
+  OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION,
+  OBJECT_META_NAME_DESCRIPTION,
+  since,
+  type TableDefinition,
+} from '../table';
 
 export interface ReplicaSetSpec {
   /** Absent means 1; an explicit 0 stays 0. */
@@ -152,19 +160,41 @@ function defaultReplicaSet(rs: ReplicaSet): void {
 const REPLICA_SET_TABLE: TableDefinition<ReplicaSet> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Desired', 'integer', 'Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://{keyDomain}/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller'),
-    column('Current', 'integer', 'Replicas is the most recently observed number of replicas. More info: https://{keyDomain}/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller'),
+    column(
+      'Desired',
+      'integer',
+      'Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://{keyDomain}/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller',
+    ),
+    column(
+      'Current',
+      'integer',
+      'Replicas is the most recently observed number of replicas. More info: https://{keyDomain}/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller',
+    ),
     column('Ready', 'integer', 'The number of ready replicas for this replica set.'),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
     column('Containers', 'string', 'Names of each container in the template.', { priority: 1 }),
     column('Images', 'string', 'Images referenced by each container in the template.', { priority: 1 }),
-    column('Selector', 'string', 'Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://{keyDomain}/docs/concepts/overview/working-with-objects/labels/#label-selectors', { priority: 1 }),
+    column(
+      'Selector',
+      'string',
+      'Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://{keyDomain}/docs/concepts/overview/working-with-objects/labels/#label-selectors',
+      { priority: 1 },
+    ),
   ],
   row(rs, { now }) {
     const { names, images } = layoutContainerCells(rs.spec?.template?.spec?.containers);
     const status = rs.status ?? {};
     return {
-      cells: [rs.metadata?.name ?? '', rs.spec?.replicas ?? DEFAULT_REPLICAS, status.replicas ?? 0, status.readyReplicas ?? 0, since(rs.metadata?.creationTimestamp, now), names, images, formatLabelSelector(rs.spec?.selector)],
+      cells: [
+        rs.metadata?.name ?? '',
+        rs.spec?.replicas ?? DEFAULT_REPLICAS,
+        status.replicas ?? 0,
+        status.readyReplicas ?? 0,
+        since(rs.metadata?.creationTimestamp, now),
+        names,
+        images,
+        formatLabelSelector(rs.spec?.selector),
+      ],
     };
   },
 };

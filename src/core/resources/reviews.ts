@@ -31,7 +31,9 @@ export const defineSelfSubjectReviews: DefineResource = (naming) => review(namin
 
 /** authorization/v1: may a user (or I) do this? Answered by the server's authorizers. */
 export const defineSubjectAccessReviews: DefineResource = (naming) => review(naming, 'SubjectAccessReview', 'subjectaccessreview', naming.groups.authorization);
-export const defineSelfSubjectAccessReviews: DefineResource = (naming) => review(naming, 'SelfSubjectAccessReview', 'selfsubjectaccessreview', naming.groups.authorization);
-export const defineSelfSubjectRulesReviews: DefineResource = (naming) => review(naming, 'SelfSubjectRulesReview', 'selfsubjectrulesreview', naming.groups.authorization);
+export const defineSelfSubjectAccessReviews: DefineResource = (naming) =>
+  review(naming, 'SelfSubjectAccessReview', 'selfsubjectaccessreview', naming.groups.authorization);
+export const defineSelfSubjectRulesReviews: DefineResource = (naming) =>
+  review(naming, 'SelfSubjectRulesReview', 'selfsubjectrulesreview', naming.groups.authorization);
 export const defineLocalSubjectAccessReviews: DefineResource = (naming) =>
   review(naming, 'LocalSubjectAccessReview', 'localsubjectaccessreview', naming.groups.authorization, true);

@@ -49,7 +49,7 @@ function decodedJsonError(value: string | undefined): string | undefined {
 
 function validateSecretType(secret: Secret, types: ReturnType<typeof secretTypes>): FieldError[] {
   const data = secret.data ?? {};
-  const has = (k: string) => Object.prototype.hasOwnProperty.call(data, k);
+  const has = (k: string) => Object.hasOwn(data, k);
   const errs: FieldError[] = [];
   switch (secret.type) {
     case types.serviceAccountToken:
@@ -99,11 +99,21 @@ export function validateSecret(secret: Secret, naming: Naming): FieldError[] {
 const SECRET_TABLE: TableDefinition<Secret> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Type', 'string', 'Used to facilitate programmatic handling of secret data. More info: https://{keyDomain}/docs/concepts/configuration/secret/#secret-types'),
-    column('Data', 'string', "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"),
+    column(
+      'Type',
+      'string',
+      'Used to facilitate programmatic handling of secret data. More info: https://{keyDomain}/docs/concepts/configuration/secret/#secret-types',
+    ),
+    column(
+      'Data',
+      'string',
+      "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+    ),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
   ],
-  row: (secret, { now }) => ({ cells: [secret.metadata?.name ?? '', secret.type ?? '', Object.keys(secret.data ?? {}).length, since(secret.metadata?.creationTimestamp, now)] }),
+  row: (secret, { now }) => ({
+    cells: [secret.metadata?.name ?? '', secret.type ?? '', Object.keys(secret.data ?? {}).length, since(secret.metadata?.creationTimestamp, now)],
+  }),
 };
 
 export const defineSecrets: DefineResource = (naming) =>

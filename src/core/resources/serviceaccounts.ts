@@ -17,7 +17,11 @@ export interface ServiceAccount extends ApiObject {
 const SERVICE_ACCOUNT_TABLE: TableDefinition<ServiceAccount> = {
   columns: [
     column('Name', 'string', OBJECT_META_NAME_DESCRIPTION, { format: 'name' }),
-    column('Secrets', 'string', 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "{keyDomain}/enforce-mountable-secrets" annotation set to "true". The "{keyDomain}/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://{keyDomain}/docs/concepts/configuration/secret'),
+    column(
+      'Secrets',
+      'string',
+      'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "{keyDomain}/enforce-mountable-secrets" annotation set to "true". The "{keyDomain}/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://{keyDomain}/docs/concepts/configuration/secret',
+    ),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
   ],
   row: (sa, { now }) => ({ cells: [sa.metadata?.name ?? '', (sa.secrets ?? []).length, since(sa.metadata?.creationTimestamp, now)] }),

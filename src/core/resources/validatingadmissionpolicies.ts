@@ -109,7 +109,29 @@ const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH = 5 * 1024;
 const VALIDATION_REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
-const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+const CEL_RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
 const SPEC = FieldPath.root('spec');
 
 /** upstream SetDefaults_MatchResources, with its rules. */
@@ -175,7 +197,8 @@ function validateMatchResources(mr: MatchResources | undefined, path: FieldPath)
   if (!mr) return [];
   const errs: FieldError[] = [];
   if (mr.matchPolicy == null) errs.push(fieldErrors.required(path.child('matchPolicy'), ''));
-  else if (!(MATCH_POLICIES as readonly string[]).includes(mr.matchPolicy)) errs.push(fieldErrors.notSupported(path.child('matchPolicy'), mr.matchPolicy, MATCH_POLICIES));
+  else if (!(MATCH_POLICIES as readonly string[]).includes(mr.matchPolicy))
+    errs.push(fieldErrors.notSupported(path.child('matchPolicy'), mr.matchPolicy, MATCH_POLICIES));
   for (const selector of ['namespaceSelector', 'objectSelector'] as const) {
     if (mr[selector] == null) errs.push(fieldErrors.required(path.child(selector), ''));
     else errs.push(...validateLabelSelector(mr[selector], path.child(selector)));
@@ -208,7 +231,8 @@ function validateValidation(v: Validation, envs: { params: boolean; variables: b
     errs.push(...validateCelExpression(messageExpression, policyEnvironment({ ...envs, authorizer: false }, ['string']), path.child('messageExpression')));
   }
   const message = v.message ?? '';
-  if (message.length > 0 && message.trim().length === 0) errs.push(fieldErrors.invalid(path.child('message'), message, 'message must be non-empty if specified'));
+  if (message.length > 0 && message.trim().length === 0)
+    errs.push(fieldErrors.invalid(path.child('message'), message, 'message must be non-empty if specified'));
   else if (hasNewlines(message.trim())) errs.push(fieldErrors.invalid(path.child('message'), message, 'message must not contain line breaks'));
   if (v.reason != null && !VALIDATION_REASONS.includes(v.reason)) errs.push(fieldErrors.notSupported(path.child('reason'), v.reason, VALIDATION_REASONS));
   return errs;
@@ -218,7 +242,8 @@ function validateVariable(v: Variable, envs: { params: boolean }, path: FieldPat
   const errs: FieldError[] = [];
   const name = v.name ?? '';
   if (name.trim().length === 0) errs.push(fieldErrors.required(path.child('name'), 'name is not specified'));
-  else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED.has(name)) errs.push(fieldErrors.invalid(path.child('name'), name, 'name is not a valid CEL identifier'));
+  else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED.has(name))
+    errs.push(fieldErrors.invalid(path.child('name'), name, 'name is not a valid CEL identifier'));
   const expression = v.expression ?? '';
   if (expression.trim().length === 0) errs.push(fieldErrors.required(path.child('expression'), 'expression is not specified'));
   else errs.push(...validateCelExpression(expression, policyEnvironment({ ...envs, authorizer: true, variables: true }), path.child('expression')));
@@ -228,7 +253,8 @@ function validateVariable(v: Variable, envs: { params: boolean }, path: FieldPat
 function validateAuditAnnotation(a: AuditAnnotation, policyName: string, envs: { params: boolean; variables: boolean }, path: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
   const key = a.key ?? '';
-  if (policyName.length > 0) errs.push(...isQualifiedName(`${policyName}/${key}`).map((msg) => fieldErrors.invalid(path.child('key'), `${policyName}/${key}`, msg)));
+  if (policyName.length > 0)
+    errs.push(...isQualifiedName(`${policyName}/${key}`).map((msg) => fieldErrors.invalid(path.child('key'), `${policyName}/${key}`, msg)));
   else errs.push(fieldErrors.invalid(path.child('key'), key, 'requires metadata.name be non-empty'));
   const value = (a.valueExpression ?? '').trim();
   const at = path.child('valueExpression');
@@ -248,7 +274,8 @@ function validatePolicySpec(policy: ValidatingAdmissionPolicy, checkMatchConditi
   const spec = policy.spec ?? {};
   const errs: FieldError[] = [];
   if (spec.failurePolicy == null) errs.push(fieldErrors.required(SPEC.child('failurePolicy'), ''));
-  else if (!(FAILURE_POLICIES as readonly string[]).includes(spec.failurePolicy)) errs.push(fieldErrors.notSupported(SPEC.child('failurePolicy'), spec.failurePolicy, FAILURE_POLICIES));
+  else if (!(FAILURE_POLICIES as readonly string[]).includes(spec.failurePolicy))
+    errs.push(fieldErrors.notSupported(SPEC.child('failurePolicy'), spec.failurePolicy, FAILURE_POLICIES));
   const params = spec.paramKind != null;
   if (spec.paramKind) errs.push(...validateParamKind(spec.paramKind, SPEC.child('paramKind')));
   if (spec.matchConstraints == null) errs.push(fieldErrors.required(SPEC.child('matchConstraints'), ''));
@@ -311,7 +338,12 @@ function validateValidationActions(actions: string[] | undefined, path: FieldPat
   });
   if (seen.has('Deny') && seen.has('Warn')) {
     errs.push(
-      invalidWithRendering(path, actions, goSlice(actions, 'ValidationAction'), 'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)'),
+      invalidWithRendering(
+        path,
+        actions,
+        goSlice(actions, 'ValidationAction'),
+        'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)',
+      ),
     );
   }
   if (seen.size === 0) errs.push(fieldErrors.required(path, 'at least one validation action is required'));
@@ -339,7 +371,14 @@ const POLICY_TABLE: TableDefinition<ValidatingAdmissionPolicy> = {
   ],
   row: (p, { now }) => {
     const pk = p.spec?.paramKind;
-    return { cells: [p.metadata?.name ?? '', (p.spec?.validations ?? []).length, pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>', since(p.metadata?.creationTimestamp, now)] };
+    return {
+      cells: [
+        p.metadata?.name ?? '',
+        (p.spec?.validations ?? []).length,
+        pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>',
+        since(p.metadata?.creationTimestamp, now),
+      ],
+    };
   },
 };
 
@@ -349,7 +388,9 @@ function gogoLabelSelector(s: LabelSelector): string {
     .sort()
     .map((k) => `${k}: ${s.matchLabels![k]},`)
     .join('');
-  const exprs = (s.matchExpressions ?? []).map((e) => `LabelSelectorRequirement{Key:${e.key},Operator:${e.operator},Values:[${(e.values ?? []).join(' ')}],},`).join('');
+  const exprs = (s.matchExpressions ?? [])
+    .map((e) => `LabelSelectorRequirement{Key:${e.key},Operator:${e.operator},Values:[${(e.values ?? []).join(' ')}],},`)
+    .join('');
   return `&LabelSelector{MatchLabels:map[string]string{${labels}},MatchExpressions:[]LabelSelectorRequirement{${exprs}},}`;
 }
 
@@ -367,7 +408,9 @@ const BINDING_TABLE: TableDefinition<ValidatingAdmissionPolicyBinding> = {
     column('ParamRef', 'string', 'ParamRef indicates the param resource which sets the configration param'),
     column('Age', 'string', OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION),
   ],
-  row: (b, { now }) => ({ cells: [b.metadata?.name ?? '', b.spec?.policyName ?? '', paramRefCell(b.spec?.paramRef), since(b.metadata?.creationTimestamp, now)] }),
+  row: (b, { now }) => ({
+    cells: [b.metadata?.name ?? '', b.spec?.policyName ?? '', paramRefCell(b.spec?.paramRef), since(b.metadata?.creationTimestamp, now)],
+  }),
 };
 
 /** An update re-checks match conditions only when they or the paramKind changed (upstream's ratcheting). */

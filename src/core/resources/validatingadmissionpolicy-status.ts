@@ -45,12 +45,20 @@ const REASON_MSG =
 function validateCondition(c: Condition, path: FieldPath): FieldError[] {
   const errs = validateLabelName(c.type ?? '', path.child('type'));
   if (!CONDITION_STATUSES.includes(c.status)) errs.push(fieldErrors.notSupported(path.child('status'), c.status ?? '', CONDITION_STATUSES));
-  if ((c.observedGeneration ?? 0) < 0) errs.push(fieldErrors.invalid(path.child('observedGeneration'), c.observedGeneration, 'must be greater than or equal to zero'));
+  if ((c.observedGeneration ?? 0) < 0)
+    errs.push(fieldErrors.invalid(path.child('observedGeneration'), c.observedGeneration, 'must be greater than or equal to zero'));
   if (!c.lastTransitionTime) errs.push(fieldErrors.required(path.child('lastTransitionTime'), 'must be set'));
   const reason = c.reason ?? '';
   if (reason.length === 0) errs.push(fieldErrors.required(path.child('reason'), 'must be set'));
   else {
-    if (!REASON_RE.test(reason)) errs.push(fieldErrors.invalid(path.child('reason'), reason, regexError(REASON_MSG, REASON_FMT, 'my_name', 'MY_NAME', 'MyName', 'ReasonA,ReasonB', 'ReasonA:ReasonB')));
+    if (!REASON_RE.test(reason))
+      errs.push(
+        fieldErrors.invalid(
+          path.child('reason'),
+          reason,
+          regexError(REASON_MSG, REASON_FMT, 'my_name', 'MY_NAME', 'MyName', 'ReasonA,ReasonB', 'ReasonA:ReasonB'),
+        ),
+      );
     if (Buffer.byteLength(reason) > MAX_REASON_LENGTH) errs.push(fieldErrors.tooLong(path.child('reason'), MAX_REASON_LENGTH));
   }
   if (Buffer.byteLength(c.message ?? '') > MAX_MESSAGE_LENGTH) errs.push(fieldErrors.tooLong(path.child('message'), MAX_MESSAGE_LENGTH));

@@ -86,15 +86,14 @@ export function parseFieldSelector(text: string): FieldSelector {
 }
 
 function fieldValue(fields: Readonly<Record<string, string>>, field: string): string {
-  return Object.prototype.hasOwnProperty.call(fields, field) ? fields[field]! : '';
+  return  Object.hasOwn(fields, field) ? fields[field]! : '';
 }
 
 export function makeFieldSelector(requirements: FieldRequirement[]): FieldSelector {
   return {
     requirements,
     empty: requirements.length === 0,
-    matches: (fields) =>
-      requirements.every((r) => (fieldValue(fields, r.field) === r.value) === (r.operator === '=')),
+    matches: (fields) => requirements.every((r) => (fieldValue(fields, r.field) === r.value) === (r.operator === '=')),
     toString: () => requirements.map((r) => `${r.field}${r.operator}${escapeValue(r.value)}`).join(','),
   };
 }

@@ -34,7 +34,15 @@ interface Scanned {
 }
 
 const SYMBOL_TOKENS: ReadonlyMap<string, Token> = new Map<string, Token>([
-  [')', ')'], [',', ','], ['!', '!'], ['==', '=='], ['=', '='], ['>', '>'], ['<', '<'], ['!=', '!='], ['(', '('],
+  [')', ')'],
+  [',', ','],
+  ['!', '!'],
+  ['==', '=='],
+  ['=', '='],
+  ['>', '>'],
+  ['<', '<'],
+  ['!=', '!='],
+  ['(', '('],
 ]);
 const BINARY_OPERATORS = 'in, notin, =, ==, !=, gt, lt';
 
@@ -205,7 +213,7 @@ const INTEGER = /^[+-]?\d+$/;
 /** Upstream's NewRequirement checks, errors aggregated as `[a, b]` when there are several. */
 function newRequirement(key: string, operator: LabelOperator, values: string[]): LabelRequirement {
   const errors: string[] = [];
-  if ((operator === 'gt' || operator === 'lt')) {
+  if (operator === 'gt' || operator === 'lt') {
     values.forEach((v, i) => {
       if (!INTEGER.test(v)) errors.push(`values[${i}]: Invalid value: ${JSON.stringify(v)}: for 'Gt', 'Lt' operators, the value must be an integer`);
     });
@@ -220,7 +228,7 @@ function newRequirement(key: string, operator: LabelOperator, values: string[]):
 }
 
 function requirementMatches(r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  const has = Object.hasOwn(labels, r.key);
   const value = has ? labels[r.key]! : '';
   switch (r.operator) {
     case '=':

@@ -33,9 +33,27 @@ const FUNCTION_NAMESPACES = new Set(['optional', 'sets', 'strings', 'cel', 'math
  * upstream accepts them; they fail when evaluated (docs/ADMISSION.md, "What is left out").
  */
 const UPSTREAM_ONLY_FUNCTIONS = new Set([
-  'path', 'group', 'serviceAccount', 'resource', 'subresource', 'namespace', 'name', 'check', 'allowed', 'reason', 'errored', 'error', 'fieldSelector', 'labelSelector',
+  'path',
+  'group',
+  'serviceAccount',
+  'resource',
+  'subresource',
+  'namespace',
+  'name',
+  'check',
+  'allowed',
+  'reason',
+  'errored',
+  'error',
+  'fieldSelector',
+  'labelSelector',
   'validate',
-  'hasValue', 'value', 'orValue', 'or', 'optMap', 'optFlatMap',
+  'hasValue',
+  'value',
+  'orValue',
+  'or',
+  'optMap',
+  'optFlatMap',
 ]);
 
 /** CEL's type identifiers, which are values in every environment. */

@@ -128,8 +128,7 @@ export const fieldErrors = {
   duplicate: (path: FieldPath | string, value: unknown, detail?: string) => make('FieldValueDuplicate', path, value, detail),
   forbidden: (path: FieldPath | string, detail: string) => make('FieldValueForbidden', path, '', detail),
   tooLong: (path: FieldPath | string, maxBytes: number) => make('FieldValueTooLong', path, '', `may not be more than ${maxBytes} bytes`),
-  tooMany: (path: FieldPath | string, actual: number, max: number) =>
-    make('FieldValueTooMany', path, '', `${actual}: must have at most ${max} items`),
+  tooMany: (path: FieldPath | string, actual: number, max: number) => make('FieldValueTooMany', path, '', `${actual}: must have at most ${max} items`),
   typeInvalid: (path: FieldPath | string, value: unknown, detail: string) => make('FieldValueTypeInvalid', path, value, detail),
   notFound: (path: FieldPath | string, value: unknown) => make('FieldValueNotFound', path, value, undefined),
   internal: (path: FieldPath | string, detail: string) => make('InternalError', path, '', detail),

@@ -21,7 +21,7 @@ import type { ApiObject, FieldValidation, Owned, Patch, RepeatedJsonKey, Request
 import type { Naming } from '../../naming';
 import { type SchemaType, schemaRegistry } from '../../schema';
 import { yamlDuplicateMessage } from '../../codecs/strict-yaml';
-import { StatusError, badRequest, invalid } from '../../status';
+import { type StatusError, badRequest, invalid } from '../../status';
 import { fieldErrors } from './field-errors';
 import { walkFields, type FieldWalk } from './unknown-fields';
 import { goPrint } from './unknown-fields-go';
@@ -54,7 +54,11 @@ function unknownErrors(walk: FieldWalk): string[] {
 export function warningsOf(errors: readonly string[]): string[] {
   return errors.flatMap((e) => {
     for (const prefix of ['yaml: unmarshal errors:\n', 'error converting YAML to JSON: yaml: unmarshal errors:\n']) {
-      if (e.startsWith(prefix)) return e.slice(prefix.length).split('\n').map((l) => l.trim());
+      if (e.startsWith(prefix))
+        return e
+          .slice(prefix.length)
+          .split('\n')
+          .map((l) => l.trim());
     }
     return [e];
   });

@@ -109,7 +109,11 @@ export function validateOwnerReferences(refs: OwnerReference[] | undefined, path
       const current = `${ref.kind}/${ref.name}`;
       if (firstController) {
         errs.push(
-          fieldErrors.invalid(path, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`),
+          fieldErrors.invalid(
+            path,
+            refs,
+            `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
+          ),
         );
       } else firstController = current;
     }
@@ -135,12 +139,7 @@ export function validateFinalizers(finalizers: string[] | undefined, path: Field
   const errs = list.flatMap((f) => validateFinalizerName(f, path));
   if (list.includes(FINALIZER_ORPHAN_DEPENDENTS) && list.includes(FINALIZER_DELETE_DEPENDENTS)) {
     errs.push(
-      invalidWithRendering(
-        path,
-        list,
-        goStringSlice(list),
-        `finalizer ${FINALIZER_ORPHAN_DEPENDENTS} and ${FINALIZER_DELETE_DEPENDENTS} cannot be both set`,
-      ),
+      invalidWithRendering(path, list, goStringSlice(list), `finalizer ${FINALIZER_ORPHAN_DEPENDENTS} and ${FINALIZER_DELETE_DEPENDENTS} cannot be both set`),
     );
   }
   return errs;

@@ -79,7 +79,7 @@ export function isConvertibleLabelSelector(selector: MetaLabelSelector | null | 
 }
 
 function requirementMatches(req: LabelSelectorRequirement, labels: Record<string, string>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, req.key);
+  const has = Object.hasOwn(labels, req.key);
   const values = req.values ?? [];
   switch (req.operator) {
     case 'In':

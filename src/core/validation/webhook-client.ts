@@ -29,7 +29,10 @@ export function validateWebhookUrl(path: FieldPath, url: string): FieldError[] {
 }
 
 /** upstream ValidateWebhookService: name, namespace, a valid port (defaulted to 443) and path segments. */
-export function validateWebhookService(path: FieldPath, service: { name?: string; namespace?: string; path?: string | null; port?: number | null }): FieldError[] {
+export function validateWebhookService(
+  path: FieldPath,
+  service: { name?: string; namespace?: string; path?: string | null; port?: number | null },
+): FieldError[] {
   const errs: FieldError[] = [];
   if (!service.name) errs.push(fieldErrors.required(path.child('name'), 'service name is required'));
   if (!service.namespace) errs.push(fieldErrors.required(path.child('namespace'), 'service namespace is required'));

@@ -206,43 +206,44 @@ async function audited(
   }
   // A Metadata-level request that is not a watch needs no wrapper. The others are swapped in
   // place (one exchange shape for every later step).
-  if (capture || watch || holdEnd) exchange.response = {
-    get headersSent() {
-      return real.headersSent;
-    },
-    get statusCode() {
-      return real.statusCode;
-    },
-    setHeader: (name, value) => {
-      const lower = name.toLowerCase();
-      if (lower === 'content-type') responseType = String(value);
-      if (lower === 'content-encoding') responseEncoding = String(value);
-      real.setHeader(name, value);
-    },
-    writeHead: (status) => real.writeHead(status),
-    flushHeaders: () => {
-      onStart();
-      real.flushHeaders();
-    },
-    write: (chunk) => {
-      onStart();
-      if (capture) keep(chunk);
-      return real.write(chunk);
-    },
-    // Captured bodies are kept from `write`: framed chunks would go past it.
-    ...(!capture && real.chunkWriter ? { chunkWriter: () => real.chunkWriter!() } : {}),
-    drain: () => real.drain(),
-    end: (chunk) => {
-      if (capture && chunk !== undefined) keep(chunk);
-      // Held only while the request is the handler's: an error the outer steps write after
-      // the last event goes straight out.
-      if (holdEnd && !completedStage) held = { chunk };
-      else real.end(chunk);
-    },
-    abort: () => real.abort(),
-    // A held answer has not been written yet: nothing to wait for before the audit step ends it.
-    whenFlushed: () => (held ? undefined : real.whenFlushed()),
-  };
+  if (capture || watch || holdEnd)
+    exchange.response = {
+      get headersSent() {
+        return real.headersSent;
+      },
+      get statusCode() {
+        return real.statusCode;
+      },
+      setHeader: (name, value) => {
+        const lower = name.toLowerCase();
+        if (lower === 'content-type') responseType = String(value);
+        if (lower === 'content-encoding') responseEncoding = String(value);
+        real.setHeader(name, value);
+      },
+      writeHead: (status) => real.writeHead(status),
+      flushHeaders: () => {
+        onStart();
+        real.flushHeaders();
+      },
+      write: (chunk) => {
+        onStart();
+        if (capture) keep(chunk);
+        return real.write(chunk);
+      },
+      // Captured bodies are kept from `write`: framed chunks would go past it.
+      ...(!capture && real.chunkWriter ? { chunkWriter: () => real.chunkWriter!() } : {}),
+      drain: () => real.drain(),
+      end: (chunk) => {
+        if (capture && chunk !== undefined) keep(chunk);
+        // Held only while the request is the handler's: an error the outer steps write after
+        // the last event goes straight out.
+        if (holdEnd && !completedStage) held = { chunk };
+        else real.end(chunk);
+      },
+      abort: () => real.abort(),
+      // A held answer has not been written yet: nothing to wait for before the audit step ends it.
+      whenFlushed: () => (held ? undefined : real.whenFlushed()),
+    };
   if (withBodies) {
     const readBody = request.readBody.bind(request);
     exchange.request = {
@@ -290,7 +291,8 @@ async function audited(
       const object = bytes && decodeBody(bytes, responseType, options.codecs, decision.omitManagedFields);
       if (object !== undefined) {
         extra.responseObject = object;
-        if (isStatus(object) && code >= 400) extra.responseStatus = { metadata: {}, status: object.status, message: object.message, reason: object.reason, code };
+        if (isStatus(object) && code >= 400)
+          extra.responseStatus = { metadata: {}, status: object.status, message: object.message, reason: object.reason, code };
       }
     }
     const completed = emit(failure !== undefined && !StatusError.is(failure) ? 'Panic' : 'ResponseComplete', extra);

@@ -82,17 +82,25 @@ export function parseAuditPolicy(text: string, naming: Naming): AuditPolicy {
     const path = `rules[${i}]`;
     const r = isObj(raw) ? raw : {};
     const level = r.level as AuditLevel;
-    if (!LEVELS.includes(level)) errors.push(`${path}.level: ${level === undefined ? 'Required value' : `Unsupported value: "${String(level)}": supported values: "${LEVELS.join('", "')}"`}`);
+    if (!LEVELS.includes(level))
+      errors.push(
+        `${path}.level: ${level === undefined ? 'Required value' : `Unsupported value: "${String(level)}": supported values: "${LEVELS.join('", "')}"`}`,
+      );
     const resources = (Array.isArray(r.resources) ? r.resources : []).map((g: unknown) => {
       const gr = isObj(g) ? g : {};
-      return { group: typeof gr.group === 'string' ? gr.group : '', resources: strings(gr.resources, `${path}.resources.resources`), resourceNames: strings(gr.resourceNames, `${path}.resources.resourceNames`) };
+      return {
+        group: typeof gr.group === 'string' ? gr.group : '',
+        resources: strings(gr.resources, `${path}.resources.resources`),
+        resourceNames: strings(gr.resourceNames, `${path}.resources.resourceNames`),
+      };
     });
     const nonResourceURLs = strings(r.nonResourceURLs, `${path}.nonResourceURLs`);
     if (nonResourceURLs.length > 0 && (resources.length > 0 || strings(r.namespaces, '').length > 0)) {
       errors.push(`${path}.nonResourceURLs: Invalid value: rules cannot apply to both regular resources and non-resource URLs`);
     }
     for (const [j, u] of nonResourceURLs.entries()) {
-      if (u.includes('*') && !u.endsWith('*')) errors.push(`${path}.nonResourceURLs[${j}]: Invalid value: "${u}": non-resource URL wildcards must be the last character`);
+      if (u.includes('*') && !u.endsWith('*'))
+        errors.push(`${path}.nonResourceURLs[${j}]: Invalid value: "${u}": non-resource URL wildcards must be the last character`);
     }
     return {
       level,
@@ -128,7 +136,14 @@ function ruleMatches(rule: AuditRule, user: UserInfo, info: RequestInfo): boolea
     if (gr.group !== info.apiGroup) return false;
     const resourceOk =
       !gr.resources.length ||
-      gr.resources.some((r) => r === full || r === '*' || r === '*/*' || (r === `${info.resource}/*` && info.subresource !== '') || (r === `*/${info.subresource}` && info.subresource !== ''));
+      gr.resources.some(
+        (r) =>
+          r === full ||
+          r === '*' ||
+          r === '*/*' ||
+          (r === `${info.resource}/*` && info.subresource !== '') ||
+          (r === `*/${info.subresource}` && info.subresource !== ''),
+      );
     if (!resourceOk) return false;
     return !gr.resourceNames.length || gr.resourceNames.includes(info.name);
   });

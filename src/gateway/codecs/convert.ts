@@ -18,7 +18,7 @@ import {
   type TableColumnDefinition,
 } from '../../core';
 import type { Naming } from '../../naming';
-import { StatusError, badRequest, notAcceptable } from '../../status';
+import { type StatusError, badRequest, notAcceptable } from '../../status';
 import { type Codecs, codecsWithout } from './codec';
 import type { Conversion } from './negotiate';
 
@@ -38,7 +38,8 @@ function notAcceptableBecause(message: string): StatusError {
 
 /** The Go type upstream names in its 406 messages, e.g. `*apps.ReplicaSetList` (events live in core). */
 function goTypeName(value: ApiObject, definition: ResourceDefinition, naming: Naming): string {
-  const apiVersion = typeof value.apiVersion === 'string' ? value.apiVersion : definition.group ? `${definition.group}/${definition.version}` : definition.version;
+  const apiVersion =
+    typeof value.apiVersion === 'string' ? value.apiVersion : definition.group ? `${definition.group}/${definition.version}` : definition.version;
   const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
   const pkg = group === '' || group === naming.groups.events ? 'core' : group.split('.')[0];
   const kind = typeof value.kind === 'string' ? value.kind : isList(value) ? `${definition.kind}List` : definition.kind;
@@ -49,14 +50,18 @@ function goTypeName(value: ApiObject, definition: ResourceDefinition, naming: Na
 export function includeObjectOf(query: URLSearchParams): IncludeObject | '' {
   const value = query.get('includeObject') ?? '';
   if (value === '' || value === 'None' || value === 'Metadata' || value === 'Object') return value;
-  throw badRequest(`Unable to convert to Table as requested: includeObject: Invalid value: ${JSON.stringify(value)}: must be 'Metadata', 'Object', 'None', or empty`);
+  throw badRequest(
+    `Unable to convert to Table as requested: includeObject: Invalid value: ${JSON.stringify(value)}: must be 'Metadata', 'Object', 'None', or empty`,
+  );
 }
 
 /** `{keyDomain}` and `{groupDomain}` in column descriptions, in the naming profile's words. */
 function vendorColumns(table: Table, naming: Naming): Table {
   if (!table.columnDefinitions) return table;
   const words = (text: string) => text.replace(/\{keyDomain\}/g, naming.keyDomain).replace(/\{groupDomain\}/g, naming.groupDomain);
-  const columnDefinitions = table.columnDefinitions.map((c): TableColumnDefinition => (c.description.includes('{') ? { ...c, description: words(c.description) } : c));
+  const columnDefinitions = table.columnDefinitions.map(
+    (c): TableColumnDefinition => (c.description.includes('{') ? { ...c, description: words(c.description) } : c),
+  );
   return { ...table, columnDefinitions };
 }
 

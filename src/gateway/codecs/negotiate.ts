@@ -238,7 +238,7 @@ export function negotiateOutput(request: OutputRequest, codecs: Codecs, restrict
 /** A watch needs a codec with stream framing (upstream NegotiateOutputMediaTypeStream); 406 lists the `;stream=watch` types. */
 export function negotiateStreamOutput(request: OutputRequest, codecs: Codecs, restrictions: EndpointRestrictions = defaultRestrictions): MediaTypeOptions {
   const options = negotiateMediaTypeOptions(request.headers.accept, codecs, restrictions);
-  if (!options || !options.codec.stream) throw notAcceptable(streamMediaTypesOf(codecs));
+  if (!options?.codec.stream) throw notAcceptable(streamMediaTypesOf(codecs));
   // Watch events are never indented: upstream's stream serializers have no pretty variant.
   return { ...options, pretty: false };
 }

@@ -95,7 +95,13 @@ export function protobufLists(codec: ProtobufCodec, encodeObject: (value: object
       }
       const headers = headerWriter.finish();
       const rawLength = rest.length + headers.length + bodiesLength;
-      const head = Buffer.concat([shape.envelopeStart, new ProtoWriter(8).uint32((2 << 3) | LENGTH_DELIMITED).uint32(rawLength).finish()]);
+      const head = Buffer.concat([
+        shape.envelopeStart,
+        new ProtoWriter(8)
+          .uint32((2 << 3) | LENGTH_DELIMITED)
+          .uint32(rawLength)
+          .finish(),
+      ]);
       const size = head.length + rawLength + ENVELOPE_TAIL.length;
       function* pieces(): Generator<Uint8Array> {
         yield head;

@@ -13,7 +13,6 @@ import { type Codec, CodecError } from './codec';
 
 export const YAML_MEDIA_TYPE = 'application/yaml';
 
-
 const keyText = (key: unknown): string => String(YAML.isScalar(key) ? key.value : key);
 const byGoYamlKey = (a: { key: unknown }, b: { key: unknown }) => compareGoYamlKeys(keyText(a.key), keyText(b.key));
 
@@ -36,4 +35,3 @@ export const yamlCodec: Codec = {
     }
   },
 };
-

@@ -55,7 +55,14 @@ function groupDocument(group: ServedGroup): APIGroup {
 }
 
 export function apiGroupList(index: ResourceIndex) {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: index.groups().filter((g) => g.name !== '').map(groupDocument) };
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: index
+      .groups()
+      .filter((g) => g.name !== '')
+      .map(groupDocument),
+  };
 }
 
 export function apiGroup(group: ServedGroup) {

@@ -45,8 +45,7 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
   const { index, naming, codecs } = options;
   const aggregatedRestrictions: EndpointRestrictions = {
     allowsConversion: (convert, codec) =>
-      isAggregatedDiscovery(convert, naming) &&
-      (codec.canEncode?.({ apiVersion: `${convert.group}/${convert.version}`, kind: convert.kind }) ?? true),
+      isAggregatedDiscovery(convert, naming) && (codec.canEncode?.({ apiVersion: `${convert.group}/${convert.version}`, kind: convert.kind }) ?? true),
     allowsStreamSchema: () => false,
   };
 
@@ -77,7 +76,12 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
         writeObject(exchange, 200, apiVersions(index, options.serverAddress()), output);
         return;
       case 'groups':
-        writeObject(exchange, 200, once('groups', () => apiGroupList(index)), output);
+        writeObject(
+          exchange,
+          200,
+          once('groups', () => apiGroupList(index)),
+          output,
+        );
         return;
       case 'group': {
         const group = index.group(path.group);
@@ -87,7 +91,12 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
       }
       case 'resources':
         if (!index.hasGroupVersion(path.group, path.version)) throw pathNotFound();
-        writeObject(exchange, 200, once(`resources/${path.group}/${path.version}`, () => apiResourceList(index, path.group, path.version)), output);
+        writeObject(
+          exchange,
+          200,
+          once(`resources/${path.group}/${path.version}`, () => apiResourceList(index, path.group, path.version)),
+          output,
+        );
         return;
     }
   };

@@ -53,7 +53,10 @@ export async function healthReport(endpoint: HealthEndpoint, checks: readonly He
     }
   }
   if (excluded.size) {
-    const names = [...excluded].sort().map((n) => JSON.stringify(n)).join(',');
+    const names = [...excluded]
+      .sort()
+      .map((n) => JSON.stringify(n))
+      .join(',');
     out += `warn: some health checks cannot be excluded: no matches for ${names}\n`;
   }
   if (failures.length) return { status: 500, body: `${out}${endpoint} check failed\n`, failures };

@@ -285,4 +285,3 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
       writeError(exchange, err, codecs);
     });
 }
-

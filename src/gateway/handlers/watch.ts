@@ -205,7 +205,12 @@ async function deliverIterated(watch: WatchStream, send: (event: WatchEvent) => 
  * then wait for it to drain and start over. docs/BENCHMARKS.md, "What the mechanisms save", has
  * what it saves.
  */
-async function deliverDirectly(direct: DirectConsumer<WatchEvent>, send: (event: WatchEvent) => boolean, isOver: () => boolean, res: GatewayResponse): Promise<boolean> {
+async function deliverDirectly(
+  direct: DirectConsumer<WatchEvent>,
+  send: (event: WatchEvent) => boolean,
+  isOver: () => boolean,
+  res: GatewayResponse,
+): Promise<boolean> {
   const abandoned = () => isOver() || direct.isClosed;
   for (;;) {
     for (let event = direct.poll(); event !== undefined; event = direct.poll()) {

@@ -121,7 +121,11 @@ class Renderer {
       out[name] = this.schemas[name]!;
       pending.push(...referencedNames(this.schemas[name], this.version));
     }
-    return Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]!]));
+    return Object.fromEntries(
+      Object.keys(out)
+        .sort()
+        .map((k) => [k, out[k]!]),
+    );
   }
 
   get namesOf(): OpenApiNames {
@@ -156,7 +160,11 @@ export function buildOpenApiDocuments(naming: Naming, index: ResourceIndex, serv
       groupDocs.push({ group: group.name, version, path: v3.namesOf.v3Path(group.name, version), document });
     }
   }
-  const definitions = Object.fromEntries(Object.keys(v2.schemas).sort().map((k) => [k, v2.schemas[k]!]));
+  const definitions = Object.fromEntries(
+    Object.keys(v2.schemas)
+      .sort()
+      .map((k) => [k, v2.schemas[k]!]),
+  );
   const swagger = {
     swagger: '2.0',
     info,

@@ -117,7 +117,7 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHan
     response.setHeader('Etag', `"${doc.etag}"`);
     response.setHeader('Last-Modified', build().lastModified);
     const match = request.headers['if-none-match'];
-    if (match && match.split(',').some((t) => t.trim() === `"${doc.etag}"` || t.trim() === '*')) {
+    if (match?.split(',').some((t) => t.trim() === `"${doc.etag}"` || t.trim() === '*')) {
       response.writeHead(304);
       response.end();
       return;

@@ -46,10 +46,35 @@ const P = {
   namespace: { name: 'namespace', in: 'path', type: 'string', description: 'The namespace of the objects.', required: true } as ParamSpec,
 };
 
-const LIST = [P.allowWatchBookmarks, P.continue, P.fieldSelector, P.labelSelector, P.limit, P.resourceVersion, P.resourceVersionMatch, P.sendInitialEvents, P.timeoutSeconds, P.watch];
+const LIST = [
+  P.allowWatchBookmarks,
+  P.continue,
+  P.fieldSelector,
+  P.labelSelector,
+  P.limit,
+  P.resourceVersion,
+  P.resourceVersionMatch,
+  P.sendInitialEvents,
+  P.timeoutSeconds,
+  P.watch,
+];
 const WRITE = [P.dryRun, P.fieldManager, P.fieldValidation];
 const DELETE = [P.dryRun, P.gracePeriodSeconds, P.ignoreStoreReadError, P.orphanDependents, P.propagationPolicy];
-const DELETE_COLLECTION = [P.continue, P.dryRun, P.fieldSelector, P.gracePeriodSeconds, P.ignoreStoreReadError, P.labelSelector, P.limit, P.orphanDependents, P.propagationPolicy, P.resourceVersion, P.resourceVersionMatch, P.sendInitialEvents, P.timeoutSeconds];
+const DELETE_COLLECTION = [
+  P.continue,
+  P.dryRun,
+  P.fieldSelector,
+  P.gracePeriodSeconds,
+  P.ignoreStoreReadError,
+  P.labelSelector,
+  P.limit,
+  P.orphanDependents,
+  P.propagationPolicy,
+  P.resourceVersion,
+  P.resourceVersionMatch,
+  P.sendInitialEvents,
+  P.timeoutSeconds,
+];
 
 export type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
@@ -99,8 +124,17 @@ export function groupVersionPaths(
       params: [],
       operations: [
         {
-          method: 'get', operationId: `get${prefix}APIResources`, description: 'get available resources', tag, action: '', params: [], streams: false,
-          responses: [{ code: '200', description: OK, payload: { type: typeName('', 'v1', 'APIResourceList') } }, { code: '401', description: 'Unauthorized' }],
+          method: 'get',
+          operationId: `get${prefix}APIResources`,
+          description: 'get available resources',
+          tag,
+          action: '',
+          params: [],
+          streams: false,
+          responses: [
+            { code: '200', description: OK, payload: { type: typeName('', 'v1', 'APIResourceList') } },
+            { code: '401', description: 'Unauthorized' },
+          ],
         },
       ],
     },
@@ -137,28 +171,81 @@ function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
 
   const collection: OperationSpec[] = [];
   if (verbs.has('list')) {
-    collection.push(op({ method: 'get', operationId: `list${c.prefix}${ns}${kind}`, description: `list or watch objects of kind ${kind}`, action: 'list', gvk, params: LIST, streams: true,
-      responses: [{ code: '200', description: OK, payload: list }, unauthorized] }));
+    collection.push(
+      op({
+        method: 'get',
+        operationId: `list${c.prefix}${ns}${kind}`,
+        description: `list or watch objects of kind ${kind}`,
+        action: 'list',
+        gvk,
+        params: LIST,
+        streams: true,
+        responses: [{ code: '200', description: OK, payload: list }, unauthorized],
+      }),
+    );
   }
   if (verbs.has('create')) {
-    collection.push(op({ method: 'post', operationId: `create${c.prefix}${ns}${kind}`, description: `create a ${kind}`, action: 'post', gvk, params: WRITE,
-      body: { payload: obj, kind: 'object', required: true },
-      responses: [{ code: '200', description: OK, payload: obj }, { code: '201', description: 'Created', payload: obj }, { code: '202', description: 'Accepted', payload: obj }, unauthorized] }));
+    collection.push(
+      op({
+        method: 'post',
+        operationId: `create${c.prefix}${ns}${kind}`,
+        description: `create a ${kind}`,
+        action: 'post',
+        gvk,
+        params: WRITE,
+        body: { payload: obj, kind: 'object', required: true },
+        responses: [
+          { code: '200', description: OK, payload: obj },
+          { code: '201', description: 'Created', payload: obj },
+          { code: '202', description: 'Accepted', payload: obj },
+          unauthorized,
+        ],
+      }),
+    );
   }
   if (verbs.has('deletecollection')) {
-    collection.push(op({ method: 'delete', operationId: `delete${c.prefix}Collection${ns}${kind}`, description: `delete collection of ${kind}`, action: 'deletecollection', gvk, params: DELETE_COLLECTION,
-      body: { payload: deleteOptions, kind: 'delete', required: false }, responses: [{ code: '200', description: OK, payload: status }, unauthorized] }));
+    collection.push(
+      op({
+        method: 'delete',
+        operationId: `delete${c.prefix}Collection${ns}${kind}`,
+        description: `delete collection of ${kind}`,
+        action: 'deletecollection',
+        gvk,
+        params: DELETE_COLLECTION,
+        body: { payload: deleteOptions, kind: 'delete', required: false },
+        responses: [{ code: '200', description: OK, payload: status }, unauthorized],
+      }),
+    );
   }
 
   const item: OperationSpec[] = [];
   if (verbs.has('get')) {
-    item.push(op({ method: 'get', operationId: `read${c.prefix}${ns}${kind}`, description: `read the specified ${kind}`, action: 'get', gvk, params: [], responses: [{ code: '200', description: OK, payload: obj }, unauthorized] }));
+    item.push(
+      op({
+        method: 'get',
+        operationId: `read${c.prefix}${ns}${kind}`,
+        description: `read the specified ${kind}`,
+        action: 'get',
+        gvk,
+        params: [],
+        responses: [{ code: '200', description: OK, payload: obj }, unauthorized],
+      }),
+    );
   }
   if (verbs.has('update')) item.push(replaceOp(c, `replace${c.prefix}${ns}${kind}`, `replace the specified ${kind}`, gvk, obj, op));
   if (verbs.has('delete')) {
-    item.push(op({ method: 'delete', operationId: `delete${c.prefix}${ns}${kind}`, description: `delete a ${kind}`, action: 'delete', gvk, params: DELETE,
-      body: { payload: deleteOptions, kind: 'delete', required: false },
-      responses: [{ code: '200', description: OK, payload: status }, { code: '202', description: 'Accepted', payload: status }, unauthorized] }));
+    item.push(
+      op({
+        method: 'delete',
+        operationId: `delete${c.prefix}${ns}${kind}`,
+        description: `delete a ${kind}`,
+        action: 'delete',
+        gvk,
+        params: DELETE,
+        body: { payload: deleteOptions, kind: 'delete', required: false },
+        responses: [{ code: '200', description: OK, payload: status }, { code: '202', description: 'Accepted', payload: status }, unauthorized],
+      }),
+    );
   }
   if (verbs.has('patch')) item.push(patchOp(c, `patch${c.prefix}${ns}${kind}`, `partially update the specified ${kind}`, gvk, obj, op));
 
@@ -172,23 +259,59 @@ function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
     const subGvk: GroupVersionKind = { group: subKind.group, kind: subKind.kind, version: subKind.version };
     const ops: OperationSpec[] = [];
     if (sub.verbs.includes('get')) {
-      ops.push(op({ method: 'get', operationId: `read${c.prefix}${ns}${kind}${suffix}`, description: `read ${sub.name} of the specified ${kind}`, action: 'get', gvk: subGvk, params: [], responses: [{ code: '200', description: OK, payload }, unauthorized] }));
+      ops.push(
+        op({
+          method: 'get',
+          operationId: `read${c.prefix}${ns}${kind}${suffix}`,
+          description: `read ${sub.name} of the specified ${kind}`,
+          action: 'get',
+          gvk: subGvk,
+          params: [],
+          responses: [{ code: '200', description: OK, payload }, unauthorized],
+        }),
+      );
     }
     if (sub.verbs.includes('create')) {
-      ops.push(op({ method: 'post', operationId: `create${c.prefix}${ns}${kind}${suffix}`, description: `create ${sub.name} of a ${kind}`, action: 'post', gvk: subGvk, params: WRITE,
-        body: { payload, kind: 'object', required: true },
-        responses: [{ code: '200', description: OK, payload }, { code: '201', description: 'Created', payload }, { code: '202', description: 'Accepted', payload }, unauthorized] }));
+      ops.push(
+        op({
+          method: 'post',
+          operationId: `create${c.prefix}${ns}${kind}${suffix}`,
+          description: `create ${sub.name} of a ${kind}`,
+          action: 'post',
+          gvk: subGvk,
+          params: WRITE,
+          body: { payload, kind: 'object', required: true },
+          responses: [
+            { code: '200', description: OK, payload },
+            { code: '201', description: 'Created', payload },
+            { code: '202', description: 'Accepted', payload },
+            unauthorized,
+          ],
+        }),
+      );
     }
-    if (sub.verbs.includes('update')) ops.push(replaceOp(c, `replace${c.prefix}${ns}${kind}${suffix}`, `replace ${sub.name} of the specified ${kind}`, subGvk, payload, op));
-    if (sub.verbs.includes('patch')) ops.push(patchOp(c, `patch${c.prefix}${ns}${kind}${suffix}`, `partially update ${sub.name} of the specified ${kind}`, subGvk, payload, op));
+    if (sub.verbs.includes('update'))
+      ops.push(replaceOp(c, `replace${c.prefix}${ns}${kind}${suffix}`, `replace ${sub.name} of the specified ${kind}`, subGvk, payload, op));
+    if (sub.verbs.includes('patch'))
+      ops.push(patchOp(c, `patch${c.prefix}${ns}${kind}${suffix}`, `partially update ${sub.name} of the specified ${kind}`, subGvk, payload, op));
     paths.push({ path: `${base}/{name}/${sub.name}`, params: [P.name, ...nsParams, P.pretty], operations: ops });
   }
   if (def.namespaced && verbs.has('list')) {
     paths.push({
       path: `${c.root}/${def.resource}`,
       params: [P.pretty],
-      operations: [op({ method: 'get', operationId: `list${c.prefix}${kind}ForAllNamespaces`, description: `list or watch objects of kind ${kind}`, action: 'list', gvk, params: LIST, streams: true,
-        responses: [{ code: '200', description: OK, payload: list }, unauthorized] })],
+      operations: [
+        op({
+          method: 'get',
+          operationId: `list${c.prefix}${kind}ForAllNamespaces`,
+          description: `list or watch objects of kind ${kind}`,
+          action: 'list',
+          gvk,
+          params: LIST,
+          streams: true,
+          responses: [{ code: '200', description: OK, payload: list }, unauthorized],
+        }),
+      ],
     });
   }
   return paths;
@@ -197,11 +320,35 @@ function resourcePaths(def: ResourceDefinition, c: Context): PathSpec[] {
 type OpFactory = (o: Omit<OperationSpec, 'tag' | 'streams'> & { streams?: boolean }) => OperationSpec;
 
 function replaceOp(_c: Context, operationId: string, description: string, gvk: GroupVersionKind, payload: Payload, op: OpFactory): OperationSpec {
-  return op({ method: 'put', operationId, description, action: 'put', gvk, params: WRITE, body: { payload, kind: 'object', required: true },
-    responses: [{ code: '200', description: OK, payload }, { code: '201', description: 'Created', payload }, { code: '401', description: 'Unauthorized' }] });
+  return op({
+    method: 'put',
+    operationId,
+    description,
+    action: 'put',
+    gvk,
+    params: WRITE,
+    body: { payload, kind: 'object', required: true },
+    responses: [
+      { code: '200', description: OK, payload },
+      { code: '201', description: 'Created', payload },
+      { code: '401', description: 'Unauthorized' },
+    ],
+  });
 }
 
 function patchOp(c: Context, operationId: string, description: string, gvk: GroupVersionKind, payload: Payload, op: OpFactory): OperationSpec {
-  return op({ method: 'patch', operationId, description, action: 'patch', gvk, params: [...WRITE, P.force], body: { payload: { definition: c.names.patch }, kind: 'patch', required: true },
-    responses: [{ code: '200', description: OK, payload }, { code: '201', description: 'Created', payload }, { code: '401', description: 'Unauthorized' }] });
+  return op({
+    method: 'patch',
+    operationId,
+    description,
+    action: 'patch',
+    gvk,
+    params: [...WRITE, P.force],
+    body: { payload: { definition: c.names.patch }, kind: 'patch', required: true },
+    responses: [
+      { code: '200', description: OK, payload },
+      { code: '201', description: 'Created', payload },
+      { code: '401', description: 'Unauthorized' },
+    ],
+  });
 }

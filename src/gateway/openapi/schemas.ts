@@ -50,8 +50,7 @@ export function referencedNames(value: unknown, version: OpenApiVersion, out = n
 export class SchemaBuilder {
   private readonly ext: (name: string) => string;
 
-  constructor(
-    private readonly naming: Naming,
+  constructor(readonly naming: Naming,
     private readonly names: OpenApiNames,
     private readonly registry: SchemaRegistry,
     private readonly version: OpenApiVersion,

@@ -30,7 +30,18 @@ function fieldRequirements(verb: string, query: URLSearchParams | undefined): Au
 
 export function attributesFor(user: UserInfo, info: RequestInfo, query?: URLSearchParams, withSelectors = false): AuthorizationAttributes {
   if (!info.isResourceRequest) {
-    return { user, verb: info.verb, isResourceRequest: false, path: info.path, namespace: '', apiGroup: '', apiVersion: '', resource: '', subresource: '', name: '' };
+    return {
+      user,
+      verb: info.verb,
+      isResourceRequest: false,
+      path: info.path,
+      namespace: '',
+      apiGroup: '',
+      apiVersion: '',
+      resource: '',
+      subresource: '',
+      name: '',
+    };
   }
   return {
     user,

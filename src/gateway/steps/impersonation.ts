@@ -108,7 +108,11 @@ export function impersonationStep(options: ImpersonationStepOptions): Step {
     const requester = userOf(exchange);
     const checks: AuthorizationAttributes[] = [];
     const sa = serviceAccountOf(asked.user);
-    checks.push(sa ? checkFor(requester, { resource: 'serviceaccounts', namespace: sa.namespace, name: sa.name }) : checkFor(requester, { resource: 'users', name: asked.user }));
+    checks.push(
+      sa
+        ? checkFor(requester, { resource: 'serviceaccounts', namespace: sa.namespace, name: sa.name })
+        : checkFor(requester, { resource: 'users', name: asked.user }),
+    );
     for (const group of asked.groups) checks.push(checkFor(requester, { resource: 'groups', name: group }));
     if (asked.uid !== undefined) checks.push(checkFor(requester, { apiGroup: authGroup, resource: 'uids', name: asked.uid }));
     for (const [key, vals] of Object.entries(asked.extra)) {

@@ -62,7 +62,15 @@ interface Series {
 
 /** Whether two label sets name the same duration series (the component is the same for all). */
 function sameSeries(a: RequestLabels, b: RequestLabels): boolean {
-  return a.verb === b.verb && a.resource === b.resource && a.group === b.group && a.version === b.version && a.subresource === b.subresource && a.scope === b.scope && a.dry_run === b.dry_run;
+  return (
+    a.verb === b.verb &&
+    a.resource === b.resource &&
+    a.group === b.group &&
+    a.version === b.version &&
+    a.subresource === b.subresource &&
+    a.scope === b.scope &&
+    a.dry_run === b.dry_run
+  );
 }
 
 export function metricsStep(metrics: ServerMetrics, index: ResourceIndex): Step {

@@ -5,11 +5,9 @@
 import { definePackage, f, msg, listKind, ref, listOf, STRING, INT32, INT64, TIME } from '../dsl';
 
 export const APPS_V1 = definePackage('apps.v1', [
-  msg('ReplicaSet', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('ReplicaSetSpec')),
-    f('status', 3, ref('ReplicaSetStatus')),
-  ], { typeMeta: true }),
+  msg('ReplicaSet', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('spec', 2, ref('ReplicaSetSpec')), f('status', 3, ref('ReplicaSetStatus'))], {
+    typeMeta: true,
+  }),
   listKind('ReplicaSetList', 'ReplicaSet'),
   msg('ReplicaSetSpec', [
     f('replicas', 1, INT32, { pointer: true }),

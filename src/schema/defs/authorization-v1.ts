@@ -5,26 +5,42 @@
 import { definePackage, f, msg, ref, listOf, wrappedListOf, mapOf, STRING, BOOL } from '../dsl';
 
 export const AUTHORIZATION_V1 = definePackage('authorization.v1', [
-  msg('LocalSubjectAccessReview', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('SubjectAccessReviewSpec'), { emitEmpty: true, required: true }),
-    f('status', 3, ref('SubjectAccessReviewStatus')),
-  ], { typeMeta: true }),
-  msg('SelfSubjectAccessReview', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('SelfSubjectAccessReviewSpec'), { emitEmpty: true, required: true }),
-    f('status', 3, ref('SubjectAccessReviewStatus')),
-  ], { typeMeta: true }),
-  msg('SelfSubjectRulesReview', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('SelfSubjectRulesReviewSpec'), { emitEmpty: true, required: true }),
-    f('status', 3, ref('SubjectRulesReviewStatus')),
-  ], { typeMeta: true }),
-  msg('SubjectAccessReview', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('SubjectAccessReviewSpec'), { emitEmpty: true, required: true }),
-    f('status', 3, ref('SubjectAccessReviewStatus')),
-  ], { typeMeta: true }),
+  msg(
+    'LocalSubjectAccessReview',
+    [
+      f('metadata', 1, ref('meta.v1.ObjectMeta')),
+      f('spec', 2, ref('SubjectAccessReviewSpec'), { emitEmpty: true, required: true }),
+      f('status', 3, ref('SubjectAccessReviewStatus')),
+    ],
+    { typeMeta: true },
+  ),
+  msg(
+    'SelfSubjectAccessReview',
+    [
+      f('metadata', 1, ref('meta.v1.ObjectMeta')),
+      f('spec', 2, ref('SelfSubjectAccessReviewSpec'), { emitEmpty: true, required: true }),
+      f('status', 3, ref('SubjectAccessReviewStatus')),
+    ],
+    { typeMeta: true },
+  ),
+  msg(
+    'SelfSubjectRulesReview',
+    [
+      f('metadata', 1, ref('meta.v1.ObjectMeta')),
+      f('spec', 2, ref('SelfSubjectRulesReviewSpec'), { emitEmpty: true, required: true }),
+      f('status', 3, ref('SubjectRulesReviewStatus')),
+    ],
+    { typeMeta: true },
+  ),
+  msg(
+    'SubjectAccessReview',
+    [
+      f('metadata', 1, ref('meta.v1.ObjectMeta')),
+      f('spec', 2, ref('SubjectAccessReviewSpec'), { emitEmpty: true, required: true }),
+      f('status', 3, ref('SubjectAccessReviewStatus')),
+    ],
+    { typeMeta: true },
+  ),
   msg('SubjectAccessReviewSpec', [
     f('resourceAttributes', 1, ref('ResourceAttributes'), { pointer: true }),
     f('nonResourceAttributes', 2, ref('NonResourceAttributes'), { pointer: true }),
@@ -43,9 +59,7 @@ export const AUTHORIZATION_V1 = definePackage('authorization.v1', [
     f('resourceAttributes', 1, ref('ResourceAttributes'), { pointer: true }),
     f('nonResourceAttributes', 2, ref('NonResourceAttributes'), { pointer: true }),
   ]),
-  msg('SelfSubjectRulesReviewSpec', [
-    f('namespace', 1, STRING),
-  ]),
+  msg('SelfSubjectRulesReviewSpec', [f('namespace', 1, STRING)]),
   msg('SubjectRulesReviewStatus', [
     f('resourceRules', 1, listOf(ref('ResourceRule')), { emitEmpty: true, required: true, listType: 'atomic' }),
     f('nonResourceRules', 2, listOf(ref('NonResourceRule')), { emitEmpty: true, required: true, listType: 'atomic' }),
@@ -63,10 +77,7 @@ export const AUTHORIZATION_V1 = definePackage('authorization.v1', [
     f('fieldSelector', 8, ref('FieldSelectorAttributes'), { pointer: true }),
     f('labelSelector', 9, ref('LabelSelectorAttributes'), { pointer: true }),
   ]),
-  msg('NonResourceAttributes', [
-    f('path', 1, STRING),
-    f('verb', 2, STRING),
-  ]),
+  msg('NonResourceAttributes', [f('path', 1, STRING), f('verb', 2, STRING)]),
   msg('ResourceRule', [
     f('verbs', 1, listOf(STRING), { emitEmpty: true, required: true, listType: 'atomic' }),
     f('apiGroups', 2, listOf(STRING), { listType: 'atomic' }),
@@ -77,12 +88,6 @@ export const AUTHORIZATION_V1 = definePackage('authorization.v1', [
     f('verbs', 1, listOf(STRING), { emitEmpty: true, required: true, listType: 'atomic' }),
     f('nonResourceURLs', 2, listOf(STRING), { listType: 'atomic' }),
   ]),
-  msg('FieldSelectorAttributes', [
-    f('rawSelector', 1, STRING),
-    f('requirements', 2, listOf(ref('meta.v1.FieldSelectorRequirement')), { listType: 'atomic' }),
-  ]),
-  msg('LabelSelectorAttributes', [
-    f('rawSelector', 1, STRING),
-    f('requirements', 2, listOf(ref('meta.v1.LabelSelectorRequirement')), { listType: 'atomic' }),
-  ]),
+  msg('FieldSelectorAttributes', [f('rawSelector', 1, STRING), f('requirements', 2, listOf(ref('meta.v1.FieldSelectorRequirement')), { listType: 'atomic' })]),
+  msg('LabelSelectorAttributes', [f('rawSelector', 1, STRING), f('requirements', 2, listOf(ref('meta.v1.LabelSelectorRequirement')), { listType: 'atomic' })]),
 ]);

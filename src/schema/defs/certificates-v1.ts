@@ -5,11 +5,15 @@
 import { definePackage, f, msg, listKind, ref, listOf, wrappedListOf, mapOf, STRING, BYTES, INT32, TIME } from '../dsl';
 
 export const CERTIFICATES_V1 = definePackage('certificates.v1', [
-  msg('CertificateSigningRequest', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('CertificateSigningRequestSpec'), { emitEmpty: true }),
-    f('status', 3, ref('CertificateSigningRequestStatus')),
-  ], { typeMeta: true }),
+  msg(
+    'CertificateSigningRequest',
+    [
+      f('metadata', 1, ref('meta.v1.ObjectMeta')),
+      f('spec', 2, ref('CertificateSigningRequestSpec'), { emitEmpty: true }),
+      f('status', 3, ref('CertificateSigningRequestStatus')),
+    ],
+    { typeMeta: true },
+  ),
   listKind('CertificateSigningRequestList', 'CertificateSigningRequest'),
   msg('CertificateSigningRequestSpec', [
     f('request', 1, BYTES, { emitEmpty: true, required: true }),

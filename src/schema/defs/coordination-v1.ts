@@ -5,10 +5,7 @@
 import { definePackage, f, msg, listKind, ref, STRING, INT32, MICRO_TIME } from '../dsl';
 
 export const COORDINATION_V1 = definePackage('coordination.v1', [
-  msg('Lease', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('LeaseSpec')),
-  ], { typeMeta: true }),
+  msg('Lease', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('spec', 2, ref('LeaseSpec'))], { typeMeta: true }),
   listKind('LeaseList', 'Lease'),
   msg('LeaseSpec', [
     f('holderIdentity', 1, STRING, { pointer: true }),

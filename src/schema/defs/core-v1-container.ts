@@ -11,7 +11,12 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('command', 3, listOf(STRING), { listType: 'atomic' }),
     f('args', 4, listOf(STRING), { listType: 'atomic' }),
     f('workingDir', 5, STRING),
-    f('ports', 6, listOf(ref('ContainerPort')), { listType: 'map', listMapKeys: ['containerPort', 'protocol'], patchStrategy: 'merge', patchMergeKey: 'containerPort' }),
+    f('ports', 6, listOf(ref('ContainerPort')), {
+      listType: 'map',
+      listMapKeys: ['containerPort', 'protocol'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'containerPort',
+    }),
     f('envFrom', 19, listOf(ref('EnvFromSource')), { listType: 'atomic' }),
     f('env', 7, listOf(ref('EnvVar')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
     f('resources', 8, ref('ResourceRequirements')),
@@ -31,10 +36,7 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('stdinOnce', 17, BOOL),
     f('tty', 18, BOOL),
   ]),
-  msg('EphemeralContainer', [
-    f('ephemeralContainerCommon', 1, ref('EphemeralContainerCommon'), { inline: true }),
-    f('targetContainerName', 2, STRING),
-  ]),
+  msg('EphemeralContainer', [f('ephemeralContainerCommon', 1, ref('EphemeralContainerCommon'), { inline: true }), f('targetContainerName', 2, STRING)]),
   msg('ContainerPort', [
     f('name', 1, STRING),
     f('hostPort', 2, INT32),
@@ -47,11 +49,7 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('configMapRef', 2, ref('ConfigMapEnvSource'), { pointer: true }),
     f('secretRef', 3, ref('SecretEnvSource'), { pointer: true }),
   ]),
-  msg('EnvVar', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('value', 2, STRING),
-    f('valueFrom', 3, ref('EnvVarSource'), { pointer: true }),
-  ]),
+  msg('EnvVar', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('value', 2, STRING), f('valueFrom', 3, ref('EnvVarSource'), { pointer: true })]),
   msg('ResourceRequirements', [
     f('limits', 1, mapOf(QUANTITY)),
     f('requests', 2, mapOf(QUANTITY)),
@@ -70,10 +68,7 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('mountPropagation', 5, STRING, { pointer: true }),
     f('subPathExpr', 6, STRING),
   ]),
-  msg('VolumeDevice', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('devicePath', 2, STRING, { emitEmpty: true, required: true }),
-  ]),
+  msg('VolumeDevice', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('devicePath', 2, STRING, { emitEmpty: true, required: true })]),
   msg('Probe', [
     f('handler', 1, ref('ProbeHandler'), { inline: true }),
     f('initialDelaySeconds', 2, INT32),
@@ -83,10 +78,7 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('failureThreshold', 6, INT32),
     f('terminationGracePeriodSeconds', 7, INT64, { pointer: true }),
   ]),
-  msg('Lifecycle', [
-    f('postStart', 1, ref('LifecycleHandler'), { pointer: true }),
-    f('preStop', 2, ref('LifecycleHandler'), { pointer: true }),
-  ]),
+  msg('Lifecycle', [f('postStart', 1, ref('LifecycleHandler'), { pointer: true }), f('preStop', 2, ref('LifecycleHandler'), { pointer: true })]),
   msg('SecurityContext', [
     f('capabilities', 1, ref('Capabilities'), { pointer: true }),
     f('privileged', 2, BOOL, { pointer: true }),
@@ -107,7 +99,12 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('command', 3, listOf(STRING), { listType: 'atomic' }),
     f('args', 4, listOf(STRING), { listType: 'atomic' }),
     f('workingDir', 5, STRING),
-    f('ports', 6, listOf(ref('ContainerPort')), { listType: 'map', listMapKeys: ['containerPort', 'protocol'], patchStrategy: 'merge', patchMergeKey: 'containerPort' }),
+    f('ports', 6, listOf(ref('ContainerPort')), {
+      listType: 'map',
+      listMapKeys: ['containerPort', 'protocol'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'containerPort',
+    }),
     f('envFrom', 19, listOf(ref('EnvFromSource')), { listType: 'atomic' }),
     f('env', 7, listOf(ref('EnvVar')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
     f('resources', 8, ref('ResourceRequirements')),
@@ -127,24 +124,15 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('stdinOnce', 17, BOOL),
     f('tty', 18, BOOL),
   ]),
-  msg('ConfigMapEnvSource', [
-    f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
-    f('optional', 2, BOOL, { pointer: true }),
-  ]),
-  msg('SecretEnvSource', [
-    f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
-    f('optional', 2, BOOL, { pointer: true }),
-  ]),
+  msg('ConfigMapEnvSource', [f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }), f('optional', 2, BOOL, { pointer: true })]),
+  msg('SecretEnvSource', [f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }), f('optional', 2, BOOL, { pointer: true })]),
   msg('EnvVarSource', [
     f('fieldRef', 1, ref('ObjectFieldSelector'), { pointer: true }),
     f('resourceFieldRef', 2, ref('ResourceFieldSelector'), { pointer: true }),
     f('configMapKeyRef', 3, ref('ConfigMapKeySelector'), { pointer: true }),
     f('secretKeyRef', 4, ref('SecretKeySelector'), { pointer: true }),
   ]),
-  msg('ResourceClaim', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('request', 2, STRING),
-  ]),
+  msg('ResourceClaim', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('request', 2, STRING)]),
   msg('ProbeHandler', [
     f('exec', 1, ref('ExecAction'), { pointer: true }),
     f('httpGet', 2, ref('HTTPGetAction'), { pointer: true }),
@@ -157,52 +145,39 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('tcpSocket', 3, ref('TCPSocketAction'), { pointer: true }),
     f('sleep', 4, ref('SleepAction'), { pointer: true }),
   ]),
-  msg('Capabilities', [
-    f('add', 1, listOf(STRING), { listType: 'atomic' }),
-    f('drop', 2, listOf(STRING), { listType: 'atomic' }),
-  ]),
-  msg('SELinuxOptions', [
-    f('user', 1, STRING),
-    f('role', 2, STRING),
-    f('type', 3, STRING),
-    f('level', 4, STRING),
-  ]),
+  msg('Capabilities', [f('add', 1, listOf(STRING), { listType: 'atomic' }), f('drop', 2, listOf(STRING), { listType: 'atomic' })]),
+  msg('SELinuxOptions', [f('user', 1, STRING), f('role', 2, STRING), f('type', 3, STRING), f('level', 4, STRING)]),
   msg('WindowsSecurityContextOptions', [
     f('gmsaCredentialSpecName', 1, STRING, { pointer: true }),
     f('gmsaCredentialSpec', 2, STRING, { pointer: true }),
     f('runAsUserName', 3, STRING, { pointer: true }),
     f('hostProcess', 4, BOOL, { pointer: true }),
   ]),
-  msg('SeccompProfile', [
-    f('type', 1, STRING, { emitEmpty: true, required: true }),
-    f('localhostProfile', 2, STRING, { pointer: true }),
-  ]),
-  msg('AppArmorProfile', [
-    f('type', 1, STRING, { emitEmpty: true, required: true }),
-    f('localhostProfile', 2, STRING, { pointer: true }),
-  ]),
-  msg('ObjectFieldSelector', [
-    f('apiVersion', 1, STRING),
-    f('fieldPath', 2, STRING, { emitEmpty: true, required: true }),
-  ], { structType: 'atomic' }),
-  msg('ResourceFieldSelector', [
-    f('containerName', 1, STRING),
-    f('resource', 2, STRING, { emitEmpty: true, required: true }),
-    f('divisor', 3, QUANTITY),
-  ], { structType: 'atomic' }),
-  msg('ConfigMapKeySelector', [
-    f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
-    f('key', 2, STRING, { emitEmpty: true, required: true }),
-    f('optional', 3, BOOL, { pointer: true }),
-  ], { structType: 'atomic' }),
-  msg('SecretKeySelector', [
-    f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
-    f('key', 2, STRING, { emitEmpty: true, required: true }),
-    f('optional', 3, BOOL, { pointer: true }),
-  ], { structType: 'atomic' }),
-  msg('ExecAction', [
-    f('command', 1, listOf(STRING), { listType: 'atomic' }),
-  ]),
+  msg('SeccompProfile', [f('type', 1, STRING, { emitEmpty: true, required: true }), f('localhostProfile', 2, STRING, { pointer: true })]),
+  msg('AppArmorProfile', [f('type', 1, STRING, { emitEmpty: true, required: true }), f('localhostProfile', 2, STRING, { pointer: true })]),
+  msg('ObjectFieldSelector', [f('apiVersion', 1, STRING), f('fieldPath', 2, STRING, { emitEmpty: true, required: true })], { structType: 'atomic' }),
+  msg('ResourceFieldSelector', [f('containerName', 1, STRING), f('resource', 2, STRING, { emitEmpty: true, required: true }), f('divisor', 3, QUANTITY)], {
+    structType: 'atomic',
+  }),
+  msg(
+    'ConfigMapKeySelector',
+    [
+      f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
+      f('key', 2, STRING, { emitEmpty: true, required: true }),
+      f('optional', 3, BOOL, { pointer: true }),
+    ],
+    { structType: 'atomic' },
+  ),
+  msg(
+    'SecretKeySelector',
+    [
+      f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
+      f('key', 2, STRING, { emitEmpty: true, required: true }),
+      f('optional', 3, BOOL, { pointer: true }),
+    ],
+    { structType: 'atomic' },
+  ),
+  msg('ExecAction', [f('command', 1, listOf(STRING), { listType: 'atomic' })]),
   msg('HTTPGetAction', [
     f('path', 1, STRING),
     f('port', 2, INT_OR_STRING, { emitEmpty: true, required: true }),
@@ -210,19 +185,8 @@ export const CORE_V1_CONTAINER = definePackage('core.v1', [
     f('scheme', 4, STRING),
     f('httpHeaders', 5, listOf(ref('HTTPHeader')), { listType: 'atomic' }),
   ]),
-  msg('TCPSocketAction', [
-    f('port', 1, INT_OR_STRING, { emitEmpty: true, required: true }),
-    f('host', 2, STRING),
-  ]),
-  msg('GRPCAction', [
-    f('port', 1, INT32, { emitEmpty: true, required: true }),
-    f('service', 2, STRING, { pointer: true, emitEmpty: true }),
-  ]),
-  msg('SleepAction', [
-    f('seconds', 1, INT64, { emitEmpty: true, required: true }),
-  ]),
-  msg('HTTPHeader', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('value', 2, STRING, { emitEmpty: true, required: true }),
-  ]),
+  msg('TCPSocketAction', [f('port', 1, INT_OR_STRING, { emitEmpty: true, required: true }), f('host', 2, STRING)]),
+  msg('GRPCAction', [f('port', 1, INT32, { emitEmpty: true, required: true }), f('service', 2, STRING, { pointer: true, emitEmpty: true })]),
+  msg('SleepAction', [f('seconds', 1, INT64, { emitEmpty: true, required: true })]),
+  msg('HTTPHeader', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('value', 2, STRING, { emitEmpty: true, required: true })]),
 ]);

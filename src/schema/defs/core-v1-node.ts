@@ -5,11 +5,7 @@
 import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, TIME, QUANTITY } from '../dsl';
 
 export const CORE_V1_NODE = definePackage('core.v1', [
-  msg('Node', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('NodeSpec')),
-    f('status', 3, ref('NodeStatus')),
-  ], { typeMeta: true }),
+  msg('Node', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('spec', 2, ref('NodeSpec')), f('status', 3, ref('NodeStatus'))], { typeMeta: true }),
   listKind('NodeList', 'Node'),
   msg('NodeSpec', [
     f('podCIDR', 1, STRING),
@@ -26,9 +22,7 @@ export const CORE_V1_NODE = definePackage('core.v1', [
     f('effect', 3, STRING, { emitEmpty: true, required: true }),
     f('timeAdded', 4, TIME, { pointer: true }),
   ]),
-  msg('NodeConfigSource', [
-    f('configMap', 2, ref('ConfigMapNodeConfigSource'), { pointer: true }),
-  ]),
+  msg('NodeConfigSource', [f('configMap', 2, ref('ConfigMapNodeConfigSource'), { pointer: true })]),
   msg('ConfigMapNodeConfigSource', [
     f('namespace', 1, STRING, { emitEmpty: true, required: true }),
     f('name', 2, STRING, { emitEmpty: true, required: true }),
@@ -59,16 +53,9 @@ export const CORE_V1_NODE = definePackage('core.v1', [
     f('reason', 5, STRING),
     f('message', 6, STRING),
   ]),
-  msg('NodeAddress', [
-    f('type', 1, STRING, { emitEmpty: true, required: true }),
-    f('address', 2, STRING, { emitEmpty: true, required: true }),
-  ]),
-  msg('NodeDaemonEndpoints', [
-    f('kubeletEndpoint', 1, ref('DaemonEndpoint')),
-  ]),
-  msg('DaemonEndpoint', [
-    f('Port', 1, INT32, { emitEmpty: true, required: true }),
-  ]),
+  msg('NodeAddress', [f('type', 1, STRING, { emitEmpty: true, required: true }), f('address', 2, STRING, { emitEmpty: true, required: true })]),
+  msg('NodeDaemonEndpoints', [f('kubeletEndpoint', 1, ref('DaemonEndpoint'))]),
+  msg('DaemonEndpoint', [f('Port', 1, INT32, { emitEmpty: true, required: true })]),
   msg('NodeSystemInfo', [
     f('machineID', 1, STRING, { emitEmpty: true, required: true }),
     f('systemUUID', 2, STRING, { emitEmpty: true, required: true }),
@@ -81,33 +68,18 @@ export const CORE_V1_NODE = definePackage('core.v1', [
     f('operatingSystem', 9, STRING, { emitEmpty: true, required: true }),
     f('architecture', 10, STRING, { emitEmpty: true, required: true }),
   ]),
-  msg('ContainerImage', [
-    f('names', 1, listOf(STRING), { emitEmpty: true, listType: 'atomic' }),
-    f('sizeBytes', 2, INT64),
-  ]),
-  msg('AttachedVolume', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('devicePath', 2, STRING, { emitEmpty: true, required: true }),
-  ]),
+  msg('ContainerImage', [f('names', 1, listOf(STRING), { emitEmpty: true, listType: 'atomic' }), f('sizeBytes', 2, INT64)]),
+  msg('AttachedVolume', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('devicePath', 2, STRING, { emitEmpty: true, required: true })]),
   msg('NodeConfigStatus', [
     f('assigned', 1, ref('NodeConfigSource'), { pointer: true }),
     f('active', 2, ref('NodeConfigSource'), { pointer: true }),
     f('lastKnownGood', 3, ref('NodeConfigSource'), { pointer: true }),
     f('error', 4, STRING),
   ]),
-  msg('NodeRuntimeHandler', [
-    f('name', 1, STRING, { emitEmpty: true }),
-    f('features', 2, ref('NodeRuntimeHandlerFeatures'), { pointer: true }),
-  ]),
-  msg('NodeRuntimeHandlerFeatures', [
-    f('recursiveReadOnlyMounts', 1, BOOL, { pointer: true }),
-    f('userNamespaces', 2, BOOL, { pointer: true }),
-  ]),
-  msg('NodeFeatures', [
-    f('supplementalGroupsPolicy', 1, BOOL, { pointer: true }),
-  ]),
-  msg('Binding', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('target', 2, ref('ObjectReference'), { emitEmpty: true, required: true }),
-  ], { typeMeta: true }),
+  msg('NodeRuntimeHandler', [f('name', 1, STRING, { emitEmpty: true }), f('features', 2, ref('NodeRuntimeHandlerFeatures'), { pointer: true })]),
+  msg('NodeRuntimeHandlerFeatures', [f('recursiveReadOnlyMounts', 1, BOOL, { pointer: true }), f('userNamespaces', 2, BOOL, { pointer: true })]),
+  msg('NodeFeatures', [f('supplementalGroupsPolicy', 1, BOOL, { pointer: true })]),
+  msg('Binding', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('target', 2, ref('ObjectReference'), { emitEmpty: true, required: true })], {
+    typeMeta: true,
+  }),
 ]);

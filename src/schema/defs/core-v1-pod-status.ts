@@ -21,7 +21,12 @@ export const CORE_V1_POD_STATUS = definePackage('core.v1', [
     f('qosClass', 9, STRING),
     f('ephemeralContainerStatuses', 13, listOf(ref('ContainerStatus')), { listType: 'atomic' }),
     f('resize', 14, STRING),
-    f('resourceClaimStatuses', 15, listOf(ref('PodResourceClaimStatus')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge,retainKeys', patchMergeKey: 'name' }),
+    f('resourceClaimStatuses', 15, listOf(ref('PodResourceClaimStatus')), {
+      listType: 'map',
+      listMapKeys: ['name'],
+      patchStrategy: 'merge,retainKeys',
+      patchMergeKey: 'name',
+    }),
   ]),
   msg('PodCondition', [
     f('type', 1, STRING, { emitEmpty: true, required: true }),
@@ -31,12 +36,8 @@ export const CORE_V1_POD_STATUS = definePackage('core.v1', [
     f('reason', 5, STRING),
     f('message', 6, STRING),
   ]),
-  msg('HostIP', [
-    f('ip', 1, STRING, { emitEmpty: true, required: true }),
-  ]),
-  msg('PodIP', [
-    f('ip', 1, STRING, { emitEmpty: true, required: true }),
-  ]),
+  msg('HostIP', [f('ip', 1, STRING, { emitEmpty: true, required: true })]),
+  msg('PodIP', [f('ip', 1, STRING, { emitEmpty: true, required: true })]),
   msg('ContainerStatus', [
     f('name', 1, STRING, { emitEmpty: true, required: true }),
     f('state', 2, ref('ContainerState')),
@@ -49,14 +50,16 @@ export const CORE_V1_POD_STATUS = definePackage('core.v1', [
     f('started', 9, BOOL, { pointer: true }),
     f('allocatedResources', 10, mapOf(QUANTITY)),
     f('resources', 11, ref('ResourceRequirements'), { pointer: true }),
-    f('volumeMounts', 12, listOf(ref('VolumeMountStatus')), { listType: 'map', listMapKeys: ['mountPath'], patchStrategy: 'merge', patchMergeKey: 'mountPath' }),
+    f('volumeMounts', 12, listOf(ref('VolumeMountStatus')), {
+      listType: 'map',
+      listMapKeys: ['mountPath'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'mountPath',
+    }),
     f('user', 13, ref('ContainerUser'), { pointer: true }),
     f('allocatedResourcesStatus', 14, listOf(ref('ResourceStatus')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
   ]),
-  msg('PodResourceClaimStatus', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('resourceClaimName', 2, STRING, { pointer: true }),
-  ]),
+  msg('PodResourceClaimStatus', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('resourceClaimName', 2, STRING, { pointer: true })]),
   msg('ContainerState', [
     f('waiting', 1, ref('ContainerStateWaiting'), { pointer: true }),
     f('running', 2, ref('ContainerStateRunning'), { pointer: true }),
@@ -68,20 +71,13 @@ export const CORE_V1_POD_STATUS = definePackage('core.v1', [
     f('readOnly', 3, BOOL),
     f('recursiveReadOnly', 4, STRING, { pointer: true }),
   ]),
-  msg('ContainerUser', [
-    f('linux', 1, ref('LinuxContainerUser'), { pointer: true }),
-  ]),
+  msg('ContainerUser', [f('linux', 1, ref('LinuxContainerUser'), { pointer: true })]),
   msg('ResourceStatus', [
     f('name', 1, STRING, { emitEmpty: true, required: true }),
     f('resources', 2, listOf(ref('ResourceHealth')), { listType: 'map', listMapKeys: ['resourceID'] }),
   ]),
-  msg('ContainerStateWaiting', [
-    f('reason', 1, STRING),
-    f('message', 2, STRING),
-  ]),
-  msg('ContainerStateRunning', [
-    f('startedAt', 1, TIME),
-  ]),
+  msg('ContainerStateWaiting', [f('reason', 1, STRING), f('message', 2, STRING)]),
+  msg('ContainerStateRunning', [f('startedAt', 1, TIME)]),
   msg('ContainerStateTerminated', [
     f('exitCode', 1, INT32, { emitEmpty: true, required: true }),
     f('signal', 2, INT32),
@@ -96,8 +92,5 @@ export const CORE_V1_POD_STATUS = definePackage('core.v1', [
     f('gid', 2, INT64, { emitEmpty: true, required: true }),
     f('supplementalGroups', 3, listOf(INT64), { listType: 'atomic' }),
   ]),
-  msg('ResourceHealth', [
-    f('resourceID', 1, STRING, { emitEmpty: true, required: true }),
-    f('health', 2, STRING),
-  ]),
+  msg('ResourceHealth', [f('resourceID', 1, STRING, { emitEmpty: true, required: true }), f('health', 2, STRING)]),
 ]);

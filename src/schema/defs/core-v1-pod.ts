@@ -5,20 +5,20 @@
 import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, QUANTITY } from '../dsl';
 
 export const CORE_V1_POD = definePackage('core.v1', [
-  msg('Pod', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('PodSpec')),
-    f('status', 3, ref('PodStatus')),
-  ], { typeMeta: true }),
+  msg('Pod', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('spec', 2, ref('PodSpec')), f('status', 3, ref('PodStatus'))], { typeMeta: true }),
   listKind('PodList', 'Pod'),
-  msg('PodTemplateSpec', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('PodSpec')),
-  ]),
+  msg('PodTemplateSpec', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('spec', 2, ref('PodSpec'))]),
   msg('PodSpec', [
     f('volumes', 1, listOf(ref('Volume')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge,retainKeys', patchMergeKey: 'name' }),
     f('initContainers', 20, listOf(ref('Container')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
-    f('containers', 2, listOf(ref('Container')), { emitEmpty: true, required: true, listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
+    f('containers', 2, listOf(ref('Container')), {
+      emitEmpty: true,
+      required: true,
+      listType: 'map',
+      listMapKeys: ['name'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'name',
+    }),
     f('ephemeralContainers', 34, listOf(ref('EphemeralContainer')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
     f('restartPolicy', 3, STRING),
     f('terminationGracePeriodSeconds', 4, INT64, { pointer: true }),
@@ -49,12 +49,22 @@ export const CORE_V1_POD = definePackage('core.v1', [
     f('enableServiceLinks', 30, BOOL, { pointer: true }),
     f('preemptionPolicy', 31, STRING, { pointer: true }),
     f('overhead', 32, mapOf(QUANTITY)),
-    f('topologySpreadConstraints', 33, listOf(ref('TopologySpreadConstraint')), { listType: 'map', listMapKeys: ['topologyKey', 'whenUnsatisfiable'], patchStrategy: 'merge', patchMergeKey: 'topologyKey' }),
+    f('topologySpreadConstraints', 33, listOf(ref('TopologySpreadConstraint')), {
+      listType: 'map',
+      listMapKeys: ['topologyKey', 'whenUnsatisfiable'],
+      patchStrategy: 'merge',
+      patchMergeKey: 'topologyKey',
+    }),
     f('setHostnameAsFQDN', 35, BOOL, { pointer: true }),
     f('os', 36, ref('PodOS'), { pointer: true }),
     f('hostUsers', 37, BOOL, { pointer: true }),
     f('schedulingGates', 38, listOf(ref('PodSchedulingGate')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge', patchMergeKey: 'name' }),
-    f('resourceClaims', 39, listOf(ref('PodResourceClaim')), { listType: 'map', listMapKeys: ['name'], patchStrategy: 'merge,retainKeys', patchMergeKey: 'name' }),
+    f('resourceClaims', 39, listOf(ref('PodResourceClaim')), {
+      listType: 'map',
+      listMapKeys: ['name'],
+      patchStrategy: 'merge,retainKeys',
+      patchMergeKey: 'name',
+    }),
     f('resources', 40, ref('ResourceRequirements'), { pointer: true }),
   ]),
 ]);

@@ -47,24 +47,15 @@ export const CORE_V1_SCHEDULING = definePackage('core.v1', [
     f('searches', 2, listOf(STRING), { listType: 'atomic' }),
     f('options', 3, listOf(ref('PodDNSConfigOption')), { listType: 'atomic' }),
   ]),
-  msg('HostAlias', [
-    f('ip', 1, STRING, { emitEmpty: true, required: true }),
-    f('hostnames', 2, listOf(STRING), { listType: 'atomic' }),
-  ]),
-  msg('PodOS', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-  ]),
-  msg('PodSchedulingGate', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-  ]),
+  msg('HostAlias', [f('ip', 1, STRING, { emitEmpty: true, required: true }), f('hostnames', 2, listOf(STRING), { listType: 'atomic' })]),
+  msg('PodOS', [f('name', 1, STRING, { emitEmpty: true, required: true })]),
+  msg('PodSchedulingGate', [f('name', 1, STRING, { emitEmpty: true, required: true })]),
   msg('PodResourceClaim', [
     f('name', 1, STRING, { emitEmpty: true, required: true }),
     f('resourceClaimName', 3, STRING, { pointer: true }),
     f('resourceClaimTemplateName', 4, STRING, { pointer: true }),
   ]),
-  msg('PodReadinessGate', [
-    f('conditionType', 1, STRING, { emitEmpty: true, required: true }),
-  ]),
+  msg('PodReadinessGate', [f('conditionType', 1, STRING, { emitEmpty: true, required: true })]),
   msg('NodeAffinity', [
     f('requiredDuringSchedulingIgnoredDuringExecution', 1, ref('NodeSelector'), { pointer: true }),
     f('preferredDuringSchedulingIgnoredDuringExecution', 2, listOf(ref('PreferredSchedulingTerm')), { listType: 'atomic' }),
@@ -77,17 +68,11 @@ export const CORE_V1_SCHEDULING = definePackage('core.v1', [
     f('requiredDuringSchedulingIgnoredDuringExecution', 1, listOf(ref('PodAffinityTerm')), { listType: 'atomic' }),
     f('preferredDuringSchedulingIgnoredDuringExecution', 2, listOf(ref('WeightedPodAffinityTerm')), { listType: 'atomic' }),
   ]),
-  msg('Sysctl', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('value', 2, STRING, { emitEmpty: true, required: true }),
-  ]),
-  msg('PodDNSConfigOption', [
-    f('name', 1, STRING),
-    f('value', 2, STRING, { pointer: true }),
-  ]),
-  msg('NodeSelector', [
-    f('nodeSelectorTerms', 1, listOf(ref('NodeSelectorTerm')), { emitEmpty: true, required: true, listType: 'atomic' }),
-  ], { structType: 'atomic' }),
+  msg('Sysctl', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('value', 2, STRING, { emitEmpty: true, required: true })]),
+  msg('PodDNSConfigOption', [f('name', 1, STRING), f('value', 2, STRING, { pointer: true })]),
+  msg('NodeSelector', [f('nodeSelectorTerms', 1, listOf(ref('NodeSelectorTerm')), { emitEmpty: true, required: true, listType: 'atomic' })], {
+    structType: 'atomic',
+  }),
   msg('PreferredSchedulingTerm', [
     f('weight', 1, INT32, { emitEmpty: true, required: true }),
     f('preference', 2, ref('NodeSelectorTerm'), { emitEmpty: true, required: true }),
@@ -104,10 +89,14 @@ export const CORE_V1_SCHEDULING = definePackage('core.v1', [
     f('weight', 1, INT32, { emitEmpty: true, required: true }),
     f('podAffinityTerm', 2, ref('PodAffinityTerm'), { emitEmpty: true, required: true }),
   ]),
-  msg('NodeSelectorTerm', [
-    f('matchExpressions', 1, listOf(ref('NodeSelectorRequirement')), { listType: 'atomic' }),
-    f('matchFields', 2, listOf(ref('NodeSelectorRequirement')), { listType: 'atomic' }),
-  ], { structType: 'atomic' }),
+  msg(
+    'NodeSelectorTerm',
+    [
+      f('matchExpressions', 1, listOf(ref('NodeSelectorRequirement')), { listType: 'atomic' }),
+      f('matchFields', 2, listOf(ref('NodeSelectorRequirement')), { listType: 'atomic' }),
+    ],
+    { structType: 'atomic' },
+  ),
   msg('NodeSelectorRequirement', [
     f('key', 1, STRING, { emitEmpty: true, required: true }),
     f('operator', 2, STRING, { emitEmpty: true, required: true }),

@@ -5,10 +5,7 @@
 import { definePackage, f, msg, ref, listOf, mapOf, STRING, BOOL, INT32, INT64, QUANTITY } from '../dsl';
 
 export const CORE_V1_VOLUME = definePackage('core.v1', [
-  msg('Volume', [
-    f('name', 1, STRING, { emitEmpty: true, required: true }),
-    f('volumeSource', 2, ref('VolumeSource'), { inline: true }),
-  ]),
+  msg('Volume', [f('name', 1, STRING, { emitEmpty: true, required: true }), f('volumeSource', 2, ref('VolumeSource'), { inline: true })]),
   msg('VolumeSource', [
     f('hostPath', 1, ref('HostPathVolumeSource'), { pointer: true }),
     f('emptyDir', 2, ref('EmptyDirVolumeSource'), { pointer: true }),
@@ -41,14 +38,8 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('ephemeral', 29, ref('EphemeralVolumeSource'), { pointer: true }),
     f('image', 30, ref('ImageVolumeSource'), { pointer: true }),
   ]),
-  msg('HostPathVolumeSource', [
-    f('path', 1, STRING, { emitEmpty: true, required: true }),
-    f('type', 2, STRING, { pointer: true }),
-  ]),
-  msg('EmptyDirVolumeSource', [
-    f('medium', 1, STRING),
-    f('sizeLimit', 2, QUANTITY, { pointer: true }),
-  ]),
+  msg('HostPathVolumeSource', [f('path', 1, STRING, { emitEmpty: true, required: true }), f('type', 2, STRING, { pointer: true })]),
+  msg('EmptyDirVolumeSource', [f('medium', 1, STRING), f('sizeLimit', 2, QUANTITY, { pointer: true })]),
   msg('GCEPersistentDiskVolumeSource', [
     f('pdName', 1, STRING, { emitEmpty: true, required: true }),
     f('fsType', 2, STRING),
@@ -61,11 +52,7 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('partition', 3, INT32),
     f('readOnly', 4, BOOL),
   ]),
-  msg('GitRepoVolumeSource', [
-    f('repository', 1, STRING, { emitEmpty: true, required: true }),
-    f('revision', 2, STRING),
-    f('directory', 3, STRING),
-  ]),
+  msg('GitRepoVolumeSource', [f('repository', 1, STRING, { emitEmpty: true, required: true }), f('revision', 2, STRING), f('directory', 3, STRING)]),
   msg('SecretVolumeSource', [
     f('secretName', 1, STRING),
     f('items', 2, listOf(ref('KeyToPath')), { listType: 'atomic' }),
@@ -95,10 +82,7 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('path', 2, STRING, { emitEmpty: true, required: true }),
     f('readOnly', 3, BOOL),
   ]),
-  msg('PersistentVolumeClaimVolumeSource', [
-    f('claimName', 1, STRING, { emitEmpty: true, required: true }),
-    f('readOnly', 2, BOOL),
-  ]),
+  msg('PersistentVolumeClaimVolumeSource', [f('claimName', 1, STRING, { emitEmpty: true, required: true }), f('readOnly', 2, BOOL)]),
   msg('RBDVolumeSource', [
     f('monitors', 1, listOf(STRING), { emitEmpty: true, required: true, listType: 'atomic' }),
     f('image', 2, STRING, { emitEmpty: true, required: true }),
@@ -130,14 +114,8 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('secretRef', 5, ref('LocalObjectReference'), { pointer: true }),
     f('readOnly', 6, BOOL),
   ]),
-  msg('FlockerVolumeSource', [
-    f('datasetName', 1, STRING),
-    f('datasetUUID', 2, STRING),
-  ]),
-  msg('DownwardAPIVolumeSource', [
-    f('items', 1, listOf(ref('DownwardAPIVolumeFile')), { listType: 'atomic' }),
-    f('defaultMode', 2, INT32, { pointer: true }),
-  ]),
+  msg('FlockerVolumeSource', [f('datasetName', 1, STRING), f('datasetUUID', 2, STRING)]),
+  msg('DownwardAPIVolumeSource', [f('items', 1, listOf(ref('DownwardAPIVolumeFile')), { listType: 'atomic' }), f('defaultMode', 2, INT32, { pointer: true })]),
   msg('FCVolumeSource', [
     f('targetWWNs', 1, listOf(STRING), { listType: 'atomic' }),
     f('lun', 2, INT32, { pointer: true }),
@@ -178,19 +156,12 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('readOnly', 5, BOOL, { pointer: true }),
     f('kind', 6, STRING, { pointer: true }),
   ]),
-  msg('PhotonPersistentDiskVolumeSource', [
-    f('pdID', 1, STRING, { emitEmpty: true, required: true }),
-    f('fsType', 2, STRING),
-  ]),
+  msg('PhotonPersistentDiskVolumeSource', [f('pdID', 1, STRING, { emitEmpty: true, required: true }), f('fsType', 2, STRING)]),
   msg('ProjectedVolumeSource', [
     f('sources', 1, listOf(ref('VolumeProjection')), { emitEmpty: true, listType: 'atomic' }),
     f('defaultMode', 2, INT32, { pointer: true }),
   ]),
-  msg('PortworxVolumeSource', [
-    f('volumeID', 1, STRING, { emitEmpty: true, required: true }),
-    f('fsType', 2, STRING),
-    f('readOnly', 3, BOOL),
-  ]),
+  msg('PortworxVolumeSource', [f('volumeID', 1, STRING, { emitEmpty: true, required: true }), f('fsType', 2, STRING), f('readOnly', 3, BOOL)]),
   msg('ScaleIOVolumeSource', [
     f('gateway', 1, STRING, { emitEmpty: true, required: true }),
     f('system', 2, STRING, { emitEmpty: true, required: true }),
@@ -217,13 +188,8 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('volumeAttributes', 4, mapOf(STRING)),
     f('nodePublishSecretRef', 5, ref('LocalObjectReference'), { pointer: true }),
   ]),
-  msg('EphemeralVolumeSource', [
-    f('volumeClaimTemplate', 1, ref('PersistentVolumeClaimTemplate'), { pointer: true }),
-  ]),
-  msg('ImageVolumeSource', [
-    f('reference', 1, STRING),
-    f('pullPolicy', 2, STRING),
-  ]),
+  msg('EphemeralVolumeSource', [f('volumeClaimTemplate', 1, ref('PersistentVolumeClaimTemplate'), { pointer: true })]),
+  msg('ImageVolumeSource', [f('reference', 1, STRING), f('pullPolicy', 2, STRING)]),
   msg('KeyToPath', [
     f('key', 1, STRING, { emitEmpty: true, required: true }),
     f('path', 2, STRING, { emitEmpty: true, required: true }),
@@ -251,9 +217,7 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('items', 2, listOf(ref('KeyToPath')), { listType: 'atomic' }),
     f('optional', 4, BOOL, { pointer: true }),
   ]),
-  msg('DownwardAPIProjection', [
-    f('items', 1, listOf(ref('DownwardAPIVolumeFile')), { listType: 'atomic' }),
-  ]),
+  msg('DownwardAPIProjection', [f('items', 1, listOf(ref('DownwardAPIVolumeFile')), { listType: 'atomic' })]),
   msg('ConfigMapProjection', [
     f('localObjectReference', 1, ref('LocalObjectReference'), { inline: true }),
     f('items', 2, listOf(ref('KeyToPath')), { listType: 'atomic' }),
@@ -282,15 +246,16 @@ export const CORE_V1_VOLUME = definePackage('core.v1', [
     f('dataSourceRef', 8, ref('TypedObjectReference'), { pointer: true }),
     f('volumeAttributesClassName', 9, STRING, { pointer: true }),
   ]),
-  msg('VolumeResourceRequirements', [
-    f('limits', 1, mapOf(QUANTITY)),
-    f('requests', 2, mapOf(QUANTITY)),
-  ]),
-  msg('TypedLocalObjectReference', [
-    f('apiGroup', 1, STRING, { pointer: true, emitEmpty: true }),
-    f('kind', 2, STRING, { emitEmpty: true, required: true }),
-    f('name', 3, STRING, { emitEmpty: true, required: true }),
-  ], { structType: 'atomic' }),
+  msg('VolumeResourceRequirements', [f('limits', 1, mapOf(QUANTITY)), f('requests', 2, mapOf(QUANTITY))]),
+  msg(
+    'TypedLocalObjectReference',
+    [
+      f('apiGroup', 1, STRING, { pointer: true, emitEmpty: true }),
+      f('kind', 2, STRING, { emitEmpty: true, required: true }),
+      f('name', 3, STRING, { emitEmpty: true, required: true }),
+    ],
+    { structType: 'atomic' },
+  ),
   msg('TypedObjectReference', [
     f('apiGroup', 1, STRING, { pointer: true, emitEmpty: true }),
     f('kind', 2, STRING, { emitEmpty: true, required: true }),

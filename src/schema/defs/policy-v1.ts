@@ -5,16 +5,13 @@
 import { definePackage, f, msg, listKind, ref, listOf, mapOf, STRING, INT32, INT64, TIME, INT_OR_STRING } from '../dsl';
 
 export const POLICY_V1 = definePackage('policy.v1', [
-  msg('PodDisruptionBudget', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('spec', 2, ref('PodDisruptionBudgetSpec')),
-    f('status', 3, ref('PodDisruptionBudgetStatus')),
-  ], { typeMeta: true }),
+  msg(
+    'PodDisruptionBudget',
+    [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('spec', 2, ref('PodDisruptionBudgetSpec')), f('status', 3, ref('PodDisruptionBudgetStatus'))],
+    { typeMeta: true },
+  ),
   listKind('PodDisruptionBudgetList', 'PodDisruptionBudget'),
-  msg('Eviction', [
-    f('metadata', 1, ref('meta.v1.ObjectMeta')),
-    f('deleteOptions', 2, ref('meta.v1.DeleteOptions'), { pointer: true }),
-  ], { typeMeta: true }),
+  msg('Eviction', [f('metadata', 1, ref('meta.v1.ObjectMeta')), f('deleteOptions', 2, ref('meta.v1.DeleteOptions'), { pointer: true })], { typeMeta: true }),
   msg('PodDisruptionBudgetSpec', [
     f('minAvailable', 1, INT_OR_STRING, { pointer: true }),
     f('selector', 2, ref('meta.v1.LabelSelector'), { pointer: true, patchStrategy: 'replace' }),

@@ -25,7 +25,6 @@ export interface LogRow {
   old_value: Buffer | null;
 }
 
-
 export const DATABASE_FILE = 'keelson.db';
 /** Held locked while a store has the data dir open (see takeLock). */
 export const LOCK_FILE = 'keelson.lock';
@@ -133,20 +132,18 @@ export class EmbeddedLog {
     // row that is its newest at or below the revision. The walk is already in ORDER BY order,
     // so LIMIT stops it early (no sort of the whole range, which paging would pay per page).
     this.listStmt = db.prepare(
-      `SELECT ${ROW_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM log l
+      `SELECT ${ROW_COLUMNS.split(', ')
+        .map((c) => `l.${c}`)
+        .join(', ')} FROM log l
        WHERE l.name >= ? AND l.name < ? AND l.deleted = 0
          AND l.id = (SELECT MAX(id) FROM log WHERE name = l.name AND id <= ?)
        ORDER BY l.name LIMIT ?`,
     );
     const latestPerName = `SELECT MAX(id) AS id FROM log WHERE name >= ? AND name < ? AND id <= ? GROUP BY name`;
     this.countStmt = db
-      .prepare<[string, string | Buffer, number], number>(
-        `SELECT COUNT(*) FROM (${latestPerName}) m JOIN log l ON l.id = m.id WHERE l.deleted = 0`,
-      )
+      .prepare<[string, string | Buffer, number], number>(`SELECT COUNT(*) FROM (${latestPerName}) m JOIN log l ON l.id = m.id WHERE l.deleted = 0`)
       .pluck();
-    this.windowStmt = db.prepare(
-      `SELECT ${ROW_COLUMNS} FROM log WHERE id >= ? AND id < ? AND name >= ? AND name < ? ORDER BY id`,
-    );
+    this.windowStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM log WHERE id >= ? AND id < ? AND name >= ? AND name < ? ORDER BY id`);
     this.beginStmt = db.prepare('BEGIN');
     this.commitStmt = db.prepare('COMMIT');
     this.rollbackStmt = db.prepare('ROLLBACK');
@@ -287,9 +284,7 @@ const EMPTY = new Uint8Array(0);
 /** The watch event a row records. */
 export function rowEvent(row: LogRow): StoreEvent {
   const prevKv: KeyValue | undefined =
-    row.created === 1
-      ? undefined
-      : { key: row.name, value: row.old_value ?? EMPTY, createRevision: row.create_revision, modRevision: row.prev_revision };
+    row.created === 1 ? undefined : { key: row.name, value: row.old_value ?? EMPTY, createRevision: row.create_revision, modRevision: row.prev_revision };
   if (row.deleted === 1) {
     // As etcd reports a delete: the key, no value, create revision 0, the deletion's revision.
     return { type: 'delete', kv: { key: row.name, value: EMPTY, createRevision: 0, modRevision: row.id }, prevKv, revision: row.id };

@@ -18,7 +18,7 @@
  *
  * Should the worker fail, the store's connection goes back to SQLite's automatic checkpoints.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 
 /** Bytes written to the log, roughly, before a round starts (SQLite's own default is 1,000 pages of 4 KiB). */

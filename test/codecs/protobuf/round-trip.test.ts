@@ -41,7 +41,7 @@ describe('protobuf round trips', () => {
     expect(decoded.spec.template.spec.priority).toBe(0);
   });
 
-  it('writes the core group\'s Event with upstream\'s field numbers, and Go\'s members of a bare one', () => {
+  it("writes the core group's Event with upstream's field numbers, and Go's members of a bare one", () => {
     expect(roundTrip({ apiVersion: 'v1', kind: 'Event' })).toEqual({
       kind: 'Event',
       apiVersion: 'v1',
@@ -102,7 +102,13 @@ describe('protobuf round trips', () => {
   });
 
   it('writes int-or-string, quantities, bytes and times as upstream does', () => {
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', deletionTimestamp: '2024-01-02T03:04:05+01:00' }, data: { k: 'aGVsbG8=', e: '' }, type: 'Opaque' };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', deletionTimestamp: '2024-01-02T03:04:05+01:00' },
+      data: { k: 'aGVsbG8=', e: '' },
+      type: 'Opaque',
+    };
     expect(roundTrip(secret)).toEqual({
       kind: 'Secret',
       apiVersion: 'v1',
@@ -149,7 +155,13 @@ describe('protobuf round trips', () => {
       code: 404,
     };
     expect(roundTrip(status)).toEqual(status);
-    const scale = { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'rs', creationTimestamp: null }, spec: { replicas: 2 }, status: { replicas: 1, selector: 'a=b' } };
+    const scale = {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: { name: 'rs', creationTimestamp: null },
+      spec: { replicas: 2 },
+      status: { replicas: 1, selector: 'a=b' },
+    };
     expect(roundTrip(scale)).toEqual(scale);
     const resources = {
       kind: 'APIResourceList',

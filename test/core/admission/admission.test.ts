@@ -19,7 +19,13 @@ const backend = coreBackend('embedded');
 afterEach(() => backend.closeAll());
 afterAll(() => backend.teardown());
 
-const configMap = (name: string, extra: Partial<ApiObject> = {}): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' }, ...extra });
+const configMap = (name: string, extra: Partial<ApiObject> = {}): ApiObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data: { a: '1' },
+  ...extra,
+});
 
 describe('NamespaceLifecycle', () => {
   it('refuses to delete the system namespaces, as upstream', async () => {
@@ -98,7 +104,8 @@ describe('further admission plugins', () => {
     const deny: AdmissionPlugin = {
       name: 'Deny',
       validate: (a: AdmissionAttributes) => {
-        if (a.object?.data && (a.object.data as Record<string, string>).forbidden) throw forbidden({ group: '', resource: a.resource }, a.name, 'denied by Deny');
+        if (a.object?.data && (a.object.data as Record<string, string>).forbidden)
+          throw forbidden({ group: '', resource: a.resource }, a.name, 'denied by Deny');
       },
     };
     const { core } = await backend.open({ admission: [deny] });
@@ -110,11 +117,26 @@ describe('further admission plugins', () => {
 });
 
 describe('the chain itself', () => {
-  const attrs = { operation: 'CREATE', group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', subresource: '', namespace: 'default', name: 'c', dryRun: false, user: { username: 'u', groups: [] } } as AdmissionAttributes;
+  const attrs = {
+    operation: 'CREATE',
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    resource: 'configmaps',
+    subresource: '',
+    namespace: 'default',
+    name: 'c',
+    dryRun: false,
+    user: { username: 'u', groups: [] },
+  } as AdmissionAttributes;
 
   it('runs plugins in order whether they answer at once or later, and reports an outside patch from either', async () => {
     const seen: string[] = [];
-    const sync = (name: string, patched = false): AdmissionPlugin => ({ name, admit: () => (seen.push(`admit ${name}`), patched), validate: () => void seen.push(`validate ${name}`) });
+    const sync = (name: string, patched = false): AdmissionPlugin => ({
+      name,
+      admit: () => (seen.push(`admit ${name}`), patched),
+      validate: () => void seen.push(`validate ${name}`),
+    });
     const later = (name: string, patched = false): AdmissionPlugin => ({
       name,
       admit: async () => (await Promise.resolve(), seen.push(`admit ${name}`), patched),
@@ -161,7 +183,18 @@ describe('the chain itself', () => {
 });
 
 describe('the chain with metrics', () => {
-  const attrs = { operation: 'UPDATE', group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', subresource: '', namespace: 'default', name: 'c', dryRun: false, user: { username: 'u', groups: [] } } as AdmissionAttributes;
+  const attrs = {
+    operation: 'UPDATE',
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    resource: 'configmaps',
+    subresource: '',
+    namespace: 'default',
+    name: 'c',
+    dryRun: false,
+    user: { username: 'u', groups: [] },
+  } as AdmissionAttributes;
   const recorder = () => {
     const reports: string[] = [];
     const metrics: AdmissionMetrics = {
@@ -220,13 +253,33 @@ describe('the chain with metrics', () => {
     expect(() => (admit = chain.admit(attrs))).not.toThrow();
     await expect(admit).rejects.toMatchObject({ code: 403 });
     await expect(chain.validate(attrs)).rejects.toMatchObject({ code: 403 });
-    expect(reports).toEqual(['Thrower admit UPDATE true true', 'step admit UPDATE true true', 'Rejecter validate UPDATE true true', 'step validate UPDATE true true']);
+    expect(reports).toEqual([
+      'Thrower admit UPDATE true true',
+      'step admit UPDATE true true',
+      'Rejecter validate UPDATE true true',
+      'step validate UPDATE true true',
+    ]);
   });
 });
 
 describe('NamespaceLifecycle and the watch cache', () => {
-  const create = { operation: 'CREATE', group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', subresource: '', namespace: 'team', name: 'c', dryRun: false, user: { username: 'u', groups: [] } } as AdmissionAttributes;
-  const ns = (deleting: boolean): ApiObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) } });
+  const create = {
+    operation: 'CREATE',
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    resource: 'configmaps',
+    subresource: '',
+    namespace: 'team',
+    name: 'c',
+    dryRun: false,
+    user: { username: 'u', groups: [] },
+  } as AdmissionAttributes;
+  const ns = (deleting: boolean): ApiObject => ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'team', ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+  });
 
   it('answers from the cache at once, and reads only on a miss', async () => {
     const reads: string[] = [];

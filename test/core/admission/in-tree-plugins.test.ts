@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createCore, type ApiObject, type Core, type RequestContext } from '../../../src/core';
-import { AdmissionPluginsError, defaultAdmissionPlugins, resolveAdmissionPlugins } from '../../../src/core/admission';
+import { type AdmissionPluginsError, defaultAdmissionPlugins, resolveAdmissionPlugins } from '../../../src/core/admission';
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
 import { at, refusal } from './support';
@@ -21,7 +21,6 @@ const pod = (name: string, spec: Record<string, unknown> = {}, metadata: Record<
   metadata: { name, ...metadata },
   spec: { containers: [{ name: 'c', image: 'i' }], ...spec },
 });
-
 
 describe('the chain from --enable-admission-plugins and --disable-admission-plugins', () => {
   test("the defaults are upstream 1.32's default-on plugins Keelson has, in upstream's order", () => {
@@ -87,8 +86,18 @@ describe('plugins on a core', () => {
     await core.ready();
     await core.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } }, {}, admin);
     await core.create(at('serviceaccounts', 'apps'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }, {}, admin);
-    await core.create(at('serviceaccounts', 'apps'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder' }, imagePullSecrets: [{ name: 'registry' }] }, {}, admin);
-    await core.create(at('serviceaccounts', 'apps'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false }, {}, admin);
+    await core.create(
+      at('serviceaccounts', 'apps'),
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder' }, imagePullSecrets: [{ name: 'registry' }] },
+      {},
+      admin,
+    );
+    await core.create(
+      at('serviceaccounts', 'apps'),
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'quiet' }, automountServiceAccountToken: false },
+      {},
+      admin,
+    );
   });
 
   afterAll(async () => {
@@ -131,7 +140,10 @@ describe('plugins on a core', () => {
       const own = (
         await core.create(
           at('pods', 'apps'),
-          pod('own', { volumes: [{ name: 'mine', emptyDir: {} }], containers: [{ name: 'c', image: 'i', volumeMounts: [{ name: 'mine', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }] }),
+          pod('own', {
+            volumes: [{ name: 'mine', emptyDir: {} }],
+            containers: [{ name: 'c', image: 'i', volumeMounts: [{ name: 'mine', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }],
+          }),
           {},
           admin,
         )
@@ -151,7 +163,9 @@ describe('plugins on a core', () => {
 
     test('a mirror pod may not use a service account', async () => {
       const mirror = { 'kubernetes.io/config.mirror': 'hash' };
-      const err = await refusal(core.create(at('pods', 'apps'), pod('static', { serviceAccountName: 'builder', nodeName: 'n1' }, { annotations: mirror }), {}, admin));
+      const err = await refusal(
+        core.create(at('pods', 'apps'), pod('static', { serviceAccountName: 'builder', nodeName: 'n1' }, { annotations: mirror }), {}, admin),
+      );
       expect(err.status.message).toBe('pods "static" is forbidden: a mirror pod may not reference service accounts');
       const { object } = await core.create(at('pods', 'apps'), pod('static', { nodeName: 'n1' }, { annotations: mirror }), {}, admin);
       expect((object.spec as any).serviceAccountName).toBeUndefined();
@@ -194,7 +208,12 @@ describe('plugins on a core', () => {
 
     test('a node may not set the labels reserved for administrators, nor change its taints', async () => {
       const err = await refusal(
-        core.create(at('nodes'), { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n3', labels: { 'node-restriction.kubernetes.io/pool': 'a' } } }, {}, node('n3')),
+        core.create(
+          at('nodes'),
+          { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n3', labels: { 'node-restriction.kubernetes.io/pool': 'a' } } },
+          {},
+          node('n3'),
+        ),
       );
       expect(err.status.message).toBe('nodes "n3" is forbidden: node "n3" is not allowed to set the following labels: node-restriction.kubernetes.io/pool');
       const n1 = await core.get(at('nodes', undefined, 'n1'), {}, admin);
@@ -205,11 +224,15 @@ describe('plugins on a core', () => {
 
     test('pods: only mirror pods bound to itself; status and deletion only of its own pods', async () => {
       const plain = await refusal(core.create(at('pods', 'apps'), pod('p', { nodeName: 'n1' }), {}, node('n1')));
-      expect(plain.status.message).toBe('pods "p" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods');
+      expect(plain.status.message).toBe(
+        'pods "p" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods',
+      );
       const mirror = { annotations: { 'kubernetes.io/config.mirror': 'x' } };
       const elsewhere = await refusal(core.create(at('pods', 'apps'), pod('m', { nodeName: 'n2' }, mirror), {}, node('n1')));
       expect(elsewhere.status.message).toBe('pods "m" is forbidden: node "n1" can only create pods with spec.nodeName set to itself');
-      const secret = await refusal(core.create(at('pods', 'apps'), pod('m', { nodeName: 'n1', volumes: [{ name: 's', secret: { secretName: 's' } }] }, mirror), {}, node('n1')));
+      const secret = await refusal(
+        core.create(at('pods', 'apps'), pod('m', { nodeName: 'n1', volumes: [{ name: 's', secret: { secretName: 's' } }] }, mirror), {}, node('n1')),
+      );
       expect(secret.status.message).toBe('pods "m" is forbidden: node "n1" can not create pods that reference secrets');
       await core.create(at('pods', 'apps'), pod('m', { nodeName: 'n1' }, mirror), {}, node('n1'));
 
@@ -217,7 +240,12 @@ describe('plugins on a core', () => {
       const status = await refusal(core.update({ ...at('pods', 'apps', 'on-n2'), subresource: 'status' }, other, {}, node('n1')));
       expect(status.status.message).toBe('pods "on-n2" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself');
       const own = await core.get(at('pods', 'apps', 'on-n1'), {}, admin);
-      await core.update({ ...at('pods', 'apps', 'on-n1'), subresource: 'status' }, { ...own, status: { ...(own.status as object), phase: 'Running' } }, {}, node('n1'));
+      await core.update(
+        { ...at('pods', 'apps', 'on-n1'), subresource: 'status' },
+        { ...own, status: { ...(own.status as object), phase: 'Running' } },
+        {},
+        node('n1'),
+      );
 
       const del = await refusal(core.delete(at('pods', 'apps', 'on-n2'), {}, node('n1')));
       expect(del.status.message).toBe('pods "on-n2" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself');

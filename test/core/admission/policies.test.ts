@@ -30,7 +30,6 @@ let n = 0;
 /** The server's admission metrics, fed by this file's core. */
 const metrics = new Registry();
 
-
 async function namespace(): Promise<string> {
   const name = `p${++n}`;
   await core.create(at('namespaces'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { test: name } } }, {}, admin);
@@ -59,7 +58,12 @@ async function policy(t: string, spec: Record<string, unknown>, binding: Record<
   );
   const { object } = await core.create(
     at('validatingadmissionpolicybindings', undefined, undefined, AR),
-    { apiVersion: `${AR}/v1`, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: `binding-${t}` }, spec: { policyName: name, validationActions: ['Deny'], ...binding } },
+    {
+      apiVersion: `${AR}/v1`,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: `binding-${t}` },
+      spec: { policyName: name, validationActions: ['Deny'], ...binding },
+    },
     {},
     admin,
   );
@@ -118,12 +122,18 @@ test('messageExpression, variables, oldObject and the request', async () => {
     ],
   });
   const many = await refusal(core.create(at('configmaps', t), configMap('m', { a: '1', b: '2', c: '3' }), {}, admin));
-  expect(many.status.message).toBe(`configmaps "m" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: too many keys: 3`);
+  expect(many.status.message).toBe(
+    `configmaps "m" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: too many keys: 3`,
+  );
   const { object } = await core.create(at('configmaps', t), configMap('grow', { v: '5' }), {}, admin);
   const shrink = await refusal(core.update(at('configmaps', t, 'grow'), { ...object, data: { v: '4' } }, {}, admin));
-  expect(shrink.status.message).toBe(`configmaps "grow" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: v may only grow`);
+  expect(shrink.status.message).toBe(
+    `configmaps "grow" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: v may only grow`,
+  );
   const mallory = await refusal(core.create(at('configmaps', t), configMap('x'), {}, { user: { username: 'mallory', groups: ['system:masters'] } }));
-  expect(mallory.status.message).toBe(`configmaps "x" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: not you`);
+  expect(mallory.status.message).toBe(
+    `configmaps "x" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: not you`,
+  );
 });
 
 test('parameters by name: the binding chooses the object; a missing one follows parameterNotFoundAction', async () => {
@@ -144,7 +154,9 @@ test('parameters by name: the binding chooses the object; a missing one follows 
   );
   await core.create(at('configmaps', t), configMap('one', { a: '1' }, { checked: 'yes' }), {}, admin);
   const two = await refusal(core.create(at('configmaps', t), configMap('two', { a: '1', b: '2' }, { checked: 'yes' }), {}, admin));
-  expect(two.status.message).toBe(`configmaps "two" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: at most 1 keys`);
+  expect(two.status.message).toBe(
+    `configmaps "two" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: at most 1 keys`,
+  );
 
   await core.delete(at('configmaps', t, 'limits'), {}, admin);
   const missing = await refusal(core.create(at('configmaps', t), configMap('three', { a: '1' }, { checked: 'yes' }), {}, admin));
@@ -176,13 +188,17 @@ test('parameters by selector: every selected object must pass', async () => {
         namespaceSelector: { matchLabels: { test: t } },
         objectSelector: { matchExpressions: [{ key: 'role', operator: 'DoesNotExist' }] },
       },
-      validations: [{ expression: '!(params.data.banned in object.data)', messageExpression: "'key ' + params.data.banned + ' is banned by ' + params.metadata.name" }],
+      validations: [
+        { expression: '!(params.data.banned in object.data)', messageExpression: "'key ' + params.data.banned + ' is banned by ' + params.metadata.name" },
+      ],
     },
     { paramRef: { selector: { matchLabels: { role: 'rule' } }, parameterNotFoundAction: 'Deny' } },
   );
   await core.create(at('configmaps', t), configMap('ok', { z: '1' }), {}, admin);
   const y = await refusal(core.create(at('configmaps', t), configMap('has-y', { y: '1' }), {}, admin));
-  expect(y.status.message).toBe(`configmaps "has-y" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: key y is banned by rule-b`);
+  expect(y.status.message).toBe(
+    `configmaps "has-y" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: key y is banned by rule-b`,
+  );
 });
 
 test('Warn and Audit act without refusing; auditAnnotations are keyed by the policy', async () => {
@@ -215,7 +231,11 @@ test("failed validations are counted in upstream's policy check metrics, by the 
   await refusal(core.create(at('configmaps', t), configMap('errs', {}), {}, admin));
   await core.create(at('configmaps', u), configMap('ignored', {}), {}, admin);
   const lines = (await metrics.metrics()).split('\n');
-  const count = (labels: string) => lines.find((l) => l.startsWith(`apiserver_validating_admission_policy_check_total{${labels}}`))?.split(' ').pop();
+  const count = (labels: string) =>
+    lines
+      .find((l) => l.startsWith(`apiserver_validating_admission_policy_check_total{${labels}}`))
+      ?.split(' ')
+      .pop();
   expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="no_error",enforcement_action="deny"`)).toBe('1');
   expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="no_error",enforcement_action="audit"`)).toBe('1');
   expect(count(`policy="policy-${t}",policy_binding="binding-${t}",error_type="invalid_error",enforcement_action="deny"`)).toBe('1');
@@ -233,7 +253,11 @@ test('match conditions skip the policy; an expression that fails follows failure
   await core.create(at('configmaps', t), configMap('exempt', {}, { exempt: 'true' }), {}, admin);
   const err = await refusal(core.create(at('configmaps', t), configMap('no-key', { other: '1' }), {}, admin));
   expect(err.status.code).toBe(422);
-  expect(err.status.message).toMatch(new RegExp(`^configmaps "no-key" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: expression 'object.data\\['required'\\] == 'yes'' resulted in error: `));
+  expect(err.status.message).toMatch(
+    new RegExp(
+      `^configmaps "no-key" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: expression 'object.data\\['required'\\] == 'yes'' resulted in error: `,
+    ),
+  );
 
   const u = await namespace();
   await policy(u, { failurePolicy: 'Ignore', validations: [{ expression: "object.data['required'] == 'yes'" }] });
@@ -245,14 +269,18 @@ test("Kubernetes' CEL libraries in validations: quantities, lists, regular expre
   const has = (key: string) => `!has(object.data) || !('${key}' in object.data) || `;
   await policy(t, {
     validations: [
-      { expression: `${has('memory')}quantity(object.data.memory).isLessThan(quantity('1Gi'))`, messageExpression: "'memory ' + object.data.memory + ' is not below 1Gi'" },
+      {
+        expression: `${has('memory')}quantity(object.data.memory).isLessThan(quantity('1Gi'))`,
+        messageExpression: "'memory ' + object.data.memory + ' is not below 1Gi'",
+      },
       { expression: `${has('ports')}object.data.ports.split(',').map(p, int(p)).isSorted()`, message: 'ports must be in order' },
       { expression: `${has('image')}object.data.image.find('^[a-z0-9./-]+') == object.data.image`, message: 'image has characters it may not have' },
       { expression: `${has('tags')}sets.contains(['blue', 'green'], object.data.tags.split(','))`, message: 'unknown tag' },
     ],
   });
   await core.create(at('configmaps', t), configMap('fine', { memory: '512Mi', ports: '80,443,8080', image: 'registry.local/app', tags: 'green' }), {}, admin);
-  const denied = async (name: string, data: Record<string, string>) => (await refusal(core.create(at('configmaps', t), configMap(name, data), {}, admin))).status.message;
+  const denied = async (name: string, data: Record<string, string>) =>
+    (await refusal(core.create(at('configmaps', t), configMap(name, data), {}, admin))).status.message;
   const prefix = (name: string) => `configmaps "${name}" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: `;
   expect(await denied('big', { memory: '1.5G' })).toBe(`${prefix('big')}memory 1.5G is not below 1Gi`);
   expect(await denied('exact', { memory: '1024Mi' })).toBe(`${prefix('exact')}memory 1024Mi is not below 1Gi`);
@@ -281,8 +309,12 @@ test('variables keep their CEL types: an int stays an int, a map a map, a quanti
   });
   await core.create(at('configmaps', t), configMap('ok', { a: '1' }, { team: 'core' }), {}, admin);
   const prefix = (name: string) => `configmaps "${name}" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: `;
-  expect((await refusal(core.create(at('configmaps', t), configMap('many', { a: '1', b: '2', c: '3' }), {}, admin))).status.message).toBe(`${prefix('many')}count+1 is 4`);
-  expect((await refusal(core.create(at('configmaps', t), configMap('team', {}, { team: 'web' }), {}, admin))).status.message).toBe(`${prefix('team')}team must be core`);
+  expect((await refusal(core.create(at('configmaps', t), configMap('many', { a: '1', b: '2', c: '3' }), {}, admin))).status.message).toBe(
+    `${prefix('many')}count+1 is 4`,
+  );
+  expect((await refusal(core.create(at('configmaps', t), configMap('team', {}, { team: 'web' }), {}, admin))).status.message).toBe(
+    `${prefix('team')}team must be core`,
+  );
 });
 
 test("the binding's matchResources narrows what the policy matches", async () => {
@@ -290,7 +322,9 @@ test("the binding's matchResources narrows what the policy matches", async () =>
   await policy(t, { validations: [{ expression: 'false', message: 'never' }] }, { matchResources: { objectSelector: { matchLabels: { strict: 'yes' } } } });
   await core.create(at('configmaps', t), configMap('loose'), {}, admin);
   const strict = await refusal(core.create(at('configmaps', t), configMap('strict', {}, { strict: 'yes' }), {}, admin));
-  expect(strict.status.message).toBe(`configmaps "strict" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: never`);
+  expect(strict.status.message).toBe(
+    `configmaps "strict" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: never`,
+  );
 });
 
 test('a policy on the events group, matching Equivalent, sees a core group Event converted; with Exact it does not match it', async () => {
@@ -300,9 +334,19 @@ test('a policy on the events group, matching Equivalent, sees a core group Event
   const validations = [{ expression: "object.note != 'forbidden' && request.requestKind.group == ''", message: 'no forbidden notes from the core group' }];
   await policy(t, { matchConstraints: { resourceRules: rules, namespaceSelector: { matchLabels: { test: t } } }, validations });
   await policy(u, { matchConstraints: { resourceRules: rules, namespaceSelector: { matchLabels: { test: u } }, matchPolicy: 'Exact' }, validations });
-  const coreEvent = (ns: string, name: string, message: string): ApiObject => ({ apiVersion: 'v1', kind: 'Event', metadata: { name }, involvedObject: { kind: 'Pod', name: 'p', namespace: ns }, reason: 'R', message });
+  const coreEvent = (ns: string, name: string, message: string): ApiObject => ({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name },
+    involvedObject: { kind: 'Pod', name: 'p', namespace: ns },
+    reason: 'R',
+    message,
+  });
   await core.create(at('events', t), coreEvent(t, 'fine', 'allowed'), {}, admin);
   const denied = await refusal(core.create(at('events', t), coreEvent(t, 'bad', 'forbidden'), {}, admin));
-  expect(denied.status).toMatchObject({ code: 422, message: `events "bad" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: no forbidden notes from the core group` });
+  expect(denied.status).toMatchObject({
+    code: 422,
+    message: `events "bad" is forbidden: ValidatingAdmissionPolicy 'policy-${t}' with binding 'binding-${t}' denied request: no forbidden notes from the core group`,
+  });
   await core.create(at('events', u), coreEvent(u, 'not-matched', 'forbidden'), {}, admin);
 });

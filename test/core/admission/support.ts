@@ -2,4 +2,10 @@
 export { statusOf as refusal } from '../../support/status';
 
 /** A target of `resource` (core group unless `group`), in `namespace`, naming `name`. */
-export const at = (resource: string, namespace?: string, name?: string, group = '') => ({ group, version: 'v1', resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) });
+export const at = (resource: string, namespace?: string, name?: string, group = '') => ({
+  group,
+  version: 'v1',
+  resource,
+  ...(namespace ? { namespace } : {}),
+  ...(name ? { name } : {}),
+});

@@ -17,11 +17,7 @@ export interface ReceivedReview {
 }
 
 /** What a handler answers: a response (uid filled in), raw JSON, an HTTP error, or nothing for a while. */
-export type Answer =
-  | { response: Record<string, unknown> }
-  | { raw: unknown }
-  | { httpStatus: number; body: string }
-  | { delayMs: number; then?: Answer };
+export type Answer = { response: Record<string, unknown> } | { raw: unknown } | { httpStatus: number; body: string } | { delayMs: number; then?: Answer };
 
 export type Handler = (review: ReceivedReview) => Answer;
 
@@ -61,7 +57,7 @@ export async function startWebhook(options: { requireClientCert?: boolean } = {}
         const rec: ReceivedReview = {
           path: url.pathname,
           timeout: url.searchParams.get('timeout'),
-          ...(peer && peer.subject?.CN ? { clientCn: String(peer.subject.CN) } : {}),
+          ...(peer?.subject?.CN ? { clientCn: String(peer.subject.CN) } : {}),
           ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
           review,
         };
@@ -80,7 +76,10 @@ export async function startWebhook(options: { requireClientCert?: boolean } = {}
             res.writeHead(answer.httpStatus, { 'Content-Type': 'text/plain' }).end(answer.body);
             return;
           }
-          const body = 'raw' in answer ? answer.raw : { apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request?.uid, ...answer.response } };
+          const body =
+            'raw' in answer
+              ? answer.raw
+              : { apiVersion: review.apiVersion, kind: 'AdmissionReview', response: { uid: review.request?.uid, ...answer.response } };
           res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
         };
         send(handler(rec));

@@ -38,7 +38,6 @@ let ns = 0;
 /** The server's admission metrics, fed by this file's core. */
 const metrics = new Registry();
 
-
 /** A fresh namespace per test, so configurations of earlier tests (scoped by namespace label) stay out of the way. */
 async function namespace(labels: Record<string, string> = {}, on: Core = core): Promise<string> {
   const name = `t${++ns}`;
@@ -143,7 +142,12 @@ describe('validating webhooks', () => {
     await validating('deny-reason', t, [['/deny-reason', { name: 'reason.example.com', objectSelector: { matchLabels: { kind: 'reason' } } }]]);
 
     const coded = await refusal(core.create(at('configmaps', t), configMap('a', { kind: 'coded' }), {}, admin));
-    expect(coded.status).toMatchObject({ code: 403, reason: 'Forbidden', status: 'Failure', message: 'admission webhook "deny.example.com" denied the request: no thanks' });
+    expect(coded.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      status: 'Failure',
+      message: 'admission webhook "deny.example.com" denied the request: no thanks',
+    });
     const bare = await refusal(core.create(at('configmaps', t), configMap('b', { kind: 'bare' }), {}, admin));
     expect(bare.status).toMatchObject({ code: 400, message: 'admission webhook "bare.example.com" denied the request without explanation' });
     const reason = await refusal(core.create(at('configmaps', t), configMap('c', { kind: 'reason' }), {}, admin));
@@ -171,7 +175,11 @@ describe('validating webhooks', () => {
       ['/labelled', { name: 'labelled.example.com', objectSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] } }],
       ['/conditions', { name: 'conditions.example.com', matchConditions: [{ name: 'not-skipped', expression: "object.metadata.name != 'skip-me'" }] }],
     ]);
-    const sent = (p: string) => hook.on(p).filter((r) => r.review.request.namespace === t).map((r) => `${r.review.request.operation} ${r.review.request.name}`);
+    const sent = (p: string) =>
+      hook
+        .on(p)
+        .filter((r) => r.review.request.namespace === t)
+        .map((r) => `${r.review.request.operation} ${r.review.request.name}`);
     await core.create(at('configmaps', t), configMap('one', { team: 'a' }), {}, admin);
     await core.create(at('configmaps', t), configMap('skip-me', { team: 'b' }), {}, admin);
     const one = await core.get(at('configmaps', t, 'one'), {}, admin);
@@ -222,7 +230,7 @@ describe('validating webhooks', () => {
         expect(settled).toBe(false);
         clock.advance(1);
         // Well before a real second: the timeout followed the clock.
-        const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no timeout at the clock\'s second')), 500).unref());
+        const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no timeout at the clock's second")), 500).unref());
         return Promise.race([pending, late]);
       };
       const err = await timedOut('f', () => refusal(timed.create(at('configmaps', t), configMap('f', { policy: 'fail' }), {}, admin)));
@@ -233,7 +241,9 @@ describe('validating webhooks', () => {
       });
       await expect(timed.get(at('configmaps', t, 'f'), {}, admin)).rejects.toMatchObject({ status: { code: 404 } });
       const annotations: Record<string, string> = {};
-      await timedOut('i', () => timed.create(at('configmaps', t), configMap('i', { policy: 'ignore' }), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) }));
+      await timedOut('i', () =>
+        timed.create(at('configmaps', t), configMap('i', { policy: 'ignore' }), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) }),
+      );
       expect(annotations).toEqual({ 'failed-open.validating.webhook.admission.k8s.io/round_0_index_0': 'slow-ignore.example.com' });
       expect((await timed.get(at('configmaps', t, 'i'), {}, admin)).metadata?.name).toBe('i');
       expect(hook.on('/slow').every((r) => r.timeout === '1s')).toBe(true);
@@ -252,9 +262,13 @@ describe('validating webhooks', () => {
       ['/wrong-uid', { name: 'uid.example.com', objectSelector: { matchLabels: { w: 'uid' } } }],
     ]);
     const broken = await refusal(core.create(at('configmaps', t), configMap('b', { w: 'broken' }), {}, admin));
-    expect(broken.status.message).toBe('Internal error occurred: failed calling webhook "broken.example.com": failed to call webhook: an error on the server ("kaput") has prevented the request from succeeding');
+    expect(broken.status.message).toBe(
+      'Internal error occurred: failed calling webhook "broken.example.com": failed to call webhook: an error on the server ("kaput") has prevented the request from succeeding',
+    );
     const uid = await refusal(core.create(at('configmaps', t), configMap('u', { w: 'uid' }), {}, admin));
-    expect(uid.status.message).toMatch(/^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]{36}", got "nope"$/);
+    expect(uid.status.message).toMatch(
+      /^Internal error occurred: failed calling webhook "uid.example.com": received invalid webhook response: expected response.uid="[0-9a-f-]{36}", got "nope"$/,
+    );
   });
 
   test("each call is counted in upstream's webhook metrics: allowed, refused with its code, failed closed, failed open", async () => {
@@ -276,20 +290,34 @@ describe('validating webhooks', () => {
     const has = (line: string) => expect(text.split('\n')).toContain(line);
     has('apiserver_admission_webhook_request_total{name="allow.metrics.example.com",type="validating",operation="CREATE",code="200",rejected="false"} 1');
     has('apiserver_admission_webhook_request_total{name="deny.metrics.example.com",type="validating",operation="CREATE",code="403",rejected="true"} 1');
-    has('apiserver_admission_webhook_rejection_count{name="deny.metrics.example.com",type="validating",operation="CREATE",error_type="no_error",rejection_code="403"} 1');
+    has(
+      'apiserver_admission_webhook_rejection_count{name="deny.metrics.example.com",type="validating",operation="CREATE",error_type="no_error",rejection_code="403"} 1',
+    );
     has('apiserver_admission_webhook_request_total{name="broken.metrics.example.com",type="validating",operation="CREATE",code="502",rejected="true"} 1');
-    has('apiserver_admission_webhook_rejection_count{name="broken.metrics.example.com",type="validating",operation="CREATE",error_type="calling_webhook_error",rejection_code="502"} 1');
+    has(
+      'apiserver_admission_webhook_rejection_count{name="broken.metrics.example.com",type="validating",operation="CREATE",error_type="calling_webhook_error",rejection_code="502"} 1',
+    );
     has('apiserver_admission_webhook_request_total{name="open.metrics.example.com",type="validating",operation="CREATE",code="200",rejected="false"} 1');
     has('apiserver_admission_webhook_fail_open_count{name="open.metrics.example.com",type="validating"} 1');
     has('apiserver_admission_webhook_admission_duration_seconds_count{name="deny.metrics.example.com",type="validating",operation="CREATE",rejected="true"} 1');
-    expect(text).toMatch(/^apiserver_admission_controller_admission_duration_seconds_count\{name="ValidatingAdmissionWebhook",type="validate",operation="CREATE",rejected="true"\} [1-9]/m);
+    expect(text).toMatch(
+      /^apiserver_admission_controller_admission_duration_seconds_count\{name="ValidatingAdmissionWebhook",type="validate",operation="CREATE",rejected="true"\} [1-9]/m,
+    );
   });
 
   test('a service reference resolves only where the Service exists: Services are not served, so the call fails', async () => {
     const t = await namespace();
-    await validating('by-service', t, [['/unused', { name: 'svc.example.com', clientConfig: { service: { namespace: t, name: 'hook', path: '/validate', port: 443 }, caBundle: hook.caBundle } }]]);
+    await validating('by-service', t, [
+      [
+        '/unused',
+        { name: 'svc.example.com', clientConfig: { service: { namespace: t, name: 'hook', path: '/validate', port: 443 }, caBundle: hook.caBundle } },
+      ],
+    ]);
     const err = await refusal(core.create(at('configmaps', t), configMap('s'), {}, admin));
-    expect(err.status).toMatchObject({ code: 500, message: 'Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: services "hook" not found' });
+    expect(err.status).toMatchObject({
+      code: 500,
+      message: 'Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: services "hook" not found',
+    });
   });
 
   test('dry run: None and NoneOnDryRun are called with dryRun true; Unknown and Some refuse the dry run', async () => {
@@ -309,13 +337,26 @@ describe('validating webhooks', () => {
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name: 'legacy', uid: 'legacy-uid', creationTimestamp: '2020-01-01T00:00:00Z' },
       webhooks: [
-        { ...webhookFor('/dry-unknown', { name: 'unknown.example.com', sideEffects: 'Unknown', objectSelector: { matchLabels: { s: 'unknown' } } }, t), failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10 },
-        { ...webhookFor('/dry-some', { name: 'some.example.com', sideEffects: 'Some', objectSelector: { matchLabels: { s: 'some' } } }, t), failurePolicy: 'Fail', matchPolicy: 'Equivalent', timeoutSeconds: 10 },
+        {
+          ...webhookFor('/dry-unknown', { name: 'unknown.example.com', sideEffects: 'Unknown', objectSelector: { matchLabels: { s: 'unknown' } } }, t),
+          failurePolicy: 'Fail',
+          matchPolicy: 'Equivalent',
+          timeoutSeconds: 10,
+        },
+        {
+          ...webhookFor('/dry-some', { name: 'some.example.com', sideEffects: 'Some', objectSelector: { matchLabels: { s: 'some' } } }, t),
+          failurePolicy: 'Fail',
+          matchPolicy: 'Equivalent',
+          timeoutSeconds: 10,
+        },
       ],
     };
     const kv = await store.create(objectKey('validatingwebhookconfigurations', undefined, 'legacy'), encodeForStorage(legacy));
     expect(await core.state!().admissionFresh(kv.modRevision, 5000)).toBe(true);
-    for (const [label, webhookName] of [['unknown', 'unknown.example.com'], ['some', 'some.example.com']]) {
+    for (const [label, webhookName] of [
+      ['unknown', 'unknown.example.com'],
+      ['some', 'some.example.com'],
+    ]) {
       const err = await refusal(core.create(at('configmaps', t), configMap(`dry-${label}`, { s: label! }), { dryRun: ['All'] }, admin));
       expect(err.status).toMatchObject({ code: 400, reason: 'BadRequest', message: `admission webhook "${webhookName}" does not support dry run` });
     }
@@ -327,16 +368,25 @@ describe('validating webhooks', () => {
 });
 
 describe('mutating webhooks', () => {
-  test("a JSON patch changes what is stored; the audit event notes the mutation", async () => {
+  test('a JSON patch changes what is stored; the audit event notes the mutation', async () => {
     const t = await namespace();
-    hook.handle('/label', () => allow([{ op: 'add', path: '/metadata/labels', value: { patched: 'yes' } }, { op: 'add', path: '/data/added', value: 'by-webhook' }]));
+    hook.handle('/label', () =>
+      allow([
+        { op: 'add', path: '/metadata/labels', value: { patched: 'yes' } },
+        { op: 'add', path: '/data/added', value: 'by-webhook' },
+      ]),
+    );
     const config = await mutating('label', t, [['/label', { name: 'label.example.com' }]]);
     const annotations: Record<string, string> = {};
     const { object } = await core.create(at('configmaps', t), configMap('m'), {}, { ...admin, annotate: (k, v) => void (annotations[k] = v) });
     expect(object.metadata!.labels).toEqual({ patched: 'yes' });
     expect(object.data).toEqual({ k: 'v', added: 'by-webhook' });
     expect((await core.get(at('configmaps', t, 'm'), {}, admin)).data).toEqual({ k: 'v', added: 'by-webhook' });
-    expect(JSON.parse(annotations['mutation.webhook.admission.k8s.io/round_0_index_0']!)).toEqual({ configuration: 'label', webhook: 'label.example.com', mutated: true });
+    expect(JSON.parse(annotations['mutation.webhook.admission.k8s.io/round_0_index_0']!)).toEqual({
+      configuration: 'label',
+      webhook: 'label.example.com',
+      mutated: true,
+    });
     await core.delete(at('mutatingwebhookconfigurations', undefined, config.metadata!.name, AR), {}, admin);
   });
 
@@ -391,7 +441,15 @@ describe('mutating webhooks', () => {
         apiVersion: `${AR}/v1`,
         kind: 'ValidatingWebhookConfiguration',
         metadata: { name: 'deny-everything' },
-        webhooks: [{ name: 'all.example.com', clientConfig: { url: hook.url('/deny-everything'), caBundle: hook.caBundle }, rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+        webhooks: [
+          {
+            name: 'all.example.com',
+            clientConfig: { url: hook.url('/deny-everything'), caBundle: hook.caBundle },
+            rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'] }],
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+          },
+        ],
       },
       {},
       admin,
@@ -423,7 +481,11 @@ describe('matchPolicy with the Event served by two groups', () => {
       ['/events-equivalent', { name: 'equivalent.example.com', rules: EVENTS_GROUP_RULES }],
       ['/events-exact', { name: 'exact.example.com', rules: EVENTS_GROUP_RULES, matchPolicy: 'Exact' }],
     ]);
-    const mine = (p: string) => hook.on(p).filter((r) => r.review.request.namespace === t).map((r) => r.review.request);
+    const mine = (p: string) =>
+      hook
+        .on(p)
+        .filter((r) => r.review.request.namespace === t)
+        .map((r) => r.review.request);
     await core.create(at('events', t), { ...coreEvent('core.1'), involvedObject: { kind: 'Pod', name: 'p', namespace: t } }, {}, admin);
     expect(mine('/events-exact')).toEqual([]);
     const [req] = mine('/events-equivalent');
@@ -434,21 +496,33 @@ describe('matchPolicy with the Event served by two groups', () => {
       requestResource: { group: '', version: 'v1', resource: 'events' },
       name: 'core.1',
     });
-    expect(req!.object).toMatchObject({ apiVersion: 'events.k8s.io/v1', kind: 'Event', note: 'original', regarding: { kind: 'Pod', name: 'p' }, deprecatedSource: { component: 'kubelet' }, deprecatedCount: 1 });
-    expect(req!.object).not.toHaveProperty('message');
-    // A write through the events group itself: both are called, and the request is its own.
-    await core.create(at('events', t, undefined, 'events.k8s.io'), {
+    expect(req!.object).toMatchObject({
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { name: 'group.1' },
-      eventTime: '2026-01-01T00:00:00.000000Z',
-      reportingController: 'example.com/ctl',
-      reportingInstance: 'i',
-      action: 'A',
-      reason: 'R',
-      regarding: { kind: 'Pod', name: 'p', namespace: t },
-      type: 'Normal',
-    }, {}, admin);
+      note: 'original',
+      regarding: { kind: 'Pod', name: 'p' },
+      deprecatedSource: { component: 'kubelet' },
+      deprecatedCount: 1,
+    });
+    expect(req!.object).not.toHaveProperty('message');
+    // A write through the events group itself: both are called, and the request is its own.
+    await core.create(
+      at('events', t, undefined, 'events.k8s.io'),
+      {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'group.1' },
+        eventTime: '2026-01-01T00:00:00.000000Z',
+        reportingController: 'example.com/ctl',
+        reportingInstance: 'i',
+        action: 'A',
+        reason: 'R',
+        regarding: { kind: 'Pod', name: 'p', namespace: t },
+        type: 'Normal',
+      },
+      {},
+      admin,
+    );
     expect(mine('/events-exact').map((r) => r.name)).toEqual(['group.1']);
     expect(mine('/events-equivalent').map((r) => [r.name, r.requestKind.group])).toEqual([
       ['core.1', ''],

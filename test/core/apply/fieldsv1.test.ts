@@ -44,7 +44,9 @@ describe('FieldsV1', () => {
   });
 
   it('prints paths as upstream conflict messages do', () => {
-    expect(pathString([f('spec'), f('template'), f('spec'), f('containers'), k({ name: 'nginx' }), f('image')])).toBe('.spec.template.spec.containers[name="nginx"].image');
+    expect(pathString([f('spec'), f('template'), f('spec'), f('containers'), k({ name: 'nginx' }), f('image')])).toBe(
+      '.spec.template.spec.containers[name="nginx"].image',
+    );
     expect(pathString([f('spec'), f('ports'), k({ protocol: 'TCP', containerPort: 80 })])).toBe('.spec.ports[containerPort=80,protocol="TCP"]');
     expect(pathString([f('metadata'), f('finalizers'), v('x')])).toBe('.metadata.finalizers[="x"]');
   });
@@ -74,7 +76,12 @@ describe('FieldsV1', () => {
     expect(grown.paths().map(pathString)).toEqual(['.metadata', '.spec', '.spec.a', '.status.x']);
     const less = a.difference(within);
     expect(less.paths().map(pathString)).toEqual(['.spec', '.status.x']);
-    expect(a.recursiveDifference(FieldSet.of([f('spec')])).paths().map(pathString)).toEqual(['.status.x']);
+    expect(
+      a
+        .recursiveDifference(FieldSet.of([f('spec')]))
+        .paths()
+        .map(pathString),
+    ).toEqual(['.status.x']);
     expect(a.paths().map(pathString)).toEqual(['.spec', '.spec.a', '.status.x']);
     expect(within.paths().map(pathString)).toEqual(['.spec.a']);
     expect(a.equals(FieldSet.of([f('status'), f('x')], [f('spec'), f('a')], [f('spec')]))).toBe(true);

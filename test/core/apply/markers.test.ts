@@ -8,7 +8,7 @@ import { apply, ctx, freshNamespace, ownership, rs, rsConfig, where } from './su
 
 const roleBindings = (name?: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: where.namespace, name });
 const containers = (...c: Array<[string, string]>) => c.map(([name, image]) => ({ name, image }));
-const names = (obj: ApiObject) => ((obj.spec as { template: { spec: { containers: { name: string }[] } } }).template.spec.containers).map((c) => c.name);
+const names = (obj: ApiObject) => (obj.spec as { template: { spec: { containers: { name: string }[] } } }).template.spec.containers.map((c) => c.name);
 
 describe.each(BACKENDS)('apply follows list and map markers on %s', (backendName) => {
   const backend = coreBackend(backendName);

@@ -42,7 +42,7 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
     expect(again.object.metadata!.resourceVersion).toBe(created.object.metadata!.resourceVersion);
   });
 
-  it('refuses to change another manager\'s field, listing the conflict as upstream does', async () => {
+  it("refuses to change another manager's field, listing the conflict as upstream does", async () => {
     const created = await apply(core, rsConfig({ replicas: 2 }), 'alice');
     const err = await statusOf(apply(core, { ...rsConfig({ replicas: 3 }) }, 'bob'), 409, 'Conflict');
     expect(err.status).toEqual({
@@ -56,7 +56,9 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
       code: 409,
     });
     const two = await statusOf(apply(core, rsConfig({ replicas: 3, image: 'nginx:2' }), 'bob'), 409, 'Conflict');
-    expect(two.status.message).toBe('Apply failed with 2 conflicts: conflicts with "alice":\n- .spec.replicas\n- .spec.template.spec.containers[name="nginx"].image');
+    expect(two.status.message).toBe(
+      'Apply failed with 2 conflicts: conflicts with "alice":\n- .spec.replicas\n- .spec.template.spec.containers[name="nginx"].image',
+    );
     expect(two.status.details!.causes!.map((c) => c.field)).toEqual(['.spec.replicas', '.spec.template.spec.containers[name="nginx"].image']);
     const stored = await core.get(rs('web'), {}, ctx);
     expect(stored.metadata!.resourceVersion).toBe(created.object.metadata!.resourceVersion);
@@ -87,12 +89,26 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
     expect(shared.object.metadata!.managedFields!.map((e) => e.time)).toEqual([undefined, at(0), at(60)]);
     expect(shared.object.metadata!.managedFields![0]!.fieldsV1).toEqual({ 'f:spec': { 'f:replicas': {} } });
     // A shared field conflicts for anyone changing it.
-    const err = await statusOf(apply(core, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas: 4 } }, 'carol'), 409, 'Conflict');
+    const err = await statusOf(
+      apply(core, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, spec: { replicas: 4 } }, 'carol'),
+      409,
+      'Conflict',
+    );
     expect(err.status.message).toBe('Apply failed with 1 conflict: conflict with "bob": .spec.replicas');
   });
 
   it('removes a field its only owner stops applying, and keeps fields others still own', async () => {
-    await apply(core, rsConfig({ replicas: 3, containers: [{ name: 'nginx', image: 'nginx:1.27' }, { name: 'side', image: 'busybox' }] }), 'alice');
+    await apply(
+      core,
+      rsConfig({
+        replicas: 3,
+        containers: [
+          { name: 'nginx', image: 'nginx:1.27' },
+          { name: 'side', image: 'busybox' },
+        ],
+      }),
+      'alice',
+    );
     const dropped = await apply(core, rsConfig({}), 'alice');
     const spec = dropped.object.spec as { replicas: number; template: { spec: { containers: { name: string }[] } } };
     expect(spec.replicas).toBe(1); // back to its default: nobody owns it any more
@@ -108,7 +124,12 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
   it('moves ownership to updates and non-apply patches, with operation Update', async () => {
     await apply(core, rsConfig({ replicas: 2 }), 'alice');
     clock.advance(1000);
-    const patched = await core.patch(rs('web'), { type: 'merge', body: { spec: { replicas: 5 }, metadata: { labels: { tier: 'web' } } } }, { fieldManager: 'tool' }, ctx);
+    const patched = await core.patch(
+      rs('web'),
+      { type: 'merge', body: { spec: { replicas: 5 }, metadata: { labels: { tier: 'web' } } } },
+      { fieldManager: 'tool' },
+      ctx,
+    );
     expect(ownership(patched.object)).toEqual([
       ['alice(Apply)', { 'f:spec': { 'f:selector': {}, 'f:template': templateFields } }],
       ['tool(Update)', { 'f:metadata': { 'f:labels': { 'f:tier': {} } }, 'f:spec': { 'f:replicas': {} } }],
@@ -137,13 +158,21 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
       'failed to create typed patch object (/web; apps/v1, Kind=ReplicaSet): .spec.replicas: expected numeric (int or float), got string',
     );
     const nameless = { ...rsConfig(), metadata: {} };
-    expect((await statusOf(apply(core, nameless, 'alice'), 400, 'BadRequest')).status.message).toBe('the name of the object () does not match the name on the URL (web)');
+    expect((await statusOf(apply(core, nameless, 'alice'), 400, 'BadRequest')).status.message).toBe(
+      'the name of the object () does not match the name on the URL (web)',
+    );
     await statusOf(core.get(rs('web'), {}, ctx), 404, 'NotFound');
   });
 
   it('applies to /status and /scale as subresources', async () => {
     await apply(core, rsConfig({ replicas: 2 }), 'alice');
-    const status = await apply(core, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, status: { replicas: 2, readyReplicas: 1 } }, 'ctrl', {}, rs('web', 'status'));
+    const status = await apply(
+      core,
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web' }, status: { replicas: 2, readyReplicas: 1 } },
+      'ctrl',
+      {},
+      rs('web', 'status'),
+    );
     expect(status.object.status).toMatchObject({ replicas: 2, readyReplicas: 1 });
     expect(ownership(status.object)).toEqual([
       ['alice(Apply)', { 'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': templateFields } }],
@@ -153,22 +182,57 @@ describe.each(BACKENDS)('server-side apply on %s', (backendName) => {
     expect(scaled.object).toMatchObject({ kind: 'Scale', spec: { replicas: 4 } });
     const parent = await core.get(rs('web'), {}, ctx);
     expect(parent.metadata!.managedFields).toEqual([
-      { manager: 'alice', operation: 'Apply', apiVersion: 'apps/v1', time: at(0), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': templateFields } } },
-      { manager: 'ctrl', operation: 'Apply', apiVersion: 'apps/v1', time: at(0), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:readyReplicas': {}, 'f:replicas': {} } }, subresource: 'status' },
+      {
+        manager: 'alice',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: at(0),
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:selector': {}, 'f:template': templateFields } },
+      },
+      {
+        manager: 'ctrl',
+        operation: 'Apply',
+        apiVersion: 'apps/v1',
+        time: at(0),
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:status': { 'f:readyReplicas': {}, 'f:replicas': {} } },
+        subresource: 'status',
+      },
       // upstream's ScaleHandler brings the Scale's entry back without a time.
-      { manager: 'kubectl-scale', operation: 'Update', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale' },
+      {
+        manager: 'kubectl-scale',
+        operation: 'Update',
+        apiVersion: 'apps/v1',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+        subresource: 'scale',
+      },
     ]);
     const scaleConfig = (replicas: number) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web' }, spec: { replicas } });
     const conflict = await statusOf(apply(core, scaleConfig(6), 'hpa', {}, rs('web', 'scale')), 409, 'Conflict');
-    expect(conflict.status.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using autoscaling/v1: .spec.replicas');
+    expect(conflict.status.message).toBe(
+      'Apply failed with 1 conflict: conflict with "kubectl-scale" with subresource "scale" using autoscaling/v1: .spec.replicas',
+    );
     const scaleApply = await apply(core, scaleConfig(6), 'hpa', { force: true }, rs('web', 'scale'));
     expect(scaleApply.object).toMatchObject({ spec: { replicas: 6 } });
     const afterApply = await core.get(rs('web'), {}, ctx);
     // The Scale's new entry comes back to the object without a time (upstream's ScaleHandler), so it sorts first.
     expect(ownership(afterApply).map(([m]) => m)).toEqual(['hpa(Apply/scale)', 'alice(Apply)', 'ctrl(Apply/status)']);
-    expect(afterApply.metadata!.managedFields![0]).toEqual({ manager: 'hpa', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } }, subresource: 'scale' });
+    expect(afterApply.metadata!.managedFields![0]).toEqual({
+      manager: 'hpa',
+      operation: 'Apply',
+      apiVersion: 'apps/v1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+      subresource: 'scale',
+    });
     // Subresources of absent objects are 404 for applies too.
-    const absentStatus = await statusOf(apply(core, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'gone' }, status: { replicas: 1 } }, 'ctrl', {}, rs('gone', 'status')), 404, 'NotFound');
+    const absentStatus = await statusOf(
+      apply(core, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'gone' }, status: { replicas: 1 } }, 'ctrl', {}, rs('gone', 'status')),
+      404,
+      'NotFound',
+    );
     expect(absentStatus.status.message).toBe('replicasets.apps "gone" not found');
     await statusOf(apply(core, { ...scaleConfig(1), metadata: { name: 'gone' } }, 'hpa', {}, rs('gone', 'scale')), 404, 'NotFound');
     const other = await statusOf(apply(core, scaleConfig(7), 'other', {}, rs('web', 'scale')), 409, 'Conflict');

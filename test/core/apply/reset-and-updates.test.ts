@@ -55,7 +55,12 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
 
   it('gives the writer the fields it changed in the request that resets managedFields', async () => {
     await appliedConfigMap();
-    const reset = await core.patch(configMaps('cm'), { type: 'merge', body: { metadata: { managedFields: [{}], labels: { b: '2' } } } }, { fieldManager: 'tool' }, ctx);
+    const reset = await core.patch(
+      configMaps('cm'),
+      { type: 'merge', body: { metadata: { managedFields: [{}], labels: { b: '2' } } } },
+      { fieldManager: 'tool' },
+      ctx,
+    );
     expect(ownership(reset.object)).toEqual([['tool(Update)', { 'f:metadata': { 'f:labels': { 'f:b': {} } } }]]);
   });
 
@@ -67,7 +72,9 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     await core.update(rs('web'), first, {}, ctx);
     (second.spec as { replicas: number }).replicas = 4;
     const stale = await statusOf(core.update(rs('web'), second, {}, ctx), 409, 'Conflict');
-    expect(stale.status.message).toBe('Operation cannot be fulfilled on replicasets.apps "web": the object has been modified; please apply your changes to the latest version and try again');
+    expect(stale.status.message).toBe(
+      'Operation cannot be fulfilled on replicasets.apps "web": the object has been modified; please apply your changes to the latest version and try again',
+    );
     // No resourceVersion: an unconditional update, allowed for every served type.
     delete second.metadata!.resourceVersion;
     const unconditional = await core.update(rs('web'), second, {}, ctx);
@@ -78,7 +85,11 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
     expect(noName.status.message).toBe('the name of the object () does not match the name on the URL (web)');
     const absentRs = { ...rsConfig(), metadata: { name: 'nope' } };
     await statusOf(core.update(rs('nope'), absentRs, {}, ctx), 404, 'NotFound');
-    const binding = { metadata: { name: 'b' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' }, subjects: [{ kind: 'User', name: 'u', apiGroup: 'rbac.authorization.k8s.io' }] };
+    const binding = {
+      metadata: { name: 'b' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' },
+      subjects: [{ kind: 'User', name: 'u', apiGroup: 'rbac.authorization.k8s.io' }],
+    };
     const created = await core.update(roleBindings('b'), binding, { fieldManager: 'kubectl-replace' }, ctx);
     expect(created.created).toBe(true);
     expect(ownership(created.object)).toEqual([['kubectl-replace(Update)', { 'f:roleRef': {}, 'f:subjects': {} }]]);
@@ -103,12 +114,26 @@ describe.each(BACKENDS)('managedFields reset and update semantics on %s', (backe
   it('lets kubectl take over fields its client-side apply set, and keeps the annotation in step', async () => {
     const annotation = 'kubectl.kubernetes.io/last-applied-configuration';
     const csaConfig = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: where.namespace }, data: { k: 'v' } };
-    await core.create(configMaps(), { ...csaConfig, metadata: { ...csaConfig.metadata, annotations: { [annotation]: JSON.stringify(csaConfig) } } }, { fieldManager: 'kubectl-client-side-apply' }, ctx);
-    const other = await statusOf(apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'w' } }, 'someone', {}, configMaps('cm')), 409, 'Conflict');
+    await core.create(
+      configMaps(),
+      { ...csaConfig, metadata: { ...csaConfig.metadata, annotations: { [annotation]: JSON.stringify(csaConfig) } } },
+      { fieldManager: 'kubectl-client-side-apply' },
+      ctx,
+    );
+    const other = await statusOf(
+      apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'w' } }, 'someone', {}, configMaps('cm')),
+      409,
+      'Conflict',
+    );
     expect(other.status.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .data.k');
     const upgraded = await apply(core, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'w' } }, 'kubectl', {}, configMaps('cm'));
     expect(upgraded.object.data).toEqual({ k: 'w' });
-    expect(JSON.parse(upgraded.object.metadata!.annotations![annotation]!)).toEqual({ apiVersion: 'v1', data: { k: 'w' }, kind: 'ConfigMap', metadata: { name: 'cm' } });
+    expect(JSON.parse(upgraded.object.metadata!.annotations![annotation]!)).toEqual({
+      apiVersion: 'v1',
+      data: { k: 'w' },
+      kind: 'ConfigMap',
+      metadata: { name: 'cm' },
+    });
     expect(ownership(upgraded.object).map(([m]) => m)).toEqual(['kubectl(Apply)', 'kubectl-client-side-apply(Update)']);
   });
 

@@ -16,7 +16,14 @@ export async function freshNamespace(core: Core): Promise<string> {
   return where.namespace;
 }
 
-export const rs = (name?: string, subresource?: string): ResourceTarget => ({ group: 'apps', version: 'v1', resource: 'replicasets', namespace: where.namespace, name, subresource });
+export const rs = (name?: string, subresource?: string): ResourceTarget => ({
+  group: 'apps',
+  version: 'v1',
+  resource: 'replicasets',
+  namespace: where.namespace,
+  name,
+  subresource,
+});
 
 /** A mutable copy of an object read from the core (reads are shared and frozen). */
 export function copy<T>(obj: T): T {

@@ -67,7 +67,10 @@ describe('managedFields of a write that leaves owners as they were', () => {
   it('reads a body that sends the stored entries back as those entries', () => {
     const live = stored();
     const before = byManager(live.metadata!.managedFields!);
-    const next = { ...pod('True'), metadata: { ...pod('True').metadata, labels: { app: 'b' }, managedFields: JSON.parse(JSON.stringify(live.metadata!.managedFields)) } };
+    const next = {
+      ...pod('True'),
+      metadata: { ...pod('True').metadata, labels: { app: 'b' }, managedFields: JSON.parse(JSON.stringify(live.metadata!.managedFields)) },
+    };
     const after = byManager(updateManagedFields(live, next, creator, NOW, naming));
     // The creator owned the label it changed; the kubelet was not touched.
     expect(after.get('kubectl-create')).toBe(before.get('kubectl-create'));

@@ -6,7 +6,12 @@ import { CacheEvent, CachedObject, deepFreeze } from '../../../src/core/cache';
 import { EventWindow } from '../../../src/core/cache/event-window';
 
 const change = (revision: number, at: number, storedBytes = 0) => {
-  const obj = new CachedObject(`/registry/configmaps/ns/o${revision}`, revision, deepFreeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }), storedBytes);
+  const obj = new CachedObject(
+    `/registry/configmaps/ns/o${revision}`,
+    revision,
+    deepFreeze({ metadata: { name: `o${revision}`, resourceVersion: String(revision) } }),
+    storedBytes,
+  );
   return new CacheEvent('ADDED', revision, obj, undefined, at);
 };
 

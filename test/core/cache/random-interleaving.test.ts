@@ -26,16 +26,20 @@ type Filter = (labels: Record<string, string>) => boolean;
 async function storeLog(store: Store, prefix: string, from: number, through: number): Promise<LogEntry[]> {
   const events: StoreEvent[] = [];
   await new Promise<void>((resolve, reject) => {
-    const w = store.watch(prefix, { startRevision: from }, {
-      onEvents: (batch) => {
-        events.push(...batch);
-        if (events[events.length - 1]!.revision >= through) {
-          w.cancel();
-          resolve();
-        }
+    const w = store.watch(
+      prefix,
+      { startRevision: from },
+      {
+        onEvents: (batch) => {
+          events.push(...batch);
+          if (events[events.length - 1]!.revision >= through) {
+            w.cancel();
+            resolve();
+          }
+        },
+        onError: reject,
       },
-      onError: reject,
-    });
+    );
   });
   return events.map((e) => ({
     revision: e.revision,
@@ -104,7 +108,12 @@ describe.each(BACKENDS)('randomized writers, listers and watchers on %s', (name)
     const parity = () => ({ parity: random() < 0.5 ? 'even' : 'odd' });
     const knownRevisions: number[] = [startRevision];
 
-    interface Watched { recorder: Recorder; after?: number; filter: Filter; stream?: boolean }
+    interface Watched {
+      recorder: Recorder;
+      after?: number;
+      filter: Filter;
+      stream?: boolean;
+    }
     const watchers: Watched[] = [];
     const lists: Array<{ revision: string; chunks: string[]; items: Array<{ name: string; rv: string }> }> = [];
 
@@ -118,7 +127,11 @@ describe.each(BACKENDS)('randomized writers, listers and watchers on %s', (name)
       } else if (kind < 0.55) {
         const after = pick(knownRevisions);
         const filter: Filter = (l) => l.parity === 'even';
-        watchers.push({ recorder: new Recorder(await core.watch(cm(ns), { resourceVersion: String(after), labelSelector: 'parity=even' }, ctx)), after, filter });
+        watchers.push({
+          recorder: new Recorder(await core.watch(cm(ns), { resourceVersion: String(after), labelSelector: 'parity=even' }, ctx)),
+          after,
+          filter,
+        });
       } else if (kind < 0.8) {
         watchers.push({ recorder: new Recorder(await core.watch(cm(ns), {}, ctx)), filter: everything });
       } else {
@@ -151,7 +164,8 @@ describe.each(BACKENDS)('randomized writers, listers and watchers on %s', (name)
         if (op < 0.4) obj = (await core.create(cm(ns), { metadata: { name: target, labels: parity() }, data: { n: String(random()) } }, {}, ctx)).object;
         else if (op < 0.8) {
           const current = await core.get(cm(ns, target), {}, ctx);
-          obj = (await core.update(cm(ns, target), { ...current, metadata: { ...current.metadata, labels: parity() }, data: { n: String(random()) } }, {}, ctx)).object;
+          obj = (await core.update(cm(ns, target), { ...current, metadata: { ...current.metadata, labels: parity() }, data: { n: String(random()) } }, {}, ctx))
+            .object;
         } else await core.delete(cm(ns, target), {}, ctx);
         if (obj) knownRevisions.push(Number(obj.metadata!.resourceVersion));
       } catch (err) {
@@ -178,7 +192,8 @@ describe.each(BACKENDS)('randomized writers, listers and watchers on %s', (name)
     for (const w of watchers) {
       const events = w.recorder.events;
       const deadline = Date.now() + 10_000;
-      while (!events.some((e) => e.type !== 'BOOKMARK' && (e.object as ApiObject).metadata?.name === 'zz-end') && Date.now() < deadline) await w.recorder.waitFor(events.length + 1);
+      while (!events.some((e) => e.type !== 'BOOKMARK' && (e.object as ApiObject).metadata?.name === 'zz-end') && Date.now() < deadline)
+        await w.recorder.waitFor(events.length + 1);
       w.recorder.stream.close();
       expect(w.recorder.ended || events.length > 0).toBe(true);
       const seen = events.filter((e) => e.type !== 'BOOKMARK');

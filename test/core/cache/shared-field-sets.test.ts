@@ -9,13 +9,22 @@ import { CachedObject, SharedFieldSets } from '../../../src/core/cache/cached-ob
 /** One watch cache's table, shared by the tests below as one cache's objects share it. */
 const fieldSets = new SharedFieldSets();
 
-const fields = (extra: Record<string, unknown> = {}) => ({ 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, ...extra });
+const fields = (extra: Record<string, unknown> = {}) => ({
+  'f:data': { '.': {}, 'f:a': {} },
+  'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+  ...extra,
+});
 
 function stored(name: string, revision: number, fieldsV1: Record<string, unknown>, time: string) {
   const obj = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name, namespace: 'default', labels: { app: 'web' }, managedFields: [{ manager: 'kubectl', operation: 'Update', apiVersion: 'v1', time, fieldsType: 'FieldsV1', fieldsV1 }] },
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { app: 'web' },
+      managedFields: [{ manager: 'kubectl', operation: 'Update', apiVersion: 'v1', time, fieldsType: 'FieldsV1', fieldsV1 }],
+    },
     data: { a: '1' },
   };
   return { key: `/registry/configmaps/default/${name}`, value: Buffer.from(JSON.stringify(obj)), createRevision: revision, modRevision: revision };
@@ -131,7 +140,10 @@ describe('field sets found in the stored text', () => {
   });
 
   it('parses whole a text where a matching set sits outside managedFields', () => {
-    const elsewhere = sameAsParse('elsewhere', cm(`{"name":"elsewhere","managedFields":[${entry(setText)}]}`, `,"data":{"x":"1"},"extra":{"fieldsV1":${setText}}`));
+    const elsewhere = sameAsParse(
+      'elsewhere',
+      cm(`{"name":"elsewhere","managedFields":[${entry(setText)}]}`, `,"data":{"x":"1"},"extra":{"fieldsV1":${setText}}`),
+    );
     expect((elsewhere.object as unknown as { extra: { fieldsV1: unknown } }).extra.fieldsV1).toEqual(set);
     // Inside a key that ends in `"fieldsV1`, and as a duplicate key whose last value wins.
     sameAsParse('in-key', cm(`{"name":"in-key","managedFields":[${entry(setText)}],"annotations":{"a\\"fieldsV1":${setText}}}`));
@@ -146,13 +158,21 @@ describe('field sets found in the stored text', () => {
 
   it('leaves a set alone when only its start matches, or its spacing differs', () => {
     const longer = JSON.stringify(fields({ 'f:text': {}, 'f:zzz': {} }));
-    sameAsParse('prefix', cm(`{"name":"prefix","managedFields":[${entry(setText.slice(0, -1) + ',"f:more":{}}')}]}`));
+    sameAsParse('prefix', cm(`{"name":"prefix","managedFields":[${entry(`${setText.slice(0, -1)},"f:more":{}}`)}]}`));
     sameAsParse('longer', cm(`{"name":"longer","managedFields":[${entry(longer)}]}`));
     sameAsParse('spaced', cm(`{"name":"spaced","managedFields":[{"manager":"m","fieldsV1": ${setText}}]}`));
   });
 
   it('reports text that is not JSON as before', () => {
-    const out = tryDecodeCached({ key: '/registry/configmaps/default/bad', value: Buffer.from(`{"metadata":{"managedFields":[{"fieldsV1":${setText}}]`), createRevision: 31, modRevision: 31 }, fieldSets);
+    const out = tryDecodeCached(
+      {
+        key: '/registry/configmaps/default/bad',
+        value: Buffer.from(`{"metadata":{"managedFields":[{"fieldsV1":${setText}}]`),
+        createRevision: 31,
+        modRevision: 31,
+      },
+      fieldSets,
+    );
     expect(out).not.toBeInstanceOf(CachedObject);
   });
 });

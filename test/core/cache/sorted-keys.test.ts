@@ -44,7 +44,9 @@ test('matches a sorted array under random inserts and removes', () => {
     expect([...keys.from(before(probe))]).toEqual(model.slice(at));
     expect(keys.rank(before(probe))).toBe(at);
     const prefix = '/registry/things/ns2/';
-    expect(keys.rank((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix))).toBe(model.filter((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix)).length);
+    expect(keys.rank((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix))).toBe(
+      model.filter((k) => compareKeys(k, prefix) < 0 || k.startsWith(prefix)).length,
+    );
   });
 });
 

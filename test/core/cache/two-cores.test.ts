@@ -24,7 +24,7 @@ describe('two cores on one etcd', () => {
     await backend.teardown();
   });
 
-  it('sees the other core\'s writes in consistent reads at once, and in watches in order', async () => {
+  it("sees the other core's writes in consistent reads at once, and in watches in order", async () => {
     const watcher = new Recorder(await b.core.watch(cm(ns), {}, ctx));
     const created = await createConfigMap(a.core, ns, 'x');
     // No clock advance, no retry: B's consistent read waits until its cache reaches etcd's revision.
@@ -47,7 +47,9 @@ describe('two cores on one etcd', () => {
     expect([...namesOf(first.items), ...namesOf(rest.items)]).toEqual(['p', 'q', 'r']);
     expect(rest.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
     const fromA = await a.core.get(cm(ns, 's'), {}, ctx);
-    expect(namesOf((await b.core.list(cm(ns), { resourceVersion: fromA.metadata!.resourceVersion, resourceVersionMatch: 'NotOlderThan' }, ctx)).items)).toContain('s');
+    expect(
+      namesOf((await b.core.list(cm(ns), { resourceVersion: fromA.metadata!.resourceVersion, resourceVersionMatch: 'NotOlderThan' }, ctx)).items),
+    ).toContain('s');
     const exact = await b.core.list(cm(ns), { resourceVersion: first.metadata.resourceVersion, resourceVersionMatch: 'Exact' }, ctx);
     expect(namesOf(exact.items)).toEqual(['p', 'q', 'r']);
     const resumed = new Recorder(await b.core.watch(cm(ns), { resourceVersion: first.metadata.resourceVersion }, ctx));

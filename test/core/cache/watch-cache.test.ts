@@ -111,7 +111,14 @@ describe('watch cache lifecycle (embedded store)', () => {
   it('resumes a lost store watch from the next revision, keeping its watchers and missing nothing; the loss is reported', async () => {
     const c = controllable(raw);
     const reported: string[] = [];
-    core = createCore({ store: c.store, naming, clock, compactionIntervalMs: 0, watchCache: { retryMs: 500 }, onBackgroundError: (what, err) => reported.push(`${what}: ${(err as Error).message}`) });
+    core = createCore({
+      store: c.store,
+      naming,
+      clock,
+      compactionIntervalMs: 0,
+      watchCache: { retryMs: 500 },
+      onBackgroundError: (what, err) => reported.push(`${what}: ${(err as Error).message}`),
+    });
     await core.ready();
     const start = await createConfigMap(core, 'default', 'start');
     const w = new Recorder(await core.watch(cm('default'), { resourceVersion: start.metadata!.resourceVersion }, ctx));
@@ -199,7 +206,10 @@ describe('watch cache lifecycle (embedded store)', () => {
     const count = 11_000;
     for (let i = 0; i < count; i++) {
       const name = `cm-${String(i).padStart(5, '0')}`;
-      await raw.create(`/registry/configmaps/default/${name}`, encodeForStorage({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u${i}` } }));
+      await raw.create(
+        `/registry/configmaps/default/${name}`,
+        encodeForStorage({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u${i}` } }),
+      );
     }
     const revision = await raw.currentRevision();
     core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0 });
@@ -250,8 +260,14 @@ describe('watch cache lifecycle (embedded store)', () => {
 
   describe('memory that follows the live data (issue 50)', () => {
     const secrets = (ns: string) => ({ group: '', version: 'v1', resource: 'secrets', namespace: ns });
-    const historyOf = (resource: string) => core.state!().resources().find((r) => r.resource === resource)!;
-    const totalBytes = () => core.state!().resources().reduce((n, r) => n + r.cachedEventBytes, 0);
+    const historyOf = (resource: string) =>
+      core.state!()
+        .resources()
+        .find((r) => r.resource === resource)!;
+    const totalBytes = () =>
+      core.state!()
+        .resources()
+        .reduce((n, r) => n + r.cachedEventBytes, 0);
 
     it('keeps every history within the byte budget, trimming the busiest first; a quiet resource keeps its few changes', async () => {
       core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, watchCache: { maxHistoryBytes: 200_000 } });
@@ -275,7 +291,7 @@ describe('watch cache lifecycle (embedded store)', () => {
       s.stream.close();
     });
 
-    it('gives a quiet resource\'s history back once it is older than the window, with no new change to prompt it', async () => {
+    it("gives a quiet resource's history back once it is older than the window, with no new change to prompt it", async () => {
       core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, watchCache: { windowMs: 60_000 } });
       await core.ready();
       for (let i = 0; i < 20; i++) await createConfigMap(core, 'default', `cm-${i}`);
@@ -285,7 +301,7 @@ describe('watch cache lifecycle (embedded store)', () => {
       expect([historyOf('configmaps').cachedEvents, historyOf('configmaps').cachedEventBytes]).toEqual([0, 0]);
     });
 
-    it('a watch catching up from the store\'s history gets the live changes of meanwhile after it, in order, and no bookmark before them', async () => {
+    it("a watch catching up from the store's history gets the live changes of meanwhile after it, in order, and no bookmark before them", async () => {
       core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0, watchCache: { maxHistoryBytes: 1 } });
       await core.ready();
       const start = await createConfigMap(core, 'default', 'start');

@@ -66,7 +66,7 @@ describe.each(BACKENDS)('watch rules on %s', (name) => {
     resumed.stream.close();
   });
 
-  it('serves a version that left the in-memory window from the store\'s history, then the live stream; one the store compacted is one ERROR event carrying 410 Expired', async () => {
+  it("serves a version that left the in-memory window from the store's history, then the live stream; one the store compacted is one ERROR event carrying 410 Expired", async () => {
     const a = await createConfigMap(t.core, ns, 'a');
     const b = await createConfigMap(t.core, ns, 'b');
     await t.core.update(cm(ns, 'b'), { ...b, data: { v: '2' } }, {}, ctx);
@@ -82,7 +82,9 @@ describe.each(BACKENDS)('watch rules on %s', (name) => {
     expect(fromStore.summary()).toEqual(['ADDED b', 'MODIFIED b', 'ADDED c', 'DELETED a', 'ADDED d']);
     // The deletion carries the last state at the deletion's revision, as from the cache.
     expect(rvOf(fromStore.events[3]!.object as ApiObject)).toBeGreaterThan(rvOf(fromStore.events[2]!.object as ApiObject));
-    expect(fromStore.events.map((e) => rvOf(e.object as ApiObject))).toEqual([...fromStore.events.map((e) => rvOf(e.object as ApiObject))].sort((x, y) => x - y));
+    expect(fromStore.events.map((e) => rvOf(e.object as ApiObject))).toEqual(
+      [...fromStore.events.map((e) => rvOf(e.object as ApiObject))].sort((x, y) => x - y),
+    );
     fromStore.stream.close();
     // A selector sees the same history filtered: b's changes only.
     const selected = await watch({ resourceVersion: a.metadata!.resourceVersion, fieldSelector: 'metadata.name=b' });
@@ -146,7 +148,9 @@ describe.each(BACKENDS)('watch rules on %s', (name) => {
     off.stream.close();
 
     await statusOf(t.core.watch(cm(ns), { sendInitialEvents: true }, ctx), 400, 'BadRequest').then((e) =>
-      expect(e.status.message).toBe('ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'),
+      expect(e.status.message).toBe(
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      ),
     );
     await statusOf(t.core.watch(cm(ns), { resourceVersion: '1', resourceVersionMatch: 'NotOlderThan' }, ctx), 400, 'BadRequest');
   });
@@ -154,7 +158,9 @@ describe.each(BACKENDS)('watch rules on %s', (name) => {
   it('names the initial-events-end annotation from the naming profile', async () => {
     const platform = await backend.open({ naming: createNaming('platform'), shareWith: t });
     await createConfigMap(platform.core, ns, 'a');
-    const w = new Recorder(await platform.core.watch(cm(ns), { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true }, ctx));
+    const w = new Recorder(
+      await platform.core.watch(cm(ns), { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true }, ctx),
+    );
     await w.waitFor(2);
     expect((w.events[1]!.object as ApiObject).metadata!.annotations).toEqual({ 'platform.io/initial-events-end': 'true' });
     w.stream.close();

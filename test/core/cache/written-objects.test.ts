@@ -21,7 +21,8 @@ import { startEtcd, type EtcdInstance } from '../../support/etcd';
 
 const ctx = () => ({ user: { username: 'admin', groups: ['system:masters'] } });
 const target = { group: '', version: 'v1', resource: 'configmaps', namespace: 'default' };
-const configMap = (name: string, data: Record<string, unknown> = { a: '1' }): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) as ApiObject;
+const configMap = (name: string, data: Record<string, unknown> = { a: '1' }): ApiObject =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) as ApiObject;
 
 describe.each(['embedded', 'etcd'] as const)('on the %s store', (backend) => {
   let dir: string;
@@ -64,12 +65,17 @@ describe.each(['embedded', 'etcd'] as const)('on the %s store', (backend) => {
     expect(decoded).toEqual(held);
     const registry = schemaRegistry(createNaming('kubernetes'));
     expect(encodeOrderedJson(registry, decoded)).toBe(encodeOrderedJson(registry, held));
-    expect(Buffer.from(kv!.value).toString('utf8')).toBe(encodeOrderedJson(registry, { ...decoded, metadata: { ...decoded.metadata, resourceVersion: undefined } }));
+    expect(Buffer.from(kv!.value).toString('utf8')).toBe(
+      encodeOrderedJson(registry, { ...decoded, metadata: { ...decoded.metadata, resourceVersion: undefined } }),
+    );
   });
 
   it("a door's update is taken the same way", async () => {
     const { object: created } = await core.create(target, handOver(configMap('door-update')), {}, ctx());
-    const body = handOver({ ...configMap('door-update', { a: '2' }), metadata: { name: 'door-update', resourceVersion: created.metadata!.resourceVersion } } as ApiObject);
+    const body = handOver({
+      ...configMap('door-update', { a: '2' }),
+      metadata: { name: 'door-update', resourceVersion: created.metadata!.resourceVersion },
+    } as ApiObject);
     const { object } = await core.update({ ...target, name: 'door-update' }, body, {}, ctx());
     const held = await cached('door-update');
     expect(held).toBe(object);
@@ -83,16 +89,34 @@ describe.each(['embedded', 'etcd'] as const)('on the %s store', (backend) => {
     expect(merge.object.data).toEqual({ a: '1', b: '2' });
     const json = await core.patch({ ...target, name: 'patched' }, handOver({ type: 'json', body: [{ op: 'add', path: '/data/c', value: '3' }] }), {}, ctx());
     expect(await cached('patched')).toBe(json.object);
-    const applied = await core.patch({ ...target, name: 'patched' }, handOver({ type: 'apply', body: { ...configMap('patched', { d: '4' }) } }), { fieldManager: 'tool' }, ctx());
+    const applied = await core.patch(
+      { ...target, name: 'patched' },
+      handOver({ type: 'apply', body: { ...configMap('patched', { d: '4' }) } }),
+      { fieldManager: 'tool' },
+      ctx(),
+    );
     expect(await cached('patched')).toBe(applied.object);
     expect(applied.object.data).toEqual({ a: '1', b: '2', c: '3', d: '4' });
     // An apply that creates.
-    const made = await core.patch({ ...target, name: 'applied-new' }, handOver({ type: 'apply', body: configMap('applied-new') }), { fieldManager: 'tool' }, ctx());
+    const made = await core.patch(
+      { ...target, name: 'applied-new' },
+      handOver({ type: 'apply', body: configMap('applied-new') }),
+      { fieldManager: 'tool' },
+      ctx(),
+    );
     expect(await cached('applied-new')).toBe(made.object);
     // In process: the caller's to change, the cache's a decoded copy.
     const mine = await core.patch({ ...target, name: 'patched' }, { type: 'merge', body: { data: { e: '5' } } }, {}, ctx());
-    const mineApplied = await core.patch({ ...target, name: 'applied-mine' }, { type: 'apply', body: configMap('applied-mine') }, { fieldManager: 'tool' }, ctx());
-    for (const [name, object] of [['patched', mine.object], ['applied-mine', mineApplied.object]] as const) {
+    const mineApplied = await core.patch(
+      { ...target, name: 'applied-mine' },
+      { type: 'apply', body: configMap('applied-mine') },
+      { fieldManager: 'tool' },
+      ctx(),
+    );
+    for (const [name, object] of [
+      ['patched', mine.object],
+      ['applied-mine', mineApplied.object],
+    ] as const) {
       const held = await cached(name);
       expect(held).not.toBe(object);
       expect(Object.isFrozen(object)).toBe(false);
@@ -204,8 +228,18 @@ describe("the storage encode's plainness", () => {
     const rs: Record<string, any> = {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
-      metadata: { name: 'rs', namespace: 'default', uid: 'u-1', labels: { app: 'x' }, managedFields: [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:spec': {} } }] },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      metadata: {
+        name: 'rs',
+        namespace: 'default',
+        uid: 'u-1',
+        labels: { app: 'x' },
+        managedFields: [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:spec': {} } }],
+      },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'x' } },
+        template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
     };
     change(rs);
     return rs;
@@ -234,7 +268,12 @@ describe("the storage encode's plainness", () => {
   });
 
   it('is found plain for a plain object, and each encode starts afresh', () => {
-    expect(orderedJsonBeforeVersion(registry, replicaSet((rs) => (rs.spec.replicas = -0)))!.plain).toBe(false);
+    expect(
+      orderedJsonBeforeVersion(
+        registry,
+        replicaSet((rs) => (rs.spec.replicas = -0)),
+      )!.plain,
+    ).toBe(false);
     expect(orderedJsonBeforeVersion(registry, replicaSet())!.plain).toBe(true);
   });
 });
@@ -250,7 +289,12 @@ describe('freezeForAdoption', () => {
     } as unknown as ApiObject;
     freezeForAdoption(obj);
     const o = obj as any;
-    expect([Object.isFrozen(o), Object.isFrozen(o.metadata), Object.isFrozen(o.metadata.managedFields), Object.isFrozen(o.metadata.managedFields[0])]).toEqual([false, false, false, false]);
+    expect([Object.isFrozen(o), Object.isFrozen(o.metadata), Object.isFrozen(o.metadata.managedFields), Object.isFrozen(o.metadata.managedFields[0])]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect([o.data, o.nested, o.nested.list, o.nested.list[0].deep, o.metadata.labels, o.metadata.ownerReferences[0]].every(Object.isFrozen)).toBe(true);
     // A generated name is chosen again after a collision, and adoption sets the version.
     o.metadata.name = 'y';

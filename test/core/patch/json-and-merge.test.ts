@@ -50,8 +50,16 @@ describe('JSON patch', () => {
   });
 
   it('answers 400 for a body that is not a list of operations, and 413 past 10000 operations', () => {
-    expect(statusOf(() => decodeJsonPatch({ op: 'add' }))).toEqual({ code: 400, reason: 'BadRequest', message: 'json: cannot unmarshal object into Go value of type jsonpatch.Patch' });
-    expect(statusOf(() => decodeJsonPatch(['x']))).toEqual({ code: 400, reason: 'BadRequest', message: 'json: cannot unmarshal string into Go value of type jsonpatch.Operation' });
+    expect(statusOf(() => decodeJsonPatch({ op: 'add' }))).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+    });
+    expect(statusOf(() => decodeJsonPatch(['x']))).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'json: cannot unmarshal string into Go value of type jsonpatch.Operation',
+    });
     const many = Array.from({ length: 10001 }, () => ({ op: 'test', path: '/metadata/name', value: 'a' }));
     expect(statusOf(() => decodeJsonPatch(many))).toEqual({
       code: 413,
@@ -73,6 +81,8 @@ describe('JSON merge patch', () => {
     expect(statusOf(() => applyMergePatch(doc, null))).toEqual({ code: 400, reason: 'BadRequest', message: 'Invalid JSON Patch' });
     const notObject = statusOf(() => applyMergePatch(doc, [1]));
     expect(notObject.code).toBe(422);
-    expect(notObject.message).toMatch(/^ "" is invalid: patch: Invalid value: "\[1\]": couldn't get version\/kind; json parse error: json: cannot unmarshal array/);
+    expect(notObject.message).toMatch(
+      /^ "" is invalid: patch: Invalid value: "\[1\]": couldn't get version\/kind; json parse error: json: cannot unmarshal array/,
+    );
   });
 });

@@ -26,7 +26,15 @@ const base = {
   metadata: { name: 'p', labels: { a: '1', b: '2' }, finalizers: ['x/a', 'x/b', 'x/c'] },
   spec: {
     containers: [
-      { name: 'app', image: 'app:1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], ports: [{ containerPort: 80, protocol: 'TCP' }] },
+      {
+        name: 'app',
+        image: 'app:1',
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+        ports: [{ containerPort: 80, protocol: 'TCP' }],
+      },
       { name: 'side', image: 'side:1' },
     ],
     volumes: [{ name: 'data', hostPath: { path: '/data' } }],
@@ -40,10 +48,29 @@ describe('strategic merge patch', () => {
   });
 
   it('merges lists of objects by the merge key the schema declares, keeping live order', () => {
-    const out = patch(base, { spec: { containers: [{ name: 'side', image: 'side:2' }, { name: 'new', image: 'new:1' }] } });
+    const out = patch(base, {
+      spec: {
+        containers: [
+          { name: 'side', image: 'side:2' },
+          { name: 'new', image: 'new:1' },
+        ],
+      },
+    });
     const containers = (out.spec as { containers: { name: string; image: string }[] }).containers;
     expect(containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=app:1', 'side=side:2', 'new=new:1']);
-    const env = patch(base, { spec: { containers: [{ name: 'app', env: [{ name: 'B', value: 'b' }, { name: 'C', value: 'c' }] }] } });
+    const env = patch(base, {
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            env: [
+              { name: 'B', value: 'b' },
+              { name: 'C', value: 'c' },
+            ],
+          },
+        ],
+      },
+    });
     expect((env.spec as { containers: { env: unknown[] }[] }).containers[0]!.env).toEqual([
       { name: 'A', value: '1' },
       { name: 'B', value: 'b' },
@@ -53,7 +80,18 @@ describe('strategic merge patch', () => {
 
   it('merges ReplicaSet status conditions by type', () => {
     const original = { status: { replicas: 1, conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'x' }] } };
-    const out = patch(original, { status: { conditions: [{ type: 'ReplicaFailure', status: 'False' }, { type: 'Other', status: 'True' }] } }, rs);
+    const out = patch(
+      original,
+      {
+        status: {
+          conditions: [
+            { type: 'ReplicaFailure', status: 'False' },
+            { type: 'Other', status: 'True' },
+          ],
+        },
+      },
+      rs,
+    );
     expect(out.status).toEqual({
       replicas: 1,
       conditions: [
@@ -64,7 +102,13 @@ describe('strategic merge patch', () => {
   });
 
   it('replaces lists without a merge strategy: RoleBinding subjects are atomic', () => {
-    const original = { subjects: [{ kind: 'User', name: 'a' }, { kind: 'User', name: 'b' }], roleRef: { kind: 'Role', name: 'r', apiGroup: 'rbac' } };
+    const original = {
+      subjects: [
+        { kind: 'User', name: 'a' },
+        { kind: 'User', name: 'b' },
+      ],
+      roleRef: { kind: 'Role', name: 'r', apiGroup: 'rbac' },
+    };
     const out = patch(original, { subjects: [{ kind: 'User', name: 'c' }] }, rb);
     expect(out.subjects).toEqual([{ kind: 'User', name: 'c' }]);
   });
@@ -105,13 +149,27 @@ describe('strategic merge patch', () => {
   });
 
   it('drops directives inside values that are new to the object', () => {
-    const out = patch({ metadata: { name: 'p' } }, { metadata: { labels: { a: '1', nested: null } }, spec: { containers: [{ $patch: 'delete', name: 'x' }, { name: 'y', image: 'y' }] } });
+    const out = patch(
+      { metadata: { name: 'p' } },
+      {
+        metadata: { labels: { a: '1', nested: null } },
+        spec: {
+          containers: [
+            { $patch: 'delete', name: 'x' },
+            { name: 'y', image: 'y' },
+          ],
+        },
+      },
+    );
     expect(out).toEqual({ metadata: { name: 'p', labels: { a: '1' } }, spec: { containers: [{ name: 'y', image: 'y' }] } });
   });
 
   it('answers the errors upstream answers, with its messages', () => {
     const mergeInMap = smpError(() => patch(base, { metadata: { labels: { $patch: 'merge' } } }));
-    expect({ kind: mergeInMap.kind, message: mergeInMap.message }).toEqual({ kind: 'internal', message: 'unknown patch type: merge in map: map[$patch:merge]' });
+    expect({ kind: mergeInMap.kind, message: mergeInMap.message }).toEqual({
+      kind: 'internal',
+      message: 'unknown patch type: merge in map: map[$patch:merge]',
+    });
     expect(smpError(() => patch(base, { spec: { containers: [{ $patch: 'merge' }] } })).message).toBe('merging lists cannot yet be specified in the patch');
     const noKey = smpError(() => patch(base, { spec: { containers: [{ image: 'x' }] } }));
     expect(noKey.message).toBe('map: map[image:x] does not contain declared merge key: name');

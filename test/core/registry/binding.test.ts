@@ -84,7 +84,11 @@ describe('pod binding', () => {
     expect((await failure(core.create(pods('held', 'binding'), binding('held', 'node-1'), {}, ctx))).message).toBe(
       'Operation cannot be fulfilled on pods/binding "held": pod held is being deleted, cannot be assigned to a host',
     );
-    expect(await failure(core.create(pods('nope', 'binding'), binding('nope', 'node-1'), {}, ctx))).toMatchObject({ code: 404, reason: 'NotFound', message: 'pods "nope" not found' });
+    expect(await failure(core.create(pods('nope', 'binding'), binding('nope', 'node-1'), {}, ctx))).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: 'pods "nope" not found',
+    });
   });
 
   it('refuses a Binding that names another pod or no node, and a stale uid precondition', async () => {
@@ -102,7 +106,9 @@ describe('pod binding', () => {
     });
     const stale = await failure(core.create(pods('web', 'binding'), binding('web', 'node-1', { uid: 'not-the-uid' }), {}, ctx));
     expect(stale.code).toBe(409);
-    expect(stale.message).toBe(`Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${created.object.metadata?.uid}`);
+    expect(stale.message).toBe(
+      `Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${created.object.metadata?.uid}`,
+    );
     const untouched = (await core.get(pods('web'), {}, ctx)) as { spec: { nodeName?: string } };
     expect(untouched.spec.nodeName).toBeUndefined();
   });

@@ -6,7 +6,16 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createCore, type Core, type CoreOptions, type RequestContext, type ResourceTarget, type ApiObject, type WatchEvent, type WatchStream } from '../../../src/core';
+import {
+  createCore,
+  type Core,
+  type CoreOptions,
+  type RequestContext,
+  type ResourceTarget,
+  type ApiObject,
+  type WatchEvent,
+  type WatchStream,
+} from '../../../src/core';
 import { createStore, type Store, type StoreKind } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
 import { ManualClock } from '../../../src/clock';
@@ -153,7 +162,11 @@ export class Recorder {
   /** `TYPE name` (or `TYPE rv` for bookmarks) of every event so far. */
   summary(): string[] {
     return this.events.map((e) =>
-      e.type === 'BOOKMARK' ? `BOOKMARK ${e.object.metadata?.resourceVersion}` : e.type === 'ERROR' ? `ERROR ${e.object.code}` : `${e.type} ${(e.object as ApiObject).metadata?.name}`,
+      e.type === 'BOOKMARK'
+        ? `BOOKMARK ${e.object.metadata?.resourceVersion}`
+        : e.type === 'ERROR'
+          ? `ERROR ${e.object.code}`
+          : `${e.type} ${(e.object as ApiObject).metadata?.name}`,
     );
   }
 }

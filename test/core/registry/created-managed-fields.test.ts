@@ -10,7 +10,8 @@ import { createNaming } from '../../../src/naming';
 const naming = createNaming('kubernetes');
 /** One core's memo, shared by the tests below as one core's creates share it. */
 const created = new CreatedManagedFields();
-const updateManagedFields = (prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, memo = created) => update(prev, next, who, now, naming, memo);
+const updateManagedFields = (prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, memo = created) =>
+  update(prev, next, who, now, naming, memo);
 
 const who = { manager: 'kube-controller-manager', apiVersion: 'v1', subresource: '' };
 
@@ -18,7 +19,14 @@ function pod(name: string, containers: string[], extra: Record<string, unknown> 
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `uid-${name}`, creationTimestamp: '2026-11-26T10:00:00Z', labels: { app: 'web' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true }] },
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      creationTimestamp: '2026-11-26T10:00:00Z',
+      labels: { app: 'web' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true }],
+    },
     spec: { containers: containers.map((c) => ({ name: c, image: `${c}:1`, ports: [{ containerPort: 80, protocol: 'TCP' }] })), ...extra },
     status: { phase: 'Pending' },
   };
@@ -77,7 +85,13 @@ describe('managedFields of created objects', () => {
   it('compares with the last shape by value: key order aside, undefined members skipped, anything else JSON would change is no match', () => {
     const now = Date.UTC(2026, 10, 26, 16);
     const base = pod('m0', ['app']);
-    const reordered: ApiObject = { status: base.status, spec: base.spec, kind: base.kind, apiVersion: base.apiVersion, metadata: { ...base.metadata, name: 'm1' } };
+    const reordered: ApiObject = {
+      status: base.status,
+      spec: base.spec,
+      kind: base.kind,
+      apiVersion: base.apiVersion,
+      metadata: { ...base.metadata, name: 'm1' },
+    };
     const withUndefined = pod('m2', ['app'], { nodeName: undefined });
     const withLabel = { ...pod('m3', ['app']), metadata: { ...pod('m3', ['app']).metadata, labels: { app: 'web', tier: 'front' } } };
     const withDate = pod('m4', ['app'], { nodeName: new Date(Date.UTC(2026, 0, 1)) });

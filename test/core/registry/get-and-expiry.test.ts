@@ -46,7 +46,12 @@ describe.each(BACKENDS)('get, 410 and 504 on %s', (name) => {
       t.core.list(cm(ns), { resourceVersion: future, resourceVersionMatch: 'Exact' }, ctx),
     ];
     const states = reads.map(() => 'pending');
-    reads.forEach((p, i) => p.then(() => (states[i] = 'resolved'), () => (states[i] = 'rejected')));
+    reads.forEach((p, i) =>
+      p.then(
+        () => (states[i] = 'resolved'),
+        () => (states[i] = 'rejected'),
+      ),
+    );
     await flush();
     t.clock.advance(2_999);
     await flush();

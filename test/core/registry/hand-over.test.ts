@@ -94,7 +94,16 @@ describe("an in-process caller's object", () => {
 
   it('is unchanged by a patch and an apply, nested parts included', async () => {
     await core.create(replicaSets, replicaSet('patched'), {}, ctx());
-    const merge = { type: 'merge' as const, body: { spec: { minReadySeconds: 0, unknownField: { x: 1 }, template: { spec: { containers: [{ name: 'c', image: 'j', ports: [{ containerPort: 80, hostPort: 0 }] }] } } } } };
+    const merge = {
+      type: 'merge' as const,
+      body: {
+        spec: {
+          minReadySeconds: 0,
+          unknownField: { x: 1 },
+          template: { spec: { containers: [{ name: 'c', image: 'j', ports: [{ containerPort: 80, hostPort: 0 }] }] } },
+        },
+      },
+    };
     const mergeBefore = snapshot(merge);
     const patched = await core.patch({ ...replicaSets, name: 'patched' }, merge, {}, ctx());
     expect(merge).toEqual(mergeBefore);

@@ -4,13 +4,7 @@
  */
 import type { ListOptions } from '../../../src/core';
 import { decodeContinue, encodeContinue } from '../../../src/core/storage/continue-token';
-import {
-  listOptionsErrors,
-  planGet,
-  planList,
-  planWatch,
-  validateListOptions,
-} from '../../../src/core/registry/list-options';
+import { listOptionsErrors, planGet, planList, planWatch, validateListOptions } from '../../../src/core/registry/list-options';
 import { StatusError } from '../../../src/status';
 
 const V = 'meta.k8s.io/v1';
@@ -34,10 +28,18 @@ describe('the list table as a plan', () => {
     ['Exact, limit, rv 5', { resourceVersionMatch: 'Exact', limit: 2, resourceVersion: '5' }, { source: 'exact', revision: 5 }],
     ['NotOlderThan, no limit, rv unset', { resourceVersionMatch: 'NotOlderThan' }, 'invalid'],
     ['NotOlderThan, no limit, rv 0', { resourceVersionMatch: 'NotOlderThan', resourceVersion: '0' }, { source: 'cache', freshness: { kind: 'any' } }],
-    ['NotOlderThan, no limit, rv 5', { resourceVersionMatch: 'NotOlderThan', resourceVersion: '5' }, { source: 'cache', freshness: { kind: 'not-older-than', revision: 5 } }],
+    [
+      'NotOlderThan, no limit, rv 5',
+      { resourceVersionMatch: 'NotOlderThan', resourceVersion: '5' },
+      { source: 'cache', freshness: { kind: 'not-older-than', revision: 5 } },
+    ],
     ['NotOlderThan, limit, rv unset', { resourceVersionMatch: 'NotOlderThan', limit: 2 }, 'invalid'],
     ['NotOlderThan, limit, rv 0', { resourceVersionMatch: 'NotOlderThan', limit: 2, resourceVersion: '0' }, { source: 'cache', freshness: { kind: 'any' } }],
-    ['NotOlderThan, limit, rv 5', { resourceVersionMatch: 'NotOlderThan', limit: 2, resourceVersion: '5' }, { source: 'cache', freshness: { kind: 'not-older-than', revision: 5 } }],
+    [
+      'NotOlderThan, limit, rv 5',
+      { resourceVersionMatch: 'NotOlderThan', limit: 2, resourceVersion: '5' },
+      { source: 'cache', freshness: { kind: 'not-older-than', revision: 5 } },
+    ],
   ];
   it.each(cells)('%s', (_cell, options, expected) => {
     if (expected === 'invalid') {
@@ -49,7 +51,7 @@ describe('the list table as a plan', () => {
     expect(planList(options)).toEqual(expected);
   });
 
-  it('reports invalid combinations as 400 with upstream\'s Invalid message and causes', () => {
+  it("reports invalid combinations as 400 with upstream's Invalid message and causes", () => {
     try {
       validateListOptions({ resourceVersionMatch: 'Exact', resourceVersion: '0', continue: 'x' }, false, 'meta.platform.io');
       throw new Error('expected a 400');
@@ -61,7 +63,11 @@ describe('the list table as a plan', () => {
         'ListOptions.meta.platform.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided, resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"]',
       );
       expect(status.details!.causes).toHaveLength(2);
-      expect(status.details!.causes![0]).toEqual({ reason: 'FieldValueForbidden', message: 'Forbidden: resourceVersionMatch is forbidden when continue is provided', field: 'resourceVersionMatch' });
+      expect(status.details!.causes![0]).toEqual({
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: resourceVersionMatch is forbidden when continue is provided',
+        field: 'resourceVersionMatch',
+      });
     }
   });
 });
@@ -89,10 +95,14 @@ describe('get and watch plans', () => {
     expect(planWatch({ sendInitialEvents: false, resourceVersionMatch: 'NotOlderThan', resourceVersion: '4' })).toMatchObject({ exactAfter: 4 });
   });
 
-  it('validates watch options with upstream\'s watch rules', () => {
+  it("validates watch options with upstream's watch rules", () => {
     const messages = (o: ListOptions) => listOptionsErrors(o, true).map((e) => e.message);
-    expect(messages({ sendInitialEvents: true })).toEqual(['resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan']);
-    expect(messages({ resourceVersionMatch: 'NotOlderThan' })).toEqual(['resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided']);
+    expect(messages({ sendInitialEvents: true })).toEqual([
+      'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+    ]);
+    expect(messages({ resourceVersionMatch: 'NotOlderThan' })).toEqual([
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+    ]);
     expect(messages({ sendInitialEvents: true, resourceVersionMatch: 'Exact' })).toEqual([
       'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
       'resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"',
@@ -107,7 +117,7 @@ describe('continue tokens', () => {
     expect(decodeContinue(encodeContinue(V, -1, 'b'), V)).toEqual({ revision: -1, start: 'b' });
   });
 
-  it('reject bad tokens with upstream\'s messages', () => {
+  it("reject bad tokens with upstream's messages", () => {
     const bad = (token: string) => {
       try {
         decodeContinue(token, V);
@@ -119,8 +129,12 @@ describe('continue tokens', () => {
     };
     const raw = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
     expect(bad('%%%')).toMatch(/^invalid continue token: continue key is not valid: /);
-    expect(bad(raw({ v: 'other/v1', rv: 1, start: 'a' }))).toBe('invalid continue token: continue key is not valid: server does not recognize this encoded key');
-    expect(bad(raw({ v: V, rv: 0, start: 'a' }))).toBe(`invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version ${V})`);
+    expect(bad(raw({ v: 'other/v1', rv: 1, start: 'a' }))).toBe(
+      'invalid continue token: continue key is not valid: server does not recognize this encoded key',
+    );
+    expect(bad(raw({ v: V, rv: 0, start: 'a' }))).toBe(
+      `invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version ${V})`,
+    );
     expect(bad(raw({ v: V, rv: 3, start: '' }))).toBe('invalid continue token: continue key is not valid: encoded start key empty');
     expect(bad(raw({ v: V, rv: 3, start: '../secrets/x' }))).toBe('invalid continue token: continue key is not valid: ../secrets/x');
     expect(bad(raw({ v: V, rv: 3, start: '/registry/secrets' }))).toMatch(/continue key is not valid/);

@@ -41,13 +41,14 @@ describe.each(BACKENDS)('list table on %s', (name) => {
     expect(namesOf(l.items)).toEqual(names);
     expect(l.items[0]!.metadata!.resourceVersion).not.toBe(latestC0);
   };
-  const badRequest = (options: ListOptions, message: RegExp) => statusOf(list(options), 400, 'BadRequest').then((e) => expect(e.status.message).toMatch(message));
+  const badRequest = (options: ListOptions, message: RegExp) =>
+    statusOf(list(options), 400, 'BadRequest').then((e) => expect(e.status.message).toMatch(message));
 
   describe('resourceVersionMatch unset, limit unset', () => {
     it('unset: Most recent', async () => {
       const l = await list({});
       expectLatest(l);
-      expect(rvOf(l)).toBeGreaterThanOrEqual(await current() - 0);
+      expect(rvOf(l)).toBeGreaterThanOrEqual((await current()) - 0);
       expect(l.metadata.continue).toBeUndefined();
       expect(l.metadata.remainingItemCount).toBeUndefined();
     });
@@ -88,7 +89,7 @@ describe.each(BACKENDS)('list table on %s', (name) => {
   });
 
   describe('resourceVersionMatch unset, limit=n, continue=token', () => {
-    it('unset: Continue token, Exact (every chunk at the first chunk\'s version, later writes unseen)', async () => {
+    it("unset: Continue token, Exact (every chunk at the first chunk's version, later writes unseen)", async () => {
       const first = await list({ limit: 2 });
       await createConfigMap(t.core, ns, 'c5');
       await t.core.delete(cm(ns, 'c3'), {}, ctx);
@@ -110,13 +111,19 @@ describe.each(BACKENDS)('list table on %s', (name) => {
     });
     it('non-zero: invalid, 400', async () => {
       const first = await list({ limit: 2 });
-      await badRequest({ resourceVersion: String(mid), limit: 2, continue: first.metadata.continue }, /^specifying resource version is not allowed when using continue$/);
+      await badRequest(
+        { resourceVersion: String(mid), limit: 2, continue: first.metadata.continue },
+        /^specifying resource version is not allowed when using continue$/,
+      );
     });
   });
 
   describe('resourceVersionMatch=Exact', () => {
     it('limit unset: unset and 0 are invalid (400), non-zero is Exact', async () => {
-      await badRequest({ resourceVersionMatch: 'Exact' }, /^ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided$/);
+      await badRequest(
+        { resourceVersionMatch: 'Exact' },
+        /^ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided$/,
+      );
       await badRequest({ resourceVersionMatch: 'Exact', resourceVersion: '0' }, /resourceVersionMatch "exact" is forbidden for resourceVersion "0"/);
       expectAtMid(await list({ resourceVersionMatch: 'Exact', resourceVersion: String(mid) }));
     });
@@ -152,12 +159,21 @@ describe.each(BACKENDS)('list table on %s', (name) => {
     });
   });
 
-  it('rejects other invalid combinations with 400 and upstream\'s wording', async () => {
-    await badRequest({ resourceVersionMatch: 'Newest' as 'Exact', resourceVersion: '1' }, /resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""/);
+  it("rejects other invalid combinations with 400 and upstream's wording", async () => {
+    await badRequest(
+      { resourceVersionMatch: 'Newest' as 'Exact', resourceVersion: '1' },
+      /resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""/,
+    );
     const first = await list({ limit: 1 });
-    await badRequest({ resourceVersionMatch: 'NotOlderThan', resourceVersion: '1', continue: first.metadata.continue }, /resourceVersionMatch is forbidden when continue is provided/);
+    await badRequest(
+      { resourceVersionMatch: 'NotOlderThan', resourceVersion: '1', continue: first.metadata.continue },
+      /resourceVersionMatch is forbidden when continue is provided/,
+    );
     await badRequest({ sendInitialEvents: true }, /sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list/);
-    await badRequest({ resourceVersion: 'abc' }, /^invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax$/);
+    await badRequest(
+      { resourceVersion: 'abc' },
+      /^invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax$/,
+    );
     await badRequest({ limit: 1, continue: 'not-a-token' }, /^invalid continue token: continue key is not valid/);
   });
 

@@ -20,9 +20,10 @@ const rsBody = (name: string, value: string): ApiObject => ({
   },
 });
 const sized = (kib: number) => 'x'.repeat(kib * 1024);
-const envOf = (obj: ApiObject) => (obj as { spec: { template: { spec: { containers: Array<{ env: Array<{ value: string }> }> } } } }).spec.template.spec.containers[0].env[0].value;
+const envOf = (obj: ApiObject) =>
+  (obj as { spec: { template: { spec: { containers: Array<{ env: Array<{ value: string }> }> } } } }).spec.template.spec.containers[0].env[0].value;
 
-describe('objects over etcd\'s limits', () => {
+describe("objects over etcd's limits", () => {
   const backend = coreBackend('etcd');
   let t: TestCore;
   const ns = 'limits';
@@ -57,7 +58,7 @@ describe('objects over etcd\'s limits', () => {
     expect(missing).toMatchObject({ code: 404 });
   });
 
-  it('a create over the send limit: 500 in grpc-go\'s words, never sent', async () => {
+  it("a create over the send limit: 500 in grpc-go's words, never sent", async () => {
     const err = await plainError(t.core.create(rs(ns), rsBody('bigger', sized(2500)), {}, ctx));
     expect(err.status.message).toMatch(/^rpc error: code = ResourceExhausted desc = trying to send message larger than max \(\d+ vs\. 2097152\)$/);
     expect(await t.core.get(rs(ns, 'bigger'), {}, ctx).catch((e: unknown) => e)).toMatchObject({ code: 404 });

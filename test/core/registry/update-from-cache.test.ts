@@ -37,7 +37,9 @@ async function storedData(store: Store, name: string): Promise<Record<string, st
 
 /** Until the core's cache holds `name` at `revision` or later. */
 async function cacheHas(core: Core, name: string, revision: number): Promise<void> {
-  await eventually(async () => Number((await core.get(configMaps(name), { resourceVersion: '0' }, ctx())).metadata?.resourceVersion) >= revision, { what: `the cache to reach ${revision}` });
+  await eventually(async () => Number((await core.get(configMaps(name), { resourceVersion: '0' }, ctx())).metadata?.resourceVersion) >= revision, {
+    what: `the cache to reach ${revision}`,
+  });
 }
 
 describe('on the embedded store', () => {
@@ -127,7 +129,12 @@ describe('on the embedded store', () => {
    * `name` created with `data` and seen by the cache; then, with the cache's events held back,
    * `straight` written past the core and `act` run while the cache still holds what was created.
    */
-  async function whileStale<T>(name: string, data: Record<string, string>, straight: Record<string, string>, act: (straightRevision: number, created: ApiObject) => Promise<T>): Promise<T> {
+  async function whileStale<T>(
+    name: string,
+    data: Record<string, string>,
+    straight: Record<string, string>,
+    act: (straightRevision: number, created: ApiObject) => Promise<T>,
+  ): Promise<T> {
     const created = await core.create(configMaps(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }, {}, ctx());
     await cacheHas(core, name, Number(created.object.metadata!.resourceVersion));
     hold();
@@ -139,14 +146,18 @@ describe('on the embedded store', () => {
   }
 
   it('builds a patch on the stored object while the cache holds an older one', async () => {
-    const patched = await whileStale('held-build', { n: '0' }, { n: '1' }, () => core.patch(configMaps('held-build'), { type: 'merge', body: { data: { m: '1' } } }, {}, ctx()));
+    const patched = await whileStale('held-build', { n: '0' }, { n: '1' }, () =>
+      core.patch(configMaps('held-build'), { type: 'merge', body: { data: { m: '1' } } }, {}, ctx()),
+    );
     expect(patched.object.data).toEqual({ n: '1', m: '1' });
     expect(await storedData(real, 'held-build')).toEqual({ n: '1', m: '1' });
   });
 
   it('writes a result equal to the stale copy when the store holds something else', async () => {
     // The cache still says a=y, which is what the patch asks for.
-    const patched = await whileStale('held-same', { a: 'y' }, { a: 'x' }, () => core.patch(configMaps('held-same'), { type: 'merge', body: { data: { a: 'y' } } }, {}, ctx()));
+    const patched = await whileStale('held-same', { a: 'y' }, { a: 'x' }, () =>
+      core.patch(configMaps('held-same'), { type: 'merge', body: { data: { a: 'y' } } }, {}, ctx()),
+    );
     expect(patched.object.data).toEqual({ a: 'y' });
     expect(await storedData(real, 'held-same')).toEqual({ a: 'y' });
   });
@@ -217,7 +228,7 @@ describe('on etcd, while the cache has not seen a write yet', () => {
     }
   });
 
-  it('accepts an update whose resourceVersion is the store\'s, though the cache holds an older one', async () => {
+  it("accepts an update whose resourceVersion is the store's, though the cache holds an older one", async () => {
     await createSettled('precondition', { a: '0' });
     for (let i = 1; i <= 20; i++) {
       const revision = await writeStraight(store, 'precondition', { a: `straight-${i}` });

@@ -55,26 +55,60 @@ describe('builtinResources', () => {
   });
 
   it('names groups through the naming profile', () => {
-    const groups = builtinResources(platform).map((d) => d.group).filter((g) => g.includes('.'));
+    const groups = builtinResources(platform)
+      .map((d) => d.group)
+      .filter((g) => g.includes('.'));
     const p = platform.groups;
     const admission = [p.admissionregistration, p.admissionregistration, p.admissionregistration, p.admissionregistration];
-    expect(groups).toEqual([p.rbac, p.rbac, p.rbac, p.rbac, p.events, p.coordination, p.certificates, p.scheduling, ...admission, p.authentication, p.authentication, p.authorization, p.authorization, p.authorization, p.authorization]);
+    expect(groups).toEqual([
+      p.rbac,
+      p.rbac,
+      p.rbac,
+      p.rbac,
+      p.events,
+      p.coordination,
+      p.certificates,
+      p.scheduling,
+      ...admission,
+      p.authentication,
+      p.authentication,
+      p.authorization,
+      p.authorization,
+      p.authorization,
+      p.authorization,
+    ]);
     expect(p.admissionregistration).toBe(`admissionregistration.${platform.groupDomain}`);
     expect(p.rbac.endsWith(`.${platform.groupDomain}`)).toBe(true);
   });
 
   it('gives subresources to the types upstream does', () => {
-    const withStatus = defs.filter((d) => d.status).map((d) => d.resource).sort();
-    expect(withStatus).toEqual(['certificatesigningrequests', 'namespaces', 'nodes', 'poddisruptionbudgets', 'pods', 'replicasets', 'validatingadmissionpolicies']);
+    const withStatus = defs
+      .filter((d) => d.status)
+      .map((d) => d.resource)
+      .sort();
+    expect(withStatus).toEqual([
+      'certificatesigningrequests',
+      'namespaces',
+      'nodes',
+      'poddisruptionbudgets',
+      'pods',
+      'replicasets',
+      'validatingadmissionpolicies',
+    ]);
     expect(defs.filter((d) => d.approval).map((d) => d.resource)).toEqual(['certificatesigningrequests']);
     const creates = defs.flatMap((d) => (d.createSubresources ?? []).map((s) => `${d.resource}/${s.name}`)).sort();
     expect(creates).toEqual(['pods/binding', 'pods/eviction', 'serviceaccounts/token']);
     expect(defs.filter((d) => d.scale).map((d) => d.resource)).toEqual(['replicasets']);
     // Webhook configurations count generations of `webhooks` in their own strategy (they have no spec).
-    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual(['replicasets', 'poddisruptionbudgets', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings']);
+    expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual([
+      'replicasets',
+      'poddisruptionbudgets',
+      'validatingadmissionpolicies',
+      'validatingadmissionpolicybindings',
+    ]);
   });
 
-  it('uses path-segment names for RBAC kinds and the core group\'s events, DNS names elsewhere', () => {
+  it("uses path-segment names for RBAC kinds and the core group's events, DNS names elsewhere", () => {
     for (const def of defs) {
       // CertificateSigningRequests: upstream checks no name rule at all.
       const pathSegment = def.group.startsWith('rbac.') || (def.group === '' && def.resource === 'events') || def.resource === 'certificatesigningrequests';

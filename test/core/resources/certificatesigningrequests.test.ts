@@ -21,7 +21,12 @@ const csrs = csrTarget;
 const SIGNER = 'kubernetes.io/kube-apiserver-client';
 
 function body(name: string, csr: TestCsr, spec: Record<string, unknown> = {}): ApiObject {
-  return { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: csr.request, signerName: SIGNER, usages: ['client auth'], ...spec } };
+  return {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { name },
+    spec: { request: csr.request, signerName: SIGNER, usages: ['client auth'], ...spec },
+  };
 }
 
 /** The field errors of a refused write, as `field: message` lines. */
@@ -60,12 +65,42 @@ describe('CertificateSigningRequest', () => {
   });
 
   it('records who asked, whatever the body says, and starts with an empty status', async () => {
-    const created = (await core.create(csrs(), { ...body('who', jane, { username: 'mallory', groups: ['system:masters'] }), status: { certificate: 'Zm9v', conditions: [{ type: 'Approved', status: 'True' }] } }, {}, alice)).object as CertificateSigningRequest;
-    expect(created.spec).toEqual({ request: jane.request, signerName: SIGNER, usages: ['client auth'], username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { scopes: ['a'] } });
+    const created = (
+      await core.create(
+        csrs(),
+        {
+          ...body('who', jane, { username: 'mallory', groups: ['system:masters'] }),
+          status: { certificate: 'Zm9v', conditions: [{ type: 'Approved', status: 'True' }] },
+        },
+        {},
+        alice,
+      )
+    ).object as CertificateSigningRequest;
+    expect(created.spec).toEqual({
+      request: jane.request,
+      signerName: SIGNER,
+      usages: ['client auth'],
+      username: 'alice',
+      uid: 'u-1',
+      groups: ['dev', 'system:authenticated'],
+      extra: { scopes: ['a'] },
+    });
     expect(created.status ?? {}).toEqual({});
     expect(csrCondition(created)).toBe('Pending');
     // The main resource changes neither spec nor status.
-    const updated = (await core.update(csrs('who'), { ...created, spec: { ...created.spec, usages: ['server auth'] }, status: { conditions: [{ type: 'Approved', status: 'True' }] }, metadata: { ...created.metadata, labels: { a: 'b' } } }, {}, alice)).object as CertificateSigningRequest;
+    const updated = (
+      await core.update(
+        csrs('who'),
+        {
+          ...created,
+          spec: { ...created.spec, usages: ['server auth'] },
+          status: { conditions: [{ type: 'Approved', status: 'True' }] },
+          metadata: { ...created.metadata, labels: { a: 'b' } },
+        },
+        {},
+        alice,
+      )
+    ).object as CertificateSigningRequest;
     expect(updated.spec?.usages).toEqual(['client auth']);
     expect(updated.status ?? {}).toEqual({});
     expect(updated.metadata?.labels).toEqual({ a: 'b' });
@@ -73,28 +108,33 @@ describe('CertificateSigningRequest', () => {
 
   it('refuses a request that is not a signed PKCS#10 PEM, with upstream’s messages', async () => {
     const notPem = Buffer.from('hello').toString('base64');
-    expect(await causes(core.create(csrs(), { ...body('bad-pem', jane), spec: { request: notPem, signerName: SIGNER, usages: ['client auth'] } }, {}, alice))).toEqual([
-      'spec.request: Invalid value: []byte{0x68, 0x65, 0x6c, 0x6c, 0x6f}: PEM block type must be CERTIFICATE REQUEST',
-    ]);
+    expect(
+      await causes(core.create(csrs(), { ...body('bad-pem', jane), spec: { request: notPem, signerName: SIGNER, usages: ['client auth'] } }, {}, alice)),
+    ).toEqual(['spec.request: Invalid value: []byte{0x68, 0x65, 0x6c, 0x6c, 0x6f}: PEM block type must be CERTIFICATE REQUEST']);
     // A request whose signature does not match (one byte of the signed part changed).
     const der = Buffer.from(jane.pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
     der[40] ^= 1;
     const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
     const messages = await causes(core.create(csrs(), body('bad-sig', { ...jane, request: Buffer.from(tampered).toString('base64') }), {}, alice));
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(/^spec\.request: Invalid value: \[\]byte\{0x2d, 0x2d, .*\}: (x509: ECDSA verification failure|x509: malformed certificate request)$/);
+    expect(messages[0]).toMatch(
+      /^spec\.request: Invalid value: \[\]byte\{0x2d, 0x2d, .*\}: (x509: ECDSA verification failure|x509: malformed certificate request)$/,
+    );
   });
 
   it('checks usages, the signer name and the requested duration', async () => {
     expect(await causes(core.create(csrs(), body('no-usages', jane, { usages: [] }), {}, alice))).toEqual(['spec.usages: Required value']);
     const odd = await causes(core.create(csrs(), body('odd', jane, { usages: ['client auth', 'magic', 'client auth'], expirationSeconds: 599 }), {}, alice));
     expect(odd[0]).toMatch(/^spec\.usages\[1\]: Unsupported value: "magic": supported values: "any", "cert sign", "client auth", /);
-    expect(odd.slice(1)).toEqual(['spec.usages[2]: Duplicate value: "client auth"', 'spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)']);
+    expect(odd.slice(1)).toEqual([
+      'spec.usages[2]: Duplicate value: "client auth"',
+      'spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 600 seconds (10 minutes)',
+    ]);
     expect(await causes(core.create(csrs(), body('legacy', jane, { signerName: 'kubernetes.io/legacy-unknown' }), {}, alice))).toEqual([
       'spec.signerName: Invalid value: "kubernetes.io/legacy-unknown": the legacy signerName is not allowed via this API version',
     ]);
     expect(await causes(core.create(csrs(), body('no-slash', jane, { signerName: 'example' }), {}, alice))).toEqual([
-      "spec.signerName: Invalid value: \"example\": must be a fully qualified domain and path of the form 'example.com/signer-name'",
+      'spec.signerName: Invalid value: "example": must be a fully qualified domain and path of the form \'example.com/signer-name\'',
     ]);
     expect(await causes(core.create(csrs(), body('one-label', jane, { signerName: 'example/Signer' }), {}, alice))).toEqual([
       'spec.signerName: Invalid value: "example": should be a domain with at least two segments separated by dots',
@@ -107,47 +147,92 @@ describe('CertificateSigningRequest', () => {
     const created = (await core.create(csrs(), body('approve-me', jane), {}, alice)).object as CertificateSigningRequest;
     const approved = { ...created, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok' }] } };
     const refused = (await refusal(core.update(csrs('approve-me', 'approval'), approved, {}, alice))).status;
-    expect(refused).toMatchObject({ code: 403, reason: 'Forbidden', message: `certificatesigningrequests.certificates.k8s.io "approve-me" is forbidden: user not permitted to approve requests with signerName "${SIGNER}"` });
+    expect(refused).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message: `certificatesigningrequests.certificates.k8s.io "approve-me" is forbidden: user not permitted to approve requests with signerName "${SIGNER}"`,
+    });
     const done = (await core.update(csrs('approve-me', 'approval'), approved, {}, approver)).object as CertificateSigningRequest;
-    expect(done.status?.conditions).toEqual([{ type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok', lastUpdateTime: '2026-11-27T10:00:00Z', lastTransitionTime: '2026-11-27T10:00:00Z' }]);
+    expect(done.status?.conditions).toEqual([
+      { type: 'Approved', status: 'True', reason: 'ByHand', message: 'ok', lastUpdateTime: '2026-11-27T10:00:00Z', lastTransitionTime: '2026-11-27T10:00:00Z' },
+    ]);
     expect(csrCondition(done)).toBe('Approved');
     expect(asked).toContain(`approver approve ${SIGNER}`);
     // Taking it back, or denying as well.
-    expect(await causes(core.update(csrs('approve-me', 'approval'), { ...done, status: { conditions: [] } }, {}, approver))).toEqual(['status.conditions: Forbidden: updates may not remove a condition of type "Approved"']);
-    expect(await causes(core.update(csrs('approve-me', 'approval'), { ...done, status: { conditions: [...done.status!.conditions!, { type: 'Denied', status: 'True' }] } }, {}, approver))).toEqual([
-      'status.conditions[1].type: Invalid value: "Denied": Approved and Denied conditions are mutually exclusive',
+    expect(await causes(core.update(csrs('approve-me', 'approval'), { ...done, status: { conditions: [] } }, {}, approver))).toEqual([
+      'status.conditions: Forbidden: updates may not remove a condition of type "Approved"',
     ]);
-    expect(await causes(core.update(csrs('approve-me', 'approval'), { ...created, metadata: done.metadata, status: { conditions: [{ type: 'Approved', status: 'False' }] } }, {}, approver))).toEqual([
-      'status.conditions[0].status: Unsupported value: "False": supported values: "True"',
-    ]);
+    expect(
+      await causes(
+        core.update(
+          csrs('approve-me', 'approval'),
+          { ...done, status: { conditions: [...done.status!.conditions!, { type: 'Denied', status: 'True' }] } },
+          {},
+          approver,
+        ),
+      ),
+    ).toEqual(['status.conditions[1].type: Invalid value: "Denied": Approved and Denied conditions are mutually exclusive']);
+    expect(
+      await causes(
+        core.update(
+          csrs('approve-me', 'approval'),
+          { ...created, metadata: done.metadata, status: { conditions: [{ type: 'Approved', status: 'False' }] } },
+          {},
+          approver,
+        ),
+      ),
+    ).toEqual(['status.conditions[0].status: Unsupported value: "False": supported values: "True"']);
   });
 
   it('/status sets the certificate once, and may not touch the approval; signing needs the sign permission', async () => {
     const created = (await core.create(csrs(), body('sign-me', jane), {}, alice)).object as CertificateSigningRequest;
-    const approved = (await core.update(csrs('sign-me', 'approval'), { ...created, status: { conditions: [{ type: 'Approved', status: 'True' }] } }, {}, approver)).object as CertificateSigningRequest;
-    expect(await causes(core.update(csrs('sign-me', 'status'), { ...approved, status: { conditions: [...approved.status!.conditions!, { type: 'Denied', status: 'True' }] } }, {}, approver))).toContain(
-      'status.conditions: Forbidden: updates may not add a condition of type "Denied"',
-    );
+    const approved = (
+      await core.update(csrs('sign-me', 'approval'), { ...created, status: { conditions: [{ type: 'Approved', status: 'True' }] } }, {}, approver)
+    ).object as CertificateSigningRequest;
+    expect(
+      await causes(
+        core.update(
+          csrs('sign-me', 'status'),
+          { ...approved, status: { conditions: [...approved.status!.conditions!, { type: 'Denied', status: 'True' }] } },
+          {},
+          approver,
+        ),
+      ),
+    ).toContain('status.conditions: Forbidden: updates may not add a condition of type "Denied"');
     const notACert = Buffer.from(jane.pem).toString('base64');
     expect(await causes(core.update(csrs('sign-me', 'status'), { ...approved, status: { ...approved.status, certificate: notACert } }, {}, approver))).toEqual([
       'status.certificate: Invalid value: "<certificate data>": only CERTIFICATE PEM blocks are allowed, found "CERTIFICATE REQUEST"',
     ]);
     // A well-formed certificate, but this user may not sign.
     const cert = Buffer.from(SELF_SIGNED).toString('base64');
-    const forbidden = (await refusal(core.update(csrs('sign-me', 'status'), { ...approved, status: { ...approved.status, certificate: cert } }, {}, approver))).status;
-    expect(forbidden.message).toBe(`certificatesigningrequests.certificates.k8s.io "sign-me" is forbidden: user not permitted to sign requests with signerName "${SIGNER}"`);
+    const forbidden = (await refusal(core.update(csrs('sign-me', 'status'), { ...approved, status: { ...approved.status, certificate: cert } }, {}, approver)))
+      .status;
+    expect(forbidden.message).toBe(
+      `certificatesigningrequests.certificates.k8s.io "sign-me" is forbidden: user not permitted to sign requests with signerName "${SIGNER}"`,
+    );
     // A Failed condition needs no signing permission.
-    const failed = (await core.update(csrs('sign-me', 'status'), { ...approved, status: { ...approved.status, conditions: [...approved.status!.conditions!, { type: 'Failed', status: 'True', reason: 'Nope' }] } }, {}, approver)).object as CertificateSigningRequest;
+    const failed = (
+      await core.update(
+        csrs('sign-me', 'status'),
+        { ...approved, status: { ...approved.status, conditions: [...approved.status!.conditions!, { type: 'Failed', status: 'True', reason: 'Nope' }] } },
+        {},
+        approver,
+      )
+    ).object as CertificateSigningRequest;
     expect(csrCondition(failed)).toBe('Approved,Failed');
     // The main resource may not set the certificate either (it is kept as stored).
-    const kept = (await core.update(csrs('sign-me'), { ...failed, status: { ...failed.status, certificate: cert } }, {}, alice)).object as CertificateSigningRequest;
+    const kept = (await core.update(csrs('sign-me'), { ...failed, status: { ...failed.status, certificate: cert } }, {}, alice))
+      .object as CertificateSigningRequest;
     expect(kept.status?.certificate).toBeUndefined();
   });
 
   it('CertificateSubjectRestriction: no system:masters client certificates from the API server’s client signer', async () => {
     const masters = await makeCsr('CN=root, O=system:masters');
     const refused = (await refusal(core.create(csrs(), body('masters', masters), {}, alice))).status;
-    expect(refused).toMatchObject({ code: 403, message: `certificatesigningrequests.certificates.k8s.io "masters" is forbidden: use of ${SIGNER} signer with system:masters group is not allowed` });
+    expect(refused).toMatchObject({
+      code: 403,
+      message: `certificatesigningrequests.certificates.k8s.io "masters" is forbidden: use of ${SIGNER} signer with system:masters group is not allowed`,
+    });
     // Another signer may be asked.
     await expect(core.create(csrs(), body('masters-elsewhere', masters, { signerName: 'example.com/internal' }), {}, alice)).resolves.toBeDefined();
   });
@@ -160,7 +245,18 @@ describe('CertificateSigningRequest', () => {
 
 test('the certificates plugins answer every other write synchronously (the chain stays synchronous)', () => {
   const naming = createNaming('kubernetes');
-  const write = { operation: 'UPDATE', group: '', version: 'v1', kind: 'Pod', resource: 'pods', subresource: 'status', namespace: 'default', name: 'p', dryRun: false, user: alice.user } as const;
+  const write = {
+    operation: 'UPDATE',
+    group: '',
+    version: 'v1',
+    kind: 'Pod',
+    resource: 'pods',
+    subresource: 'status',
+    namespace: 'default',
+    name: 'p',
+    dryRun: false,
+    user: alice.user,
+  } as const;
   for (const plugin of [certificateApproval(naming, async () => true), certificateSigning(naming, async () => true), certificateSubjectRestriction(naming)]) {
     expect(plugin.validate!(write)).toBeUndefined();
   }

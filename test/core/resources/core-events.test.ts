@@ -85,7 +85,14 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
   it('is stored once, as the events group version, and read by both versions', async () => {
     const { object: written } = await core.create(CORE, kubeletEvent('pulled.1'), {}, ADMIN);
     // The answer is what a read gives: Go's members of the core Event are all there.
-    expect(written).toMatchObject({ apiVersion: 'v1', kind: 'Event', eventTime: null, reportingComponent: '', reportingInstance: '', message: 'Container image pulled' });
+    expect(written).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Event',
+      eventTime: null,
+      reportingComponent: '',
+      reportingInstance: '',
+      message: 'Container image pulled',
+    });
 
     const kv = (await store.get(objectKey('events', 'default', 'pulled.1'))).kv!;
     const stored = JSON.parse(Buffer.from(kv.value).toString('utf8')) as Record<string, unknown>;
@@ -104,12 +111,17 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
     expect(stored).not.toHaveProperty('message');
 
     const asGroup = await core.get(named(GROUP, 'pulled.1'), {}, ADMIN);
-    expect(asGroup).toMatchObject({ apiVersion: `${naming.groups.events}/v1`, note: 'Container image pulled', deprecatedCount: 1, metadata: { uid: written.metadata!.uid, resourceVersion: written.metadata!.resourceVersion } });
+    expect(asGroup).toMatchObject({
+      apiVersion: `${naming.groups.events}/v1`,
+      note: 'Container image pulled',
+      deprecatedCount: 1,
+      metadata: { uid: written.metadata!.uid, resourceVersion: written.metadata!.resourceVersion },
+    });
     const asCore = await core.get(named(CORE, 'pulled.1'), {}, ADMIN);
     expect(asCore).toEqual(written);
   });
 
-  it('reads what the events group wrote with the core group names, and Go\'s members of either', async () => {
+  it("reads what the events group wrote with the core group names, and Go's members of either", async () => {
     const { object: created } = await core.create(GROUP, controllerEvent('scaled.1'), {}, ADMIN);
     // Not older than the write: the watch cache answers once it has it (on etcd its watch may lag a `0` read).
     const fresh = { resourceVersion: created.metadata!.resourceVersion };
@@ -136,8 +148,9 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
     expect(await core.get(named(CORE, 'scaled.1'), fresh, ADMIN)).toBe(ev);
   });
 
-  it('selects with each version\'s field labels', async () => {
-    const names = async (target: ResourceTarget, fieldSelector: string) => (await core.list(target, { fieldSelector }, ADMIN)).items.map((i) => i.metadata!.name).sort();
+  it("selects with each version's field labels", async () => {
+    const names = async (target: ResourceTarget, fieldSelector: string) =>
+      (await core.list(target, { fieldSelector }, ADMIN)).items.map((i) => i.metadata!.name).sort();
     await core.create(CORE, kubeletEvent('sel.1', { involvedObject: { kind: 'Pod', namespace: 'default', name: 'sel-pod' } }), {}, ADMIN);
     await core.create(GROUP, controllerEvent('sel.2', { regarding: { kind: 'ReplicaSet', namespace: 'default', name: 'sel-rs' } }), {}, ADMIN);
 
@@ -159,7 +172,11 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
     expect(fromGroup.status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'field label not supported: involvedObject.name' });
     // From the store too (an exact list is not served by the watch cache).
     const { metadata } = await core.list(CORE, {}, ADMIN);
-    const exact = await core.list(CORE, { fieldSelector: 'involvedObject.name=sel-rs', resourceVersion: metadata.resourceVersion, resourceVersionMatch: 'Exact' }, ADMIN);
+    const exact = await core.list(
+      CORE,
+      { fieldSelector: 'involvedObject.name=sel-rs', resourceVersion: metadata.resourceVersion, resourceVersionMatch: 'Exact' },
+      ADMIN,
+    );
     expect(exact.items.map((i) => [i.metadata!.name, (i as { message?: string }).message])).toEqual([['sel.2', 'Scaled up to 3']]);
     expect(exact.items[0]).not.toHaveProperty('apiVersion');
     expect(exact.kind).toBe('EventList');
@@ -168,58 +185,100 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
 
   it('watches in the core group version, whichever version wrote', async () => {
     const { object } = await core.create(CORE, kubeletEvent('watch.1', { involvedObject: { kind: 'Pod', namespace: 'default', name: 'watched' } }), {}, ADMIN);
-    const stream = await core.watch(CORE, { resourceVersion: object.metadata!.resourceVersion, fieldSelector: 'involvedObject.name=watched', allowWatchBookmarks: true }, ADMIN);
+    const stream = await core.watch(
+      CORE,
+      { resourceVersion: object.metadata!.resourceVersion, fieldSelector: 'involvedObject.name=watched', allowWatchBookmarks: true },
+      ADMIN,
+    );
     const current = await core.get(named(GROUP, 'watch.1'), {}, ADMIN);
     // The events group may only change what is not immutable: labels here.
     await core.update(named(GROUP, 'watch.1'), { ...current, metadata: { ...current.metadata, labels: { seen: 'yes' } } }, {}, ADMIN);
     await core.delete(named(CORE, 'watch.1'), {}, ADMIN);
     const events = await firstEvents(stream, 2);
     expect(events.map((e) => e.type)).toEqual(['MODIFIED', 'DELETED']);
-    for (const e of events) expect(e.object).toMatchObject({ apiVersion: 'v1', kind: 'Event', involvedObject: { name: 'watched' }, source: { component: 'kubelet' }, count: 1 });
+    for (const e of events)
+      expect(e.object).toMatchObject({ apiVersion: 'v1', kind: 'Event', involvedObject: { name: 'watched' }, source: { component: 'kubelet' }, count: 1 });
     expect((events[0]!.object as ApiObject).metadata!.labels).toEqual({ seen: 'yes' });
   });
 
   it('writes through the conversion: a PUT and a merge patch of the core version change the stored Event', async () => {
     const { object } = await core.create(CORE, kubeletEvent('count.1'), {}, ADMIN);
     // The core group keeps its legacy rules on update: a recorder counts repeats and changes the message.
-    const { object: put } = await core.update(named(CORE, 'count.1'), { ...object, count: 2, lastTimestamp: '2026-01-01T00:05:00Z', message: 'pulled again' }, {}, ADMIN);
+    const { object: put } = await core.update(
+      named(CORE, 'count.1'),
+      { ...object, count: 2, lastTimestamp: '2026-01-01T00:05:00Z', message: 'pulled again' },
+      {},
+      ADMIN,
+    );
     expect(put).toMatchObject({ count: 2, lastTimestamp: '2026-01-01T00:05:00Z', message: 'pulled again', eventTime: null });
     const { object: patched } = await core.patch(named(CORE, 'count.1'), { type: 'merge', body: { count: 3 } }, {}, ADMIN);
     expect(patched).toMatchObject({ count: 3, message: 'pulled again', source: { component: 'kubelet' } });
-    expect(await core.get(named(GROUP, 'count.1'), {}, ADMIN)).toMatchObject({ deprecatedCount: 3, note: 'pulled again', deprecatedLastTimestamp: '2026-01-01T00:05:00Z' });
+    expect(await core.get(named(GROUP, 'count.1'), {}, ADMIN)).toMatchObject({
+      deprecatedCount: 3,
+      note: 'pulled again',
+      deprecatedLastTimestamp: '2026-01-01T00:05:00Z',
+    });
     // The events group holds the same content immutable.
     const asGroup = await core.get(named(GROUP, 'count.1'), {}, ADMIN);
     const refused = await refusal(core.update(named(GROUP, 'count.1'), { ...asGroup, note: 'changed' }, {}, ADMIN));
-    expect(refused.status).toMatchObject({ code: 422, reason: 'Invalid', message: `Event.${naming.groups.events} "count.1" is invalid: message: Invalid value: "changed": field is immutable` });
+    expect(refused.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message: `Event.${naming.groups.events} "count.1" is invalid: message: Invalid value: "changed": field is immutable`,
+    });
   });
 
-  it('records each writer\'s fields with its own version\'s schema', async () => {
+  it("records each writer's fields with its own version's schema", async () => {
     const fieldsOf = (obj: ApiObject) => Object.keys(obj.metadata!.managedFields![0]!.fieldsV1!).sort();
     const { object: viaCore } = await core.create(CORE, kubeletEvent('owned.1'), {}, ADMIN);
     expect(viaCore.metadata!.managedFields![0]).toMatchObject({ manager: 'events-test', operation: 'Update', apiVersion: 'v1' });
     expect(fieldsOf(viaCore)).toEqual(['f:count', 'f:firstTimestamp', 'f:involvedObject', 'f:lastTimestamp', 'f:message', 'f:reason', 'f:source', 'f:type']);
     const { object: viaGroup } = await core.create(GROUP, controllerEvent('owned.2'), {}, ADMIN);
     expect(viaGroup.metadata!.managedFields![0]).toMatchObject({ apiVersion: `${naming.groups.events}/v1` });
-    expect(fieldsOf(viaGroup)).toEqual(['f:action', 'f:eventTime', 'f:note', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type']);
+    expect(fieldsOf(viaGroup)).toEqual([
+      'f:action',
+      'f:eventTime',
+      'f:note',
+      'f:reason',
+      'f:regarding',
+      'f:reportingController',
+      'f:reportingInstance',
+      'f:type',
+    ]);
   });
 
-  it('keeps and compares the other version\'s managers, in each version\'s field names', async () => {
+  it("keeps and compares the other version's managers, in each version's field names", async () => {
     const ownersOf = async (name: string) =>
-      Object.fromEntries(((await core.get(named(CORE, name), {}, ADMIN)).metadata!.managedFields ?? []).map((e) => [e.manager, [e.apiVersion, Object.keys(e.fieldsV1 ?? {}).sort()]]));
+      Object.fromEntries(
+        ((await core.get(named(CORE, name), {}, ADMIN)).metadata!.managedFields ?? []).map((e) => [
+          e.manager,
+          [e.apiVersion, Object.keys(e.fieldsV1 ?? {}).sort()],
+        ]),
+      );
     await core.create(GROUP, controllerEvent('owned.3'), { fieldManager: 'recorder' }, ADMIN);
     // A core group write keeps the events group writer's entry (it was dropped before), in that version's names.
     await core.patch(named(CORE, 'owned.3'), { type: 'merge', body: { count: 2 } }, { fieldManager: 'counter' }, ADMIN);
     expect(await ownersOf('owned.3')).toEqual({
-      recorder: [`${naming.groups.events}/v1`, ['f:action', 'f:eventTime', 'f:note', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type']],
+      recorder: [
+        `${naming.groups.events}/v1`,
+        ['f:action', 'f:eventTime', 'f:note', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type'],
+      ],
       counter: ['v1', ['f:count']],
     });
     // An apply through the core group meets the recorder's `note` as `message`.
     const applied = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'owned.3', namespace: 'default' }, message: 'rewritten' };
     const conflict = await refusal(core.patch(named(CORE, 'owned.3'), { type: 'apply', body: applied }, { fieldManager: 'applier' }, ADMIN));
-    expect(conflict.status).toMatchObject({ code: 409, reason: 'Conflict', message: `Apply failed with 1 conflict: conflict with "recorder" using ${naming.groups.events}/v1: .message` });
+    expect(conflict.status).toMatchObject({
+      code: 409,
+      reason: 'Conflict',
+      message: `Apply failed with 1 conflict: conflict with "recorder" using ${naming.groups.events}/v1: .message`,
+    });
     await core.patch(named(CORE, 'owned.3'), { type: 'apply', body: applied }, { fieldManager: 'applier', force: true }, ADMIN);
     expect(await ownersOf('owned.3')).toEqual({
-      recorder: [`${naming.groups.events}/v1`, ['f:action', 'f:eventTime', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type']],
+      recorder: [
+        `${naming.groups.events}/v1`,
+        ['f:action', 'f:eventTime', 'f:reason', 'f:regarding', 'f:reportingController', 'f:reportingInstance', 'f:type'],
+      ],
       counter: ['v1', ['f:count']],
       applier: ['v1', ['f:message']],
     });
@@ -232,13 +291,33 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
     expect((await store.get(objectKey('events', 'default', 'dry.1'))).kv).toBeUndefined();
   });
 
-  it('validates a core group write with the legacy rules and upstream\'s paths', async () => {
+  it("validates a core group write with the legacy rules and upstream's paths", async () => {
     // An old-style event names its object's namespace.
     const mismatch = await refusal(core.create(CORE, kubeletEvent('bad.1', { involvedObject: { kind: 'Pod', namespace: 'other', name: 'p' } }), {}, ADMIN));
-    expect(mismatch.status).toMatchObject({ code: 422, reason: 'Invalid', message: 'Event "bad.1" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace' });
+    expect(mismatch.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message: 'Event "bad.1" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace',
+    });
     // A new-style one (eventTime set) needs its reporting fields, action and reason.
-    const newStyle = await refusal(core.create(CORE, { metadata: { name: 'bad.2' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, eventTime: '2026-01-01T00:00:00.000000Z', reportingComponent: 'ctl' }, {}, ADMIN));
-    expect(newStyle.status.details?.causes?.map((c) => `${c.field}: ${c.message}`)).toEqual(['reportingInstance: Required value', 'action: Required value', 'reason: Required value']);
+    const newStyle = await refusal(
+      core.create(
+        CORE,
+        {
+          metadata: { name: 'bad.2' },
+          involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+          eventTime: '2026-01-01T00:00:00.000000Z',
+          reportingComponent: 'ctl',
+        },
+        {},
+        ADMIN,
+      ),
+    );
+    expect(newStyle.status.details?.causes?.map((c) => `${c.field}: ${c.message}`)).toEqual([
+      'reportingInstance: Required value',
+      'action: Required value',
+      'reason: Required value',
+    ]);
     // Names are path segments, as upstream's generic metadata check has them for this group.
     expect((await core.create(CORE, kubeletEvent('Pulled_Image.1'), { dryRun: ['All'] }, ADMIN)).object.metadata!.name).toBe('Pulled_Image.1');
     const badName = await refusal(core.create(CORE, kubeletEvent('a%b'), {}, ADMIN));
@@ -259,11 +338,24 @@ describe.each(BACKENDS)('the core group Event, kept as the events group Event, o
     expect((await core.list(GROUP, { fieldSelector: 'regarding.name=gone' }, ADMIN)).items).toEqual([]);
   });
 
-  it('converts a bookmark\'s apiVersion only', async () => {
+  it("converts a bookmark's apiVersion only", async () => {
     const { metadata } = await core.list(CORE, {}, ADMIN);
-    const stream = await core.watch(CORE, { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true, fieldSelector: 'involvedObject.name=nothing-here', resourceVersion: metadata.resourceVersion }, ADMIN);
+    const stream = await core.watch(
+      CORE,
+      {
+        sendInitialEvents: true,
+        resourceVersionMatch: 'NotOlderThan',
+        allowWatchBookmarks: true,
+        fieldSelector: 'involvedObject.name=nothing-here',
+        resourceVersion: metadata.resourceVersion,
+      },
+      ADMIN,
+    );
     const [bookmark] = await firstEvents(stream, 1);
-    expect(bookmark).toMatchObject({ type: 'BOOKMARK', object: { apiVersion: 'v1', kind: 'Event', metadata: { annotations: { [`${naming.groupDomain}/initial-events-end`]: 'true' } } } });
+    expect(bookmark).toMatchObject({
+      type: 'BOOKMARK',
+      object: { apiVersion: 'v1', kind: 'Event', metadata: { annotations: { [`${naming.groupDomain}/initial-events-end`]: 'true' } } },
+    });
     expect(bookmark!.object).not.toHaveProperty('involvedObject');
   });
 });

@@ -30,7 +30,10 @@ describe('events', () => {
   });
 
   it('requires eventTime and a Normal or Warning type', async () => {
-    expect((await create(events, ev({ eventTime: undefined, type: 'Info' }))).messages).toEqual(['eventTime: Required value', 'type: Invalid value: "": has invalid value: Info']);
+    expect((await create(events, ev({ eventTime: undefined, type: 'Info' }))).messages).toEqual([
+      'eventTime: Required value',
+      'type: Invalid value: "": has invalid value: Info',
+    ]);
   });
 
   it('limits lengths with upstream paths', async () => {
@@ -42,7 +45,17 @@ describe('events', () => {
 
   it('refuses the deprecated fields in new events', async () => {
     expect(
-      (await create(events, ev({ deprecatedFirstTimestamp: '2024-05-01T00:00:00Z', deprecatedLastTimestamp: '2024-05-01T00:00:00Z', deprecatedCount: 3, deprecatedSource: { component: 'x' } }))).messages,
+      (
+        await create(
+          events,
+          ev({
+            deprecatedFirstTimestamp: '2024-05-01T00:00:00Z',
+            deprecatedLastTimestamp: '2024-05-01T00:00:00Z',
+            deprecatedCount: 3,
+            deprecatedSource: { component: 'x' },
+          }),
+        )
+      ).messages,
     ).toEqual([
       'firstTimestamp: Invalid value: "": needs to be unset',
       'lastTimestamp: Invalid value: "": needs to be unset',
@@ -52,7 +65,10 @@ describe('events', () => {
   });
 
   it('checks a series', async () => {
-    expect((await create(events, ev({ series: { count: 1 } }))).messages).toEqual(['series.count: Invalid value: "": should be at least 2', 'series.lastObservedTime: Required value']);
+    expect((await create(events, ev({ series: { count: 1 } }))).messages).toEqual([
+      'series.count: Invalid value: "": should be at least 2',
+      'series.lastObservedTime: Required value',
+    ]);
   });
 
   it('wants the regarded object in the event namespace unless the event is in default or the system namespace', async () => {
@@ -60,7 +76,9 @@ describe('events', () => {
     expect((await create(events, ev({ metadata: { name: 'e', namespace: 'team' }, regarding: { kind: 'Node', name: 'n1' } }))).messages).toEqual([
       'involvedObject.namespace: Invalid value: "": does not match event.namespace',
     ]);
-    expect((await create(events, ev({ metadata: { name: 'e', namespace: naming.namespaces.system }, regarding: { kind: 'Node', name: 'n1' } }))).messages).toEqual([]);
+    expect(
+      (await create(events, ev({ metadata: { name: 'e', namespace: naming.namespaces.system }, regarding: { kind: 'Node', name: 'n1' } }))).messages,
+    ).toEqual([]);
   });
 
   it('keeps the content immutable on update', async () => {
@@ -75,7 +93,7 @@ describe('events', () => {
     ]);
   });
 
-  it('selects on the stored fields under the core group\'s names, through the events group\'s labels', async () => {
+  it("selects on the stored fields under the core group's names, through the events group's labels", async () => {
     const fields = events.selectableFields?.(await stored(events, ev()));
     expect(fields).toMatchObject({
       reason: 'ScaledUp',
@@ -92,9 +110,19 @@ describe('events', () => {
 
   it('holds an update to the legacy rules and the immutable fields, not the strict ones of a create', async () => {
     // Written through the core group: no eventTime, a deprecated source, a count.
-    const legacy = { metadata: { name: 'old.1', namespace: 'default' }, reason: 'Pulled', type: 'Normal', regarding: { kind: 'Pod', namespace: 'default', name: 'p' }, deprecatedSource: { component: 'kubelet' }, deprecatedCount: 1 };
+    const legacy = {
+      metadata: { name: 'old.1', namespace: 'default' },
+      reason: 'Pulled',
+      type: 'Normal',
+      regarding: { kind: 'Pod', namespace: 'default', name: 'p' },
+      deprecatedSource: { component: 'kubelet' },
+      deprecatedCount: 1,
+    };
     expect((await update(events, { ...legacy, deprecatedCount: 2 }, legacy)).messages).toEqual(['count: Invalid value: 2: field is immutable']);
-    expect((await update(events, { ...legacy, series: { count: 1 } }, legacy)).messages).toEqual(['series.count: Invalid value: "": should be at least 2', 'series.lastObservedTime: Required value']);
+    expect((await update(events, { ...legacy, series: { count: 1 } }, legacy)).messages).toEqual([
+      'series.count: Invalid value: "": should be at least 2',
+      'series.lastObservedTime: Required value',
+    ]);
     expect((await update(events, { ...legacy, metadata: { ...legacy.metadata, labels: { a: 'b' } } }, legacy)).messages).toEqual([]);
   });
 });

@@ -21,11 +21,11 @@ const SPECIAL_SAMPLES: Record<string, unknown> = {
 /** A value for every field of `type`, non-zero so that every codec must write it. */
 function sample(registry: SchemaRegistry, type: SchemaType, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const prop of type.properties) out[prop.name] = valueOf(registry, prop.field.type, depth + 1);
+  for (const prop of type.properties) out[prop.name] = sampleValue(registry, prop.field.type, depth + 1);
   return out;
 }
 
-function valueOf(registry: SchemaRegistry, t: ValueType, depth: number): unknown {
+function sampleValue(registry: SchemaRegistry, t: ValueType, depth: number): unknown {
   switch (t.kind) {
     case 'scalar':
       return { string: 'text', bool: true, int32: 7, int64: 1234567890123, double: 1.5, bytes: 'Ynl0ZXM=' }[t.scalar];
@@ -34,9 +34,9 @@ function valueOf(registry: SchemaRegistry, t: ValueType, depth: number): unknown
     case 'message':
       return depth > 12 ? {} : sample(registry, registry.type(t.type), depth);
     case 'list':
-      return [valueOf(registry, t.item, depth)];
+      return [sampleValue(registry, t.item, depth)];
     case 'map':
-      return { key: valueOf(registry, t.value, depth) };
+      return { key: sampleValue(registry, t.value, depth) };
   }
 }
 

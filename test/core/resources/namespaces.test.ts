@@ -23,7 +23,7 @@ describe('namespaces', () => {
     expect((await create(ns, { metadata: { name: 'a.b' } })).messages).toEqual(['metadata.name: Invalid value: "a.b": must not contain dots']);
   });
 
-  it('drops a namespace given on a namespace, as upstream\'s BeforeCreate clears it for cluster-scoped types', async () => {
+  it("drops a namespace given on a namespace, as upstream's BeforeCreate clears it for cluster-scoped types", async () => {
     const { object, messages } = await create<Namespace>(ns, { metadata: { name: 'a', namespace: 'b' } });
     expect(messages).toEqual([]);
     expect(object.metadata).not.toHaveProperty('namespace');
@@ -38,7 +38,11 @@ describe('namespaces', () => {
 
   it('ignores spec.finalizers and status on update, and re-labels with the name', async () => {
     const old = await stored<Namespace>(ns, { metadata: { name: 'a' } });
-    const { object, messages } = await update<Namespace>(ns, { metadata: { name: 'a', labels: {} }, spec: { finalizers: [] }, status: { phase: 'Terminating' } }, old);
+    const { object, messages } = await update<Namespace>(
+      ns,
+      { metadata: { name: 'a', labels: {} }, spec: { finalizers: [] }, status: { phase: 'Terminating' } },
+      old,
+    );
     expect(messages).toEqual([]);
     expect(object.spec?.finalizers).toEqual(['kubernetes']);
     expect(object.status?.phase).toBe('Active');
@@ -48,11 +52,11 @@ describe('namespaces', () => {
   it('lets /status change the phase only in step with deletion', async () => {
     const old = await stored<Namespace>(ns, { metadata: { name: 'a' } });
     expect((await update(ns, { ...old, status: { phase: 'Terminating' } }, old, 'status')).messages).toEqual([
-      "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty",
+      'status.Phase: Invalid value: "Terminating": may only be \'Active\' if `deletionTimestamp` is empty',
     ]);
     const deleting = { ...old, metadata: { ...old.metadata, deletionTimestamp: '2024-05-02T00:00:00Z' } };
     expect((await update(ns, { ...deleting, status: { phase: 'Active' } }, deleting, 'status')).messages).toEqual([
-      "status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty",
+      'status.Phase: Invalid value: "Active": may only be \'Terminating\' if `deletionTimestamp` is not empty',
     ]);
     const viaStatus = await update<Namespace>(ns, { ...deleting, spec: { finalizers: [] }, status: { phase: 'Terminating' } }, deleting, 'status');
     expect(viaStatus.messages).toEqual([]);

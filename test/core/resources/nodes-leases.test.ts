@@ -17,15 +17,18 @@ describe('nodes', () => {
   });
 
   it('validates taints as upstream, under the path upstream gives them', async () => {
-    const { errors } = await create<Node>(nodeDef, node({
-      taints: [
-        { key: 'a', effect: 'NoSchedule' },
-        { key: 'a', effect: 'NoSchedule' },
-        { key: 'b', effect: 'Sometimes' },
-        { key: 'c', effect: '' },
-        { key: 'bad key', value: 'x', effect: 'NoExecute' },
-      ],
-    }));
+    const { errors } = await create<Node>(
+      nodeDef,
+      node({
+        taints: [
+          { key: 'a', effect: 'NoSchedule' },
+          { key: 'a', effect: 'NoSchedule' },
+          { key: 'b', effect: 'Sometimes' },
+          { key: 'c', effect: '' },
+          { key: 'bad key', value: 'x', effect: 'NoExecute' },
+        ],
+      }),
+    );
     expect(errors.map((e) => `${e.field} ${e.type}`)).toEqual([
       'metadata.taints[1] FieldValueDuplicate',
       'metadata.taints[2].effect FieldValueNotSupported',
@@ -33,7 +36,9 @@ describe('nodes', () => {
       'metadata.taints[4].key FieldValueInvalid',
     ]);
     expect(errors[0]!.message).toContain('taints must be unique by key and effect pair');
-    expect(`${errors[1]!.field}: ${errors[1]!.message}`).toBe('metadata.taints[2].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"');
+    expect(`${errors[1]!.field}: ${errors[1]!.message}`).toBe(
+      'metadata.taints[2].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
+    );
   });
 
   it('validates pod CIDRs: valid CIDRs, at most one per family', async () => {
@@ -41,7 +46,9 @@ describe('nodes', () => {
     expect((await create<Node>(nodeDef, node({ podCIDRs: ['10.0.0.0/33'] }))).messages).toEqual([
       'spec.podCIDRs[0]: Invalid value: "10.0.0.0/33": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)',
     ]);
-    expect((await create<Node>(nodeDef, node({ podCIDRs: ['10.0.0.0/24', '10.1.0.0/24'] }))).messages[0]).toContain('may specify no more than one CIDR for each IP family');
+    expect((await create<Node>(nodeDef, node({ podCIDRs: ['10.0.0.0/24', '10.1.0.0/24'] }))).messages[0]).toContain(
+      'may specify no more than one CIDR for each IP family',
+    );
   });
 
   it('lets an update set podCIDRs and providerID once, never change them, and keeps status out of main updates', async () => {
@@ -51,7 +58,11 @@ describe('nodes', () => {
       'spec.podCIDRs: Forbidden: node updates may not change podCIDR except from "" to valid',
       'spec.providerID: Forbidden: node updates may not change providerID except from "" to valid',
     ]);
-    const cordoned = await update<Node>(nodeDef, node({ podCIDRs: ['10.0.0.0/24'], providerID: 'sim://node-1', unschedulable: true }, { capacity: { pods: '1' } }), old);
+    const cordoned = await update<Node>(
+      nodeDef,
+      node({ podCIDRs: ['10.0.0.0/24'], providerID: 'sim://node-1', unschedulable: true }, { capacity: { pods: '1' } }),
+      old,
+    );
     expect(cordoned.errors).toEqual([]);
     expect(cordoned.object.spec?.unschedulable).toBe(true);
     expect(cordoned.object.status?.capacity).toEqual({ pods: '110' });
@@ -59,7 +70,12 @@ describe('nodes', () => {
 
   it('takes only status through /status, and refuses duplicate addresses', async () => {
     const old = node({ unschedulable: false }, {});
-    const { object, errors } = await update<Node>(nodeDef, node({ unschedulable: true }, { addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] }), old, 'status');
+    const { object, errors } = await update<Node>(
+      nodeDef,
+      node({ unschedulable: true }, { addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] }),
+      old,
+      'status',
+    );
     expect(errors).toEqual([]);
     expect(object.spec?.unschedulable).toBe(false);
     expect(object.status?.addresses).toEqual([{ type: 'InternalIP', address: '10.0.0.1' }]);

@@ -33,7 +33,16 @@ describe('pods: defaults', () => {
   });
 
   it('pulls untagged and latest images Always', async () => {
-    const { object } = await create<Pod>(pods, pod({ containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'reg:5000/x:latest' }, { name: 'c', image: 'x@sha256:ab' }] }));
+    const { object } = await create<Pod>(
+      pods,
+      pod({
+        containers: [
+          { name: 'a', image: 'nginx' },
+          { name: 'b', image: 'reg:5000/x:latest' },
+          { name: 'c', image: 'x@sha256:ab' },
+        ],
+      }),
+    );
     expect(object.spec.containers.map((c) => c.imagePullPolicy)).toEqual(['Always', 'Always', 'IfNotPresent']);
   });
 
@@ -74,7 +83,9 @@ describe('pods: QoS class', () => {
   });
 
   it('compares requests with limits as exact amounts (9m is 0.009)', () => {
-    expect(podQosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '9m', memory: '1Gi' }, limits: { cpu: '0.009', memory: '1Gi' } } }] })).toBe('Guaranteed');
+    expect(podQosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '9m', memory: '1Gi' }, limits: { cpu: '0.009', memory: '1Gi' } } }] })).toBe(
+      'Guaranteed',
+    );
   });
 });
 
@@ -91,12 +102,31 @@ describe('pods: validation', () => {
   });
 
   it('wants DNS-label container names, unique across init and regular containers', async () => {
-    const { messages } = await create(pods, pod({ containers: [{ name: 'A', image: 'x' }, { name: 'b', image: 'x' }], initContainers: [{ name: 'b', image: 'y' }] }));
+    const { messages } = await create(
+      pods,
+      pod({
+        containers: [
+          { name: 'A', image: 'x' },
+          { name: 'b', image: 'x' },
+        ],
+        initContainers: [{ name: 'b', image: 'y' }],
+      }),
+    );
     expect(messages[0]).toMatch(/^spec.containers\[0\].name: Invalid value: "A": a lowercase RFC 1123 label must consist of/);
     expect(messages[1]).toBe('spec.initContainers[0].name: Duplicate value: "b"');
-    expect((await create(pods, pod({ containers: [{ name: 'a', image: 'x' }, { name: 'a', image: 'y' }] }))).messages).toEqual([
-      'spec.containers[1].name: Duplicate value: "a"',
-    ]);
+    expect(
+      (
+        await create(
+          pods,
+          pod({
+            containers: [
+              { name: 'a', image: 'x' },
+              { name: 'a', image: 'y' },
+            ],
+          }),
+        )
+      ).messages,
+    ).toEqual(['spec.containers[1].name: Duplicate value: "a"']);
   });
 
   it('offers the supported restart and DNS policies', async () => {
@@ -104,7 +134,9 @@ describe('pods: validation', () => {
       'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
       'spec.dnsPolicy: Unsupported value: "Custom": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"',
     ]);
-    expect((await create(pods, pod({ dnsPolicy: 'None' }))).messages).toEqual(['spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None']);
+    expect((await create(pods, pod({ dnsPolicy: 'None' }))).messages).toEqual([
+      'spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None',
+    ]);
   });
 
   it('checks ports, env names, pull policy and termination message policy', async () => {
@@ -118,7 +150,10 @@ describe('pods: validation', () => {
             imagePullPolicy: 'Sometimes',
             terminationMessagePolicy: 'Log',
             env: [{ name: '' }, { name: 'A=B' }],
-            ports: [{ name: 'http', containerPort: 70000, protocol: 'ICMP' }, { name: 'http', containerPort: 80 }],
+            ports: [
+              { name: 'http', containerPort: 70000, protocol: 'ICMP' },
+              { name: 'http', containerPort: 80 },
+            ],
           },
         ],
       }),
@@ -135,7 +170,10 @@ describe('pods: validation', () => {
   });
 
   it('checks name-like spec fields', async () => {
-    const { errors } = await create(pods, pod({ nodeName: 'Node_1', serviceAccountName: 'SA', hostname: 'a.b', activeDeadlineSeconds: 0, volumes: [{ name: 'v' }, { name: 'v' }] }));
+    const { errors } = await create(
+      pods,
+      pod({ nodeName: 'Node_1', serviceAccountName: 'SA', hostname: 'a.b', activeDeadlineSeconds: 0, volumes: [{ name: 'v' }, { name: 'v' }] }),
+    );
     expect(errors.map((e) => e.field)).toEqual([
       'spec.volumes[1].name',
       'spec.serviceAccountName',
@@ -188,7 +226,17 @@ describe('pods: updates', () => {
 
   it('allows adding tolerations and removing scheduling gates', async () => {
     const o = await stored<Pod>(pods, pod({ tolerations: [{ key: 'a', operator: 'Exists' }], schedulingGates: [{ name: 'example.com/g' }] }));
-    const next = { ...o, spec: { ...o.spec, tolerations: [{ key: 'a', operator: 'Exists' }, { key: 'b', operator: 'Exists' }], schedulingGates: [] } };
+    const next = {
+      ...o,
+      spec: {
+        ...o.spec,
+        tolerations: [
+          { key: 'a', operator: 'Exists' },
+          { key: 'b', operator: 'Exists' },
+        ],
+        schedulingGates: [],
+      },
+    };
     expect((await update(pods, next, o)).messages).toEqual([]);
   });
 
@@ -205,7 +253,17 @@ describe('pods: updates', () => {
     const o = await old();
     const { messages } = await update(
       pods,
-      { ...o, status: { podIPs: [{ ip: 'nope' }], nominatedNodeName: 'Bad_Node', conditions: [{ type: 'bad type', status: 'True' }, { type: 'Ready', status: 'True' }] } },
+      {
+        ...o,
+        status: {
+          podIPs: [{ ip: 'nope' }],
+          nominatedNodeName: 'Bad_Node',
+          conditions: [
+            { type: 'bad type', status: 'True' },
+            { type: 'Ready', status: 'True' },
+          ],
+        },
+      },
       o,
       'status',
     );
@@ -241,11 +299,30 @@ describe('pods: /status and owner references', () => {
 });
 
 describe('pods: readiness', () => {
-  const withConditions = (conditions: Array<{ type: string; status: string }>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, status: { conditions } });
+  const withConditions = (conditions: Array<{ type: string; status: string }>) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p' },
+    status: { conditions },
+  });
 
   it("reads the first Ready condition, as upstream's IsPodReady does", () => {
-    expect(isPodReady(withConditions([{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'True' }]))).toBe(true);
-    expect(isPodReady(withConditions([{ type: 'Ready', status: 'False' }, { type: 'Ready', status: 'True' }]))).toBe(false);
+    expect(
+      isPodReady(
+        withConditions([
+          { type: 'Initialized', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ]),
+      ),
+    ).toBe(true);
+    expect(
+      isPodReady(
+        withConditions([
+          { type: 'Ready', status: 'False' },
+          { type: 'Ready', status: 'True' },
+        ]),
+      ),
+    ).toBe(false);
     expect(isPodReady(withConditions([{ type: 'ContainersReady', status: 'True' }]))).toBe(false);
     expect(isPodReady({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } })).toBe(false);
   });

@@ -17,12 +17,17 @@ const rb = (extra: Record<string, unknown> = {}) => ({
 
 describe('roles and cluster roles', () => {
   it('accepts resource rules and path-segment names', async () => {
-    expect((await create(roles, { metadata: { name: 'system:reader', namespace: 'default' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] })).messages).toEqual([]);
+    expect(
+      (await create(roles, { metadata: { name: 'system:reader', namespace: 'default' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }))
+        .messages,
+    ).toEqual([]);
   });
 
   it('refuses names that are no path segment', async () => {
-    expect((await create(roles, { metadata: { name: 'a/b', namespace: 'default' } })).messages).toEqual(["metadata.name: Invalid value: \"a/b\": may not contain '/'"]);
-    expect((await create(clusterRoles, { metadata: { name: '..' } })).messages).toEqual(["metadata.name: Invalid value: \"..\": may not be '..'"]);
+    expect((await create(roles, { metadata: { name: 'a/b', namespace: 'default' } })).messages).toEqual([
+      'metadata.name: Invalid value: "a/b": may not contain \'/\'',
+    ]);
+    expect((await create(clusterRoles, { metadata: { name: '..' } })).messages).toEqual(['metadata.name: Invalid value: "..": may not be \'..\'']);
   });
 
   it('requires verbs, api groups and resources', async () => {
@@ -34,21 +39,37 @@ describe('roles and cluster roles', () => {
   });
 
   it('keeps non-resource URLs out of Roles and apart from resources', async () => {
-    expect((await create(roles, { metadata: { name: 'r', namespace: 'default' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }] })).messages).toEqual([
-      'rules[0].nonResourceURLs: Invalid value: []string{"/healthz"}: namespaced rules cannot apply to non-resource URLs',
-    ]);
-    expect((await create(clusterRoles, { metadata: { name: 'r' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/api/*'] }] })).messages).toEqual([]);
-    expect((await create(clusterRoles, { metadata: { name: 'r' }, rules: [{ verbs: ['get'], resources: ['pods'], nonResourceURLs: ['/x'] }] })).messages).toEqual([
-      'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular resources and non-resource URLs',
-    ]);
+    expect(
+      (await create(roles, { metadata: { name: 'r', namespace: 'default' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz'] }] })).messages,
+    ).toEqual(['rules[0].nonResourceURLs: Invalid value: []string{"/healthz"}: namespaced rules cannot apply to non-resource URLs']);
+    expect((await create(clusterRoles, { metadata: { name: 'r' }, rules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/api/*'] }] })).messages).toEqual(
+      [],
+    );
+    expect(
+      (await create(clusterRoles, { metadata: { name: 'r' }, rules: [{ verbs: ['get'], resources: ['pods'], nonResourceURLs: ['/x'] }] })).messages,
+    ).toEqual(['rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular resources and non-resource URLs']);
   });
 
   it('validates aggregation rules', async () => {
-    expect((await create(clusterRoles, { metadata: { name: 'agg' }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate-to-view': 'true' } }] } })).messages).toEqual([]);
+    expect(
+      (
+        await create(clusterRoles, {
+          metadata: { name: 'agg' },
+          aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/aggregate-to-view': 'true' } }] },
+        })
+      ).messages,
+    ).toEqual([]);
     expect((await create(clusterRoles, { metadata: { name: 'agg' }, aggregationRule: {} })).messages).toEqual([
       'aggregationRule.clusterRoleSelectors: Required value: at least one clusterRoleSelector required if aggregationRule is non-nil',
     ]);
-    expect((await create(clusterRoles, { metadata: { name: 'agg' }, aggregationRule: { clusterRoleSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Bad' }] }] } })).messages).toEqual([
+    expect(
+      (
+        await create(clusterRoles, {
+          metadata: { name: 'agg' },
+          aggregationRule: { clusterRoleSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Bad' }] }] },
+        })
+      ).messages,
+    ).toEqual([
       'aggregationRule.clusterRoleSelectors[0].matchExpressions[0].operator: Invalid value: "Bad": not a valid selector operator',
       'aggregationRule.clusterRoleSelectors[0]: Invalid value: "null": invalid label selector.',
     ]);
@@ -77,7 +98,7 @@ describe('role bindings', () => {
       'roleRef.name: Required value',
     ]);
     expect((await create(bindings, rb({ roleRef: { apiGroup: RBAC, kind: 'Role', name: 'a%b' } }))).messages).toEqual([
-      "roleRef.name: Invalid value: \"a%b\": may not contain '%'",
+      'roleRef.name: Invalid value: "a%b": may not contain \'%\'',
     ]);
   });
 
@@ -132,7 +153,9 @@ describe('cluster role bindings', () => {
   });
 
   it('requires a namespace on service-account subjects', async () => {
-    expect((await create(clusterBindings, crb({ subjects: [{ kind: 'ServiceAccount', name: 'default' }] }))).messages).toEqual(['subjects[0].namespace: Required value']);
+    expect((await create(clusterBindings, crb({ subjects: [{ kind: 'ServiceAccount', name: 'default' }] }))).messages).toEqual([
+      'subjects[0].namespace: Required value',
+    ]);
   });
 
   it('keeps roleRef immutable', async () => {

@@ -31,7 +31,12 @@ describe('replicasets: defaults and create', () => {
 
   it('applies pod spec defaults to the template', async () => {
     const { object } = await create<ReplicaSet>(rsDef, rs());
-    expect(object.spec.template?.spec).toMatchObject({ restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30, schedulerName: 'default-scheduler' });
+    expect(object.spec.template?.spec).toMatchObject({
+      restartPolicy: 'Always',
+      dnsPolicy: 'ClusterFirst',
+      terminationGracePeriodSeconds: 30,
+      schedulerName: 'default-scheduler',
+    });
     expect(object.spec.template?.spec?.enableServiceLinks).toBeUndefined();
     expect(object.spec.template?.metadata?.creationTimestamp).toBeNull();
   });
@@ -96,7 +101,10 @@ describe('replicasets: updates', () => {
 
   it('keeps the selector immutable', async () => {
     const o = await old();
-    const next = rs({ selector: { matchLabels: { app: 'web', tier: 'x' } }, template: { metadata: { labels: { app: 'web', tier: 'x' } }, spec: { containers: [{ name: 'a', image: 'x' }] } } });
+    const next = rs({
+      selector: { matchLabels: { app: 'web', tier: 'x' } },
+      template: { metadata: { labels: { app: 'web', tier: 'x' } }, spec: { containers: [{ name: 'a', image: 'x' }] } },
+    });
     expect((await update(rsDef, { ...next, metadata: o.metadata }, o)).messages).toEqual([
       'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"web", "tier":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
     ]);
@@ -112,10 +120,24 @@ describe('replicasets: updates', () => {
 
   it('ignores spec on /status and validates the counts', async () => {
     const o = await old();
-    const good = await update<ReplicaSet>(rsDef, { ...o, spec: { ...o.spec, replicas: 7 }, status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, fullyLabeledReplicas: 1, observedGeneration: 1 } }, o, 'status');
+    const good = await update<ReplicaSet>(
+      rsDef,
+      {
+        ...o,
+        spec: { ...o.spec, replicas: 7 },
+        status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, fullyLabeledReplicas: 1, observedGeneration: 1 },
+      },
+      o,
+      'status',
+    );
     expect(good.messages).toEqual([]);
     expect(good.object.spec.replicas).toBe(1);
-    const bad = await update(rsDef, { ...o, status: { replicas: 1, readyReplicas: 2, availableReplicas: 3, fullyLabeledReplicas: 2, observedGeneration: -1 } }, o, 'status');
+    const bad = await update(
+      rsDef,
+      { ...o, status: { replicas: 1, readyReplicas: 2, availableReplicas: 3, fullyLabeledReplicas: 2, observedGeneration: -1 } },
+      o,
+      'status',
+    );
     expect(bad.messages).toEqual([
       'status.observedGeneration: Invalid value: -1: must be greater than or equal to 0',
       'status.fullyLabeledReplicas: Invalid value: 2: cannot be greater than status.replicas',
@@ -135,7 +157,10 @@ describe('replicasets: updates', () => {
 
 describe('replicasets: /scale and field selectors', () => {
   it('maps replicas and the selector string', async () => {
-    const obj = await stored<ReplicaSet>(rsDef, rs({ replicas: 2, selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['b', 'a'] }] } }));
+    const obj = await stored<ReplicaSet>(
+      rsDef,
+      rs({ replicas: 2, selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['b', 'a'] }] } }),
+    );
     const scale = rsDef.scale!;
     expect(scale.specReplicas(obj)).toBe(2);
     expect(scale.statusReplicas(obj)).toBe(0);

@@ -43,7 +43,9 @@ describe('secrets', () => {
     expect((await create(secrets, { metadata: meta, type: naming.key('service-account-token') })).messages).toEqual([
       `metadata.annotations[${naming.key('service-account.name')}]: Required value`,
     ]);
-    expect((await create(secrets, { metadata: meta, type: naming.key('dockerconfigjson'), data: { '.dockerconfigjson': b64('{"auths":{}}') } })).messages).toEqual([]);
+    expect(
+      (await create(secrets, { metadata: meta, type: naming.key('dockerconfigjson'), data: { '.dockerconfigjson': b64('{"auths":{}}') } })).messages,
+    ).toEqual([]);
     expect((await create(secrets, { metadata: meta, type: naming.key('dockerconfigjson'), data: { '.dockerconfigjson': b64('nope') } })).errors[0]!.field).toBe(
       'data[.dockerconfigjson]',
     );

@@ -38,13 +38,22 @@ describe('ValidatingAdmissionPolicy defaults and strategy', () => {
 
   it('bumps the generation on spec changes, keeps status out of main updates and spec out of /status', async () => {
     const current = await stored<ValidatingAdmissionPolicy>(policies, policy({}, 'stored'));
-    const changed = await update<ValidatingAdmissionPolicy>(policies, { ...current, spec: { ...current.spec, failurePolicy: 'Ignore' }, status: { observedGeneration: 3 } }, current);
+    const changed = await update<ValidatingAdmissionPolicy>(
+      policies,
+      { ...current, spec: { ...current.spec, failurePolicy: 'Ignore' }, status: { observedGeneration: 3 } },
+      current,
+    );
     expect(changed.errors).toEqual([]);
     expect(changed.object.metadata?.generation).toBe(2);
     expect(changed.object.status).toEqual({});
 
     const status = { observedGeneration: 1, typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'no such field' }] } };
-    const viaStatus = await update<ValidatingAdmissionPolicy>(policies, { ...current, spec: { ...current.spec, failurePolicy: 'Ignore' }, status }, current, 'status');
+    const viaStatus = await update<ValidatingAdmissionPolicy>(
+      policies,
+      { ...current, spec: { ...current.spec, failurePolicy: 'Ignore' }, status },
+      current,
+      'status',
+    );
     expect(viaStatus.errors).toEqual([]);
     expect(viaStatus.object.spec?.failurePolicy).toBe('Fail');
     expect(viaStatus.object.status).toEqual(status);
@@ -54,7 +63,15 @@ describe('ValidatingAdmissionPolicy defaults and strategy', () => {
   it('validates the status: expression warnings and conditions', async () => {
     const current = await stored<ValidatingAdmissionPolicy>(policies, policy({}, 'stored'));
     const condition = { type: 'Ready', status: 'Maybe', lastTransitionTime: null, reason: '', message: '' };
-    const status = { typeChecking: { expressionWarnings: [{ fieldRef: '', warning: '' }, { fieldRef: 'spec.validations[0', warning: 'w' }] }, conditions: [condition, { ...condition }] };
+    const status = {
+      typeChecking: {
+        expressionWarnings: [
+          { fieldRef: '', warning: '' },
+          { fieldRef: 'spec.validations[0', warning: 'w' },
+        ],
+      },
+      conditions: [condition, { ...condition }],
+    };
     expect((await update(policies, { ...current, status }, current, 'status')).messages).toEqual([
       'status.typeChecking.expressionWarnings[0].warning: Required value',
       'status.typeChecking.expressionWarnings[0].fieldRef: Required value',
@@ -82,7 +99,12 @@ describe('ValidatingAdmissionPolicy validation', () => {
 
   it('checks failurePolicy, matchPolicy, resource rules and resource names', async () => {
     const rule = { ...RULES[0], resourceNames: ['a', 'a', 'b/c'] };
-    expect(await policyMessages({ failurePolicy: 'Sometimes', matchConstraints: { matchPolicy: 'Fuzzy', resourceRules: [rule], excludeResourceRules: [{ ...RULES[0], operations: [] }] } })).toEqual([
+    expect(
+      await policyMessages({
+        failurePolicy: 'Sometimes',
+        matchConstraints: { matchPolicy: 'Fuzzy', resourceRules: [rule], excludeResourceRules: [{ ...RULES[0], operations: [] }] },
+      }),
+    ).toEqual([
       'spec.failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"',
       'spec.matchConstraints.matchPolicy: Unsupported value: "Fuzzy": supported values: "Equivalent", "Exact"',
       'spec.matchConstraints.resourceRules[0].resourceNames[1]: Duplicate value: "a"',
@@ -93,7 +115,9 @@ describe('ValidatingAdmissionPolicy validation', () => {
 
   it('checks paramKind: a group/version and a kind', async () => {
     expect(await policyMessages({ paramKind: {} })).toEqual(['spec.paramKind.apiVersion: Required value', 'spec.paramKind.kind: Required value']);
-    expect(await policyMessages({ paramKind: { apiVersion: 'a/b/c', kind: 'ConfigMap' } })).toEqual(['spec.paramKind.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c']);
+    expect(await policyMessages({ paramKind: { apiVersion: 'a/b/c', kind: 'ConfigMap' } })).toEqual([
+      'spec.paramKind.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c',
+    ]);
     expect(await policyMessages({ paramKind: { apiVersion: 'example.com/', kind: 'my_kind' } })).toEqual([
       'spec.paramKind.apiVersion: Invalid value: "example.com/": version must be specified',
       expect.stringMatching(/^spec\.paramKind\.kind: Invalid value: "my_kind": may have mixed case, but should otherwise match: a DNS-1035 label/),
@@ -105,18 +129,24 @@ describe('ValidatingAdmissionPolicy validation', () => {
     expect(await policyMessages({ validations: [{ expression: 'params.max > 1' }] })).toEqual([
       "spec.validations[0].expression: Invalid value: \"params.max > 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.max > 1\n | ^",
     ]);
-    expect(await policyMessages({ validations: [{ expression: ' ' }] })).toEqual(['spec.validations[0].expression: Required value: expression is not specified']);
-    expect(
-      await policyMessages({ validations: [{ expression: 'true', messageExpression: ' ', message: 'two\nlines', reason: 'Teapot' }] }),
-    ).toEqual([
+    expect(await policyMessages({ validations: [{ expression: ' ' }] })).toEqual([
+      'spec.validations[0].expression: Required value: expression is not specified',
+    ]);
+    expect(await policyMessages({ validations: [{ expression: 'true', messageExpression: ' ', message: 'two\nlines', reason: 'Teapot' }] })).toEqual([
       'spec.validations[0].messageExpression: Invalid value: " ": must be non-empty if specified',
       'spec.validations[0].message: Invalid value: "two\\nlines": message must not contain line breaks',
       'spec.validations[0].reason: Unsupported value: "Teapot": supported values: "Forbidden", "Invalid", "RequestEntityTooLarge"',
     ]);
-    expect(await policyMessages({ validations: [{ expression: 'true', messageExpression: 'true' }] })).toEqual(['spec.validations[0].messageExpression: Invalid value: "true": must evaluate to string']);
-    expect(await policyMessages({ validations: [{ expression: 'true', messageExpression: "'too many: ' + string(object.spec.replicas)", reason: 'Invalid' }] })).toEqual([]);
+    expect(await policyMessages({ validations: [{ expression: 'true', messageExpression: 'true' }] })).toEqual([
+      'spec.validations[0].messageExpression: Invalid value: "true": must evaluate to string',
+    ]);
+    expect(
+      await policyMessages({ validations: [{ expression: 'true', messageExpression: "'too many: ' + string(object.spec.replicas)", reason: 'Invalid' }] }),
+    ).toEqual([]);
     // The authorizer is there for validations, not for message expressions.
-    expect((await policyMessages({ validations: [{ expression: 'true', messageExpression: "authorizer.path('/x').check('get').reason()" }] }))[0]).toMatch(/undeclared reference to 'authorizer'/);
+    expect((await policyMessages({ validations: [{ expression: 'true', messageExpression: "authorizer.path('/x').check('get').reason()" }] }))[0]).toMatch(
+      /undeclared reference to 'authorizer'/,
+    );
   });
 
   it("refuses a call of a function no library has; the Kubernetes libraries' functions compile", async () => {
@@ -136,11 +166,20 @@ describe('ValidatingAdmissionPolicy validation', () => {
   });
 
   it('checks variables and lets expressions use them', async () => {
-    expect(await policyMessages({ variables: [{ name: 'replicas', expression: 'object.spec.replicas' }], validations: [{ expression: 'variables.replicas < 5' }] })).toEqual([]);
+    expect(
+      await policyMessages({ variables: [{ name: 'replicas', expression: 'object.spec.replicas' }], validations: [{ expression: 'variables.replicas < 5' }] }),
+    ).toEqual([]);
     expect(await policyMessages({ validations: [{ expression: 'variables.replicas < 5' }] })).toEqual([
       "spec.validations[0].expression: Invalid value: \"variables.replicas < 5\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'variables' (in container '')\n | variables.replicas < 5\n | ^",
     ]);
-    expect(await policyMessages({ variables: [{ name: 'in', expression: '1' }, { name: '', expression: '' }] })).toEqual([
+    expect(
+      await policyMessages({
+        variables: [
+          { name: 'in', expression: '1' },
+          { name: '', expression: '' },
+        ],
+      }),
+    ).toEqual([
       'spec.variables[0].name: Invalid value: "in": name is not a valid CEL identifier',
       'spec.variables[1].name: Required value: name is not specified',
       'spec.variables[1].expression: Required value: expression is not specified',
@@ -161,12 +200,16 @@ describe('ValidatingAdmissionPolicy validation', () => {
     const many = Array.from({ length: 21 }, (_, i) => audit(`k${i}`, 'null'));
     const messages = await policyMessages({ auditAnnotations: many });
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(/^spec\.auditAnnotations: Invalid value: \[\]admissionregistration\.AuditAnnotation\{admissionregistration\.AuditAnnotation\{Key:"k0", ValueExpression:"null"\}, .*: must not have more than 20 auditAnnotations$/);
+    expect(messages[0]).toMatch(
+      /^spec\.auditAnnotations: Invalid value: \[\]admissionregistration\.AuditAnnotation\{admissionregistration\.AuditAnnotation\{Key:"k0", ValueExpression:"null"\}, .*: must not have more than 20 auditAnnotations$/,
+    );
   });
 
   it('checks match conditions, with params allowed once there is a paramKind', async () => {
-    const conditions = [{ name: 'not-system', expression: "params.skip != request.namespace" }];
-    expect((await policyMessages({ matchConditions: conditions }))[0]).toMatch(/^spec\.matchConditions\[0\]\.expression: Invalid value: .*undeclared reference to 'params'/);
+    const conditions = [{ name: 'not-system', expression: 'params.skip != request.namespace' }];
+    expect((await policyMessages({ matchConditions: conditions }))[0]).toMatch(
+      /^spec\.matchConditions\[0\]\.expression: Invalid value: .*undeclared reference to 'params'/,
+    );
     expect(await policyMessages({ matchConditions: conditions, paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } })).toEqual([]);
   });
 
@@ -182,7 +225,12 @@ describe('ValidatingAdmissionPolicyBinding', () => {
   it('defaults matchResources when present, nothing else (parameterNotFoundAction is required, not defaulted)', async () => {
     const { object, messages } = await create<ValidatingAdmissionPolicyBinding>(bindings, binding({ matchResources: { resourceRules: RULES } }));
     expect(messages).toEqual([]);
-    expect(object.spec?.matchResources).toEqual({ matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, resourceRules: [{ ...RULES[0], scope: '*' }] });
+    expect(object.spec?.matchResources).toEqual({
+      matchPolicy: 'Equivalent',
+      namespaceSelector: {},
+      objectSelector: {},
+      resourceRules: [{ ...RULES[0], scope: '*' }],
+    });
     expect(object.metadata?.generation).toBe(1);
     expect(await bindingMessages({ paramRef: { name: 'limits' } })).toEqual(['spec.paramRef.parameterNotFoundAction: Required value']);
   });
@@ -196,7 +244,9 @@ describe('ValidatingAdmissionPolicyBinding', () => {
       'spec.paramRef.selector: Forbidden: name and selector are mutually exclusive',
       'spec.paramRef.parameterNotFoundAction: Unsupported value: "Ignore": supported values: "Deny", "Allow"',
     ]);
-    expect(await bindingMessages({ paramRef: { parameterNotFoundAction: 'Deny' } })).toEqual(['spec.paramRef: Required value: one of name or selector must be specified']);
+    expect(await bindingMessages({ paramRef: { parameterNotFoundAction: 'Deny' } })).toEqual([
+      'spec.paramRef: Required value: one of name or selector must be specified',
+    ]);
     expect(await bindingMessages({ paramRef: { selector: { matchLabels: { tier: 'prod' } }, parameterNotFoundAction: 'Allow' } })).toEqual([]);
   });
 
@@ -211,12 +261,18 @@ describe('ValidatingAdmissionPolicyBinding', () => {
   });
 
   it("reports matchResources problems under upstream's `matchResouces` path", async () => {
-    expect(await bindingMessages({ matchResources: { matchPolicy: 'Fuzzy' } })).toEqual(['spec.matchResouces.matchPolicy: Unsupported value: "Fuzzy": supported values: "Equivalent", "Exact"']);
+    expect(await bindingMessages({ matchResources: { matchPolicy: 'Fuzzy' } })).toEqual([
+      'spec.matchResouces.matchPolicy: Unsupported value: "Fuzzy": supported values: "Equivalent", "Exact"',
+    ]);
   });
 
   it('bumps the generation on spec changes', async () => {
     const current = await stored<ValidatingAdmissionPolicyBinding>(bindings, { ...binding(), metadata: { name: 'stored' } });
-    const { object, errors } = await update<ValidatingAdmissionPolicyBinding>(bindings, { ...current, spec: { ...current.spec, validationActions: ['Audit'] } }, current);
+    const { object, errors } = await update<ValidatingAdmissionPolicyBinding>(
+      bindings,
+      { ...current, spec: { ...current.spec, validationActions: ['Audit'] } },
+      current,
+    );
     expect(errors).toEqual([]);
     expect(object.metadata?.generation).toBe(2);
   });
@@ -226,7 +282,12 @@ describe('tables (upstream printers)', () => {
   const NOW = Date.parse('2026-01-01T12:00:00Z');
   const table = (resource: string, obj: object) => {
     const d = definition(resource);
-    return buildTable(obj as never, d.table as never, { metaApiVersion: 'meta.k8s.io/v1', apiVersion: `${d.group}/${d.version}`, kind: d.kind, ctx: { now: NOW } });
+    return buildTable(obj as never, d.table as never, {
+      metaApiVersion: 'meta.k8s.io/v1',
+      apiVersion: `${d.group}/${d.version}`,
+      kind: d.kind,
+      ctx: { now: NOW },
+    });
   };
   const meta = { name: 'x', creationTimestamp: '2026-01-01T11:58:00Z' };
 
@@ -242,7 +303,12 @@ describe('tables (upstream printers)', () => {
   it('prints counts, the paramKind and the paramRef as upstream does', () => {
     expect(table('validatingwebhookconfigurations', { metadata: meta, webhooks: [{}, {}] }).rows![0]!.cells).toEqual(['x', 2, '2m']);
     expect(table('validatingadmissionpolicies', { metadata: meta, spec: { validations: [{}] } }).rows![0]!.cells).toEqual(['x', 1, '<unset>', '2m']);
-    expect(table('validatingadmissionpolicies', { metadata: meta, spec: { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } } }).rows![0]!.cells).toEqual(['x', 0, 'v1/ConfigMap', '2m']);
+    expect(table('validatingadmissionpolicies', { metadata: meta, spec: { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } } }).rows![0]!.cells).toEqual([
+      'x',
+      0,
+      'v1/ConfigMap',
+      '2m',
+    ]);
     const ref = (paramRef?: object) => table('validatingadmissionpolicybindings', { metadata: meta, spec: { policyName: 'p', paramRef } }).rows![0]!.cells[2];
     expect(ref()).toBe('<unset>');
     expect(ref({ name: 'limits' })).toBe('*/limits');

@@ -11,7 +11,14 @@ const mutating = definition('mutatingwebhookconfigurations');
 const RULE = { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] };
 
 function hook(extra: Record<string, unknown> = {}) {
-  return { name: 'check.example.com', clientConfig: { service: { namespace: 'ns', name: 'svc' } }, sideEffects: 'None', admissionReviewVersions: ['v1'], rules: [RULE], ...extra };
+  return {
+    name: 'check.example.com',
+    clientConfig: { service: { namespace: 'ns', name: 'svc' } },
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    rules: [RULE],
+    ...extra,
+  };
 }
 
 const config = (...webhooks: unknown[]) => ({ metadata: { name: 'hooks' }, webhooks });
@@ -48,17 +55,35 @@ describe('webhook configuration defaults (SetDefaults_*Webhook, _Rule, _ServiceR
   it('keeps what the client set', async () => {
     const { object } = await create<ValidatingWebhookConfiguration>(
       validating,
-      config(hook({ failurePolicy: 'Ignore', matchPolicy: 'Exact', timeoutSeconds: 5, namespaceSelector: { matchLabels: { a: 'b' } }, clientConfig: { url: 'https://hook.example.com/v' } })),
+      config(
+        hook({
+          failurePolicy: 'Ignore',
+          matchPolicy: 'Exact',
+          timeoutSeconds: 5,
+          namespaceSelector: { matchLabels: { a: 'b' } },
+          clientConfig: { url: 'https://hook.example.com/v' },
+        }),
+      ),
     );
-    expect(object.webhooks![0]).toMatchObject({ failurePolicy: 'Ignore', matchPolicy: 'Exact', timeoutSeconds: 5, namespaceSelector: { matchLabels: { a: 'b' } }, clientConfig: { url: 'https://hook.example.com/v' } });
+    expect(object.webhooks![0]).toMatchObject({
+      failurePolicy: 'Ignore',
+      matchPolicy: 'Exact',
+      timeoutSeconds: 5,
+      namespaceSelector: { matchLabels: { a: 'b' } },
+      clientConfig: { url: 'https://hook.example.com/v' },
+    });
   });
 });
 
 describe('webhook validation (ValidateValidatingWebhookConfiguration, v1)', () => {
   it('needs fully qualified webhook names, unique within the configuration', async () => {
     expect(await messagesOf({ name: '' })).toEqual(['webhooks[0].name: Required value']);
-    expect(await messagesOf({ name: 'k8s.io' })).toEqual(['webhooks[0].name: Invalid value: "k8s.io": should be a domain with at least three segments separated by dots']);
-    expect((await messagesOf({ name: 'Bad.Example.com' }))[0]).toMatch(/^webhooks\[0\]\.name: Invalid value: "Bad\.Example\.com": a lowercase RFC 1123 subdomain must consist of/);
+    expect(await messagesOf({ name: 'k8s.io' })).toEqual([
+      'webhooks[0].name: Invalid value: "k8s.io": should be a domain with at least three segments separated by dots',
+    ]);
+    expect((await messagesOf({ name: 'Bad.Example.com' }))[0]).toMatch(
+      /^webhooks\[0\]\.name: Invalid value: "Bad\.Example\.com": a lowercase RFC 1123 subdomain must consist of/,
+    );
     const { messages } = await create(validating, config(hook(), hook()));
     expect(messages).toEqual(['webhooks[1].name: Duplicate value: "check.example.com"']);
   });
@@ -71,9 +96,15 @@ describe('webhook validation (ValidateValidatingWebhookConfiguration, v1)', () =
 
   it('needs admissionReviewVersions naming v1 or v1beta1, without duplicates, each a DNS-1035 label', async () => {
     expect(await messagesOf({ admissionReviewVersions: [] })).toEqual(['webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1']);
-    expect(await messagesOf({ admissionReviewVersions: ['v2'] })).toEqual(['webhooks[0].admissionReviewVersions: Invalid value: []string{"v2"}: must include at least one of v1, v1beta1']);
-    expect(await messagesOf({ admissionReviewVersions: ['v1', 'v1'] })).toEqual(['webhooks[0].admissionReviewVersions[1]: Invalid value: "v1": duplicate version']);
-    expect((await messagesOf({ admissionReviewVersions: ['v1', 'V2'] }))[0]).toMatch(/^webhooks\[0\]\.admissionReviewVersions\[1\]: Invalid value: "V2": a DNS-1035 label must consist of/);
+    expect(await messagesOf({ admissionReviewVersions: ['v2'] })).toEqual([
+      'webhooks[0].admissionReviewVersions: Invalid value: []string{"v2"}: must include at least one of v1, v1beta1',
+    ]);
+    expect(await messagesOf({ admissionReviewVersions: ['v1', 'v1'] })).toEqual([
+      'webhooks[0].admissionReviewVersions[1]: Invalid value: "v1": duplicate version',
+    ]);
+    expect((await messagesOf({ admissionReviewVersions: ['v1', 'V2'] }))[0]).toMatch(
+      /^webhooks\[0\]\.admissionReviewVersions\[1\]: Invalid value: "V2": a DNS-1035 label must consist of/,
+    );
   });
 
   it('checks failurePolicy, matchPolicy, timeoutSeconds and reinvocationPolicy', async () => {
@@ -82,7 +113,9 @@ describe('webhook validation (ValidateValidatingWebhookConfiguration, v1)', () =
       'webhooks[0].matchPolicy: Unsupported value: "Fuzzy": supported values: "Equivalent", "Exact"',
       'webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds',
     ]);
-    expect(await messagesOf({ timeoutSeconds: 0 })).toEqual(['webhooks[0].timeoutSeconds: Invalid value: 0: the timeout value must be between 1 and 30 seconds']);
+    expect(await messagesOf({ timeoutSeconds: 0 })).toEqual([
+      'webhooks[0].timeoutSeconds: Invalid value: 0: the timeout value must be between 1 and 30 seconds',
+    ]);
     const { messages } = await create(mutating, config(hook({ reinvocationPolicy: 'Always' })));
     expect(messages).toEqual(['webhooks[0].reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"']);
   });
@@ -101,7 +134,9 @@ describe('webhook validation (ValidateValidatingWebhookConfiguration, v1)', () =
       'webhooks[0].clientConfig.url: Invalid value: "frag": fragments are not permitted in the URL',
       'webhooks[0].clientConfig.url: Invalid value: "a=b": query parameters are not permitted in the URL',
     ]);
-    expect(await messagesOf({ clientConfig: { url: 'https:///path' } })).toEqual([`webhooks[0].clientConfig.url: Invalid value: "": host must be provided${form}`]);
+    expect(await messagesOf({ clientConfig: { url: 'https:///path' } })).toEqual([
+      `webhooks[0].clientConfig.url: Invalid value: "": host must be provided${form}`,
+    ]);
     expect(await messagesOf({ clientConfig: { url: 'https://[::1/x' } })).toEqual([
       `webhooks[0].clientConfig.url: Required value: url must be a valid URL: parse "https://[::1/x": missing ']' in host${form}`,
     ]);
@@ -153,24 +188,40 @@ describe('webhook validation (ValidateValidatingWebhookConfiguration, v1)', () =
   });
 
   it('validates label selectors strictly on create', async () => {
-    const messages = await messagesOf({ namespaceSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] }, objectSelector: { matchLabels: { a: 'bad value' } } });
+    const messages = await messagesOf({
+      namespaceSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] },
+      objectSelector: { matchLabels: { a: 'bad value' } },
+    });
     expect(messages[0]).toBe("webhooks[0].namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'");
     expect(messages[1]).toMatch(/^webhooks\[0\]\.objectSelector\.matchLabels: Invalid value: "bad value": a valid label must be/);
   });
 
   it('validates match conditions: at most 64, unique qualified names, CEL that compiles to bool without params', async () => {
     const mc = (name: string, expression: string) => ({ name, expression });
-    expect(await messagesOf({ matchConditions: [mc('a', 'true'), mc('a', 'object.metadata.name == "x"')] })).toEqual(['webhooks[0].matchConditions[1].name: Duplicate value: "a"']);
-    expect(await messagesOf({ matchConditions: [mc('', ' ')] })).toEqual(['webhooks[0].matchConditions[0].expression: Required value', 'webhooks[0].matchConditions[0].name: Required value']);
-    expect((await messagesOf({ matchConditions: [mc('bad name', 'true')] }))[0]).toMatch(/^webhooks\[0\]\.matchConditions\[0\]\.name: Invalid value: "bad name": name part must consist of/);
+    expect(await messagesOf({ matchConditions: [mc('a', 'true'), mc('a', 'object.metadata.name == "x"')] })).toEqual([
+      'webhooks[0].matchConditions[1].name: Duplicate value: "a"',
+    ]);
+    expect(await messagesOf({ matchConditions: [mc('', ' ')] })).toEqual([
+      'webhooks[0].matchConditions[0].expression: Required value',
+      'webhooks[0].matchConditions[0].name: Required value',
+    ]);
+    expect((await messagesOf({ matchConditions: [mc('bad name', 'true')] }))[0]).toMatch(
+      /^webhooks\[0\]\.matchConditions\[0\]\.name: Invalid value: "bad name": name part must consist of/,
+    );
     expect(await messagesOf({ matchConditions: [mc('p', 'params.x == 1')] })).toEqual([
       "webhooks[0].matchConditions[0].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^",
     ]);
-    expect(await messagesOf({ matchConditions: [mc('s', "'yes'")] })).toEqual([`webhooks[0].matchConditions[0].expression: Invalid value: "'yes'": must evaluate to bool`]);
-    expect((await messagesOf({ matchConditions: [mc('x', 'object.a ==')] }))[0]).toMatch(/^webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.a ==": compilation failed: ERROR: <input>:1:/);
+    expect(await messagesOf({ matchConditions: [mc('s', "'yes'")] })).toEqual([
+      `webhooks[0].matchConditions[0].expression: Invalid value: "'yes'": must evaluate to bool`,
+    ]);
+    expect((await messagesOf({ matchConditions: [mc('x', 'object.a ==')] }))[0]).toMatch(
+      /^webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.a ==": compilation failed: ERROR: <input>:1:/,
+    );
     const many = Array.from({ length: 65 }, (_, i) => mc(`c${i}`, 'true'));
     expect(await messagesOf({ matchConditions: many })).toEqual(['webhooks[0].matchConditions: Too many: 65: must have at most 64 items']);
-    expect(await messagesOf({ matchConditions: [mc('ok', "request.userInfo.username != 'x' && authorizer.group('').resource('pods').check('get').allowed()")] })).toEqual([]);
+    expect(
+      await messagesOf({ matchConditions: [mc('ok', "request.userInfo.username != 'x' && authorizer.group('').resource('pods').check('get').allowed()")] }),
+    ).toEqual([]);
   });
 });
 

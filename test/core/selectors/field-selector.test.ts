@@ -38,7 +38,7 @@ describe('field selectors', () => {
     expect(parseFieldSelector(',,').empty).toBe(true);
   });
 
-  it('rejects malformed terms with upstream\'s messages', () => {
+  it("rejects malformed terms with upstream's messages", () => {
     expect(errorOf(() => parseFieldSelector('foo'))).toBe("invalid selector: 'foo'; can't understand 'foo'");
     expect(errorOf(() => parseFieldSelector('a=b=c'))).toBe('invalid field selector: unescaped character in value: =');
     expect(errorOf(() => parseFieldSelector('a=b\\x'))).toBe('invalid field selector: invalid escape sequence: \\x');
@@ -49,7 +49,9 @@ describe('field selectors', () => {
     expect(parseSelection(def('pods'), '', 'spec.nodeName=n1,status.phase!=Running').empty).toBe(false);
     expect(parseSelection(def('replicasets'), undefined, 'status.replicas=0').field.requirements).toHaveLength(1);
     expect(errorOf(() => parseSelection(def('pods'), '', 'spec.bogus=x'))).toBe('field label not supported: spec.bogus');
-    expect(errorOf(() => parseSelection(def('configmaps'), '', 'data.x=1'))).toBe('"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"');
+    expect(errorOf(() => parseSelection(def('configmaps'), '', 'data.x=1'))).toBe(
+      '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
+    );
     expect(errorOf(() => parseSelection(def('configmaps'), 'a in (', ''))).toBe("unable to parse requirement: found '', expected: ',', ')' or identifier");
   });
 

@@ -58,7 +58,7 @@ describe('label selector parsing', () => {
     expect(m('a=1,b=2', { a: '1' })).toBe(false);
   });
 
-  it('rejects bad selectors with upstream\'s messages', () => {
+  it("rejects bad selectors with upstream's messages", () => {
     expect(errorOf('x in (a')).toBe("unable to parse requirement: found '', expected: ',' or ')'");
     expect(errorOf('x in (')).toBe("unable to parse requirement: found '', expected: ',', ')' or identifier");
     expect(errorOf('x in a')).toBe("unable to parse requirement: found 'a' expected: '('");
@@ -70,6 +70,8 @@ describe('label selector parsing', () => {
     expect(errorOf('x=(a)')).toBe("unable to parse requirement: found '(', expected: identifier");
     expect(errorOf('x>a')).toBe("unable to parse requirement: values[0]: Invalid value: \"a\": for 'Gt', 'Lt' operators, the value must be an integer");
     expect(errorOf('x_=a')).toMatch(/^unable to parse requirement: <nil>: Invalid value: "x_": name part must consist of alphanumeric characters/);
-    expect(errorOf('x=a$')).toMatch(/^unable to parse requirement: values\[0\]\[x\]: Invalid value: "a\$": a valid label must be an empty string or consist of alphanumeric characters/);
+    expect(errorOf('x=a$')).toMatch(
+      /^unable to parse requirement: values\[0\]\[x\]: Invalid value: "a\$": a valid label must be an empty string or consist of alphanumeric characters/,
+    );
   });
 });

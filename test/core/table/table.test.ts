@@ -54,18 +54,48 @@ describe('humanDuration (apimachinery duration.HumanDuration)', () => {
 
 describe('columns of each served type, as upstream prints them', () => {
   it.each([
-    ['replicasets', ['Name:string', 'Desired:integer', 'Current:integer', 'Ready:integer', 'Age:string', 'Containers*:string', 'Images*:string', 'Selector*:string']],
+    [
+      'replicasets',
+      ['Name:string', 'Desired:integer', 'Current:integer', 'Ready:integer', 'Age:string', 'Containers*:string', 'Images*:string', 'Selector*:string'],
+    ],
     ['rolebindings', ['Name:string', 'Role:string', 'Age:string', 'Users*:string', 'Groups*:string', 'ServiceAccounts*:string']],
     ['clusterrolebindings', ['Name:string', 'Role:string', 'Age:string', 'Users*:string', 'Groups*:string', 'ServiceAccounts*:string']],
-    ['pods', ['Name:string', 'Ready:string', 'Status:string', 'Restarts:string', 'Age:string', 'IP*:string', 'Node*:string', 'Nominated Node*:string', 'Readiness Gates*:string']],
+    [
+      'pods',
+      [
+        'Name:string',
+        'Ready:string',
+        'Status:string',
+        'Restarts:string',
+        'Age:string',
+        'IP*:string',
+        'Node*:string',
+        'Nominated Node*:string',
+        'Readiness Gates*:string',
+      ],
+    ],
     ['namespaces', ['Name:string', 'Status:string', 'Age:string']],
     ['secrets', ['Name:string', 'Type:string', 'Data:string', 'Age:string']],
     ['configmaps', ['Name:string', 'Data:string', 'Age:string']],
     ['serviceaccounts', ['Name:string', 'Secrets:string', 'Age:string']],
-    ['events', ['Last Seen:string', 'Type:string', 'Reason:string', 'Object:string', 'Subobject*:string', 'Source*:string', 'Message:string', 'First Seen*:string', 'Count*:string', 'Name*:string']],
+    [
+      'events',
+      [
+        'Last Seen:string',
+        'Type:string',
+        'Reason:string',
+        'Object:string',
+        'Subobject*:string',
+        'Source*:string',
+        'Message:string',
+        'First Seen*:string',
+        'Count*:string',
+        'Name*:string',
+      ],
+    ],
   ])('%s', (resource, expected) => expect(columns(resource)).toEqual(expected));
 
-  it('leaves Roles and ClusterRoles to upstream\'s default (no printers there either)', () => {
+  it("leaves Roles and ClusterRoles to upstream's default (no printers there either)", () => {
     expect(def('roles').table).toBeUndefined();
     expect(def('clusterroles').table).toBeUndefined();
     const t = table('roles', { metadata: { name: 'r', creationTimestamp: '2026-01-01T10:00:00Z' } });
@@ -78,7 +108,13 @@ describe('columns of each served type, as upstream prints them', () => {
   });
 
   it('writes every column field, format and priority included', () => {
-    expect(def('replicasets').table!.columns[5]).toEqual({ name: 'Containers', type: 'string', format: '', description: 'Names of each container in the template.', priority: 1 });
+    expect(def('replicasets').table!.columns[5]).toEqual({
+      name: 'Containers',
+      type: 'string',
+      format: '',
+      description: 'Names of each container in the template.',
+      priority: 1,
+    });
   });
 });
 
@@ -89,7 +125,14 @@ describe('rows', () => {
       spec: {
         replicas: 3,
         selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['b', 'a'] }] },
-        template: { spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }, { name: 'side', image: 'busybox' }] } },
+        template: {
+          spec: {
+            containers: [
+              { name: 'nginx', image: 'nginx:1.27' },
+              { name: 'side', image: 'busybox' },
+            ],
+          },
+        },
       },
       status: { replicas: 2, readyReplicas: 1 },
     };
@@ -112,7 +155,12 @@ describe('rows', () => {
   });
 
   it('Secret, ConfigMap, ServiceAccount, Namespace count and show what upstream does', () => {
-    expect(cells('secrets', { metadata: { name: 's', creationTimestamp: created(5) }, type: 'Opaque', data: { a: 'Yg==', b: '' } })).toEqual(['s', 'Opaque', 2, '5s']);
+    expect(cells('secrets', { metadata: { name: 's', creationTimestamp: created(5) }, type: 'Opaque', data: { a: 'Yg==', b: '' } })).toEqual([
+      's',
+      'Opaque',
+      2,
+      '5s',
+    ]);
     expect(cells('configmaps', { metadata: { name: 'c' }, data: { a: 'b' }, binaryData: { x: 'AA==' } })).toEqual(['c', 2, '<unknown>']);
     expect(cells('serviceaccounts', { metadata: { name: 'sa' }, secrets: [{ name: 't' }] })).toEqual(['sa', 1, '<unknown>']);
     expect(cells('namespaces', { metadata: { name: 'n', creationTimestamp: created(3 * 86400) }, status: { phase: 'Active' } })).toEqual(['n', 'Active', '3d']);
@@ -130,7 +178,12 @@ describe('rows', () => {
       regarding: { kind: 'ReplicaSet', name: 'web', fieldPath: 'spec' },
     };
     expect(cells('events', ev)).toEqual(['60s', 'Normal', 'Scaled', 'replicaset/web', 'spec', 'ctl, ctl-1', 'scaled up', '60s', 1, 'e1']);
-    const series = { ...ev, series: { count: 4, lastObservedTime: '2026-01-01T11:59:50.000000Z' }, deprecatedSource: { component: 'kubelet' }, regarding: { kind: 'Node' } };
+    const series = {
+      ...ev,
+      series: { count: 4, lastObservedTime: '2026-01-01T11:59:50.000000Z' },
+      deprecatedSource: { component: 'kubelet' },
+      regarding: { kind: 'Node' },
+    };
     expect(cells('events', series)).toEqual(['10s', 'Normal', 'Scaled', 'node', '', 'kubelet, ctl-1', 'scaled up', '60s', 4, 'e1']);
   });
 });
@@ -139,35 +192,79 @@ describe('pod status cells (printPod)', () => {
   const now = NOW;
   const running = { ready: true, restartCount: 0, state: { running: {} } };
   it('counts ready containers and shows the phase', () => {
-    expect(podCells({ spec: { containers: [{}, {}] }, status: { phase: 'Running', containerStatuses: [running, { ...running, ready: false }] } }, now)).toMatchObject({ ready: '1/2', status: 'Running', restarts: '0' });
+    expect(
+      podCells({ spec: { containers: [{}, {}] }, status: { phase: 'Running', containerStatuses: [running, { ...running, ready: false }] } }, now),
+    ).toMatchObject({ ready: '1/2', status: 'Running', restarts: '0' });
   });
   it('shows waiting reasons and restarts with the age of the last one', () => {
-    const crashing = { ready: false, restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 1, finishedAt: created(90) } } };
-    expect(podCells({ spec: { containers: [{}] }, status: { phase: 'Running', containerStatuses: [crashing] } }, now)).toMatchObject({ status: 'CrashLoopBackOff', restarts: '5 (90s ago)' });
+    const crashing = {
+      ready: false,
+      restartCount: 5,
+      state: { waiting: { reason: 'CrashLoopBackOff' } },
+      lastState: { terminated: { exitCode: 1, finishedAt: created(90) } },
+    };
+    expect(podCells({ spec: { containers: [{}] }, status: { phase: 'Running', containerStatuses: [crashing] } }, now)).toMatchObject({
+      status: 'CrashLoopBackOff',
+      restarts: '5 (90s ago)',
+    });
   });
   it('shows init progress, init failures and sidecars', () => {
-    const pending = { spec: { containers: [{}], initContainers: [{ name: 'a' }, { name: 'b' }] }, status: { phase: 'Pending', initContainerStatuses: [{ name: 'a', state: { terminated: { exitCode: 0 } } }, { name: 'b', state: { running: {} } }] } };
+    const pending = {
+      spec: { containers: [{}], initContainers: [{ name: 'a' }, { name: 'b' }] },
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [
+          { name: 'a', state: { terminated: { exitCode: 0 } } },
+          { name: 'b', state: { running: {} } },
+        ],
+      },
+    };
     expect(podCells(pending, now).status).toBe('Init:1/2');
-    const failed = { spec: { containers: [{}], initContainers: [{ name: 'a' }] }, status: { phase: 'Pending', initContainerStatuses: [{ name: 'a', state: { terminated: { exitCode: 2 } } }] } };
+    const failed = {
+      spec: { containers: [{}], initContainers: [{ name: 'a' }] },
+      status: { phase: 'Pending', initContainerStatuses: [{ name: 'a', state: { terminated: { exitCode: 2 } } }] },
+    };
     expect(podCells(failed, now).status).toBe('Init:ExitCode:2');
-    const sidecar = { spec: { containers: [{}], initContainers: [{ name: 's', restartPolicy: 'Always' }] }, status: { phase: 'Running', initContainerStatuses: [{ name: 's', started: true, ready: true, state: { running: {} } }], containerStatuses: [running] } };
+    const sidecar = {
+      spec: { containers: [{}], initContainers: [{ name: 's', restartPolicy: 'Always' }] },
+      status: { phase: 'Running', initContainerStatuses: [{ name: 's', started: true, ready: true, state: { running: {} } }], containerStatuses: [running] },
+    };
     expect(podCells(sidecar, now)).toMatchObject({ ready: '2/2', status: 'Running' });
   });
   it('marks completed pods with a row condition and terminating pods as Terminating', () => {
-    const done = podCells({ spec: { containers: [{}] }, status: { phase: 'Succeeded', containerStatuses: [{ state: { terminated: { exitCode: 0, reason: 'Completed' } } }] } }, now);
-    expect(done).toMatchObject({ status: 'Completed', conditions: [{ type: 'Completed', status: 'True', reason: 'Succeeded', message: 'The pod has completed successfully.' }] });
+    const done = podCells(
+      { spec: { containers: [{}] }, status: { phase: 'Succeeded', containerStatuses: [{ state: { terminated: { exitCode: 0, reason: 'Completed' } } }] } },
+      now,
+    );
+    expect(done).toMatchObject({
+      status: 'Completed',
+      conditions: [{ type: 'Completed', status: 'True', reason: 'Succeeded', message: 'The pod has completed successfully.' }],
+    });
     expect(podCells({ metadata: { deletionTimestamp: created(1) }, spec: { containers: [{}] }, status: { phase: 'Running' } }, now).status).toBe('Terminating');
   });
   it('fills the wide cells with <none> when unset', () => {
-    expect(podCells({ spec: { containers: [] }, status: {} }, now)).toMatchObject({ ip: '<none>', node: '<none>', nominatedNode: '<none>', readinessGates: '<none>' });
-    const gated = { spec: { containers: [], nodeName: 'n1', readinessGates: [{ conditionType: 'x' }, { conditionType: 'y' }] }, status: { podIPs: [{ ip: '10.0.0.1' }], conditions: [{ type: 'x', status: 'True' }] } };
+    expect(podCells({ spec: { containers: [] }, status: {} }, now)).toMatchObject({
+      ip: '<none>',
+      node: '<none>',
+      nominatedNode: '<none>',
+      readinessGates: '<none>',
+    });
+    const gated = {
+      spec: { containers: [], nodeName: 'n1', readinessGates: [{ conditionType: 'x' }, { conditionType: 'y' }] },
+      status: { podIPs: [{ ip: '10.0.0.1' }], conditions: [{ type: 'x', status: 'True' }] },
+    };
     expect(podCells(gated, now)).toMatchObject({ ip: '10.0.0.1', node: 'n1', readinessGates: '1/2' });
   });
 });
 
 describe('Tables of lists and objects', () => {
   const item = (name: string) => ({ metadata: { name, uid: `u-${name}`, resourceVersion: '7', creationTimestamp: created(10) }, data: { a: 'b' } });
-  const list: ApiList = { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '42', continue: 'tok', remainingItemCount: 3 }, items: [item('a'), item('b')] };
+  const list: ApiList = {
+    apiVersion: 'v1',
+    kind: 'ConfigMapList',
+    metadata: { resourceVersion: '42', continue: 'tok', remainingItemCount: 3 },
+    items: [item('a'), item('b')],
+  };
 
   it('carries list metadata, and the object resourceVersion for a single object', () => {
     expect(table('configmaps', list).metadata).toEqual({ resourceVersion: '42', continue: 'tok', remainingItemCount: 3 });
@@ -186,8 +283,16 @@ describe('Tables of lists and objects', () => {
   });
 
   it('builds PartialObjectMetadata and PartialObjectMetadataList (null items when empty)', () => {
-    expect(asPartialObjectMetadata(item('a'), 'meta.k8s.io/v1beta1')).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1beta1', metadata: item('a').metadata });
-    expect(asPartialObjectMetadataList(list, 'meta.k8s.io/v1')).toMatchObject({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '42', continue: 'tok', remainingItemCount: 3 }, items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }] });
+    expect(asPartialObjectMetadata(item('a'), 'meta.k8s.io/v1beta1')).toEqual({
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1beta1',
+      metadata: item('a').metadata,
+    });
+    expect(asPartialObjectMetadataList(list, 'meta.k8s.io/v1')).toMatchObject({
+      kind: 'PartialObjectMetadataList',
+      metadata: { resourceVersion: '42', continue: 'tok', remainingItemCount: 3 },
+      items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }],
+    });
     expect(asPartialObjectMetadataList({ ...list, items: [] }, 'meta.k8s.io/v1').items).toBeNull();
   });
 });

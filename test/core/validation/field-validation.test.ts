@@ -106,7 +106,11 @@ describe('fieldValidation on create', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-fv-'));
-    core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming: createNaming('kubernetes'), clock: new ManualClock(Date.UTC(2026, 0, 1)) });
+    core = createCore({
+      store: createStore({ kind: 'embedded', dataDir: dir }),
+      naming: createNaming('kubernetes'),
+      clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    });
     await core.ready();
   });
   afterAll(async () => {
@@ -144,7 +148,10 @@ describe('fieldValidation on create', () => {
   });
 
   it('Warn (and the default): one warning per field; unknown fields are dropped, repeated ones keep the last value', async () => {
-    for (const [name, directive] of [['warn-json', 'Warn'], ['default-json', undefined]] as const) {
+    for (const [name, directive] of [
+      ['warn-json', 'Warn'],
+      ['default-json', undefined],
+    ] as const) {
       const r = await create(INVALID_JSON, 'json', name, directive);
       expect(r.error).toBeUndefined();
       expect(r.warnings).toEqual(JSON_ERRORS);
@@ -165,7 +172,7 @@ describe('fieldValidation on create', () => {
     expect((await stored('ignore-json'))!.spec).not.toHaveProperty('unknown1');
   });
 
-  it('YAML: go-yaml\'s repeated-key error first (one warning per line), then unknown fields in sorted order', async () => {
+  it("YAML: go-yaml's repeated-key error first (one warning per line), then unknown fields in sorted order", async () => {
     const strict = await create(INVALID_YAML, 'yaml', 'strict-yaml', 'Strict');
     expect(strict.error?.status.message).toBe(
       `ReplicaSet in version "v1" cannot be handled as a ReplicaSet: strict decoding error: yaml: unmarshal errors:\n  ${YAML_DUPLICATES.join('\n  ')}, ${YAML_UNKNOWN.join(', ')}`,
@@ -196,26 +203,37 @@ describe('fieldValidation on create', () => {
       'ReplicaSet in version "v1" cannot be handled as a ReplicaSet: json: cannot unmarshal number into Go struct field Container.spec.template.spec.containers.image of type string',
     );
     nested.spec.template = 'x';
-    expect((await create(JSON.stringify(nested), 'json', 'typed', 'Ignore')).error?.status.message).toMatch(/cannot unmarshal string into Go struct field ReplicaSetSpec\.spec\.template of type v1\.PodTemplateSpec$/);
+    expect((await create(JSON.stringify(nested), 'json', 'typed', 'Ignore')).error?.status.message).toMatch(
+      /cannot unmarshal string into Go struct field ReplicaSetSpec\.spec\.template of type v1\.PodTemplateSpec$/,
+    );
   });
 
   it('objects from in-process callers (no decoder record) still lose their unknown fields, with warnings', async () => {
     const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, warnings: [] };
-    await core.create({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: 'b' }, extra: 1 }, {}, ctx);
+    await core.create(
+      { group: '', version: 'v1', resource: 'configmaps', namespace: 'default' },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: 'b' }, extra: 1 },
+      {},
+      ctx,
+    );
     expect(ctx.warnings).toEqual(['unknown field "extra"']);
     const cm = await core.get({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default', name: 'cm' }, {}, ctx);
     expect(cm).not.toHaveProperty('extra');
   });
 });
 
-describe("Go's zero values on write (docs/API.md, \"Field validation\")", () => {
+describe('Go\'s zero values on write (docs/API.md, "Field validation")', () => {
   let dir: string;
   let core: Core;
   const admin: RequestContext = { user: { username: 'admin', groups: ['system:masters'] } };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keelson-zero-'));
-    core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming: createNaming('kubernetes'), clock: new ManualClock(Date.UTC(2026, 0, 1)) });
+    core = createCore({
+      store: createStore({ kind: 'embedded', dataDir: dir }),
+      naming: createNaming('kubernetes'),
+      clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    });
     await core.ready();
   });
   afterAll(async () => {
@@ -242,7 +260,11 @@ describe("Go's zero values on write (docs/API.md, \"Field validation\")", () => 
   it('a create leaves out omitempty fields at their zero value, keeps pointers set to zero, and defaults what Go sees as unset', async () => {
     const created = await core.create(
       rs(),
-      body('zeros', { ports: [{ containerPort: 80, hostPort: 0, hostIP: '' }], stdin: false, imagePullPolicy: '', args: [], env: null }, { hostNetwork: false, nodeName: '', terminationGracePeriodSeconds: null, volumes: [] }),
+      body(
+        'zeros',
+        { ports: [{ containerPort: 80, hostPort: 0, hostIP: '' }], stdin: false, imagePullPolicy: '', args: [], env: null },
+        { hostNetwork: false, nodeName: '', terminationGracePeriodSeconds: null, volumes: [] },
+      ),
       {},
       admin,
     );
@@ -279,7 +301,12 @@ describe("Go's zero values on write (docs/API.md, \"Field validation\")", () => 
     expect(updated.object.spec).not.toHaveProperty('minReadySeconds');
     expect(podSpecOf(updated.object)).not.toHaveProperty('hostPID');
     expect(containerOf(updated.object)).not.toHaveProperty('tty');
-    const patched = await core.patch(rs('zeros'), { type: 'merge', body: { metadata: { annotations: {} }, spec: { minReadySeconds: 0, template: { spec: { hostIPC: false } } } } }, {}, admin);
+    const patched = await core.patch(
+      rs('zeros'),
+      { type: 'merge', body: { metadata: { annotations: {} }, spec: { minReadySeconds: 0, template: { spec: { hostIPC: false } } } } },
+      {},
+      admin,
+    );
     expect(patched.object.spec).not.toHaveProperty('minReadySeconds');
     expect(podSpecOf(patched.object)).not.toHaveProperty('hostIPC');
     expect(patched.object.metadata).not.toHaveProperty('annotations');

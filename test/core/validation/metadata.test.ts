@@ -11,9 +11,7 @@ describe('validateObjectMeta', () => {
   });
 
   it('requires a name', () => {
-    expect(messages(validateObjectMeta({ namespace: 'default' }, namespaced))).toEqual([
-      'metadata.name: Required value: name or generateName is required',
-    ]);
+    expect(messages(validateObjectMeta({ namespace: 'default' }, namespaced))).toEqual(['metadata.name: Required value: name or generateName is required']);
   });
 
   it('reports an invalid name with the upstream detail', () => {
@@ -31,9 +29,7 @@ describe('validateObjectMeta', () => {
   it('requires a namespace for namespaced types and forbids it for cluster-scoped ones', () => {
     expect(messages(validateObjectMeta({ name: 'a' }, namespaced))).toEqual(['metadata.namespace: Required value']);
     expect(messages(validateObjectMeta({ name: 'a', namespace: 'ns' }, cluster))).toEqual(['metadata.namespace: Forbidden: not allowed on this type']);
-    expect(validateObjectMeta({ name: 'a', namespace: 'a.b' }, namespaced)[0]!.message).toBe(
-      'metadata.namespace: Invalid value: "a.b": must not contain dots',
-    );
+    expect(validateObjectMeta({ name: 'a', namespace: 'a.b' }, namespaced)[0]!.message).toBe('metadata.namespace: Invalid value: "a.b": must not contain dots');
   });
 
   it('checks label keys and values against the map path', () => {
@@ -88,10 +84,7 @@ describe('validateObjectMeta', () => {
   });
 
   it('checks managed fields entries', () => {
-    const errs = validateObjectMeta(
-      { name: 'a', managedFields: [{ manager: 'x\ty', operation: 'Patch' as never, fieldsType: 'FieldsV2' as never }] },
-      cluster,
-    );
+    const errs = validateObjectMeta({ name: 'a', managedFields: [{ manager: 'x\ty', operation: 'Patch' as never, fieldsType: 'FieldsV2' as never }] }, cluster);
     expect(messages(errs)).toEqual([
       'metadata.managedFields[0].operation: Invalid value: "Patch": must be `Apply` or `Update`',
       'metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`',

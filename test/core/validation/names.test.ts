@@ -1,11 +1,4 @@
-import {
-  isConfigMapKey,
-  isDns1123Label,
-  isDns1123Subdomain,
-  isQualifiedName,
-  isValidLabelValue,
-  validateName,
-} from '../../../src/core/validation/names';
+import { isConfigMapKey, isDns1123Label, isDns1123Subdomain, isQualifiedName, isValidLabelValue, validateName } from '../../../src/core/validation/names';
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -50,7 +43,9 @@ describe('qualified names and label values', () => {
     ]);
     expect(isQualifiedName('Bad_/x')[0]).toMatch(/^prefix part a lowercase RFC 1123 subdomain/);
     expect(isQualifiedName(`${'a'.repeat(64)}`)).toEqual(['name part must be no more than 63 characters']);
-    expect(isQualifiedName('a/b/c')[0]).toMatch(/^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/);
+    expect(isQualifiedName('a/b/c')[0]).toMatch(
+      /^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e.g. 'example.com\/MyName'\)$/,
+    );
   });
 
   it('holds every limit at its edge, for plain names, prefixes and names after a prefix', () => {
@@ -62,7 +57,10 @@ describe('qualified names and label values', () => {
     expect(isQualifiedName('Example.com/b')[0]).toMatch(/^prefix part a lowercase RFC 1123 subdomain/);
     // Length limits count UTF-8 bytes: a two-byte character fails the pattern, and counts twice.
     expect(isQualifiedName(`${'a'.repeat(61)}é`)).toHaveLength(1);
-    expect(isQualifiedName(`${'a'.repeat(62)}é`)).toEqual(['name part must be no more than 63 characters', expect.stringMatching(/^name part must consist of/)]);
+    expect(isQualifiedName(`${'a'.repeat(62)}é`)).toEqual([
+      'name part must be no more than 63 characters',
+      expect.stringMatching(/^name part must consist of/),
+    ]);
     expect(isValidLabelValue(`${'a'.repeat(62)}é`)).toEqual(['must be no more than 63 characters', expect.stringMatching(/^a valid label must be/)]);
     expect(isDns1123Label(`${'a'.repeat(63)}`)).toEqual([]);
     expect(isDns1123Label(`${'a'.repeat(64)}`)).toEqual(['must be no more than 63 characters']);

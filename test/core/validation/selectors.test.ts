@@ -1,10 +1,5 @@
 import { FieldPath } from '../../../src/core/validation/field-errors';
-import {
-  goLabelSelector,
-  labelSelectorMatches,
-  labelSelectorToString,
-  validateLabelSelector,
-} from '../../../src/core/validation/selectors';
+import { goLabelSelector, labelSelectorMatches, labelSelectorToString, validateLabelSelector } from '../../../src/core/validation/selectors';
 
 const path = FieldPath.root('spec', 'selector');
 

@@ -11,7 +11,11 @@ export async function createReplicaSet(kubectl: (...args: string[]) => Promise<s
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
       metadata: { name, namespace: 'default' },
-      spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
     }),
   );
   await kubectl('create', '-f', file);

@@ -62,11 +62,21 @@ describe('audit policy', () => {
   });
 
   it('refuses a policy with mistakes, naming the field', () => {
-    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: []\n', naming)).toThrow('rules: Required value: at least one rule is required');
-    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Loud\n', naming)).toThrow(/rules\[0\]\.level: Unsupported value: "Loud"/);
-    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n  omitStages: [Later]\n', naming)).toThrow(/rules\[0\]\.omitStages\[0\]: Unsupported value: "Later"/);
-    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n  nonResourceURLs: ["/a"]\n  resources: [{group: ""}]\n', naming)).toThrow(/cannot apply to both/);
-    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1beta1\nkind: Policy\nrules:\n- level: None\n', naming)).toThrow(/want apiVersion audit.k8s.io\/v1, kind Policy/);
+    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: []\n', naming)).toThrow(
+      'rules: Required value: at least one rule is required',
+    );
+    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Loud\n', naming)).toThrow(
+      /rules\[0\]\.level: Unsupported value: "Loud"/,
+    );
+    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n  omitStages: [Later]\n', naming)).toThrow(
+      /rules\[0\]\.omitStages\[0\]: Unsupported value: "Later"/,
+    );
+    expect(() =>
+      parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: None\n  nonResourceURLs: ["/a"]\n  resources: [{group: ""}]\n', naming),
+    ).toThrow(/cannot apply to both/);
+    expect(() => parseAuditPolicy('apiVersion: audit.k8s.io/v1beta1\nkind: Policy\nrules:\n- level: None\n', naming)).toThrow(
+      /want apiVersion audit.k8s.io\/v1, kind Policy/,
+    );
     expect(() => parseAuditPolicy('apiVersion: audit.platform.io/v1\nkind: Policy\nrules:\n- level: None\n', createNaming('platform'))).not.toThrow();
   });
 });
@@ -86,7 +96,7 @@ describe('audit step', () => {
   it('records the request and response objects at RequestResponse, with upstream’s fields and stages', async () => {
     const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', managedFields: [{ manager: 'm' }] } });
     const { events, done } = run(
-      rr + '  omitManagedFields: true\n',
+      `${rr}  omitManagedFields: true\n`,
       async (e) => {
         const b = await e.request.readBody(1 << 20);
         e.annotate?.('example.com/note', 'x');
@@ -94,7 +104,12 @@ describe('audit step', () => {
         e.response.writeHead(201);
         e.response.end(b);
       },
-      { method: 'POST', url: '/api/v1/namespaces/default/configmaps?dryRun=All', body, headers: { 'content-type': 'application/json', 'user-agent': 'kubectl/v1.32' } },
+      {
+        method: 'POST',
+        url: '/api/v1/namespaces/default/configmaps?dryRun=All',
+        body,
+        headers: { 'content-type': 'application/json', 'user-agent': 'kubectl/v1.32' },
+      },
     );
     await done;
     expect(events.map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseComplete']);
@@ -120,26 +135,39 @@ describe('audit step', () => {
 
   it('at Metadata keeps no bodies; a refused request records its Status; a watch gets ResponseStarted', async () => {
     const meta = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n';
-    const failed = run(meta, async () => {
-      throw badRequest('nope');
-    }, { method: 'POST', url: '/api/v1/namespaces/default/configmaps', body: '{}' });
+    const failed = run(
+      meta,
+      async () => {
+        throw badRequest('nope');
+      },
+      { method: 'POST', url: '/api/v1/namespaces/default/configmaps', body: '{}' },
+    );
     await expect(failed.done).rejects.toThrow('nope');
-    expect(failed.events[1]).toMatchObject({ stage: 'ResponseComplete', responseStatus: { metadata: {}, status: 'Failure', message: 'nope', reason: 'BadRequest', code: 400 } });
+    expect(failed.events[1]).toMatchObject({
+      stage: 'ResponseComplete',
+      responseStatus: { metadata: {}, status: 'Failure', message: 'nope', reason: 'BadRequest', code: 400 },
+    });
     expect(failed.events[1]).not.toHaveProperty('requestObject');
 
-    const watch = run(meta, async (e) => {
-      e.response.writeHead(200);
-      e.response.flushHeaders();
-      e.response.write('{"type":"ADDED"}\n');
-      e.response.end();
-    }, { url: '/api/v1/pods?watch=true' });
+    const watch = run(
+      meta,
+      async (e) => {
+        e.response.writeHead(200);
+        e.response.flushHeaders();
+        e.response.write('{"type":"ADDED"}\n');
+        e.response.end();
+      },
+      { url: '/api/v1/pods?watch=true' },
+    );
     await watch.done;
     expect(watch.events.map((e) => e.stage)).toEqual(['RequestReceived', 'ResponseStarted', 'ResponseComplete']);
     expect(watch.events[1]!.responseStatus).toEqual({ metadata: {}, code: 200 });
   });
 
   it('a request no rule selects is not audited', async () => {
-    const { events, done } = run('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  users: [someone]\n', async (e) => e.response.end(), { url: '/api/v1/pods' });
+    const { events, done } = run('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  users: [someone]\n', async (e) => e.response.end(), {
+      url: '/api/v1/pods',
+    });
     await done;
     expect(events).toEqual([]);
   });
@@ -153,7 +181,11 @@ describe('audit step', () => {
       const done = compose([requestInfoStep, (next) => async (e) => next(Object.assign(e, { user: alice })), step], handler)(exchange);
       return { response, done, metrics };
     }
-    const counter = async (metrics: ServerMetrics, name: string) => (await metrics.text()).body.split('\n').filter((l) => l.startsWith(name)).join('\n');
+    const counter = async (metrics: ServerMetrics, name: string) =>
+      (await metrics.text()).body
+        .split('\n')
+        .filter((l) => l.startsWith(name))
+        .join('\n');
 
     it('blocking-strict: a first event that could not be recorded fails the request with upstream’s 500, and nothing more is audited', async () => {
       const seen: string[] = [];
@@ -265,13 +297,22 @@ describe('audit log file', () => {
     const rotated = gunzipSync(await readFile(path.join(dir, names.find((n) => n.endsWith('.gz'))!))).toString('utf8');
     const lines = rotated.trim().split('\n');
     expect(lines.length).toBeGreaterThan(1);
-    expect(lines[0]).toMatch(/^2026-11-25T10:00:00Z AUDIT: id="a1" stage="ResponseComplete" ip="10.0.0.1" method="list" user="alice" groups="\\"dev\\"" as="<self>" asgroups="<lookup>" user-agent="" namespace="default" uri="\/api\/v1\/namespaces\/default\/configmaps\?label=x+" response="200"$/);
+    expect(lines[0]).toMatch(
+      /^2026-11-25T10:00:00Z AUDIT: id="a1" stage="ResponseComplete" ip="10.0.0.1" method="list" user="alice" groups="\\"dev\\"" as="<self>" asgroups="<lookup>" user-agent="" namespace="default" uri="\/api\/v1\/namespaces\/default\/configmaps\?label=x+" response="200"$/,
+    );
     await rm(dir, { recursive: true, force: true });
   });
 
   it('a write that fails is reported with the events it lost, and answers false', async () => {
     const failures: string[] = [];
-    const log = openAuditLog({ path: '/dev/full', maxSizeMb: 0, maxBackups: 0, maxAgeDays: 0, clock: new ManualClock(), onError: (plugin, err, events) => failures.push(`${plugin}: ${err.message} (${events.length})`) });
+    const log = openAuditLog({
+      path: '/dev/full',
+      maxSizeMb: 0,
+      maxBackups: 0,
+      maxAgeDays: 0,
+      clock: new ManualClock(),
+      onError: (plugin, err, events) => failures.push(`${plugin}: ${err.message} (${events.length})`),
+    });
     expect(log.process([{ kind: 'Event' } as unknown as AuditEvent])).toBe(false);
     await log.close();
     expect(failures).toEqual([expect.stringMatching(/^log: ENOSPC.*\(1\)$/)]);

@@ -23,7 +23,9 @@ describe('codecs', () => {
   });
 
   it('YAML encodes as upstream: sorted keys, unindented sequences, quoted ambiguous strings', () => {
-    const text = yamlCodec.encode({ metadata: { name: 'x', creationTimestamp: '2026-01-01T00:00:00Z' }, kind: 'Pod', items: [{ b: 'yes', a: null }] }).toString();
+    const text = yamlCodec
+      .encode({ metadata: { name: 'x', creationTimestamp: '2026-01-01T00:00:00Z' }, kind: 'Pod', items: [{ b: 'yes', a: null }] })
+      .toString();
     expect(text).toBe('items:\n- a: null\n  b: "yes"\nkind: Pod\nmetadata:\n  creationTimestamp: "2026-01-01T00:00:00Z"\n  name: x\n');
   });
 

@@ -26,8 +26,18 @@ function replicaSet(name: string, createdSecondsAgo = 90): ApiObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
-    metadata: { name, namespace: 'default', uid: `u-${name}`, resourceVersion: '11', creationTimestamp: new Date(clock.now() - createdSecondsAgo * 1000).toISOString().replace('.000Z', 'Z') },
-    spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `u-${name}`,
+      resourceVersion: '11',
+      creationTimestamp: new Date(clock.now() - createdSecondsAgo * 1000).toISOString().replace('.000Z', 'Z'),
+    },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
     status: { replicas: 2, readyReplicas: 1 },
   };
 }
@@ -52,7 +62,15 @@ class ReplicaSetCore extends RecordingCore {
 function setup(gates: Record<string, boolean> = {}) {
   const core = new ReplicaSetCore();
   const features = buildFeatureGates(gates).gates;
-  const handler = createResourceHandler({ core, codecs: gatewayCodecs(naming), naming, index: new ResourceIndex(builtinResources(naming)), features, clock, watchTimeoutMs: () => 60_000 });
+  const handler = createResourceHandler({
+    core,
+    codecs: gatewayCodecs(naming),
+    naming,
+    index: new ResourceIndex(builtinResources(naming)),
+    features,
+    clock,
+    watchTimeoutMs: () => 60_000,
+  });
   async function call(init: FakeRequestInit) {
     const { exchange, response } = fakeExchange(init);
     exchange.info = parseRequestInfo(exchange.request);
@@ -79,7 +97,16 @@ describe('Table responses', () => {
     expect(res.header('content-type')).toBe('application/json');
     const table = res.json;
     expect(table).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '12', continue: 'next' } });
-    expect(table.columnDefinitions.map((c: { name: string }) => c.name)).toEqual(['Name', 'Desired', 'Current', 'Ready', 'Age', 'Containers', 'Images', 'Selector']);
+    expect(table.columnDefinitions.map((c: { name: string }) => c.name)).toEqual([
+      'Name',
+      'Desired',
+      'Current',
+      'Ready',
+      'Age',
+      'Containers',
+      'Images',
+      'Selector',
+    ]);
     expect(table.rows[0]).toEqual({
       cells: ['rs-0', 2, 2, 1, '90s', 'c', 'nginx', 'app=rs-0'],
       object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: expect.objectContaining({ name: 'rs-0', uid: 'u-rs-0' }) },
@@ -130,10 +157,18 @@ describe('PartialObjectMetadata', () => {
   it('serves PartialObjectMetadataList for lists and PartialObjectMetadata for objects, protobuf included', async () => {
     const { call } = setup();
     const list = await call({ url: RS, headers: { accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' } });
-    expect(list.json).toMatchObject({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '12', continue: 'next' }, items: [{ kind: 'PartialObjectMetadata', metadata: { name: 'rs-0' } }, {}] });
+    expect(list.json).toMatchObject({
+      kind: 'PartialObjectMetadataList',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { resourceVersion: '12', continue: 'next' },
+      items: [{ kind: 'PartialObjectMetadata', metadata: { name: 'rs-0' } }, {}],
+    });
     const pb = await call({ url: `${RS}/web`, headers: { accept: 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' } });
     expect(pb.header('content-type')).toBe('application/vnd.kubernetes.protobuf');
-    expect(gatewayCodecs(naming).get('application/vnd.kubernetes.protobuf')!.decode(Buffer.concat(pb.chunks))).toMatchObject({ kind: 'PartialObjectMetadata', metadata: { name: 'web', uid: 'u-web' } });
+    expect(gatewayCodecs(naming).get('application/vnd.kubernetes.protobuf')!.decode(Buffer.concat(pb.chunks))).toMatchObject({
+      kind: 'PartialObjectMetadata',
+      metadata: { name: 'web', uid: 'u-web' },
+    });
   });
 
   it('refuses the wrong shape with 406, naming the Go type', async () => {
@@ -160,7 +195,10 @@ describe('watch conversions', () => {
     core.watchStream.push({ type: 'MODIFIED', object: replicaSet('a', 200) });
     core.watchStream.close();
     await done;
-    const events = response.text.trim().split('\n').map((l) => JSON.parse(l));
+    const events = response.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => [e.type, e.object.kind, e.object.columnDefinitions?.length ?? null, e.object.rows[0].cells[4]])).toEqual([
       ['ADDED', 'Table', 8, '90s'],
       ['MODIFIED', 'Table', null, '3m20s'],
@@ -175,24 +213,41 @@ describe('CBOR behind CBORServingAndStorage', () => {
     const { call } = setup();
     expectStatus(await call({ url: `${RS}/web`, headers: { accept: 'application/cbor' } }), { code: 406 });
     expectStatus(await call({ method: 'POST', url: RS, headers: { 'content-type': 'application/cbor' }, body: cbor.encode(replicaSet('x')) }), { code: 415 });
-    expectStatus(await call({ method: 'PATCH', url: `${RS}/web`, headers: { 'content-type': 'application/apply-patch+cbor' }, body: cbor.encode(replicaSet('x')) }), {
-      code: 415,
-      message: 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml',
-    });
+    expectStatus(
+      await call({ method: 'PATCH', url: `${RS}/web`, headers: { 'content-type': 'application/apply-patch+cbor' }, body: cbor.encode(replicaSet('x')) }),
+      {
+        code: 415,
+        message:
+          'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml',
+      },
+    );
   });
 
   it('with the gate on: CBOR bodies and responses, apply-patch+cbor as an apply, no CBOR for the other patch types', async () => {
     const { core, call } = setup({ CBORServingAndStorage: true });
-    const res = await call({ method: 'POST', url: RS, headers: { 'content-type': 'application/cbor', accept: 'application/cbor' }, body: cbor.encode(replicaSet('x')) });
+    const res = await call({
+      method: 'POST',
+      url: RS,
+      headers: { 'content-type': 'application/cbor', accept: 'application/cbor' },
+      body: cbor.encode(replicaSet('x')),
+    });
     expect(res.header('content-type')).toBe('application/cbor');
     expect(cbor.decode(Buffer.concat(res.chunks))).toEqual(replicaSet('x'));
-    await call({ method: 'PATCH', url: `${RS}/web?fieldManager=me`, headers: { 'content-type': 'application/apply-patch+cbor' }, body: cbor.encode({ spec: { replicas: 3 } }) });
+    await call({
+      method: 'PATCH',
+      url: `${RS}/web?fieldManager=me`,
+      headers: { 'content-type': 'application/apply-patch+cbor' },
+      body: cbor.encode({ spec: { replicas: 3 } }),
+    });
     expect(core.last.args[0]).toEqual({ type: 'apply', body: { spec: { replicas: 3 } } });
     expectStatus(await call({ method: 'PATCH', url: `${RS}/web`, headers: { 'content-type': 'application/merge-patch+cbor' }, body: 'x' }), {
       code: 415,
       message: expect.stringContaining('application/apply-patch+yaml, application/apply-patch+cbor'),
     });
-    expectStatus(await call({ method: 'PATCH', url: `${RS}/web`, headers: { 'content-type': 'application/apply-patch+cbor' }, body: Buffer.from('a1', 'hex') }), { code: 400 });
+    expectStatus(
+      await call({ method: 'PATCH', url: `${RS}/web`, headers: { 'content-type': 'application/apply-patch+cbor' }, body: Buffer.from('a1', 'hex') }),
+      { code: 400 },
+    );
   });
 
   it('writes errors in CBOR to CBOR clients', async () => {

@@ -76,11 +76,17 @@ describe('output negotiation', () => {
   it('is 406 listing the served types when nothing fits', () => {
     expect(() => output('text/html')).toThrow(
       expect.objectContaining({
-        status: expect.objectContaining({ code: 406, reason: 'NotAcceptable', message: 'only the following media types are accepted: application/json, application/yaml' }),
+        status: expect.objectContaining({
+          code: 406,
+          reason: 'NotAcceptable',
+          message: 'only the following media types are accepted: application/json, application/yaml',
+        }),
       }),
     );
     expect(() => negotiateOutput({ headers: { accept: 'application/cbor' }, query: new URLSearchParams() }, served)).toThrow(
-      expect.objectContaining({ message: 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf' }),
+      expect.objectContaining({
+        message: 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+      }),
     );
     expect(negotiateOutput({ headers: { accept: 'application/cbor' }, query: new URLSearchParams() }, withCbor).codec.mediaType).toBe('application/cbor');
   });
@@ -95,7 +101,9 @@ describe('output negotiation', () => {
     expect(pick('application/yaml;as=Table;v=v1beta1;g=meta.k8s.io')).toBe('application/yaml as Table/v1beta1');
     expect(pick('application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io')).toBeUndefined();
     expect(pick('application/cbor;as=Table;v=v1;g=meta.k8s.io', withCbor)).toBeUndefined();
-    expect(pick('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1')).toBe('application/vnd.kubernetes.protobuf as PartialObjectMetadataList/v1');
+    expect(pick('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1')).toBe(
+      'application/vnd.kubernetes.protobuf as PartialObjectMetadataList/v1',
+    );
     expect(pick('application/json;as=Table;v=v2;g=meta.k8s.io')).toBeUndefined();
     expect(pick('application/json;as=Table;v=v1;g=meta.platform.io')).toBeUndefined();
     expect(pick('application/json;as=Table;v=v1')).toBeUndefined();
@@ -130,14 +138,21 @@ describe('output negotiation', () => {
   it('needs a streaming codec for watches (YAML is 406), and never indents events', () => {
     const req = (accept: string, query = '') => ({ headers: { accept }, query: new URLSearchParams(query) });
     expect(negotiateStreamOutput(req('application/json', 'pretty=true'), defaultCodecs)).toMatchObject({ codec: jsonCodec, pretty: false });
-    expect(() => negotiateStreamOutput(req('application/yaml'), defaultCodecs)).toThrow(expect.objectContaining({ status: expect.objectContaining({ code: 406 }) }));
+    expect(() => negotiateStreamOutput(req('application/yaml'), defaultCodecs)).toThrow(
+      expect.objectContaining({ status: expect.objectContaining({ code: 406 }) }),
+    );
     expect(negotiateStreamOutput(req('application/cbor'), withCbor).codec.stream!.mediaType).toBe('application/cbor-seq');
-    expect(negotiateStreamOutput(req('application/vnd.kubernetes.protobuf;stream=watch'), served).codec.stream!.mediaType).toBe('application/vnd.kubernetes.protobuf;stream=watch');
+    expect(negotiateStreamOutput(req('application/vnd.kubernetes.protobuf;stream=watch'), served).codec.stream!.mediaType).toBe(
+      'application/vnd.kubernetes.protobuf;stream=watch',
+    );
   });
 });
 
 describe('response content encoding', () => {
-  const req = (acceptEncoding?: string) => ({ headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }, query: new URLSearchParams() });
+  const req = (acceptEncoding?: string) => ({
+    headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding },
+    query: new URLSearchParams(),
+  });
   it('is gzip when gzip is one of the Accept-Encoding tokens, exactly', () => {
     expect(responseContentEncoding(req('gzip'), served)).toBe('gzip');
     expect(responseContentEncoding(req('deflate, gzip'), served)).toBe('gzip');
@@ -164,7 +179,8 @@ describe('input negotiation', () => {
           status: expect.objectContaining({
             code: 415,
             reason: 'UnsupportedMediaType',
-            message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+            message:
+              'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
           }),
         }),
       );

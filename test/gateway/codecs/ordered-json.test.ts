@@ -22,7 +22,11 @@ function shuffled(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shuffled);
   if (typeof value !== 'object' || value === null) return value;
   // fieldsV1 is raw JSON upstream copies as it is: its order is its own.
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, k === 'fieldsV1' ? v : shuffled(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, k === 'fieldsV1' ? v : shuffled(v)]),
+  );
 }
 
 describe('ordered JSON codec', () => {
@@ -66,7 +70,9 @@ describe('ordered JSON codec', () => {
   });
 
   it('writes a list into its buffer piece by piece, the same bytes as its text, non-ASCII included', () => {
-    const items = Array.from({ length: 300 }, (_, i) => shuffled({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { k: `v ✓ ${'x'.repeat(i)}`, e: '\u{1F600}<&>' } }));
+    const items = Array.from({ length: 300 }, (_, i) =>
+      shuffled({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { k: `v ✓ ${'x'.repeat(i)}`, e: '\u{1F600}<&>' } }),
+    );
     const list = { items, metadata: { resourceVersion: '9' }, apiVersion: 'v1', kind: 'ConfigMapList' };
     const bytes = json.encode(list);
     expect(bytes.toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
@@ -99,7 +105,9 @@ describe('ordered JSON codec', () => {
     const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [item, item] };
     const first = json.encode(list);
     expect(first.toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
-    expect(json.encode({ ...list, metadata: { resourceVersion: '10' } }).toString()).toBe(`${encodeOrderedJson(registry, { ...list, metadata: { resourceVersion: '10' } })}\n`);
+    expect(json.encode({ ...list, metadata: { resourceVersion: '10' } }).toString()).toBe(
+      `${encodeOrderedJson(registry, { ...list, metadata: { resourceVersion: '10' } })}\n`,
+    );
   });
 
   it("cuts a cached object's list item and watch events from its one body: the same bytes as encoding them afresh", () => {
@@ -122,7 +130,9 @@ describe('ordered JSON codec', () => {
     expect(json.encode(list).toString()).toBe(json.encode(fresh(list)).toString());
     const streamed = json.encodeChunks!({ ...list, items: Array.from({ length: STREAMED_LIST_ITEMS }, (_, i) => items[i % 2]) })!;
     const pieces = [...streamed];
-    expect(Buffer.concat(pieces).toString()).toBe(json.encode(fresh({ ...list, items: Array.from({ length: STREAMED_LIST_ITEMS }, (_, i) => items[i % 2]) })).toString());
+    expect(Buffer.concat(pieces).toString()).toBe(
+      json.encode(fresh({ ...list, items: Array.from({ length: STREAMED_LIST_ITEMS }, (_, i) => items[i % 2]) })).toString(),
+    );
     // The items' bytes are views of the bodies, not copies.
     expect(pieces.filter((p) => p.buffer === bodies[0].buffer).length).toBe(STREAMED_LIST_ITEMS / 2);
     for (const [i, o] of objects.entries()) {
@@ -142,7 +152,9 @@ describe('ordered JSON codec', () => {
     const view = Object.freeze(rest);
     viewWithoutTypeMeta(view, secret);
     const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [view] };
-    expect(json.encode(list).toString()).toBe(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}}]}\n`);
+    expect(json.encode(list).toString()).toBe(
+      `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"k":"v"}}]}\n`,
+    );
   });
 
   it("writes Tables in metav1.Table's order, each row's object in its own", () => {
@@ -165,7 +177,9 @@ describe('ordered JSON codec', () => {
   });
 
   it('frames watch events one per line with the ordered object', () => {
-    const text = json.stream!.encodeEvent({ type: 'ADDED', object: shuffled({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', uid: 'u' } }) }).toString();
+    const text = json
+      .stream!.encodeEvent({ type: 'ADDED', object: shuffled({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', uid: 'u' } }) })
+      .toString();
     expect(text).toBe('{"type":"ADDED","object":{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"n","uid":"u"}}}\n');
   });
 });
@@ -173,7 +187,12 @@ describe('ordered JSON codec', () => {
 describe('gateway codecs', () => {
   it('serve JSON, YAML and protobuf, and CBOR last when its gate is on', () => {
     expect([...gatewayCodecs(naming).keys()]).toEqual(['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
-    expect([...gatewayCodecs(naming, { cbor: true, compression: true }).keys()]).toEqual(['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'application/cbor']);
+    expect([...gatewayCodecs(naming, { cbor: true, compression: true }).keys()]).toEqual([
+      'application/json',
+      'application/yaml',
+      'application/vnd.kubernetes.protobuf',
+      'application/cbor',
+    ]);
     expect(gatewayCodecs(naming, { cbor: true, compression: false }).features).toEqual({ cbor: true, compression: false });
   });
 

@@ -39,7 +39,12 @@ function viewsOf(objects: Array<Record<string, unknown>>): Array<Record<string, 
   });
 }
 
-const listOf = (items: unknown[]) => ({ kind: 'ReplicaSetList', apiVersion: 'apps/v1', metadata: { resourceVersion: '42', continue: 'abc', remainingItemCount: 7 }, items });
+const listOf = (items: unknown[]) => ({
+  kind: 'ReplicaSetList',
+  apiVersion: 'apps/v1',
+  metadata: { resourceVersion: '42', continue: 'abc', remainingItemCount: 7 },
+  items,
+});
 
 describe('protobuf lists from memoised items', () => {
   test('a list of cached objects is byte for byte the whole list encoded, and decodes back to it', () => {
@@ -77,6 +82,8 @@ describe('protobuf lists from memoised items', () => {
   });
 
   test('a list kind without a protobuf form is refused as before', () => {
-    expect(() => memoised.encode({ kind: 'WidgetList', apiVersion: 'example.com/v1', metadata: {}, items: [] })).toThrow('does not implement the protobuf marshalling interface');
+    expect(() => memoised.encode({ kind: 'WidgetList', apiVersion: 'example.com/v1', metadata: {}, items: [] })).toThrow(
+      'does not implement the protobuf marshalling interface',
+    );
   });
 });

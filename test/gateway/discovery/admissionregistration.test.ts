@@ -16,13 +16,25 @@ describe.each<Vendor>(['kubernetes', 'platform'])('admissionregistration discove
 
   it('serves the group at v1, named by the profile', () => {
     expect(group).toBe(`admissionregistration.${naming.groupDomain}`);
-    expect(apiGroupList(index).groups).toContainEqual({ name: group, versions: [{ groupVersion: `${group}/v1`, version: 'v1' }], preferredVersion: { groupVersion: `${group}/v1`, version: 'v1' } });
+    expect(apiGroupList(index).groups).toContainEqual({
+      name: group,
+      versions: [{ groupVersion: `${group}/v1`, version: 'v1' }],
+      preferredVersion: { groupVersion: `${group}/v1`, version: 'v1' },
+    });
   });
 
   it('lists the four kinds and the policy status', () => {
     const list = apiResourceList(index, group, 'v1');
     expect(list).toMatchObject({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/v1` });
-    const entry = (name: string, singularName: string, kind: string) => ({ name, singularName, namespaced: false, kind, verbs: VERBS, categories: ['api-extensions'], storageVersionHash: expect.any(String) });
+    const entry = (name: string, singularName: string, kind: string) => ({
+      name,
+      singularName,
+      namespaced: false,
+      kind,
+      verbs: VERBS,
+      categories: ['api-extensions'],
+      storageVersionHash: expect.any(String),
+    });
     expect(list.resources).toEqual([
       entry('mutatingwebhookconfigurations', 'mutatingwebhookconfiguration', 'MutatingWebhookConfiguration'),
       entry('validatingadmissionpolicies', 'validatingadmissionpolicy', 'ValidatingAdmissionPolicy'),
@@ -47,6 +59,8 @@ describe.each<Vendor>(['kubernetes', 'platform'])('admissionregistration discove
       ['validatingadmissionpolicybindings', 'Cluster', ['api-extensions']],
       ['validatingwebhookconfigurations', 'Cluster', ['api-extensions']],
     ]);
-    expect(resources[1]!.subresources).toEqual([{ subresource: 'status', responseKind: { group: '', version: '', kind: 'ValidatingAdmissionPolicy' }, verbs: ['get', 'patch', 'update'] }]);
+    expect(resources[1]!.subresources).toEqual([
+      { subresource: 'status', responseKind: { group: '', version: '', kind: 'ValidatingAdmissionPolicy' }, verbs: ['get', 'patch', 'update'] },
+    ]);
   });
 });

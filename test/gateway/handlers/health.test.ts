@@ -20,7 +20,9 @@ describe('health endpoints', () => {
   it('skips excluded checks and warns about unknown ones', async () => {
     const report = await healthReport('readyz', [ok('ping'), failing('etcd')], q('verbose&exclude=etcd&exclude=nope&exclude=alsonope'));
     expect(report.status).toBe(200);
-    expect(report.body).toBe('[+]ping ok\n[+]etcd excluded: ok\nwarn: some health checks cannot be excluded: no matches for "alsonope","nope"\nreadyz check passed\n');
+    expect(report.body).toBe(
+      '[+]ping ok\n[+]etcd excluded: ok\nwarn: some health checks cannot be excluded: no matches for "alsonope","nope"\nreadyz check passed\n',
+    );
   });
 
   it('fails with 500, always verbose, reasons withheld', async () => {

@@ -15,7 +15,16 @@ function route(method: string, url: string) {
 }
 
 const NOT_FOUND = expect.objectContaining({
-  status: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 },
+  status: {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server could not find the requested resource',
+    reason: 'NotFound',
+    details: {},
+    code: 404,
+  },
 });
 const NOT_ALLOWED = expect.objectContaining({
   status: {
@@ -42,7 +51,12 @@ describe('resource routes', () => {
     ['PATCH', '/api/v1/namespaces/ns/pods/p', 'patch', { name: 'p' }],
     ['DELETE', '/api/v1/namespaces/ns/pods/p', 'delete', { name: 'p' }],
     ['PUT', '/api/v1/namespaces/ns/pods/p/status', 'update', { name: 'p', subresource: 'status' }],
-    ['GET', '/apis/apps/v1/namespaces/ns/replicasets/r/scale', 'get', { group: 'apps', resource: 'replicasets', subresource: 'scale', name: 'r', namespace: 'ns' }],
+    [
+      'GET',
+      '/apis/apps/v1/namespaces/ns/replicasets/r/scale',
+      'get',
+      { group: 'apps', resource: 'replicasets', subresource: 'scale', name: 'r', namespace: 'ns' },
+    ],
     ['GET', '/api/v1/namespaces', 'list', { resource: 'namespaces' }],
     ['GET', '/api/v1/namespaces/ns', 'get', { resource: 'namespaces', name: 'ns' }],
     ['PUT', '/api/v1/namespaces/ns/finalize', 'update', { resource: 'namespaces', name: 'ns', subresource: 'finalize' }],

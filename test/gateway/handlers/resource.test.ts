@@ -14,7 +14,13 @@ const admin = { username: 'admin', groups: ['system:masters', 'system:authentica
 
 function setup() {
   const core = new RecordingCore();
-  const handler = createResourceHandler({ core, codecs: defaultCodecs, naming, index: new ResourceIndex(testDefinitions(naming)), watchTimeoutMs: () => 60_000 });
+  const handler = createResourceHandler({
+    core,
+    codecs: defaultCodecs,
+    naming,
+    index: new ResourceIndex(testDefinitions(naming)),
+    watchTimeoutMs: () => 60_000,
+  });
   async function call(init: FakeRequestInit) {
     const { exchange, response } = fakeExchange(init);
     exchange.info = parseRequestInfo(exchange.request);
@@ -51,14 +57,25 @@ describe('resource handler', () => {
 
   it('create: decodes JSON or YAML bodies, answers 201', async () => {
     const { core, call } = setup();
-    const res = await call({ method: 'POST', url: '/api/v1/namespaces/ns/configmaps?fieldManager=me', headers: { 'content-type': 'application/yaml' }, body: 'kind: ConfigMap\nmetadata:\n  name: c\n' });
+    const res = await call({
+      method: 'POST',
+      url: '/api/v1/namespaces/ns/configmaps?fieldManager=me',
+      headers: { 'content-type': 'application/yaml' },
+      body: 'kind: ConfigMap\nmetadata:\n  name: c\n',
+    });
     expect(res.status).toBe(201);
-    expect(core.last).toMatchObject({ method: 'create', target: { resource: 'configmaps', namespace: 'ns' }, args: [{ kind: 'ConfigMap', metadata: { name: 'c' } }, { fieldManager: 'me' }] });
+    expect(core.last).toMatchObject({
+      method: 'create',
+      target: { resource: 'configmaps', namespace: 'ns' },
+      args: [{ kind: 'ConfigMap', metadata: { name: 'c' } }, { fieldManager: 'me' }],
+    });
   });
 
   it('create: 415 for an unknown body type, before the core', async () => {
     const { core, call } = setup();
-    await expect(call({ method: 'POST', url: '/api/v1/namespaces/ns/configmaps', headers: { 'content-type': 'text/plain' }, body: 'x' })).rejects.toMatchObject({ code: 415 });
+    await expect(call({ method: 'POST', url: '/api/v1/namespaces/ns/configmaps', headers: { 'content-type': 'text/plain' }, body: 'x' })).rejects.toMatchObject(
+      { code: 415 },
+    );
     expect(core.calls).toHaveLength(0);
   });
 
@@ -83,16 +100,32 @@ describe('resource handler', () => {
     expect(core.last).toMatchObject({
       method: 'patch',
       target: { group: 'apps', resource: 'replicasets', subresource: 'scale', name: 'r' },
-      args: [{ type: 'apply', body: { spec: { replicas: 3 } } }, { fieldManager: 'kubectl', force: true }],
+      args: [
+        { type: 'apply', body: { spec: { replicas: 3 } } },
+        { fieldManager: 'kubectl', force: true },
+      ],
     });
     core.created = true;
-    expect((await call({ method: 'PATCH', url: '/api/v1/namespaces/ns/pods/p?fieldManager=x', headers: { 'content-type': 'application/apply-patch+yaml' }, body: 'a: 1' })).status).toBe(201);
+    expect(
+      (
+        await call({
+          method: 'PATCH',
+          url: '/api/v1/namespaces/ns/pods/p?fieldManager=x',
+          headers: { 'content-type': 'application/apply-patch+yaml' },
+          body: 'a: 1',
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('delete: options from the body, status from the core (200 or 202)', async () => {
     const { core, call } = setup();
     core.deleteStatus = 202;
-    const res = await call({ method: 'DELETE', url: '/api/v1/namespaces/ns/pods/p', body: '{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}' });
+    const res = await call({
+      method: 'DELETE',
+      url: '/api/v1/namespaces/ns/pods/p',
+      body: '{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}',
+    });
     expect(res.status).toBe(202);
     expect(core.last).toMatchObject({ method: 'delete', args: [{ propagationPolicy: 'Background' }] });
     expect(res.json).toMatchObject({ kind: 'Status', status: 'Success' });

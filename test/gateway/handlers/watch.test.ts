@@ -17,7 +17,14 @@ const naming = createNaming('kubernetes');
 function start(init: FakeRequestInit, timeoutMs = 60_000, clock?: ManualClock, stream?: AsyncQueue<WatchEvent>) {
   const core = new RecordingCore();
   if (stream) (core as { watchStream: unknown }).watchStream = stream;
-  const handler = createResourceHandler({ core, codecs: defaultCodecs, naming, index: new ResourceIndex(testDefinitions(naming)), watchTimeoutMs: () => timeoutMs, clock });
+  const handler = createResourceHandler({
+    core,
+    codecs: defaultCodecs,
+    naming,
+    index: new ResourceIndex(testDefinitions(naming)),
+    watchTimeoutMs: () => timeoutMs,
+    clock,
+  });
   const { exchange, response } = fakeExchange(init);
   exchange.info = parseRequestInfo(exchange.request);
   exchange.user = { username: 'admin', groups: ['system:masters'] };
@@ -34,7 +41,11 @@ describe('watch', () => {
     expect(response.status).toBe(200);
     expect(response.headersFlushed).toBe(true);
     expect(response.header('content-type')).toBe('application/json');
-    expect(core.last).toMatchObject({ method: 'watch', target: { namespace: 'ns', resource: 'pods' }, args: [{ resourceVersion: '5', allowWatchBookmarks: true }] });
+    expect(core.last).toMatchObject({
+      method: 'watch',
+      target: { namespace: 'ns', resource: 'pods' },
+      args: [{ resourceVersion: '5', allowWatchBookmarks: true }],
+    });
     core.watchStream.push({ type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'a' } } });
     await tick();
     expect(response.text).toBe('{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a"}}}\n');
@@ -92,9 +103,13 @@ describe('watch', () => {
     expect(defaultWatchTimeoutMs(() => 0.999)).toBeLessThan(3600_000);
   });
 
-  describe('taken directly (a stream that offers `direct`, as the watch cache\'s watchers do)', () => {
+  describe("taken directly (a stream that offers `direct`, as the watch cache's watchers do)", () => {
     const pod = (name: string): WatchEvent => ({ type: 'ADDED', object: { kind: 'Pod', metadata: { name } } });
-    const names = (text: string) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line).object.metadata.name);
+    const names = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).object.metadata.name);
 
     it('writes what was queued before it started, then each event within the push', async () => {
       const stream = new AsyncQueue<WatchEvent>();

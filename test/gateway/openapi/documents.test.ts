@@ -22,11 +22,25 @@ describe.each(['kubernetes', 'platform'] as const)('OpenAPI documents (%s profil
   const rbac = naming.groups.rbac;
 
   it('has one v3 document per served group version, keyed as the v3 index keys them', () => {
-    expect(v3.map((d) => d.path).sort()).toEqual(['api/v1', 'apis/apps/v1', `apis/${naming.groups.authentication}/v1`, `apis/${naming.groups.authorization}/v1`, `apis/${naming.groups.events}/v1`, `apis/${naming.groups.coordination}/v1`, `apis/${naming.groups.scheduling}/v1`, 'apis/policy/v1', `apis/${rbac}/v1`, `apis/${naming.groups.admissionregistration}/v1`, `apis/${naming.groups.certificates}/v1`].sort());
+    expect(v3.map((d) => d.path).sort()).toEqual(
+      [
+        'api/v1',
+        'apis/apps/v1',
+        `apis/${naming.groups.authentication}/v1`,
+        `apis/${naming.groups.authorization}/v1`,
+        `apis/${naming.groups.events}/v1`,
+        `apis/${naming.groups.coordination}/v1`,
+        `apis/${naming.groups.scheduling}/v1`,
+        'apis/policy/v1',
+        `apis/${rbac}/v1`,
+        `apis/${naming.groups.admissionregistration}/v1`,
+        `apis/${naming.groups.certificates}/v1`,
+      ].sort(),
+    );
     for (const { document } of v3) expect(document).toMatchObject({ openapi: '3.0.0', info: { version: 'v1.32.0+keelson' } });
   });
 
-  it('gives every kind a PATCH operation with fieldValidation and its group-version-kind (kubectl\'s server-side validation check)', () => {
+  it("gives every kind a PATCH operation with fieldValidation and its group-version-kind (kubectl's server-side validation check)", () => {
     const apps = v3.find((d) => d.path === 'apis/apps/v1')!.document as Json;
     const patch = apps.paths['/apis/apps/v1/namespaces/{namespace}/replicasets/{name}'].patch;
     expect(patch[x('group-version-kind')]).toEqual({ group: 'apps', kind: 'ReplicaSet', version: 'v1' });
@@ -44,7 +58,7 @@ describe.each(['kubernetes', 'platform'] as const)('OpenAPI documents (%s profil
     expect(rb.post.tags).toEqual(['rbacAuthorization_v1']);
   });
 
-  it('derives schemas from the type definitions, markers under the profile\'s extension names', () => {
+  it("derives schemas from the type definitions, markers under the profile's extension names", () => {
     const apps = (v3.find((d) => d.path === 'apis/apps/v1')!.document as Json).components.schemas as Json;
     const prefix = naming.groupDomain.split('.').reverse().join('.');
     const rs = apps[`${prefix}.api.apps.v1.ReplicaSet`];
@@ -66,14 +80,14 @@ describe.each(['kubernetes', 'platform'] as const)('OpenAPI documents (%s profil
     expect(apps[`${prefix}.api.rbac.v1.RoleBinding`]).toBeUndefined();
   });
 
-  it('never spells the other profile\'s vendor words', () => {
+  it("never spells the other profile's vendor words", () => {
     const other = createNaming(vendor === 'kubernetes' ? 'platform' : 'kubernetes');
     const text = JSON.stringify(v2) + JSON.stringify(v3);
     expect(text.includes(`x-${other.word}-`)).toBe(false);
     expect(text.includes(other.groupDomain)).toBe(false);
   });
 
-  it('keeps the v2 shapes kube-openapi\'s parser accepts: references without types, one item type, resolvable refs', () => {
+  it("keeps the v2 shapes kube-openapi's parser accepts: references without types, one item type, resolvable refs", () => {
     const definitions = v2.definitions as Record<string, Json>;
     const check = (s: Json, where: string): void => {
       if (s.$ref) {

@@ -25,7 +25,14 @@ function get(url: string, headers: Record<string, string> = {}, method = 'GET'):
 /** gnostic's OpenAPIv2 messages, only the fields the test reads. */
 const gnostic = protobuf.Root.fromJSON({
   nested: {
-    Document: { fields: { swagger: { type: 'string', id: 1 }, info: { type: 'Info', id: 2 }, paths: { type: 'Paths', id: 8 }, definitions: { type: 'Definitions', id: 9 } } },
+    Document: {
+      fields: {
+        swagger: { type: 'string', id: 1 },
+        info: { type: 'Info', id: 2 },
+        paths: { type: 'Paths', id: 8 },
+        definitions: { type: 'Definitions', id: 9 },
+      },
+    },
     Info: { fields: { title: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
     Paths: { fields: { path: { rule: 'repeated', type: 'NamedPathItem', id: 2 } } },
     NamedPathItem: { fields: { name: { type: 'string', id: 1 }, value: { type: 'PathItem', id: 2 } } },
@@ -89,7 +96,9 @@ describe('OpenAPI handler', () => {
     expect(gvk.value.yaml).toBe('group: apps\nkind: ReplicaSet\nversion: v1\n');
     const rs = doc.definitions.additionalProperties.find((d: any) => d.name === 'io.k8s.api.apps.v1.ReplicaSetSpec').value;
     expect(rs.required).toEqual(['selector']);
-    expect(rs.properties.additionalProperties.find((p: any) => p.name === 'selector').value.ref).toBe('#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector');
+    expect(rs.properties.additionalProperties.find((p: any) => p.name === 'selector').value.ref).toBe(
+      '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector',
+    );
   });
 
   it('/openapi/v3: an index of group versions with hashed URLs; a stale hash redirects, the current one is immutable', () => {
@@ -97,7 +106,19 @@ describe('OpenAPI handler', () => {
     expect(index.header('content-type')).toBe('application/json');
     const url: string = index.json.paths['apis/apps/v1'].serverRelativeURL;
     expect(url).toMatch(/^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{128}$/);
-    expect(Object.keys(index.json.paths).sort()).toEqual(['api/v1', 'apis/admissionregistration.k8s.io/v1', 'apis/apps/v1', 'apis/authentication.k8s.io/v1', 'apis/authorization.k8s.io/v1', 'apis/certificates.k8s.io/v1', 'apis/coordination.k8s.io/v1', 'apis/events.k8s.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.k8s.io/v1', 'apis/scheduling.k8s.io/v1']);
+    expect(Object.keys(index.json.paths).sort()).toEqual([
+      'api/v1',
+      'apis/admissionregistration.k8s.io/v1',
+      'apis/apps/v1',
+      'apis/authentication.k8s.io/v1',
+      'apis/authorization.k8s.io/v1',
+      'apis/certificates.k8s.io/v1',
+      'apis/coordination.k8s.io/v1',
+      'apis/events.k8s.io/v1',
+      'apis/policy/v1',
+      'apis/rbac.authorization.k8s.io/v1',
+      'apis/scheduling.k8s.io/v1',
+    ]);
 
     const doc = get(url);
     expect(doc.status).toBe(200);

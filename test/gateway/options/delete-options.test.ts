@@ -14,8 +14,17 @@ describe('DeleteOptions', () => {
   });
 
   it('comes from the body when there is one, ignoring the query (upstream)', () => {
-    const body = { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background', preconditions: { uid: 'u1', resourceVersion: '9' }, orphanDependents: null };
-    expect(parseDeleteOptions(body, q('gracePeriodSeconds=5'), naming)).toEqual({ propagationPolicy: 'Background', preconditions: { uid: 'u1', resourceVersion: '9' } });
+    const body = {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      propagationPolicy: 'Background',
+      preconditions: { uid: 'u1', resourceVersion: '9' },
+      orphanDependents: null,
+    };
+    expect(parseDeleteOptions(body, q('gracePeriodSeconds=5'), naming)).toEqual({
+      propagationPolicy: 'Background',
+      preconditions: { uid: 'u1', resourceVersion: '9' },
+    });
   });
 
   it('answers 400 for malformed values', () => {
@@ -33,13 +42,15 @@ describe('DeleteOptions', () => {
       expect.objectContaining({
         status: expect.objectContaining({
           code: 422,
-          message: 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
+          message:
+            'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"',
         }),
       }),
     );
     expect(() => parseDeleteOptions({ orphanDependents: true, propagationPolicy: 'Orphan' }, q(''), naming)).toThrow(
       expect.objectContaining({
-        message: 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
+        message:
+          'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
       }),
     );
     expect(() => parseDeleteOptions({ dryRun: ['Some'] }, q(''), naming)).toThrow(

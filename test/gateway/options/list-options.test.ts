@@ -12,7 +12,15 @@ describe('LIST parameters', () => {
       ),
     ).toEqual({
       watch: false,
-      options: { resourceVersion: '5', resourceVersionMatch: 'NotOlderThan', limit: 10, labelSelector: 'app=web', fieldSelector: 'metadata.name=x', timeoutSeconds: 30, allowWatchBookmarks: true },
+      options: {
+        resourceVersion: '5',
+        resourceVersionMatch: 'NotOlderThan',
+        limit: 10,
+        labelSelector: 'app=web',
+        fieldSelector: 'metadata.name=x',
+        timeoutSeconds: 30,
+        allowWatchBookmarks: true,
+      },
     });
     expect(parse('continue=abc&limit=2')).toEqual({ watch: false, options: { continue: 'abc', limit: 2 } });
   });
@@ -32,10 +40,14 @@ describe('LIST parameters', () => {
 
   it('answers 400 with strconv messages for malformed integers', () => {
     expect(() => parse('limit=abc')).toThrow(
-      expect.objectContaining({ status: expect.objectContaining({ code: 400, reason: 'BadRequest', message: 'strconv.ParseInt: parsing "abc": invalid syntax' }) }),
+      expect.objectContaining({
+        status: expect.objectContaining({ code: 400, reason: 'BadRequest', message: 'strconv.ParseInt: parsing "abc": invalid syntax' }),
+      }),
     );
     expect(() => parse('timeoutSeconds=1.5')).toThrow(expect.objectContaining({ message: 'strconv.ParseInt: parsing "1.5": invalid syntax' }));
-    expect(() => parse('limit=99999999999999999999')).toThrow(expect.objectContaining({ message: 'strconv.ParseInt: parsing "99999999999999999999": value out of range' }));
+    expect(() => parse('limit=99999999999999999999')).toThrow(
+      expect.objectContaining({ message: 'strconv.ParseInt: parsing "99999999999999999999": value out of range' }),
+    );
     expect(() => parse('limit=')).toThrow(expect.objectContaining({ code: 400 }));
   });
 
@@ -49,9 +61,16 @@ describe('LIST parameters', () => {
         status: expect.objectContaining({
           code: 400,
           reason: 'BadRequest',
-          message: 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+          message:
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
           details: {
-            causes: [{ reason: 'FieldValueForbidden', message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided', field: 'resourceVersionMatch' }],
+            causes: [
+              {
+                reason: 'FieldValueForbidden',
+                message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+                field: 'resourceVersionMatch',
+              },
+            ],
           },
         }),
       }),
@@ -67,7 +86,8 @@ describe('LIST parameters', () => {
     );
     expect(() => parse('watch=1&sendInitialEvents=true')).toThrow(
       expect.objectContaining({
-        message: 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        message:
+          'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
       }),
     );
     expect(() => parse('watch=1&resourceVersionMatch=NotOlderThan')).toThrow(

@@ -42,7 +42,9 @@ describe('WRITE and PATCH parameters', () => {
       expect.objectContaining({ message: 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes' }),
     );
     expect(() => parseWriteOptions(q('fieldManager=a%07b'), naming, 'CreateOptions')).toThrow(
-      expect.objectContaining({ message: 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\u0007b": invalid character U+0007 (at position 1)' }),
+      expect.objectContaining({
+        message: 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\u0007b": invalid character U+0007 (at position 1)',
+      }),
     );
   });
 

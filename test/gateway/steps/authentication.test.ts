@@ -6,7 +6,10 @@ const UNAUTHORIZED = { status: { kind: 'Status', apiVersion: 'v1', status: 'Fail
 
 describe('authentication step', () => {
   it('answers 401 Unauthorized for a certificate not signed by the CA, and says why only to the log', async () => {
-    const { exchange } = fakeExchange({ url: '/api', cert: { verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'mallory', organizations: ['system:masters'] } });
+    const { exchange } = fakeExchange({
+      url: '/api',
+      cert: { verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'mallory', organizations: ['system:masters'] },
+    });
     const next = jest.fn();
     const reasons: string[] = [];
     await expect(authenticationStep({ onRejected: (r) => reasons.push(r) })(next)(exchange)).rejects.toMatchObject(UNAUTHORIZED);

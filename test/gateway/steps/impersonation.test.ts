@@ -57,7 +57,10 @@ describe('impersonation step', () => {
 
   it('gives an impersonated service account its fixed groups, authorized as serviceaccounts in its namespace', async () => {
     const { user, seen } = await run({ 'Impersonate-User': 'system:serviceaccount:apps:builder' });
-    expect(user).toEqual({ username: 'system:serviceaccount:apps:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:apps', 'system:authenticated'] });
+    expect(user).toEqual({
+      username: 'system:serviceaccount:apps:builder',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:apps', 'system:authenticated'],
+    });
     expect(seen).toEqual(['impersonate /serviceaccounts apps/builder']);
   });
 
@@ -65,7 +68,7 @@ describe('impersonation step', () => {
     expect((await run({ 'Impersonate-User': 'system:anonymous' })).user).toEqual({ username: 'system:anonymous', groups: ['system:unauthenticated'] });
   });
 
-  it('refuses what the requester may not impersonate with upstream\'s 403', async () => {
+  it("refuses what the requester may not impersonate with upstream's 403", async () => {
     await expect(run({ 'Impersonate-User': 'bob', 'Impersonate-Group': 'system:masters' }, (a) => a.resource !== 'groups')).rejects.toMatchObject({
       status: {
         code: 403,

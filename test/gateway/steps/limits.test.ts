@@ -52,9 +52,13 @@ describe('limits step', () => {
     expect(c.response.header('retry-after')).toBe('1');
     expect(c.response.text).toBe('Too many requests, please try again later.\n');
     expect(c.response.header('content-type')).toBe('text/plain; charset=utf-8');
-    expect((await metrics.registry.getSingleMetric('apiserver_current_inflight_requests')!.get()).values).toContainEqual(expect.objectContaining({ labels: { request_kind: 'readOnly' }, value: 2 }));
+    expect((await metrics.registry.getSingleMetric('apiserver_current_inflight_requests')!.get()).values).toContainEqual(
+      expect.objectContaining({ labels: { request_kind: 'readOnly' }, value: 2 }),
+    );
     const terminated = (await metrics.terminations.get()).values;
-    expect(terminated).toEqual([expect.objectContaining({ labels: expect.objectContaining({ verb: 'LIST', resource: 'configmaps', scope: 'cluster', code: '429' }), value: 1 })]);
+    expect(terminated).toEqual([
+      expect.objectContaining({ labels: expect.objectContaining({ verb: 'LIST', resource: 'configmaps', scope: 'cluster', code: '429' }), value: 1 }),
+    ]);
 
     // A mutating request counts against its own limit; a watch and system:masters are never refused.
     const post = fakeExchange({ method: 'POST', url: '/api/v1/namespaces/default/configmaps' });
@@ -147,7 +151,11 @@ describe('metrics step', () => {
     expect(labels('/api/v1/namespaces/ns/pods')).toMatchObject({ verb: 'LIST', group: '', version: 'v1', resource: 'pods', scope: 'namespace' });
     expect(labels('/apis/apps/v1/replicasets?watch=1')).toMatchObject({ verb: 'WATCH', group: 'apps', resource: 'replicasets', scope: 'cluster' });
     expect(labels('/api/v1/namespaces/ns/pods?dryRun=All', 'POST')).toMatchObject({ verb: 'POST', dry_run: 'All', scope: 'resource' });
-    expect(labels('/api/v1/namespaces/ns/pods/p/status', 'PATCH', 'application/apply-patch+yaml')).toMatchObject({ verb: 'APPLY', subresource: 'status', scope: 'resource' });
+    expect(labels('/api/v1/namespaces/ns/pods/p/status', 'PATCH', 'application/apply-patch+yaml')).toMatchObject({
+      verb: 'APPLY',
+      subresource: 'status',
+      scope: 'resource',
+    });
     expect(labels('/apis/made.up/v1/things')).toMatchObject({ verb: 'LIST', group: '', version: '', resource: '', scope: 'cluster' });
     expect(labels('/healthz')).toEqual({ verb: 'GET', dry_run: '', group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver' });
   });
@@ -171,7 +179,13 @@ describe('metrics step', () => {
     await watching;
     expect((await metrics.longRunning.get()).values[0]!.value).toBe(0);
     const counted = (await metrics.requests.get()).values.map((v) => [v.labels.verb, v.labels.resource, v.labels.code, v.value]);
-    expect(counted).toEqual(expect.arrayContaining([['POST', 'configmaps', '201', 1], ['GET', 'configmaps', '500', 1], ['WATCH', 'pods', '201', 1]]));
+    expect(counted).toEqual(
+      expect.arrayContaining([
+        ['POST', 'configmaps', '201', 1],
+        ['GET', 'configmaps', '500', 1],
+        ['WATCH', 'pods', '201', 1],
+      ]),
+    );
     const durations = (await metrics.requestDuration.get()).values.filter((v) => v.metricName === 'apiserver_request_duration_seconds_count');
     expect(durations).toHaveLength(3);
   });

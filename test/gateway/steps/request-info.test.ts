@@ -16,9 +16,17 @@ describe('request info (upstream RequestInfoFactory)', () => {
     ['HEAD', '/api/v1/namespaces/other/pods/foo', { verb: 'get', name: 'foo' }],
     ['GET', '/api/v1/pods', { verb: 'list', namespace: '', resource: 'pods' }],
     ['GET', '/api/v1/namespaces/other/pods/foo/status', { verb: 'get', resource: 'pods', name: 'foo', subresource: 'status' }],
-    ['PUT', '/api/v1/namespaces/foo/status', { verb: 'update', namespace: 'foo', resource: 'namespaces', name: 'foo', subresource: 'status', namespaceScopedPath: false }],
+    [
+      'PUT',
+      '/api/v1/namespaces/foo/status',
+      { verb: 'update', namespace: 'foo', resource: 'namespaces', name: 'foo', subresource: 'status', namespaceScopedPath: false },
+    ],
     ['PUT', '/api/v1/namespaces/foo/finalize', { verb: 'update', resource: 'namespaces', subresource: 'finalize' }],
-    ['GET', '/apis/apps/v1/namespaces/ns/replicasets/rs/scale', { verb: 'get', apiGroup: 'apps', apiVersion: 'v1', resource: 'replicasets', subresource: 'scale' }],
+    [
+      'GET',
+      '/apis/apps/v1/namespaces/ns/replicasets/rs/scale',
+      { verb: 'get', apiGroup: 'apps', apiVersion: 'v1', resource: 'replicasets', subresource: 'scale' },
+    ],
     ['POST', '/api/v1/namespaces/other/pods', { verb: 'create', resource: 'pods' }],
     ['PUT', '/api/v1/namespaces/other/pods/foo', { verb: 'update' }],
     ['PATCH', '/api/v1/namespaces/other/pods/foo', { verb: 'patch' }],
@@ -30,7 +38,11 @@ describe('request info (upstream RequestInfoFactory)', () => {
     ['GET', '/api/v1/pods?watch=0', { verb: 'list' }],
     ['GET', '/api/v1/watch/namespaces/other/pods', { verb: 'watch', namespace: 'other', resource: 'pods', watchPrefix: true }],
     ['GET', '/api/v1/namespaces/other/pods?fieldSelector=metadata.name%3Dfoo', { verb: 'list', name: 'foo' }],
-    ['GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/admin', { verb: 'get', apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin' }],
+    [
+      'GET',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/admin',
+      { verb: 'get', apiGroup: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin' },
+    ],
     ['OPTIONS', '/api/v1/pods', { verb: '' }],
     // Leading and trailing slashes are trimmed (Go's strings.Trim), inner empty segments kept.
     ['GET', '///api/v1/namespaces/other/pods/foo//', { verb: 'get', namespace: 'other', resource: 'pods', name: 'foo' }],

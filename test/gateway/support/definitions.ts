@@ -2,7 +2,9 @@
 import type { ResourceDefinition } from '../../../src/core/resources/definition';
 import type { Naming } from '../../../src/naming';
 
-function def(partial: Partial<ResourceDefinition> & Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'resource' | 'singular' | 'namespaced'>): ResourceDefinition {
+function def(
+  partial: Partial<ResourceDefinition> & Pick<ResourceDefinition, 'group' | 'version' | 'kind' | 'resource' | 'singular' | 'namespaced'>,
+): ResourceDefinition {
   return { nameRule: 'dns1123Subdomain', allowCreateOnUpdate: false, allowUnconditionalUpdate: true, ...partial };
 }
 
@@ -10,7 +12,18 @@ const noop = { prepareForUpdate() {} };
 
 export function testDefinitions(naming: Naming): ResourceDefinition[] {
   return [
-    def({ group: '', version: 'v1', kind: 'Namespace', resource: 'namespaces', singular: 'namespace', namespaced: false, shortNames: ['ns'], status: noop, finalize: noop, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] }),
+    def({
+      group: '',
+      version: 'v1',
+      kind: 'Namespace',
+      resource: 'namespaces',
+      singular: 'namespace',
+      namespaced: false,
+      shortNames: ['ns'],
+      status: noop,
+      finalize: noop,
+      verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    }),
     def({ group: '', version: 'v1', kind: 'Pod', resource: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], categories: ['all'], status: noop }),
     def({ group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', singular: 'configmap', namespaced: true, shortNames: ['cm'] }),
     def({

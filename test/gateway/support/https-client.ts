@@ -13,7 +13,11 @@ export interface HttpsResult {
   body: string;
 }
 
-export function httpsRequest(url: string, tls: ClientTls, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<HttpsResult> {
+export function httpsRequest(
+  url: string,
+  tls: ClientTls,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpsResult> {
   return new Promise((resolve, reject) => {
     const req = https.request(url, { method: init.method ?? 'GET', headers: init.headers, ca: tls.ca, cert: tls.cert, key: tls.key, agent: false }, (res) => {
       const chunks: Buffer[] = [];

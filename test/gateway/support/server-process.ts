@@ -44,10 +44,14 @@ export interface StartServerProcessOptions {
 
 export async function startServerProcess(args: string[], options: StartServerProcessOptions = {}): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'keelson-e2e-')));
-  const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', 'src/server/main.ts', '--secure-port', '0', '--data-dir', dataDir, ...args],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

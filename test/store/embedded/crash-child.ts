@@ -33,9 +33,7 @@ async function main(): Promise<void> {
   for (let i = Number(firstIndex); ; i++) {
     const kv = await store.create(`/registry/crash/k${i}`, Buffer.from(`v${i}`));
     print(`create ${i} ${kv.modRevision}`);
-    counter = counter
-      ? await store.update(counterKey, Buffer.from(String(i)), counter.modRevision)
-      : await store.create(counterKey, Buffer.from(String(i)));
+    counter = counter ? await store.update(counterKey, Buffer.from(String(i)), counter.modRevision) : await store.create(counterKey, Buffer.from(String(i)));
     print(`counter ${i} ${counter.modRevision}`);
   }
 }

@@ -30,7 +30,9 @@ export class StoreLoad {
   private constructor(readonly store: Store) {}
 
   static open(target: StoreTarget): StoreLoad {
-    return new StoreLoad(target.kind === 'embedded' ? createStore({ kind: 'embedded', dataDir: target.dataDir }) : createStore({ kind: 'etcd', endpoints: [target.endpoint] }));
+    return new StoreLoad(
+      target.kind === 'embedded' ? createStore({ kind: 'embedded', dataDir: target.dataDir }) : createStore({ kind: 'etcd', endpoints: [target.endpoint] }),
+    );
   }
 
   run(spec: StoreSpec, durationMs: number): Promise<RunResult> {

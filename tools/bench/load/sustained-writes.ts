@@ -40,12 +40,28 @@ interface Watcher {
 }
 
 /** Open a JSON watch; `onEvent` gets each line's type and resourceVersion. */
-function openWatch(target: Target, path: string, onEvent: (type: string, rv: number, line: string) => void, onEnd: (error?: string) => void): { close(): void; opened: Promise<number> } {
+function openWatch(
+  target: Target,
+  path: string,
+  onEvent: (type: string, rv: number, line: string) => void,
+  onEnd: (error?: string) => void,
+): { close(): void; opened: Promise<number> } {
   let buffered = '';
   let resolveOpened: (status: number) => void = () => {};
   const opened = new Promise<number>((resolve) => (resolveOpened = resolve));
   const req = https.request(
-    { host: target.host, port: target.port, path, method: 'GET', ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, agent: false, checkServerIdentity: () => undefined, headers: { accept: 'application/json' } },
+    {
+      host: target.host,
+      port: target.port,
+      path,
+      method: 'GET',
+      ca: target.tls.ca,
+      cert: target.tls.cert,
+      key: target.tls.key,
+      agent: false,
+      checkServerIdentity: () => undefined,
+      headers: { accept: 'application/json' },
+    },
     (res) => {
       resolveOpened(res.statusCode ?? 0);
       res.setEncoding('utf8');
@@ -75,7 +91,7 @@ function openWatch(target: Target, path: string, onEvent: (type: string, rv: num
 
 function watcher(target: Target, path: string, record: boolean): Watcher {
   const tally: WatcherTally = { events: 0, outOfOrder: 0, lastRv: 0, ended: false };
-  const rvs = record ? [] as number[] : undefined;
+  const rvs = record ? ([] as number[]) : undefined;
   const w = openWatch(
     target,
     path,
@@ -157,7 +173,13 @@ export class SustainedWrites {
   /** Create the namespace and open the watchers from its resourceVersion. */
   async prepare(): Promise<void> {
     const { target, namespace } = this.options;
-    const ns = await request(this.agent, target, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }));
+    const ns = await request(
+      this.agent,
+      target,
+      'POST',
+      '/api/v1/namespaces',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }),
+    );
     if (ns.status !== 201 && ns.status !== 409) throw new Error(`namespace: ${ns.status} ${ns.body}`);
     const list = await request(this.agent, target, 'GET', `${this.base}?limit=1`);
     const from = /"resourceVersion":"(\d+)"/.exec(list.body)![1];
@@ -206,7 +228,10 @@ export class SustainedWrites {
    * the newest the first watcher saw: whether it succeeded, how old its start was, and whether it
    * delivered the same changes as that watcher, in order.
    */
-  async resume(ageMs: number, timeoutMs = 60_000): Promise<{ ok: boolean; ageMs: number; fromRv: number; events: number; expected: number; outOfOrder: number; error?: string }> {
+  async resume(
+    ageMs: number,
+    timeoutMs = 60_000,
+  ): Promise<{ ok: boolean; ageMs: number; fromRv: number; events: number; expected: number; outOfOrder: number; error?: string }> {
     const now = Date.now();
     const start = [...this.history].reverse().find((h) => now - h.at >= ageMs && h.rv > 0);
     if (!start) return { ok: false, ageMs: 0, fromRv: 0, events: 0, expected: 0, outOfOrder: 0, error: `no resourceVersion ${ageMs} ms old yet` };
@@ -248,7 +273,15 @@ export class SustainedWrites {
     await finished;
     clearTimeout(timer);
     w.close();
-    return { ok: !error && events === expected && outOfOrder === 0, ageMs: now - start.at, fromRv: start.rv, events, expected, outOfOrder, ...(error ? { error } : {}) };
+    return {
+      ok: !error && events === expected && outOfOrder === 0,
+      ageMs: now - start.at,
+      fromRv: start.rv,
+      events,
+      expected,
+      outOfOrder,
+      ...(error ? { error } : {}),
+    };
   }
 
   /** After `stop`: delete every object the writers left (each deletion one more event); resolves with how many. */
@@ -295,7 +328,13 @@ export class SustainedWrites {
       const aliveBefore = exists.size;
       try {
         if (!exists.has(n)) {
-          answer = await request(this.agent, target, 'POST', this.base, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { load: 'sustained' } }, data: { value } }));
+          answer = await request(
+            this.agent,
+            target,
+            'POST',
+            this.base,
+            JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { load: 'sustained' } }, data: { value } }),
+          );
           if (answer.status === 201) exists.add(n);
         } else {
           const r = Math.random();
@@ -303,7 +342,14 @@ export class SustainedWrites {
             answer = await request(this.agent, target, 'PATCH', `${this.base}/${name}`, JSON.stringify({ data: { value } }), 'application/merge-patch+json');
           } else if (r < 0.7) {
             const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { value, applied: String(counter) } });
-            answer = await request(this.agent, target, 'PATCH', `${this.base}/${name}?fieldManager=load-${client}&force=true`, body, 'application/apply-patch+yaml');
+            answer = await request(
+              this.agent,
+              target,
+              'PATCH',
+              `${this.base}/${name}?fieldManager=load-${client}&force=true`,
+              body,
+              'application/apply-patch+yaml',
+            );
           } else {
             answer = await request(this.agent, target, 'DELETE', `${this.base}/${name}`);
             if (answer.status === 200) exists.delete(n);

@@ -19,7 +19,12 @@ export type Writer = (seq: number) => Promise<void>;
  * writes the responses of a turn after its other writes), so timing from the acknowledgement
  * would reward a late acknowledgement.
  */
-async function round(write: Writer, arrivals: { collect(seq: number, sentAt: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> }, seq: number, timeoutMs: number): Promise<Delivery> {
+async function round(
+  write: Writer,
+  arrivals: { collect(seq: number, sentAt: number, ackAt: number, timeoutMs: number): Promise<Omit<Delivery, 'writeUs'>> },
+  seq: number,
+  timeoutMs: number,
+): Promise<Delivery> {
   const sentAt = performance.now();
   await write(seq);
   const ackAt = performance.now();

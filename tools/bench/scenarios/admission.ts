@@ -43,7 +43,13 @@ function startNoopWebhook(cert: string, key: string): Promise<{ port: number; ch
 let n = 0;
 
 async function measure(core: Core, namespace: string, ms: number): Promise<{ rate: number; cpuUs: number }> {
-  const create = () => core.create({ group: '', version: 'v1', resource: 'configmaps', namespace }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${n++}` }, data: { k: 'v' } }, {}, admin);
+  const create = () =>
+    core.create(
+      { group: '', version: 'v1', resource: 'configmaps', namespace },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${n++}` }, data: { k: 'v' } },
+      {},
+      admin,
+    );
   const run = async (until: number) => {
     let done = 0;
     await Promise.all(
@@ -75,7 +81,12 @@ export async function runAdmission(ctx: Context): Promise<void> {
   try {
     await core.ready();
     const ns = async (name: string) => {
-      await core.create({ group: '', version: 'v1', resource: 'namespaces' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { bench: name } } }, {}, admin);
+      await core.create(
+        { group: '', version: 'v1', resource: 'namespaces' },
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { bench: name } } },
+        {},
+        admin,
+      );
     };
     await ns('plain');
     await ns('webhook');
@@ -109,24 +120,39 @@ export async function runAdmission(ctx: Context): Promise<void> {
         apiVersion: `${AR}/v1`,
         kind: 'ValidatingAdmissionPolicy',
         metadata: { name: 'small' },
-        spec: { matchConstraints: { resourceRules: rules, namespaceSelector: selector('policy') }, validations: [{ expression: 'object.data.size() <= 10', message: 'at most 10 keys' }] },
+        spec: {
+          matchConstraints: { resourceRules: rules, namespaceSelector: selector('policy') },
+          validations: [{ expression: 'object.data.size() <= 10', message: 'at most 10 keys' }],
+        },
       },
       {},
       admin,
     );
     const { object } = await core.create(
       at('validatingadmissionpolicybindings'),
-      { apiVersion: `${AR}/v1`, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'small' }, spec: { policyName: 'small', validationActions: ['Deny'] } },
+      {
+        apiVersion: `${AR}/v1`,
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'small' },
+        spec: { policyName: 'small', validationActions: ['Deny'] },
+      },
       {},
       admin,
     );
     if (!(await core.state!().admissionFresh(Number(object.metadata!.resourceVersion), 5000))) throw new Error('admission configuration not in effect');
     // Alternate the three so drift on a shared machine spreads over all of them.
-    const results = { plain: [] as Array<{ rate: number; cpuUs: number }>, webhook: [] as Array<{ rate: number; cpuUs: number }>, policy: [] as Array<{ rate: number; cpuUs: number }> };
+    const results = {
+      plain: [] as Array<{ rate: number; cpuUs: number }>,
+      webhook: [] as Array<{ rate: number; cpuUs: number }>,
+      policy: [] as Array<{ rate: number; cpuUs: number }>,
+    };
     for (let round = 0; round < 2; round++) {
       for (const name of ['plain', 'webhook', 'policy'] as const) results[name].push(await measure(core, name, ms / 2));
     }
-    const mean = (xs: Array<{ rate: number; cpuUs: number }>) => ({ rate: xs.reduce((s, x) => s + x.rate, 0) / xs.length, cpuUs: xs.reduce((s, x) => s + x.cpuUs, 0) / xs.length });
+    const mean = (xs: Array<{ rate: number; cpuUs: number }>) => ({
+      rate: xs.reduce((s, x) => s + x.rate, 0) / xs.length,
+      cpuUs: xs.reduce((s, x) => s + x.cpuUs, 0) / xs.length,
+    });
     const plain = mean(results.plain);
     const rows: Array<[string, { rate: number; cpuUs: number }]> = [
       ['plain ConfigMap create', plain],

@@ -91,7 +91,8 @@ export async function runAuthorization(ctx: Context): Promise<void> {
     const allowed: AuthorizationAttributes = { ...base, user, verb: 'get', namespace: 'team-53', apiGroup: 'apps', resource: 'replicasets', name: 'web' };
     const refused: AuthorizationAttributes = { ...base, user, verb: 'delete', namespace: 'team-53', apiGroup: 'apps', resource: 'replicasets', name: 'web' };
     const masters: AuthorizationAttributes = { ...allowed, user: admin.user };
-    if (rbac.authorize(allowed).decision !== 'allow' || rbac.authorize(refused).decision !== 'noOpinion') throw new Error('the bench fixture does not decide as intended');
+    if (rbac.authorize(allowed).decision !== 'allow' || rbac.authorize(refused).decision !== 'noOpinion')
+      throw new Error('the bench fixture does not decide as intended');
     collect();
     const indexBytes = process.memoryUsage().heapUsed - before;
     const chain = [superuserAuthorizer, node, rbac];

@@ -55,15 +55,27 @@ export async function runControllers(ctx: Context): Promise<void> {
       const used = process.cpuUsage(cpu);
       return { seconds: (performance.now() - start) / 1000, cpuMs: (used.user + used.system) / 1000 };
     };
-    await core.create(target, {
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: { name: 'scale', namespace: 'default' },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'scale' } }, template: { metadata: { labels: { app: 'scale' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
-    }, {}, admin);
+    await core.create(
+      target,
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'scale', namespace: 'default' },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: 'scale' } },
+          template: { metadata: { labels: { app: 'scale' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+        },
+      },
+      {},
+      admin,
+    );
     const up = await converge(replicas);
     const down = await converge(0);
-    for (const [name, r] of [[`ReplicaSet 0 → ${replicas} pods Ready`, up], [`ReplicaSet ${replicas} → 0 pods`, down]] as const) {
+    for (const [name, r] of [
+      [`ReplicaSet 0 → ${replicas} pods Ready`, up],
+      [`ReplicaSet ${replicas} → 0 pods`, down],
+    ] as const) {
       ctx.rows.push({
         scenario: 9,
         name: `controllers: ${name}`,

@@ -79,7 +79,15 @@ const SLOWED_FLOOR_CLIENTS = 64;
  * Keelson's rate, its CPU beyond the busy-wait is what Node, TLS, the kernel and the store cost
  * a create there, and Keelson's CPU less that is Keelson's own work.
  */
-async function slowedFloorRow(ctx: Context, backend: string, bare: BareServer, clients: number, keelson: Sample, floor: Sample, etcd?: { pid?: number; endpoint: string }): Promise<void> {
+async function slowedFloorRow(
+  ctx: Context,
+  backend: string,
+  bare: BareServer,
+  clients: number,
+  keelson: Sample,
+  floor: Sample,
+  etcd?: { pid?: number; endpoint: string },
+): Promise<void> {
   const spinUs = Math.max(0, cpuPerOp(keelson) - cpuPerOp(floor));
   await bare.spin(spinUs);
   let slowed: Sample;
@@ -139,7 +147,12 @@ export interface CreateResults {
 }
 
 export async function runCreate(ctx: Context): Promise<CreateResults> {
-  const results: CreateResults = { keelson: { etcd: new Map(), embedded: new Map() }, rawEtcd: new Map(), embeddedDirect: new Map(), floor: { etcd: new Map(), embedded: new Map() } };
+  const results: CreateResults = {
+    keelson: { etcd: new Map(), embedded: new Map() },
+    rawEtcd: new Map(),
+    embeddedDirect: new Map(),
+    floor: { etcd: new Map(), embedded: new Map() },
+  };
 
   // etcd: Keelson over HTTPS vs raw etcd3 puts into the same etcd.
   {
@@ -170,10 +183,17 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
           clients === SLOWED_FLOOR_CLIENTS
             ? [
                 { ...raw, spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-raw/c${clients}-r${++runs}/` }) },
-                { ...raw, open: { kind: 'etcd-store', endpoint: etcd.endpoint }, spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-store/c${clients}-r${++runs}/` }) },
+                {
+                  ...raw,
+                  open: { kind: 'etcd-store', endpoint: etcd.endpoint },
+                  spec: () => ({ op: 'create', concurrency: clients, value, keyPrefix: `/bench-store/c${clients}-r${++runs}/` }),
+                },
               ]
             : [];
-        const [k, r, f, g, d] = await sideBySide([keelsonCreates(ctx, server, clients, etcd), raw, floorCreates(ctx, bare, clients, etcd), ...references], ctx.timing);
+        const [k, r, f, g, d] = await sideBySide(
+          [keelsonCreates(ctx, server, clients, etcd), raw, floorCreates(ctx, bare, clients, etcd), ...references],
+          ctx.timing,
+        );
         results.keelson.etcd.set(clients, perSecond(k));
         results.rawEtcd.set(clients, perSecond(r));
         results.floor.etcd.set(clients, perSecond(f));
@@ -190,7 +210,14 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
         floorRow(ctx, 'etcd', clients, f, r, 'raw etcd3 puts', k);
         if (g && d) {
           const name = `raw etcd3 guarded creates (txn: put if create revision 0, as an API server's create), etcd, ${clients} clients`;
-          storeReferenceRow(ctx, name, g, r, k, `no API server; CPU is the etcd3 client process, busy ${cores(g, g.serverCpuUs)} / ${cores(r, r.serverCpuUs)} cores`);
+          storeReferenceRow(
+            ctx,
+            name,
+            g,
+            r,
+            k,
+            `no API server; CPU is the etcd3 client process, busy ${cores(g, g.serverCpuUs)} / ${cores(r, r.serverCpuUs)} cores`,
+          );
           const direct = `Keelson's etcd store called directly: the same guarded creates through its own etcd client, no API server, etcd, ${clients} clients`;
           storeReferenceRow(ctx, direct, d, r, k, `client CPU is the calling process, busy ${cores(d, d.serverCpuUs)} / ${cores(r, r.serverCpuUs)} cores`);
         }
@@ -261,7 +288,7 @@ export async function runCreate(ctx: Context): Promise<CreateResults> {
     ratio: ratio(directTop, rawTop),
     cpu: '',
     latency: '',
-    note: 'store level, from the rows above; over HTTPS: ' + ratio(results.keelson.embedded.get(top) ?? NaN, rawTop),
+    note: `store level, from the rows above; over HTTPS: ${ratio(results.keelson.embedded.get(top) ?? NaN, rawTop)}`,
   });
   const etcdTop = results.keelson.etcd.get(top) ?? NaN;
   const etcdFloor = results.floor.etcd.get(top) ?? NaN;

@@ -53,7 +53,12 @@ function addRows(ctx: Context, rows: EncodingRow[], how: string): void {
  */
 export function parseEncodingsTable(text: string): EncodingRow[] | undefined {
   const lines = text.split('\n').filter((l) => l.trim().startsWith('|'));
-  const cells = (line: string) => line.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+  const cells = (line: string) =>
+    line
+      .trim()
+      .replace(/^\||\|$/g, '')
+      .split('|')
+      .map((c) => c.trim());
   const headerAt = lines.findIndex((l) => /\bformat\b/.test(l) && /encode ops\/s/.test(l));
   if (headerAt < 0) return undefined;
   const header = cells(lines[headerAt]);
@@ -77,7 +82,17 @@ export async function runEncodings(ctx: Context): Promise<void> {
     const text = (out.stdout || '').trim();
     const rows = parseEncodingsTable(text);
     if (rows) addRows(ctx, rows, 'µs from tools/bench-encodings.ts ops/s (wall clock, one process)');
-    else ctx.rows.push({ scenario: 6, name: 'encodings', keelson: 'see tools/bench-encodings.ts below', reference: '', ratio: '', cpu: '', latency: '', note: out.error ? String(out.error) : '' });
+    else
+      ctx.rows.push({
+        scenario: 6,
+        name: 'encodings',
+        keelson: 'see tools/bench-encodings.ts below',
+        reference: '',
+        ratio: '',
+        cpu: '',
+        latency: '',
+        note: out.error ? String(out.error) : '',
+      });
     ctx.sections.push(`## Encodings (tools/bench-encodings.ts)\n\n${text || out.stderr || '(no output)'}`);
     return;
   }

@@ -51,7 +51,12 @@ export async function runOperations(ctx: Context): Promise<void> {
   const auditLog = openAuditLog({ path: `${dir}/audit.log`, maxSizeMb: 100, maxBackups: 1, maxAgeDays: 0, clock: systemClock });
   try {
     await core.ready();
-    await core.create({ group: '', version: 'v1', resource: 'configmaps', namespace: 'default' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench' }, data: { k: 'v' } }, {}, admin);
+    await core.create(
+      { group: '', version: 'v1', resource: 'configmaps', namespace: 'default' },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench' }, data: { k: 'v' } },
+      {},
+      admin,
+    );
     const policy = parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', naming);
     let lines = 0;
     const limits = { maxReadOnly: 400, maxMutating: 200, requestTimeoutMs: 60_000 };
@@ -60,7 +65,13 @@ export async function runOperations(ctx: Context): Promise<void> {
       ['with the in-flight limits and request timeout', gatewayOverCore(core, naming, { limits })],
       ['with metrics', gatewayOverCore(core, naming, { metrics: new ServerMetrics() })],
       ['with limits and metrics (the server default)', gatewayOverCore(core, naming, { limits, metrics: new ServerMetrics() })],
-      ['with metrics and audit (Metadata, to a file)', gatewayOverCore(core, naming, { metrics: new ServerMetrics(), audit: { policy, sink: (e: AuditEvent) => auditLog.process([e]), naming, clock: systemClock } })],
+      [
+        'with metrics and audit (Metadata, to a file)',
+        gatewayOverCore(core, naming, {
+          metrics: new ServerMetrics(),
+          audit: { policy, sink: (e: AuditEvent) => auditLog.process([e]), naming, clock: systemClock },
+        }),
+      ],
       [
         'with metrics, audit and the -v=3 request line',
         gatewayOverCore(core, naming, {
@@ -106,7 +117,10 @@ export async function runOperations(ctx: Context): Promise<void> {
         ratio: name === 'plain pipeline' ? '1.00×' : `${(us / reference).toFixed(2)}×`,
         cpu: micros(us),
         latency: '',
-        note: name === 'plain pipeline' ? 'in process, socket-free gateway over the embedded store; the request is served from the watch cache' : `+${micros(extra)} µs, ${((extra / reference) * 100).toFixed(0)}% of a cached GET`,
+        note:
+          name === 'plain pipeline'
+            ? 'in process, socket-free gateway over the embedded store; the request is served from the watch cache'
+            : `+${micros(extra)} µs, ${((extra / reference) * 100).toFixed(0)}% of a cached GET`,
       });
     }
     if (lines === 0) throw new Error('the request log variant logged nothing');

@@ -50,7 +50,8 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     const api = new ApiClient(server.target);
     const template = await learnTemplate(ctx, api, NAMESPACE).finally(() => api.close());
     if (which === 'create') {
-      const floorStore: StoreOptions = store.kind === 'etcd' ? { kind: 'etcd', endpoints: [store.endpoint] } : { kind: 'embedded', dataDir: await ctx.tmpDir('profile-floor') };
+      const floorStore: StoreOptions =
+        store.kind === 'etcd' ? { kind: 'etcd', endpoints: [store.endpoint] } : { kind: 'embedded', dataDir: await ctx.tmpDir('profile-floor') };
       await bare.floorCreates(floorStore, template);
     }
     if (which === 'list') {
@@ -61,7 +62,8 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
         writer.close();
       }
     }
-    const getPath = which === 'list' ? replicaSetsPath(NAMESPACE) : `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
+    const getPath =
+      which === 'list' ? replicaSetsPath(NAMESPACE) : `${replicaSetsPath(NAMESPACE)}/template${which === 'cached-get' ? '?resourceVersion=0' : ''}`;
     if (which !== 'create') {
       const reader = new ApiClient(server.target);
       const res = await reader.request('GET', getPath).finally(() => reader.close());
@@ -89,7 +91,14 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
         open: { kind: 'https', target: bare.target, connections: clients },
         spec: () =>
           which === 'create'
-            ? { op: 'request', method: 'POST', paths: [`${FLOOR_CREATE_PATH}${NAMESPACE}`], body: createBodyTemplate(NAMESPACE), namePrefix: `f${++run}`, expect: 201 }
+            ? {
+                op: 'request',
+                method: 'POST',
+                paths: [`${FLOOR_CREATE_PATH}${NAMESPACE}`],
+                body: createBodyTemplate(NAMESPACE),
+                namePrefix: `f${++run}`,
+                expect: 201,
+              }
             : { op: 'request', method: 'GET', paths: [getPath], expect: 200 },
         serverCpu: async () => {
           const stats = await bare.stats();
@@ -118,7 +127,10 @@ export async function runProfile(ctx: Context, which: ProfiledPath = 'create'): 
     await bare.stop();
   }
   await summarize(ctx, profDir, window, `Profile of the ${which} path (${store.kind}, ${clients} clients, measured window only)`, summaryLine, '', ops.keelson);
-  const bareTitle = which === 'create' ? `Profile of the create floor (${store.kind}, ${clients} clients, measured window only)` : `Profile of bare node:https serving the same ${which} bytes (${clients} clients, measured window only)`;
+  const bareTitle =
+    which === 'create'
+      ? `Profile of the create floor (${store.kind}, ${clients} clients, measured window only)`
+      : `Profile of bare node:https serving the same ${which} bytes (${clients} clients, measured window only)`;
   await summarize(ctx, bareProfDir, bareWindow, bareTitle, bareLine, '-bare', ops.bare);
 }
 
@@ -169,7 +181,12 @@ async function runWatchProfile(ctx: Context): Promise<void> {
   const bareProfDir = await ctx.tmpDir('cpu-prof-bare');
   const bare = await startBare(ctx.build, server.dataDir, server.target.tls, bareProfDir);
   try {
-    measured = await profiledFanOut(ctx, bare, { n: watchers, path: '/bare-watch', create: { path: '/bare-watch', ...objectTextTemplate(ctx.template!) } }, writes);
+    measured = await profiledFanOut(
+      ctx,
+      bare,
+      { n: watchers, path: '/bare-watch', create: { path: '/bare-watch', ...objectTextTemplate(ctx.template!) } },
+      writes,
+    );
   } finally {
     await bare.stop();
   }
@@ -214,11 +231,21 @@ async function runStartupProfile(ctx: Context): Promise<void> {
   } finally {
     await first.stop();
   }
-  await ctx.worker.call('preload', { store: { kind: 'etcd', endpoint: etcd.endpoint }, template: ctx.template, groups: [{ namespace: 'bench-startup', count: objects }] });
+  await ctx.worker.call('preload', {
+    store: { kind: 'etcd', endpoint: etcd.endpoint },
+    template: ctx.template,
+    groups: [{ namespace: 'bench-startup', count: objects }],
+  });
   const profDir = await ctx.tmpDir('cpu-prof');
   const server = await startKeelson(ctx.build, { store: { kind: 'etcd', endpoint: etcd.endpoint }, dataDir: await ctx.tmpDir('profile'), cpuProfDir: profDir });
   const ready = await server.stats();
   await server.stop();
   const line = `${objects.toLocaleString('en-US')} ReplicaSets: ready in ${server.startMs.toFixed(0)} ms, ${(ready.cpuUs / 1000).toFixed(0)} ms CPU`;
-  await summarize(ctx, profDir, [0, ready.hrtimeUs], `Profile of start-up (etcd, ${objects.toLocaleString('en-US')} ReplicaSets, process start to ready)`, line);
+  await summarize(
+    ctx,
+    profDir,
+    [0, ready.hrtimeUs],
+    `Profile of start-up (etcd, ${objects.toLocaleString('en-US')} ReplicaSets, process start to ready)`,
+    line,
+  );
 }

@@ -242,7 +242,11 @@ function sharedReadFloor(consistent: ReadCase): ReadCase {
 const names = () => Array.from({ length: GET_NAMES }, (_, i) => `${replicaSetsPath(listNamespace(1000))}/rs-${String(i).padStart(6, '0')}`);
 
 function cachedGet(): ReadCase {
-  return { name: `get by name from the watch cache (resourceVersion=0), ${GET_CLIENTS} clients`, paths: names().map((p) => `${p}?resourceVersion=0`), clients: GET_CLIENTS };
+  return {
+    name: `get by name from the watch cache (resourceVersion=0), ${GET_CLIENTS} clients`,
+    paths: names().map((p) => `${p}?resourceVersion=0`),
+    clients: GET_CLIENTS,
+  };
 }
 
 export async function runReads(ctx: Context, served: Served): Promise<void> {
@@ -266,7 +270,10 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
       const withFloor = c === consistent && floorCase;
       const cells = [{ ...readCell(ctx, served.server, c), etcdEndpoint }, readCell(ctx, bare, c)];
       if (withFloor) {
-        cells.push({ ...readCell(ctx, bare, floorCase), etcdEndpoint }, { ...readCell(ctx, bare, sharedReadFloor(consistent)), etcdEndpoint, serverCounters: () => bareRevisionReads(bare) });
+        cells.push(
+          { ...readCell(ctx, bare, floorCase), etcdEndpoint },
+          { ...readCell(ctx, bare, sharedReadFloor(consistent)), etcdEndpoint, serverCounters: () => bareRevisionReads(bare) },
+        );
       }
       const [k, b, f, s] = await sideBySide(cells, ctx.timing);
       const rpcs = k.etcdRpcs ? `; etcd RPCs/op ${etcdRpcsPerOp(k)}` : '';
@@ -276,8 +283,20 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
         bareGets.push(b);
       }
       if (withFloor) {
-        row(ctx, `floor: bare node:https get, one linearizable etcd Range each, ${c.clients} clients`, f, b, `Keelson's consistent get at ${ratio(perSecond(k), perSecond(f))} of the floor; etcd RPCs/op ${etcdRpcsPerOp(f)}`);
-        row(ctx, `floor: bare node:https get, held bytes after a shared etcd revision read (as Keelson shares it), ${c.clients} clients`, s, b, `Keelson's consistent get at ${ratio(perSecond(k), perSecond(s))} of this floor; etcd RPCs/op ${etcdRpcsPerOp(s)}`);
+        row(
+          ctx,
+          `floor: bare node:https get, one linearizable etcd Range each, ${c.clients} clients`,
+          f,
+          b,
+          `Keelson's consistent get at ${ratio(perSecond(k), perSecond(f))} of the floor; etcd RPCs/op ${etcdRpcsPerOp(f)}`,
+        );
+        row(
+          ctx,
+          `floor: bare node:https get, held bytes after a shared etcd revision read (as Keelson shares it), ${c.clients} clients`,
+          s,
+          b,
+          `Keelson's consistent get at ${ratio(perSecond(k), perSecond(s))} of this floor; etcd RPCs/op ${etcdRpcsPerOp(s)}`,
+        );
         const time = consistentGetTime(ctx, c.clients, k, s, b);
         ctx.budgets.push({
           budget: 'consistent GET vs bare https, at its floors',
@@ -291,9 +310,19 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
     }
     steadinessRow(ctx, bareGets);
     for (const [c, k] of gets) await slowedBareRow(ctx, bare, c, k, c === consistent ? 'the shared etcd Range and ' : '');
-    ctx.budgets.push({ budget: 'GET from the watch cache vs bare https', target: '≥ 0.6×', measured: `${ratios.get(cached)!.toFixed(3)}× (resourceVersion=0); consistent get ${ratios.get(consistent)!.toFixed(2)}×`, met: ratios.get(cached)! >= 0.6 });
+    ctx.budgets.push({
+      budget: 'GET from the watch cache vs bare https',
+      target: '≥ 0.6×',
+      measured: `${ratios.get(cached)!.toFixed(3)}× (resourceVersion=0); consistent get ${ratios.get(consistent)!.toFixed(2)}×`,
+      met: ratios.get(cached)! >= 0.6,
+    });
     const largest = lists[lists.length - 1];
-    ctx.budgets.push({ budget: `LIST of ${LIST_SIZES[LIST_SIZES.length - 1].toLocaleString('en-US')}: throughput vs bare https serving the same bytes`, target: '≥ 0.6×', measured: `${ratios.get(largest)!.toFixed(3)}×`, met: ratios.get(largest)! >= 0.6 });
+    ctx.budgets.push({
+      budget: `LIST of ${LIST_SIZES[LIST_SIZES.length - 1].toLocaleString('en-US')}: throughput vs bare https serving the same bytes`,
+      target: '≥ 0.6×',
+      measured: `${ratios.get(largest)!.toFixed(3)}×`,
+      met: ratios.get(largest)! >= 0.6,
+    });
     await protobufList(ctx, served, bare);
 
     const biggest = lists[lists.length - 1].paths[0];
@@ -312,7 +341,6 @@ export async function runReads(ctx: Context, served: Served): Promise<void> {
       note: 'heap + external after GC, while the clients read nothing; the socket buffers take the first MBs',
     });
     ctx.budgets.push({ budget: 'LIST extra memory vs response size', target: '≤ 0.2×', measured: `${share.toFixed(3)}×`, met: share <= 0.2 });
-
   } finally {
     await bare.stop();
   }

@@ -83,7 +83,18 @@ export async function runServed(ctx: Context): Promise<void> {
       } catch (err) {
         // Record it and go on with the next scenario on the same server.
         ctx.log(`scenario ${n} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-        ctx.rows.push({ scenario: n, name: `scenario ${n} FAILED`, keelson: '', reference: '', ratio: '', cpu: '', latency: '', note: String(err instanceof Error ? err.message : err).split('\n')[0].slice(0, 200) });
+        ctx.rows.push({
+          scenario: n,
+          name: `scenario ${n} FAILED`,
+          keelson: '',
+          reference: '',
+          ratio: '',
+          cpu: '',
+          latency: '',
+          note: String(err instanceof Error ? err.message : err)
+            .split('\n')[0]
+            .slice(0, 200),
+        });
       }
     }
   } finally {

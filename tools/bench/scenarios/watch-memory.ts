@@ -16,7 +16,15 @@ export async function runWatchMemory(ctx: Context): Promise<void> {
   const server = await startKeelson(ctx.build, { store: { kind: 'embedded' }, dataDir: await ctx.tmpDir('watch-memory') });
   try {
     await server.settle();
-    const load = new SustainedWrites({ target: server.target, namespace: 'load', clients: 8, writesPerSecond: 1000, objects: 4000, watchers: 20, valueBytes: 1024 });
+    const load = new SustainedWrites({
+      target: server.target,
+      namespace: 'load',
+      clients: 8,
+      writesPerSecond: 1000,
+      objects: 4000,
+      watchers: 20,
+      valueBytes: 1024,
+    });
     const r = await runMemoryScenario({
       load,
       gc: () => server.gc(),
@@ -36,10 +44,26 @@ export async function runWatchMemory(ctx: Context): Promise<void> {
       latency: '',
       note: `RSS max ${mb(r.maxRssMb)}; ${r.watchers.complete}/20 watchers got every event in order; resume from ${(r.resume.ageMs / 60_000).toFixed(1)} min back ${r.resume.ok ? 'ok' : `failed (${r.resume.error ?? `${r.resume.events}/${r.resume.expected}`})`}`,
     });
-    ctx.budgets.push({ budget: 'live memory after GC, last half of the load', target: 'within ±10 %', measured: `±${r.lastHalfLiveMb.spreadPct} %`, met: r.lastHalfLiveMb.spreadPct <= 10 });
+    ctx.budgets.push({
+      budget: 'live memory after GC, last half of the load',
+      target: 'within ±10 %',
+      measured: `±${r.lastHalfLiveMb.spreadPct} %`,
+      met: r.lastHalfLiveMb.spreadPct <= 10,
+    });
     ctx.budgets.push({ budget: 'RSS under sustained writes', target: '≤ 300 MB', measured: mb(r.maxRssMb), met: r.maxRssMb <= 300 });
-    if (r.after) ctx.budgets.push({ budget: 'live memory 6 minutes after the load, vs idle', target: '≤ 1.2×', measured: `${(r.after.liveMb / r.idle.liveMb).toFixed(2)}×`, met: r.after.liveMb <= r.idle.liveMb * 1.2 });
-    ctx.budgets.push({ budget: 'watchers receiving every event in order; a resume from 4 minutes back', target: '20/20; ok', measured: `${r.watchers.complete}/20; ${r.resume.ok ? 'ok' : 'failed'}`, met: r.watchers.complete === 20 && r.resume.ok });
+    if (r.after)
+      ctx.budgets.push({
+        budget: 'live memory 6 minutes after the load, vs idle',
+        target: '≤ 1.2×',
+        measured: `${(r.after.liveMb / r.idle.liveMb).toFixed(2)}×`,
+        met: r.after.liveMb <= r.idle.liveMb * 1.2,
+      });
+    ctx.budgets.push({
+      budget: 'watchers receiving every event in order; a resume from 4 minutes back',
+      target: '20/20; ok',
+      measured: `${r.watchers.complete}/20; ${r.resume.ok ? 'ok' : 'failed'}`,
+      met: r.watchers.complete === 20 && r.resume.ok,
+    });
   } finally {
     await server.stop();
   }

@@ -57,7 +57,13 @@ async function keelsonFanOut(ctx: Context, served: Served, n: number, writes: nu
   await served.api.namespace(namespace);
   const before = await served.server.gc();
   const create = { path: replicaSetsPath(namespace), ...createBodyTemplate(namespace) };
-  const watchers = await ctx.worker.call<number>('watchOpen', { kind: 'https', target: served.server.target, n, path: `${replicaSetsPath(namespace)}?watch=1`, create });
+  const watchers = await ctx.worker.call<number>('watchOpen', {
+    kind: 'https',
+    target: served.server.target,
+    n,
+    path: `${replicaSetsPath(namespace)}?watch=1`,
+    create,
+  });
   try {
     const opened = await served.server.gc();
     const result = await deliver(ctx.worker, watchers, writes, seqBase);
@@ -86,7 +92,11 @@ async function bareFanOut(ctx: Context, served: Served, n: number, writes: numbe
       const opened = await bare.gc();
       const result = await deliver(ctx.worker, watchers, writes, seqBase);
       const cpu1 = (await bare.stats()).cpuUs;
-      return { ...result, counts: await ctx.worker.call<WatchCounts>('watchCounts', { watchers }), cpuPerEvent: (cpu1 - opened.cpuUs) / Math.max(1, result.received) };
+      return {
+        ...result,
+        counts: await ctx.worker.call<WatchCounts>('watchCounts', { watchers }),
+        cpuPerEvent: (cpu1 - opened.cpuUs) / Math.max(1, result.received),
+      };
     } finally {
       await ctx.worker.call('watchClose', { watchers });
     }

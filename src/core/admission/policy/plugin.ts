@@ -10,7 +10,7 @@
  */
 import type { ApiObject } from '../../api';
 import type { Naming } from '../../../naming';
-import { REASON_CODES, StatusError, forbidden, type StatusReason } from '../../../status';
+import { REASON_CODES, type StatusError, forbidden, type StatusReason } from '../../../status';
 import { labelSelectorMatches } from '../../validation/selectors';
 import { CelCompileError, CelEvaluationError, type CelVariables, type CompiledExpression, compileExpression, evaluateBool } from '../cel';
 import type { AdmissionReader } from '../reader';
@@ -143,7 +143,8 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
   const namespaceLabels = async (name: string) => (await reader.get({ group: '', version: 'v1', resource: 'namespaces', name }))?.metadata?.labels;
 
   function rulesTake(match: MatchResources, a: AdmissionAttributes, rulesRequired: boolean): boolean {
-    const named = (rule: { resourceNames?: string[] }) => !(rule.resourceNames ?? []).length || rule.resourceNames!.includes(a.name || a.object?.metadata?.name || '');
+    const named = (rule: { resourceNames?: string[] }) =>
+      !(rule.resourceNames ?? []).length || rule.resourceNames!.includes(a.name || a.object?.metadata?.name || '');
     const rules = match.resourceRules ?? [];
     if (rules.length > 0 || rulesRequired) {
       if (!rules.some((r) => ruleMatches(r, a) && named(r))) return false;
@@ -164,7 +165,11 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
   }
 
   /** The parameter objects of a binding: undefined when the policy takes none; [] when none were found. */
-  async function paramsFor(policy: ValidatingAdmissionPolicy, binding: ValidatingAdmissionPolicyBinding, a: AdmissionAttributes): Promise<ApiObject[] | undefined> {
+  async function paramsFor(
+    policy: ValidatingAdmissionPolicy,
+    binding: ValidatingAdmissionPolicyBinding,
+    a: AdmissionAttributes,
+  ): Promise<ApiObject[] | undefined> {
     const kind = policy.spec?.paramKind;
     if (!kind) return undefined;
     const type = source.paramType(kind.apiVersion ?? '', kind.kind ?? '');
@@ -174,14 +179,20 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
     let namespace = '';
     if (type.namespaced) {
       namespace = ref.namespace || a.namespace || '';
-      if (!namespace) throw new PolicyError('failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
+      if (!namespace)
+        throw new PolicyError('failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
     }
     const pick = ref.name ? { name: ref.name } : { selector: ref.selector ?? {} };
     return source.params(type, namespace, pick);
   }
 
   /** Evaluate one policy for one parameter (or none): the violations, and the audit annotations. */
-  function run(policy: ValidatingAdmissionPolicy, c: CompiledPolicy, base: CelVariables, param: ApiObject | null): { violations: Violation[]; annotations: Array<[string, string]> } {
+  function run(
+    policy: ValidatingAdmissionPolicy,
+    c: CompiledPolicy,
+    base: CelVariables,
+    param: ApiObject | null,
+  ): { violations: Violation[]; annotations: Array<[string, string]> } {
     const vars: CelVariables = { ...base, params: param };
     vars.variables = lazyVariables(c.variables, vars);
     for (const m of c.matchConditions) {
@@ -201,13 +212,22 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         }
       }
       if (!message) message = `failed expression: ${'ok' in v.expression ? v.expression.ok.expression : ''}`;
-      violations.push({ message, reason: POLICY_REASONS[v.reason ?? 'Invalid'] ?? 'Invalid', expressionIndex: index, seconds: (performance.now() - start) / 1000 });
+      violations.push({
+        message,
+        reason: POLICY_REASONS[v.reason ?? 'Invalid'] ?? 'Invalid',
+        expressionIndex: index,
+        seconds: (performance.now() - start) / 1000,
+      });
     });
     const annotations: Array<[string, string]> = [];
     for (const an of c.auditAnnotations) {
       const value = evaluate(an.valueExpression, vars);
       if (value === null || value === undefined) continue;
-      if (typeof value !== 'string') throw new PolicyError(`valueExpression '${'ok' in an.valueExpression ? an.valueExpression.ok.expression : ''}' resulted in error: value must be a string or null`, 'invalid');
+      if (typeof value !== 'string')
+        throw new PolicyError(
+          `valueExpression '${'ok' in an.valueExpression ? an.valueExpression.ok.expression : ''}' resulted in error: value must be a string or null`,
+          'invalid',
+        );
       annotations.push([`${policy.metadata?.name}/${an.key}`, value]);
     }
     return { violations, annotations };
@@ -260,7 +280,13 @@ export function validatingAdmissionPolicy(options: PolicyAdmissionOptions): Admi
         }
         if (actions.includes('Warn')) a.warn?.(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${v.message}`);
         if (actions.includes('Audit')) {
-          audits.push({ message: v.message, policy: policyName, binding: bindingName, ...(v.expressionIndex !== undefined ? { expressionIndex: v.expressionIndex } : {}), validationActions: actions });
+          audits.push({
+            message: v.message,
+            policy: policyName,
+            binding: bindingName,
+            ...(v.expressionIndex !== undefined ? { expressionIndex: v.expressionIndex } : {}),
+            validationActions: actions,
+          });
         }
       };
       try {

@@ -26,6 +26,7 @@ export interface ExpressionWarning {
 
 interface Expr {
   id: bigint;
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed CEL tree, whose shape each case below reads as upstream's protobuf Expr
   exprKind: { case: string | undefined; value?: any };
 }
 
@@ -39,7 +40,11 @@ function typeOf(value: ValueType, registry: ReturnType<typeof schemaRegistry>): 
 }
 
 /** Problems in one expression: undefined fields of struct types along selections from the roots. */
-function problems(expression: string, roots: Record<string, SchemaType | undefined>, registry: ReturnType<typeof schemaRegistry>): Array<{ offset: number; message: string }> {
+function problems(
+  expression: string,
+  roots: Record<string, SchemaType | undefined>,
+  registry: ReturnType<typeof schemaRegistry>,
+): Array<{ offset: number; message: string }> {
   let parsed;
   try {
     parsed = cel().lib.parse(expression);

@@ -67,5 +67,9 @@ export interface PolicySource {
   /** The served type of `apiVersion`/`kind`, if any: its resource and whether it is namespaced. */
   paramType(apiVersion: string, kind: string): { group: string; version: string; resource: string; namespaced: boolean } | undefined;
   /** Objects of a parameter type: one by name, or those a selector picks, in a namespace ('' for cluster-scoped). */
-  params(type: { group: string; version: string; resource: string }, namespace: string, pick: { name: string } | { selector: MetaLabelSelector }): Promise<ApiObject[]>;
+  params(
+    type: { group: string; version: string; resource: string },
+    namespace: string,
+    pick: { name: string } | { selector: MetaLabelSelector },
+  ): Promise<ApiObject[]>;
 }

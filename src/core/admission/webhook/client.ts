@@ -10,7 +10,6 @@ import tls from 'node:tls';
 import type { Clock } from '../../../clock';
 import type { WebhookClientConfig, WebhookCredentialResolver } from './types';
 
-
 /** The webhook answered, with an HTTP status other than 2xx (`code`, which its metrics report). */
 export class WebhookAnswerError extends Error {
   constructor(
@@ -115,7 +114,9 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
           reject(
             new WebhookAnswerError(
               code,
-              message ? `an error on the server ("${message.slice(0, 1024)}") has prevented the request from succeeding` : `the server responded with the status code ${code} but did not return more information`,
+              message
+                ? `an error on the server ("${message.slice(0, 1024)}") has prevented the request from succeeding`
+                : `the server responded with the status code ${code} but did not return more information`,
             ),
           );
           return;

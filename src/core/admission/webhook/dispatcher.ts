@@ -177,7 +177,14 @@ class Dispatcher {
     }
   }
 
-  private async callOnce(hook: CompiledWebhook, a: AdmissionAttributes, round: number, index: number, written?: ApiObject, failedOpen?: () => void): Promise<boolean> {
+  private async callOnce(
+    hook: CompiledWebhook,
+    a: AdmissionAttributes,
+    round: number,
+    index: number,
+    written?: ApiObject,
+    failedOpen?: () => void,
+  ): Promise<boolean> {
     const { webhook } = hook;
     const request = admissionRequest(a, this.options.naming.groups.meta);
     let callCode = 503;

@@ -101,7 +101,11 @@ export function asEquivalent(a: AdmissionAttributes, e: EquivalentResource): Adm
  * the first equivalent version it takes; otherwise undefined. `matches` sees only the request's
  * coordinates for an equivalent version; objects are converted for the one chosen.
  */
-export function matchingAttributes(a: AdmissionAttributes, matchPolicy: string | undefined, matches: (a: AdmissionAttributes) => boolean): AdmissionAttributes | undefined {
+export function matchingAttributes(
+  a: AdmissionAttributes,
+  matchPolicy: string | undefined,
+  matches: (a: AdmissionAttributes) => boolean,
+): AdmissionAttributes | undefined {
   if (matches(a)) return a;
   if (matchPolicy === 'Exact' || !a.equivalents) return undefined;
   const e = a.equivalents.find((eq) => matches({ ...a, group: eq.group, version: eq.version, kind: eq.kind, resource: eq.resource }));

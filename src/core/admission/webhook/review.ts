@@ -88,7 +88,9 @@ export function verifyResponse(body: unknown, uid: string, admissionApiVersion: 
   const review = body as { apiVersion?: unknown; kind?: unknown; response?: AdmissionResponse } | null;
   if (typeof review !== 'object' || review === null) throw new Error('received invalid webhook response: expected an AdmissionReview object');
   if (review.apiVersion !== admissionApiVersion || review.kind !== 'AdmissionReview') {
-    throw new Error(`received invalid webhook response: expected webhook response of ${admissionApiVersion}, Kind=AdmissionReview, got ${String(review.apiVersion ?? '')}, Kind=${String(review.kind ?? '')}`);
+    throw new Error(
+      `received invalid webhook response: expected webhook response of ${admissionApiVersion}, Kind=AdmissionReview, got ${String(review.apiVersion ?? '')}, Kind=${String(review.kind ?? '')}`,
+    );
   }
   const response = review.response;
   if (typeof response !== 'object' || response === null) throw new Error('received invalid webhook response: webhook response was absent');
@@ -99,7 +101,8 @@ export function verifyResponse(body: unknown, uid: string, admissionApiVersion: 
   if (mutating) {
     if (hasPatch && !hasPatchType) throw new Error('received invalid webhook response: webhook returned response.patch but not response.patchType');
     if (hasPatchType && !hasPatch) throw new Error('received invalid webhook response: webhook returned response.patchType but not response.patch');
-    if (hasPatchType && response.patchType !== 'JSONPatch') throw new Error(`received invalid webhook response: webhook returned invalid response.patchType of "${response.patchType}"`);
+    if (hasPatchType && response.patchType !== 'JSONPatch')
+      throw new Error(`received invalid webhook response: webhook returned invalid response.patchType of "${response.patchType}"`);
   } else {
     if (hasPatch) throw new Error('received invalid webhook response: validating webhook may not return response.patch');
     if (hasPatchType) throw new Error('received invalid webhook response: validating webhook may not return response.patchType');
