@@ -45,6 +45,7 @@ import { GrpcCode } from '../../status';
 import { H2Connection, type H2Stream, type H2StreamHandler, type SizedBody } from './h2-connection';
 import { encodeHeaderBlock } from './hpack';
 import { decodeRangeResponseChunks } from './range-chunks';
+import { RESPONSE_SHAPES, checkWire, type WireShape } from './wire-check';
 
 /** A failed call: the gRPC status code and message etcd (or the transport) gave. */
 export class EtcdCallError extends Error {
@@ -71,6 +72,37 @@ export interface EtcdClientOptions {
    */
   keepaliveMs?: number;
   keepaliveTimeoutMs?: number;
+  /**
+   * Opens the byte stream to an endpoint: TCP, or TLS agreeing on `h2`, by default. A test hands
+   * in a peer of its own (the fuzzer's in-memory etcd, test/store/etcd/fuzz/); the client speaks
+   * HTTP/2 over whatever this returns.
+   */
+  dial?(endpoint: URL): EtcdTransport;
+}
+
+/** The byte stream to one endpoint, as `dial` opens it. */
+export interface EtcdTransport {
+  socket: net.Socket;
+  /** The event `socket` emits once it can carry HTTP/2 ('connect', or 'secureConnect' for TLS). */
+  connectEvent: 'connect' | 'secureConnect';
+  /** Checked at connect (for TLS: that ALPN chose h2); an error fails the connection. */
+  check?(): Error | undefined;
+}
+
+/**
+ * The calls the etcd store makes (store.ts, watch.ts): the store's own client, or, in the
+ * differential oracle of the tests, that client checked call by call against etcd3's.
+ */
+export interface EtcdCalls {
+  /** A Range; `now` sends it at once rather than with the rest of the event-loop turn's calls. */
+  range(request: RangeRequest, now?: boolean): Promise<RangeResponse>;
+  txn(request: TxnRequest): Promise<TxnResponse>;
+  deleteRange(request: DeleteRangeRequest): Promise<DeleteRangeResponse>;
+  compact(request: CompactionRequest): Promise<CompactionResponse>;
+  status(): Promise<StatusResponse>;
+  /** One watch on a stream of its own; its end is reported once, unless canceled. */
+  watch(create: WatchCreateRequest, handlers: WatchStreamHandlers): WatchStream;
+  close(): void;
 }
 
 /** Flow-control windows: a page of a list is megabytes, and etcd should not wait on window updates. */
@@ -118,26 +150,34 @@ class RequestWriter {
 
 const REUSED_WRITER_BYTES = 64 * 1024;
 
+/** A method's codec; a response is held to its wire shape before it is decoded (wire-check.ts). */
 function method<Req, Res>(
   service: string,
   name: string,
   request: { encode(message: Req, writer: BinaryWriter): BinaryWriter },
   response: { decode(input: BinaryReader | Uint8Array): Res },
+  shape: WireShape,
 ): Codec<Req, Res> {
   const encode = request.encode.bind(request);
   return {
     path: `/etcdserverpb.${service}/${name}`,
     encode: (message, writer) => writer.encode(encode, message),
-    decode: (bytes) => response.decode(new BinaryReader(bytes)),
+    decode: (bytes) => {
+      checkWire(bytes, shape);
+      return response.decode(new BinaryReader(bytes));
+    },
   };
 }
 
-const RANGE: Codec<RangeRequest, RangeResponse> = { ...method('KV', 'Range', RangeRequest, RangeResponse), decodeChunks: decodeRangeResponseChunks };
-const TXN: Codec<TxnRequest, TxnResponse> = { ...method('KV', 'Txn', TxnRequest, TxnResponse), sized: sizedTxn };
-const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse);
-const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse);
-const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse);
-const WATCH = method('Watch', 'Watch', WatchRequest, WatchResponse);
+const RANGE: Codec<RangeRequest, RangeResponse> = {
+  ...method('KV', 'Range', RangeRequest, RangeResponse, RESPONSE_SHAPES.RangeResponse),
+  decodeChunks: decodeRangeResponseChunks,
+};
+const TXN: Codec<TxnRequest, TxnResponse> = { ...method('KV', 'Txn', TxnRequest, TxnResponse, RESPONSE_SHAPES.TxnResponse), sized: sizedTxn };
+const DELETE_RANGE = method('KV', 'DeleteRange', DeleteRangeRequest, DeleteRangeResponse, RESPONSE_SHAPES.DeleteRangeResponse);
+const COMPACT = method('KV', 'Compact', CompactionRequest, CompactionResponse, RESPONSE_SHAPES.CompactionResponse);
+const STATUS = method('Maintenance', 'Status', StatusRequest, StatusResponse, RESPONSE_SHAPES.StatusResponse);
+const WATCH = method('Watch', 'Watch', WatchRequest, WatchResponse, RESPONSE_SHAPES.WatchResponse);
 
 /** What a watch stream reports: each response, then its end (once, unless canceled). */
 export interface WatchStreamHandlers {
@@ -150,7 +190,7 @@ export interface WatchStream {
   cancel(): void;
 }
 
-export class EtcdClient {
+export class EtcdClient implements EtcdCalls {
   private readonly endpoints: readonly URL[];
   private connection?: EtcdConnection;
   /** Every connection not yet closed: an old one stays open while a watch or call still uses it. */
@@ -214,22 +254,19 @@ export class EtcdClient {
     this.closed = true;
     for (const connection of this.connections) connection.h2.destroy(new Error('etcd client is closed'));
     this.connection = undefined;
+    // The calls ended with their connections; the deadline timer would hold the client until it fired.
+    this.deadlines.clear();
   }
 
   private connect(): EtcdConnection {
     const current = this.connection;
-    if (current && current.h2.usable) return current;
+    if (current?.h2.usable) return current;
     const endpoint = this.endpoints[this.next++ % this.endpoints.length]!;
     const secure = endpoint.protocol === 'https:';
-    const host = endpoint.hostname.replace(/^\[(.*)\]$/, '$1');
-    const port = Number(endpoint.port || (secure ? 443 : 80));
-    const { ca, cert, key } = this.options.tls ?? {};
-    const socket = secure
-      ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, ALPNProtocols: ['h2'], ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) })
-      : net.connect({ host, port });
+    const transport = this.options.dial ? this.options.dial(endpoint) : this.dial(endpoint);
     const connection: EtcdConnection = {
       h2: new H2Connection(
-        socket,
+        transport.socket,
         {
           onConnect: () => this.keepAlive(connection),
           onGoaway: () => this.dropConnection(connection),
@@ -240,8 +277,8 @@ export class EtcdClient {
           },
         },
         { stream: STREAM_WINDOW, connection: SESSION_WINDOW },
-        secure ? 'secureConnect' : 'connect',
-        secure ? () => ((socket as tls.TLSSocket).alpnProtocol === 'h2' ? undefined : new Error(`etcd at ${endpoint.host} did not agree to HTTP/2`)) : undefined,
+        transport.connectEvent,
+        transport.check,
       ),
       scheme: secure ? 'https' : 'http',
       authority: endpoint.host,
@@ -251,6 +288,27 @@ export class EtcdClient {
     this.connections.add(connection);
     this.connection = connection;
     return connection;
+  }
+
+  /** TCP to an `http:` endpoint, TLS (with the client's certificate, ALPN `h2`) to an `https:` one. */
+  private dial(endpoint: URL): EtcdTransport {
+    const host = endpoint.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (endpoint.protocol !== 'https:') return { socket: net.connect({ host, port: Number(endpoint.port || 80) }), connectEvent: 'connect' };
+    const { ca, cert, key } = this.options.tls ?? {};
+    const socket = tls.connect({
+      host,
+      port: Number(endpoint.port || 443),
+      servername: net.isIP(host) ? undefined : host,
+      ALPNProtocols: ['h2'],
+      ...(ca ? { ca } : {}),
+      ...(cert ? { cert } : {}),
+      ...(key ? { key } : {}),
+    });
+    return {
+      socket,
+      connectEvent: 'secureConnect',
+      check: () => (socket.alpnProtocol === 'h2' ? undefined : new Error(`etcd at ${endpoint.host} did not agree to HTTP/2`)),
+    };
   }
 
   /** The next call dials a new connection, unless one replaced `connection` already. */
@@ -296,7 +354,10 @@ export class EtcdClient {
     // clientv3's default send limit, refused before sending as grpc-go refuses it (etcd itself
     // refuses requests above its --max-request-bytes, 1.5 MiB by default, as "request is too large").
     if (size > MAX_SEND_BYTES) {
-      throw new EtcdCallError(GrpcCode.RESOURCE_EXHAUSTED, `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${size} vs. ${MAX_SEND_BYTES})`);
+      throw new EtcdCallError(
+        GrpcCode.RESOURCE_EXHAUSTED,
+        `rpc error: code = ResourceExhausted desc = trying to send message larger than max (${size} vs. ${MAX_SEND_BYTES})`,
+      );
     }
     const bytes = message ? framed(message) : sized!;
     for (let tries = 1; ; tries++) {
@@ -358,11 +419,23 @@ function statusIn(fields: string[], into: { status?: GrpcStatus }): number | und
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i];
     if (name === ':status') httpStatus = Number(fields[i + 1]);
-    else if (name === 'grpc-status') code = Number(fields[i + 1]);
+    else if (name === 'grpc-status') code = grpcStatusCode(fields[i + 1]!);
     else if (name === 'grpc-message') message = decodeGrpcMessage(fields[i + 1]!);
   }
-  if (code !== undefined) into.status = { code, message };
+  // A failure always says something: an operator reads it in the API's answer and the log.
+  if (code !== undefined)
+    into.status = { code, message: message !== '' || code === GrpcCode.OK ? message : `etcd answered gRPC status ${code} without a message` };
   return httpStatus;
+}
+
+/**
+ * grpc-status as gRPC clients read it: a decimal code; one outside gRPC's codes is UNKNOWN (as
+ * grpc-js reads it), one that is not a number INTERNAL (grpc-go's "malformed grpc-status").
+ */
+function grpcStatusCode(text: string): number {
+  if (!/^[0-9]{1,10}$/.test(text)) return GrpcCode.INTERNAL;
+  const code = Number(text);
+  return code <= GrpcCode.UNAUTHENTICATED ? code : GrpcCode.UNKNOWN;
 }
 
 /** An HTTP status other than 200 as gRPC reads it. */

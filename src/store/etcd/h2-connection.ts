@@ -27,6 +27,7 @@ export const H2Error = {
   REFUSED_STREAM: 0x7,
   CANCEL: 0x8,
   COMPRESSION_ERROR: 0x9,
+  ENHANCE_YOUR_CALM: 0xb,
 } as const;
 
 const FRAME_DATA = 0x0;
@@ -58,6 +59,12 @@ const MAX_WINDOW = 0x7fffffff;
 /** The largest frame this side accepts (SETTINGS_MAX_FRAME_SIZE left at its default). */
 const MAX_FRAME_IN = 16_384;
 const MAX_STREAM_ID = 0x7fffffff;
+/**
+ * The most one header block may take, HEADERS and CONTINUATION frames together. etcd's are a few
+ * dozen bytes; without a bound, a peer that never ends a block (a CONTINUATION flood) would grow
+ * the gathered fragments for as long as it sends.
+ */
+export const MAX_HEADER_BLOCK = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 /** What a stream reports: header blocks and data as they arrive, then its end, once. */
@@ -122,7 +129,7 @@ export class H2Connection {
   private carry?: Buffer;
   private carried = 0;
   /** A header block spread over HEADERS and CONTINUATION frames, while it is incomplete. */
-  private continuing?: { streamId: number; endStream: boolean; fragments: Buffer[] };
+  private continuing?: { streamId: number; endStream: boolean; fragments: Buffer[]; size: number };
   private readonly pings: ((err?: Error) => void)[] = [];
   /** Frames written this event-loop turn, sent together when it ends (see `write`). */
   private output: Buffer[] = [];
@@ -251,12 +258,18 @@ export class H2Connection {
     this.blocked.clear();
     for (const stream of streams) stream.handler.onAbort(reason, H2Error.CANCEL);
     for (const done of this.pings.splice(0)) done(new Error(reason));
+    // Nothing more is read: what was gathered of a frame or a header block goes now.
+    this.carry = undefined;
+    this.continuing = undefined;
     const out = this.takeOutput();
-    if (last && !this.socket.destroyed) {
-      this.socket.end(out ? Buffer.concat([out, last]) : last);
-      setTimeout(() => this.socket.destroy(), 1000).unref();
+    const socket = this.socket;
+    if (last && !socket.destroyed) {
+      socket.end(out ? Buffer.concat([out, last]) : last);
+      // The grace for the last frame to leave holds the socket only, and only until it closes.
+      const grace = setTimeout(() => socket.destroy(), 1000).unref();
+      socket.once('close', () => clearTimeout(grace));
     } else {
-      this.socket.destroy();
+      socket.destroy();
     }
     this.events.onClose?.(err);
   }
@@ -376,12 +389,14 @@ export class H2Connection {
         if (flags & FLAG_PRIORITY) block = block.subarray(5);
         const endStream = (flags & FLAG_END_STREAM) !== 0;
         if (flags & FLAG_END_HEADERS) return this.headersIn(streamId, block, endStream);
-        this.continuing = { streamId, endStream, fragments: [block] };
+        this.continuing = { streamId, endStream, fragments: [block], size: block.length };
         return;
       }
       case FRAME_CONTINUATION: {
         const open = this.continuing;
         if (!open || open.streamId !== streamId) throw new ConnectionError(H2Error.PROTOCOL_ERROR, 'an unexpected CONTINUATION');
+        open.size += payload.length;
+        if (open.size > MAX_HEADER_BLOCK) throw new ConnectionError(H2Error.ENHANCE_YOUR_CALM, `a header block over ${MAX_HEADER_BLOCK} bytes`);
         open.fragments.push(payload);
         if (flags & FLAG_END_HEADERS) {
           this.continuing = undefined;
@@ -430,6 +445,9 @@ export class H2Connection {
 
   private dataIn(flags: number, streamId: number, payload: Buffer): void {
     if (streamId === 0) throw new ConnectionError(H2Error.PROTOCOL_ERROR, 'DATA on stream 0');
+    // Checked before the stream can be finished: a frame that fails here fails the connection,
+    // which must still find the stream to abort (a watch has no deadline to end it otherwise).
+    const data = unpad(flags, payload);
     // The whole payload counts against the windows, padding included.
     this.receivedUnacked += payload.length;
     if (this.receivedUnacked >= this.windows.connection / 2) {
@@ -445,7 +463,7 @@ export class H2Connection {
       stream.unacked = 0;
     }
     if (endStream) this.remoteEnded(stream);
-    stream.handler.onData(unpad(flags, payload), endStream);
+    stream.handler.onData(data, endStream);
   }
 
   private headersIn(streamId: number, block: Buffer, endStream: boolean): void {

@@ -7,9 +7,9 @@
  * the same round trip, as upstream's etcd3 store does. Every call goes through the store's own
  * client (client.ts: gRPC over its own HTTP/2 framing, with codecs generated from proto/etcd).
  */
-import { Compare_CompareResult, Compare_CompareTarget, RangeRequest, type TxnResponse } from '../../gen/etcd/etcdserverpb/rpc';
+import { Compare_CompareResult, Compare_CompareTarget, type RangeRequest, type TxnResponse } from '../../gen/etcd/etcdserverpb/rpc';
 import type { KeyValue as EtcdKeyValue } from '../../gen/etcd/mvccpb/kv';
-import { EtcdClient } from './client';
+import { EtcdClient, type EtcdCalls } from './client';
 import { classifyEtcdError, errorMessage } from './errors';
 import { EtcdWatch } from './watch';
 import { prefixEndBytes, rangeStart, requestedRevision } from '../keys';
@@ -47,6 +47,11 @@ export interface EtcdStoreOptions {
    * with TLS.
    */
   tls?: EtcdTlsOptions;
+  /**
+   * What the store calls etcd through: by default its own client (client.ts) made from the
+   * options above. The tests' differential oracle passes one that checks each call against etcd3.
+   */
+  client?: EtcdCalls;
 }
 
 export interface EtcdTlsOptions {
@@ -67,7 +72,7 @@ const COMPACT_REV_KEY_BYTES = Buffer.from(COMPACT_REV_KEY);
 
 export class EtcdStore implements Store {
   readonly kind = 'etcd' as const;
-  private readonly client: EtcdClient;
+  private readonly client: EtcdCalls;
   private readonly prefix: Buffer;
   private readonly watches = new Set<EtcdWatch>();
   private closed = false;
@@ -79,13 +84,15 @@ export class EtcdStore implements Store {
     // lost (a leader killed mid-request) may have applied, and a create resent would answer 409
     // AlreadyExists to its own client. A failed call fails; the caller (or its client) decides,
     // as with upstream's etcd client.
-    this.client = new EtcdClient({
-      endpoints: options.endpoints,
-      tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined,
-      timeoutMs: options.requestTimeoutMs ?? 30_000,
-      keepaliveMs: options.keepaliveMs ?? 30_000,
-      keepaliveTimeoutMs: options.keepaliveTimeoutMs ?? 10_000,
-    });
+    this.client =
+      options.client ??
+      new EtcdClient({
+        endpoints: options.endpoints,
+        tls: tls && (tls.ca || tls.cert || tls.key) ? tls : undefined,
+        timeoutMs: options.requestTimeoutMs ?? 30_000,
+        keepaliveMs: options.keepaliveMs ?? 30_000,
+        keepaliveTimeoutMs: options.keepaliveTimeoutMs ?? 10_000,
+      });
     this.prefix = Buffer.from(options.prefix ?? '');
   }
 
@@ -121,9 +128,7 @@ export class EtcdStore implements Store {
 
   async count(prefix: string): Promise<number> {
     const from = this.etcdKey(prefix);
-    const res = await this.call(prefix, () =>
-      this.client.range(range({ key: from, rangeEnd: prefixEndBytes(from), countOnly: true })),
-    );
+    const res = await this.call(prefix, () => this.client.range(range({ key: from, rangeEnd: prefixEndBytes(from), countOnly: true })));
     return res.count;
   }
 
@@ -308,11 +313,7 @@ export class EtcdStore implements Store {
 
   private guardError(key: string, expectedModRevision: number, current: KeyValue | undefined): StoreError {
     if (!current) return new StoreError('not-found', `key ${key} not found`, { key });
-    return new StoreError(
-      'conflict',
-      `key ${key} is at revision ${current.modRevision}, not ${expectedModRevision}`,
-      { key, current },
-    );
+    return new StoreError('conflict', `key ${key} is at revision ${current.modRevision}, not ${expectedModRevision}`, { key, current });
   }
 
   private rangeResult(res: TxnResponse, index: number): KeyValue | undefined {
@@ -359,7 +360,6 @@ function utf8(bytes: Uint8Array, start = 0): string {
 function headerRevision(res: { header?: { revision: number } | undefined }): number {
   return res.header?.revision ?? 0;
 }
-
 
 export function createEtcdStore(options: EtcdStoreOptions): Store {
   return new EtcdStore(options);

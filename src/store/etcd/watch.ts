@@ -9,7 +9,7 @@
  */
 import type { WatchResponse } from '../../gen/etcd/etcdserverpb/rpc';
 import { type Event as EtcdEvent, Event_EventType, type KeyValue as EtcdKeyValue } from '../../gen/etcd/mvccpb/kv';
-import type { EtcdClient, WatchStream } from './client';
+import type { EtcdCalls, WatchStream } from './client';
 import { classifyEtcdError, errorMessage } from './errors';
 import { StoreError, type KeyValue, type StoreEvent, type StoreWatch, type WatchHandlers } from '../types';
 
@@ -24,7 +24,7 @@ export interface EtcdWatchRequest {
 }
 
 export interface EtcdWatchContext {
-  client: EtcdClient;
+  client: EtcdCalls;
   /** Strips the store prefix from an etcd key. */
   toStoreKey(key: Uint8Array): string;
   toKeyValue(kv: EtcdKeyValue): KeyValue;
@@ -137,11 +137,9 @@ export class EtcdWatch implements StoreWatch {
 }
 
 function compactedError(startRevision: number, compactRevision: number): StoreError {
-  return new StoreError(
-    'compacted',
-    `watch from revision ${startRevision}: history up to revision ${compactRevision} has been compacted`,
-    { revision: compactRevision },
-  );
+  return new StoreError('compacted', `watch from revision ${startRevision}: history up to revision ${compactRevision} has been compacted`, {
+    revision: compactRevision,
+  });
 }
 
 function toWatchError(err: unknown): StoreError {

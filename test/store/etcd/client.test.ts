@@ -5,9 +5,14 @@
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { RangeResponse } from '../../../src/gen/etcd/etcdserverpb/rpc';
 import { EtcdClient, MessageReader } from '../../../src/store/etcd/client';
 import { GrpcCode } from '../../../src/status';
 import { startEtcd, type EtcdInstance } from '../../support/etcd';
+import { answerFrames } from './fuzz/frames';
+import { clientOverMemory } from './fuzz/in-memory-socket';
 
 function framed(...messages: Buffer[]): Buffer {
   return Buffer.concat(
@@ -57,7 +62,8 @@ describe('request encoding', () => {
 
   const put = (key: string, value: Buffer) =>
     client.txn({ compare: [], success: [{ requestPut: { key: Buffer.from(key), value, lease: 0, prevKv: false } }], failure: [] });
-  const get = (key: string, limit: number) => client.range({ key: Buffer.from(key), rangeEnd: Buffer.alloc(0), limit, revision: 0, serializable: false, keysOnly: false, countOnly: false });
+  const get = (key: string, limit: number) =>
+    client.range({ key: Buffer.from(key), rangeEnd: Buffer.alloc(0), limit, revision: 0, serializable: false, keysOnly: false, countOnly: false });
 
   it('sends each request whole, however large the one before, and after one that failed to encode', async () => {
     const big = Buffer.alloc(200_000, 'b');
@@ -92,7 +98,8 @@ describe('call deadline', () => {
 
   it('fails a call etcd does not answer in time with DEADLINE_EXCEEDED, and dials again for the next', async () => {
     const client = new EtcdClient({ endpoints: [`http://127.0.0.1:${port}`], timeoutMs: 200 });
-    const range = () => client.range({ key: Buffer.from('k'), rangeEnd: Buffer.alloc(0), limit: 0, revision: 0, serializable: false, keysOnly: false, countOnly: false });
+    const range = () =>
+      client.range({ key: Buffer.from('k'), rangeEnd: Buffer.alloc(0), limit: 0, revision: 0, serializable: false, keysOnly: false, countOnly: false });
     try {
       const started = Date.now();
       await expect(range()).rejects.toMatchObject({ code: GrpcCode.DEADLINE_EXCEEDED, message: 'context deadline exceeded' });
@@ -104,5 +111,85 @@ describe('call deadline', () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe('what the fuzzer found (test/store/etcd/fuzz.test.ts)', () => {
+  const range = (client: EtcdClient) =>
+    client.range({ key: Buffer.from('k'), rangeEnd: Buffer.alloc(0), limit: 0, revision: 0, serializable: false, keysOnly: false, countOnly: false });
+
+  it.each([
+    ['a grpc-status that is no number', '99999999999999999999', GrpcCode.INTERNAL],
+    ['a grpc-status outside gRPC’s codes', '17', GrpcCode.UNKNOWN],
+    ['a grpc-status with a sign', '-1', GrpcCode.INTERNAL],
+  ])('reads %s as gRPC does, so the store classifies it (it became code 1e20)', async (_what, status, code) => {
+    const { client, sockets } = clientOverMemory();
+    const call = range(client);
+    sockets[0]!.connect();
+    sockets[0]!.deliver(
+      answerFrames({
+        streamId: 1,
+        settings: true,
+        trailers: [
+          ['grpc-status', status],
+          ['grpc-message', 'x'],
+        ],
+      }),
+    );
+    await expect(call).rejects.toMatchObject({ code, message: 'x' });
+    client.close();
+  });
+
+  it('names the status of a failure etcd sent without grpc-message (it failed with an empty message)', async () => {
+    const { client, sockets } = clientOverMemory();
+    const call = range(client);
+    sockets[0]!.connect();
+    sockets[0]!.deliver(answerFrames({ streamId: 1, settings: true, trailers: [['grpc-status', '11']] }));
+    await expect(call).rejects.toMatchObject({ code: GrpcCode.OUT_OF_RANGE, message: 'etcd answered gRPC status 11 without a message' });
+    client.close();
+  });
+
+  it('refuses a Range response with a stray end-group tag in its header (the generated decoder read it as no keys at all)', async () => {
+    const response = Buffer.from(
+      RangeResponse.encode({
+        header: { revision: 7 },
+        kvs: [{ key: Buffer.from('k'), value: Buffer.from('v'), createRevision: 2, modRevision: 3, version: 1, lease: 0 }],
+        more: false,
+        count: 1,
+      }).finish(),
+    );
+    // The header is field 1 (0x0a, its length, then revision as field 3: 0x18 0x07); in its place
+    // an end-group tag for field 3 (0x1c) and a zero byte.
+    expect(response.subarray(0, 4)).toEqual(Buffer.from([0x0a, 0x02, 0x18, 0x07]));
+    const corrupt = Buffer.from(response);
+    corrupt[2] = 0x1c;
+    corrupt[3] = 0x00;
+    // What the client answered before: a range of no keys at revision 0.
+    expect(RangeResponse.decode(corrupt)).toEqual({ header: { revision: 0 }, kvs: [], more: false, count: 0 });
+    const { client, sockets } = clientOverMemory();
+    const call = range(client);
+    sockets[0]!.connect();
+    sockets[0]!.deliver(answerFrames({ streamId: 1, settings: true, message: corrupt, trailers: [['grpc-status', '0']] }));
+    await expect(call).rejects.toMatchObject({
+      code: GrpcCode.INTERNAL,
+      message: expect.stringContaining('undecodable response from etcd: wire type 4 in field 3'),
+    });
+    client.close();
+  });
+
+  it('lets go of a closed client at once (its calls’ deadline timer held it, and all it read, for the call timeout)', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const held = await (async () => {
+      const { client, sockets } = clientOverMemory({ timeoutMs: 600_000 });
+      const call = range(client).catch(() => undefined);
+      sockets[0]!.connect();
+      client.close();
+      await call;
+      return new WeakRef(client);
+    })();
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(held.deref()).toBeUndefined();
   });
 });

@@ -7,9 +7,11 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { H2Connection, H2Error, type H2ConnectionEvents } from '../../../src/store/etcd/h2-connection';
+import { H2Connection, H2Error, MAX_HEADER_BLOCK, type H2ConnectionEvents } from '../../../src/store/etcd/h2-connection';
 import { encodeHeaderBlock } from '../../../src/store/etcd/hpack';
 import { eventually } from '../../support/eventually';
+import { frameBytes } from './fuzz/frames';
+import { InMemorySocket } from './fuzz/in-memory-socket';
 
 interface Answer {
   headers: Map<string, string>;
@@ -133,12 +135,18 @@ describe('HTTP/2 connection against node:http2', () => {
   it('takes a response far larger than its windows, topping them up as data arrives, padded or not', async () => {
     for (const paddingStrategy of [http2.constants.PADDING_STRATEGY_NONE, http2.constants.PADDING_STRATEGY_MAX]) {
       const big = Buffer.alloc(3_000_000, 'z');
-      server = await peer((stream) => {
-        stream.respond({ ':status': 200 });
-        stream.end(big);
-      }, { paddingStrategy });
+      server = await peer(
+        (stream) => {
+          stream.respond({ ':status': 200 });
+          stream.end(big);
+        },
+        { paddingStrategy },
+      );
       connection = connectTo(server.port, {}, { stream: 65_535, connection: 100_000 });
-      const [a, b] = await Promise.all([exchange(connection, blockFor(server.port, '/big', 'GET')), exchange(connection, blockFor(server.port, '/big', 'GET'))]);
+      const [a, b] = await Promise.all([
+        exchange(connection, blockFor(server.port, '/big', 'GET')),
+        exchange(connection, blockFor(server.port, '/big', 'GET')),
+      ]);
       expect(a.data.equals(big)).toBe(true);
       expect(b.data.equals(big)).toBe(true);
       connection.destroy();
@@ -161,7 +169,10 @@ describe('HTTP/2 connection against node:http2', () => {
       else echoSize(stream);
     });
     connection = connectTo(server.port);
-    await expect(exchange(connection, blockFor(server.port, '/reset'), Buffer.from('x'))).rejects.toMatchObject({ code: H2Error.REFUSED_STREAM, message: expect.stringContaining('reset the stream') });
+    await expect(exchange(connection, blockFor(server.port, '/reset'), Buffer.from('x'))).rejects.toMatchObject({
+      code: H2Error.REFUSED_STREAM,
+      message: expect.stringContaining('reset the stream'),
+    });
     expect((await exchange(connection, blockFor(server.port, '/ok'), Buffer.from('abc'))).data.toString()).toBe('3');
     // A body in parts is sent as one.
     expect((await exchange(connection, blockFor(server.port, '/ok'), [Buffer.from('ab'), Buffer.from('cde'), new Uint8Array(0)])).data.toString()).toBe('5');
@@ -253,7 +264,12 @@ describe('HTTP/2 connection against node:http2', () => {
       }).then((p) => {
         server = p;
         connection = connectTo(p.port);
-        const stream = connection.request(blockFor(p.port, '/cancel'), { onHeaders: () => fail(), onData: () => fail(), onAbort: () => fail() }, Buffer.from('x'), false);
+        const stream = connection.request(
+          blockFor(p.port, '/cancel'),
+          { onHeaders: () => fail(), onData: () => fail(), onAbort: () => fail() },
+          Buffer.from('x'),
+          false,
+        );
         cancel = () => stream.cancel();
       });
     });
@@ -314,7 +330,13 @@ describe('HTTP/2 connection against a peer that breaks the protocol', () => {
   it('reads frames cut anywhere by the reads, a few bytes at a time', async () => {
     const payload = Buffer.from('x'.repeat(100));
     const trailers = Buffer.concat([Buffer.from([0x00, 11]), Buffer.from('grpc-status'), Buffer.from([1]), Buffer.from('0')]);
-    const bytes = Buffer.concat([settings, frame(0x1, 0x4, 1, Buffer.from([0x88])), frame(0x0, 0, 1, payload), frame(0x0, 0, 1, Buffer.alloc(0)), frame(0x1, 0x5, 1, trailers)]);
+    const bytes = Buffer.concat([
+      settings,
+      frame(0x1, 0x4, 1, Buffer.from([0x88])),
+      frame(0x0, 0, 1, payload),
+      frame(0x0, 0, 1, Buffer.alloc(0)),
+      frame(0x1, 0x5, 1, trailers),
+    ]);
     const server = net.createServer(async (socket) => {
       socket.setNoDelay(true);
       socket.on('error', () => undefined);
@@ -344,10 +366,20 @@ describe('HTTP/2 connection against a peer that breaks the protocol', () => {
   });
 
   it.each([
-    ['a frame over the 16 KiB this side allows', Buffer.concat([settings, frame(0x0, 0, 1, Buffer.alloc(20_000))]), H2Error.FRAME_SIZE_ERROR, 'a frame of 20000 bytes'],
+    [
+      'a frame over the 16 KiB this side allows',
+      Buffer.concat([settings, frame(0x0, 0, 1, Buffer.alloc(20_000))]),
+      H2Error.FRAME_SIZE_ERROR,
+      'a frame of 20000 bytes',
+    ],
     ['a header block HPACK cannot decode', Buffer.concat([settings, frame(0x1, 0x5, 1, Buffer.from([0xff, 0xff]))]), H2Error.COMPRESSION_ERROR, 'HPACK'],
     ['PUSH_PROMISE, which the preface disabled', Buffer.concat([settings, frame(0x5, 0x4, 1, Buffer.alloc(4))]), H2Error.PROTOCOL_ERROR, 'PUSH_PROMISE'],
-    ['a header block interrupted by another frame', Buffer.concat([settings, frame(0x1, 0, 1, Buffer.from([0x88])), frame(0x0, 0, 1, Buffer.alloc(1))]), H2Error.PROTOCOL_ERROR, 'interrupted'],
+    [
+      'a header block interrupted by another frame',
+      Buffer.concat([settings, frame(0x1, 0, 1, Buffer.from([0x88])), frame(0x0, 0, 1, Buffer.alloc(1))]),
+      H2Error.PROTOCOL_ERROR,
+      'interrupted',
+    ],
   ])('fails the connection on %s, telling the peer with GOAWAY', async (_what, bytes, code, message) => {
     const raw = await rawPeer(bytes);
     let closedWith: Error | undefined;
@@ -363,5 +395,48 @@ describe('HTTP/2 connection against a peer that breaks the protocol', () => {
     expect(goaway[3]).toBe(0x7);
     expect(goaway.readUInt32BE(13)).toBe(code);
     raw.close();
+  });
+});
+
+describe('HTTP/2 connection: what the fuzzer found (test/store/etcd/fuzz.test.ts)', () => {
+  const frame = (type: number, flags: number, stream: number, payload: Buffer) => frameBytes({ type, flags, streamId: stream, payload });
+  const settings = frame(0x4, 0, 0, Buffer.alloc(0));
+
+  function openOver(socket: InMemorySocket): { connection: H2Connection; aborted: string[]; closed: () => Error | undefined } {
+    const aborted: string[] = [];
+    let closedWith: Error | undefined;
+    const connection = new H2Connection(
+      socket.asTransport().socket,
+      { onClose: (err) => (closedWith = err) },
+      { stream: 65_535, connection: 1 << 20 },
+      'connect',
+    );
+    connection.request(encodeHeaderBlock([[':path', '/']]), { onHeaders() {}, onData() {}, onAbort: (reason) => aborted.push(reason) }, Buffer.from('x'), true);
+    socket.connect();
+    return { connection, aborted, closed: () => closedWith };
+  }
+
+  it('aborts the stream a DATA frame was ending when its padding is longer than the frame (it was forgotten, and a watch hung for ever)', () => {
+    const socket = new InMemorySocket();
+    const { aborted, closed } = openOver(socket);
+    // END_STREAM | PADDED, a pad length of 15 in a payload of 4 (seed 56, case 302).
+    socket.deliver(Buffer.concat([settings, frame(0x1, 0x4, 1, Buffer.from([0x88])), frame(0x0, 0x9, 1, Buffer.from('0f2891ca', 'hex'))]));
+    expect(closed()?.message).toContain('padding longer than its frame');
+    expect(aborted).toEqual([expect.stringContaining('padding longer than its frame')]);
+  });
+
+  it('fails the connection once a header block passes 1 MiB over CONTINUATION frames, rather than gathering for as long as the peer sends', () => {
+    const socket = new InMemorySocket();
+    const { aborted, closed } = openOver(socket);
+    socket.deliver(Buffer.concat([settings, frame(0x1, 0, 1, Buffer.from([0x88]))]));
+    const continuation = frame(0x9, 0, 1, Buffer.alloc(16_384, 0x82));
+    let sent = 0;
+    while (!closed() && sent < 2 * MAX_HEADER_BLOCK) {
+      socket.deliver(continuation);
+      sent += 16_384;
+    }
+    expect(closed()?.message).toContain(`a header block over ${MAX_HEADER_BLOCK} bytes`);
+    expect(sent).toBeLessThanOrEqual(MAX_HEADER_BLOCK + 16_384);
+    expect(aborted).toHaveLength(1);
   });
 });

@@ -90,4 +90,18 @@ describe('a Range response decoded from its frames', () => {
     short.writeUInt32BE(bytes.length - 5 + 10, 1);
     expect(() => decodeRangeResponseChunks([short])).toThrow(/a frame of/);
   });
+
+  it('refuses what the wire check refuses, as the joined path does: a stray end-group tag, a zero tag, a group (found by the fuzzer)', () => {
+    const bytes = framed(RangeResponse.encode(response(random(6), 2)).finish());
+    for (const [at, value] of [
+      [7, 0x1c],
+      [7, 0x00],
+      [5, 0x0b],
+    ] as const) {
+      const corrupt = Buffer.from(bytes);
+      corrupt[at] = value;
+      const halves = [corrupt.subarray(0, 40), corrupt.subarray(40)];
+      expect(() => decodeRangeResponseChunks(halves)).toThrow();
+    }
+  });
 });
