@@ -16,7 +16,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Child, forkChild } from '../../tools/bench/ipc';
 import type { ServerStats } from '../../tools/bench/keelson-child';
-import { SustainedWrites } from '../../tools/bench/load/sustained-writes';
 import { runMemoryScenario } from '../../tools/bench/load/memory-scenario';
 import { FAULT_TIMEOUT_MS, FULL, summary } from './support';
 
@@ -54,17 +53,9 @@ afterAll(async () => {
 test(`memory follows the live data under ${FULL ? '10 minutes' : '30 s'} of sustained writes with 20 watchers`, async () => {
   const read = (f: string) => readFile(path.join(dir, f), 'utf8');
   const target = { host: '127.0.0.1', port, tls: { ca: await read('ca.crt'), cert: await read('admin.crt'), key: await read('admin.key') } };
-  const load = new SustainedWrites({
-    target,
-    namespace: 'load',
-    clients: 8,
-    writesPerSecond: FULL ? 1000 : 400,
-    objects: 4000,
-    watchers: 20,
-    valueBytes: 1024,
-  });
   const result = await runMemoryScenario({
-    load,
+    target,
+    writesPerSecond: FULL ? 1000 : 400,
     gc: () => child.call<ServerStats>('gc'),
     loadMs: FULL ? 600_000 : 30_000,
     afterMs: FULL ? 390_000 : 27_000,

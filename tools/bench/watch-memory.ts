@@ -16,7 +16,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildForBench } from './build';
 import { startKeelson } from './processes';
-import { SustainedWrites } from './load/sustained-writes';
 import { runMemoryScenario } from './load/memory-scenario';
 
 async function main(): Promise<void> {
@@ -34,17 +33,9 @@ async function main(): Promise<void> {
   const server = await startKeelson(build, { store: { kind: 'embedded' }, dataDir, serverArgs });
   try {
     await server.settle();
-    const load = new SustainedWrites({
-      target: server.target,
-      namespace: 'load',
-      clients: 8,
-      writesPerSecond: flag('--writes', 1000),
-      objects: 4000,
-      watchers: 20,
-      valueBytes: 1024,
-    });
     const summary = await runMemoryScenario({
-      load,
+      target: server.target,
+      writesPerSecond: flag('--writes', 1000),
       gc: () => server.gc(),
       loadMs: flag('--load-minutes', 10) * 60_000,
       afterMs: flag('--after-minutes', 6) * 60_000,

@@ -5,7 +5,8 @@
  * `resumeAgeMs` old at the end of the load, the objects it left deleted, the watchers drained,
  * then idle readings for `afterMs`.
  */
-import type { SustainedWrites, WatcherTally } from './sustained-writes';
+import type { Target } from '../https-client';
+import { SustainedWrites, type WatcherTally } from './sustained-writes';
 
 export interface MemoryReading {
   heapUsed: number;
@@ -44,7 +45,10 @@ export interface MemorySummary {
 }
 
 export interface MemoryScenario {
-  load: SustainedWrites;
+  /** The server, as the admin. */
+  target: Target;
+  /** The issue's load: 8 writers at this rate in all, at most 4,000 ConfigMaps of ~1 KB alive, 20 watchers. */
+  writesPerSecond: number;
   /** A full GC in the server, then its memory. */
   gc(): Promise<MemoryReading>;
   loadMs: number;
@@ -59,6 +63,15 @@ const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runMemoryScenario(s: MemoryScenario): Promise<MemorySummary> {
+  const load = new SustainedWrites({
+    target: s.target,
+    namespace: 'load',
+    clients: 8,
+    writesPerSecond: s.writesPerSecond,
+    objects: 4000,
+    watchers: 20,
+    valueBytes: 1024,
+  });
   const samples: MemorySample[] = [];
   let startedAt = Date.now();
   const read = async (phase: MemorySample['phase']): Promise<MemorySample> => {
@@ -70,36 +83,36 @@ export async function runMemoryScenario(s: MemoryScenario): Promise<MemorySummar
       externalMb: round(m.external / MB),
       liveMb: round((m.heapUsed + m.external) / MB),
       rssMb: round(m.rss / MB),
-      ...(phase === 'load' ? { acked: s.load.acked } : {}),
+      ...(phase === 'load' ? { acked: load.acked } : {}),
     };
     samples.push(sample);
     s.onSample?.(sample);
     return sample;
   };
-  await s.load.prepare();
+  await load.prepare();
   const idle = await read('idle');
   startedAt = Date.now();
-  s.load.start();
+  load.start();
   const loadEnd = startedAt + s.loadMs;
   while (Date.now() + s.sampleMs <= loadEnd) {
     await sleep(s.sampleMs);
     await read('load');
   }
   await sleep(Math.max(0, loadEnd - Date.now()));
-  const resume = await s.load.resume(s.resumeAgeMs);
-  await s.load.stop();
-  const writesPerSecond = Math.round(s.load.acked / ((Date.now() - startedAt) / 1000));
+  const resume = await load.resume(s.resumeAgeMs);
+  await load.stop();
+  const writesPerSecond = Math.round(load.acked / ((Date.now() - startedAt) / 1000));
   // The load leaves nothing behind, so that memory after it compares with the idle figure.
-  const deletedAtEnd = await s.load.deleteAll();
-  await s.load.drain(60_000);
-  const tallies: WatcherTally[] = s.load.tallies();
+  const deletedAtEnd = await load.deleteAll();
+  await load.drain(60_000);
+  const tallies: WatcherTally[] = load.tallies();
   const afterEnd = Date.now() + s.afterMs;
   let after: MemorySample | undefined;
   while (Date.now() + s.sampleMs <= afterEnd) {
     await sleep(s.sampleMs);
     after = await read('after');
   }
-  s.load.close();
+  load.close();
   const loadSamples = samples.filter((x) => x.phase === 'load');
   const lastHalf = loadSamples.filter((x) => x.t * 1000 >= s.loadMs / 2);
   const lives = lastHalf.map((x) => x.liveMb);
@@ -112,13 +125,13 @@ export async function runMemoryScenario(s: MemoryScenario): Promise<MemorySummar
     maxRssMb: Math.max(...samples.map((x) => x.rssMb)),
     maxLiveMb: Math.max(...samples.map((x) => x.liveMb)),
     ...(after ? { after: { ...after, liveVsIdlePct: round(((after.liveMb - idle.liveMb) / idle.liveMb) * 100) } } : {}),
-    writes: s.load.acked,
+    writes: load.acked,
     deletedAtEnd,
-    writeErrors: s.load.errors,
+    writeErrors: load.errors,
     writesPerSecond,
     watchers: {
       all: tallies.length,
-      complete: tallies.filter((t) => t.events === s.load.acked && t.outOfOrder === 0).length,
+      complete: tallies.filter((t) => t.events === load.acked && t.outOfOrder === 0).length,
       outOfOrder: tallies.reduce((n, t) => n + t.outOfOrder, 0),
       ended: tallies.filter((t) => t.ended).length,
       errors: [...new Set(tallies.flatMap((t) => (t.error ? [t.error] : [])))],

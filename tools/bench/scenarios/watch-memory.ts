@@ -6,7 +6,6 @@
  * runs the same with other durations, server flags or a revision.
  */
 import type { Context } from '../context';
-import { SustainedWrites } from '../load/sustained-writes';
 import { runMemoryScenario } from '../load/memory-scenario';
 import { startKeelson } from '../processes';
 
@@ -16,17 +15,9 @@ export async function runWatchMemory(ctx: Context): Promise<void> {
   const server = await startKeelson(ctx.build, { store: { kind: 'embedded' }, dataDir: await ctx.tmpDir('watch-memory') });
   try {
     await server.settle();
-    const load = new SustainedWrites({
-      target: server.target,
-      namespace: 'load',
-      clients: 8,
-      writesPerSecond: 1000,
-      objects: 4000,
-      watchers: 20,
-      valueBytes: 1024,
-    });
     const r = await runMemoryScenario({
-      load,
+      target: server.target,
+      writesPerSecond: 1000,
       gc: () => server.gc(),
       loadMs: quick ? 60_000 : 600_000,
       afterMs: quick ? 60_000 : 390_000,
