@@ -86,7 +86,7 @@ export function parseFieldSelector(text: string): FieldSelector {
 }
 
 function fieldValue(fields: Readonly<Record<string, string>>, field: string): string {
-  return  Object.hasOwn(fields, field) ? fields[field]! : '';
+  return Object.hasOwn(fields, field) ? fields[field]! : '';
 }
 
 export function makeFieldSelector(requirements: FieldRequirement[]): FieldSelector {

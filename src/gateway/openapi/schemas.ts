@@ -50,7 +50,8 @@ export function referencedNames(value: unknown, version: OpenApiVersion, out = n
 export class SchemaBuilder {
   private readonly ext: (name: string) => string;
 
-  constructor(readonly naming: Naming,
+  constructor(
+    readonly naming: Naming,
     private readonly names: OpenApiNames,
     private readonly registry: SchemaRegistry,
     private readonly version: OpenApiVersion,

@@ -32,7 +32,6 @@ export const H2Error = {
 
 const FRAME_DATA = 0x0;
 const FRAME_HEADERS = 0x1;
-const FRAME_PRIORITY = 0x2;
 const FRAME_RST_STREAM = 0x3;
 const FRAME_SETTINGS = 0x4;
 const FRAME_PUSH_PROMISE = 0x5;
@@ -436,9 +435,8 @@ export class H2Connection {
         return this.goawayIn(payload);
       case FRAME_WINDOW_UPDATE:
         return this.windowUpdateIn(streamId, payload);
-      case FRAME_PRIORITY:
       default:
-        // Priorities are advice; unknown frame types are ignored (section 4.1).
+        // PRIORITY (0x2) is advice; unknown frame types are ignored (section 4.1).
         return;
     }
   }
