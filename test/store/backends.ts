@@ -19,6 +19,8 @@ export interface BackendUnderTest {
   peer(): Promise<Store>;
   /** A fresh store and a way to cut it off: etcd stops its server, embedded closes the store. */
   breakable(): Promise<{ store: Store; cut(): Promise<void>; cleanup(): Promise<void> }>;
+  /** Checks made after each case (the differential oracle's comparisons); throws on a failure. */
+  check?(): Promise<void>;
   teardown(): Promise<void>;
 }
 

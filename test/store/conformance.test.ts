@@ -4,6 +4,7 @@
  */
 import { StoreError, type KeyValue, type Store } from '../../src/store';
 import { embeddedBackend, etcdBackend, type BackendUnderTest } from './backends';
+import { etcdDifferentialBackend } from './etcd/oracle/backend';
 import { checkRandomHistory } from './random-history';
 import { dec, enc, storeError, yieldTurn } from './store-test-helpers';
 import { WatchRecorder } from './watch-recorder';
@@ -11,6 +12,8 @@ import { eventually } from '../support/eventually';
 
 describe.each<[string, () => BackendUnderTest]>([
   ['etcd', etcdBackend],
+  // Every call through the store's own client and through etcd3 on the same etcd, compared.
+  ['etcd, own client checked against etcd3', etcdDifferentialBackend],
   ['embedded', () => embeddedBackend()],
   ['embedded in memory', () => embeddedBackend(true)],
 ])('%s store conformance', (_name, makeBackend) => {
@@ -23,6 +26,7 @@ describe.each<[string, () => BackendUnderTest]>([
   beforeAll(async () => {
     store = await backend.open();
   });
+  afterEach(() => backend.check?.());
   afterAll(() => backend.teardown());
 
   test(`reports its kind (${backend.name})`, () => {
