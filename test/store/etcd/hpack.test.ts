@@ -84,7 +84,9 @@ describe('HPACK decoder', () => {
     const decoder = new HpackDecoder(256);
     // The table size update to 256 comes first; then the three responses of C.6.
     decoder.decode(hex('3fe1 01'));
-    decoder.decode(hex('4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3'));
+    decoder.decode(
+      hex('4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3'),
+    );
     expect(pairs(decoder.decode(hex('4883 640e ffc1 c0bf')))).toEqual([
       [':status', '307'],
       ['cache-control', 'private'],
@@ -138,8 +140,20 @@ describe('HPACK against nghttp2', () => {
     const printable = Array.from({ length: 256 }, (_, b) => b).filter((b) => b === 9 || (b >= 0x20 && b !== 0x7f));
     const values: string[] = [];
     // Each allowed byte alone and in runs, values repeated (indexed) and many (evicting).
-    for (const b of printable) values.push(String.fromCharCode(b).repeat(1 + (b % 5)).trim() || 'x');
-    for (let i = 0; i < 60; i++) values.push(printable.slice(i, i + 40).map((b) => String.fromCharCode(b)).join('').trim());
+    for (const b of printable)
+      values.push(
+        String.fromCharCode(b)
+          .repeat(1 + (b % 5))
+          .trim() || 'x',
+      );
+    for (let i = 0; i < 60; i++)
+      values.push(
+        printable
+          .slice(i, i + 40)
+          .map((b) => String.fromCharCode(b))
+          .join('')
+          .trim(),
+      );
     const socket = net.connect(port, '127.0.0.1');
     const received: string[][] = [];
     const connection = new H2Connection(socket, {}, { stream: 65_535, connection: 1 << 20 }, 'connect');
@@ -152,7 +166,12 @@ describe('HPACK against nghttp2', () => {
     ]);
     for (let round = 0; round < 3; round++) {
       await new Promise<void>((resolve, reject) => {
-        connection.request(block, { onHeaders: (fields) => (received.push(fields), resolve()), onData: () => undefined, onAbort: (reason) => reject(new Error(reason)) }, undefined, true);
+        connection.request(
+          block,
+          { onHeaders: (fields) => (received.push(fields), resolve()), onData: () => undefined, onAbort: (reason) => reject(new Error(reason)) },
+          undefined,
+          true,
+        );
       });
     }
     connection.destroy();

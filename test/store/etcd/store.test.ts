@@ -23,7 +23,10 @@ async function freezableProxy(target: string): Promise<{ endpoint: string; freez
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(port), hostname);
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       sockets.add(from);
       from.on('data', (chunk) => frozen || to.write(chunk));
       from.on('error', () => to.destroy());
@@ -80,7 +83,7 @@ describe('etcd store specifics', () => {
     for (const client of clients) expect(await client.compactedRevision()).toBe(highest);
   });
 
-  test('a compaction done outside Keelson (etcdctl) still yields compacted errors with etcd\'s revision', async () => {
+  test("a compaction done outside Keelson (etcdctl) still yields compacted errors with etcd's revision", async () => {
     const store = open();
     const first = await store.create('/registry/outside/a', enc('1'));
     const later = await store.update('/registry/outside/a', enc('2'), first.modRevision);

@@ -35,7 +35,18 @@ function compare(fields: Partial<Compare>): Compare {
 }
 
 function range(fields: Partial<RangeRequest>): RequestOp {
-  return { requestRange: { key: new Uint8Array(), rangeEnd: new Uint8Array(), limit: 0, revision: 0, serializable: false, keysOnly: false, countOnly: false, ...fields } };
+  return {
+    requestRange: {
+      key: new Uint8Array(),
+      rangeEnd: new Uint8Array(),
+      limit: 0,
+      revision: 0,
+      serializable: false,
+      keysOnly: false,
+      countOnly: false,
+      ...fields,
+    },
+  };
 }
 
 function put(key: Uint8Array, value: Uint8Array, more: { lease?: number; prevKv?: boolean } = {}): RequestOp {
