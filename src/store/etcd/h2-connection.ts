@@ -166,7 +166,7 @@ export class H2Connection {
       this.events.onConnect?.();
     });
     socket.on('data', (chunk: Buffer) => this.read(chunk));
-    socket.on('error', (err) => this.destroy(err));
+    socket.on('error', (err) => this.destroy(socketError(err)));
     socket.on('close', () => this.destroy(new Error('the connection to etcd closed')));
   }
 
@@ -644,6 +644,17 @@ class ConnectionError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * A socket's error as an operator reads it: a TLS alert by OpenSSL's reason and Node's code
+ * ("sslv3 alert bad certificate" when etcd refused the client certificate), not OpenSSL's
+ * message with its source file and line.
+ */
+function socketError(err: Error & { reason?: unknown; code?: unknown }): Error {
+  if (typeof err.reason === 'string' && typeof err.code === 'string' && err.code.startsWith('ERR_SSL_'))
+    return new Error(`TLS with etcd failed: ${err.reason} (${err.code})`);
+  return err;
 }
 
 /** The payload length in the frame header at `at`, refused above what this side accepts. */

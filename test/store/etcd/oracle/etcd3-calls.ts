@@ -62,6 +62,8 @@ export class Etcd3Calls implements EtcdCalls {
     const timeoutMs = options.timeoutMs ?? 30_000;
     const etcdOptions: IOptions = {
       hosts: options.endpoint,
+      // grpc-js refuses answers over 4 MiB by default; clientv3 and the store's client take up to 2 GiB.
+      grpcOptions: { 'grpc.max_receive_message_length': -1 },
       faultHandling: { global: once as never, host: () => once as never },
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
       ...(options.tls
