@@ -35,7 +35,7 @@ export function healthyPrefix(capture: Buffer): Buffer {
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Whether `err` is a failure a caller (and, through the core, an API client) can act on. */
+/** What is unclear about `err` as a failure; undefined when a caller (and, through the core, an API client) can act on it. */
 export function clearFailure(err: unknown): string | undefined {
   if (err instanceof StoreError) return err.message ? undefined : `a StoreError (${err.code}) without a message`;
   if (err instanceof EtcdCallError) {

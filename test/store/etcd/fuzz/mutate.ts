@@ -6,19 +6,7 @@
  * made, so a failure names its mutations as well as its seed.
  */
 import { HPACK_STATIC_TABLE } from '../../../../src/store/etcd/hpack';
-import {
-  FLAG,
-  FRAME,
-  TestHpackEncoder,
-  frameBytes,
-  hpackInteger,
-  hpackString,
-  parseFrames,
-  scanBlock,
-  serializeFrames,
-  type EncodeChoice,
-  type Frame,
-} from './frames';
+import { FLAG, FRAME, TestHpackEncoder, hpackInteger, hpackString, scanBlock, serializeFrames, type EncodeChoice, type Frame } from './frames';
 
 /** The seeded source every choice of a case comes from. */
 export class Rng {
@@ -461,5 +449,3 @@ export function fuzzInput(capture: readonly Frame[], rng: Rng): FuzzInput {
   if (how.length === 0) how.push('no mutation applied');
   return { bytes, how };
 }
-
-export { frameBytes, parseFrames };
