@@ -27,29 +27,44 @@ export function checkWire(bytes: Uint8Array, shape: WireShape, start = 0, end = 
   if (depth > MAX_DEPTH) throw new Error('messages nested too deeply');
   let at = start;
   while (at < end) {
-    const tag = varint(bytes, at, end);
-    at = tag.next;
-    if (tag.bytes > 5 || tag.value > 0xffffffff) throw new Error('a tag past 32 bits');
-    const field = Math.floor(tag.value / 8);
-    const wire = tag.value % 8;
+    let tag = bytes[at]!;
+    if (tag < 0x80) at++;
+    else {
+      const tagStart = at;
+      at = varint(bytes, at, end);
+      if (at - tagStart > 5 || varintValue > 0xffffffff) throw new Error('a tag past 32 bits');
+      tag = varintValue;
+    }
+    const field = tag >>> 3;
+    const wire = tag & 7;
     if (field === 0) throw new Error('a field number of 0');
-    if (wire === 0) at = varint(bytes, at, end).next;
+    if (wire === 0) at = varint(bytes, at, end);
     else if (wire === 1) at += 8;
     else if (wire === 5) at += 4;
     else if (wire === 2) {
-      const length = varint(bytes, at, end);
-      at = length.next;
-      if (length.value > end - at) throw new Error(`field ${field} runs past its message`);
+      at = varint(bytes, at, end);
+      const length = varintValue;
+      if (length > end - at) throw new Error(`field ${field} runs past its message`);
       const nested = shape[field];
-      if (nested) checkWire(bytes, nested, at, at + length.value, depth + 1);
-      at += length.value;
+      if (nested) checkWire(bytes, nested, at, at + length, depth + 1);
+      at += length;
     } else throw new Error(`wire type ${wire} in field ${field}`);
     if (at > end) throw new Error(`field ${field} runs past its message`);
   }
 }
 
-/** The varint at `at`: its value (exact below 2^53), its end, and its length in bytes. */
-function varint(bytes: Uint8Array, at: number, end: number): { value: number; next: number; bytes: number } {
+/**
+ * The value of the varint `varint` read last (exact below 2^53): scratch that holds nothing from
+ * one call to the next, so that a read allocates nothing (the walk runs on every response).
+ */
+let varintValue = 0;
+
+/** Reads the varint at `at` into `varintValue`; the position after it. */
+function varint(bytes: Uint8Array, at: number, end: number): number {
+  if (at < end && bytes[at]! < 0x80) {
+    varintValue = bytes[at]!;
+    return at + 1;
+  }
   let value = 0;
   let scale = 1;
   for (let i = 0; i < 10; i++) {
@@ -57,7 +72,10 @@ function varint(bytes: Uint8Array, at: number, end: number): { value: number; ne
     const b = bytes[at + i]!;
     if (i === 9 && b > 1) throw new Error('a varint past 64 bits');
     value += (b & 0x7f) * scale;
-    if (b < 0x80) return { value, next: at + i + 1, bytes: i + 1 };
+    if (b < 0x80) {
+      varintValue = value;
+      return at + i + 1;
+    }
     scale *= 128;
   }
   throw new Error('a varint longer than ten bytes');
