@@ -464,7 +464,7 @@ const FLAGS: readonly Flag[] = [
     field: 'vendor',
     type: 'string',
     default: 'platform' as Vendor,
-    usage: `Naming profile of the served API: ${VENDORS.join(' or ')}. platform writes the vendor word as platform (rbac.authorization.platform.io); kubernetes serves upstream's names, for unmodified kubectl, client-go and client libraries.`,
+    usage: `Naming profile of the served API: ${VENDORS.join(' or ')}. platform writes the vendor word as platform (${createNaming('platform').group('rbac.authorization')}); kubernetes serves upstream's names, for unmodified kubectl, client-go and client libraries.`,
     docs: 'See docs/API.md, "Naming profiles". kubectl caches discovery per server address: after restarting a server on the same address with the other profile, remove `~/.kube/cache/discovery/<host>_<port>` (or give kubectl a fresh `--cache-dir`).',
     parse: (v, n) => {
       if (!isVendor(v)) throw invalid(n, v, `must be one of ${VENDORS.join(', ')}`);

@@ -93,11 +93,6 @@ export class CacheWatcher implements WatchStream {
     this.catching = true;
   }
 
-  /** Whether the watcher is still catching up from the store's history. */
-  get catchingUp(): boolean {
-    return this.catching;
-  }
-
   /**
    * Queue changes read from the store's history, in order. They do not count against the buffer;
    * the reader paces itself with `whenBelow`.

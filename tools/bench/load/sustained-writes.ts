@@ -159,8 +159,6 @@ export class SustainedWrites {
   readonly history: Array<{ at: number; rv: number }> = [];
   private historyTimer?: NodeJS.Timeout;
   errors = 0;
-  maxAlive = 0;
-  private alive = 0;
   private readonly base: string;
   /** Each writer's objects alive, by number. */
   private readonly owned: Array<Set<number>> = [];
@@ -325,7 +323,6 @@ export class SustainedWrites {
       const name = `cm-${n}`;
       const value = `${client}-${++counter}-${filler}`;
       let answer: Answer;
-      const aliveBefore = exists.size;
       try {
         if (!exists.has(n)) {
           answer = await request(
@@ -361,8 +358,6 @@ export class SustainedWrites {
       }
       if (answer.status >= 200 && answer.status < 300) this.acked++;
       else this.errors++;
-      this.alive += exists.size - aliveBefore;
-      this.maxAlive = Math.max(this.maxAlive, this.alive);
     }
   }
 }
