@@ -46,6 +46,14 @@ export interface Naming {
     readonly clientAuthentication: string;
     readonly admissionregistration: string;
     readonly certificates: string;
+    /** CustomResourceDefinitions: `apiextensions.<group domain>`. */
+    readonly apiextensions: string;
+  };
+
+  /** Finalizers the server itself puts on objects. */
+  readonly finalizers: {
+    /** On every CustomResourceDefinition until its custom resources are gone (`customresourcecleanup.apiextensions.k8s.io`). */
+    readonly customResourceCleanup: string;
   };
 
   readonly namespaces: {
@@ -66,6 +74,8 @@ export interface Naming {
     readonly bootstrapping: string;
     readonly rbacAutoupdate: string;
     readonly deprecated: string;
+    /** The annotation a CustomResourceDefinition of a protected group carries (`api-approved.kubernetes.io`, no slash). */
+    readonly apiApproved: string;
   };
 
   /** Environment variable handed to exec credential plugins. */
@@ -110,6 +120,7 @@ export type GroupKey =
   | 'authorization'
   | 'admissionregistration'
   | 'certificates'
+  | 'apiextensions'
   | 'meta';
 
 export function createNaming(vendor: Vendor): Naming {
@@ -129,6 +140,7 @@ export function createNaming(vendor: Vendor): Naming {
     clientAuthentication: group('client.authentication'),
     admissionregistration: group('admissionregistration'),
     certificates: group('certificates'),
+    apiextensions: group('apiextensions'),
   };
   return {
     vendor,
@@ -152,7 +164,11 @@ export function createNaming(vendor: Vendor): Naming {
       authorization: groups.authorization,
       admissionregistration: groups.admissionregistration,
       certificates: groups.certificates,
+      apiextensions: groups.apiextensions,
       meta: groups.meta,
+    },
+    finalizers: {
+      customResourceCleanup: `customresourcecleanup.${groups.apiextensions}`,
     },
     namespaces: {
       default: 'default',
@@ -168,6 +184,7 @@ export function createNaming(vendor: Vendor): Naming {
       bootstrapping: key('bootstrapping'),
       rbacAutoupdate: key('autoupdate', 'rbac.authorization'),
       deprecated: key('deprecated'),
+      apiApproved: `api-approved.${w.keyDomain}`,
     },
     execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
     bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,
