@@ -199,6 +199,46 @@ function writeFieldSet(value: unknown, sink: JsonSink): boolean {
   return true;
 }
 
+/**
+ * A value as Go's encoding/json writes a `map[string]interface{}`: every object's keys sorted,
+ * which is how upstream writes custom resources (unstructured objects) at every level.
+ */
+function writeSorted(value: unknown, sink: JsonSink): boolean {
+  if (Array.isArray(value)) {
+    sink.byte(0x5b);
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) sink.byte(0x2c);
+      if (!writeSorted(value[i], sink)) sink.ascii('null');
+    }
+    sink.byte(0x5d);
+    return true;
+  }
+  if (!isRecord(value)) return writeAsIs(value, sink);
+  if (!isPlainObject(value)) sink.plain = false;
+  sink.byte(0x7b);
+  let first = true;
+  for (const key of sortedKeys(value)) if (sink.member(key, value[key], writeSorted, first)) first = false;
+  sink.byte(0x7d);
+  return true;
+}
+
+/** The API groups each profile's built-in kinds are served in. Shared by every server in the process: derived from the two constant profiles. */
+const builtinGroups = new Map<string, ReadonlySet<string>>();
+
+/**
+ * Whether a kind is a custom resource's (or its list's): one the schema does not know, in a
+ * group that is not one of the built-in ones. Upstream writes those as unstructured objects,
+ * keys sorted at every level; an unknown kind of a built-in group (a Table) keeps its own order.
+ */
+export function isUnstructuredKind(registry: SchemaRegistry, apiVersion: string, kind: string): boolean {
+  const slash = apiVersion.indexOf('/');
+  if (slash < 0 || registry.kind(apiVersion, kind)) return false;
+  const naming = registry.naming;
+  let groups = builtinGroups.get(naming.vendor);
+  if (!groups) builtinGroups.set(naming.vendor, (groups = new Set([...Object.values(naming.apiGroups), ...Object.values(naming.groups)])));
+  return !groups.has(apiVersion.slice(0, slash));
+}
+
 /** A frozen field set's bytes. Shared by every server in the process: a pure memo keyed by frozen sets. */
 const fieldSetBytes = new WeakMap<object, Uint8Array>();
 
@@ -227,6 +267,10 @@ class CompiledEncoder {
       const { apiVersion, kind } = value;
       const served = typeof apiVersion === 'string' && typeof kind === 'string' ? this.registry.kind(apiVersion, kind) : undefined;
       if (served) return this.message(served.type.name)(value, sink);
+      if (typeof apiVersion === 'string' && typeof kind === 'string' && isUnstructuredKind(this.registry, apiVersion, kind)) {
+        writeSorted(value, sink);
+        return;
+      }
     }
     if (!writeAsIs(value, sink)) sink.ascii('null');
   }
@@ -401,6 +445,13 @@ function encodeWith<T>(registry: SchemaRegistry, value: unknown, typeName: strin
   if (typeName) encoder.named(value, typeName, sink);
   else encoder.top(value, sink);
   return take(sink);
+}
+
+/** A value's compact JSON with every object's keys sorted (a member of an unstructured object). */
+export function encodeSortedJson(value: unknown): string {
+  sink.reset();
+  if (!writeSorted(value, sink)) sink.ascii('null');
+  return sink.toText();
 }
 
 function orderedText(registry: SchemaRegistry, value: unknown, typeName: string | undefined, options: JsonOrderOptions): string {

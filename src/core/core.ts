@@ -31,6 +31,8 @@ import type { Store } from '../store';
 import { type Clock, pause, systemClock } from '../clock';
 import { StatusError, badRequest, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
 import { ResourceStore } from './registry/resource-store';
+import type { WriteDeps } from './registry/resource-writes';
+import { CustomResourceController } from './customresources';
 import { ResourceReads } from './registry/resource-reads';
 import { type WriteSubresource, writeRequest } from './registry/write-request';
 import { getScale, scaleFromBody } from './registry/scale';
@@ -112,9 +114,30 @@ export interface CoreOptions {
   handlers?: Readonly<Record<string, CreateHandler>>;
 }
 
+/**
+ * The types a core serves now: the built-in ones and the custom resources of every established
+ * CustomResourceDefinition. Routes, discovery, OpenAPI and the controllers that walk every type
+ * read it, and hear when it changes.
+ */
+export interface ResourceCatalog {
+  /** The served types; a new array whenever the set changes. */
+  readonly resources: readonly ResourceDefinition[];
+  /** Grows by one on every change. */
+  readonly generation: number;
+  /** Called after every change of the set; returns the way to stop. */
+  subscribe(listener: () => void): () => void;
+}
+
+/** A catalog that never changes: a core reached over gRPC serves the built-in types it was told of. */
+export function staticCatalog(resources: readonly ResourceDefinition[]): ResourceCatalog {
+  return { resources, generation: 0, subscribe: () => () => undefined };
+}
+
 export interface Core extends CoreApi {
   readonly naming: Naming;
+  /** The served types now (`catalog.resources`). */
   readonly resources: readonly ResourceDefinition[];
+  readonly catalog: ResourceCatalog;
   /** Create the system namespaces if missing; resolves when the core can serve. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -135,9 +158,17 @@ interface Resolved {
   subresource: WriteSubresource;
 }
 
-class InProcessCore implements Core {
+class InProcessCore implements Core, ResourceCatalog {
   readonly naming: Naming;
-  readonly resources: readonly ResourceDefinition[];
+  /** The built-in types this core was made with. */
+  private readonly builtins: readonly ResourceDefinition[];
+  /** The custom resources' types, by the name of the definition that made them. */
+  private readonly custom = new Map<string, readonly ResourceDefinition[]>();
+  private served: readonly ResourceDefinition[];
+  generation = 0;
+  private readonly catalogListeners = new Set<() => void>();
+  private readonly deps: WriteDeps;
+  private readonly customResources: CustomResourceController;
   readonly features: FeatureGates;
   private readonly stores = new ResourceMap<ResourceStore>();
   private readonly handled = new ResourceMap<{ def: ResourceDefinition; handler: CreateHandler }>();
@@ -166,12 +197,13 @@ class InProcessCore implements Core {
     const all = options.resources ?? builtinResources(naming);
     // Types and create-only subresources are served only with their handler; a version kept as
     // another only with that one.
-    this.resources = all
+    this.builtins = all
       .filter((def) => !def.notStored || handlers[def.resource])
       .filter((def) => !def.storedAs || all.some((stored) => isStoredVersionOf(stored, def)))
       .map((def) =>
         def.createSubresources ? { ...def, createSubresources: def.createSubresources.filter((s) => handlers[`${def.resource}/${s.name}`]) } : def,
       );
+    this.served = this.builtins;
     this.handlers = handlers;
     this.cache = new WatchCache({ onError: (what, err) => options.onBackgroundError?.(what, err), ...options.watchCache, store, naming, clock });
     const listVersion = `${naming.groups.meta}/v1`;
@@ -186,7 +218,7 @@ class InProcessCore implements Core {
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
     const admission = this.admissionChain(options, nsDef, storage, clock);
-    const deps = {
+    const deps: WriteDeps = {
       store,
       naming,
       clock,
@@ -195,7 +227,8 @@ class InProcessCore implements Core {
       createdFields: new CreatedManagedFields(),
       cached: (resource: string, key: string) => (this.cache.isReady ? this.cache.resource(resource)?.get(key) : undefined),
     };
-    for (const def of this.resources) {
+    this.deps = deps;
+    for (const def of this.builtins) {
       if (def.notStored) this.handled.set(def.group, def.version, def.resource, { def, handler: handlers[def.resource]! });
       else this.stores.set(def.group, def.version, def.resource, new ResourceStore(def, deps, storage(def)));
     }
@@ -208,6 +241,71 @@ class InProcessCore implements Core {
       this.eventExpiry = new EventExpiry({ store, storage: cached(events), clock, ttlMs, onError: (err) => options.onBackgroundError?.('event expiry', err) });
     }
     this.dynamicAdmission.start();
+    this.customResources = new CustomResourceController({
+      api: this,
+      naming,
+      clock,
+      host: { install: (name, defs) => this.install(name, defs), uninstall: (name) => this.uninstall(name), builtins: this.builtins },
+      onError: (what, err) => options.onBackgroundError?.(what, err),
+    });
+    this.customResources.start();
+  }
+
+  get resources(): readonly ResourceDefinition[] {
+    return this.served;
+  }
+
+  get catalog(): ResourceCatalog {
+    return this;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.catalogListeners.add(listener);
+    return () => this.catalogListeners.delete(listener);
+  }
+
+  /**
+   * Serve the types one CustomResourceDefinition makes (or its new shape): each version is
+   * read through a cache of its own, filled before the type is routed, so its first request
+   * is served from memory like any other.
+   */
+  private async install(name: string, defs: readonly ResourceDefinition[]): Promise<void> {
+    const before = this.custom.get(name);
+    const caches = await Promise.all(defs.map((def) => (def.storedAs ? undefined : this.cache.addType(def))));
+    if (this.closing) return;
+    const storage = (def: ResourceDefinition, i: number): ResourceStorage => {
+      if (!def.storedAs) return new CachedStorage(new StoreStorage(def, this.options.store, `${this.naming.groups.meta}/v1`), this.cache, caches[i]!);
+      const at = defs.findIndex((d) => isStoredVersionOf(d, def));
+      return new ConvertedStorage(
+        new CachedStorage(new StoreStorage(defs[at]!, this.options.store, `${this.naming.groups.meta}/v1`), this.cache, caches[at]!),
+        def.storedAs,
+        apiVersionOf(def),
+      );
+    };
+    for (const def of before ?? [])
+      if (!defs.some((d) => d.group === def.group && d.version === def.version && d.resource === def.resource))
+        this.stores.delete(def.group, def.version, def.resource);
+    defs.forEach((def, i) => this.stores.set(def.group, def.version, def.resource, new ResourceStore(def, this.deps, storage(def, i))));
+    this.custom.set(name, defs);
+    this.catalogChanged();
+  }
+
+  /** Stop serving one CustomResourceDefinition's types: their paths answer 404, their watches end. */
+  private uninstall(name: string): void {
+    const defs = this.custom.get(name);
+    if (!defs) return;
+    this.custom.delete(name);
+    for (const def of defs) {
+      this.stores.delete(def.group, def.version, def.resource);
+      if (!def.storedAs) this.cache.removeType(def);
+    }
+    this.catalogChanged();
+  }
+
+  private catalogChanged(): void {
+    this.served = [...this.builtins, ...[...this.custom.values()].flat()];
+    this.generation++;
+    for (const listener of [...this.catalogListeners]) listener();
   }
 
   /**
@@ -223,7 +321,7 @@ class InProcessCore implements Core {
       if (!store) throw notFound({ group: loc.group, resource: loc.resource }, loc.name);
       return store.reads.get(loc.namespace, loc.name, live ? {} : { resourceVersion: '0' });
     });
-    this.dynamicAdmission = new DynamicAdmissionSources(this, this.resources, naming.group('admissionregistration'), clock, {
+    this.dynamicAdmission = new DynamicAdmissionSources(this, () => this.resources, naming.group('admissionregistration'), clock, {
       webhooks: names.includes('MutatingAdmissionWebhook') || names.includes('ValidatingAdmissionWebhook'),
       policies: names.includes('ValidatingAdmissionPolicy'),
     });
@@ -508,6 +606,7 @@ class InProcessCore implements Core {
     await this.bootstrapPriorityClasses(system);
     await this.cache.whenReady();
     await this.dynamicAdmission.synced();
+    await this.customResources.synced();
   }
 
   /** The system PriorityClasses, when served (upstream's scheduling/bootstrap-system-priority-classes hook); one that exists is left as it is. */
@@ -527,6 +626,7 @@ class InProcessCore implements Core {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.customResources.stop();
     this.dynamicAdmission.stop();
     this.compactor.stop();
     this.eventExpiry?.stop();

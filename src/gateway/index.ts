@@ -5,7 +5,7 @@
  * through Express.
  */
 import type { Clock } from '../clock';
-import type { CoreApi, ResourceDefinition } from '../core';
+import type { CoreApi, ResourceCatalog, ResourceDefinition } from '../core';
 import type { Naming } from '../naming';
 import type { FeatureGates } from '../features';
 import type { Authenticator } from '../authn';
@@ -39,6 +39,8 @@ export interface GatewayOptions {
   /** The time request and watch timeouts run on, and tables' ages (default the system clock). */
   clock?: Clock;
   resources: readonly ResourceDefinition[];
+  /** The served types as they change (custom resources); routes, discovery and OpenAPI follow it. Absent: `resources`, fixed. */
+  catalog?: ResourceCatalog;
   naming: Naming;
   health: HealthChecks;
   version: VersionInfo;
@@ -85,7 +87,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const openWatches = options.openWatches ?? new OpenWatches();
   let inFlight = 0;
   let idle: (() => void) | undefined;
-  const pipeline = createPipeline({ ...options, index: new ResourceIndex(options.resources), openWatches });
+  const catalog = options.catalog;
+  const index = new ResourceIndex(catalog?.resources ?? options.resources);
+  catalog?.subscribe(() => index.replace(catalog.resources));
+  const pipeline = createPipeline({ ...options, index, openWatches });
   return {
     handle(request, response) {
       inFlight++;

@@ -18,30 +18,58 @@ function key(group: string, version: string): string {
 }
 
 export class ResourceIndex {
-  private readonly byGroupVersion = new Map<string, ResourceDefinition[]>();
-  private readonly byResource = new ResourceMap<ResourceDefinition>();
-  private readonly groupList: ServedGroup[] = [];
+  private byGroupVersion = new Map<string, ResourceDefinition[]>();
+  private byResource = new ResourceMap<ResourceDefinition>();
+  private groupList: ServedGroup[] = [];
   private groupsByName?: Map<string, ServedGroup>;
+  private served: readonly ResourceDefinition[] = [];
+  /** Grows by one whenever the served types change (custom resources come and go): what was derived from the index is derived again. */
+  generation = 0;
 
-  constructor(readonly definitions: readonly ResourceDefinition[]) {
+  constructor(definitions: readonly ResourceDefinition[]) {
+    this.replace(definitions);
+  }
+
+  get definitions(): readonly ResourceDefinition[] {
+    return this.served;
+  }
+
+  /** Index another set of types (the catalog changed). */
+  replace(definitions: readonly ResourceDefinition[]): void {
+    const byGroupVersion = new Map<string, ResourceDefinition[]>();
+    const byResource = new ResourceMap<ResourceDefinition>();
+    const groupList: ServedGroup[] = [];
+    const custom = new Set<string>();
     for (const def of definitions) {
       const gv = key(def.group, def.version);
-      let list = this.byGroupVersion.get(gv);
+      let list = byGroupVersion.get(gv);
       if (!list) {
         list = [];
-        this.byGroupVersion.set(gv, list);
-        let group = this.groupList.find((g) => g.name === def.group);
+        byGroupVersion.set(gv, list);
+        let group = groupList.find((g) => g.name === def.group);
         if (!group) {
           group = { name: def.group, versions: [] };
-          this.groupList.push(group);
+          groupList.push(group);
         }
         group.versions.push(def.version);
       }
+      if (def.custom) custom.add(def.group);
       list.push(def);
-      this.byResource.set(def.group, def.version, def.resource, def);
+      byResource.set(def.group, def.version, def.resource, def);
     }
-    // The core group first, then the named groups in definition order.
-    this.groupList.sort((a, b) => (a.name === '' ? -1 : b.name === '' ? 1 : 0));
+    // The core group first, then the built-in groups in definition order, then the custom
+    // resources' groups by name (upstream's aggregator puts them after the built-in ones, all
+    // of equal priority), their versions in Kubernetes' version order.
+    const builtin = groupList.filter((g) => !custom.has(g.name));
+    const customGroups = groupList.filter((g) => custom.has(g.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const g of customGroups) g.versions.sort(compareKubeVersions);
+    builtin.sort((a, b) => (a.name === '' ? -1 : b.name === '' ? 1 : 0));
+    this.byGroupVersion = byGroupVersion;
+    this.byResource = byResource;
+    this.groupList = [...builtin, ...customGroups];
+    this.groupsByName = undefined;
+    this.served = definitions;
+    this.generation++;
   }
 
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined {
@@ -65,4 +93,20 @@ export class ResourceIndex {
   resourcesOf(group: string, version: string): readonly ResourceDefinition[] {
     return this.byGroupVersion.get(key(group, version)) ?? [];
   }
+}
+
+const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
+
+/**
+ * Kubernetes' version priority (upstream's CompareKubeAwareVersionStrings), highest first: GA
+ * before beta before alpha, larger numbers first; other names after those, by name.
+ */
+export function compareKubeVersions(a: string, b: string): number {
+  const ma = KUBE_VERSION.exec(a);
+  const mb = KUBE_VERSION.exec(b);
+  if (!ma || !mb) return ma ? -1 : mb ? 1 : a < b ? -1 : a > b ? 1 : 0;
+  const rank = (m: RegExpExecArray) => (m[2] === undefined ? 2 : m[2] === 'beta' ? 1 : 0);
+  if (rank(ma) !== rank(mb)) return rank(mb) - rank(ma);
+  if (ma[1] !== mb[1]) return Number(mb[1]) - Number(ma[1]);
+  return Number(mb[3] ?? 0) - Number(ma[3] ?? 0);
 }

@@ -12,9 +12,12 @@ import { parseFlags, startServer as startKeelson } from '../server';
 import { renderKubeconfig } from '../server/kubeconfig';
 import { signClientCertificate } from '../server/pki';
 import type { Clock } from '../clock';
-import { UPSTREAM_VENDOR, type Vendor } from '../naming';
+import { UPSTREAM_VENDOR, type Vendor, createNaming } from '../naming';
+import type { ApiObject } from '../core';
+import { type CrdSource, installCrds } from './crds';
 
 export { ManualClock, systemClock, type Clock } from '../clock';
+export type { CrdSource } from './crds';
 
 export interface ServerOptions {
   /** Naming profile: `kubernetes` (default here: upstream's names, for unmodified clients) or `platform`. */
@@ -39,6 +42,12 @@ export interface ServerOptions {
    * TTLs, leases and bookmarks testable without sleeping. Its timers fire only as it advances.
    */
   clock?: Clock;
+  /**
+   * CustomResourceDefinitions to install once the server is up (objects, YAML files, or
+   * directories of YAML files, as envtest's `CRDInstallOptions`): `startServer` resolves once
+   * every one is Established and served.
+   */
+  crds?: CrdSource[];
 }
 
 export interface Credentials {
@@ -65,6 +74,8 @@ export interface RunningServer {
   adminCredentials: Credentials;
   /** A client certificate for `name` in `groups`, signed by the server's CA; RBAC decides what it may do. */
   newUser(name: string, groups?: string[]): Promise<UserCredentials>;
+  /** Install more CustomResourceDefinitions (as `crds`); resolves with them once they are served. */
+  installCRDs(crds: CrdSource[]): Promise<ApiObject[]>;
   /** Stop serving, close the store and remove the server's directory. */
   stop(): Promise<void>;
 }
@@ -148,7 +159,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     read('admin.key'),
   ]);
   let stopped: Promise<void> | undefined;
+  const naming = createNaming(options.vendor ?? UPSTREAM_VENDOR);
+  const installCRDs = (crds: CrdSource[]) => {
+    if (!running.catalog) return Promise.reject(new Error('custom resources are served by an in-process core only'));
+    return installCrds(running.core, running.catalog, naming, crds);
+  };
+  if (options.crds?.length) {
+    try {
+      await installCRDs(options.crds);
+    } catch (err) {
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
   return {
+    installCRDs,
     url: running.url,
     kubeconfig,
     kubeconfigPath: running.kubeconfigPath,

@@ -37,6 +37,8 @@ import {
   type WriteResult,
   type Core,
   builtinResources,
+  staticCatalog,
+  type ResourceCatalog,
 } from '../core';
 import { type GrpcCoreClient, createGrpcCoreClient, serverNameFor } from '../grpc';
 import { type Clock, systemClock } from '../clock';
@@ -76,6 +78,7 @@ export interface RemoteIdentitiesOptions {
 export class RemoteIdentities implements Core {
   readonly naming: Naming;
   readonly resources;
+  readonly catalog: ResourceCatalog;
   private readonly base: GrpcCoreClient;
   private readonly clients = new Map<string, Promise<GrpcCoreClient>>();
   private readonly opened: GrpcCoreClient[] = [];
@@ -86,6 +89,7 @@ export class RemoteIdentities implements Core {
   constructor(private readonly options: RemoteIdentitiesOptions) {
     this.naming = options.naming;
     this.resources = builtinResources(options.naming);
+    this.catalog = staticCatalog(this.resources);
     this.clock = options.clock ?? systemClock;
     const { clientCertificate, clientKey, token } = options.credentials;
     this.base = this.open(clientCertificate && clientKey ? { cert: clientCertificate, key: clientKey } : {}, token);

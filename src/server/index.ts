@@ -14,6 +14,7 @@ import {
   createCore,
   type CoreState,
   builtinResources,
+  type ResourceCatalog,
   type ResourceDefinition,
   type SignerAuthorizer,
   type AdmissionPlugin,
@@ -118,6 +119,9 @@ export interface RunningKeelson {
   close(): Promise<void>;
   /** `host:port` of the core's gRPC door, when served (`--grpc-port`). */
   grpcAddress?: string;
+  /** The core this process serves (in-process calls, as the controllers make them), and its served types. */
+  core: CoreApi;
+  catalog?: ResourceCatalog;
 }
 
 const PACKAGE_VERSION = '0.1.0';
@@ -129,6 +133,8 @@ interface Backend {
   /** The in-process core's store and cache state (absent in front of a remote core). */
   state?: CoreState;
   resources: readonly ResourceDefinition[];
+  /** The served types as custom resources come and go (absent in front of a remote core: the built-in ones only). */
+  catalog?: ResourceCatalog;
   store?: Store;
   ready(): Promise<void>;
   /** Start the controllers, once the server is ready (upstream's readyz does not wait for them). */
@@ -222,6 +228,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     core,
     state,
     resources: core.resources,
+    catalog: core.catalog,
     store,
     ready: async () => {
       await core.ready();
@@ -608,6 +615,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       server = await startGateway({
         core: backend.core,
         resources: backend.resources,
+        catalog: backend.catalog,
         naming,
         codecs: gatewayCodecs(naming, encodingFeatures(features)),
         features,
@@ -700,5 +708,15 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   } else {
     ready.catch((err) => log(`the core failed to start: ${err instanceof Error ? err.message : String(err)}`));
   }
-  return { port, url, kubeconfigPath, dataDir, ready, close, ...(grpc ? { grpcAddress: grpc.address } : {}) };
+  return {
+    port,
+    url,
+    kubeconfigPath,
+    dataDir,
+    ready,
+    close,
+    core: opened.core,
+    ...(opened.catalog ? { catalog: opened.catalog } : {}),
+    ...(grpc ? { grpcAddress: grpc.address } : {}),
+  };
 }

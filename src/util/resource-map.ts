@@ -17,4 +17,8 @@ export class ResourceMap<T> {
     if (!resources) versions.set(version, (resources = new Map()));
     resources.set(resource, value);
   }
+
+  delete(group: string, version: string, resource: string): void {
+    this.groups.get(group)?.get(version)?.delete(resource);
+  }
 }

@@ -73,12 +73,13 @@ export class DynamicAdmissionSources implements WebhookConfigurationSource, Poli
 
   constructor(
     private readonly api: CoreApi,
-    private readonly resources: readonly ResourceDefinition[],
+    /** The types served now (custom resources come and go). */
+    private readonly resources: () => readonly ResourceDefinition[],
     admissionGroup: string,
     clock: Clock,
     watch: { webhooks: boolean; policies: boolean },
   ) {
-    const def = (resource: string) => resources.find((d) => d.group === admissionGroup && d.version === 'v1' && d.resource === resource);
+    const def = (resource: string) => resources().find((d) => d.group === admissionGroup && d.version === 'v1' && d.resource === resource);
     this.mutatingConfigs = new Sorted(api, watch.webhooks ? def('mutatingwebhookconfigurations') : undefined, clock);
     this.validatingConfigs = new Sorted(api, watch.webhooks ? def('validatingwebhookconfigurations') : undefined, clock);
     this.policyObjects = new Sorted(api, watch.policies ? def('validatingadmissionpolicies') : undefined, clock);
@@ -102,7 +103,7 @@ export class DynamicAdmissionSources implements WebhookConfigurationSource, Poli
   }
 
   paramType(apiVersion: string, kind: string) {
-    const def = this.resources.find((d) => (d.group ? `${d.group}/${d.version}` : d.version) === apiVersion && d.kind === kind && !d.notStored);
+    const def = this.resources().find((d) => (d.group ? `${d.group}/${d.version}` : d.version) === apiVersion && d.kind === kind && !d.notStored);
     return def ? { group: def.group, version: def.version, resource: def.resource, namespaced: def.namespaced } : undefined;
   }
 

@@ -122,11 +122,13 @@ export class CachedStorage implements ResourceStorage {
     if (corrupt) throw undecodableObject(corrupt.key, corrupt.cause);
     const revision = this.hub.revision;
     const items: ApiObject[] = [];
+    // A custom resource's list holds whole objects, as upstream's unstructured lists do.
+    const whole = !!cache.def.custom;
     let nextKey: string | undefined;
     for (const obj of cache.range(prefix)) {
       if (nextKey !== undefined) break;
       if (!selection.empty && !selection.matches(obj.labels, obj.fields(cache.fieldsOf))) continue;
-      items.push(obj.listItem);
+      items.push(whole ? obj.object : obj.listItem);
       if (limit && items.length === limit) nextKey = `${obj.key}\u0000`;
     }
     if (nextKey === undefined) return { items, revision };

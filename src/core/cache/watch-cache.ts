@@ -17,9 +17,9 @@ import { SharedRevision } from './shared-revision';
 import { WrittenObjects } from './written-objects';
 import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
-import { type Clock, systemClock } from '../../clock';
+import { type Clock, pause, systemClock } from '../../clock';
 import { StoreError, type Store, type StoreEvent, type StoreWatch } from '../../store';
-import { REGISTRY_ROOT } from '../storage/keys';
+import { REGISTRY_ROOT, storedResource, storedResourceOfKey } from '../storage/keys';
 import { type Status, serviceUnavailable } from '../../status';
 
 /** How long a store whose watch broke may take to answer before open watches are ended. */
@@ -80,6 +80,9 @@ export class WatchCache {
   private readonly retryMs: number;
   private readonly onError: (what: string, err: Error) => void;
   private readonly caches = new Map<string, ResourceCache>();
+  /** Types being filled by `addType`, and the changes under their prefixes held meanwhile. */
+  private readonly loading = new Map<string, StoreEvent[]>();
+  private readonly adding = new Map<string, Promise<ResourceCache>>();
   /** Objects doors' writes were made from, awaiting their events (written-objects.ts). */
   readonly written = new WrittenObjects();
   private sharedRevision?: SharedRevision;
@@ -114,20 +117,101 @@ export class WatchCache {
     };
   }
 
-  /** The cache of one type; register every type before `start()`. */
+  /** The cache of one type; register every built-in type before `start()` (a type added later: `addType`). */
   register(def: ResourceDefinition): ResourceCache {
-    let cache = this.caches.get(def.resource);
+    const stored = storedResource(def);
+    let cache = this.caches.get(stored);
     if (!cache) {
-      cache = new ResourceCache(
-        def,
-        this.resourceSettings,
-        () => this.current,
-        this.written,
-        (prefix, after, until, max) => this.readHistory(prefix, after, until, max),
-      );
-      this.caches.set(def.resource, cache);
+      cache = this.newCache(def);
+      this.caches.set(stored, cache);
     }
     return cache;
+  }
+
+  private newCache(def: ResourceDefinition): ResourceCache {
+    return new ResourceCache(
+      def,
+      this.resourceSettings,
+      () => this.current,
+      this.written,
+      (prefix, after, until, max) => this.readHistory(prefix, after, until, max),
+    );
+  }
+
+  /**
+   * The cache of a type that starts being served while the cache runs (a custom resource once
+   * its definition is established): its objects are listed at the cache's revision, the
+   * changes under its prefix that arrive meanwhile are held, then applied in order, so the type
+   * joins the stream without a gap. Resolves once it is filled.
+   */
+  async addType(def: ResourceDefinition): Promise<ResourceCache> {
+    const stored = storedResource(def);
+    const existing = this.caches.get(stored);
+    if (existing && !this.loading.has(stored)) return existing;
+    const pending = this.adding.get(stored);
+    if (pending) return pending;
+    const adding = this.fill(def, stored);
+    this.adding.set(stored, adding);
+    try {
+      return await adding;
+    } finally {
+      this.adding.delete(stored);
+    }
+  }
+
+  private async fill(def: ResourceDefinition, stored: string): Promise<ResourceCache> {
+    await this.whenReady();
+    if (this.closed) throw new StoreError('unavailable', 'the watch cache is closed');
+    const cache = this.newCache(def);
+    const held: StoreEvent[] = [];
+    this.loading.set(stored, held);
+    this.caches.set(stored, cache);
+    const prefix = `${REGISTRY_ROOT}${stored}/`;
+    for (;;) {
+      const revision = this.current;
+      held.length = 0;
+      try {
+        const objects: CachedObject[] = [];
+        const corrupt: CorruptEntry[] = [];
+        let startKey: string | undefined;
+        for (;;) {
+          const page = await this.store.list(prefix, { revision, limit: LIST_PAGE, ...(startKey ? { startKey } : {}) });
+          for (const kv of page.kvs) {
+            const decoded = tryDecodeCached(kv, this.resourceSettings.fieldSets);
+            if (decoded instanceof CachedObject) objects.push(decoded);
+            else corrupt.push(decoded);
+          }
+          const last = page.kvs[page.kvs.length - 1];
+          if (!page.more || !last) break;
+          startKey = `${last.key}\u0000`;
+        }
+        if (this.caches.get(stored) !== cache) throw new StoreError('unavailable', 'the type was removed while it was loading');
+        // A relist of the whole cache meanwhile (after a compaction) filled it already.
+        if (this.loading.get(stored) !== held) return cache;
+        cache.replace(objects, revision, corrupt);
+        this.loading.delete(stored);
+        for (const event of held) if (event.revision > revision) cache.apply(event);
+        return cache;
+      } catch (err) {
+        if (this.closed || this.caches.get(stored) !== cache) {
+          this.loading.delete(stored);
+          throw err;
+        }
+        // The revision was compacted under the list, or the store blinked: list again.
+        this.onError(`watch cache: loading ${stored}`, err as Error);
+        await pause(this.clock, StoreError.is(err, 'compacted') ? 0 : this.retryMs).done;
+      }
+    }
+  }
+
+  /** Stop caching a type no longer served: its watchers end. */
+  removeType(def: ResourceDefinition): void {
+    const stored = storedResource(def);
+    const cache = this.caches.get(stored);
+    if (!cache) return;
+    this.caches.delete(stored);
+    this.loading.delete(stored);
+    cache.endAll();
   }
 
   /** Every registered type's cache. */
@@ -135,8 +219,9 @@ export class WatchCache {
     return this.caches.values();
   }
 
-  resource(resource: string): ResourceCache | undefined {
-    return this.caches.get(resource);
+  /** A type's cache by its stored resource (`storedResource`: `pods`, or `<group>/<plural>` for a custom resource). */
+  resource(stored: string): ResourceCache | undefined {
+    return this.loading.has(stored) ? undefined : this.caches.get(stored);
   }
 
   /**
@@ -339,6 +424,8 @@ export class WatchCache {
       if (this.closed) return;
       this.written.clear();
       for (const [resource, cache] of this.caches) cache.replace(byResource.get(resource) ?? [], revision, corruptByResource.get(resource));
+      // Types being added are filled by this relist too.
+      this.loading.clear();
       this.current = revision;
       this.follow(revision + 1);
       this.ready = true;
@@ -370,7 +457,9 @@ export class WatchCache {
       if (event.revision <= this.current) continue;
       const resource = this.resourceOf(event.kv.key);
       if (!resource) continue;
-      this.caches.get(resource)!.apply(event);
+      const held = this.loading.get(resource);
+      if (held) held.push(event);
+      else this.caches.get(resource)!.apply(event);
     }
     this.current = Math.max(this.current, events[events.length - 1]!.revision);
     this.enforceHistoryBudget();
@@ -441,9 +530,7 @@ export class WatchCache {
   }
 
   private resourceOf(key: string): string | undefined {
-    if (!key.startsWith(REGISTRY_ROOT)) return undefined;
-    const end = key.indexOf('/', REGISTRY_ROOT.length);
-    const resource = end < 0 ? undefined : key.slice(REGISTRY_ROOT.length, end);
+    const resource = storedResourceOfKey(key);
     return resource !== undefined && this.caches.has(resource) ? resource : undefined;
   }
 

@@ -20,7 +20,7 @@ import type { Clock } from '../../clock';
 import { type KeyValue, type Store, StoreError } from '../../store';
 import { type GroupResource, type Status, type StatusError, internalError, invalid, notFound, successStatus } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
-import { objectKey } from '../storage/keys';
+import { objectKey, storedResource } from '../storage/keys';
 import { type ObjectForm, undecodableObject } from '../storage/object-codec';
 import { deepCopy } from '../../util/json-values';
 import { storageError } from './storage-errors';
@@ -63,7 +63,7 @@ export class DeleteFlow {
     private readonly name: string,
     private readonly requested: DeleteOptions,
   ) {
-    this.key = objectKey(host.def.resource, namespace, name);
+    this.key = objectKey(storedResource(host.def), namespace, name);
   }
 
   /** The answer upstream's finalizeDelete gives: the object for types that return it, else a Success Status. */

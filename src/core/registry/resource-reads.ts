@@ -9,7 +9,7 @@ import type { ResourceDefinition } from '../resources/definition';
 import type { Naming } from '../../naming';
 import { type GroupResource, badRequest, notFound } from '../../status';
 import { parseSelection } from '../selectors';
-import { collectionPrefix, objectKey } from '../storage/keys';
+import { collectionPrefix, objectKey, storedResource } from '../storage/keys';
 import type { ListAt, ResourceStorage } from '../storage/resource-storage';
 import { planGet, planList, planWatch, validateListOptions } from './list-options';
 import { decodeContinue, encodeContinue } from '../storage/continue-token';
@@ -38,7 +38,7 @@ export class ResourceReads {
 
   /** `get`, answered within the call where the cache can (resourceVersion 0), failing then by a throw; else its promise. */
   getNow(namespace: string | undefined, name: string, options: GetOptions): ApiObject | Promise<ApiObject> {
-    const found = this.storage.get(objectKey(this.def.resource, namespace, name), planGet(options.resourceVersion));
+    const found = this.storage.get(objectKey(storedResource(this.def), namespace, name), planGet(options.resourceVersion));
     if (found instanceof Promise) return found.then((obj) => this.present(obj, name));
     return this.present(found, name);
   }
@@ -50,14 +50,14 @@ export class ResourceReads {
 
   /** The object as the watch cache holds it now, if it does: a read at resourceVersion 0 that needs no wait. */
   peek(namespace: string | undefined, name: string): ApiObject | undefined {
-    return this.storage.peek?.(objectKey(this.def.resource, namespace, name));
+    return this.storage.peek?.(objectKey(storedResource(this.def), namespace, name));
   }
 
   /** A list as of one revision, chunked by `limit`/`continue` (upstream's list rules, row by row). */
   async list(namespace: string | undefined, options: ListOptions): Promise<ApiList> {
     validateListOptions(options, false, this.naming.groups.meta);
     const selection = parseSelection(this.def, options.labelSelector, options.fieldSelector);
-    const prefix = collectionPrefix(this.def.resource, namespace);
+    const prefix = collectionPrefix(storedResource(this.def), namespace);
     const limit = options.limit && options.limit > 0 ? options.limit : 0;
     const plan = planList(options);
     let at: ListAt;
@@ -79,7 +79,7 @@ export class ResourceReads {
       metadata.continue = encodeContinue(this.listVersion, chunk.revision, chunk.nextKey.slice(prefix.length));
       if (chunk.remaining !== undefined && chunk.remaining > 0) metadata.remainingItemCount = chunk.remaining;
     }
-    return { apiVersion: this.apiVersion, kind: `${this.def.kind}List`, metadata, items: chunk.items };
+    return { apiVersion: this.apiVersion, kind: this.def.custom?.listKind ?? `${this.def.kind}List`, metadata, items: chunk.items };
   }
 
   /**
@@ -94,7 +94,7 @@ export class ResourceReads {
     const plan = planWatch(options);
     const timeoutMs = options.timeoutSeconds !== undefined && options.timeoutSeconds > 0 ? options.timeoutSeconds * 1000 : undefined;
     return this.storage.watch({
-      prefix: collectionPrefix(this.def.resource, namespace),
+      prefix: collectionPrefix(storedResource(this.def), namespace),
       selection,
       ...plan,
       bookmarks: options.allowWatchBookmarks === true,

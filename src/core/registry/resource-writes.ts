@@ -30,7 +30,7 @@ import { fieldErrors, type FieldError } from '../validation/field-errors';
 import { checkBodyFields } from '../validation/field-validation';
 import { jsonValueKind } from '../validation/unknown-fields-go';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/metadata';
-import { objectKey } from '../storage/keys';
+import { objectKey, storedResource } from '../storage/keys';
 import { type ObjectForm, encodeCreatedForStorage, objectForm } from '../storage/object-codec';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { deepCopy, jsonEqual } from '../../util/json-values';
@@ -257,7 +257,7 @@ export class ResourceWrites {
 
     if (isDryRun(req.options)) {
       // Upstream's dry-run storage still refuses a name that is taken.
-      const existing = await this.deps.store.get(objectKey(this.def.resource, meta.namespace, meta.name!)).catch((err: unknown) => {
+      const existing = await this.deps.store.get(objectKey(storedResource(this.def), meta.namespace, meta.name!)).catch((err: unknown) => {
         throw storageError(err, this.groupResource, meta.name!);
       });
       if (existing.kv) throw alreadyExists(this.groupResource, meta.name!);
@@ -266,7 +266,7 @@ export class ResourceWrites {
     // The watch cache holds the stored version's objects: only those are offered to it.
     const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
     for (let attempt = 1; ; attempt++) {
-      const key = objectKey(this.def.resource, meta.namespace, meta.name!);
+      const key = objectKey(storedResource(this.def), meta.namespace, meta.name!);
       // A door's body is answered (JSON, mostly) and let go of: stored in upstream's order, its
       // answer is spliced from the same text instead of encoded again.
       const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
@@ -309,8 +309,8 @@ export class ResourceWrites {
   async guaranteedUpdate(req: WriteRequest, round: UpdateRound, allowCreate = false): Promise<WriteResult> {
     const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
-    const key = objectKey(this.def.resource, req.namespace, name);
-    const cached = this.form.asIs && !isDryRun(req.options) ? this.deps.cached?.(this.def.resource, key) : undefined;
+    const key = objectKey(storedResource(this.def), req.namespace, name);
+    const cached = this.form.asIs && !isDryRun(req.options) ? this.deps.cached?.(storedResource(this.def), key) : undefined;
     // The object the round starts from, with the revision its write is guarded by; `fresh` once read from the store.
     let base: { object: Frozen<ApiObject>; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
     let fresh = !cached;
@@ -427,7 +427,7 @@ export class ResourceWrites {
     const sub = scope === 'main' ? undefined : this.def[scope]!;
     if (sub) sub.prepareForUpdate(obj, current, sctx);
     else this.def.prepareForUpdate?.(obj, current, sctx);
-    if (this.def.tracksGeneration && scope === 'main' && !jsonEqual(obj.spec, current.spec)) {
+    if (this.def.tracksGeneration && scope === 'main' && (this.def.specChanged ? this.def.specChanged(obj, current) : !jsonEqual(obj.spec, current.spec))) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
     const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj, { update: true })];
@@ -480,7 +480,7 @@ export class ResourceWrites {
     const meta = result.object.metadata ?? {};
     if (isDryRun(req.options) || !meta.deletionTimestamp || (meta.finalizers ?? []).length > 0 || this.keepsTerminating(result.object)) return result;
     try {
-      await this.deps.store.delete(objectKey(this.def.resource, req.namespace, req.name), Number(meta.resourceVersion));
+      await this.deps.store.delete(objectKey(storedResource(this.def), req.namespace, req.name), Number(meta.resourceVersion));
     } catch (err) {
       if (!StoreError.is(err, 'not-found') && !StoreError.is(err, 'conflict')) throw storageError(err, this.groupResource, req.name);
     }

@@ -78,6 +78,8 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
 
   /** `metadata.generation` starts at 1 and grows by one on every change of `spec` (upstream: types with a spec/status split). */
   tracksGeneration?: boolean;
+  /** What an update must change for `metadata.generation` to grow (default: `spec`); a custom resource counts everything but metadata (and status). */
+  specChanged?(obj: T, old: T): boolean;
   /** PUT of an absent object creates it (upstream AllowCreateOnUpdate). */
   allowCreateOnUpdate: boolean;
   /** PUT without metadata.resourceVersion is allowed (upstream AllowUnconditionalUpdate). */
@@ -160,6 +162,19 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    * "Content negotiation" 5); absent: upstream's default `Name` / `Created At`.
    */
   table?: TableDefinition<T>;
+
+  /** Present on a custom resource's type, made from its CustomResourceDefinition (core/customresources). */
+  custom?: CustomResourceInfo;
+}
+
+/** What a custom resource's type keeps of the definition that made it. */
+export interface CustomResourceInfo {
+  /** The CustomResourceDefinition's name (`<plural>.<group>`) and uid. */
+  readonly crd: string;
+  readonly uid: string;
+  readonly listKind: string;
+  /** The served version as the definition declares it (schema, columns, subresources), as JSON. */
+  readonly served: unknown;
 }
 
 /** Another served version of the same objects (`ResourceDefinition.equivalentVersions`). */

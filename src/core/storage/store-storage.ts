@@ -91,7 +91,7 @@ export class StoreStorage implements ObjectStorage {
       let consumed = 0;
       for (const kv of page.kvs) {
         consumed++;
-        const obj = listItem(kv);
+        const obj = this.def.custom ? decodeFromStorage(kv) : listItem(kv);
         if (!selection.empty && !selection.matches(obj.metadata?.labels, selectableFieldsOf(this.def, obj))) continue;
         items.push(obj);
         if (limit && items.length === limit) break;
@@ -107,7 +107,7 @@ export class StoreStorage implements ObjectStorage {
   }
 }
 
-/** Items of a typed list carry no apiVersion/kind, as upstream serves them. */
+/** Items of a typed list carry no apiVersion/kind, as upstream serves them (a custom resource's list keeps them). */
 function listItem(kv: KeyValue): ApiObject {
   const { apiVersion: _a, kind: _k, ...rest } = decodeFromStorage(kv);
   return rest;

@@ -16,13 +16,16 @@
  */
 import { encodeOnce, isShared, ownBytes, typeMetaSource } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { encodeOrderedJson, encodeOrderedJsonAs, encodeOrderedJsonBytes, indentJson } from '../../codecs/json-order';
-import { escapeGoHtml } from '../../codecs/go-strings';
+import { encodeOrderedJson, encodeOrderedJsonAs, encodeOrderedJsonBytes, indentJson, isUnstructuredKind, encodeSortedJson } from '../../codecs/json-order';
+import { escapeGoHtml, goJsonString } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
 import { isObject } from '../../util/json-values';
 
 export const JSON_MEDIA_TYPE = 'application/json';
+
+/** The item type `listItemType` gives a list of custom resources (unstructured objects, written whole). */
+const UNSTRUCTURED = '*unstructured';
 
 /** Upstream's JSON serializer: compact with json.Encoder's newline, or json.MarshalIndent's text without one. */
 function encode(value: unknown, pretty = false): Buffer {
@@ -106,9 +109,13 @@ class OrderedJson {
     return `meta.v1.${value.kind}`;
   }
 
-  /** The item type of a typed list (`apps.v1.ReplicaSet` for a ReplicaSetList), if `value` is one. */
+  /**
+   * The item type of a typed list (`apps.v1.ReplicaSet` for a ReplicaSetList), if `value` is
+   * one; UNSTRUCTURED for a list of custom resources.
+   */
   private listItemType(value: Record<string, unknown>): string | undefined {
     if (!Array.isArray(value.items) || typeof value.apiVersion !== 'string' || typeof value.kind !== 'string') return undefined;
+    if (isUnstructuredKind(this.registry, value.apiVersion, value.kind)) return UNSTRUCTURED;
     const items = this.registry.kind(value.apiVersion, value.kind)?.type.property.get('items')?.field.type;
     return items?.kind === 'list' && items.item.kind === 'message' ? items.item.type : undefined;
   }
@@ -130,6 +137,10 @@ class OrderedJson {
    * text would be joined, flattened and encoded to UTF-8 again on every list.
    */
   *listPieces(value: Record<string, unknown>, itemType: string): Generator<Uint8Array> {
+    if (itemType === UNSTRUCTURED) {
+      yield* this.unstructuredListPieces(value);
+      return;
+    }
     const parts: string[] = [];
     for (const key of ['kind', 'apiVersion']) if (value[key] !== undefined) parts.push(`"${key}":${plain(value[key])}`);
     if (value.metadata !== undefined) parts.push(`"metadata":${encodeOrderedJsonAs(this.registry, value.metadata, 'meta.v1.ListMeta')}`);
@@ -146,6 +157,32 @@ class OrderedJson {
       first = false;
     }
     yield LIST_END;
+  }
+
+  /**
+   * A list of custom resources as upstream writes an unstructured list: keys sorted
+   * (`apiVersion`, `items`, `kind`, `metadata`), each item whole, with its own apiVersion and
+   * kind, its bytes its body's (memoised per object version).
+   */
+  private *unstructuredListPieces(value: Record<string, unknown>): Generator<Uint8Array> {
+    const head = Object.keys(value)
+      .filter((k) => k < 'items' && value[k] !== undefined)
+      .sort();
+    const tail = Object.keys(value)
+      .filter((k) => k > 'items' && value[k] !== undefined)
+      .sort();
+    const member = (k: string) => `${goJsonString(k)}:${encodeSortedJson(value[k])}`;
+    yield utf8(`{${[...head.map(member), '"items":['].join(',')}`);
+    let first = true;
+    for (const item of value.items as unknown[]) {
+      if (!first) yield COMMA;
+      first = false;
+      if (isObject(item)) {
+        const body = this.body(item);
+        yield body.subarray(0, body.length - 1);
+      } else yield utf8(plain(item));
+    }
+    yield utf8(`]${tail.map((k) => `,${member(k)}`).join('')}}`);
   }
 
   /**
@@ -212,6 +249,7 @@ class OrderedJson {
 
 const OPEN = Buffer.from('{');
 const COMMA_OPEN = Buffer.from(',{');
+const COMMA = Buffer.from(',');
 const LIST_END = Buffer.from(']}');
 const EVENT_TAIL = Buffer.from('}\n');
 const NEWLINE = Buffer.from('\n');

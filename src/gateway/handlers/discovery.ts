@@ -49,9 +49,14 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
     allowsStreamSchema: () => false,
   };
 
-  // The index never changes, so each document is built once.
+  // Each document is built once per version of the index (custom resources change it).
   const memo = new Map<string, unknown>();
+  let builtFor = index.generation;
   const once = <T>(key: string, build: () => T): T => {
+    if (builtFor !== index.generation) {
+      memo.clear();
+      builtFor = index.generation;
+    }
     if (!memo.has(key)) memo.set(key, build());
     return memo.get(key) as T;
   };

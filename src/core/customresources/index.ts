@@ -1,0 +1,3 @@
+export { CustomResourceController, type CustomResourceHost } from './controller';
+export { customResourceTypes } from './definition';
+export type { CustomResourceDefinitionObject } from './crd';
