@@ -12,6 +12,7 @@ import type { Naming } from '../../naming';
 import { ALL_VERBS, type EquivalentVersion, type ResourceDefinition, type ScaleSubresource, type StatusStrategy } from '../resources/definition';
 import { deepCopy, jsonEqual } from '../../util/json-values';
 import type { CrdScale, CrdVersion, CustomResourceDefinitionObject } from './crd';
+import { type SelectableField, customResourceTable, selectableField } from '../table';
 
 /** Read a simple JSON path (`.spec.replicas`), as the scale subresource's paths are. */
 function readPath(obj: unknown, path: string): unknown {
@@ -73,11 +74,13 @@ function withoutCounted(obj: ApiObject, status: boolean): Record<string, unknown
   return status ? rest : { ...rest, status: objStatus };
 }
 
-/** A value to select on: scalars as the field selector compares them, anything else or nothing as empty. */
-function selectableValue(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return '';
+/** A selectable field's value; one a value does not fit (several results) selects as empty. */
+function selectableValueOf(field: SelectableField, obj: ApiObject): string {
+  try {
+    return field.value(obj);
+  } catch {
+    return '';
+  }
 }
 
 export interface CustomTypeParts {
@@ -113,7 +116,7 @@ function versionType(
   const { group } = crd.spec;
   const apiVersion = `${group}/${version.name}`;
   const hasStatus = !!version.subresources?.status;
-  const selectable = (version.selectableFields ?? []).map((f) => f.jsonPath);
+  const selectable = (version.selectableFields ?? []).map((f) => selectableField(f.jsonPath));
   const def: ResourceDefinition = {
     group,
     version: version.name,
@@ -141,9 +144,8 @@ function versionType(
         }
       : {}),
     ...(version.subresources?.scale ? { scale: scaleOf(version.subresources.scale) } : {}),
-    ...(selectable.length
-      ? { selectableFields: (obj: ApiObject) => Object.fromEntries(selectable.map((path) => [path.slice(1), selectableValue(readPath(obj, path))])) }
-      : {}),
+    table: customResourceTable(version.additionalPrinterColumns),
+    ...(selectable.length ? { selectableFields: (obj: ApiObject) => Object.fromEntries(selectable.map((f) => [f.name, selectableValueOf(f, obj)])) } : {}),
   };
   if (storedAs) def.storedAs = rewriteApiVersion(storedAs, apiVersion);
   return def;
