@@ -8,7 +8,7 @@
 import { type ApiObject, type ManagedFieldsEntry, type Owned, type Patch, type WriteResult, handOver } from '../api';
 import { StatusError, badRequest, conflict, invalid } from '../../status';
 import { fieldErrors } from '../validation/field-errors';
-import { checkApplyPatch, checkPatchedFields, resourceType } from '../validation/field-validation';
+import { checkApplyPatch, checkPatchedFields, fieldWalker, resourceType } from '../validation/field-validation';
 import { walkFields } from '../validation/unknown-fields';
 import {
   ApplyConflicts,
@@ -29,6 +29,7 @@ import type { WriteRequest } from './write-request';
 /** JSON, merge or strategic merge patch: patch the current object, then update. Absent objects are 404. */
 export async function patchObject(writes: ResourceWrites, req: WriteRequest, patch: Patch): Promise<WriteResult> {
   const type = resourceType(writes.naming, writes.def);
+  const walker = fieldWalker(writes.naming, writes.def);
   // Every patch type and prepareUpdate only read the current object: it is given as it is, not copied.
   const result = await writes.guaranteedUpdate(req, {
     reads: (current) => {
@@ -36,7 +37,7 @@ export async function patchObject(writes: ResourceWrites, req: WriteRequest, pat
       if (!isObject(patched)) throw badRequest('the patched object is not an object');
       // Every patch type makes a new object, shared with nothing: the round's own, checked and changed without a copy.
       const body = handOver(patched as ApiObject);
-      if (type) checkPatchedFields({ patch, patched: body, type, directive: req.options.fieldValidation, ctx: req.ctx });
+      if (walker) checkPatchedFields({ patch, patched: body, walker, directive: req.options.fieldValidation, ctx: req.ctx });
       return writes.prepareUpdate(req, { body, current: current! });
     },
   });

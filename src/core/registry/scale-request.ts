@@ -27,7 +27,7 @@ import { rfc3339 } from '../../clock';
 
 import { applyPatch } from '../patch';
 import { deepCopy } from '../../util/json-values';
-import { checkPatchedFields } from '../validation/field-validation';
+import { checkPatchedFields, schemaWalker } from '../validation/field-validation';
 import { type ScaleObject, getScale, scaleFromBody } from './scale';
 import { gvkString } from './patch-request';
 import type { ResourceWrites } from './resource-writes';
@@ -56,7 +56,13 @@ function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite,
     // Unknown and repeated fields of a patch (its result is new, ours to prune): a 400 under
     // Strict, warnings under Warn (docs/API.md, "Field validation").
     if (write.kind === 'patch')
-      checkPatchedFields({ patch: write.patch, patched: handOver(body), type: scope.type, directive: req.options.fieldValidation, ctx: req.ctx });
+      checkPatchedFields({
+        patch: write.patch,
+        patched: handOver(body),
+        walker: schemaWalker(scope.type),
+        directive: req.options.fieldValidation,
+        ctx: req.ctx,
+      });
     const scale = scaleFromBody(body, req.name, req.namespace);
     const withUid = body.metadata?.uid ? { ...scale, metadata: { ...scale.metadata, uid: body.metadata.uid } } : scale;
     return { scale: withUid, entries: managedFieldsAfterUpdate(oldScale, { ...body, spec: scale.spec }, req.manager, scope) };

@@ -9,6 +9,7 @@ import type { NameRule } from '../validation/names';
 
 export type { NameRule } from '../validation/names';
 import type { FieldError } from '../validation/field-errors';
+import type { FieldWalker } from '../validation/field-validation';
 import type { TableDefinition } from '../table/types';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -162,6 +163,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    * "Content negotiation" 5); absent: upstream's default `Name` / `Created At`.
    */
   table?: TableDefinition<T>;
+
+  /**
+   * How a body's unknown fields are found and removed when Keelson's schema does not know the
+   * kind (a custom resource's structural schema); absent: from the schema.
+   */
+  walkFields?: FieldWalker;
 
   /** Present on a custom resource's type, made from its CustomResourceDefinition (core/customresources). */
   custom?: CustomResourceInfo;

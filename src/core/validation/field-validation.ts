@@ -23,7 +23,7 @@ import { type SchemaType, schemaRegistry } from '../../schema';
 import { yamlDuplicateMessage } from '../../codecs/strict-yaml';
 import { type StatusError, badRequest, invalid } from '../../status';
 import { fieldErrors } from './field-errors';
-import { walkFields, type FieldWalk } from './unknown-fields';
+import { walkFields, type FieldWalk, type WalkOptions } from './unknown-fields';
 import { goPrint } from './unknown-fields-go';
 
 /** Upstream's cap on accumulated strict errors (its strict JSON decoder keeps at most 100). */
@@ -75,11 +75,22 @@ function warn(ctx: RequestContext, errors: readonly string[]): void {
   for (const warning of warningsOf(errors)) if (!warnings.includes(warning)) warnings.push(warning);
 }
 
+/**
+ * How a type's unknown fields are found and removed: from Keelson's schema of it, or, for a
+ * custom resource, from its definition's structural schema (`ResourceDefinition.walkFields`).
+ */
+export type FieldWalker = (value: Owned<ApiObject>, options: WalkOptions) => FieldWalk;
+
+/** The walker of a schema type. */
+export function schemaWalker(type: SchemaType): FieldWalker {
+  return (value, options) => walkFields(value, type, options);
+}
+
 export interface ObjectCheck {
   /** The decoded body, the write's own: unknown fields are removed from it. */
   object: Owned<ApiObject>;
-  /** The type of the request's kind. */
-  type: SchemaType;
+  /** How the request's kind finds unknown fields. */
+  walker: FieldWalker;
   kind: string;
   version: string;
   directive: FieldValidation | undefined;
@@ -91,10 +102,10 @@ export interface ObjectCheck {
  * errors per `fieldValidation`. Unknown fields are dropped whatever the directive.
  */
 export function checkObjectFields(check: ObjectCheck): void {
-  const { object, type, kind, version, directive, ctx } = check;
+  const { object, walker, kind, version, directive, ctx } = check;
   const record = ctx.decodeReport;
   const firstSeen = record?.kind === 'json' && record.firstSeen ? new Map(record.firstSeen.map((k) => [k.path, k.seq] as const)) : undefined;
-  const walk = walkFields(object, type, {
+  const walk = walker(object, {
     keyOrder: record?.kind === 'yaml' ? 'sorted' : 'document',
     keySeq: firstSeen ? (path) => firstSeen.get(path) : undefined,
   });
@@ -116,7 +127,7 @@ export interface PatchedCheck {
   patch: Patch;
   /** The object the patch produced, the write's own: unknown fields are removed from it. */
   patched: Owned<ApiObject>;
-  type: SchemaType;
+  walker: FieldWalker;
   directive: FieldValidation | undefined;
   ctx: RequestContext;
 }
@@ -133,8 +144,8 @@ function patchInvalid(patch: Patch, patched: ApiObject, detail: string): StatusE
  * of the result, in Go's sorted key order. Apply patches are checked by `checkApplyPatch`.
  */
 export function checkPatchedFields(check: PatchedCheck): void {
-  const { patch, patched, type, directive, ctx } = check;
-  const walk = walkFields(patched, type, { keyOrder: 'sorted' });
+  const { patch, patched, walker, directive, ctx } = check;
+  const walk = walker(patched, { keyOrder: 'sorted' });
   if (walk.mismatch) throw patchInvalid(patch, patched.value, walk.mismatch.message);
   if (directive === 'Ignore') return;
   const record = ctx.decodeReport;
@@ -167,15 +178,28 @@ export function resourceType(naming: Naming, def: TypeName): SchemaType | undefi
   return schemaRegistry(naming).kind(apiVersion, def.kind)?.type;
 }
 
+/** How a resource's unknown fields are found: its own walker (a custom resource's), else its schema type's; none without either. */
+export function fieldWalker(naming: Naming, def: TypeName & { walkFields?: FieldWalker }): FieldWalker | undefined {
+  if (def.walkFields) return def.walkFields;
+  const type = resourceType(naming, def);
+  return type ? schemaWalker(type) : undefined;
+}
+
 /**
  * `checkObjectFields` for a body sent to a resource (create, update). A body that names another
  * kind or version is left alone: the store rejects it with upstream's 400.
  */
-export function checkBodyFields(naming: Naming, def: TypeName, body: Owned<ApiObject>, directive: FieldValidation | undefined, ctx: RequestContext): void {
+export function checkBodyFields(
+  naming: Naming,
+  def: TypeName & { walkFields?: FieldWalker },
+  body: Owned<ApiObject>,
+  directive: FieldValidation | undefined,
+  ctx: RequestContext,
+): void {
   const object = body.value;
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return;
   const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
   if ((object.apiVersion && object.apiVersion !== apiVersion) || (object.kind && object.kind !== def.kind)) return;
-  const type = resourceType(naming, def);
-  if (type) checkObjectFields({ object: body, type, kind: def.kind, version: def.version, directive, ctx });
+  const walker = fieldWalker(naming, def);
+  if (walker) checkObjectFields({ object: body, walker, kind: def.kind, version: def.version, directive, ctx });
 }
