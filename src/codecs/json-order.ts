@@ -6,8 +6,8 @@
  * same JSON-shaped object comes out as the bytes upstream would write.
  *
  * It orders, it does not normalise: keys the schema does not know are written after the known
- * ones in their own order, values are written as they are. Raw JSON (RawExtension, FieldsV1)
- * keeps its own key order, as upstream copies raw bytes.
+ * ones in their own order, values are written as they are. Raw JSON (RawExtension, FieldsV1,
+ * apiextensions' JSON) keeps its own key order, as upstream copies raw bytes.
  *
  * The compact form is written as UTF-8 bytes by code generated per schema type (one function
  * per message type that reads its properties in declaration order), without a reordered copy
@@ -291,6 +291,15 @@ class CompiledEncoder {
     switch (type.kind) {
       case 'message': {
         const name = type.type;
+        const union = this.registry.type(name).union;
+        if (union) {
+          // Upstream's marshaller writes one of its fields' values (UnionDef): a JSON object is
+          // the `object` field's message, anything else the `other` field's value.
+          const property = this.registry.type(name).property;
+          const object = this.valueEncoder(property.get(union.object)!.field.type);
+          const other = this.valueEncoder(property.get(union.other)!.field.type);
+          return (value, sink) => (isRecord(value) ? object(value, sink) : other(value, sink));
+        }
         let encode: ((value: Record<string, unknown>, sink: JsonSink) => void) | undefined;
         return (value, sink) => {
           if (!isRecord(value)) return writeAsIs(value, sink);

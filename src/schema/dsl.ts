@@ -2,7 +2,7 @@
  * Builders for writing type definitions compactly (src/schema/defs). Defaults follow the
  * common case upstream: a non-pointer field whose JSON tag has `omitempty`, optional, no markers.
  */
-import type { ElementRelationship, FieldDef, ListType, PackageDef, PatchStrategy, TypeDef, ValueType } from './types';
+import type { ElementRelationship, FieldDef, ListType, PackageDef, PatchStrategy, TypeDef, UnionDef, ValueType } from './types';
 
 export const STRING: ValueType = { kind: 'scalar', scalar: 'string' };
 export const BOOL: ValueType = { kind: 'scalar', scalar: 'bool' };
@@ -18,6 +18,7 @@ export const QUANTITY: ValueType = { kind: 'special', special: 'Quantity' };
 export const INT_OR_STRING: ValueType = { kind: 'special', special: 'IntOrString' };
 export const RAW_EXTENSION: ValueType = { kind: 'special', special: 'RawExtension' };
 export const FIELDS_V1: ValueType = { kind: 'special', special: 'FieldsV1' };
+export const JSON_VALUE: ValueType = { kind: 'special', special: 'JSON' };
 
 /** A message type: a bare name is resolved in the package of the type that uses it. */
 export function ref(type: string): ValueType {
@@ -49,6 +50,8 @@ export interface FieldOptions {
   structType?: ElementRelationship;
   patchStrategy?: PatchStrategy;
   patchMergeKey?: string;
+  /** Named by a schema extension: `name` is the part after `x-<vendor>-` (FieldDef.extension). */
+  extension?: boolean;
 }
 
 export function f(name: string, number: number, type: ValueType, options: FieldOptions = {}): FieldDef {
@@ -59,10 +62,17 @@ export function f(name: string, number: number, type: ValueType, options: FieldO
 export interface TypeOptions {
   typeMeta?: boolean;
   structType?: ElementRelationship;
+  union?: UnionDef;
 }
 
 export function msg(name: string, fields: readonly FieldDef[], options: TypeOptions = {}): TypeDef {
-  return { name, fields, typeMeta: options.typeMeta ?? false, ...(options.structType ? { structType: options.structType } : {}) };
+  return {
+    name,
+    fields,
+    typeMeta: options.typeMeta ?? false,
+    ...(options.structType ? { structType: options.structType } : {}),
+    ...(options.union ? { union: options.union } : {}),
+  };
 }
 
 /**

@@ -72,6 +72,7 @@ function resolveValue(value: ValueType, pkg: string, known: ReadonlySet<string>,
 }
 
 function checkField(field: FieldDef, where: string): void {
+  if (field.extension && field.inline) throw new SchemaError(`${where}: an inline field has no JSON name`);
   if (field.listMapKeys && field.listType !== 'map') throw new SchemaError(`${where}: listMapKeys without listType map`);
   if (field.listType === 'map' && !field.listMapKeys?.length) throw new SchemaError(`${where}: listType map needs listMapKeys`);
   if (field.listType && field.type.kind !== 'list' && field.type.kind !== 'message') {
@@ -80,11 +81,41 @@ function checkField(field: FieldDef, where: string): void {
   if (field.inline && field.type.kind !== 'message') throw new SchemaError(`${where}: only messages can be inline`);
 }
 
+function checkUnion(type: TypeDef, where: string): void {
+  const union = type.union;
+  if (!union) return;
+  const object = type.fields.find((f) => f.name === union.object);
+  const other = type.fields.find((f) => f.name === union.other);
+  if (object?.type.kind !== 'message') throw new SchemaError(`${where}: union object ${union.object} is not a message field`);
+  if (!other || !(other.type.kind === 'list' || (other.type.kind === 'scalar' && other.type.scalar === 'bool'))) {
+    throw new SchemaError(`${where}: union other ${union.other} is neither a list nor a boolean field`);
+  }
+  if (type.typeMeta || type.fields.length !== 2) throw new SchemaError(`${where}: a union has its two fields and nothing else`);
+}
+
+/**
+ * A message reference of a compiled type and the type it names in the same compilation: each
+ * profile's compilation makes its own references, so a reference leads to its own profile's
+ * types (their JSON names differ where a field is named by a schema extension) without a name
+ * lookup that would have to be told the profile. Kept beside the references rather than in them,
+ * so that the compiled types stay plain, acyclic data. Shared by every server in the process: filled
+ * once per compilation, never changed.
+ */
+const referencedTypes = new WeakMap<ValueType, SchemaType>();
+
+/** The compiled type a message reference of a compiled type names (in that type's profile). */
+export function messageType(value: ValueType & { kind: 'message' }): SchemaType {
+  const type = referencedTypes.get(value);
+  if (!type) throw new SchemaError(`unresolved reference to ${value.type}: not a compiled type's`);
+  return type;
+}
+
 /**
  * Resolve names and check every definition (unknown types, reused field numbers or JSON names,
- * misplaced markers); throws SchemaError. Shared by all naming profiles.
+ * misplaced markers); throws SchemaError. A field named by a schema extension takes the name
+ * `naming` gives it, so each naming profile compiles its own types (schemaTypes).
  */
-export function compileSchema(packages: readonly PackageDef[]): ReadonlyMap<string, SchemaType> {
+export function compileSchema(packages: readonly PackageDef[], naming?: Naming): ReadonlyMap<string, SchemaType> {
   const known = new Set<string>();
   for (const pkg of packages) {
     for (const t of pkg.types) {
@@ -103,8 +134,14 @@ export function compileSchema(packages: readonly PackageDef[]): ReadonlyMap<stri
         if (numbers.has(field.number)) throw new SchemaError(`${where}: field number ${field.number} used twice`);
         numbers.add(field.number);
         checkField(field, where);
-        return { ...field, type: resolveValue(field.type, pkg.name, known, where) };
+        let jsonName = field.name;
+        if (field.extension) {
+          if (!naming) throw new SchemaError(`${where}: named by a schema extension, compiled without a naming profile`);
+          jsonName = naming.extension(field.name);
+        }
+        return { ...field, name: jsonName, type: resolveValue(field.type, pkg.name, known, where) };
       });
+      checkUnion({ ...t, fields }, name);
       resolved.set(name, { ...t, name, fields });
     }
   }
@@ -134,24 +171,77 @@ export function compileSchema(packages: readonly PackageDef[]): ReadonlyMap<stri
       property,
     });
   }
+  const link = (value: ValueType): void => {
+    if (value.kind === 'message') referencedTypes.set(value, compiled.get(value.type)!);
+    else if (value.kind === 'list') link(value.item);
+    else if (value.kind === 'map') link(value.value);
+  };
+  for (const type of compiled.values()) for (const field of type.fields) link(field.type);
   return compiled;
 }
 
-/** Shared by every server in the process: compiled once from the constant definitions, never changed. */
-let compiledTypes: ReadonlyMap<string, SchemaType> | undefined;
-
-/** All types, resolved (vendor-neutral; computed once). */
-export function schemaTypes(): ReadonlyMap<string, SchemaType> {
-  compiledTypes ??= compileSchema(ALL_PACKAGES);
-  return compiledTypes;
+/** The names of the types whose JSON differs by profile: a field named by a schema extension in them or in a type they reach. */
+function profileDependent(types: ReadonlyMap<string, SchemaType>): Set<string> {
+  const refs = (value: ValueType): string[] =>
+    value.kind === 'message' ? [value.type] : value.kind === 'list' ? refs(value.item) : value.kind === 'map' ? refs(value.value) : [];
+  const dependent = new Set<string>();
+  for (const type of types.values()) if (type.fields.some((f) => f.extension)) dependent.add(type.name);
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const type of types.values()) {
+      if (dependent.has(type.name) || !type.fields.some((f) => refs(f.type).some((r) => dependent.has(r)))) continue;
+      dependent.add(type.name);
+      grown = true;
+    }
+  }
+  return dependent;
 }
 
-/** Shared by every server in the process: derived once from the constant types. */
+/**
+ * `own` (one profile's compilation) with every type whose JSON is the same under every profile
+ * replaced by `shared`'s, its references relinked to match: the profiles share all types but the
+ * few named by schema extensions (apiextensions' JSONSchemaProps and what holds it), so their
+ * codecs' and checks' memos, keyed by type, serve both.
+ */
+function shareIndependent(own: ReadonlyMap<string, SchemaType>, shared: ReadonlyMap<string, SchemaType>): ReadonlyMap<string, SchemaType> {
+  const dependent = profileDependent(own);
+  const merged = new Map<string, SchemaType>();
+  for (const [name, type] of own) merged.set(name, dependent.has(name) ? type : shared.get(name)!);
+  const link = (value: ValueType): void => {
+    if (value.kind === 'message') referencedTypes.set(value, merged.get(value.type)!);
+    else if (value.kind === 'list') link(value.item);
+    else if (value.kind === 'map') link(value.value);
+  };
+  for (const name of dependent) for (const field of merged.get(name)!.fields) link(field.type);
+  return merged;
+}
+
+/** Shared by every server in the process: each profile's types, compiled once from the constant definitions, never changed. */
+const compiledTypes = new Map<string, ReadonlyMap<string, SchemaType>>();
+
+/**
+ * All types, resolved under one naming profile (computed once per profile). Only the JSON names
+ * of fields named by a schema extension differ between profiles: the types that hold one (or
+ * reach one) are the profile's own, every other type is the same object under every profile.
+ * Everything reached from a profile's types (`messageType`) is that profile's.
+ */
+export function schemaTypes(naming: Naming): ReadonlyMap<string, SchemaType> {
+  let types = compiledTypes.get(naming.vendor);
+  if (!types) {
+    const own = compileSchema(ALL_PACKAGES, naming);
+    const first = compiledTypes.values().next().value as ReadonlyMap<string, SchemaType> | undefined;
+    types = first ? shareIndependent(own, first) : own;
+    compiledTypes.set(naming.vendor, types);
+  }
+  return types;
+}
+
+/** Shared by every server in the process: derived once from the constant definitions. */
 let resourceKindList: readonly KindDef[] | undefined;
 
-/** The served resource kinds, derived from the types that embed TypeMeta (kinds.ts). */
+/** The served resource kinds, derived from the types that embed TypeMeta (kinds.ts); the same under every profile. */
 export function resourceKinds(): readonly KindDef[] {
-  resourceKindList ??= resourceKindsOf(schemaTypes().values());
+  resourceKindList ??= resourceKindsOf(ALL_PACKAGES.flatMap((pkg) => pkg.types.map((t) => ({ name: `${pkg.name}.${t.name}`, typeMeta: t.typeMeta }))));
   return resourceKindList;
 }
 
@@ -170,7 +260,7 @@ const registries = new Map<string, SchemaRegistry>();
 export function schemaRegistry(naming: Naming): SchemaRegistry {
   const cached = registries.get(naming.vendor);
   if (cached) return cached;
-  const types = schemaTypes();
+  const types = schemaTypes(naming);
   const type = (name: string): SchemaType => {
     const t = types.get(name);
     if (!t) throw new SchemaError(`unknown type ${name}`);

@@ -30,8 +30,11 @@ export type ScalarType = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'byt
  * | IntOrString   | number or string                       | `{int64 type=1, int32 intVal=2, string strVal=3}` | `0`             |
  * | RawExtension  | any JSON value, verbatim               | `{bytes raw=1}` holding the JSON           | `null`                 |
  * | FieldsV1      | JSON object (`{"f:metadata":{}}`)      | `{bytes Raw=1}` holding the JSON           | `null`                 |
+ * | JSON          | any JSON value, verbatim (apiextensions' `default`, `example`, `enum` items) | `{bytes raw=1}` holding the JSON | `null` |
+ *
+ * RawExtension and JSON travel alike; they differ in their OpenAPI (an object, an untyped value).
  */
-export type SpecialType = 'Time' | 'MicroTime' | 'Duration' | 'Quantity' | 'IntOrString' | 'RawExtension' | 'FieldsV1';
+export type SpecialType = 'Time' | 'MicroTime' | 'Duration' | 'Quantity' | 'IntOrString' | 'RawExtension' | 'FieldsV1' | 'JSON';
 
 export type ValueType =
   | { readonly kind: 'scalar'; readonly scalar: ScalarType }
@@ -92,6 +95,28 @@ export interface FieldDef {
   readonly patchStrategy?: PatchStrategy;
   /** `patchMergeKey` struct tag (strategic merge patch). */
   readonly patchMergeKey?: string;
+  /**
+   * The JSON name is a schema extension's, which the naming profile spells
+   * (`naming.extension(name)`: `x-kubernetes-list-type` / `x-platform-list-type`), as
+   * apiextensions' JSONSchemaProps names its `x-kubernetes-…` fields. `name` is the part after
+   * the vendor word until the profile's registry compiles it (src/schema/registry.ts); compiled
+   * fields carry their JSON name.
+   */
+  readonly extension?: boolean;
+}
+
+/**
+ * A type upstream writes in JSON with a hand-written marshaller as one of two shapes, never as
+ * the object of its own fields (apiextensions' JSONSchemaPropsOrArray, -OrBool, -OrStringArray):
+ * a JSON object is the value of field `object` (a message), anything else the value of field
+ * `other` (a list, or a boolean). Protobuf writes the type's own message, with the fields set
+ * that way. Reading the message back, a list `other` holding items wins over `object` (the
+ * marshallers write it first), and a boolean `other` is written only when `object` is unset
+ * (JSONSchemaPropsOrBool: a schema allows); an object also sets a boolean `other` to true.
+ */
+export interface UnionDef {
+  readonly object: string;
+  readonly other: string;
 }
 
 export interface TypeDef {
@@ -106,6 +131,8 @@ export interface TypeDef {
   readonly typeMeta: boolean;
   /** `+structType` on the type (`atomic` for references such as LocalObjectReference). */
   readonly structType?: ElementRelationship;
+  /** Written in JSON as one of two shapes (UnionDef). */
+  readonly union?: UnionDef;
 }
 
 /**

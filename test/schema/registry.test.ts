@@ -15,7 +15,7 @@ function refsOf(type: ValueType): string[] {
 
 describe('schema registry', () => {
   it('resolves every reference to a defined, qualified type', () => {
-    const types = schemaTypes();
+    const types = schemaTypes(kube);
     expect(types.size).toBeGreaterThan(200);
     for (const type of types.values()) {
       for (const field of type.fields) for (const name of refsOf(field.type)) expect(types.has(name)).toBe(true);

@@ -15,7 +15,7 @@
  * Decoding reverses this: byte and text strings both become strings, except under a `bytes`
  * field (or tag 22), where the bytes come back as base64.
  */
-import type { SchemaRegistry, SchemaType, ValueType } from '../../schema';
+import { type SchemaRegistry, type SchemaType, unionMember, type ValueType } from '../../schema';
 import { CborDecodeError, CborReader, type ReadShape, readCbor } from './reader';
 import { CborWriter, MAJOR, SELF_DESCRIBED_PREFIX, TAG_EXPECTED_BASE64, sortedKeys } from './writer';
 import { isObject } from '../../util/json-values';
@@ -85,10 +85,14 @@ export class CborEncoder {
       case 'special':
         this.untyped(w, value);
         return;
-      case 'message':
-        if (isPlainObject(value)) this.object(w, value, this.registry.type(type.type));
+      case 'message': {
+        const t = this.registry.type(type.type);
+        // A union type (UnionDef) is written as the value of the field its shape names.
+        if (t.union) this.typed(w, value, unionMember(t, value).type);
+        else if (isPlainObject(value)) this.object(w, value, t);
         else this.untyped(w, value);
         return;
+      }
       case 'list':
         if (!Array.isArray(value)) {
           this.untyped(w, value);

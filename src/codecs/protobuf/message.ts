@@ -13,7 +13,7 @@
  * out.
  */
 import { Reader } from 'protobufjs/minimal';
-import type { FieldDef, SchemaType, ValueType } from '../../schema';
+import { type FieldDef, type SchemaType, unionFromFields, unionToFields, type ValueType } from '../../schema';
 import { readSpecial, specialZero, writeSpecial } from './special';
 import { ProtoWriter as Writer } from './writer';
 import { compareGoStrings } from '../go-strings';
@@ -104,10 +104,16 @@ function writeValue(w: Writer, number: number, type: ValueType, value: unknown, 
   w.uint32(tag(number, WIRE.bytes));
   const start = w.begin();
   if (type.kind === 'special') writeSpecial(w, type.special, value);
-  else if (type.kind === 'message') writeFields(w, value == null ? undefined : expectObject(value), types(type.type), types);
+  else if (type.kind === 'message') writeMessage(w, value, types(type.type), types);
   // Only wrapped lists (a message of their own) reach here; plain lists are unrolled by the caller.
   else for (const item of expectArray(value ?? [])) writeValue(w, 1, type.item, item, types);
   w.end(start);
+}
+
+/** A message's fields from its JSON value: its object, or for a union type (UnionDef) the fields its JSON shape sets. */
+function writeMessage(w: Writer, value: unknown, type: SchemaType, types: TypeLookup): void {
+  if (type.union) writeFields(w, unionToFields(type, value), type, types);
+  else writeFields(w, value == null ? undefined : expectObject(value), type, types);
 }
 
 function expectObject(value: unknown): JsonObject {
@@ -217,7 +223,7 @@ function readValue(r: Reader, wire: number, type: ValueType, types: TypeLookup):
     case 'special':
       return readSpecial(r, end, type.special);
     case 'message':
-      return readFields(r, end, types(type.type), types);
+      return readMessage(r, end, types(type.type), types);
     case 'list': {
       const items: unknown[] = [];
       while (r.pos < end) {
@@ -255,8 +261,10 @@ function zeroOf(type: ValueType, types: TypeLookup): unknown {
       return type.scalar === 'bytes' ? null : scalarZero(type);
     case 'special':
       return specialZero(type.special);
-    case 'message':
-      return assemble(types(type.type), NOTHING, types);
+    case 'message': {
+      const t = types(type.type);
+      return t.union ? unionFromFields(t, assemble(t, NOTHING, types)) : assemble(t, NOTHING, types);
+    }
     default:
       return null;
   }
@@ -313,6 +321,12 @@ export function readFields(r: Reader, end: number, type: SchemaType, types: Type
     }
   }
   return assemble(type, got, types);
+}
+
+/** A nested message's JSON value: its object, or a union type's (UnionDef) value in the shape its fields give. */
+function readMessage(r: Reader, end: number, type: SchemaType, types: TypeLookup): unknown {
+  const fields = readFields(r, end, type, types);
+  return type.union ? unionFromFields(type, fields) : fields;
 }
 
 /** Go's encoding/json over the decoded struct: which keys appear, in what order, with what zero values. */

@@ -6,6 +6,7 @@
  * upstream's generated.proto files are.
  */
 import protobuf from 'protobufjs';
+import { createNaming, type Naming, UPSTREAM_VENDOR } from '../../naming';
 import type { SchemaType, ValueType } from '../../schema';
 import { schemaTypes } from '../../schema';
 
@@ -28,6 +29,7 @@ const SPECIAL_MESSAGES: Record<string, [name: string, id: number, type: string][
   ],
   RawExtension: [['raw', 1, 'bytes']],
   FieldsV1: [['Raw', 1, 'bytes']],
+  JSON: [['raw', 1, 'bytes']],
 };
 
 function typeName(type: ValueType, wrappers: Map<string, string>): string {
@@ -50,24 +52,37 @@ function typeName(type: ValueType, wrappers: Map<string, string>): string {
   }
 }
 
+/**
+ * A field's name in protobufjs: its JSON name, but for the `$`-names protobufjs reserves
+ * (JSONSchemaProps' `$schema`, `$ref`), which go by their protobuf names (`schema`, `ref`).
+ */
+function protoName(name: string): string {
+  return name.startsWith('$') ? name.slice(1) : name;
+}
+
 function addType(root: protobuf.Root, type: SchemaType, wrappers: Map<string, string>): void {
   const dot = type.name.lastIndexOf('.');
   const message = new protobuf.Type(type.name.slice(dot + 1));
   for (const field of type.protoFields) {
+    const name = protoName(field.name);
     const t = field.type;
     if (t.kind === 'map') {
-      message.add(new protobuf.MapField(field.name, field.number, 'string', typeName(t.value, wrappers)));
+      message.add(new protobuf.MapField(name, field.number, 'string', typeName(t.value, wrappers)));
     } else if (t.kind === 'list' && !t.wrapped) {
-      message.add(new protobuf.Field(field.name, field.number, typeName(t.item, wrappers), 'repeated', undefined, { packed: false }));
+      message.add(new protobuf.Field(name, field.number, typeName(t.item, wrappers), 'repeated', undefined, { packed: false }));
     } else {
-      message.add(new protobuf.Field(field.name, field.number, typeName(t, wrappers), 'optional'));
+      message.add(new protobuf.Field(name, field.number, typeName(t, wrappers), 'optional'));
     }
   }
   root.define(type.name.slice(0, dot)).add(message);
 }
 
-/** A resolved protobufjs Root with one message per schema type (`root.lookupType('apps.v1.ReplicaSet')`). */
-export function protobufjsRoot(): protobuf.Root {
+/**
+ * A resolved protobufjs Root with one message per schema type (`root.lookupType('apps.v1.ReplicaSet')`).
+ * Field names are the JSON names of `naming`'s profile (they differ only for fields named by a
+ * schema extension); the wire is the same under every profile.
+ */
+export function protobufjsRoot(naming: Naming = createNaming(UPSTREAM_VENDOR)): protobuf.Root {
   const root = new protobuf.Root();
   const special = root.define('special');
   for (const [name, fields] of Object.entries(SPECIAL_MESSAGES)) {
@@ -76,7 +91,7 @@ export function protobufjsRoot(): protobuf.Root {
     special.add(message);
   }
   const wrappers = new Map<string, string>();
-  for (const type of schemaTypes().values()) addType(root, type, wrappers);
+  for (const type of schemaTypes(naming).values()) addType(root, type, wrappers);
   for (const [name, item] of wrappers) {
     special.add(new protobuf.Type(name).add(new protobuf.Field('items', 1, item, 'repeated', undefined, { packed: false })));
   }

@@ -18,6 +18,7 @@ export function specialZero(special: SpecialType): unknown {
     case 'MicroTime':
     case 'RawExtension':
     case 'FieldsV1':
+    case 'JSON':
       return null;
     case 'Duration':
       return '0s';
@@ -70,6 +71,7 @@ export function writeSpecial(w: Writer, special: SpecialType, value: unknown): v
     }
     case 'RawExtension':
     case 'FieldsV1':
+    case 'JSON':
       // Raw is written when non-nil; JSON null is a nil Raw.
       if (value != null) w.uint32((1 << 3) | WIRE.bytes).bytes(rawJson(value));
       return;
@@ -124,6 +126,7 @@ export function readSpecial(r: Reader, end: number, special: SpecialType): unkno
         break;
       case 'RawExtension':
       case 'FieldsV1':
+      case 'JSON':
         if (field === 1 && wire === WIRE.bytes) raw = r.bytes();
         else skipField(r, wire);
         break;
@@ -142,6 +145,7 @@ export function readSpecial(r: Reader, end: number, special: SpecialType): unkno
       return kind === 1 ? strVal : intVal;
     case 'RawExtension':
     case 'FieldsV1':
+    case 'JSON':
       return raw === undefined ? null : parseRaw(raw);
   }
 }

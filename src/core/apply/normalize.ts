@@ -7,8 +7,8 @@
  * a zero value disappear. Managed-field sets are computed from these views so that `"."` entries
  * and leaves come out as upstream writes them.
  */
-import type { FieldDef, JsonProperty, SchemaType, SpecialType, ValueType } from '../../schema';
-import { isObject, typeNamed } from './typed';
+import { type FieldDef, type JsonProperty, messageType, type SchemaType, type SpecialType, unionMember, type ValueType } from '../../schema';
+import { isObject } from './typed';
 
 /** The JSON of the zero value of each special type (types.ts). */
 const SPECIAL_ZERO: Record<SpecialType, unknown> = {
@@ -19,6 +19,7 @@ const SPECIAL_ZERO: Record<SpecialType, unknown> = {
   IntOrString: 0,
   RawExtension: null,
   FieldsV1: null,
+  JSON: null,
 };
 
 function scalarZero(type: ValueType): unknown {
@@ -55,7 +56,7 @@ function zeroOf(field: FieldDef): unknown {
   if (field.pointer) return field.omitEmpty ? undefined : null;
   switch (field.type.kind) {
     case 'message':
-      return goShapeStruct({}, typeNamed(field.type.type));
+      return goShapeStruct({}, messageType(field.type));
     case 'special':
       return SPECIAL_ZERO[field.type.special];
     case 'list':
@@ -70,12 +71,18 @@ function zeroOf(field: FieldDef): unknown {
 export function goShape(value: unknown, type: ValueType): unknown {
   if (value === undefined) return undefined;
   switch (type.kind) {
-    case 'message':
-      return isObject(value) ? goShapeStruct(value, typeNamed(type.type)) : value === null ? null : value;
-    case 'list':
+    case 'message': {
+      const t = messageType(type);
+      // A union type (UnionDef) is the value of the field its shape names.
+      if (t.union) return value === null ? null : goShape(value, unionMember(t, value).type);
+      return isObject(value) ? goShapeStruct(value, t) : value === null ? null : value;
+    }
+    case 'list': {
+      const item = type.item;
       return Array.isArray(value)
-        ? value.map((v) => (v === null && type.item.kind === 'message' ? goShapeStruct({}, typeNamed(type.item.type)) : goShape(v, type.item)))
+        ? value.map((v) => (v === null && item.kind === 'message' && !messageType(item).union ? goShapeStruct({}, messageType(item)) : goShape(v, item)))
         : value;
+    }
     case 'map': {
       if (!isObject(value)) return value;
       const out: Record<string, unknown> = {};

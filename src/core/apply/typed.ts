@@ -13,7 +13,7 @@ import {
   effectiveListType,
   effectiveMapType,
   effectiveStructType,
-  schemaTypes,
+  messageType,
 } from '../../schema';
 import type { KeyField, PathElement } from './fieldpath';
 import { isObject } from '../../util/json-values';
@@ -42,13 +42,8 @@ const SPECIAL_SCALARS: Record<string, ScalarKind> = {
   IntOrString: 'untyped',
   RawExtension: 'any',
   FieldsV1: 'any',
+  JSON: 'any',
 };
-
-export function typeNamed(name: string): SchemaType {
-  const t = schemaTypes().get(name);
-  if (!t) throw new Error(`unknown schema type ${name}`);
-  return t;
-}
 
 /** Atoms worked out once per schema field, and per value type for list items and map values. Shared by every server in the process, as the schema is. */
 const atoms = new WeakMap<FieldDef | ValueType, Atom>();
@@ -71,7 +66,10 @@ function workOutAtom(type: ValueType, field?: FieldDef): Atom {
     case 'special':
       return { kind: 'scalar', scalar: SPECIAL_SCALARS[type.special] };
     case 'message': {
-      const t = typeNamed(type.type);
+      const t = messageType(type);
+      // A union type (apiextensions' JSONSchemaPropsOr…) has no schema of its own in upstream's
+      // OpenAPI: its value is open, as RawExtension's.
+      if (t.union) return { kind: 'scalar', scalar: 'any' };
       const atomic = field ? effectiveStructType(field, t) === 'atomic' : t.structType === 'atomic';
       return { kind: 'struct', type: t, atomic };
     }

@@ -3,7 +3,7 @@
  * `patchMergeKey` struct tags, straight from the schema (SMP reads the tags, not `listType`:
  * a list with only `listType: map` is replaced whole, as upstream does).
  */
-import { type SchemaType, type ValueType, schemaTypes } from '../../schema';
+import { messageType, type SchemaType, type ValueType } from '../../schema';
 import { SmpError } from './smp-errors';
 
 /** Where a value sits in the schema: a struct, a map with values of one type, or anything else. */
@@ -29,6 +29,7 @@ const SPECIAL_GO_NAMES: Record<string, string> = {
   IntOrString: 'IntOrString',
   RawExtension: 'RawExtension',
   FieldsV1: 'FieldsV1',
+  JSON: 'JSON',
 };
 
 export function schemaOfType(type: SchemaType): PatchSchema {
@@ -38,7 +39,9 @@ export function schemaOfType(type: SchemaType): PatchSchema {
 export function schemaOf(value: ValueType): PatchSchema {
   switch (value.kind) {
     case 'message':
-      return { kind: 'struct', type: schemaTypes().get(value.type)! };
+      // A union type (apiextensions' JSONSchemaPropsOr…) is a struct to upstream's patch meta too:
+      // a patch into it finds no field of its own, as upstream's does.
+      return { kind: 'struct', type: messageType(value) };
     case 'map':
       return { kind: 'map', value: value.value };
     case 'list':

@@ -22,7 +22,7 @@ import {
   scaleEntriesFromParent,
   typedPatchError,
 } from '../apply';
-import { schemaTypes } from '../../schema';
+import { schemaRegistry } from '../../schema';
 import { rfc3339 } from '../../clock';
 
 import { applyPatch } from '../patch';
@@ -39,9 +39,9 @@ export type ScaleWrite = { readonly kind: 'put'; readonly body: ApiObject } | { 
 /** upstream's replicas path mapping of the scalable built-in types. */
 const REPLICAS_PATH = [fieldElement('spec'), fieldElement('replicas')];
 
-function scaleScope(now: number) {
-  const type = schemaTypes().get('autoscaling.v1.Scale')!;
-  return { type, apiVersion: SCALE_API_VERSION, kind: 'Scale', subresource: 'scale', ignore: new FieldSet(), now: rfc3339(now) };
+function scaleScope(writes: ResourceWrites) {
+  const type = schemaRegistry(writes.naming).type('autoscaling.v1.Scale');
+  return { type, apiVersion: SCALE_API_VERSION, kind: 'Scale', subresource: 'scale', ignore: new FieldSet(), now: rfc3339(writes.now()) };
 }
 
 function gvk(config: ApiObject): string {
@@ -50,7 +50,7 @@ function gvk(config: ApiObject): string {
 
 /** The new Scale and its managedFields. */
 function nextScale(writes: ResourceWrites, req: WriteRequest, write: ScaleWrite, oldScale: ScaleObject): { scale: ScaleObject; entries: ManagedFieldsEntry[] } {
-  const scope = scaleScope(writes.now());
+  const scope = scaleScope(writes);
   if (write.kind === 'put' || write.patch.type !== 'apply') {
     const body = write.kind === 'put' ? write.body : applyPatch(write.patch, deepCopy(oldScale) as ApiObject, scope.type);
     // Unknown and repeated fields of a patch (its result is new, ours to prune): a 400 under

@@ -49,6 +49,7 @@ const SPECIAL_GO: Record<string, string> = {
   IntOrString: 'intstr.IntOrString',
   RawExtension: 'runtime.RawExtension',
   FieldsV1: 'v1.FieldsV1',
+  JSON: 'v1.JSON',
 };
 
 /** The Go type of a schema value type, as reflect prints it (`v1.PodSpec`: package name and type). */

@@ -6,8 +6,8 @@
  * a type mismatch is a decode error that fails the request whatever `fieldValidation` says
  * ("always type-checked").
  *
- * What the schema leaves open is not checked: map keys (`labels`), `RawExtension` and
- * `FieldsV1` values (any JSON, kept verbatim as upstream keeps their raw bytes), and the
+ * What the schema leaves open is not checked: map keys (`labels`), `RawExtension`, `FieldsV1`
+ * and apiextensions' `JSON` values (any JSON, kept verbatim as upstream keeps their raw bytes), and the
  * special scalars (Time, Quantity, IntOrString, Duration), which decode themselves upstream.
  *
  * The walk also leaves the value as Go's decode and re-encode would (upstream stores and answers
@@ -17,7 +17,7 @@
  * without `omitempty` becomes its zero value, a null non-pointer struct an empty object.
  */
 import type { FieldDef, SchemaType, ValueType } from '../../schema';
-import { schemaTypes } from '../../schema';
+import { messageType, unionMember } from '../../schema';
 import { joinIndex, joinKey } from '../../codecs/go-strings';
 import { compareGoStrings } from '../../codecs/go-strings';
 import { goTypeName, jsonValueKind, scalarFits } from './unknown-fields-go';
@@ -116,7 +116,12 @@ class Walker {
   readonly unknown: UnknownField[] = [];
   readonly open: string[] = [];
   mismatch: TypeMismatch | undefined;
-  private readonly types = schemaTypes();
+  /**
+   * Above zero inside a union type's object (apiextensions' JSONSchemaPropsOr…): upstream decodes
+   * it with a plain, lenient json.Unmarshal in its own UnmarshalJSON, so the strict decoder never
+   * sees its unknown fields. They are dropped as Go drops them, and not reported.
+   */
+  private lenient = 0;
   private readonly sorted: boolean;
   /**
    * The value becomes what Go's decode and encode make of it (unless `prune` is false): unknown
@@ -139,7 +144,7 @@ class Walker {
         if (!scalarFits(type.scalar, v)) this.mismatchAt(v, type, struct);
         return;
       case 'special':
-        if (type.special === 'RawExtension' || type.special === 'FieldsV1') this.open.push(this.at.text());
+        if ((type.special === 'RawExtension' || type.special === 'FieldsV1' || type.special === 'JSON') && this.lenient === 0) this.open.push(this.at.text());
         return;
       case 'list': {
         if (!Array.isArray(v)) return this.mismatchAt(v, type, struct);
@@ -172,10 +177,21 @@ class Walker {
         }
         return;
       }
-      case 'message':
+      case 'message': {
+        const t = messageType(type);
+        if (t.union) {
+          // The value of the field its shape names (UnionDef).
+          const member = unionMember(t, v);
+          if (member.name !== t.union.object) return this.value(v, member.type, struct);
+          this.lenient++;
+          this.value(v, member.type, struct);
+          this.lenient--;
+          return;
+        }
         if (!isPlainObject(v)) return this.mismatchAt(v, type, struct);
-        this.message(v, this.types.get(type.type)!);
+        this.message(v, t);
         return;
+      }
     }
   }
 
@@ -213,9 +229,11 @@ class Walker {
     }
     const prop = type.property.get(key);
     if (!prop) {
-      const keyPath = joinKey(this.at.text(), key);
-      this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
-      this.open.push(keyPath);
+      if (this.lenient === 0) {
+        const keyPath = joinKey(this.at.text(), key);
+        this.unknown.push({ path: keyPath, seq: this.options.keySeq?.(keyPath) });
+        this.open.push(keyPath);
+      }
       if (this.normalize) delete obj[key];
       return;
     }

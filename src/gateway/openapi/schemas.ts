@@ -5,7 +5,8 @@
  * `-map-type`, `-patch-strategy`, `-patch-merge-key`), top-level kinds tagged with
  * `x-<vendor>-group-version-kind`. Shapes follow upstream's documents: in v3 a reference with
  * siblings is wrapped in `allOf` and non-pointer structs default to `{}`; the special types
- * (Time, Quantity, IntOrString, RawExtension, FieldsV1) are definitions of their own.
+ * (Time, Quantity, IntOrString, RawExtension, FieldsV1, apiextensions' JSON) are definitions of
+ * their own, and so are apiextensions' union types (JSONSchemaPropsOr…), untyped as upstream's.
  */
 import type { Naming } from '../../naming';
 import type { FieldDef, SchemaRegistry, SchemaType, ScalarType, SpecialType, ValueType } from '../../schema';
@@ -100,6 +101,8 @@ export class SchemaBuilder {
   }
 
   typeSchema(type: SchemaType): JsonSchema {
+    // A union type (apiextensions' JSONSchemaPropsOr…) declares no OpenAPI type upstream: any value.
+    if (type.union) return {};
     const properties: Record<string, JsonSchema> = {};
     if (type.typeMeta) {
       properties.apiVersion = { type: 'string' };
@@ -131,13 +134,16 @@ export class SchemaBuilder {
       case 'FieldsV1':
       case 'Duration':
         return special === 'Duration' ? { type: 'string' } : { type: 'object' };
+      case 'JSON':
+        // apiextensions' JSON declares no OpenAPI type upstream: any value.
+        return {};
     }
   }
 
   /** Every definition: the schema's types, the special types and meta/v1 Patch, by definition name. */
   all(): Record<string, JsonSchema> {
     const out: Record<string, JsonSchema> = {};
-    for (const special of ['Time', 'MicroTime', 'Quantity', 'IntOrString', 'RawExtension', 'FieldsV1'] as const) {
+    for (const special of ['Time', 'MicroTime', 'Quantity', 'IntOrString', 'RawExtension', 'FieldsV1', 'JSON'] as const) {
       out[this.names.specialName(special)!] = this.specialSchema(special);
     }
     out[this.names.patch] = { type: 'object' };

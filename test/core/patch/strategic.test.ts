@@ -2,10 +2,11 @@
  * Strategic merge patch against the schema's patch strategies and merge keys, with every
  * directive and upstream's ordering and error rules (apimachinery strategicpatch, server side).
  */
+import { createNaming, UPSTREAM_VENDOR } from '../../../src/naming';
 import { schemaTypes } from '../../../src/schema';
 import { SmpError, strategicMergePatch } from '../../../src/core/patch';
 
-const type = (name: string) => schemaTypes().get(name)!;
+const type = (name: string) => schemaTypes(createNaming(UPSTREAM_VENDOR)).get(name)!;
 const pod = type('core.v1.Pod');
 const rs = type('apps.v1.ReplicaSet');
 const rb = type('rbac.v1.RoleBinding');
