@@ -1,0 +1,109 @@
+/**
+ * A version's structural schema compiled once into what a custom resource's writes and reads
+ * run: prune (decode), default (decode and every read), validate (create and update). The
+ * compiled form is kept per schema object (node.ts), so serving a definition compiles it once
+ * and every request after reuses it; the walks touch only the subtrees that need them.
+ */
+import type { FieldError, FieldPath } from '../field-errors';
+import type { JSONSchemaProps, SchemaExtensions } from './types';
+import { type SchemaNode, schemaNode } from './node';
+import { type PruneOptions, type PruneResult, pruneValue } from './prune';
+import { applyDefaults } from './defaults';
+import { validateEmbeddedResources, validateSchemaUpdate, validateSchemaValue } from './values';
+import { validateListSetsAndMaps } from './list-types';
+
+export interface CompiledSchema {
+  readonly schema: JSONSchemaProps;
+  readonly ext: SchemaExtensions;
+  /** The compiled root (for the walks' own use; its shape may change). */
+  readonly node: SchemaNode;
+
+  /**
+   * What the decoder does past the root's TypeMeta and ObjectMeta (prune.ts): drop unknown
+   * fields, non-nullable nulls without a default, and coerce embedded resources' metadata;
+   * returns the dropped fields' paths for `unknown field "…"` warnings or Strict errors.
+   */
+  prune(value: Record<string, unknown>, options?: PruneOptions): PruneResult;
+  /** structuraldefaulting.Default, in place (defaults.ts); throws LimitExceeded past the decode limit. */
+  default(value: unknown): void;
+  /**
+   * The schema's checks of a create or update as the custom resource strategy orders them:
+   * the OpenAPI validation (`validateSchema`), the embedded resources (`validateEmbedded`),
+   * the list sets and maps (`validateListTypes`). Upstream puts ObjectMeta's checks first and
+   * the scale subresource's between the first two; a caller that reports those runs the parts.
+   */
+  validate(value: unknown, fldPath?: FieldPath | string): FieldError[];
+  /**
+   * `validate` for an update as the strategy's ValidateUpdate runs it: the OpenAPI validation
+   * ratchets (an error of a value equal to its correlated old value is dropped), embedded
+   * resources are checked as on create, and list sets and maps only when the old object passes
+   * them. The status subresource's update validates its schema without ratcheting (`validateSchema`).
+   */
+  validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string): FieldError[];
+  /** apiextensions' ValidateCustomResource: kube-openapi's validation as field errors (values.ts). */
+  validateSchema(value: unknown, fldPath?: FieldPath | string): FieldError[];
+  /** objectmeta.Validate: embedded resources' apiVersion, kind and metadata. */
+  validateEmbedded(value: unknown, fldPath?: FieldPath | string): FieldError[];
+  /** listtype.ValidateListSetsAndMaps. */
+  validateListTypes(value: unknown, fldPath?: FieldPath | string): FieldError[];
+  /** The compiled schema of a property (`status`, for the status subresource's validation). */
+  property(name: string): CompiledSchema | undefined;
+}
+
+class Compiled implements CompiledSchema {
+  readonly node: SchemaNode;
+  constructor(
+    readonly schema: JSONSchemaProps,
+    readonly ext: SchemaExtensions,
+  ) {
+    this.node = schemaNode(schema, ext, 'resource');
+  }
+  prune(value: Record<string, unknown>, options?: PruneOptions): PruneResult {
+    return pruneValue(this.node, value, options);
+  }
+  default(value: unknown): void {
+    applyDefaults(this.node, value);
+  }
+  validate(value: unknown, fldPath?: FieldPath | string): FieldError[] {
+    const errs = validateSchemaValue(this.node, value, fldPath);
+    if (this.node.subtreeEmbedded) errs.push(...validateEmbeddedResources(this.node, value, fldPath));
+    if (this.node.subtreeListTypes) errs.push(...validateListSetsAndMaps(this.node, value, fldPath));
+    return errs;
+  }
+  validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string): FieldError[] {
+    const errs = validateSchemaUpdate(this.node, value, old, fldPath);
+    if (this.node.subtreeEmbedded) errs.push(...validateEmbeddedResources(this.node, value, fldPath));
+    if (this.node.subtreeListTypes && validateListSetsAndMaps(this.node, old, fldPath).length === 0)
+      errs.push(...validateListSetsAndMaps(this.node, value, fldPath));
+    return errs;
+  }
+  validateSchema(value: unknown, fldPath?: FieldPath | string): FieldError[] {
+    return validateSchemaValue(this.node, value, fldPath);
+  }
+  validateEmbedded(value: unknown, fldPath?: FieldPath | string): FieldError[] {
+    return validateEmbeddedResources(this.node, value, fldPath);
+  }
+  validateListTypes(value: unknown, fldPath?: FieldPath | string): FieldError[] {
+    return validateListSetsAndMaps(this.node, value, fldPath);
+  }
+  property(name: string): CompiledSchema | undefined {
+    const sub = this.node.properties?.get(name);
+    return sub ? compileSchema(sub.schema, this.ext) : undefined;
+  }
+}
+
+/** Shared by every server in the process: a pure memo keyed by the (constant) profile names and the schema objects. */
+const compiled = new WeakMap<SchemaExtensions, WeakMap<JSONSchemaProps, CompiledSchema>>();
+
+/**
+ * The compiled form of a version's `openAPIV3Schema` under a naming profile's extension names
+ * (`schemaExtensions(naming)`), made once per schema object. The schema must not change after.
+ * Throws SchemaTooDeep for a schema nested past the decode limit.
+ */
+export function compileSchema(schema: JSONSchemaProps, ext: SchemaExtensions): CompiledSchema {
+  let byExt = compiled.get(ext);
+  if (!byExt) compiled.set(ext, (byExt = new WeakMap()));
+  let c = byExt.get(schema);
+  if (!c) byExt.set(schema, (c = new Compiled(schema, ext)));
+  return c;
+}

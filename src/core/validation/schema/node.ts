@@ -1,0 +1,277 @@
+/**
+ * A version's schema read once into the shape the walks use (upstream reads it once too: the
+ * structural schema and the kube-openapi validator are built when the definition is served).
+ * A node holds what the schema says and what the walks ask of it often: property lookups,
+ * which subtrees hold defaults, list types or embedded resources, the enum as sets, the
+ * pattern compiled once.
+ *
+ * Nodes are kept per schema object (a WeakMap per profile and use), so a schema must not be
+ * changed once compiled; the stored definition's schema never is.
+ */
+import type { JSONSchemaProps, SchemaExtensions } from './types';
+import { type FormatCheck, formatCheck, isSupportedFormat, normalizeFormatName } from './formats';
+import { compareGoStrings } from '../../../codecs/go-strings';
+import { MAX_NESTING_DEPTH } from '../../../codecs/limits';
+import { goJson, goKind, goInt64, isInt64 } from './go-values';
+import type * as Re2js from 're2js';
+
+type RE2 = Re2js.RE2JS;
+
+/**
+ * Which validator the node feeds. `resource`: the custom resource's, built by apiextensions'
+ * ConvertJSONSchemaProps (unsupported formats dropped, int-or-string typed `integer,string`).
+ * `defaults`: the one CRD validation checks a `default` with, built from the structural
+ * schema's ToKubeOpenAPI (formats kept as written, int-or-string untyped).
+ */
+export type NodeMode = 'resource' | 'defaults';
+
+/** An enum as upstream compares a value with it (basicCommonValidator: Go conversions, then DeepEqual). */
+export interface EnumSet {
+  /** The schema's values, for the message. */
+  readonly values: readonly unknown[];
+  readonly strings: ReadonlySet<string>;
+  readonly numbers: ReadonlySet<number>;
+  readonly ints: ReadonlySet<number>;
+  readonly bools: ReadonlySet<boolean>;
+  /** Objects and arrays by their canonical JSON. */
+  readonly composites: ReadonlySet<string>;
+}
+
+export interface SchemaNode {
+  readonly schema: JSONSchemaProps;
+  readonly ext: SchemaExtensions;
+  readonly mode: NodeMode;
+
+  readonly properties: ReadonlyMap<string, SchemaNode> | undefined;
+  /** Property names in Go's byte order: the order errors about properties come in. */
+  readonly propertyNames: readonly string[];
+  /** additionalProperties is set (true, false or a schema): upstream's `AdditionalProperties != nil`. */
+  readonly hasAdditional: boolean;
+  /** additionalProperties as a boolean (`Allows`); true when a schema. */
+  readonly additionalAllows: boolean;
+  readonly additional: SchemaNode | undefined;
+  readonly items: SchemaNode | undefined;
+  readonly allOf: readonly SchemaNode[] | undefined;
+  readonly anyOf: readonly SchemaNode[] | undefined;
+  readonly oneOf: readonly SchemaNode[] | undefined;
+  readonly not: SchemaNode | undefined;
+
+  readonly preserveUnknown: boolean;
+  readonly embedded: boolean;
+  readonly listType: string | undefined;
+  readonly listMapKeys: readonly string[] | undefined;
+
+  readonly nullable: boolean;
+  /** A non-null `default` (a null one is no default upstream). */
+  readonly hasDefault: boolean;
+  readonly default: unknown;
+
+  /** The type list the type validator checks against, undefined when none. */
+  readonly types: readonly string[] | undefined;
+  readonly typeText: string;
+  /** The format the type validator sees ('' when none or dropped). */
+  readonly format: string;
+  /** The registry's check for it, when strfmt knows it. */
+  readonly formatCheck: FormatCheck | undefined;
+  readonly enum: EnumSet | undefined;
+  readonly required: readonly string[] | undefined;
+
+  /** The properties that have a default, in propertyNames' order. */
+  readonly defaultProps: readonly string[];
+  /** Somewhere in this subtree (properties, additionalProperties, items) is a default. */
+  readonly subtreeDefaults: boolean;
+  /** Somewhere in this subtree is a list type `set` or `map`. */
+  readonly subtreeListTypes: boolean;
+  /** Somewhere in this subtree is an embedded resource. */
+  readonly subtreeEmbedded: boolean;
+
+  /** The pattern as Go's regexp compiles it, or its error; compiled on first use. */
+  regex: RE2 | string | undefined;
+}
+
+/** A schema nested past this is refused: the decode limits keep any real one far below. */
+const MAX_SCHEMA_DEPTH = MAX_NESTING_DEPTH;
+
+export class SchemaTooDeep extends Error {
+  constructor() {
+    super(`the schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
+    this.name = 'SchemaTooDeep';
+  }
+}
+
+/** Shared by every server in the process: pure memos keyed by the (constant) profile names and the schema objects. */
+const nodeMemo = new WeakMap<SchemaExtensions, Record<NodeMode, WeakMap<JSONSchemaProps, SchemaNode>>>();
+
+function memoFor(ext: SchemaExtensions, mode: NodeMode): WeakMap<JSONSchemaProps, SchemaNode> {
+  let byMode = nodeMemo.get(ext);
+  if (!byMode) nodeMemo.set(ext, (byMode = { resource: new WeakMap(), defaults: new WeakMap() }));
+  return byMode[mode];
+}
+
+const isSchema = (v: unknown): v is JSONSchemaProps => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The node of `schema` for `mode`, compiled once per schema object. */
+export function schemaNode(schema: JSONSchemaProps, ext: SchemaExtensions, mode: NodeMode = 'resource'): SchemaNode {
+  return compileNode(schema, ext, mode, memoFor(ext, mode), 0);
+}
+
+function compileNode(schema: JSONSchemaProps, ext: SchemaExtensions, mode: NodeMode, memo: WeakMap<JSONSchemaProps, SchemaNode>, depth: number): SchemaNode {
+  const known = memo.get(schema);
+  if (known) return known;
+  if (depth > MAX_SCHEMA_DEPTH) throw new SchemaTooDeep();
+  const child = (s: unknown): SchemaNode | undefined => (isSchema(s) ? compileNode(s, ext, mode, memo, depth + 1) : undefined);
+  const children = (list: unknown): SchemaNode[] | undefined => (Array.isArray(list) ? list.filter(isSchema).map((s) => child(s)!) : undefined);
+
+  let properties: Map<string, SchemaNode> | undefined;
+  let propertyNames: string[] = [];
+  if (isSchema(schema.properties)) {
+    properties = new Map();
+    propertyNames = Object.keys(schema.properties).sort(compareGoStrings);
+    for (const name of propertyNames) {
+      const sub = child(schema.properties[name]);
+      if (sub) properties.set(name, sub);
+    }
+    propertyNames = propertyNames.filter((n) => properties!.has(n));
+  }
+  const ap = schema.additionalProperties;
+  const additional = child(ap);
+  const hasAdditional = ap !== undefined && ap !== null;
+  // A tuple `items` (a list) is not structural; only a single schema is followed.
+  const items = child(schema.items);
+  const allOf = children(schema.allOf);
+  const anyOf = children(schema.anyOf);
+  const oneOf = children(schema.oneOf);
+  const not = child(schema.not);
+
+  const intOrString = schema[ext.intOrString as `x-${string}`] === true;
+  let types: string[] | undefined = typeof schema.type === 'string' && schema.type !== '' ? [schema.type] : undefined;
+  // ConvertJSONSchemaProps types an int-or-string field; ToKubeOpenAPI (the defaults' validator) does not.
+  if (intOrString && mode === 'resource') types = ['integer', 'string'];
+
+  let format = typeof schema.format === 'string' ? schema.format : '';
+  // StripUnsupportedFormatsPostProcess, for the custom resource's validator only.
+  if (mode === 'resource' && format !== '' && !isSupportedFormat(format)) format = '';
+
+  const hasDefault = schema.default !== undefined && schema.default !== null;
+  const listType = typeof schema[ext.listType as `x-${string}`] === 'string' ? (schema[ext.listType as `x-${string}`] as string) : undefined;
+  const keys = schema[ext.listMapKeys as `x-${string}`];
+  const embedded = schema[ext.embeddedResource as `x-${string}`] === true;
+  const structural = [...(properties?.values() ?? []), ...(additional ? [additional] : []), ...(items ? [items] : [])];
+
+  const node: SchemaNode = {
+    schema,
+    ext,
+    mode,
+    properties,
+    propertyNames,
+    hasAdditional,
+    additionalAllows: additional !== undefined || ap === true,
+    additional,
+    items,
+    allOf,
+    anyOf,
+    oneOf,
+    not,
+    preserveUnknown: schema[ext.preserveUnknownFields as `x-${string}`] === true,
+    embedded,
+    listType,
+    listMapKeys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : undefined,
+    nullable: schema.nullable === true,
+    hasDefault,
+    default: schema.default,
+    types,
+    typeText: types ? types.join(',') : '',
+    format,
+    formatCheck: format !== '' ? formatCheck(format) : undefined,
+    enum: Array.isArray(schema.enum) && schema.enum.length > 0 ? enumSet(schema.enum) : undefined,
+    required: Array.isArray(schema.required) && schema.required.length > 0 ? schema.required : undefined,
+    defaultProps: propertyNames.filter((n) => properties!.get(n)!.hasDefault),
+    subtreeDefaults: hasDefault || structural.some((n) => n.subtreeDefaults),
+    subtreeListTypes: listType === 'set' || listType === 'map' || structural.some((n) => n.subtreeListTypes),
+    subtreeEmbedded: embedded || structural.some((n) => n.subtreeEmbedded),
+    regex: undefined,
+  };
+  memo.set(schema, node);
+  return node;
+}
+
+/** The canonical text of an object or array (keys sorted), for set membership. */
+export function canonicalJson(v: unknown): string {
+  return goJson(v);
+}
+
+function enumSet(values: unknown[]): EnumSet {
+  const strings = new Set<string>();
+  const numbers = new Set<number>();
+  const ints = new Set<number>();
+  const bools = new Set<boolean>();
+  const composites = new Set<string>();
+  for (const v of values) {
+    switch (goKind(v)) {
+      case 'string':
+        strings.add(v as string);
+        break;
+      case 'int':
+        numbers.add(v as number);
+        ints.add(v as number);
+        break;
+      case 'float':
+        numbers.add(v as number);
+        break;
+      case 'bool':
+        bools.add(v as boolean);
+        break;
+      case 'map':
+      case 'slice':
+        composites.add(canonicalJson(v));
+        break;
+      // A null in an enum matches nothing (reflect.TypeOf(nil) is skipped).
+    }
+  }
+  return { values, strings, numbers, ints, bools, composites };
+}
+
+/** `string(rune(n))` of an int64, which reflect's Convert makes of an integer meeting a string enum value. */
+function runeString(n: number): string {
+  const r = Number(BigInt.asIntN(32, BigInt(n)));
+  return r < 0 || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff) ? '\ufffd' : String.fromCodePoint(r);
+}
+
+/**
+ * basicCommonValidator's match: the value converted to each enum value's Go type where Go
+ * converts it, then compared. So an integer matches a float enum value it equals and the
+ * string of the rune it is (`65` matches `"A"`), and a float matches the integer it truncates
+ * to (`1.5` matches `1`); null matches nothing.
+ */
+export function enumMatches(e: EnumSet, v: unknown): boolean {
+  switch (goKind(v)) {
+    case 'string':
+      return e.strings.has(v as string);
+    case 'int':
+      return e.numbers.has(v as number) || (e.strings.size > 0 && e.strings.has(runeString(v as number)));
+    case 'float':
+      return e.numbers.has(v as number) || e.ints.has(goInt64(v as number));
+    case 'bool':
+      return e.bools.has(v as boolean);
+    case 'map':
+    case 'slice':
+      return e.composites.size > 0 && e.composites.has(canonicalJson(v));
+    default:
+      return false;
+  }
+}
+
+/** The node's pattern compiled by Go's rules (re2js: RE2 syntax, linear time), once. */
+export function nodeRegex(node: SchemaNode): RE2 | string {
+  if (node.regex === undefined) {
+    const { RE2JS } = require('re2js') as typeof Re2js;
+    try {
+      node.regex = RE2JS.compile(node.schema.pattern ?? '');
+    } catch (err) {
+      node.regex = (err as Error).message;
+    }
+  }
+  return node.regex;
+}
+
+export { isInt64, normalizeFormatName };
