@@ -16,7 +16,6 @@ import type { Naming } from '../../naming';
 import { type Clock, pause } from '../../clock';
 import { Informer } from '../informer';
 import { StatusError } from '../../status';
-import { storeNotAnswering } from '../api';
 import type { ResourceDefinition } from '../resources/definition';
 import { jsonEqual } from '../../util/json-values';
 import { type CrdCondition, type CrdNames, type CustomResourceDefinitionObject, crdCondition } from './crd';
@@ -53,7 +52,6 @@ export class CustomResourceController {
   private idleWaiters: Array<() => void> = [];
   /** What each installed definition was installed from, so that a status write alone reinstalls nothing. */
   private readonly installed = new Map<string, string>();
-  private readonly cleaning = new Set<string>();
 
   constructor(private readonly options: CustomResourceControllerOptions) {}
 
@@ -155,10 +153,7 @@ export class CustomResourceController {
       }
     }
     if (crdCondition(crd, 'Established')?.status === 'True') await this.serve(name, crd);
-    if (crd.metadata?.deletionTimestamp && (crd.metadata.finalizers ?? []).includes(this.finalizer) && !this.cleaning.has(name)) {
-      this.cleaning.add(name);
-      void this.cleanUp(crd).finally(() => this.cleaning.delete(name));
-    }
+    if (crd.metadata?.deletionTimestamp && (crd.metadata.finalizers ?? []).includes(this.finalizer)) await this.finalize(crd);
   }
 
   private get finalizer(): string {
@@ -273,60 +268,52 @@ export class CustomResourceController {
   }
 
   /**
-   * Upstream's CRD finalizer: `Terminating` (InstanceDeletionInProgress), every object of the
-   * definition deleted, looked at again until none is left (objects may hold finalizers of
-   * their own), then the finalizer removed, after which the store removes the definition.
+   * One step of upstream's CRD finalizer, each taken when the definition changes: `Terminating`
+   * (InstanceDeletionInProgress) written; every object of the definition deleted, and looked
+   * at again a second later while some are left (they may hold finalizers of their own); then
+   * the finalizer removed, after which the store removes the definition.
    */
-  private async cleanUp(crd: CustomResourceDefinitionObject): Promise<void> {
+  private async finalize(crd: CustomResourceDefinitionObject): Promise<void> {
     const name = crd.metadata!.name!;
+    const terminating: CrdCondition = {
+      type: 'Terminating',
+      status: 'True',
+      reason: 'InstanceDeletionInProgress',
+      message: 'CustomResource deletion is in progress',
+    };
+    const current = crdCondition(crd, 'Terminating');
+    if (current?.reason !== 'InstanceDeletionInProgress' && current?.reason !== 'InstanceDeletionCheck') {
+      await this.writeStatus(crd, { ...crd.status, conditions: this.withConditions(crd.status?.conditions ?? [], [terminating]) });
+      return;
+    }
     const storage = crd.spec.versions.find((v) => v.storage) ?? crd.spec.versions[0];
     const names = crd.status?.acceptedNames ?? crd.spec.names;
     const target = { group: crd.spec.group, version: storage!.name, resource: names.plural };
-    for (;;) {
-      if (this.stopped) return;
-      try {
-        const current = this.informer!.objects.get(name) as CustomResourceDefinitionObject | undefined;
-        if (!current || !(current.metadata?.finalizers ?? []).includes(this.finalizer)) return;
-        const terminating: CrdCondition = {
-          type: 'Terminating',
-          status: 'True',
-          reason: 'InstanceDeletionInProgress',
-          message: 'CustomResource deletion is in progress',
-        };
-        const conditions = this.withConditions(current.status?.conditions ?? [], [terminating]);
-        if (!jsonEqual(conditions, current.status?.conditions ?? [])) {
-          await this.writeStatus(current, { ...current.status, conditions });
-          continue;
-        }
-        let left = 0;
-        if (this.installed.has(name)) {
-          const listed = await this.options.api.deleteCollection(target, {}, {}, SYSTEM);
-          left = (await this.options.api.list(target, {}, SYSTEM)).items.length;
-          void listed;
-        }
-        if (left > 0) {
-          const message = `could not confirm zero CustomResources remaining: ${left} remaining`;
-          const waiting = this.withConditions(conditions, [{ ...terminating, reason: 'InstanceDeletionCheck', message }]);
-          if (!jsonEqual(waiting, conditions)) await this.writeStatus(current, { ...current.status, conditions: waiting });
-          await pause(this.options.clock, CLEANUP_RECHECK_MS).done;
-          continue;
-        }
-        const done = this.withConditions(conditions, [
-          { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' },
-        ]);
-        const finalizers = (current.metadata?.finalizers ?? []).filter((f) => f !== this.finalizer);
-        await this.options.api.update(
-          { ...this.target, name, subresource: 'status' },
-          { ...current, metadata: { ...current.metadata, finalizers }, status: { ...current.status, conditions: done } } as ApiObject,
-          {},
-          SYSTEM,
-        );
-        return;
-      } catch (err) {
-        if (this.stopped || StatusError.is(err, 'NotFound')) return;
-        if (!StatusError.is(err, 'Conflict') && !storeNotAnswering(err)) this.options.onError(`custom resource cleanup ${name}`, err);
-        await pause(this.options.clock, RETRY_MS).done;
-      }
+    let left = 0;
+    if (this.installed.has(name)) {
+      await this.options.api.deleteCollection(target, {}, {}, SYSTEM);
+      left = (await this.options.api.list(target, {}, SYSTEM)).items.length;
+    }
+    if (left > 0) {
+      const message = `could not confirm zero CustomResources remaining: ${left} remaining`;
+      const conditions = this.withConditions(crd.status?.conditions ?? [], [{ ...terminating, reason: 'InstanceDeletionCheck', message }]);
+      if (!jsonEqual(conditions, crd.status?.conditions ?? [])) await this.writeStatus(crd, { ...crd.status, conditions });
+      void pause(this.options.clock, CLEANUP_RECHECK_MS).done.then(() => this.enqueue(name));
+      return;
+    }
+    const conditions = this.withConditions(crd.status?.conditions ?? [], [
+      { type: 'Terminating', status: 'False', reason: 'InstanceDeletionCompleted', message: 'removed all instances' },
+    ]);
+    const finalizers = (crd.metadata?.finalizers ?? []).filter((f) => f !== this.finalizer);
+    try {
+      await this.options.api.update(
+        { ...this.target, name, subresource: 'status' },
+        { ...crd, metadata: { ...crd.metadata, finalizers }, status: { ...crd.status, conditions } } as ApiObject,
+        {},
+        SYSTEM,
+      );
+    } catch (err) {
+      if (!StatusError.is(err, 'Conflict') && !StatusError.is(err, 'NotFound')) throw err;
     }
   }
 }

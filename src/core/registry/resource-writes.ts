@@ -189,7 +189,10 @@ export class ResourceWrites {
   private validateNew(obj: ApiObject, { update = false } = {}): FieldError[] {
     const sctx = this.strategyContext();
     const typeRules = update && this.def.validateOnlyOnCreate ? undefined : this.def.validate;
-    return [...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule }), ...(typeRules?.(obj, sctx) ?? [])];
+    return [
+      ...validateObjectMeta(obj.metadata ?? {}, { namespaced: this.def.namespaced, nameRule: this.def.nameRule, customResource: this.def.genericMetadata }),
+      ...(typeRules?.(obj, sctx) ?? []),
+    ];
   }
 
   /**
@@ -430,7 +433,7 @@ export class ResourceWrites {
     if (this.def.tracksGeneration && scope === 'main' && (this.def.specChanged ? this.def.specChanged(obj, current) : !jsonEqual(obj.spec, current.spec))) {
       meta.generation = (cur.generation ?? 0) + 1;
     }
-    const errors = [...validateObjectMetaUpdate(meta, cur), ...this.validateNew(obj, { update: true })];
+    const errors = [...validateObjectMetaUpdate(meta, cur, { customResource: this.def.genericMetadata }), ...this.validateNew(obj, { update: true })];
     if (sub) errors.push(...(sub.validateUpdate?.(obj, current, sctx) ?? []));
     else errors.push(...(this.def.validateUpdate?.(obj, current, sctx) ?? []));
     this.throwIfInvalid(errors, name);

@@ -170,6 +170,13 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    */
   walkFields?: FieldWalker;
 
+  /**
+   * Metadata is checked by apimachinery's generic rules only (any qualified finalizer name),
+   * as apiextensions-apiserver checks CustomResourceDefinitions and custom resources; built-in
+   * types of kube-apiserver also refuse unprefixed finalizers other than the standard ones.
+   */
+  genericMetadata?: boolean;
+
   /** Present on a custom resource's type, made from its CustomResourceDefinition (core/customresources). */
   custom?: CustomResourceInfo;
 }

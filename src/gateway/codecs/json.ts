@@ -198,7 +198,7 @@ class OrderedJson {
     if (items.length < STREAMED_LIST_ITEMS) {
       let size = 0;
       for (const item of items) {
-        size += isObject(item) ? this.itemRest(item, itemType).length + 2 : plain(item).length;
+        size += isObject(item) ? (itemType === UNSTRUCTURED ? this.body(item).length : this.itemRest(item, itemType).length + 2) : plain(item).length;
         if (size >= STREAMED_LIST_BYTES) break;
       }
       if (size < STREAMED_LIST_BYTES) return undefined;
