@@ -13,6 +13,12 @@ import { ALL_VERBS, type EquivalentVersion, type ResourceDefinition, type ScaleS
 import { deepCopy, jsonEqual } from '../../util/json-values';
 import type { CrdScale, CrdVersion, CustomResourceDefinitionObject } from './crd';
 import { type SelectableField, customResourceTable, selectableField } from '../table';
+import { compileSchema, schemaExtensions } from '../validation/schema';
+import type { JSONSchemaProps } from '../validation/schema/types';
+import { type UnknownField, walkFields } from '../validation/unknown-fields';
+import { handOver } from '../api';
+import { type SchemaType, schemaRegistry } from '../../schema';
+import { applySchemaType } from './apply-schema';
 
 /** Read a simple JSON path (`.spec.replicas`), as the scale subresource's paths are. */
 function readPath(obj: unknown, path: string): unknown {
@@ -87,8 +93,43 @@ export interface CustomTypeParts {
   naming: Naming;
 }
 
+/**
+ * What a version's structural schema does to its objects, as upstream's custom resource
+ * handler and strategy do: unknown fields pruned when a body is decoded (metadata's against
+ * ObjectMeta, the rest against the schema; reported as warnings, or refused under Strict),
+ * defaults filled on every write, validation on create, and on update with ratcheting (an
+ * unchanged invalid value is not refused again).
+ */
+function schemaHooks(schema: JSONSchemaProps, naming: Naming): Partial<ResourceDefinition> {
+  const ext = schemaExtensions(naming);
+  const compiled = compileSchema(schema, ext);
+  const meta = schemaRegistry(naming).type('meta.v1.ObjectMeta');
+  let applyType: SchemaType | undefined;
+  return {
+    applyType: () => (applyType ??= applySchemaType(schema, ext)),
+    walkFields: (body, options) => {
+      const obj = body.value as Record<string, unknown>;
+      const unknown: UnknownField[] = [];
+      let mismatch: { message: string } | undefined;
+      if (obj.metadata !== null && typeof obj.metadata === 'object' && !Array.isArray(obj.metadata)) {
+        const walk = walkFields(handOver(obj.metadata as Record<string, unknown>), meta, options);
+        for (const u of walk.unknown) unknown.push({ path: `metadata.${u.path}`, seq: u.seq });
+        mismatch = walk.mismatch;
+      }
+      const pruned = compiled.prune(obj);
+      for (const path of pruned.unknownFields) unknown.push({ path, seq: undefined });
+      if (!mismatch && pruned.error) mismatch = { message: pruned.error.detail ?? String(pruned.error.detail) };
+      return { unknown, open: [], ...(mismatch ? { mismatch } : {}) };
+    },
+    defaults: (obj) => compiled.default(obj),
+    validate: (obj) => compiled.validate(obj),
+    validateOnlyOnCreate: true,
+    validateUpdate: (obj, old) => compiled.validateUpdate(obj, old),
+  };
+}
+
 /** The served versions of an established definition as types, the storage version's first. */
-export function customResourceTypes(crd: CustomResourceDefinitionObject, _parts: CustomTypeParts): ResourceDefinition[] {
+export function customResourceTypes(crd: CustomResourceDefinitionObject, parts: CustomTypeParts): ResourceDefinition[] {
   const names = crd.status?.acceptedNames ?? crd.spec.names;
   const { group } = crd.spec;
   const storage = crd.spec.versions.find((v) => v.storage);
@@ -99,7 +140,7 @@ export function customResourceTypes(crd: CustomResourceDefinitionObject, _parts:
   const defs: ResourceDefinition[] = [];
   for (const version of [storage, ...served.filter((v) => v !== storage)]) {
     if (version === storage && !version.served && served.length === 0) continue;
-    defs.push(versionType(crd, version, names.kind, names.plural, version === storage ? undefined : storageApiVersion, terminating));
+    defs.push(versionType(crd, version, names.kind, names.plural, version === storage ? undefined : storageApiVersion, terminating, parts.naming));
   }
   return defs;
 }
@@ -111,11 +152,13 @@ function versionType(
   plural: string,
   storedAs: string | undefined,
   terminating: boolean,
+  naming: Naming,
 ): ResourceDefinition {
   const names = crd.status?.acceptedNames ?? crd.spec.names;
   const { group } = crd.spec;
   const apiVersion = `${group}/${version.name}`;
   const hasStatus = !!version.subresources?.status;
+  const schema = version.schema?.openAPIV3Schema;
   const selectable = (version.selectableFields ?? []).map((f) => selectableField(f.jsonPath));
   const def: ResourceDefinition = {
     group,
@@ -128,6 +171,7 @@ function versionType(
     ...(names.categories?.length ? { categories: names.categories } : {}),
     verbs: terminating ? ALL_VERBS.filter((v) => v !== 'create') : ALL_VERBS,
     nameRule: 'dns1123Subdomain',
+    genericMetadata: true,
     tracksGeneration: true,
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: false,
@@ -145,6 +189,7 @@ function versionType(
       : {}),
     ...(version.subresources?.scale ? { scale: scaleOf(version.subresources.scale) } : {}),
     table: customResourceTable(version.additionalPrinterColumns),
+    ...(schema ? schemaHooks(schema, naming) : {}),
     ...(selectable.length ? { selectableFields: (obj: ApiObject) => Object.fromEntries(selectable.map((f) => [f.name, selectableValueOf(f, obj)])) } : {}),
   };
   if (storedAs) def.storedAs = rewriteApiVersion(storedAs, apiVersion);

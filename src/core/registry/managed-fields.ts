@@ -112,7 +112,7 @@ export function fieldManagerScope(
   now: number,
   naming: Naming,
 ): FieldManagerScope | undefined {
-  const type = schemaTypeOf(apiVersion, def.kind, naming);
+  const type = def.applyType?.() ?? schemaTypeOf(apiVersion, def.kind, naming);
   if (!type) return undefined;
   return {
     type,
@@ -138,13 +138,23 @@ export function updateManagedFields(
   now: number,
   naming: Naming,
   created?: CreatedManagedFields,
+  /** The kind's schema where the registry does not hold it (a custom resource's). */
+  given?: SchemaType,
 ): ManagedFieldsEntry[] {
-  if (created && prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '') return created.entries(next, who, now, naming);
-  return computeManagedFields(prev, next, who, now, naming);
+  if (created && prev === undefined && next.metadata?.managedFields === undefined && who.subresource === '')
+    return created.entries(next, who, now, naming, given);
+  return computeManagedFields(prev, next, who, now, naming, given);
 }
 
-function computeManagedFields(prev: ApiObject | undefined, next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
-  const type = schemaTypeOf(who.apiVersion, next.kind ?? '', naming);
+function computeManagedFields(
+  prev: ApiObject | undefined,
+  next: ApiObject,
+  who: ManagerIdentity,
+  now: number,
+  naming: Naming,
+  given?: SchemaType,
+): ManagedFieldsEntry[] {
+  const type = given ?? schemaTypeOf(who.apiVersion, next.kind ?? '', naming);
   if (!type) return [];
   const hasStatus = who.subresource === '' && type.property.has('status') && type.property.has('spec');
   const scope: FieldManagerScope = {
@@ -180,21 +190,21 @@ export class CreatedManagedFields {
   private last: { value: Record<string, unknown>; manager: string; apiVersion: string; entries: ManagedFieldsEntry[] } | undefined;
 
   /** The managedFields of `next`, created by `who` at `now`. */
-  entries(next: ApiObject, who: ManagerIdentity, now: number, naming: Naming): ManagedFieldsEntry[] {
+  entries(next: ApiObject, who: ManagerIdentity, now: number, naming: Naming, given?: SchemaType): ManagedFieldsEntry[] {
     let entries: ManagedFieldsEntry[] | undefined;
     const last = this.last;
     if (last && last.manager === who.manager && last.apiVersion === who.apiVersion && hasShape(next, last.value)) {
       entries = last.entries;
     } else {
       const shape = shapeOf(next);
-      if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now, naming);
+      if (shape.length > MAX_REMEMBERED_SHAPE_CHARS) return computeManagedFields(undefined, next, who, now, naming, given);
       const key = `${who.manager}\n${who.apiVersion}\n${shape}`;
       entries = this.shapes.get(key);
       if (entries) {
         // Least recently used goes first: move the hit to the end.
         this.shapes.delete(key);
       } else {
-        entries = computeManagedFields(undefined, next, who, now, naming).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
+        entries = computeManagedFields(undefined, next, who, now, naming, given).map((e) => deepFreeze(e.time === undefined ? e : { ...e, time: '' }));
         if (this.shapes.size >= MAX_REMEMBERED_SHAPES) this.shapes.delete(this.shapes.keys().next().value!);
       }
       this.shapes.set(key, entries);

@@ -34,7 +34,7 @@ import { objectKey, storedResource } from '../storage/keys';
 import { type ObjectForm, encodeCreatedForStorage, objectForm } from '../storage/object-codec';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
 import { deepCopy, jsonEqual } from '../../util/json-values';
-import { type CreatedManagedFields, fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
+import { CreatedManagedFields, fieldManagerScope, keepManagedFieldsTimes, updateManagedFields } from './managed-fields';
 import { managedFieldsAfterUpdate } from '../apply';
 import { parseResourceVersion } from './list-options';
 import { DeleteFlow } from './delete-flow';
@@ -120,6 +120,19 @@ export class ResourceWrites {
   private readonly registry: SchemaRegistry;
   /** How objects of this version are kept in the store (as they are, or as another version's). */
   private readonly form: ObjectForm;
+
+  /**
+   * Created objects' field sets by shape: the core's, shared by the built-in types; a custom
+   * resource's type keeps its own, since its schema is its definition's and a changed
+   * definition is a new type.
+   */
+  private ownCreatedFields?: CreatedManagedFields;
+
+  private get createdFields(): CreatedManagedFields | undefined {
+    if (!this.def.applyType) return this.deps.createdFields;
+    this.ownCreatedFields ??= new CreatedManagedFields();
+    return this.ownCreatedFields;
+  }
 
   constructor(
     readonly def: ResourceDefinition,
@@ -241,7 +254,8 @@ export class ResourceWrites {
         { manager: req.manager, apiVersion: this.apiVersion, subresource: '' },
         now,
         this.deps.naming,
-        this.deps.createdFields,
+        this.createdFields,
+        this.def.applyType?.(),
       );
     if (meta.managedFields.length === 0) delete meta.managedFields;
     const admission = this.deps.admission;

@@ -10,6 +10,7 @@ import type { NameRule } from '../validation/names';
 export type { NameRule } from '../validation/names';
 import type { FieldError } from '../validation/field-errors';
 import type { FieldWalker } from '../validation/field-validation';
+import type { SchemaType } from '../../schema';
 import type { TableDefinition } from '../table/types';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -169,6 +170,11 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
    * kind (a custom resource's structural schema); absent: from the schema.
    */
   walkFields?: FieldWalker;
+  /**
+   * The type's schema for server-side apply and managedFields when Keelson's schema registry
+   * does not hold the kind (a custom resource's, built from its structural schema on first use).
+   */
+  applyType?(): SchemaType | undefined;
 
   /**
    * Metadata is checked by apimachinery's generic rules only (any qualified finalizer name),
