@@ -20,6 +20,7 @@ import {
   type PropagationPolicy,
   type RequestContext,
   type ResourceTarget,
+  type ResourceCatalog,
   type ResourceDefinition,
   verbsOf,
   FINALIZER_FOREGROUND,
@@ -32,6 +33,8 @@ import type { ApiControllerOptions } from './options';
 
 export interface GarbageCollectorOptions extends Pick<ApiControllerOptions, 'core' | 'user' | 'log' | 'queueMetrics'> {
   resources: readonly ResourceDefinition[];
+  /** The served types as custom resources come and go (the core's catalog): their objects are followed too. */
+  catalog?: ResourceCatalog;
   /** Parallel work items (upstream's --concurrent-gc-syncs, default 20). */
   workers?: number;
 }
@@ -88,6 +91,33 @@ export class GarbageCollector {
       void informer.run();
     }
     if (this.defs.length === 0) this.informerSynced();
+    const catalog = this.options.catalog;
+    if (catalog) {
+      this.stopFollowing = catalog.subscribe(() => this.followCatalog(catalog));
+      this.followCatalog(catalog);
+    }
+  }
+
+  private stopFollowing?: () => void;
+  /** Informers of the types that came with the catalog (custom resources), by group/version/resource. */
+  private readonly added = new Map<string, Informer>();
+
+  /** Follow the objects of every type the catalog serves beyond the ones known at start; stop following those that went. */
+  private followCatalog(catalog: ResourceCatalog): void {
+    const key = (d: ResourceDefinition) => `${d.group}/${d.version}/${d.resource}`;
+    const known = new Set(this.defs.map(key));
+    const now = new Map(catalog.resources.filter((d) => collectable(d) && !known.has(key(d))).map((d) => [key(d), d] as const));
+    for (const [k, informer] of this.added) {
+      if (now.has(k)) continue;
+      informer.stop();
+      this.added.delete(k);
+    }
+    for (const [k, def] of now) {
+      if (this.added.has(k)) continue;
+      const informer = new Informer(this.options.core, def, this.graph, this.ctx, () => undefined, this.options.log);
+      this.added.set(k, informer);
+      void informer.run();
+    }
   }
 
   private informerSynced(): void {
@@ -98,7 +128,9 @@ export class GarbageCollector {
   }
 
   stop(): void {
+    this.stopFollowing?.();
     for (const i of this.informers) i.stop();
+    for (const i of this.added.values()) i.stop();
     this.queue.stop();
   }
 
@@ -127,7 +159,7 @@ export class GarbageCollector {
 
   private defOf(ref: OwnerReference): ResourceDefinition | undefined {
     const group = groupOf(ref.apiVersion);
-    return this.options.resources.find((d) => d.group === group && d.kind === ref.kind);
+    return (this.options.catalog?.resources ?? this.options.resources).find((d) => d.group === group && d.kind === ref.kind && !d.storedAs);
   }
 
   /** Upstream's classifyReferences: owners that exist, are gone, or wait for their dependents. */

@@ -181,9 +181,19 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   const informers = new SharedInformers(core, { user: CONTROLLER_MANAGER_USER, userAgent: 'keelson-controller-manager/shared-informers' }, clock);
   // What every controller below is given (ApiControllerOptions); each adds who it acts as.
   const shared = { core, informers, naming: core.naming, clock, log, queueMetrics: options.workQueueMetrics };
-  if (names.includes('namespace')) run(new NamespaceLifecycleController({ core, resources: core.resources, user: userOf('namespace'), log }));
+  if (names.includes('namespace'))
+    run(new NamespaceLifecycleController({ core, resources: core.resources, catalog: core.catalog, user: userOf('namespace'), log }));
   if (names.includes('garbagecollector'))
-    run(new GarbageCollector({ core, resources: core.resources, user: userOf('garbagecollector'), log, queueMetrics: options.workQueueMetrics }));
+    run(
+      new GarbageCollector({
+        core,
+        resources: core.resources,
+        catalog: core.catalog,
+        user: userOf('garbagecollector'),
+        log,
+        queueMetrics: options.workQueueMetrics,
+      }),
+    );
   if (names.includes('clusterrole-aggregation')) {
     running.push(new ClusterRoleAggregationController({ ...shared, rbacGroup: core.naming.groups.rbac, user: userOf('clusterrole-aggregation') }));
   }

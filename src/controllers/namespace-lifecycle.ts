@@ -4,7 +4,7 @@
  * `finalize` subresource, after which the namespace itself is removed. It is an ordinary API
  * client of the core (list/watch and writes through CoreApi), as upstream's controller is.
  */
-import { type ApiObject, type RequestContext, type ResourceDefinition, verbsOf } from '../core';
+import { type ApiObject, type RequestContext, type ResourceCatalog, type ResourceDefinition, verbsOf } from '../core';
 import { StatusError } from '../status';
 import type { ApiControllerOptions } from './options';
 
@@ -13,6 +13,8 @@ export const NAMESPACE_FINALIZER = 'kubernetes';
 
 export interface NamespaceLifecycleOptions extends Pick<ApiControllerOptions, 'core' | 'user' | 'log'> {
   resources: readonly ResourceDefinition[];
+  /** The served types as custom resources come and go (the core's catalog); `resources` when absent. */
+  catalog?: ResourceCatalog;
 }
 
 export class NamespaceLifecycleController {
@@ -68,11 +70,12 @@ export class NamespaceLifecycleController {
     if (this.inFlight.has(name)) return;
     this.inFlight.add(name);
     try {
-      for (const def of this.options.resources) {
+      const resources = this.options.catalog?.resources ?? this.options.resources;
+      for (const def of resources) {
         if (!def.namespaced || !verbsOf(def).includes('deletecollection')) continue;
         await this.options.core.deleteCollection({ group: def.group, version: def.version, resource: def.resource, namespace: name }, {}, {}, this.ctx);
       }
-      for (const def of this.options.resources) {
+      for (const def of resources) {
         // Types that are never stored (LocalSubjectAccessReview) have nothing to wait for.
         if (!def.namespaced || !verbsOf(def).includes('list')) continue;
         const left = await this.options.core.list({ group: def.group, version: def.version, resource: def.resource, namespace: name }, { limit: 1 }, this.ctx);

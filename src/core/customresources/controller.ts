@@ -67,7 +67,7 @@ export class CustomResourceController {
       this.target,
       SYSTEM,
       (change) => {
-        if (!change) for (const name of this.informer!.objects.keys()) this.enqueue(name);
+        if (!change) for (const crd of this.definitions()) this.enqueue(crd.metadata?.name ?? '');
         else this.changed(change.object as CustomResourceDefinitionObject, change.previous as CustomResourceDefinitionObject | undefined);
       },
       this.options.clock,
@@ -78,7 +78,7 @@ export class CustomResourceController {
   async synced(): Promise<void> {
     if (!this.informer) return;
     await this.informer.synced;
-    for (const name of this.informer.objects.keys()) this.enqueue(name);
+    for (const crd of this.definitions()) this.enqueue(crd.metadata?.name ?? '');
     await this.idle();
   }
 
@@ -93,11 +93,21 @@ export class CustomResourceController {
     this.enqueue(name);
     // A definition that goes or changes its accepted names may free a name another one waits for.
     const names = (c?: CustomResourceDefinitionObject) => JSON.stringify(c?.status?.acceptedNames ?? null);
-    if (!previous || names(previous) !== names(crd) || !this.informer!.objects.has(name)) {
-      for (const [other, obj] of this.informer!.objects) {
-        if (other !== name && (obj as CustomResourceDefinitionObject).spec?.group === crd.spec?.group) this.enqueue(other);
+    if (!previous || names(previous) !== names(crd) || !this.definition(name)) {
+      for (const other of this.definitions()) {
+        if (other.metadata?.name !== name && other.spec?.group === crd.spec?.group) this.enqueue(other.metadata?.name ?? '');
       }
     }
+  }
+
+  /** Every definition the informer holds (they are cluster-scoped). */
+  private definitions(): Iterable<CustomResourceDefinitionObject> {
+    return this.informer!.inNamespace('') as Iterable<CustomResourceDefinitionObject>;
+  }
+
+  private definition(name: string): CustomResourceDefinitionObject | undefined {
+    // The informer keys objects `<namespace>/<name>`, a cluster-scoped one `/<name>`.
+    return this.informer!.objects.get(`/${name}`) as CustomResourceDefinitionObject | undefined;
   }
 
   private enqueue(name: string): void {
@@ -139,7 +149,7 @@ export class CustomResourceController {
   }
 
   private async sync(name: string): Promise<void> {
-    const crd = this.informer!.objects.get(name) as CustomResourceDefinitionObject | undefined;
+    const crd = this.definition(name);
     if (!crd) {
       this.installed.delete(name);
       this.options.host.uninstall(name);
@@ -176,9 +186,8 @@ export class CustomResourceController {
   private namesTaken(crd: CustomResourceDefinitionObject): { resources: Set<string>; kinds: Set<string> } {
     const resources = new Set<string>();
     const kinds = new Set<string>();
-    for (const [name, obj] of this.informer!.objects) {
-      const other = obj as CustomResourceDefinitionObject;
-      if (name === crd.metadata?.name || other.spec?.group !== crd.spec.group) continue;
+    for (const other of this.definitions()) {
+      if (other.metadata?.name === crd.metadata?.name || other.spec?.group !== crd.spec.group) continue;
       const accepted = other.status?.acceptedNames;
       if (!accepted) continue;
       for (const n of [accepted.plural, accepted.singular, ...(accepted.shortNames ?? [])]) if (n) resources.add(n);
