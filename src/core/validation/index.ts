@@ -5,3 +5,4 @@ export * from './metadata';
 export * from './selectors';
 export * from './equality';
 export * from './go-format';
+export * from './schema';

@@ -21,7 +21,7 @@
  *
  * CEL rules on defaults (x-…-validations) are the CEL validation's.
  */
-import { FieldPath, type FieldError } from '../field-errors';
+import type { FieldPath, FieldError } from '../field-errors';
 import type { JSONSchemaProps, SchemaExtensions } from './types';
 import { type SchemaNode, schemaNode } from './node';
 import { coerceEmbedded, pruneStructural } from './prune';
@@ -254,5 +254,3 @@ export function checkSchemaDefaults(
   forbiddenDefaults(schema, base, ext, { allow: true, reason: '', insideMeta: false }, true, errs);
   return errs;
 }
-
-export { FieldPath };

@@ -75,19 +75,28 @@ class Defaulter {
     }
     const obj = x as Record<string, unknown>;
     const props = node.properties;
-    // Values present first (a default put in below is already defaulted), then the absent properties.
-    for (const k in obj) {
-      const sub = props?.get(k) ?? (node.hasAdditional ? node.additional : undefined);
-      if (!sub) continue;
-      const v = obj[k];
-      if (v === null) {
-        if (sub.hasDefault && !sub.nullable) obj[k] = this.copyOf(sub);
-      } else {
-        this.apply(v, sub);
+    // Only the properties with a default somewhere below are looked at, unless additionalProperties has one.
+    const additional = node.hasAdditional && node.additional?.subtreeDefaults ? node.additional : undefined;
+    if (additional) {
+      for (const k in obj) {
+        if (props?.has(k)) continue;
+        this.entry(obj, k, additional);
       }
     }
-    for (const name of node.defaultProps) {
-      if (!Object.hasOwn(obj, name)) setOwn(obj, name, this.copyOf(props!.get(name)!));
+    for (const name of node.defaultWalk) {
+      const sub = props!.get(name)!;
+      if (Object.hasOwn(obj, name)) this.entry(obj, name, sub);
+      else if (sub.hasDefault) setOwn(obj, name, this.copyOf(sub));
+    }
+  }
+
+  /** A present value: a non-nullable null gets the default, anything else is defaulted by its schema. */
+  private entry(obj: Record<string, unknown>, k: string, sub: SchemaNode): void {
+    const v = obj[k];
+    if (v === null) {
+      if (sub.hasDefault && !sub.nullable) obj[k] = this.copyOf(sub);
+    } else if (typeof v === 'object') {
+      this.apply(v, sub);
     }
   }
 }
@@ -102,3 +111,6 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
 export function applyDefaults(root: SchemaNode, value: unknown): void {
   new Defaulter().apply(value, root);
 }
+
+/** CRD validation's check of a schema's defaults (check-defaults.ts), also found beside the defaulting. */
+export { type CheckDefaultsOptions, checkSchemaDefaults } from './check-defaults';

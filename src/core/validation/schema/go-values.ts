@@ -199,3 +199,24 @@ export function goJson(v: unknown): string {
 function goJsonFloat(f: number): string {
   return JSON.stringify(f);
 }
+
+/**
+ * A text equal for two decoded values exactly when their JSON is, object keys in any order: the
+ * key a set, a uniqueness check or an enum of objects hashes values by (upstream compares them
+ * with json.Marshal's text or reflect.DeepEqual). Cheaper than goJson: no HTML escaping, keys
+ * sorted by JavaScript's order, which is as canonical as Go's.
+ */
+export function canonicalKey(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + canonicalKey(v[i]);
+    return `${out}]`;
+  }
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalKey(obj[keys[i]!])}`;
+  return `${out}}`;
+}

@@ -12,7 +12,7 @@
  */
 import type { FieldError, FieldPath } from '../field-errors';
 import type { SchemaNode } from './node';
-import { goJson } from './go-values';
+import { canonicalKey } from './go-values';
 import { goFieldError } from './values';
 
 /** An absent key (upstream's unspecifiedKeyValue{}). */
@@ -29,7 +29,7 @@ function duplicates(list: readonly unknown[]): number[] {
   for (let i = 0; i < list.length; i++) {
     const x = list[i];
     // Objects and lists by their JSON (json.Marshal in upstream); scalars as Go map keys.
-    const key = typeof x === 'object' && x !== null ? `\u0000${goJson(x)}` : x;
+    const key = typeof x === 'object' && x !== null ? `\u0000${canonicalKey(x)}` : x;
     const times = seen.get(key);
     if (times === undefined) seen.set(key, 1);
     else {

@@ -12,7 +12,7 @@ import type { JSONSchemaProps, SchemaExtensions } from './types';
 import { type FormatCheck, formatCheck, isSupportedFormat, normalizeFormatName } from './formats';
 import { compareGoStrings } from '../../../codecs/go-strings';
 import { MAX_NESTING_DEPTH } from '../../../codecs/limits';
-import { goJson, goKind, goInt64, isInt64 } from './go-values';
+import { canonicalKey, goKind, goInt64, isInt64 } from './go-values';
 import type * as Re2js from 're2js';
 
 type RE2 = Re2js.RE2JS;
@@ -76,8 +76,16 @@ export interface SchemaNode {
   readonly enum: EnumSet | undefined;
   readonly required: readonly string[] | undefined;
 
+  /** Any of allOf, anyOf, oneOf, not (the schemaProps validator has work). */
+  readonly junctors: boolean;
+  /** maxLength, minLength or pattern is set. */
+  readonly stringChecks: boolean;
+  /** multipleOf, minimum or maximum is set. */
+  readonly numberChecks: boolean;
   /** The properties that have a default, in propertyNames' order. */
   readonly defaultProps: readonly string[];
+  /** The properties with a default in their subtree: all defaulting looks at (in propertyNames' order). */
+  readonly defaultWalk: readonly string[];
   /** Somewhere in this subtree (properties, additionalProperties, items) is a default. */
   readonly subtreeDefaults: boolean;
   /** Somewhere in this subtree is a list type `set` or `map`. */
@@ -86,7 +94,7 @@ export interface SchemaNode {
   readonly subtreeEmbedded: boolean;
 
   /** The pattern as Go's regexp compiles it, or its error; compiled on first use. */
-  regex: RE2 | string | undefined;
+  regex: PatternTest | string | undefined;
 }
 
 /** A schema nested past this is refused: the decode limits keep any real one far below. */
@@ -185,7 +193,11 @@ function compileNode(schema: JSONSchemaProps, ext: SchemaExtensions, mode: NodeM
     formatCheck: format !== '' ? formatCheck(format) : undefined,
     enum: Array.isArray(schema.enum) && schema.enum.length > 0 ? enumSet(schema.enum) : undefined,
     required: Array.isArray(schema.required) && schema.required.length > 0 ? schema.required : undefined,
+    junctors: !!(allOf?.length || anyOf?.length || oneOf?.length || not),
+    stringChecks: typeof schema.maxLength === 'number' || typeof schema.minLength === 'number' || (typeof schema.pattern === 'string' && schema.pattern !== ''),
+    numberChecks: typeof schema.multipleOf === 'number' || typeof schema.minimum === 'number' || typeof schema.maximum === 'number',
     defaultProps: propertyNames.filter((n) => properties!.get(n)!.hasDefault),
+    defaultWalk: propertyNames.filter((n) => properties!.get(n)!.subtreeDefaults),
     subtreeDefaults: hasDefault || structural.some((n) => n.subtreeDefaults),
     subtreeListTypes: listType === 'set' || listType === 'map' || structural.some((n) => n.subtreeListTypes),
     subtreeEmbedded: embedded || structural.some((n) => n.subtreeEmbedded),
@@ -195,9 +207,9 @@ function compileNode(schema: JSONSchemaProps, ext: SchemaExtensions, mode: NodeM
   return node;
 }
 
-/** The canonical text of an object or array (keys sorted), for set membership. */
+/** The canonical text of an object or array, for set membership. */
 export function canonicalJson(v: unknown): string {
-  return goJson(v);
+  return canonicalKey(v);
 }
 
 function enumSet(values: unknown[]): EnumSet {
@@ -261,12 +273,78 @@ export function enumMatches(e: EnumSet, v: unknown): boolean {
   }
 }
 
-/** The node's pattern compiled by Go's rules (re2js: RE2 syntax, linear time), once. */
-export function nodeRegex(node: SchemaNode): RE2 | string {
+/** A compiled pattern: whether Go's regexp.MatchString finds a match in a string. */
+export interface PatternTest {
+  test(s: string): boolean;
+}
+
+/**
+ * The X of a pattern `^X$` whose search is the same as a whole-string match of X: X has no
+ * `|` outside parentheses (`^a|b$` searches for either end), no flag group (`(?m)` would change
+ * the final `$`), no `\Q` quoting; `^` and `$` are not escaped. re2js answers a whole-string
+ * match several times faster than a search, and most schema patterns have this shape.
+ */
+export function anchoredBody(pattern: string): string | undefined {
+  if (pattern.length < 2 || pattern[0] !== '^' || pattern[pattern.length - 1] !== '$') return undefined;
+  const body = pattern.slice(1, -1);
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '\\') {
+      // An escape at the very end would escape the final `$`.
+      if (i + 1 >= body.length || body[i + 1] === 'Q') return undefined;
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === '[' && body[i + 1] === ':') {
+        const end = body.indexOf(':]', i + 2);
+        if (end < 0) return undefined;
+        i = end + 1;
+      } else if (c === ']') {
+        inClass = false;
+      }
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      // A `]` first in the class (after an optional `^`) is literal.
+      if (body[i + 1] === '^') i++;
+      if (body[i + 1] === ']') i++;
+    } else if (c === '(') {
+      if (body[i + 1] === '?' && body[i + 2] !== ':') return undefined;
+      depth++;
+    } else if (c === ')') {
+      depth--;
+    } else if (c === '|' && depth === 0) {
+      return undefined;
+    }
+  }
+  return inClass || depth !== 0 ? undefined : body;
+}
+
+/**
+ * The node's pattern compiled by Go's rules (re2js: RE2 syntax and semantics, linear in the
+ * input whatever the pattern, so no pattern can stall a write), once per schema node; or the
+ * compile error's text, as Go's regexp words it.
+ */
+export function nodeRegex(node: SchemaNode): PatternTest | string {
   if (node.regex === undefined) {
     const { RE2JS } = require('re2js') as typeof Re2js;
+    const pattern = node.schema.pattern ?? '';
     try {
-      node.regex = RE2JS.compile(node.schema.pattern ?? '');
+      const re = RE2JS.compile(pattern);
+      const body = anchoredBody(pattern);
+      let whole: RE2 | undefined;
+      if (body !== undefined) {
+        try {
+          whole = RE2JS.compile(body);
+        } catch {
+          whole = undefined;
+        }
+      }
+      node.regex = whole ? { test: (s: string) => whole.matches(s) } : { test: (s: string) => re.test(s) };
     } catch (err) {
       node.regex = (err as Error).message;
     }

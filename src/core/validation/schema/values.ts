@@ -22,9 +22,9 @@
  * The walk recurses as deep as schema and value go together; both are bounded by the decode
  * limits (src/codecs/limits.ts), and the schema is refused past them (node.ts).
  */
-import { FieldPath, type FieldError, type FieldErrorType, fieldErrors } from '../field-errors';
+import { type FieldPath, type FieldError, type FieldErrorType, fieldErrors } from '../field-errors';
 import { type SchemaNode, enumMatches, nodeRegex } from './node';
-import { type GoKind, goBadValue, goFloat, goInt64, goJson, goKind, goQuote, formatInt64, isInt64, isJsonInteger } from './go-values';
+import { type GoKind, canonicalKey, goBadValue, goFloat, goInt64, goJson, goKind, goQuote, formatInt64, isInt64, isJsonInteger } from './go-values';
 import { jsonEqual } from '../../../util/json-values';
 import { validateObjectMeta } from '../metadata';
 import { isDns1035Label } from '../names';
@@ -65,163 +65,172 @@ function invalidType(path: string, typeName: string, value: string): OpenApiErro
   return verr('invalidType', path, value, `${path} in ${IN} must be of type ${typeName}: ${goQuote(value)}`);
 }
 
-/** What `reflect` makes of a value for the type validator's schemaInfoForType: JSON type and format. */
-function schemaInfo(kind: GoKind): [string, string] {
+/** The JSON type schemaInfoForType gives a value of `reflect` kind `kind`. */
+function jsonType(kind: GoKind): string {
   switch (kind) {
     case 'bool':
-      return ['boolean', ''];
+      return 'boolean';
     case 'string':
-      return ['string', ''];
+      return 'string';
     case 'int':
-      return ['integer', 'int64'];
+      return 'integer';
     case 'float':
-      return ['number', 'float64'];
+      return 'number';
     case 'slice':
-      return ['array', ''];
+      return 'array';
     default:
-      return ['object', ''];
-  }
-}
-
-/** A validation result: errors in order and kube-openapi's MatchCount. */
-class Result {
-  readonly errors: OpenApiError[] = [];
-  matchCount = 0;
-  merge(other: Result): void {
-    for (const e of other.errors) this.errors.push(e);
-    this.matchCount += other.matchCount;
+      return 'object';
   }
 }
 
 /**
- * SchemaValidator.Validate of `data` at `path`: the validators that apply to the value's kind,
- * each adding its MatchCount and one, and one more at the end; a null gets the type and enum
- * validators only, and their counts alone.
+ * The validators push their errors into one list (a Result's errors, in order) and return
+ * kube-openapi's MatchCount for what they checked; only the junctors' branches, whose results
+ * are kept or dropped whole, get lists of their own.
  */
-function validateNode(node: SchemaNode, data: unknown, path: string, out: Result, corr?: Correlation): void {
-  if (!corr) return validateValue(node, data, path, out, undefined);
-  // A ratcheting validator (CRDValidationRatcheting): errors of a value equal to its old value are dropped.
-  const r = new Result();
-  validateValue(node, data, path, r, corr);
-  if (r.errors.length > 0 && corr.deepEqual()) r.errors.length = 0;
-  out.merge(r);
+type Errors = OpenApiError[];
+
+/**
+ * SchemaValidator.Validate of `data` at `path`, returning its MatchCount. A ratcheting
+ * validator (`corr`, CRDValidationRatcheting) drops the errors it found when the value equals
+ * the old value it correlates with (MergeAsWarnings keeps the count).
+ */
+function validateNode(node: SchemaNode, data: unknown, path: string, errs: Errors, corr?: Correlation): number {
+  if (!corr) return validateValue(node, data, path, errs, undefined);
+  const before = errs.length;
+  const count = validateValue(node, data, path, errs, corr);
+  if (errs.length > before && corr.deepEqual()) errs.length = before;
+  return count;
 }
 
-/** SchemaValidator.Validate proper. */
-function validateValue(node: SchemaNode, data: unknown, path: string, out: Result, corr: Correlation | undefined): void {
+/**
+ * SchemaValidator.Validate proper: the validators that apply to the value's kind, each adding
+ * its MatchCount and one, and one more at the end; a null gets the type and enum validators
+ * only, and their counts alone.
+ */
+function validateValue(node: SchemaNode, data: unknown, path: string, errs: Errors, corr: Correlation | undefined): number {
   if (data === null || data === undefined) {
     // typeValidator.Validate(nil) runs whether or not it applies: no type, or nullable, passes.
-    if (node.types && !node.types.includes('null') && !node.nullable) out.errors.push(invalidType(path, node.typeText, 'null'));
-    else out.matchCount++;
-    if (node.enum) out.errors.push(enumFail(node, path, null));
-    return;
+    let count = 0;
+    if (node.types && !node.types.includes('null') && !node.nullable) errs.push(invalidType(path, node.typeText, 'null'));
+    else count = 1;
+    if (node.enum) errs.push(enumFail(node, path, null));
+    return count;
   }
   const kind = goKind(data);
   let count = 0;
-  if (node.types || node.format !== '') count += typeValidator(node, data, kind, path, out) + 1;
-  count += schemaPropsValidator(node, data, path, out) + 1;
+  if (node.types || node.format !== '') count += typeValidator(node, data, kind, path, errs) + 1;
+  count += (node.junctors ? schemaPropsValidator(node, data, path, errs) : 1) + 1;
   if (kind === 'string') {
-    stringValidator(node, data as string, path, out);
+    if (node.stringChecks) stringValidator(node, data as string, path, errs);
     count++;
     if (node.formatCheck) {
       if (!node.formatCheck(data as string))
-        out.errors.push(verr('invalidType', path, data, `${path} in ${IN} must be of type ${node.format}: ${goQuote(data as string)}`));
+        errs.push(verr('invalidType', path, data, `${path} in ${IN} must be of type ${node.format}: ${goQuote(data as string)}`));
       count++;
     }
-  }
-  if (kind === 'int' || kind === 'float') {
-    numberValidator(node, data as number, kind === 'int', path, out);
+  } else if (kind === 'int' || kind === 'float') {
+    if (node.numberChecks) numberValidator(node, data as number, kind === 'int', path, errs);
     count += 2;
+  } else if (kind === 'slice') {
+    count += sliceValidator(node, data as unknown[], path, errs, corr) + 1;
   }
-  if (kind === 'slice') count += sliceValidator(node, data as unknown[], path, out, corr) + 1;
-  if (node.enum && !enumMatches(node.enum, data)) out.errors.push(enumFail(node, path, data));
+  if (node.enum && !enumMatches(node.enum, data)) errs.push(enumFail(node, path, data));
   count++;
-  if (kind === 'map') count += objectValidator(node, data as Record<string, unknown>, path, out, corr) + 1;
-  out.matchCount += count + 1;
+  if (kind === 'map') count += objectValidator(node, data as Record<string, unknown>, path, errs, corr) + 1;
+  return count + 1;
 }
 
 /** typeValidator.Validate: 1 when it passes, 0 when it fails (its error Result counts nothing). */
-function typeValidator(node: SchemaNode, data: unknown, kind: GoKind, path: string, out: Result): number {
-  const types = node.types ?? [];
-  const [schType, format] = schemaInfo(kind);
+function typeValidator(node: SchemaNode, data: unknown, kind: GoKind, path: string, errs: Errors): number {
+  const types = node.types ?? NO_TYPES;
+  const schType = jsonType(kind);
+  // The common case first: the value is of the (only) type and no format is in play.
+  if (node.format === '' && types.includes(schType)) return 1;
+  const format = kind === 'int' ? 'int64' : kind === 'float' ? 'float64' : '';
   const isFloatInt = schType === 'number' && isJsonInteger(data as number) && types.includes('integer');
   const isIntFloat = schType === 'integer' && types.includes('number');
   if (kind !== 'string' && kind !== 'slice' && node.format !== '' && !(types.includes(schType) || format === node.format || isFloatInt || isIntFloat)) {
-    out.errors.push(invalidType(path, node.format, format));
+    errs.push(invalidType(path, node.format, format));
     return 0;
   }
   // A string or list with a format and no numeric type is left to the format validator.
   if (!(types.includes('number') || types.includes('integer')) && node.format !== '' && (kind === 'string' || kind === 'slice')) return 1;
   if (!(types.includes(schType) || isFloatInt || isIntFloat)) {
-    out.errors.push(invalidType(path, node.typeText, schType));
+    errs.push(invalidType(path, node.typeText, schType));
     return 0;
   }
   return 1;
 }
 
+const NO_TYPES: readonly string[] = [];
+
+/** One junctor branch: its own errors and count (a Result), kept or dropped whole. */
+function branch(node: SchemaNode, data: unknown, path: string): { errs: Errors; count: number } {
+  const errs: Errors = [];
+  // The junctors' validators are plain SchemaValidators (their options are dropped): no ratcheting inside.
+  const count = validateNode(node, data, path, errs);
+  return { errs, count };
+}
+
 /** schemaPropsValidator.Validate: anyOf, oneOf, allOf, not (the junctors validate at the same path). */
-function schemaPropsValidator(node: SchemaNode, data: unknown, path: string, out: Result): number {
-  const main = new Result();
+function schemaPropsValidator(node: SchemaNode, data: unknown, path: string, errs: Errors): number {
+  let count = 0;
+  const keep = (r: { errs: Errors; count: number }) => {
+    for (const e of r.errs) errs.push(e);
+    count += r.count;
+  };
   if (node.anyOf && node.anyOf.length > 0) {
-    let best: Result | undefined;
-    let firstSuccess: Result | undefined;
+    let best: { errs: Errors; count: number } | undefined;
+    let firstSuccess: { errs: Errors; count: number } | undefined;
     for (const sub of node.anyOf) {
-      const r = new Result();
-      validateNode(sub, data, path, r);
-      if (r.errors.length === 0) {
+      const r = branch(sub, data, path);
+      if (r.errs.length === 0) {
         best = undefined;
         firstSuccess = r;
         break;
       }
-      if (!best || r.matchCount > best.matchCount) best = r;
+      if (!best || r.count > best.count) best = r;
     }
-    if (!firstSuccess) main.errors.push(composite(`${goQuote(path)} must validate at least one schema (anyOf)`));
-    if (best) main.merge(best);
-    else if (firstSuccess) main.merge(firstSuccess);
+    if (!firstSuccess) errs.push(composite(`${goQuote(path)} must validate at least one schema (anyOf)`));
+    if (best) keep(best);
+    else if (firstSuccess) keep(firstSuccess);
   }
   if (node.oneOf && node.oneOf.length > 0) {
-    let best: Result | undefined;
-    let firstSuccess: Result | undefined;
+    let best: { errs: Errors; count: number } | undefined;
+    let firstSuccess: { errs: Errors; count: number } | undefined;
     let validated = 0;
     for (const sub of node.oneOf) {
-      const r = new Result();
-      validateNode(sub, data, path, r);
-      if (r.errors.length === 0) {
+      const r = branch(sub, data, path);
+      if (r.errs.length === 0) {
         validated++;
         best = undefined;
         firstSuccess ??= r;
         continue;
       }
-      if (validated === 0 && (!best || r.matchCount > best.matchCount)) best = r;
+      if (validated === 0 && (!best || r.count > best.count)) best = r;
     }
     if (validated !== 1) {
       const more = validated === 0 ? 'Found none valid' : `Found ${validated} valid alternatives`;
-      main.errors.push(composite(`${goQuote(path)} must validate one and only one schema (oneOf). ${more}`));
-      if (best) main.merge(best);
+      errs.push(composite(`${goQuote(path)} must validate one and only one schema (oneOf). ${more}`));
+      if (best) keep(best);
     } else if (firstSuccess) {
-      main.merge(firstSuccess);
+      keep(firstSuccess);
     }
   }
   if (node.allOf && node.allOf.length > 0) {
     let validated = 0;
     for (const sub of node.allOf) {
-      const r = new Result();
-      validateNode(sub, data, path, r);
-      if (r.errors.length === 0) validated++;
-      main.merge(r);
+      const r = branch(sub, data, path);
+      if (r.errs.length === 0) validated++;
+      keep(r);
     }
     if (validated !== node.allOf.length) {
-      main.errors.push(composite(`${goQuote(path)} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`));
+      errs.push(composite(`${goQuote(path)} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`));
     }
   }
-  if (node.not) {
-    const r = new Result();
-    validateNode(node.not, data, path, r);
-    if (r.errors.length === 0) main.errors.push(composite(`${goQuote(path)} must not validate the schema (not)`));
-  }
-  main.matchCount++;
-  out.merge(main);
-  return main.matchCount;
+  if (node.not && branch(node.not, data, path).errs.length === 0) errs.push(composite(`${goQuote(path)} must not validate the schema (not)`));
+  return count + 1;
 }
 
 /** utf8.RuneCountInString: code points (a lone surrogate is one U+FFFD). */
@@ -241,7 +250,7 @@ function runeCount(s: string): number {
 }
 
 /** stringValidator: maxLength, minLength, pattern; the first failure only. */
-function stringValidator(node: SchemaNode, data: string, path: string, out: Result): void {
+function stringValidator(node: SchemaNode, data: string, path: string, errs: Errors): void {
   const s = node.schema;
   const hasMax = typeof s.maxLength === 'number';
   const hasMin = typeof s.minLength === 'number';
@@ -249,38 +258,38 @@ function stringValidator(node: SchemaNode, data: string, path: string, out: Resu
     // A string no longer in UTF-16 units than the maximum has no more runes.
     const runes = hasMin || data.length > s.maxLength! ? runeCount(data) : data.length;
     if (hasMax && runes > s.maxLength!) {
-      out.errors.push(verr('tooLong', path, data, `${path} in ${IN} should be at most ${s.maxLength} chars long`, s.maxLength));
+      errs.push(verr('tooLong', path, data, `${path} in ${IN} should be at most ${s.maxLength} chars long`, s.maxLength));
       return;
     }
     if (hasMin && runes < s.minLength!) {
-      out.errors.push(verr('other', path, data, `${path} in ${IN} should be at least ${s.minLength} chars long`));
+      errs.push(verr('other', path, data, `${path} in ${IN} should be at least ${s.minLength} chars long`));
       return;
     }
   }
   if (typeof s.pattern === 'string' && s.pattern !== '') {
     const re = nodeRegex(node);
     if (typeof re === 'string') {
-      out.errors.push(verr('other', path, data, `${path} in ${IN} should match '${s.pattern}, but pattern is invalid: ${re}'`));
+      errs.push(verr('other', path, data, `${path} in ${IN} should match '${s.pattern}, but pattern is invalid: ${re}'`));
     } else if (!re.test(data)) {
-      out.errors.push(verr('other', path, data, `${path} in ${IN} should match '${s.pattern}'`));
+      errs.push(verr('other', path, data, `${path} in ${IN} should match '${s.pattern}'`));
     }
   }
 }
 
 /** numberValidator: multipleOf, minimum, maximum, reported in that order. */
-function numberValidator(node: SchemaNode, data: number, isInt: boolean, path: string, out: Result): void {
+function numberValidator(node: SchemaNode, data: number, isInt: boolean, path: string, errs: Errors): void {
   const s = node.schema;
   if (typeof s.multipleOf === 'number') {
     if (isInt) {
       // MultipleOfInt with the factor truncated to an int64.
       const factor = goInt64(s.multipleOf);
-      if (factor <= 0) out.errors.push(verr('other', path, factor, `factor MultipleOf declared for ${path} must be positive: ${formatInt64(factor)}`));
-      else if (data % factor !== 0) out.errors.push(verr('other', path, data, `${path} in ${IN} should be a multiple of ${formatInt64(factor)}`));
+      if (factor <= 0) errs.push(verr('other', path, factor, `factor MultipleOf declared for ${path} must be positive: ${formatInt64(factor)}`));
+      else if (data % factor !== 0) errs.push(verr('other', path, data, `${path} in ${IN} should be a multiple of ${formatInt64(factor)}`));
     } else {
       const factor = s.multipleOf;
-      if (factor <= 0) out.errors.push(verr('other', path, factor, `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`));
+      if (factor <= 0) errs.push(verr('other', path, factor, `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`));
       else if (!isJsonInteger(factor < 1 ? (1 / factor) * data : data / factor)) {
-        out.errors.push(verr('other', path, data, `${path} in ${IN} should be a multiple of ${goFloat(factor)}`));
+        errs.push(verr('other', path, data, `${path} in ${IN} should be a multiple of ${goFloat(factor)}`));
       }
     }
   }
@@ -289,7 +298,7 @@ function numberValidator(node: SchemaNode, data: number, isInt: boolean, path: s
     const min = isInt ? goInt64(s.minimum) : s.minimum;
     if ((!excl && data < min) || (excl && data <= min)) {
       const bound = isInt ? formatInt64(min) : goFloat(min);
-      out.errors.push(verr('other', path, data, `${path} in ${IN} should be greater than ${excl ? '' : 'or equal to '}${bound}`));
+      errs.push(verr('other', path, data, `${path} in ${IN} should be greater than ${excl ? '' : 'or equal to '}${bound}`));
     }
   }
   if (typeof s.maximum === 'number') {
@@ -297,26 +306,23 @@ function numberValidator(node: SchemaNode, data: number, isInt: boolean, path: s
     const max = isInt ? goInt64(s.maximum) : s.maximum;
     if ((!excl && data > max) || (excl && data >= max)) {
       const bound = isInt ? formatInt64(max) : goFloat(max);
-      out.errors.push(verr('other', path, data, `${path} in ${IN} should be less than ${excl ? '' : 'or equal to '}${bound}`));
+      errs.push(verr('other', path, data, `${path} in ${IN} should be less than ${excl ? '' : 'or equal to '}${bound}`));
     }
   }
 }
 
 /** schemaSliceValidator: the items, then minItems, maxItems, uniqueItems. */
-function sliceValidator(node: SchemaNode, data: unknown[], path: string, out: Result, corr: Correlation | undefined): number {
-  const r = new Result();
+function sliceValidator(node: SchemaNode, data: unknown[], path: string, errs: Errors, corr: Correlation | undefined): number {
+  let count = 0;
   const items = node.items;
-  if (items) for (let i = 0; i < data.length; i++) validateNode(items, data[i], `${path}[${i}]`, r, corr?.index(i));
+  if (items) for (let i = 0; i < data.length; i++) count += validateNode(items, data[i], `${path}[${i}]`, errs, corr?.index(i));
   const s = node.schema;
   const size = data.length;
-  if (typeof s.minItems === 'number' && size < s.minItems)
-    r.errors.push(verr('other', path, size, `${path} in ${IN} should have at least ${s.minItems} items`));
+  if (typeof s.minItems === 'number' && size < s.minItems) errs.push(verr('other', path, size, `${path} in ${IN} should have at least ${s.minItems} items`));
   if (typeof s.maxItems === 'number' && size > s.maxItems)
-    r.errors.push(verr('maxItems', path, size, `${path} in ${IN} should have at most ${s.maxItems} items`, s.maxItems));
-  if (s.uniqueItems === true && hasDuplicates(data)) r.errors.push(verr('other', path, undefined, `${path} in ${IN} shouldn't contain duplicates`));
-  r.matchCount++;
-  out.merge(r);
-  return r.matchCount;
+    errs.push(verr('maxItems', path, size, `${path} in ${IN} should have at most ${s.maxItems} items`, s.maxItems));
+  if (s.uniqueItems === true && hasDuplicates(data)) errs.push(verr('other', path, undefined, `${path} in ${IN} shouldn't contain duplicates`));
+  return count + 1;
 }
 
 /** UniqueItems by hashing (reflect.DeepEqual pairwise upstream, quadratic). */
@@ -324,7 +330,7 @@ function hasDuplicates(data: readonly unknown[]): boolean {
   if (data.length < 2) return false;
   const seen = new Set<unknown>();
   for (const v of data) {
-    const key = typeof v === 'object' && v !== null ? `\u0000${goJson(v)}` : v;
+    const key = typeof v === 'object' && v !== null ? `\u0000${canonicalKey(v)}` : v;
     if (seen.has(key)) return true;
     seen.add(key);
   }
@@ -332,40 +338,43 @@ function hasDuplicates(data: readonly unknown[]): boolean {
 }
 
 /** objectValidator: property counts, additionalProperties, properties, required. Counts its children only. */
-function objectValidator(node: SchemaNode, data: Record<string, unknown>, path: string, out: Result, corr: Correlation | undefined): number {
-  const r = new Result();
+function objectValidator(node: SchemaNode, data: Record<string, unknown>, path: string, errs: Errors, corr: Correlation | undefined): number {
+  let count = 0;
   const s = node.schema;
-  let numKeys = 0;
-  if (typeof s.minProperties === 'number' || typeof s.maxProperties === 'number' || node.hasAdditional) for (const _ in data) numKeys++;
-  if (typeof s.minProperties === 'number' && numKeys < s.minProperties) {
-    r.errors.push(verr('other', path, numKeys, `${path} in ${IN} should have at least ${s.minProperties} properties`));
-  }
-  if (typeof s.maxProperties === 'number' && numKeys > s.maxProperties) {
-    r.errors.push(verr('tooManyProperties', path, numKeys, `${path} in ${IN} should have at most ${s.maxProperties} properties`, s.maxProperties));
+  if (typeof s.minProperties === 'number' || typeof s.maxProperties === 'number') {
+    let numKeys = 0;
+    for (const _ in data) numKeys++;
+    if (typeof s.minProperties === 'number' && numKeys < s.minProperties) {
+      errs.push(verr('other', path, numKeys, `${path} in ${IN} should have at least ${s.minProperties} properties`));
+    }
+    if (typeof s.maxProperties === 'number' && numKeys > s.maxProperties) {
+      errs.push(verr('tooManyProperties', path, numKeys, `${path} in ${IN} should have at most ${s.maxProperties} properties`, s.maxProperties));
+    }
   }
   const props = node.properties;
   if (node.hasAdditional && !node.additionalAllows) {
     for (const k in data) {
-      if (!props?.has(k)) r.errors.push(verr('other', path, k, `${path}.${k} in ${IN} is a forbidden property`));
+      if (!props?.has(k)) errs.push(verr('other', path, k, `${path}.${k} in ${IN} is a forbidden property`));
     }
   } else if (node.additional) {
     for (const k in data) {
-      if (!props?.has(k)) validateNode(node.additional, data[k], `${path}.${k}`, r, childCorrelation(corr, path, k));
+      if (!props?.has(k)) count += validateNode(node.additional, data[k], `${path}.${k}`, errs, childCorrelation(corr, path, k));
     }
   }
   if (props) {
-    for (const name of node.propertyNames) {
-      if (Object.hasOwn(data, name)) validateNode(props.get(name)!, data[name], path === '' ? name : `${path}.${name}`, r, childCorrelation(corr, path, name));
+    const names = node.propertyNames;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      if (Object.hasOwn(data, name))
+        count += validateNode(props.get(name)!, data[name], path === '' ? name : `${path}.${name}`, errs, childCorrelation(corr, path, name));
     }
   }
   if (node.required) {
-    for (const k of node.required) if (!Object.hasOwn(data, k)) r.errors.push(verr('required', `${path}.${k}`, undefined, `${path}.${k} in ${IN} is required`));
+    for (const k of node.required) if (!Object.hasOwn(data, k)) errs.push(verr('required', `${path}.${k}`, undefined, `${path}.${k} in ${IN} is required`));
   }
-  out.merge(r);
-  return r.matchCount;
+  return count;
 }
 
-/** errors.EnumFail; its message (`%v` of the values) only tells errors apart, apiextensions prints its own. */
 /** The ratcheting validator of a property (SubPropertyValidator): none for the root's apiVersion and kind. */
 function childCorrelation(corr: Correlation | undefined, path: string, key: string): Correlation | undefined {
   if (!corr || (path === '' && (key === 'apiVersion' || key === 'kind'))) return undefined;
@@ -458,17 +467,17 @@ export function validateSchemaUpdate(node: SchemaNode, value: unknown, old: unkn
   return toFieldErrors(runValidation(node, value, new Correlation(value, old, node)), fldPath);
 }
 
-function runValidation(node: SchemaNode, value: unknown, corr: Correlation | undefined): Result {
-  const result = new Result();
-  validateNode(node, value, '', result, corr);
-  return result;
+function runValidation(node: SchemaNode, value: unknown, corr: Correlation | undefined): Errors {
+  const errs: Errors = [];
+  validateNode(node, value, '', errs, corr);
+  return errs;
 }
 
-function toFieldErrors(result: Result, fldPath: FieldPath | string | undefined): FieldError[] {
-  if (result.errors.length === 0) return [];
+function toFieldErrors(errs: Errors, fldPath: FieldPath | string | undefined): FieldError[] {
+  if (errs.length === 0) return [];
   const seen = new Set<string>();
   const out: FieldError[] = [];
-  for (const e of result.errors) {
+  for (const e of errs) {
     // Result.AddErrors keeps one error per message.
     if (seen.has(e.message)) continue;
     seen.add(e.message);
@@ -685,5 +694,3 @@ export function validateEmbeddedResources(root: SchemaNode, value: unknown, fldP
   walk(fldPath === undefined ? undefined : fldPath.toString(), value, root, root.embedded || isResourceRoot);
   return errs;
 }
-
-export { FieldPath };
