@@ -30,6 +30,7 @@ import {
   APPLY_PATCH_CBOR_MEDIA_TYPE,
   CBOR_MEDIA_TYPE,
   type Codecs,
+  createCodecs,
   type EndpointRestrictions,
   type MediaTypeOptions,
   convertObject,
@@ -157,6 +158,11 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
   const ownCodecs = options.codecs.features === undefined && gates !== undefined;
   const codecs = ownCodecs ? gatewayCodecs(naming, encodingFeatures(gates)) : options.codecs;
   const metaCodecs = metaCodecsOf(codecs);
+  const allCodecs = codecs;
+  const unstructuredCodecs = createCodecs(
+    [...codecs.values()].filter((c) => c.mediaType !== naming.mediaTypes.protobuf),
+    codecs.features,
+  );
 
   /**
    * A get the core answers within the call (from the watch cache) is answered within it too;
@@ -171,6 +177,8 @@ export function createResourceHandler(options: ResourceHandlerOptions): Resource
     const ctx: RequestContext = new DoorContext(userOf(exchange), exchange.warnings, exchange.annotate, req);
     if (req.headers['user-agent']) ctx.userAgent = req.headers['user-agent'];
     const restrictions = restrictionsFor(route, naming);
+    // Custom resources are served as upstream's CRD handler serves them: no protobuf envelope.
+    const codecs = route.definition.custom ? unstructuredCodecs : allCodecs;
     const output = negotiateOutput(req, codecs, restrictions);
 
     /**
