@@ -271,6 +271,9 @@ class InProcessCore implements Core, ResourceCatalog {
    */
   private async install(name: string, defs: readonly ResourceDefinition[]): Promise<void> {
     const before = this.custom.get(name);
+    // A changed definition gets caches of its own (its selectable fields may differ): the old
+    // ones' watches end and their clients watch again, as upstream ends a changed CRD's watches.
+    for (const def of before ?? []) if (!def.storedAs) this.cache.removeType(def);
     const caches = await Promise.all(defs.map((def) => (def.storedAs ? undefined : this.cache.addType(def))));
     if (this.closing) return;
     const storage = (def: ResourceDefinition, i: number): ResourceStorage => {
