@@ -13,6 +13,7 @@ import { defineBindings, definePods } from './pods';
 import { defineNodes } from './nodes';
 import { defineLeases } from './leases';
 import { defineCertificateSigningRequests } from './certificatesigningrequests';
+import { defineCustomResourceDefinitions } from './customresourcedefinitions';
 import { definePriorityClasses } from './priorityclasses';
 import { definePodDisruptionBudgets } from './poddisruptionbudgets';
 import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
@@ -54,6 +55,7 @@ const BUILTIN = [
   defineValidatingWebhookConfigurations,
   defineValidatingAdmissionPolicies,
   defineValidatingAdmissionPolicyBindings,
+  defineCustomResourceDefinitions,
   defineTokenReviews,
   defineSelfSubjectReviews,
   defineSubjectAccessReviews,
@@ -115,3 +117,18 @@ export type {
   Variable,
 } from './validatingadmissionpolicies';
 export { FINALIZER_NAMESPACE } from './namespaces';
+export type {
+  CustomResourceColumnDefinition,
+  CustomResourceConversion,
+  CustomResourceDefinition,
+  CustomResourceDefinitionCondition,
+  CustomResourceDefinitionNames,
+  CustomResourceDefinitionSpec,
+  CustomResourceDefinitionStatus,
+  CustomResourceDefinitionVersion,
+  CustomResourceSubresources,
+  CustomResourceSubresourceScale,
+  CustomResourceValidation,
+  SelectableField,
+} from './customresourcedefinitions';
+export { defaultCustomResourceDefinition } from './customresourcedefinitions';

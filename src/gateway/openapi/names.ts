@@ -1,7 +1,8 @@
 /**
  * The names upstream's OpenAPI documents use, derived from the naming profile (no vendor
  * domain is spelled here): definition names are Go package paths with the domain reversed
- * (`<io.k8s>.api.apps.v1.ReplicaSet`, `<io.k8s>.apimachinery.pkg.apis.meta.v1.ObjectMeta`),
+ * (`<io.k8s>.api.apps.v1.ReplicaSet`, `<io.k8s>.apimachinery.pkg.apis.meta.v1.ObjectMeta`,
+ * `<io.k8s>.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps`),
  * operation ids and tags use the group's name without the vendor domain
  * (`listRbacAuthorizationV1NamespacedRoleBinding`, `rbacAuthorization_v1`).
  */
@@ -33,6 +34,8 @@ export function openApiNames(naming: Naming): OpenApiNames {
   const reversed = naming.groupDomain.split('.').reverse().join('.');
   const apimachinery = `${reversed}.apimachinery.pkg`;
   const meta = `${apimachinery}.apis.meta.v1`;
+  // apiextensions' types live in their own module upstream, not under `<io.k8s>.api`.
+  const apiextensions = `${reversed}.apiextensions-apiserver.pkg.apis.apiextensions`;
   const special: Record<SpecialType, string | undefined> = {
     Time: `${meta}.Time`,
     MicroTime: `${meta}.MicroTime`,
@@ -40,6 +43,7 @@ export function openApiNames(naming: Naming): OpenApiNames {
     Quantity: `${apimachinery}.api.resource.Quantity`,
     IntOrString: `${apimachinery}.util.intstr.IntOrString`,
     RawExtension: `${apimachinery}.runtime.RawExtension`,
+    JSON: `${apiextensions}.v1.JSON`,
     Duration: undefined,
   };
   const groupWords = (group: string): string[] => {
@@ -51,7 +55,8 @@ export function openApiNames(naming: Naming): OpenApiNames {
   return {
     typeName(qualified) {
       const [pkg, version, type] = qualified.split('.');
-      return pkg === 'meta' ? `${meta}.${type}` : `${reversed}.api.${pkg}.${version}.${type}`;
+      if (pkg === 'meta') return `${meta}.${type}`;
+      return pkg === 'apiextensions' ? `${apiextensions}.${version}.${type}` : `${reversed}.api.${pkg}.${version}.${type}`;
     },
     specialName: (s) => special[s],
     patch: `${meta}.Patch`,

@@ -1,6 +1,7 @@
 /** Every package's definitions, in one list the registry compiles. */
 import type { PackageDef } from '../types';
 import { ADMISSIONREGISTRATION_V1 } from './admissionregistration-v1';
+import { APIEXTENSIONS_V1 } from './apiextensions-v1';
 import { APPS_V1 } from './apps-v1';
 import { AUTHENTICATION_V1 } from './authentication-v1';
 import { AUTHORIZATION_V1 } from './authorization-v1';
@@ -42,4 +43,5 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   AUTHORIZATION_V1,
   ADMISSIONREGISTRATION_V1,
   CERTIFICATES_V1,
+  APIEXTENSIONS_V1,
 ];

@@ -16,27 +16,42 @@ const SPECIAL_SAMPLES: Record<string, unknown> = {
   IntOrString: 'http',
   RawExtension: { apiVersion: 'v1', kind: 'Any', note: 'raw' },
   FieldsV1: { 'f:metadata': { 'f:name': {} } },
+  JSON: { any: ['json', 1, true, null] },
 };
 
-/** A value for every field of `type`, non-zero so that every codec must write it. */
-function sample(registry: SchemaRegistry, type: SchemaType, depth = 0): Record<string, unknown> {
+/**
+ * A value for every field of `type`, non-zero so that every codec must write it. A recursive
+ * type (a JSONSchemaProps inside a JSONSchemaProps) is sampled in full twice on a path, then
+ * empty: sampled on, its fan-out would never end.
+ */
+function sample(registry: SchemaRegistry, type: SchemaType, depth = 0, path: readonly string[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const prop of type.properties) out[prop.name] = sampleValue(registry, prop.field.type, depth + 1);
+  const below = [...path, type.name];
+  for (const prop of type.properties) out[prop.name] = sampleValue(registry, prop.field.type, depth + 1, below);
   return out;
 }
 
-function sampleValue(registry: SchemaRegistry, t: ValueType, depth: number): unknown {
+function sampleValue(registry: SchemaRegistry, t: ValueType, depth: number, path: readonly string[]): unknown {
   switch (t.kind) {
     case 'scalar':
       return { string: 'text', bool: true, int32: 7, int64: 1234567890123, double: 1.5, bytes: 'Ynl0ZXM=' }[t.scalar];
     case 'special':
       return SPECIAL_SAMPLES[t.special];
-    case 'message':
-      return depth > 12 ? {} : sample(registry, registry.type(t.type), depth);
+    case 'message': {
+      const type = registry.type(t.type);
+      // A union type (UnionDef) is written as one of two shapes: its list form where it has one
+      // (a list of schemas, of strings), else its object form.
+      if (type.union) {
+        const other = type.property.get(type.union.other)!.field.type;
+        return sampleValue(registry, other.kind === 'list' ? other : type.property.get(type.union.object)!.field.type, depth, path);
+      }
+      if (depth > 12 || path.filter((n) => n === t.type).length >= 2) return {};
+      return sample(registry, type, depth, path);
+    }
     case 'list':
-      return [sampleValue(registry, t.item, depth)];
+      return [sampleValue(registry, t.item, depth, path)];
     case 'map':
-      return { key: sampleValue(registry, t.value, depth) };
+      return { key: sampleValue(registry, t.value, depth, path) };
   }
 }
 
