@@ -41,10 +41,16 @@ export function decodeObjectMeta(v: unknown): ObjectMeta | string {
   return walk.mismatch ? walk.mismatch.message : (v as ObjectMeta);
 }
 
-/** The unknown fields a strict decode of `v` into ObjectMeta finds (Go paths below `metadata`); nothing changed. */
-export function objectMetaUnknownFields(v: unknown): string[] {
-  if (!isObject(v)) return [];
-  return walkFields(handOver(v), metaType(), { prune: false, keyOrder: 'sorted' }).unknown.map((u) => u.path);
+/**
+ * What a strict decode of `v` into ObjectMeta finds, nothing changed: the unknown fields (Go
+ * paths below `metadata`) and the decode error, if any.
+ */
+export function inspectObjectMeta(v: unknown): MetaCoercion {
+  if (v === null || v === undefined) return { unknown: [] };
+  if (!isObject(v)) return { error: notAnObject(v), unknown: [] };
+  const walk = walkFields(handOver(v), metaType(), { prune: false, keyOrder: 'sorted' });
+  const unknown = walk.unknown.map((u) => u.path);
+  return walk.mismatch ? { error: walk.mismatch.message, unknown } : { unknown };
 }
 
 export interface MetaCoercion {

@@ -21,7 +21,7 @@
 import { compareGoStrings } from '../../../codecs/go-strings';
 import type { FieldError } from '../field-errors';
 import type { SchemaNode } from './node';
-import { coerceObjectMeta, objectMetaUnknownFields } from './object-meta';
+import { coerceObjectMeta, inspectObjectMeta } from './object-meta';
 import { goFieldError } from './values';
 
 export interface PruneOptions {
@@ -187,15 +187,11 @@ class Coercer {
 
   private metadata(pth: string | undefined, obj: Record<string, unknown>): boolean {
     const prefix = child(pth, 'metadata');
-    if (!this.remove) {
-      // Only report: the unknown fields a strict decode finds, nothing changed.
-      for (const u of objectMetaUnknownFields(obj.metadata)) this.paths.push(`${prefix}.${u}`);
-      return true;
-    }
     const original = obj.metadata;
-    const result = coerceObjectMeta(obj, this.dropInvalid);
-    for (const u of result.unknown) this.paths.push(`${prefix}.${u}`);
+    // Without removing, only what a strict decode finds is reported; nothing changes.
+    const result = this.remove ? coerceObjectMeta(obj, this.dropInvalid) : inspectObjectMeta(original);
     if (result.error !== undefined && !this.dropInvalid) return this.fail(goFieldError('FieldValueInvalid', prefix, original, result.error, true));
+    for (const u of result.unknown) this.paths.push(`${prefix}.${u}`);
     return true;
   }
 

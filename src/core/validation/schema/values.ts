@@ -22,7 +22,7 @@
  * The walk recurses as deep as schema and value go together; both are bounded by the decode
  * limits (src/codecs/limits.ts), and the schema is refused past them (node.ts).
  */
-import { type FieldPath, type FieldError, type FieldErrorType, fieldErrors } from '../field-errors';
+import type { FieldPath, FieldError, FieldErrorType } from '../field-errors';
 import { type SchemaNode, enumMatches, nodeRegex } from './node';
 import { type GoKind, canonicalKey, goBadValue, goFloat, goInt64, goJson, goKind, goQuote, formatInt64, isInt64, isJsonInteger } from './go-values';
 import { jsonEqual } from '../../../util/json-values';
@@ -47,6 +47,8 @@ interface OpenApiError {
   readonly valid?: number;
   /** An enum's values (the Validation's Values). */
   readonly enumValues?: readonly unknown[];
+  /** An enum error's path: with the values, what its message would say. */
+  readonly enumPath?: string;
   readonly message: string;
 }
 
@@ -381,34 +383,55 @@ function childCorrelation(corr: Correlation | undefined, path: string, key: stri
   return corr.key(key);
 }
 
+/**
+ * errors.EnumFail. Its message (`<path> in body should be one of [<values>]`) serves only to
+ * tell errors apart, and a long enum makes it long: it is not built, the path and the enum's
+ * values (by their text, made once per enum) tell them apart instead.
+ */
 function enumFail(node: SchemaNode, path: string, data: unknown): OpenApiError {
   const values = node.enum!.values;
-  return { ...verr('enum', path, data, `${path} in ${IN} should be one of [${values.map((v) => goPrint(v)).join(' ')}]`), enumValues: values };
+  return { validation: true, code: 'enum', name: path, value: data, message: '', enumValues: values, enumPath: path };
+}
+
+/** The `%v` text of an enum's values, once per enum. */
+const enumTexts = new WeakMap<object, string>();
+
+function enumText(values: readonly unknown[]): string {
+  let text = enumTexts.get(values);
+  if (text === undefined) enumTexts.set(values, (text = `[${values.map((v) => goPrint(v)).join(' ')}]`));
+  return text;
 }
 
 // ---- kubeOpenAPIResultToFieldErrors ----
 
 /** A field error with upstream's text, the bad value printed as field.Error's ErrorBody prints it. */
-export function goFieldError(type: FieldErrorType, field: string, badValue: unknown, detail: string | undefined, showValue: boolean): FieldError {
-  const base =
-    type === 'FieldValueRequired'
-      ? fieldErrors.required(field, detail)
-      : type === 'FieldValueForbidden'
-        ? fieldErrors.forbidden(field, detail ?? '')
-        : fieldErrors.invalid(field, badValue, detail);
-  const text = {
-    FieldValueTooLong: 'Too long',
-    FieldValueTooMany: 'Too many',
-    FieldValueNotSupported: 'Unsupported value',
-    FieldValueDuplicate: 'Duplicate value',
-    FieldValueRequired: 'Required value',
-    FieldValueForbidden: 'Forbidden',
-  } as Record<string, string>;
-  let body = text[type] ?? 'Invalid value';
-  if (showValue) body += `: ${goBadValue(badValue)}`;
+export function goFieldError(
+  type: FieldErrorType,
+  field: string,
+  badValue: unknown,
+  detail: string | undefined,
+  showValue: boolean,
+  rendered?: string,
+): FieldError {
+  let body = TYPE_TEXT[type] ?? 'Invalid value';
+  if (showValue) body += `: ${rendered ?? goBadValue(badValue)}`;
   if (detail) body += `: ${detail}`;
-  return { ...base, type, causeReason: type, badValue, detail, causeMessage: body, message: `${field}: ${body}` };
+  return { type, field, badValue, ...(detail !== undefined ? { detail } : {}), causeReason: type, causeMessage: body, message: `${field}: ${body}` };
 }
+
+/** field.ErrorType's String (FieldValueTypeInvalid reads as Invalid value). */
+const TYPE_TEXT: Partial<Record<FieldErrorType, string>> = {
+  FieldValueNotFound: 'Not found',
+  FieldValueRequired: 'Required value',
+  FieldValueDuplicate: 'Duplicate value',
+  FieldValueInvalid: 'Invalid value',
+  FieldValueNotSupported: 'Unsupported value',
+  FieldValueForbidden: 'Forbidden',
+  FieldValueTooLong: 'Too long',
+  FieldValueTooMany: 'Too many',
+  FieldValueTypeInvalid: 'Invalid value',
+  InternalError: 'Internal error',
+};
 
 /** field.Path's String of the caller's path: `<nil>` for none. */
 export function pathText(path: FieldPath | string | undefined): string {
@@ -422,7 +445,23 @@ function childText(base: FieldPath | string | undefined, name: string): string {
   return b === '' ? `.${name}` : `${b}.${name}`;
 }
 
-function toFieldError(e: OpenApiError, fldPath: FieldPath | string | undefined): FieldError {
+/** An enum's `supported values: …` text, made once per enum (a long enum is long to print). */
+const enumDetails = new WeakMap<object, string>();
+
+function enumDetail(values: readonly unknown[]): string | undefined {
+  if (values.length === 0) return undefined;
+  let text = enumDetails.get(values);
+  if (text === undefined) {
+    text = `supported values: ${values.map((v) => goQuote(typeof v === 'string' ? v : goJson(v))).join(', ')}`;
+    enumDetails.set(values, text);
+  }
+  return text;
+}
+
+/** Renders bad values once per call: errors about the same object share its (possibly long) text. */
+type Renderer = (v: unknown) => string;
+
+function toFieldError(e: OpenApiError, fldPath: FieldPath | string | undefined, render: Renderer): FieldError {
   if (!e.validation) return goFieldError('FieldValueInvalid', pathText(fldPath), '', e.message, true);
   const field = e.name.length > 0 && e.name !== '.' ? childText(fldPath, e.name.startsWith('.') ? e.name.slice(1) : e.name) : pathText(fldPath);
   const value = e.value === undefined ? '' : e.value;
@@ -430,10 +469,9 @@ function toFieldError(e: OpenApiError, fldPath: FieldPath | string | undefined):
     case 'required':
       return goFieldError('FieldValueRequired', field, '', undefined, false);
     case 'enum': {
-      const values = (e.enumValues ?? []).map((v) => (typeof v === 'string' ? v : goJson(v)));
-      const detail = values.length > 0 ? `supported values: ${values.map(goQuote).join(', ')}` : undefined;
       // A nil value prints as "null" (ErrorBody), not the "" the other codes fall back to.
-      return goFieldError('FieldValueNotSupported', field, e.value === undefined ? null : e.value, detail, true);
+      const bad = e.value === undefined ? null : e.value;
+      return goFieldError('FieldValueNotSupported', field, bad, enumDetail(e.enumValues ?? []), true, render(bad));
     }
     case 'tooLong':
       return goFieldError('FieldValueTooLong', field, '', `may not be more than ${e.valid} bytes`, false);
@@ -443,7 +481,7 @@ function toFieldError(e: OpenApiError, fldPath: FieldPath | string | undefined):
     case 'invalidType':
       return goFieldError('FieldValueTypeInvalid', field, value, e.message, true);
     default:
-      return goFieldError('FieldValueInvalid', field, value, e.message, true);
+      return goFieldError('FieldValueInvalid', field, value, e.message, true, render(value));
   }
 }
 
@@ -476,12 +514,28 @@ function runValidation(node: SchemaNode, value: unknown, corr: Correlation | und
 function toFieldErrors(errs: Errors, fldPath: FieldPath | string | undefined): FieldError[] {
   if (errs.length === 0) return [];
   const seen = new Set<string>();
+  // Enum errors by path and values: the values' texts are numbered, equal texts alike (their hash is kept in the string).
+  const enumIds = new Map<string, number>();
   const out: FieldError[] = [];
+  const texts = new Map<unknown, string>();
+  const render: Renderer = (v) => {
+    if (typeof v !== 'object' || v === null) return goBadValue(v);
+    let text = texts.get(v);
+    if (text === undefined) texts.set(v, (text = goBadValue(v)));
+    return text;
+  };
   for (const e of errs) {
     // Result.AddErrors keeps one error per message.
-    if (seen.has(e.message)) continue;
-    seen.add(e.message);
-    out.push(toFieldError(e, fldPath));
+    let key = e.message;
+    if (e.enumValues) {
+      const text = enumText(e.enumValues);
+      let id = enumIds.get(text);
+      if (id === undefined) enumIds.set(text, (id = enumIds.size));
+      key = `\u0001${id}\u0000${e.enumPath}`;
+    }
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(toFieldError(e, fldPath, render));
   }
   return out;
 }

@@ -62,7 +62,8 @@ describe('formats', () => {
     expect(formatCheck('hostname')!('a'.repeat(1_000_000))).toBe(false);
     expect(formatCheck('email')!(`${'a.'.repeat(200_000)}@b`)).toBe(false);
     expect(formatCheck('byte')!(`${'A'.repeat(1_000_000)}!`)).toBe(false);
-    expect(performance.now() - started).toBeLessThan(5000);
+    // Linear: well under a second on a quiet machine; the bound allows for a shared one.
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
 

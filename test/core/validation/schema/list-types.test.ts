@@ -108,6 +108,7 @@ describe('large lists', () => {
     const started = performance.now();
     expect(check(setSchema, { spec: { s: list } })).toEqual(['spec.s[100000]: Duplicate value: map[string]interface {}{"id":5, "name":"n5"}']);
     expect(check(mapSchema(['id']), { spec: { m: list } })).toEqual(['spec.m[100000]: Duplicate value: map[string]interface {}{"id":5}']);
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Linear: well under a second on a quiet machine (pairwise comparison would take minutes); the machine is shared.
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
