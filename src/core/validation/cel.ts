@@ -163,12 +163,12 @@ function literalType(expr: Expr): string | undefined {
 }
 
 /** cel-go's display of one error: position, message, the source line and a caret under the column. */
-function display(source: string, line: number, column: number, message: string): string {
+export function display(source: string, line: number, column: number, message: string): string {
   const text = (source.split('\n')[line - 1] ?? '').replace(/\t/g, ' ');
   return `ERROR: <input>:${line}:${column + 1}: ${message}\n | ${text}\n | ${'.'.repeat(Math.min(column, text.length))}^`;
 }
 
-function lineAndColumn(source: string, offset: number): { line: number; column: number } {
+export function lineAndColumn(source: string, offset: number): { line: number; column: number } {
   const before = source.slice(0, offset);
   const line = before.split('\n').length;
   return { line, column: offset - (before.lastIndexOf('\n') + 1) };

@@ -11,6 +11,8 @@ import { type PruneOptions, type PruneResult, pruneValue } from './prune';
 import { applyDefaults } from './defaults';
 import { validateEmbeddedResources, validateSchemaUpdate, validateSchemaValue } from './values';
 import { validateListSetsAndMaps } from './list-types';
+import { blockingError, validateRules, validateRulesUpdate } from './cel/validate';
+import { subtreeHasRules } from './cel/compile';
 
 export interface CompiledSchema {
   readonly schema: JSONSchemaProps;
@@ -29,7 +31,8 @@ export interface CompiledSchema {
   /**
    * The schema's checks of a create or update as the custom resource strategy orders them:
    * the OpenAPI validation (`validateSchema`), the embedded resources (`validateEmbedded`),
-   * the list sets and maps (`validateListTypes`). Upstream puts ObjectMeta's checks first and
+   * the list sets and maps (`validateListTypes`), then the `x-…-validations` rules (cel/: not
+   * run when an earlier error leaves the object unfit, upstream's hasBlockingErr). Upstream puts ObjectMeta's checks first and
    * the scale subresource's between the first two; a caller that reports those runs the parts.
    */
   validate(value: unknown, fldPath?: FieldPath | string): FieldError[];
@@ -68,6 +71,10 @@ class Compiled implements CompiledSchema {
     const errs = validateSchemaValue(this.node, value, fldPath);
     if (this.node.subtreeEmbedded) errs.push(...validateEmbeddedResources(this.node, value, fldPath));
     if (this.node.subtreeListTypes) errs.push(...validateListSetsAndMaps(this.node, value, fldPath));
+    if (subtreeHasRules(this.node)) {
+      const blocking = blockingError(errs);
+      errs.push(...(blocking ? [blocking] : validateRules(this.node, value, fldPath)));
+    }
     return errs;
   }
   validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string): FieldError[] {
@@ -75,6 +82,10 @@ class Compiled implements CompiledSchema {
     if (this.node.subtreeEmbedded) errs.push(...validateEmbeddedResources(this.node, value, fldPath));
     if (this.node.subtreeListTypes && validateListSetsAndMaps(this.node, old, fldPath).length === 0)
       errs.push(...validateListSetsAndMaps(this.node, value, fldPath));
+    if (subtreeHasRules(this.node)) {
+      const blocking = blockingError(errs);
+      errs.push(...(blocking ? [blocking] : validateRulesUpdate(this.node, value, old, fldPath)));
+    }
     return errs;
   }
   validateSchema(value: unknown, fldPath?: FieldPath | string): FieldError[] {
