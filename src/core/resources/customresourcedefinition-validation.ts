@@ -32,6 +32,7 @@ import {
   validateStructural,
   validFieldPath,
 } from '../validation/schema/structural';
+import { validateSchemaRules } from '../validation/schema/cel/definition';
 import { X509Certificate } from 'node:crypto';
 import type {
   CustomResourceColumnDefinition,
@@ -586,13 +587,18 @@ function validateValidation(
   // NewStructural's refusals overlap the OpenAPI checks': shown only when those find nothing.
   let initErrs: FieldError[] = [];
   let defaultsErrs: FieldError[] = [];
+  // Rules are compiled only over a structural schema whose defaults are valid (upstream's CEL context).
+  let rulesCompile = false;
   if (opts.requireStructuralSchema) {
     const err = structuralError(schema, env.ext);
     if (err !== undefined) initErrs = [fieldErrors.invalid(schemaPath, '', err)];
     else {
       const structural = validateStructural(schema, env.ext, schemaPath);
       if (structural.length > 0) errs.push(...structural);
-      else if (defaults) defaultsErrs = defaults(schema, env.ext, schemaPath, opts.requirePrunedDefaults);
+      else {
+        if (defaults) defaultsErrs = defaults(schema, env.ext, schemaPath, opts.requirePrunedDefaults);
+        rulesCompile = defaultsErrs.length === 0;
+      }
     }
   }
   const openApi = validateOpenApiSchema(schema, env.ext, schemaPath, {
@@ -605,6 +611,8 @@ function validateValidation(
   // where upstream does, so its repeats are left out.
   const seen = new Set(openApi.map((e) => e.message));
   errs.push(...defaultsErrs.filter((e) => !seen.has(e.message)), ...openApi);
+  // The rules' CEL errors (compilation, cost, oldSelf) after the schema's, then the schema's total cost.
+  if (rulesCompile) errs.push(...validateSchemaRules(schema, env.ext, schemaPath, openApi));
   if (errs.length === 0) errs.push(...initErrs);
   return errs;
 }
