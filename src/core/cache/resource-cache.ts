@@ -80,9 +80,10 @@ export interface CorruptEntry {
 }
 
 /** Decode a stored value for the cache, its field sets shared through `fieldSets`, or say why it cannot be. */
-export function tryDecodeCached(kv: KeyValue, fieldSets: SharedFieldSets): CachedObject | CorruptEntry {
+export function tryDecodeCached(kv: KeyValue, fieldSets: SharedFieldSets, def?: ResourceDefinition): CachedObject | CorruptEntry {
   const decoded = tryDecodeFromStorage(kv, fieldSets.parse);
   if (!decoded.ok) return { key: kv.key, revision: kv.modRevision, cause: decoded.cause };
+  def?.readDefaults?.(decoded.object);
   return new CachedObject(kv.key, kv.modRevision, deepFreeze(fieldSets.share(decoded.object)), kv.value.byteLength);
 }
 
@@ -187,7 +188,7 @@ export class ResourceCache {
       change = new CacheEvent('DELETED', event.revision, last.atRevision(event.revision), last, now);
     } else {
       const written = this.written?.take(event.kv);
-      const current = (written && adoptWritten(event.kv, written, this.settings.fieldSets)) || tryDecodeCached(event.kv, this.settings.fieldSets);
+      const current = (written && adoptWritten(event.kv, written, this.settings.fieldSets)) || tryDecodeCached(event.kv, this.settings.fieldSets, this.def);
       if (!(current instanceof CachedObject)) {
         // Reads of the key now answer 500; watchers hear nothing until it is rewritten or removed.
         this.corrupt.set(key, { ...current, lastGood: previous ?? broken?.lastGood });
@@ -357,10 +358,10 @@ export class ResourceCache {
    */
   private historyEvent(event: StoreEvent, selective: boolean): CacheEvent | undefined {
     const now = this.settings.clock.now();
-    const prev = event.prevKv && (selective || event.type === 'delete') ? tryDecodeCached(event.prevKv, this.settings.fieldSets) : undefined;
+    const prev = event.prevKv && (selective || event.type === 'delete') ? tryDecodeCached(event.prevKv, this.settings.fieldSets, this.def) : undefined;
     const before = prev instanceof CachedObject ? prev : undefined;
     if (event.type === 'delete') return before && new CacheEvent('DELETED', event.revision, before.atRevision(event.revision), before, now);
-    const current = tryDecodeCached(event.kv, this.settings.fieldSets);
+    const current = tryDecodeCached(event.kv, this.settings.fieldSets, this.def);
     if (!(current instanceof CachedObject)) return undefined;
     // A key created at this revision is ADDED; written before, MODIFIED.
     return new CacheEvent(event.kv.createRevision === event.kv.modRevision ? 'ADDED' : 'MODIFIED', event.revision, current, before, now);

@@ -177,7 +177,7 @@ export class WatchCache {
         for (;;) {
           const page = await this.store.list(prefix, { revision, limit: LIST_PAGE, ...(startKey ? { startKey } : {}) });
           for (const kv of page.kvs) {
-            const decoded = tryDecodeCached(kv, this.resourceSettings.fieldSets);
+            const decoded = tryDecodeCached(kv, this.resourceSettings.fieldSets, def);
             if (decoded instanceof CachedObject) objects.push(decoded);
             else corrupt.push(decoded);
           }
@@ -408,7 +408,7 @@ export class WatchCache {
           }
           const resource = this.resourceOf(kv.key);
           if (!resource) continue;
-          const decoded = tryDecodeCached(kv, this.resourceSettings.fieldSets);
+          const decoded = tryDecodeCached(kv, this.resourceSettings.fieldSets, this.caches.get(resource)!.def);
           if (decoded instanceof CachedObject) {
             const objects = byResource.get(resource) ?? [];
             objects.push(decoded);

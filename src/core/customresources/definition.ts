@@ -122,6 +122,7 @@ function schemaHooks(schema: JSONSchemaProps, naming: Naming): Partial<ResourceD
       return { unknown, open: [], ...(mismatch ? { mismatch } : {}) };
     },
     defaults: (obj) => compiled.default(obj),
+    readDefaults: (obj) => compiled.default(obj),
     validate: (obj) => compiled.validate(obj),
     validateOnlyOnCreate: true,
     validateUpdate: (obj, old) => compiled.validateUpdate(obj, old),

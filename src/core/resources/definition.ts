@@ -91,6 +91,12 @@ export interface ResourceDefinition<T extends ApiObject = ApiObject> {
 
   /** Fill defaults; runs on create, update and on every object read from the wire. */
   defaults?(obj: T): void;
+  /**
+   * Fill defaults of an object decoded from the store, before it is cached or answered (a
+   * custom resource's schema defaults, which upstream applies on every read, so an object
+   * stored before a default was added reads with it).
+   */
+  readDefaults?(obj: T): void;
   /** Strip or reset fields a client may not set on create (e.g. status for split types). */
   prepareForCreate?(obj: T, ctx: StrategyContext): void;
   /** Reset fields an update of the main resource may not change (e.g. status for split types). */

@@ -28,6 +28,13 @@ export class StoreStorage implements ObjectStorage {
     private readonly listVersion: string,
   ) {}
 
+  /** A stored object as read: decoded, with the type's read defaults (a custom resource's schema defaults). */
+  private decode(kv: KeyValue): ApiObject {
+    const obj = decodeFromStorage(kv);
+    this.def.readDefaults?.(obj);
+    return obj;
+  }
+
   async get(key: string, freshness: Freshness): Promise<ApiObject | undefined> {
     let result;
     try {
@@ -38,7 +45,7 @@ export class StoreStorage implements ObjectStorage {
     if (freshness.kind === 'not-older-than' && result.revision < freshness.revision) {
       throw tooLargeResourceVersion(freshness.revision, result.revision, 1);
     }
-    return result.kv ? decodeFromStorage(result.kv) : undefined;
+    return result.kv ? this.decode(result.kv) : undefined;
   }
 
   async list(request: ListRequest): Promise<Chunk> {
@@ -91,7 +98,7 @@ export class StoreStorage implements ObjectStorage {
       let consumed = 0;
       for (const kv of page.kvs) {
         consumed++;
-        const obj = this.def.custom ? decodeFromStorage(kv) : listItem(kv);
+        const obj = this.def.custom ? this.decode(kv) : listItem(kv);
         if (!selection.empty && !selection.matches(obj.metadata?.labels, selectableFieldsOf(this.def, obj))) continue;
         items.push(obj);
         if (limit && items.length === limit) break;

@@ -114,7 +114,7 @@ describe('custom resources under bad input', () => {
     await eventually(() => t.core.resources.filter((d) => d.group === 'many.example.com').length === n, { what: `${n} definitions served`, timeoutMs: 60_000 });
   }, 120_000);
 
-  test('an object that no longer fits a changed schema still reads; writes are validated, an unchanged invalid value ratcheted', async () => {
+  test('an object that no longer fits a changed schema still reads, with the new defaults; writes are validated, an unchanged invalid value ratcheted', async () => {
     const group = 'change.example.com';
     const target = (name?: string): ResourceTarget => ({ group, version: 'v1', resource: 'gadgets', namespace: 'default', name });
     const loose = { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' }, note: { type: 'string' } } } } };
@@ -124,7 +124,7 @@ describe('custom resources under bad input', () => {
     const current = await t.core.get(crds(`gadgets.${group}`), {}, ctx);
     const strict = {
       type: 'object',
-      properties: { spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, note: { type: 'string' } } } },
+      properties: { spec: { type: 'object', properties: { size: { type: 'integer', maximum: 10 }, note: { type: 'string', default: 'none' } } } },
     };
     const spec = current.spec as { versions: { schema: unknown }[] };
     await t.core.update(
@@ -141,7 +141,9 @@ describe('custom resources under bad input', () => {
       { what: 'the stricter schema served' },
     );
     const read = await t.core.get(target('g'), {}, ctx);
-    expect((read.spec as { size: number }).size).toBe(50);
+    // Read as stored, with the new schema's defaults (upstream defaults on every read).
+    expect(read.spec).toEqual({ size: 50, note: 'none' });
+    expect((await t.core.list(target(), { resourceVersion: '0' }, ctx)).items[0]!.spec).toEqual({ size: 50, note: 'none' });
     // Ratcheting: the invalid size is left as it was, another field changes.
     const noted = await t.core.update(target('g'), { ...read, spec: { size: 50, note: 'kept' } }, {}, ctx);
     expect((noted.object.spec as { note: string }).note).toBe('kept');
