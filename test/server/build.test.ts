@@ -47,4 +47,4 @@ test('concurrent builds compile once; unchanged sources are not compiled again; 
   expect(changed.dir).not.toBe(a.dir);
   expect((await stat(path.join(a.dir, 'src/server/main.js'))).isFile()).toBe(true);
   expect(path.resolve(copy, await readlink(path.join(copy, 'dist')))).toBe(changed.dir);
-}, 120_000);
+}, 300_000);
