@@ -8,38 +8,19 @@
  *   the current `hash` it is immutable (`Cache-Control: public, immutable`), with a stale one
  *   the client is redirected (301) to the current URL.
  *
- * Every answer carries a strong `Etag` (the SHA-512 of the bytes, upper-case hex) and honours
- * `If-None-Match`. Documents are built on first use and kept: the types do not change while
- * the server runs.
+ * Every answer carries a strong `Etag` (upper-case hex SHA-512) and honours `If-None-Match`.
+ * Documents are built on first use and kept until the served types change (custom resources
+ * come and go: the index's generation moves); then each is put together again on its next
+ * request from the parts that did not change and the ones that did (served.ts), so that a
+ * client sees a changed custom resource definition on its next request.
  */
-import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import type { Naming } from '../../naming';
 import type { ResourceIndex } from '../resource-index';
 import type { Exchange } from '../types';
-import { buildOpenApiDocuments } from './documents';
-import { encodeV2Protobuf } from './v2-protobuf';
+import { type ServedDocument, ServedDocuments } from './served';
 
 const V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 const V2_PROTOBUF_DEPRECATED = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
-
-interface Served {
-  bytes: Buffer;
-  etag: string;
-  gzipped?: Buffer;
-}
-
-interface Built {
-  v2Json: Served;
-  v2Proto: Served;
-  index: Served;
-  groupVersions: Map<string, Served>;
-  lastModified: string;
-}
-
-function served(bytes: Buffer, etag = createHash('sha512').update(bytes).digest('hex').toUpperCase()): Served {
-  return { bytes, etag };
-}
 
 /** Accept clauses in goautoneg's order: by q, then more specific first. */
 function acceptClauses(header: string | undefined): { type: string; subtype: string }[] {
@@ -71,41 +52,76 @@ export interface OpenApiHandlerOptions {
   serverVersion: string;
 }
 
-export type OpenApiHandler = (exchange: Exchange) => void;
+export type OpenApiHandler = (exchange: Exchange) => Promise<void> | void;
 
 export function isOpenApiPath(path: string): boolean {
   return path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/');
 }
 
+/** Bytes gathered into one write: large enough to keep writes few (a document is thousands of pieces), small enough to hold little. */
+const WRITE_BYTES = 64 * 1024;
+
+/**
+ * Send a document's pieces in writes of about WRITE_BYTES, waiting for the client only when
+ * the response says it is full (a slow reader holds a socket's worth, not a copy of the
+ * document); synchronous while it is not. A batch buffer is filled again only once the
+ * response has passed it on (drained): one it took without waiting it may still hold, so the
+ * next batch then gets a buffer of its own.
+ */
+function writePieces(exchange: Exchange, pieces: readonly Buffer[], from = 0): Promise<void> | undefined {
+  let batch: Buffer | undefined;
+  let used = 0;
+  for (let i = from; i < pieces.length; i++) {
+    if (exchange.request.signal.aborted) break;
+    const piece = pieces[i]!;
+    let chunk: Buffer | undefined;
+    if (piece.length >= WRITE_BYTES) {
+      if (used > 0) {
+        // Flush the batch first; the piece goes next on its own.
+        chunk = batch!.subarray(0, used);
+        i--;
+      } else {
+        chunk = piece;
+      }
+    } else {
+      if (used + piece.length > WRITE_BYTES) {
+        chunk = batch!.subarray(0, used);
+        i--;
+      } else {
+        batch ??= Buffer.allocUnsafeSlow(WRITE_BYTES);
+        piece.copy(batch, used);
+        used += piece.length;
+      }
+    }
+    if (!chunk) continue;
+    const wasBatch = used > 0 && chunk !== piece;
+    if (wasBatch) used = 0;
+    if (exchange.response.write(chunk)) {
+      if (wasBatch) batch = undefined;
+      continue;
+    }
+    const next = i + 1;
+    return exchange.response.drain().then(() => writePieces(exchange, pieces, next));
+  }
+  exchange.response.end(used > 0 && !exchange.request.signal.aborted ? batch!.subarray(0, used) : undefined);
+  return undefined;
+}
+
 /**
  * One gateway's handler: its documents are built on its first request and kept with it, not
  * shared with the other servers of the process (library servers), whose names (the naming
- * profile) and types (`--runtime-config`) may differ from its own.
+ * profile) and types (`--runtime-config`, custom resources) may differ from its own.
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHandler {
-  let built: Built | undefined;
-  const build = (): Built => {
-    if (built) return built;
-    const docs = buildOpenApiDocuments(options.naming, options.index, options.serverVersion);
-    const v2Json = served(Buffer.from(JSON.stringify(docs.v2)));
-    const groupVersions = new Map<string, Served>();
-    const paths: Record<string, { serverRelativeURL: string }> = {};
-    for (const gv of docs.v3) {
-      const doc = served(Buffer.from(JSON.stringify(gv.document)));
-      groupVersions.set(gv.path, doc);
-      paths[gv.path] = { serverRelativeURL: `/openapi/v3/${gv.path}?hash=${doc.etag}` };
-    }
-    built = {
-      v2Json,
-      v2Proto: served(encodeV2Protobuf(docs.v2 as Record<string, unknown>), v2Json.etag),
-      index: served(Buffer.from(JSON.stringify({ paths }))),
-      groupVersions,
-      lastModified: new Date().toUTCString(),
-    };
-    return built;
-  };
+  const docs = new ServedDocuments(options.naming, options.serverVersion, options.index);
 
-  const send = (exchange: Exchange, status: number, contentType: string | undefined, doc: Served | undefined, headers: Record<string, string> = {}): void => {
+  const send = (
+    exchange: Exchange,
+    status: number,
+    contentType: string | undefined,
+    doc: ServedDocument | undefined,
+    headers: Record<string, string> = {},
+  ): Promise<void> | undefined => {
     const { request, response } = exchange;
     response.setHeader('Cache-Control', 'no-cache, private');
     for (const [k, v] of Object.entries(headers)) response.setHeader(k, v);
@@ -115,7 +131,7 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHan
       return;
     }
     response.setHeader('Etag', `"${doc.etag}"`);
-    response.setHeader('Last-Modified', build().lastModified);
+    response.setHeader('Last-Modified', docs.lastModified);
     const match = request.headers['if-none-match'];
     if (match?.split(',').some((t) => t.trim() === `"${doc.etag}"` || t.trim() === '*')) {
       response.writeHead(304);
@@ -123,32 +139,38 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHan
       return;
     }
     if (contentType) response.setHeader('Content-Type', contentType);
-    let body = doc.bytes;
+    let pieces = doc.pieces;
+    let length = doc.length;
     if (headers.Vary?.includes('Accept-Encoding') && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) {
-      doc.gzipped ??= gzipSync(doc.bytes);
-      body = doc.gzipped;
+      ({ pieces, length } = docs.gzipped(doc));
       response.setHeader('Content-Encoding', 'gzip');
     }
-    response.setHeader('Content-Length', String(body.length));
+    response.setHeader('Content-Length', String(length));
     response.writeHead(status);
-    if (request.method === 'HEAD') response.end();
-    else response.end(body);
+    if (request.method === 'HEAD') {
+      response.end();
+      return;
+    }
+    if (pieces.length === 1) {
+      response.end(pieces[0]);
+      return;
+    }
+    return writePieces(exchange, pieces);
   };
 
   return (exchange) => {
     const { request } = exchange;
     const path = request.path;
-    const docs = build();
     if (path === '/openapi/v2') {
       const chosen = pick(request.headers.accept, ['application/json', V2_PROTOBUF_DEPRECATED, V2_PROTOBUF]);
       const vary = { Vary: 'Accept, Accept-Encoding' };
       if (!chosen) return send(exchange, 406, undefined, undefined, vary);
-      if (chosen === 'application/json') return send(exchange, 200, 'application/json', docs.v2Json, vary);
-      return send(exchange, 200, V2_PROTOBUF, docs.v2Proto, vary);
+      if (chosen === 'application/json') return send(exchange, 200, 'application/json', docs.v2Json(), vary);
+      return send(exchange, 200, V2_PROTOBUF, docs.v2Proto(), vary);
     }
-    if (path === '/openapi/v3') return send(exchange, 200, 'application/json', docs.index);
+    if (path === '/openapi/v3') return send(exchange, 200, 'application/json', docs.v3Index());
     const key = path.slice('/openapi/v3/'.length);
-    const doc = docs.groupVersions.get(key);
+    const doc = docs.groupVersion(key);
     if (!doc) {
       exchange.response.setHeader('Content-Type', 'text/plain; charset=utf-8');
       exchange.response.setHeader('X-Content-Type-Options', 'nosniff');

@@ -24,10 +24,28 @@ export interface OpenApiNames {
   root(group: string, version: string): string;
   /** The key of a group version in the `/openapi/v3` index: `api/v1`, `apis/apps/v1`. */
   v3Path(group: string, version: string): string;
+  /** Definition name of a custom resource's kind (`com.example.stable.v1.CronTab`). */
+  customTypeName(group: string, version: string, kind: string): string;
 }
 
-function capitalize(s: string): string {
-  return s ? s[0]!.toUpperCase() + s.slice(1) : s;
+/**
+ * kube-openapi's ToValidOperationID: letters and `_` are kept (digits too, but not as the very
+ * first character); any other character is dropped and capitalizes the letter after it.
+ */
+function toValidOperationId(s: string, capitalizeFirst: boolean): string {
+  let out = '';
+  let capitalize = capitalizeFirst;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    const letter = c.toLowerCase() !== c.toUpperCase() || c === '_';
+    if (letter || (i !== 0 && c >= '0' && c <= '9')) {
+      out += capitalize ? c.toUpperCase() : c;
+      capitalize = false;
+    } else {
+      capitalize = true;
+    }
+  }
+  return out;
 }
 
 export function openApiNames(naming: Naming): OpenApiNames {
@@ -46,11 +64,12 @@ export function openApiNames(naming: Naming): OpenApiNames {
     JSON: `${apiextensions}.v1.JSON`,
     Duration: undefined,
   };
-  const groupWords = (group: string): string[] => {
-    if (!group) return ['core'];
+  // Upstream trims the vendor domain from the group (`rbac.authorization.k8s.io` →
+  // `rbacAuthorization`); the core group is `core`.
+  const shortGroup = (group: string): string => {
+    if (!group) return 'core';
     const suffix = `.${naming.groupDomain}`;
-    const short = group.endsWith(suffix) ? group.slice(0, -suffix.length) : group;
-    return short.split(/[.-]/);
+    return group.endsWith(suffix) ? group.slice(0, -suffix.length) : group;
   };
   return {
     typeName(qualified) {
@@ -60,14 +79,10 @@ export function openApiNames(naming: Naming): OpenApiNames {
     },
     specialName: (s) => special[s],
     patch: `${meta}.Patch`,
-    tag(group, version) {
-      const [first, ...rest] = groupWords(group);
-      return `${first}${rest.map(capitalize).join('')}_${version}`;
-    },
-    operationPrefix(group, version) {
-      return `${groupWords(group).map(capitalize).join('')}${capitalize(version)}`;
-    },
+    tag: (group, version) => `${toValidOperationId(shortGroup(group), false)}_${toValidOperationId(version, false)}`,
+    operationPrefix: (group, version) => `${toValidOperationId(shortGroup(group), true)}${toValidOperationId(version, true)}`,
     root: (group, version) => (group ? `/apis/${group}/${version}` : `/api/${version}`),
     v3Path: (group, version) => (group ? `apis/${group}/${version}` : `api/${version}`),
+    customTypeName: (group, version, kind) => `${group.split('.').reverse().join('.')}.${version}.${kind}`,
   };
 }

@@ -94,6 +94,14 @@ export interface OperationSpec {
   responses: { code: string; description: string; payload?: Payload }[];
   /** Lists and watches can also stream. */
   streams: boolean;
+  /**
+   * The media types, where they are not the built-in types' (a custom resource's operations
+   * consume and produce JSON and YAML, its patches the JSON, merge and apply patch types).
+   */
+  consumes?: readonly string[];
+  produces?: readonly string[];
+  /** v2: the body parameter first, as kube-openapi sorts a custom resource's parameters by name (`body` before the rest). */
+  bodyFirst?: boolean;
 }
 
 export interface PathSpec {
@@ -109,7 +117,7 @@ const OK = 'OK';
  * kind (`apps.v1.ReplicaSet`).
  */
 export function groupVersionPaths(
-  index: ResourceIndex,
+  index: Pick<ResourceIndex, 'resourcesOf'>,
   names: OpenApiNames,
   group: string,
   version: string,
@@ -351,4 +359,136 @@ function patchOp(c: Context, operationId: string, description: string, gvk: Grou
       { code: '401', description: 'Unauthorized' },
     ],
   });
+}
+
+/** A custom resource's operations consume and produce these (apiextensions' builder: runtime.ContentTypeJSON, ContentTypeYAML). */
+const CUSTOM_MEDIA_TYPES = ['application/json', 'application/yaml'];
+/** ... and its patches these, in the builder's order (not sorted, unlike the built-in types'). */
+const CUSTOM_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+
+/** Parameters by name, then by location (kube-openapi's sortParameters). */
+function byName(a: ParamSpec, b: ParamSpec): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : a.in < b.in ? -1 : a.in > b.in ? 1 : 0;
+}
+
+/** What a custom resource's routes need: its definitions, and whether it has the status and scale subresources. */
+export interface CustomRoutes {
+  /** Definition names of the kind and its list. */
+  kind: string;
+  list: string;
+  status: boolean;
+  scale: boolean;
+}
+
+/**
+ * A custom resource's paths as apiextensions-apiserver's OpenAPI builder lays them out (its
+ * generateBuilder and buildRoute), which differ from the built-in types' in places:
+ *
+ * - every route is there whatever the verbs served (a terminating definition's `create`
+ *   included), and the status and scale subresources' come from the served version;
+ * - operations are named `<verb>[Namespaced]<Kind>[Subresource]`, prefixed by the group
+ *   version as for built-in types (`readStableExampleComV1NamespacedCronTabStatus`,
+ *   `deleteStableExampleComV1CollectionNamespacedCronTab`,
+ *   `listStableExampleComV1CronTabForAllNamespaces`);
+ * - query parameters are the fields of each verb's options (GetOptions' resourceVersion on a
+ *   read, ListOptions' on a list and on a delete of the collection, which takes no body,
+ *   UpdateOptions', PatchOptions', CreateOptions', DeleteOptions'), sorted by name;
+ * - every operation carries the custom kind's group-version-kind, the scale subresource's too
+ *   (whose payload is autoscaling/v1 Scale);
+ * - responses: 200, plus 201 and 202 on create, 201 on replace, 202 on delete, and 401; a patch
+ *   answers 200 only;
+ * - a parameter every operation of a path takes is the path's (kube-openapi's common
+ *   parameters): `pretty`, `name`, `namespace`, and all of the all-namespaces list's.
+ */
+export function customResourcePaths(def: ResourceDefinition, names: OpenApiNames, routes: CustomRoutes): PathSpec[] {
+  const prefix = names.operationPrefix(def.group, def.version);
+  const tag = names.tag(def.group, def.version);
+  const kind = def.kind;
+  const gvk: GroupVersionKind = { group: def.group, kind, version: def.version };
+  const obj: Payload = { definition: routes.kind };
+  const list: Payload = { definition: routes.list };
+  const status: Payload = { type: 'meta.v1.Status' };
+  const scale: Payload = { type: 'autoscaling.v1.Scale' };
+  const deleteOptions: Payload = { type: 'meta.v1.DeleteOptions' };
+  const patch: Payload = { definition: names.patch };
+  const ns = def.namespaced ? 'Namespaced' : '';
+  const root = names.root(def.group, def.version);
+  const base = def.namespaced ? `${root}/namespaces/{namespace}/${def.resource}` : `${root}/${def.resource}`;
+  const unauthorized = { code: '401', description: 'Unauthorized' };
+  // apiserver's GetArticleForNoun: none for a plural-looking kind, "an" before a vowel.
+  const article = kind.endsWith('s') && !kind.endsWith('ss') ? ' ' : /^[aeiouAEIOU]/.test(kind) ? ' an ' : ' a ';
+
+  type Verb = 'list' | 'create' | 'deletecollection' | 'read' | 'replace' | 'delete' | 'patch';
+  const route = (verb: Verb, sub: string, payload: Payload, operationId?: string): { op: OperationSpec; params: ParamSpec[] } => {
+    const of = sub ? ` ${sub} of` : '';
+    const description =
+      verb === 'list'
+        ? `list objects of kind ${kind}`
+        : verb === 'read' || verb === 'replace'
+          ? `${verb}${of} the specified ${kind}`
+          : verb === 'patch'
+            ? `partially update${of} the specified ${kind}`
+            : verb === 'deletecollection'
+              ? `delete collection of${sub ? `${of} a` : ''} ${kind}`
+              : `${verb}${of}${article}${kind}`;
+    const Sub = sub ? sub[0]!.toUpperCase() + sub.slice(1) : '';
+    const id = operationId ?? (verb === 'deletecollection' ? `delete${prefix}Collection${ns}${kind}${Sub}` : `${verb}${prefix}${ns}${kind}${Sub}`);
+    const action = { list: 'list', create: 'post', deletecollection: 'deletecollection', read: 'get', replace: 'put', delete: 'delete', patch: 'patch' }[verb];
+    const query = { list: LIST, deletecollection: LIST, read: [P.resourceVersion], create: WRITE, replace: WRITE, patch: [...WRITE, P.force], delete: DELETE }[
+      verb
+    ];
+    const responses: OperationSpec['responses'] = [{ code: '200', description: OK, payload }];
+    if (verb === 'create') responses.push({ code: '201', description: 'Created', payload }, { code: '202', description: 'Accepted', payload });
+    if (verb === 'replace') responses.push({ code: '201', description: 'Created', payload });
+    if (verb === 'delete') responses.push({ code: '202', description: 'Accepted', payload });
+    responses.push(unauthorized);
+    const body: OperationSpec['body'] =
+      verb === 'create' || verb === 'replace'
+        ? { payload, kind: 'object', required: true }
+        : verb === 'patch'
+          ? { payload: patch, kind: 'patch', required: true }
+          : verb === 'delete'
+            ? { payload: deleteOptions, kind: 'delete', required: false }
+            : undefined;
+    const op: OperationSpec = {
+      method: ({ list: 'get', read: 'get', create: 'post', replace: 'put', patch: 'patch', delete: 'delete', deletecollection: 'delete' } as const)[verb],
+      operationId: id,
+      description,
+      tag,
+      action,
+      gvk,
+      params: [],
+      streams: false,
+      responses,
+      consumes: verb === 'patch' ? CUSTOM_PATCH_TYPES : CUSTOM_MEDIA_TYPES,
+      produces: CUSTOM_MEDIA_TYPES,
+      bodyFirst: true,
+      ...(body ? { body } : {}),
+    };
+    return { op, params: [...query] };
+  };
+
+  /** A path's operations, the parameters all of them take lifted to the path (with the path's own). */
+  const path = (p: string, routesOf: { op: OperationSpec; params: ParamSpec[] }[]): PathSpec => {
+    const pathParams = [...(p.includes('{name}') ? [P.name] : []), ...(p.includes('{namespace}') ? [P.namespace] : []), P.pretty];
+    const key = (x: ParamSpec) => `${x.in}:${x.name}`;
+    const common = routesOf[0]!.params.filter((x) => routesOf.every((r) => r.params.some((y) => key(y) === key(x))));
+    const lifted = new Set(common.map(key));
+    for (const r of routesOf) r.op.params = r.params.filter((x) => !lifted.has(key(x))).sort(byName);
+    return { path: p, params: [...pathParams, ...common].sort(byName), operations: routesOf.map((r) => r.op) };
+  };
+
+  const paths: PathSpec[] = [];
+  if (def.namespaced) {
+    paths.push(path(`${root}/${def.resource}`, [route('list', '', list, `list${prefix}${kind}ForAllNamespaces`)]));
+  }
+  paths.push(path(base, [route('list', '', list), route('create', '', obj), route('deletecollection', '', status)]));
+  paths.push(path(`${base}/{name}`, [route('read', '', obj), route('replace', '', obj), route('delete', '', status), route('patch', '', obj)]));
+  if (routes.scale) {
+    paths.push(path(`${base}/{name}/scale`, [route('read', 'scale', scale), route('replace', 'scale', scale), route('patch', 'scale', scale)]));
+  }
+  if (routes.status) {
+    paths.push(path(`${base}/{name}/status`, [route('read', 'status', obj), route('replace', 'status', obj), route('patch', 'status', obj)]));
+  }
+  return paths;
 }
