@@ -367,8 +367,8 @@ const node = (kind: string, val: unknown): Expr => ({
 /**
  * `expr` with every comprehension's step charging the meter: `step` becomes
  * `<meter> ? step : step`, where reading the meter identifier adds one iteration's cost (its
- * condition and step, nested loops' iterations apart) and answers false... never: it answers
- * true, or an error once the limit is passed, which ends the iteration's work at once.
+ * condition and step, nested loops' iterations apart) and answers true, or an error once the
+ * limit is passed, which ends each further iteration's work at once.
  */
 export function instrument(expr: Expr): Expr {
   const v = expr.exprKind.value as Record<string, unknown> | undefined;
