@@ -116,6 +116,14 @@ test('the definition is established with its accepted names, and discovery lists
   expect(resources.trim()).toBe('crontabs.stable.example.com');
 });
 
+test("kubectl explain shows the schema's descriptions", async () => {
+  const explained = await kubectl('explain', 'crontabs.spec');
+  expect(explained).toContain('KIND:       CronTab');
+  expect(explained).toContain('cronSpec');
+  expect(explained).toContain('The schedule, in cron format.');
+  expect(await kubectl('explain', 'crontabs')).toContain('A CronTab runs a command on a schedule.');
+});
+
 test('kubectl applies, gets with the printer columns, scales and deletes custom resources', async () => {
   const manifest = path.join(dir, 'my-crontab.yaml');
   await writeFile(
