@@ -317,6 +317,18 @@ test('RBAC by group and plural, and a ValidatingAdmissionPolicy, apply to custom
   await eventually(async () => (await kubectlFails('create', '-f', big)).includes('at most 5 replicas'), { what: 'the policy to deny' });
 });
 
+test('a definition of 3 MiB is refused before anything is decoded', async () => {
+  const huge = cronTabCrd({ plural: 'hugethings', kind: 'HugeThing' });
+  (huge.spec.versions[0]!.schema.openAPIV3Schema as { description: string }).description = 'x'.repeat(3 * 1024 * 1024);
+  const res = await fetchAsAdmin('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(huge),
+  });
+  expect(res.status).toBe(413);
+  expect(await kubectlFails('get', 'crd', 'hugethings.stable.example.com')).toContain('NotFound');
+});
+
 test('a second definition asking for a name in use is not accepted; deleting a definition removes its objects and its path', async () => {
   const second = path.join(dir, 'second.json');
   await writeFile(second, JSON.stringify(cronTabCrd({ plural: 'crontabs2', kind: 'CronTab2', shortNames: ['ct'] })));
