@@ -21,8 +21,10 @@ export class ResourceIndex {
   private byGroupVersion = new Map<string, ResourceDefinition[]>();
   private byResource = new ResourceMap<ResourceDefinition>();
   private groupList: ServedGroup[] = [];
-  private groupsByName?: Map<string, ServedGroup>;
+  private groupsByName = new Map<string, ServedGroup>();
   private served: readonly ResourceDefinition[] = [];
+  /** Types given by `replace` and not indexed yet. */
+  private pending?: readonly ResourceDefinition[];
   /** Grows by one whenever the served types change (custom resources come and go): what was derived from the index is derived again. */
   generation = 0;
 
@@ -31,11 +33,25 @@ export class ResourceIndex {
   }
 
   get definitions(): readonly ResourceDefinition[] {
+    this.sync();
     return this.served;
   }
 
-  /** Index another set of types (the catalog changed). */
+  /**
+   * Index another set of types (the catalog changed), on first use: definitions installed one
+   * after another (1,000 CRDs applied at once) change the catalog once each, and indexing every
+   * served type on each change, with no request in between to read it, was quadratic.
+   */
   replace(definitions: readonly ResourceDefinition[]): void {
+    this.pending = definitions;
+    this.generation++;
+  }
+
+  private sync(): void {
+    const definitions = this.pending;
+    if (definitions === undefined) return;
+    this.pending = undefined;
+    const groupsByName = new Map<string, ServedGroup>();
     const byGroupVersion = new Map<string, ResourceDefinition[]>();
     const byResource = new ResourceMap<ResourceDefinition>();
     const groupList: ServedGroup[] = [];
@@ -46,10 +62,11 @@ export class ResourceIndex {
       if (!list) {
         list = [];
         byGroupVersion.set(gv, list);
-        let group = groupList.find((g) => g.name === def.group);
+        let group = groupsByName.get(def.group);
         if (!group) {
           group = { name: def.group, versions: [] };
           groupList.push(group);
+          groupsByName.set(def.group, group);
         }
         group.versions.push(def.version);
       }
@@ -67,30 +84,33 @@ export class ResourceIndex {
     this.byGroupVersion = byGroupVersion;
     this.byResource = byResource;
     this.groupList = [...builtin, ...customGroups];
-    this.groupsByName = undefined;
+    this.groupsByName = groupsByName;
     this.served = definitions;
-    this.generation++;
   }
 
   lookup(group: string, version: string, resource: string): ResourceDefinition | undefined {
+    this.sync();
     return this.byResource.get(group, version, resource);
   }
 
   hasGroupVersion(group: string, version: string): boolean {
+    this.sync();
     return this.byGroupVersion.has(key(group, version));
   }
 
   group(name: string): ServedGroup | undefined {
-    this.groupsByName ??= new Map(this.groupList.map((g) => [g.name, g]));
+    this.sync();
     return this.groupsByName.get(name);
   }
 
   /** All served groups, the core group ('') first. */
   groups(): readonly ServedGroup[] {
+    this.sync();
     return this.groupList;
   }
 
   resourcesOf(group: string, version: string): readonly ResourceDefinition[] {
+    this.sync();
     return this.byGroupVersion.get(key(group, version)) ?? [];
   }
 }
