@@ -92,7 +92,9 @@ export function deflatePiece(bytes: Buffer, level: number, before: readonly Buff
     const joined = before.length === 1 ? before[0]! : Buffer.concat(before as Buffer[]);
     if (joined.length) dictionary = joined.subarray(Math.max(0, joined.length - WINDOW));
   }
-  const deflated = zlib.deflateRawSync(bytes, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  const out = zlib.deflateRawSync(bytes, { level, finishFlush: zlib.constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  // A small result is a view of zlib's whole output chunk: kept, it would hold all of it.
+  const deflated = out.byteLength < out.buffer.byteLength / 2 ? Buffer.from(out) : out;
   return { deflated, crc: crc32(bytes), length: bytes.length };
 }
 
