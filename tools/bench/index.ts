@@ -4,7 +4,7 @@
  * a bare https server, a load-generator process — and prints one Markdown table plus the
  * budget checks. See docs/BENCHMARKS.md.
  *
- *   npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,...] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup] [--profile-out file]]
+ *   npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,...] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file]]
  */
 import os from 'node:os';
 import { buildForBench } from './build';
@@ -24,11 +24,12 @@ import { runOperations } from './scenarios/operations';
 import { runLibrary } from './scenarios/library';
 import { runAdmission } from './scenarios/admission';
 import { runWatchMemory } from './scenarios/watch-memory';
+import { runCustomResources } from './scenarios/custom-resources';
 
-const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11; 12, and 13 of 17 minutes, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup] [--profile-out file.cpuprofile]]`;
+const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11 and 14; 12, and 13 of 17 minutes, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file.cpuprofile]]`;
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]), profile: false };
+  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14]), profile: false };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -46,7 +47,10 @@ function parseOptions(argv: string[]): Options {
         options.only = new Set(value().split(',').map(Number));
         break;
       case '--profile':
-        options.profile = inline === 'get' || inline === 'cached-get' || inline === 'list' || inline === 'watch' || inline === 'startup' ? inline : 'create';
+        options.profile =
+          inline === 'get' || inline === 'cached-get' || inline === 'list' || inline === 'watch' || inline === 'startup' || inline === 'custom-resources'
+            ? inline
+            : 'create';
         break;
       case '--rev':
         options.rev = value();
@@ -122,7 +126,9 @@ async function main(): Promise<void> {
     await attempt([11], () => runLibrary(ctx));
     await attempt([12], () => runAdmission(ctx));
     await attempt([13], () => runWatchMemory(ctx));
-    if (options.profile) {
+    await attempt([14], () => runCustomResources(ctx));
+    // Scenario 14 profiles its own servers (scenarios/custom-resources.ts).
+    if (options.profile && options.profile !== 'custom-resources') {
       const which = options.profile;
       options.only.add(0);
       await attempt([0], () => runProfile(ctx, which));
