@@ -32,7 +32,7 @@ import { type Clock, pause, systemClock } from '../clock';
 import { StatusError, badRequest, invalid, methodNotSupported, notFound, pathNotFound } from '../status';
 import { ResourceStore } from './registry/resource-store';
 import type { WriteDeps } from './registry/resource-writes';
-import { CustomResourceController } from './customresources';
+import { CustomResourceController, FollowedCatalog } from './customresources';
 import { ResourceReads } from './registry/resource-reads';
 import { type WriteSubresource, writeRequest } from './registry/write-request';
 import { getScale, scaleFromBody } from './registry/scale';
@@ -107,6 +107,8 @@ export interface CoreOptions {
   authorizeSigner?: SignerAuthorizer;
   /** Client credentials presented to admission webhooks, by host (`--admission-control-config-file`). */
   webhookCredentials?: WebhookCredentialResolver;
+  /** Each custom resource conversion webhook call's timeout; default 30 s, as upstream. */
+  conversionWebhookTimeoutMs?: number;
   /**
    * Handlers of types that are never stored, by resource name (e.g. `tokenreviews`). Such a
    * type is served only with a handler; SelfSubjectReview always has one.
@@ -128,9 +130,18 @@ export interface ResourceCatalog {
   subscribe(listener: () => void): () => void;
 }
 
-/** A catalog that never changes: a core reached over gRPC serves the built-in types it was told of. */
+/** A catalog that never changes (a controllers-only process, whose controllers walk the built-in types). */
 export function staticCatalog(resources: readonly ResourceDefinition[]): ResourceCatalog {
   return { resources, generation: 0, subscribe: () => () => undefined };
+}
+
+/**
+ * The catalog of a core reached through its API (a gateway in front of a remote core): the
+ * built-in types, and the custom resources of the definitions the core has established,
+ * followed through the core's API. `stop` ends the following.
+ */
+export function followCatalog(api: CoreApi, builtins: readonly ResourceDefinition[], naming: Naming, clock: Clock): ResourceCatalog & { stop(): void } {
+  return new FollowedCatalog(api, builtins, naming, clock);
 }
 
 export interface Core extends CoreApi {
@@ -245,6 +256,7 @@ class InProcessCore implements Core, ResourceCatalog {
       api: this,
       naming,
       clock,
+      conversionTimeoutMs: options.conversionWebhookTimeoutMs,
       host: { install: (name, defs) => this.install(name, defs), uninstall: (name) => this.uninstall(name), builtins: this.builtins },
       onError: (what, err) => options.onBackgroundError?.(what, err),
     });
@@ -277,7 +289,11 @@ class InProcessCore implements Core, ResourceCatalog {
     const caches = await Promise.all(defs.map((def) => (def.storedAs ? undefined : this.cache.addType(def))));
     if (this.closing) return;
     const storage = (def: ResourceDefinition, i: number): ResourceStorage => {
-      if (!def.storedAs) return new CachedStorage(new StoreStorage(def, this.options.store, `${this.naming.groups.meta}/v1`), this.cache, caches[i]!);
+      if (!def.storedAs) {
+        const own = new CachedStorage(new StoreStorage(def, this.options.store, `${this.naming.groups.meta}/v1`), this.cache, caches[i]!);
+        // Objects an earlier storage version wrote read as this version's.
+        return def.custom?.readsOthers ? new ConvertedStorage(own, def.custom.readsOthers, apiVersionOf(def), true) : own;
+      }
       const at = defs.findIndex((d) => isStoredVersionOf(d, def));
       return new ConvertedStorage(
         new CachedStorage(new StoreStorage(defs[at]!, this.options.store, `${this.naming.groups.meta}/v1`), this.cache, caches[at]!),

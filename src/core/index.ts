@@ -9,7 +9,7 @@
 export * from './api';
 
 // The factory, and what the server configures it with.
-export { createCore, staticCatalog, type Core, type CoreOptions, type CoreState, type ResourceCatalog } from './core';
+export { createCore, followCatalog, staticCatalog, type Core, type CoreOptions, type CoreState, type ResourceCatalog } from './core';
 export type { CreateHandler } from './handlers';
 export { DEFAULT_EVENT_TTL_MS } from './event-ttl';
 export {

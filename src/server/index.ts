@@ -16,6 +16,7 @@ import {
   builtinResources,
   type ResourceCatalog,
   type ResourceDefinition,
+  followCatalog,
   type SignerAuthorizer,
   type AdmissionPlugin,
   defaultAdmissionPlugins,
@@ -188,7 +189,18 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     const client = createGrpcCoreClient(config.coreAddress, {
       tls: { ca: pki.caCert, cert: pki.gatewayCert, key: pki.gatewayKey, ...(serverName ? { serverName } : {}) },
     });
-    return { core: client, resources, ready: async () => {}, close: async () => client.close() };
+    // Custom resources are the core's: the gateway follows its definitions to route and publish them.
+    const catalog = followCatalog(client, resources, naming, deps.clock);
+    return {
+      core: client,
+      resources,
+      catalog,
+      ready: async () => {},
+      close: async () => {
+        catalog.stop();
+        client.close();
+      },
+    };
   }
   const store = timedStore(
     config.etcdServers
