@@ -80,6 +80,8 @@ interface Fetched {
   /** Time to the first byte of the answer, and to its last, as curl measures them. */
   firstByteMs: number;
   ms: number;
+  /** CPU time this process (the server) spent meanwhile: what the answer cost, whatever else the machine runs. */
+  cpuMs: number;
   body: Buffer;
 }
 
@@ -90,9 +92,12 @@ let bodyFile = '';
 async function fetch(port: number, path: string, headers: Record<string, string> = {}): Promise<Fetched> {
   const args = ['-s', '-o', bodyFile, '-w', '%{http_code} %{size_download} %{time_starttransfer} %{time_total}'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  const cpu = process.cpuUsage();
   const { stdout } = await run('curl', [...args, `http://127.0.0.1:${port}${path}`]);
+  const used = process.cpuUsage(cpu);
   const [status, bytes, first, total] = stdout.trim().split(' ').map(Number);
-  return { status: status!, bytes: bytes!, firstByteMs: first! * 1000, ms: total! * 1000, body: await readFile(bodyFile) };
+  const cpuMs = (used.user + used.system) / 1000;
+  return { status: status!, bytes: bytes!, firstByteMs: first! * 1000, ms: total! * 1000, cpuMs, body: await readFile(bodyFile) };
 }
 
 const PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -110,7 +115,7 @@ async function main(): Promise<void> {
   bodyFile = path.join(dir, 'body');
   const row = (what: string, f: Fetched) =>
     console.log(
-      `${what.padEnd(44)} first byte ${f.firstByteMs.toFixed(1).padStart(7)} ms, last ${f.ms.toFixed(1).padStart(7)} ms  ${(f.bytes / 1e6).toFixed(2).padStart(6)} MB  ${f.status}`,
+      `${what.padEnd(44)} first byte ${f.firstByteMs.toFixed(1).padStart(7)} ms, last ${f.ms.toFixed(1).padStart(7)} ms, server CPU ${f.cpuMs.toFixed(1).padStart(7)} ms  ${(f.bytes / 1e6).toFixed(2).padStart(6)} MB  ${f.status}`,
     );
   console.log(`${count} custom resource types (20-property schemas, status and scale) + ${builtins.length} built-in types`);
   console.log('-- cold (every part built) --');
@@ -148,12 +153,13 @@ async function main(): Promise<void> {
       row(what, f);
       (figures[`${what}: first byte`] ??= []).push(f.firstByteMs);
       (figures[`${what}: last byte`] ??= []).push(f.ms);
+      (figures[`${what}: server CPU`] ??= []).push(f.cpuMs);
     }
     // The gzip stream put together from pieces is the protobuf document.
     const [proto, zipped] = [measured[1]![1], measured[2]![1]];
     if (!gunzipSync(zipped.body).equals(proto.body)) throw new Error('the gzipped document is not the document');
   }
-  console.log(`-- after ${changes} changes: median / max --`);
+  console.log(`-- after ${changes} changes: median / max (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs) --`);
   for (const [what, list] of Object.entries(figures)) {
     const sorted = [...list].sort((a, b) => a - b);
     console.log(`${what.padEnd(60)} ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1).padStart(8)} / ${sorted[sorted.length - 1]!.toFixed(1)} ms`);

@@ -8,9 +8,9 @@
  * The documents are made of parts, each built once and kept while it is served: the built-in
  * types' part (paths, every definition, the v3 document of each built-in group version), made
  * once per set of built-in types, and one part per custom resource type (its definitions and
- * paths in v2 and v3), made once per ResourceDefinition object — the custom resource
- * machinery makes a new one when its CustomResourceDefinition changes and keeps the old one
- * otherwise. As upstream merges its CRD specs into the static spec (apiextensions' openapi
+ * paths in v2 and v3, rendered on demand: served.ts keeps their bytes), made once per
+ * ResourceDefinition object — the custom resource machinery makes a new one when its
+ * CustomResourceDefinition changes and keeps the old one otherwise. As upstream merges its CRD specs into the static spec (apiextensions' openapi
  * controller, MergeSpecs: the static spec's paths and definitions win a conflict), the v2
  * document is the built-in part followed by the custom parts; a group version served only by
  * custom resources has its own v3 document as apiextensions' openapiv3 controller publishes it
@@ -237,6 +237,8 @@ export interface CustomHalf {
  */
 export interface CustomPart {
   readonly def: ResourceDefinition;
+  /** The built-in part its v3 references were found in. */
+  readonly builtin: BuiltinPart;
   /** The names of its v2 definitions (the kind's and the list's), sorted. */
   readonly definitionNames: readonly string[];
   v2(): CustomHalf;
@@ -337,10 +339,11 @@ export class OpenApiBuilder {
   /** A custom resource type's part: the kept one while its definition is the same object. */
   customPart(def: ResourceDefinition, builtin: BuiltinPart): CustomPart {
     let part = this.customParts.get(def);
-    if (part) return part;
+    if (part?.builtin === builtin) return part;
     const listKind = def.custom?.listKind || `${def.kind}List`;
     part = {
       def,
+      builtin,
       definitionNames: [this.names.customTypeName(def.group, def.version, def.kind), this.names.customTypeName(def.group, def.version, listKind)].sort(
         compareNames,
       ),
