@@ -40,6 +40,8 @@ export interface CustomResourceControllerOptions {
   api: CoreApi;
   naming: Naming;
   clock: Clock;
+  /** Conversion webhooks' call timeout (default 30 s). */
+  conversionTimeoutMs?: number;
   host: CustomResourceHost;
   onError(what: string, err: unknown): void;
 }
@@ -206,12 +208,15 @@ export class CustomResourceController {
 
   /** Serve the definition's types as they are now, unless that is what is served already. */
   private async serve(name: string, crd: CustomResourceDefinitionObject): Promise<void> {
-    const served = JSON.stringify([crd.metadata?.uid, crd.spec, crd.status?.acceptedNames, !!crd.metadata?.deletionTimestamp]);
+    // The stored versions too: the storage version reads an earlier one's objects once it was stored.
+    const served = JSON.stringify([crd.metadata?.uid, crd.spec, crd.status?.acceptedNames, crd.status?.storedVersions, !!crd.metadata?.deletionTimestamp]);
     if (this.installed.get(name) === served) return;
     const { builtins } = this.options.host;
-    const defs = customResourceTypes(crd, { naming: this.options.naming }).filter(
-      (def) => !builtins.some((b) => b.group === def.group && b.version === def.version && (b.resource === def.resource || b.kind === def.kind)),
-    );
+    const defs = customResourceTypes(crd, {
+      naming: this.options.naming,
+      clock: this.options.clock,
+      conversionTimeoutMs: this.options.conversionTimeoutMs,
+    }).filter((def) => !builtins.some((b) => b.group === def.group && b.version === def.version && (b.resource === def.resource || b.kind === def.kind)));
     await this.options.host.install(name, defs);
     this.installed.set(name, served);
   }

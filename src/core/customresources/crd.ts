@@ -57,7 +57,13 @@ export interface CustomResourceDefinitionObject extends ApiObject {
     names: CrdNames;
     scope: 'Namespaced' | 'Cluster';
     versions: CrdVersion[];
-    conversion?: { strategy?: string };
+    conversion?: {
+      strategy?: string;
+      webhook?: {
+        clientConfig?: { url?: string; caBundle?: string; service?: { namespace: string; name: string; path?: string; port?: number } };
+        conversionReviewVersions?: string[];
+      };
+    };
     preserveUnknownFields?: boolean;
   };
   status?: {

@@ -5,7 +5,10 @@
  * scope, the `status` and `scale` subresources, generation counting everything but metadata
  * (and status, with the status subresource), printer columns, selectable fields. Objects are
  * kept in the storage version; a served version other than it reads and writes through the
- * storage version's storage with its apiVersion rewritten (conversion `None`).
+ * storage version's storage, converted (conversion `None` rewrites apiVersion, `Webhook` calls
+ * the definition's conversion webhook: conversion.ts), and coerced to the target version's
+ * schema. Each version has its own schema, columns, subresources, selectable fields and
+ * deprecation Warning.
  */
 import type { ApiObject } from '../api';
 import type { Naming } from '../../naming';
@@ -19,6 +22,10 @@ import { type UnknownField, walkFields } from '../validation/unknown-fields';
 import { handOver } from '../api';
 import { type SchemaType, schemaRegistry } from '../../schema';
 import { applySchemaType } from './apply-schema';
+import type { Clock } from '../../clock';
+import { systemClock } from '../../clock';
+import { WebhookConverter } from './conversion';
+import type { CompiledSchema } from '../validation/schema';
 
 /** Read a simple JSON path (`.spec.replicas`), as the scale subresource's paths are. */
 function readPath(obj: unknown, path: string): unknown {
@@ -91,6 +98,9 @@ function selectableValueOf(field: SelectableField, obj: ApiObject): string {
 
 export interface CustomTypeParts {
   naming: Naming;
+  /** For conversion webhooks: the clock their timeout runs on, and that timeout (default 30 s). */
+  clock?: Clock;
+  conversionTimeoutMs?: number;
 }
 
 /**
@@ -100,9 +110,8 @@ export interface CustomTypeParts {
  * defaults filled on every write, validation on create, and on update with ratcheting (an
  * unchanged invalid value is not refused again).
  */
-function schemaHooks(schema: JSONSchemaProps, naming: Naming): Partial<ResourceDefinition> {
+function schemaHooks(schema: JSONSchemaProps, compiled: CompiledSchema, naming: Naming): Partial<ResourceDefinition> {
   const ext = schemaExtensions(naming);
-  const compiled = compileSchema(schema, ext);
   const meta = schemaRegistry(naming).type('meta.v1.ObjectMeta');
   let applyType: SchemaType | undefined;
   return {
@@ -132,18 +141,139 @@ function schemaHooks(schema: JSONSchemaProps, naming: Naming): Partial<ResourceD
 /** The served versions of an established definition as types, the storage version's first. */
 export function customResourceTypes(crd: CustomResourceDefinitionObject, parts: CustomTypeParts): ResourceDefinition[] {
   const names = crd.status?.acceptedNames ?? crd.spec.names;
-  const { group } = crd.spec;
   const storage = crd.spec.versions.find((v) => v.storage);
   if (!storage) return [];
   const served = crd.spec.versions.filter((v) => v.served);
-  const storageApiVersion = `${group}/${storage.name}`;
   const terminating = !!crd.metadata?.deletionTimestamp;
+  const versions = new Versions(crd, parts);
   const defs: ResourceDefinition[] = [];
   for (const version of [storage, ...served.filter((v) => v !== storage)]) {
     if (version === storage && !version.served && served.length === 0) continue;
-    defs.push(versionType(crd, version, names.kind, names.plural, version === storage ? undefined : storageApiVersion, terminating, parts.naming));
+    const def = versionType(crd, version, names.kind, names.plural, terminating, parts.naming, versions);
+    if (version !== storage) def.storedAs = versions.conversion(version, storage);
+    else if (versions.converts(storage)) def.custom = { ...def.custom!, readsOthers: versions.conversion(storage, storage) };
+    defs.push(def);
   }
   return defs;
+}
+
+/** Kubernetes' version priority (upstream's CompareKubeAwareVersionStrings): positive when `a` ranks above `b`. */
+function versionPriority(a: string, b: string): number {
+  const re = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
+  const ma = re.exec(a);
+  const mb = re.exec(b);
+  if (!ma || !mb) return ma ? 1 : mb ? -1 : a < b ? 1 : a > b ? -1 : 0;
+  const rank = (m: RegExpExecArray) => (m[2] === undefined ? 2 : m[2] === 'beta' ? 1 : 0);
+  if (rank(ma) !== rank(mb)) return rank(ma) - rank(mb);
+  if (ma[1] !== mb[1]) return Number(ma[1]) - Number(mb[1]);
+  return Number(ma[3] ?? 0) - Number(mb[3] ?? 0);
+}
+
+/**
+ * The Warning of a request to a deprecated version: its `deprecationWarning`, or upstream's
+ * default naming the highest-priority served version ranking above it that is not deprecated.
+ */
+function deprecationText(crd: CustomResourceDefinitionObject, version: CrdVersion, kind: string): string {
+  if (version.deprecationWarning !== undefined && version.deprecationWarning !== null) return version.deprecationWarning;
+  const { group } = crd.spec;
+  let text = `${group}/${version.name} ${kind} is deprecated`;
+  const newer = crd.spec.versions
+    .filter((v) => v.served && !v.deprecated && versionPriority(v.name, version.name) > 0)
+    .sort((a, b) => versionPriority(b.name, a.name));
+  if (newer.length) text += `; use ${group}/${newer[0]!.name} ${kind}`;
+  return text;
+}
+
+/** The definition's versions: each one's compiled schema, and the conversions between them. */
+class Versions {
+  private readonly compiled = new Map<string, CompiledSchema | undefined>();
+  private readonly webhook?: WebhookConverter;
+
+  constructor(
+    private readonly crd: CustomResourceDefinitionObject,
+    private readonly parts: CustomTypeParts,
+  ) {
+    if (crd.spec.conversion?.strategy === 'Webhook') {
+      this.webhook = new WebhookConverter(crd, { naming: parts.naming, clock: parts.clock ?? systemClock, timeoutMs: parts.conversionTimeoutMs });
+    }
+  }
+
+  schema(version: CrdVersion): CompiledSchema | undefined {
+    if (!this.compiled.has(version.name)) {
+      const schema = version.schema?.openAPIV3Schema;
+      this.compiled.set(version.name, schema ? compileSchema(schema, schemaExtensions(this.parts.naming)) : undefined);
+    }
+    return this.compiled.get(version.name);
+  }
+
+  /** Whether objects of other versions may be in the store besides `storage`'s (an earlier storage version's). */
+  converts(storage: CrdVersion): boolean {
+    return (this.crd.status?.storedVersions ?? []).some((v) => v !== storage.name);
+  }
+
+  /**
+   * How `version` reads and writes objects the store keeps as `storage`'s (or as an earlier
+   * storage version's): `None` rewrites apiVersion, `Webhook` calls the webhook; either way the
+   * result is coerced to the target version's schema (pruned; defaulted on the way out), as
+   * upstream's converter is wrapped, where the two versions' schemas differ.
+   */
+  conversion(version: CrdVersion, storage: CrdVersion): EquivalentVersion {
+    const { group } = this.crd.spec;
+    const servedApiVersion = `${group}/${version.name}`;
+    const storedApiVersion = `${group}/${storage.name}`;
+    const servedSchema = this.schema(version);
+    const storedSchema = this.schema(storage);
+    const same = jsonEqual(version.schema ?? null, storage.schema ?? null);
+    const toStored = (obj: ApiObject): ApiObject => {
+      if (!same && storedSchema) storedSchema.prune(obj as Record<string, unknown>);
+      return obj;
+    };
+    const toServed = (obj: ApiObject): ApiObject => {
+      if (!same && servedSchema) {
+        servedSchema.prune(obj as Record<string, unknown>);
+        servedSchema.default(obj);
+      }
+      return obj;
+    };
+    const withVersion = (obj: ApiObject, to: string): ApiObject => (obj.apiVersion === undefined ? { ...obj } : { ...obj, apiVersion: to });
+    const rewritten = (obj: ApiObject, to: string, coerce: (o: ApiObject) => ApiObject): ApiObject =>
+      same ? withVersion(obj, to) : coerce(withVersion(deepCopy(obj), to));
+    const equivalent: EquivalentVersion = {
+      apiVersion: storedApiVersion,
+      fieldNames: {},
+      toThat: (obj) => rewritten(obj, storedApiVersion, toStored),
+      fromThat: (obj) => rewritten(obj, servedApiVersion, toServed),
+    };
+    const webhook = this.webhook;
+    if (webhook) {
+      // Objects are sent with their own apiVersion (an earlier storage version's, on the way out).
+      const convert = async (objs: readonly ApiObject[], to: string, coerce: (o: ApiObject) => ApiObject): Promise<ApiObject[]> => {
+        const groups = new Map<string, number[]>();
+        objs.forEach((o, i) => {
+          const from = typeof o.apiVersion === 'string' ? o.apiVersion : to;
+          groups.set(from, [...(groups.get(from) ?? []), i]);
+        });
+        const out: ApiObject[] = new Array(objs.length);
+        for (const [from, at] of groups) {
+          const converted = await webhook.convert(
+            at.map((i) => objs[i]!),
+            from,
+            to,
+            objs.length > 1,
+          );
+          at.forEach((i, k) => {
+            out[i] = coerce(converted[k]!);
+          });
+        }
+        return out;
+      };
+      equivalent.waits = {
+        toThat: (objs) => convert(objs, storedApiVersion, (o) => (same ? o : toStored(o))),
+        fromThat: (objs) => convert(objs, servedApiVersion, (o) => (same ? o : toServed(o))),
+      };
+    }
+    return equivalent;
+  }
 }
 
 function versionType(
@@ -151,15 +281,15 @@ function versionType(
   version: CrdVersion,
   kind: string,
   plural: string,
-  storedAs: string | undefined,
   terminating: boolean,
   naming: Naming,
+  versions: Versions,
 ): ResourceDefinition {
   const names = crd.status?.acceptedNames ?? crd.spec.names;
   const { group } = crd.spec;
-  const apiVersion = `${group}/${version.name}`;
   const hasStatus = !!version.subresources?.status;
   const schema = version.schema?.openAPIV3Schema;
+  const compiled = versions.schema(version);
   const selectable = (version.selectableFields ?? []).map((f) => selectableField(f.jsonPath));
   const def: ResourceDefinition = {
     group,
@@ -170,6 +300,7 @@ function versionType(
     namespaced: crd.spec.scope === 'Namespaced',
     ...(names.shortNames?.length ? { shortNames: names.shortNames } : {}),
     ...(names.categories?.length ? { categories: names.categories } : {}),
+    ...(version.deprecated ? { deprecation: { warning: deprecationText(crd, version, kind) } } : {}),
     verbs: terminating ? ALL_VERBS.filter((v) => v !== 'create') : ALL_VERBS,
     nameRule: 'dns1123Subdomain',
     genericMetadata: true,
@@ -190,20 +321,8 @@ function versionType(
       : {}),
     ...(version.subresources?.scale ? { scale: scaleOf(version.subresources.scale) } : {}),
     table: customResourceTable(version.additionalPrinterColumns),
-    ...(schema ? schemaHooks(schema, naming) : {}),
+    ...(schema && compiled ? schemaHooks(schema, compiled, naming) : {}),
     ...(selectable.length ? { selectableFields: (obj: ApiObject) => Object.fromEntries(selectable.map((f) => [f.name, selectableValueOf(f, obj)])) } : {}),
   };
-  if (storedAs) def.storedAs = rewriteApiVersion(storedAs, apiVersion);
   return def;
-}
-
-/** Conversion `None`: the same object under another apiVersion. */
-function rewriteApiVersion(storedApiVersion: string, servedApiVersion: string): EquivalentVersion {
-  const withVersion = (obj: ApiObject, to: string): ApiObject => (obj.apiVersion === undefined ? { ...obj } : { ...obj, apiVersion: to });
-  return {
-    apiVersion: storedApiVersion,
-    fieldNames: {},
-    toThat: (obj) => withVersion(obj, storedApiVersion),
-    fromThat: (obj) => withVersion(obj, servedApiVersion),
-  };
 }

@@ -278,7 +278,8 @@ export class ResourceWrites {
         throw storageError(err, this.groupResource, meta.name!);
       });
       if (existing.kv) throw alreadyExists(this.groupResource, meta.name!);
-      return { object: this.form.asRead(obj), created: true };
+      const read = this.form.asRead(obj);
+      return { object: read instanceof Promise ? await read : read, created: true };
     }
     // The watch cache holds the stored version's objects: only those are offered to it.
     const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
@@ -288,11 +289,13 @@ export class ResourceWrites {
       // answer is spliced from the same text instead of encoded again.
       const created = written ? encodeCreatedForStorage(this.registry, obj) : undefined;
       if (created?.plain) freezeForAdoption(obj);
-      const bytes = created?.bytes ?? this.form.encode(obj);
+      const encoded = created?.bytes ?? this.form.encode(obj);
+      const bytes = encoded instanceof Promise ? await encoded : encoded;
       const pending = written?.expect(key, bytes, obj, created?.plain ?? false);
       try {
         const kv = await this.deps.store.create(key, bytes);
-        const object = asWritten(this.form.asRead(obj), kv, pending);
+        const read = this.form.asRead(obj);
+        const object = asWritten(read instanceof Promise ? await read : read, kv, pending);
         return created ? { object, created: true, json: () => created.answer(kv.modRevision) } : { object, created: true };
       } catch (err) {
         if (pending) written!.forget(pending);
@@ -331,8 +334,9 @@ export class ResourceWrites {
     // The object the round starts from, with the revision its write is guarded by; `fresh` once read from the store.
     let base: { object: Frozen<ApiObject>; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
     let fresh = !cached;
-    const fromStore = (kv: KeyValue | undefined): void => {
-      base = kv && { object: deepFreeze(this.form.decode(kv)), modRevision: kv.modRevision };
+    const fromStore = async (kv: KeyValue | undefined): Promise<void> => {
+      const decoded = kv && this.form.decode(kv);
+      base = kv && { object: deepFreeze(decoded instanceof Promise ? await decoded : decoded!), modRevision: kv.modRevision };
       fresh = true;
     };
     const readStore = async (): Promise<void> => {
@@ -342,7 +346,7 @@ export class ResourceWrites {
       } catch (err) {
         throw storageError(err, this.groupResource, name);
       }
-      fromStore(kv);
+      await fromStore(kv);
     };
     if (fresh) await readStore();
     for (;;) {
@@ -357,7 +361,10 @@ export class ResourceWrites {
         if (base?.modRevision === current?.modRevision) throw err;
         continue;
       }
-      if (isDryRun(req.options)) return { object: this.form.asRead(next), created: !current };
+      if (isDryRun(req.options)) {
+        const read = this.form.asRead(next);
+        return { object: read instanceof Promise ? await read : read, created: !current };
+      }
       // Unchanged as Go compares decoded objects (upstream compares its canonical encoding): key
       // order aside, which a merge or an apply may change. Nothing to encode or write, once the
       // store confirms the object it started from.
@@ -367,23 +374,26 @@ export class ResourceWrites {
         if (base?.modRevision === current.modRevision) return { object: req.handedOver ? base.object : deepCopy<ApiObject>(base.object), created: false };
         continue;
       }
-      const bytes = this.form.encode(next);
+      const encoded = this.form.encode(next);
+      const bytes = encoded instanceof Promise ? await encoded : encoded;
       const pending = written?.expect(key, bytes, next);
       try {
         if (!current) {
           const kv = await this.deps.store.create(key, bytes);
-          return { object: asWritten(this.form.asRead(next), kv, pending), created: true };
+          const read = this.form.asRead(next);
+          return { object: asWritten(read instanceof Promise ? await read : read, kv, pending), created: true };
         }
         const kv = await this.deps.store.update(key, bytes, current.modRevision);
-        return { object: asWritten(this.form.asRead(next), kv, pending), created: false };
+        const read = this.form.asRead(next);
+        return { object: asWritten(read instanceof Promise ? await read : read, kv, pending), created: false };
       } catch (err) {
         if (pending) written!.forget(pending);
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
-          fromStore(err.current);
+          await fromStore(err.current);
           continue;
         }
         if (StoreError.is(err, 'not-found')) {
-          fromStore(undefined);
+          await fromStore(undefined);
           continue;
         }
         throw storageError(err, this.groupResource, name);

@@ -45,7 +45,13 @@ export interface StatusStrategy<T extends ApiObject = ApiObject> {
 /** When a served version was deprecated, when it goes, and what replaces it (minor releases of 1.x). */
 export interface Deprecation {
   /** e.g. `1.29`. */
-  deprecatedIn: string;
+  deprecatedIn?: string;
+  /**
+   * The Warning's whole text, where it is not built from the releases: a custom resource
+   * version's `deprecationWarning` (or upstream's default for one); empty, no Warning. Such a
+   * deprecation is signalled by the Warning alone, as upstream's custom resource handler does.
+   */
+  warning?: string;
   /** e.g. `1.32`: the release it is no longer served in. */
   removedIn?: string;
   replacement?: { group: string; version: string; kind: string };
@@ -201,6 +207,12 @@ export interface CustomResourceInfo {
   readonly listKind: string;
   /** The served version as the definition declares it (schema, columns, subresources), as JSON. */
   readonly served: unknown;
+  /**
+   * On the storage version's type, where the store may also hold objects of an earlier storage
+   * version (`status.storedVersions`): how they read as this version's (objects already of
+   * this version read as they are). A storage-version change so affects new writes only.
+   */
+  readonly readsOthers?: EquivalentVersion;
 }
 
 /** Another served version of the same objects (`ResourceDefinition.equivalentVersions`). */
@@ -216,6 +228,17 @@ export interface EquivalentVersion {
    * parts (they may be frozen). Keeps `kind` and `apiVersion` absent where they are (a list's items).
    */
   fromThat(obj: ApiObject): ApiObject;
+  /**
+   * Present where conversion waits on something outside the server (a custom resource's
+   * conversion webhook, which only `storedAs` uses): stored objects are then converted through
+   * these, several in one call, and `toThat`/`fromThat` are not used for them. Each resolves
+   * the converted objects in the given order (new objects), or rejects with the error to answer
+   * (a 500 naming the webhook), never with a partial result.
+   */
+  waits?: {
+    toThat(objs: readonly ApiObject[]): Promise<ApiObject[]>;
+    fromThat(objs: readonly ApiObject[]): Promise<ApiObject[]>;
+  };
 }
 
 export interface GroupVersionKind {

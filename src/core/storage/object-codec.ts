@@ -78,20 +78,25 @@ export function decodeFromStorage(kv: KeyValue): ApiObject {
 
 /**
  * How one served version's objects become stored values and back: as they are, or converted to
- * and from the version the store keeps them as (`ResourceDefinition.storedAs`).
+ * and from the version the store keeps them as (`ResourceDefinition.storedAs`). A conversion
+ * that waits (a conversion webhook, `EquivalentVersion.waits`) answers with promises; every
+ * other form answers at once (`waits` false), so its callers need not wait.
  */
 export interface ObjectForm {
   /** Whether the store keeps this version's objects as they are (their bytes may then be reused as an answer). */
   readonly asIs: boolean;
-  encode(obj: ApiObject): Uint8Array;
+  /** Whether the methods below answer with promises. */
+  readonly waits: boolean;
+  encode(obj: ApiObject): Uint8Array | Promise<Uint8Array>;
   /** A written object as a read of it returns it: itself, or converted there and back (a new object). */
-  asRead(obj: ApiObject): ApiObject;
-  tryDecode(kv: KeyValue): StoredDecode;
-  decode(kv: KeyValue): ApiObject;
+  asRead(obj: ApiObject): ApiObject | Promise<ApiObject>;
+  tryDecode(kv: KeyValue): StoredDecode | Promise<StoredDecode>;
+  decode(kv: KeyValue): ApiObject | Promise<ApiObject>;
 }
 
 const AS_IS: ObjectForm = {
   asIs: true,
+  waits: false,
   encode: encodeForStorage,
   asRead: (obj) => obj,
   tryDecode: (kv) => tryDecodeFromStorage(kv),
@@ -101,6 +106,7 @@ const AS_IS: ObjectForm = {
 function convertedForm(stored: EquivalentVersion): ObjectForm {
   return {
     asIs: false,
+    waits: false,
     encode: (obj) => encodeForStorage(stored.toThat(obj)),
     asRead: (obj) => stored.fromThat(stored.toThat(obj)),
     tryDecode(kv) {
@@ -111,7 +117,33 @@ function convertedForm(stored: EquivalentVersion): ObjectForm {
   };
 }
 
+/**
+ * Through a conversion that waits: a write's object is converted once on its way to the store
+ * (the stored form kept for its answer), and the stored one back for the answer, as upstream's
+ * store encodes to the storage version and decodes the stored bytes to the request's.
+ */
+function waitingForm(waits: NonNullable<EquivalentVersion['waits']>): ObjectForm {
+  const storedOf = new WeakMap<ApiObject, ApiObject>();
+  const toStored = async (obj: ApiObject): Promise<ApiObject> => storedOf.get(obj) ?? (await waits.toThat([obj]))[0]!;
+  return {
+    asIs: false,
+    waits: true,
+    async encode(obj) {
+      const converted = await toStored(obj);
+      storedOf.set(obj, converted);
+      return encodeForStorage(converted);
+    },
+    asRead: async (obj) => (await waits.fromThat([await toStored(obj)]))[0]!,
+    async tryDecode(kv) {
+      const decoded = tryDecodeFromStorage(kv);
+      return decoded.ok ? { ok: true, object: (await waits.fromThat([decoded.object]))[0]! } : decoded;
+    },
+    decode: async (kv) => (await waits.fromThat([decodeFromStorage(kv)]))[0]!,
+  };
+}
+
 /** The form a definition's objects are stored in. */
 export function objectForm(def: ResourceDefinition): ObjectForm {
+  if (def.storedAs?.waits) return waitingForm(def.storedAs.waits);
   return def.storedAs ? convertedForm(def.storedAs) : AS_IS;
 }

@@ -13,7 +13,7 @@ import type { Exchange, ResourceRequestInfo } from '../types';
 const groupVersion = (group: string, version: string) => (group ? `${group}/${version}` : version);
 
 export function deprecationWarning(def: ResourceDefinition, deprecation: Deprecation): string {
-  let text = `${groupVersion(def.group, def.version)} ${def.kind} is deprecated in v${deprecation.deprecatedIn}+`;
+  let text = `${groupVersion(def.group, def.version)} ${def.kind} is deprecated in v${deprecation.deprecatedIn ?? ''}+`;
   if (deprecation.removedIn) text += `, unavailable in v${deprecation.removedIn}+`;
   const r = deprecation.replacement;
   if (r) text += `; use ${groupVersion(r.group, r.version)} ${r.kind}`;
@@ -22,6 +22,10 @@ export function deprecationWarning(def: ResourceDefinition, deprecation: Depreca
 
 export function signalDeprecation(exchange: Exchange, def: ResourceDefinition, info: ResourceRequestInfo, naming: Naming, metrics?: ServerMetrics): void {
   const deprecation = def.deprecation!;
+  if (deprecation.warning !== undefined) {
+    if (deprecation.warning) exchange.warnings.push(deprecation.warning);
+    return;
+  }
   exchange.warnings.push(deprecationWarning(def, deprecation));
   exchange.annotate?.(`${naming.groupDomain}/deprecated`, 'true');
   if (deprecation.removedIn) exchange.annotate?.(`${naming.groupDomain}/removed-release`, deprecation.removedIn);
