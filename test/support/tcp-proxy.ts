@@ -28,6 +28,24 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/**
+ * Whether a chunk from the server holds an HTTP/2 HEADERS frame (an answer starting), as far as
+ * its frames can be walked: pings, window updates and settings pass through, so a cut waits for
+ * the answer itself rather than for the first byte of anything (etcd answers a ping before a
+ * transaction it is still applying). A chunk whose frames cannot be walked counts as an answer.
+ */
+function answersSomething(chunk: Buffer): boolean {
+  let at = 0;
+  while (at + 9 <= chunk.length) {
+    const length = chunk.readUIntBE(at, 3);
+    const type = chunk[at + 3]!;
+    if (type === 0x1) return true;
+    if (type > 0x9) return true;
+    at += 9 + length;
+  }
+  return at !== chunk.length;
+}
+
 export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const { hostname, port } = new URL(target);
   let bytesUp = 0;
@@ -67,7 +85,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       }
     });
     upstream.on('data', (chunk: Buffer) => {
-      if (cutting) {
+      if (cutting && answersSomething(chunk)) {
         // The server has the request and is answering it: the answer is lost with the connection.
         const done = cutting;
         cutting = undefined;
