@@ -6,6 +6,7 @@
  */
 import type { ApiObject } from '../api';
 import type { JSONSchemaProps } from '../validation/schema/types';
+import type { PrinterColumn } from '../table';
 
 export interface CrdNames {
   plural: string;
@@ -14,15 +15,6 @@ export interface CrdNames {
   kind: string;
   listKind?: string;
   categories?: string[];
-}
-
-export interface CrdColumn {
-  name: string;
-  type: string;
-  format?: string;
-  description?: string;
-  priority?: number;
-  jsonPath: string;
 }
 
 export interface CrdScale {
@@ -39,7 +31,7 @@ export interface CrdVersion {
   deprecationWarning?: string;
   schema?: { openAPIV3Schema?: JSONSchemaProps };
   subresources?: { status?: Record<string, never>; scale?: CrdScale };
-  additionalPrinterColumns?: CrdColumn[];
+  additionalPrinterColumns?: PrinterColumn[];
   selectableFields?: { jsonPath: string }[];
 }
 

@@ -29,6 +29,7 @@ import {
 import { validatePolicyStatus, type ValidatingAdmissionPolicyStatus } from './validatingadmissionpolicy-status';
 import { defineTyped, STANDARD_VERBS } from './common';
 import type { DefineResource } from './definition';
+import { CEL_RESERVED_WORDS } from '../../util/cel';
 
 export type { ValidatingAdmissionPolicyStatus, TypeChecking, ExpressionWarning, Condition } from './validatingadmissionpolicy-status';
 
@@ -109,29 +110,6 @@ const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH = 5 * 1024;
 const VALIDATION_REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
-const CEL_RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 const SPEC = FieldPath.root('spec');
 
 /** upstream SetDefaults_MatchResources, with its rules. */
@@ -242,7 +220,7 @@ function validateVariable(v: Variable, envs: { params: boolean }, path: FieldPat
   const errs: FieldError[] = [];
   const name = v.name ?? '';
   if (name.trim().length === 0) errs.push(fieldErrors.required(path.child('name'), 'name is not specified'));
-  else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED.has(name))
+  else if (!/^[_a-zA-Z][_a-zA-Z0-9]*$/.test(name) || CEL_RESERVED_WORDS.has(name))
     errs.push(fieldErrors.invalid(path.child('name'), name, 'name is not a valid CEL identifier'));
   const expression = v.expression ?? '';
   if (expression.trim().length === 0) errs.push(fieldErrors.required(path.child('expression'), 'expression is not specified'));

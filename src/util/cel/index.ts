@@ -61,3 +61,28 @@ export function celFunctionExists(name: string): boolean {
   }
   return functionNames.has(name);
 }
+
+/** CEL's reserved words: not identifiers (a variable or field named so is escaped, or refused). */
+export const CEL_RESERVED_WORDS: ReadonlySet<string> = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);

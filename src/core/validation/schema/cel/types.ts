@@ -11,6 +11,7 @@
  * many times a rule at the node can run at most (the product of its lists' and maps' bounds).
  */
 import type { SchemaNode } from '../node';
+import { CEL_RESERVED_WORDS } from '../../../../util/cel';
 
 /** apiserver's MaxRequestSizeBytes (3 MiB): what unbounded sizes are estimated from. */
 export const MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024;
@@ -65,29 +66,6 @@ const METADATA: CelTypeNode = {
   resourceRoot: false,
 };
 
-const RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 const ESCAPABLE = /^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$/;
 
 /**
@@ -95,7 +73,7 @@ const ESCAPABLE = /^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$/;
  * `__slash__`, `__underscores__`, `__<keyword>__`), or undefined when it cannot be one.
  */
 export function escapeName(name: string): string | undefined {
-  if (RESERVED.has(name)) return `__${name}__`;
+  if (CEL_RESERVED_WORDS.has(name)) return `__${name}__`;
   if (!ESCAPABLE.test(name)) return undefined;
   let out = '';
   for (let i = 0; i < name.length; i++) {
