@@ -17,7 +17,8 @@ export type FieldErrorType =
   | 'FieldValueTypeInvalid'
   | 'InternalError';
 
-const TYPE_TEXT: Record<FieldErrorType, string> = {
+/** field.ErrorType's String (FieldValueTypeInvalid reads as Invalid value). */
+export const FIELD_ERROR_TYPE_TEXT: Readonly<Record<FieldErrorType, string>> = {
   FieldValueNotFound: 'Not found',
   FieldValueRequired: 'Required value',
   FieldValueDuplicate: 'Duplicate value',
@@ -106,7 +107,7 @@ export function formatBadValue(value: unknown): string {
 
 function make(type: FieldErrorType, path: FieldPath | string, badValue: unknown, detail: string | undefined, showValue = SHOWS_VALUE.has(type)): FieldError {
   const field = path.toString();
-  let body = TYPE_TEXT[type];
+  let body = FIELD_ERROR_TYPE_TEXT[type];
   if (showValue) body += `: ${formatBadValue(badValue)}`;
   if (detail) body += `: ${detail}`;
   return {

@@ -22,7 +22,7 @@
  * The walk recurses as deep as schema and value go together; both are bounded by the decode
  * limits (src/codecs/limits.ts), and the schema is refused past them (node.ts).
  */
-import type { FieldPath, FieldError, FieldErrorType } from '../field-errors';
+import { FIELD_ERROR_TYPE_TEXT, type FieldPath, type FieldError, type FieldErrorType } from '../field-errors';
 import { type SchemaNode, enumMatches, nodeRegex } from './node';
 import { type GoKind, canonicalKey, goBadValue, goFloat, goInt64, goJson, goKind, goQuote, formatInt64, isInt64, isJsonInteger } from './go-values';
 import { jsonEqual } from '../../../util/json-values';
@@ -413,25 +413,11 @@ export function goFieldError(
   showValue: boolean,
   rendered?: string,
 ): FieldError {
-  let body = TYPE_TEXT[type] ?? 'Invalid value';
+  let body = FIELD_ERROR_TYPE_TEXT[type] ?? 'Invalid value';
   if (showValue) body += `: ${rendered ?? goBadValue(badValue)}`;
   if (detail) body += `: ${detail}`;
   return { type, field, badValue, ...(detail !== undefined ? { detail } : {}), causeReason: type, causeMessage: body, message: `${field}: ${body}` };
 }
-
-/** field.ErrorType's String (FieldValueTypeInvalid reads as Invalid value). */
-const TYPE_TEXT: Partial<Record<FieldErrorType, string>> = {
-  FieldValueNotFound: 'Not found',
-  FieldValueRequired: 'Required value',
-  FieldValueDuplicate: 'Duplicate value',
-  FieldValueInvalid: 'Invalid value',
-  FieldValueNotSupported: 'Unsupported value',
-  FieldValueForbidden: 'Forbidden',
-  FieldValueTooLong: 'Too long',
-  FieldValueTooMany: 'Too many',
-  FieldValueTypeInvalid: 'Invalid value',
-  InternalError: 'Internal error',
-};
 
 /** field.Path's String of the caller's path: `<nil>` for none. */
 export function pathText(path: FieldPath | string | undefined): string {
