@@ -573,7 +573,7 @@ interface Timed {
 }
 
 /** `path` asked once (the first since the served types changed), then LATENCY_REQUESTS times more, one at a time. */
-async function timeRequests(target: Target, probe: Probe, path = probe.path): Promise<Timed> {
+async function timeRequests(target: Target, probe: Probe, path = probe.path, more = LATENCY_REQUESTS): Promise<Timed> {
   const api = new ApiClient(target);
   try {
     await api.request('GET', '/version');
@@ -586,12 +586,12 @@ async function timeRequests(target: Target, probe: Probe, path = probe.path): Pr
     const first = await one();
     if (first.status !== 200) return { first: first.ms, median: NaN, highest: NaN, bytes: first.bytes, failed: first.status };
     const rest: number[] = [];
-    for (let i = 0; i < LATENCY_REQUESTS; i++) {
+    for (let i = 0; i < more; i++) {
       const r = await one();
       if (r.status !== 200) return { first: first.ms, median: NaN, highest: NaN, bytes: first.bytes, failed: r.status };
       rest.push(r.ms);
     }
-    return { first: first.ms, median: median(rest), highest: Math.max(...rest), bytes: first.bytes };
+    return { first: first.ms, median: rest.length ? median(rest) : NaN, highest: Math.max(...rest), bytes: first.bytes };
   } finally {
     api.close();
   }
@@ -774,6 +774,20 @@ async function manyDefinitions(ctx: Context, server: KeelsonServer, profiler?: P
     }
     await sleep(500);
     const heap2 = await server.gc();
+
+    // One more definition, as a cluster with 1,000 sees one applied: each document's first
+    // request after it (what is kept of the others' parts is reused).
+    const extra = crd(manyGroup(0), manyPlural(MANY_CRDS), `Thing${MANY_CRDS}`);
+    const writer = new ApiClient(server.target);
+    const oneMore = new Map<Probe, Timed>();
+    try {
+      await writer.expect('POST', CRDS_PATH, extra, [201]);
+      await watch.all([extra.metadata.name], 30_000);
+      await pollUntil(writer, `/apis/${manyGroup(0)}/v1/${manyPlural(MANY_CRDS)}`, (st) => st === 200, performance.now() + 30_000);
+    } finally {
+      writer.close();
+    }
+    for (const p of checks) oneMore.set(p, await timeRequests(server.target, p, p.path, 0));
     const perCrd = (h: { heapUsed: number }) => (h.heapUsed - heap0.heapUsed) / MANY_CRDS;
     const perCrdExternal = (h: { external: number }) => (h.external - heap0.external) / MANY_CRDS;
     ctx.rows.push({
@@ -800,14 +814,20 @@ async function manyDefinitions(ctx: Context, server: KeelsonServer, profiler?: P
         ratio: ratio(a.median, b.median),
         cpu: '',
         latency: `highest of ${LATENCY_REQUESTS} after the first: ${ms(a.highest * 1000)}; ${ms(b.highest * 1000)}`,
-        note: `response ${bytes(a.bytes)} / ${bytes(b.bytes)}${p.gzip ? ' (gzipped)' : ''}; one client, one request at a time; the first is the first since the served types last changed`,
+        note: `response ${bytes(a.bytes)} / ${bytes(b.bytes)}${p.gzip ? ' (gzipped)' : ''}; one client, one request at a time; the first is the first since the served types last changed; the first after one more definition (the ${(MANY_CRDS + 1).toLocaleString('en-US')}st): ${oneMore.get(p)!.failed ? `answered ${oneMore.get(p)!.failed}` : ms(oneMore.get(p)!.first * 1000)}`,
       });
     }
     const worst = Math.max(...checks.map((p) => (after.get(p)!.failed ? Infinity : Math.max(after.get(p)!.first, after.get(p)!.median))));
     ctx.budgets.push({
       budget: `GET /apis (aggregated, legacy), /openapi/v2, /openapi/v3 with ${MANY_CRDS.toLocaleString('en-US')} CRDs`,
       target: '< 50 ms each',
-      measured: `first, then median: ${checks.map((p) => `${p.short} ${after.get(p)!.failed ? `answered ${after.get(p)!.failed}` : `${ms(after.get(p)!.first * 1000)}, ${ms(after.get(p)!.median * 1000)}`}`).join('; ')}`,
+      measured: `first, then median, then the first after a ${(MANY_CRDS + 1).toLocaleString('en-US')}st: ${checks
+        .map((p) => {
+          const a = after.get(p)!;
+          const o = oneMore.get(p)!;
+          return `${p.short} ${a.failed ? `answered ${a.failed}` : `${ms(a.first * 1000)}, ${ms(a.median * 1000)}`}, ${o.failed ? `answered ${o.failed}` : ms(o.first * 1000)}`;
+        })
+        .join('; ')}`,
       met: worst < 50,
     });
   } finally {
