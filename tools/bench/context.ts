@@ -17,7 +17,7 @@ import type { BudgetCheck, Row } from './report';
 
 export interface Options {
   quick: boolean;
-  /** The store for scenarios 2-5 (scenario 1 always measures both). */
+  /** The store for scenarios 2-5 and 14 (scenario 1 always measures both). */
   store: 'etcd' | 'embedded';
   /** Scenario numbers to run. */
   only: Set<number>;

@@ -83,7 +83,7 @@ function timingFor(options: Options): Timing {
 export function machineLine(options: Options): string {
   const cpus = os.cpus();
   const server = options.rev ? `; server built from git ${options.rev}` : '';
-  return `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}, ${os.platform()} ${os.release()}; store for scenarios 2-5: ${options.store}; load generator: Node (tools/bench/load-worker, one process, one request in flight per connection)${server}`;
+  return `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}, ${os.platform()} ${os.release()}; store for scenarios 2-5 and 14: ${options.store}; load generator: Node (tools/bench/load-worker, one process, one request in flight per connection)${server}`;
 }
 
 async function main(): Promise<void> {
