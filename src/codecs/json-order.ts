@@ -511,6 +511,7 @@ export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknow
   const { apiVersion, kind, metadata } = value;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !isRecord(metadata)) return undefined;
   if (typeof metadata.uid !== 'string' || metadata.resourceVersion !== undefined) return undefined;
+  if (isUnstructuredKind(registry, apiVersion, kind)) return unstructuredBeforeVersion(registry, value, metadata.uid);
   const served = registry.kind(apiVersion, kind);
   if (!served || !versionFollowsUid(registry, served.type)) return undefined;
   // Pooled, not a buffer of its own: the stored bytes live as long as the write (memoised bytes
@@ -521,6 +522,22 @@ export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknow
   const member = escapeGoHtml(`"uid":${JSON.stringify(metadata.uid)}`);
   const found = bytes.indexOf(member, bytes.indexOf('"metadata":{'), 'utf8');
   return found < 0 ? undefined : { bytes, at: found + Buffer.byteLength(member, 'utf8'), plain };
+}
+
+/**
+ * A custom resource's stored bytes (keys sorted at every level) and where its resourceVersion
+ * goes: right before the `,"uid":…` member of its metadata, the member that sorts after it
+ * (`creationTimestamp` and `name` always come before, so the comma is there).
+ */
+function unstructuredBeforeVersion(
+  registry: SchemaRegistry,
+  value: Record<string, unknown>,
+  uid: string,
+): { bytes: Buffer; at: number; plain: boolean } | undefined {
+  const { bytes, plain } = encodeWith(registry, value, undefined, (s) => ({ bytes: s.copy(false), plain: s.plain }));
+  const member = escapeGoHtml(`,"uid":${JSON.stringify(uid)}`);
+  const found = bytes.indexOf(member, bytes.indexOf('"metadata":{'), 'utf8');
+  return found < 0 ? undefined : { bytes, at: found, plain };
 }
 
 /**

@@ -126,9 +126,21 @@ describe("a create's answer is spliced from its stored bytes", () => {
     expect(res.text).toContain('a: <b>');
   });
 
-  it('leaves out what it cannot promise: an unserved kind, no uid, a version already set', () => {
+  it('lays out a custom resource as an unstructured object: the version goes before the uid, keys sorted', () => {
+    const meta = { uid: '0b5c7d36-4c8e-4a55-b7c4-3d0f3ce3f8d1', name: 'x', creationTimestamp: '2026-01-01T00:00:00Z' };
+    const object = { kind: 'Widget', apiVersion: 'example.com/v1', metadata: meta, spec: { z: 1, a: { d: 2, c: 3 } } };
+    const layout = orderedJsonBeforeVersion(registry, object)!;
+    expect(layout.bytes.toString()).toBe(encodeOrderedJson(registry, object));
+    expect(withResourceVersion(layout.bytes, layout.at, '42').toString()).toBe(
+      `${encodeOrderedJson(registry, { ...object, metadata: { ...meta, resourceVersion: '42' } })}\n`,
+    );
+    expect(withResourceVersion(layout.bytes, layout.at, '42').toString()).toBe(
+      `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"creationTimestamp":"2026-01-01T00:00:00Z","name":"x","resourceVersion":"42","uid":"${meta.uid}"},"spec":{"a":{"c":3,"d":2},"z":1}}\n`,
+    );
+  });
+
+  it('leaves out what it cannot promise: no uid, a version already set', () => {
     const meta = { name: 'x', uid: '0b5c7d36-4c8e-4a55-b7c4-3d0f3ce3f8d1' };
-    expect(orderedJsonBeforeVersion(registry, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: meta })).toBeUndefined();
     expect(orderedJsonBeforeVersion(registry, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })).toBeUndefined();
     expect(orderedJsonBeforeVersion(registry, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { ...meta, resourceVersion: '5' } })).toBeUndefined();
     const layout = orderedJsonBeforeVersion(registry, { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { uid: `"uid":"${meta.uid}"` } });
