@@ -1,5 +1,5 @@
 /**
- * client-go's JSONPath (k8s.io/client-go/util/jsonpath, v0.32) over decoded JSON, as the
+ * client-go's JSONPath (client-go util/jsonpath, v0.32) over decoded JSON, as the
  * apiserver runs it for a CustomResourceDefinition's `additionalPrinterColumns` (the CRD table
  * convertor) and `selectableFields` (the custom resource strategy): the template is parsed once,
  * and every object is evaluated against the parsed tree.

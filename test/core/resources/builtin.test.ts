@@ -121,8 +121,8 @@ describe('builtinResources', () => {
   });
 
   it('never spells a vendor domain in the resource and validation modules', () => {
-    for (const dir of ['src/core/resources', 'src/core/validation']) {
-      for (const file of readdirSync(dir)) {
+    for (const dir of ['src/core/resources', 'src/core/validation', 'src/core/customresources', 'src/core/table']) {
+      for (const file of readdirSync(dir, { recursive: true }) as string[]) {
         if (!file.endsWith('.ts')) continue;
         const text = readFileSync(join(dir, file), 'utf8');
         const spelled = [upstream.groupDomain, upstream.keyDomain, platform.groupDomain].filter((d) => text.includes(d));

@@ -1,5 +1,5 @@
 /**
- * The string formats kube-openapi's strfmt.Default registry validates (k8s.io/kube-openapi at
+ * The string formats kube-openapi's strfmt.Default registry validates (kube-openapi at
  * the version Kubernetes 1.32 pins, with govalidator's 2019 checks), each a predicate on the
  * string as upstream's: names are matched without dashes (`date-time` is `datetime`).
  *
@@ -274,7 +274,7 @@ function isEmail(s: string): boolean {
   return addr !== undefined && addr !== '';
 }
 
-// ---- ipv4, cidr: k8s.io/utils/net's sloppy parsers (Go 1.16's net, leading zeros allowed) ----
+// ---- ipv4, cidr: upstream's utils/net sloppy parsers (Go 1.16's net, leading zeros allowed) ----
 
 const BIG = 0xffffff;
 
