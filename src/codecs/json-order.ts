@@ -231,8 +231,13 @@ const builtinGroups = new Map<string, ReadonlySet<string>>();
  * keys sorted at every level; an unknown kind of a built-in group (a Table) keeps its own order.
  */
 export function isUnstructuredKind(registry: SchemaRegistry, apiVersion: string, kind: string): boolean {
+  return !registry.kind(apiVersion, kind) && inCustomGroup(registry, apiVersion);
+}
+
+/** Whether an apiVersion names a group none of the profile's built-in kinds is served in (a custom resource's). */
+function inCustomGroup(registry: SchemaRegistry, apiVersion: string): boolean {
   const slash = apiVersion.indexOf('/');
-  if (slash < 0 || registry.kind(apiVersion, kind)) return false;
+  if (slash < 0) return false;
   const naming = registry.naming;
   let groups = builtinGroups.get(naming.vendor);
   if (!groups) builtinGroups.set(naming.vendor, (groups = new Set([...Object.values(naming.apiGroups), ...Object.values(naming.groups)])));
@@ -267,7 +272,7 @@ class CompiledEncoder {
       const { apiVersion, kind } = value;
       const served = typeof apiVersion === 'string' && typeof kind === 'string' ? this.registry.kind(apiVersion, kind) : undefined;
       if (served) return this.message(served.type.name)(value, sink);
-      if (typeof apiVersion === 'string' && typeof kind === 'string' && isUnstructuredKind(this.registry, apiVersion, kind)) {
+      if (typeof apiVersion === 'string' && typeof kind === 'string' && inCustomGroup(this.registry, apiVersion)) {
         writeSorted(value, sink);
         return;
       }
@@ -511,9 +516,9 @@ export function orderedJsonBeforeVersion(registry: SchemaRegistry, value: unknow
   const { apiVersion, kind, metadata } = value;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || !isRecord(metadata)) return undefined;
   if (typeof metadata.uid !== 'string' || metadata.resourceVersion !== undefined) return undefined;
-  if (isUnstructuredKind(registry, apiVersion, kind)) return unstructuredBeforeVersion(registry, value, metadata.uid);
   const served = registry.kind(apiVersion, kind);
-  if (!served || !versionFollowsUid(registry, served.type)) return undefined;
+  if (!served) return inCustomGroup(registry, apiVersion) ? unstructuredBeforeVersion(registry, value, metadata.uid) : undefined;
+  if (!versionFollowsUid(registry, served.type)) return undefined;
   // Pooled, not a buffer of its own: the stored bytes live as long as the write (memoised bytes
   // are what `own` is for).
   const { bytes, plain } = encodeWith(registry, value, undefined, (s) => ({ bytes: s.copy(false), plain: s.plain }));
