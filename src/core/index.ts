@@ -59,6 +59,20 @@ export { isPodReady, podReadyCondition, withDisruptionTarget, type PodCondition 
 export type { NodeCondition, Taint, Toleration } from './resources/nodes';
 export { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from './resources/poddisruptionbudgets';
 export {
+  AVAILABLE,
+  DEFAULT_SERVICE_PORT,
+  apiServiceCondition,
+  apiServiceName,
+  isAPIServiceAvailable,
+  isLocalAPIService,
+  localAvailableCondition,
+  withAPIServiceCondition,
+  type APIService,
+  type APIServiceCondition,
+  type APIServiceReference,
+  type APIServiceSpec,
+} from './resources/apiservices';
+export {
   builtinSigners,
   parseCertificateRequest,
   pemBlocks,

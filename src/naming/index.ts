@@ -48,6 +48,8 @@ export interface Naming {
     readonly certificates: string;
     /** CustomResourceDefinitions: `apiextensions.<group domain>`. */
     readonly apiextensions: string;
+    /** APIServices, the aggregator's registrations: `apiregistration.<group domain>`. */
+    readonly apiregistration: string;
   };
 
   /** Finalizers the server itself puts on objects. */
@@ -121,6 +123,7 @@ export type GroupKey =
   | 'admissionregistration'
   | 'certificates'
   | 'apiextensions'
+  | 'apiregistration'
   | 'meta';
 
 export function createNaming(vendor: Vendor): Naming {
@@ -141,6 +144,7 @@ export function createNaming(vendor: Vendor): Naming {
     admissionregistration: group('admissionregistration'),
     certificates: group('certificates'),
     apiextensions: group('apiextensions'),
+    apiregistration: group('apiregistration'),
   };
   return {
     vendor,
@@ -165,6 +169,7 @@ export function createNaming(vendor: Vendor): Naming {
       admissionregistration: groups.admissionregistration,
       certificates: groups.certificates,
       apiextensions: groups.apiextensions,
+      apiregistration: groups.apiregistration,
       meta: groups.meta,
     },
     finalizers: {

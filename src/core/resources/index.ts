@@ -14,6 +14,7 @@ import { defineNodes } from './nodes';
 import { defineLeases } from './leases';
 import { defineCertificateSigningRequests } from './certificatesigningrequests';
 import { defineCustomResourceDefinitions } from './customresourcedefinitions';
+import { defineAPIServices } from './apiservices';
 import { definePriorityClasses } from './priorityclasses';
 import { definePodDisruptionBudgets } from './poddisruptionbudgets';
 import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
@@ -56,6 +57,7 @@ const BUILTIN = [
   defineValidatingAdmissionPolicies,
   defineValidatingAdmissionPolicyBindings,
   defineCustomResourceDefinitions,
+  defineAPIServices,
   defineTokenReviews,
   defineSelfSubjectReviews,
   defineSubjectAccessReviews,
@@ -132,3 +134,14 @@ export type {
   SelectableField,
 } from './customresourcedefinitions';
 export { defaultCustomResourceDefinition } from './customresourcedefinitions';
+export type { APIService, APIServiceCondition, APIServiceReference, APIServiceSpec } from './apiservices';
+export {
+  AVAILABLE,
+  DEFAULT_SERVICE_PORT,
+  apiServiceCondition,
+  apiServiceName,
+  isAPIServiceAvailable,
+  isLocalAPIService,
+  localAvailableCondition,
+  withAPIServiceCondition,
+} from './apiservices';

@@ -54,6 +54,8 @@ export function openApiNames(naming: Naming): OpenApiNames {
   const meta = `${apimachinery}.apis.meta.v1`;
   // apiextensions' types live in their own module upstream, not under `<io.k8s>.api`.
   const apiextensions = `${reversed}.apiextensions-apiserver.pkg.apis.apiextensions`;
+  // So do the aggregator's (APIService).
+  const apiregistration = `${reversed}.kube-aggregator.pkg.apis.apiregistration`;
   const special: Record<SpecialType, string | undefined> = {
     Time: `${meta}.Time`,
     MicroTime: `${meta}.MicroTime`,
@@ -75,7 +77,9 @@ export function openApiNames(naming: Naming): OpenApiNames {
     typeName(qualified) {
       const [pkg, version, type] = qualified.split('.');
       if (pkg === 'meta') return `${meta}.${type}`;
-      return pkg === 'apiextensions' ? `${apiextensions}.${version}.${type}` : `${reversed}.api.${pkg}.${version}.${type}`;
+      if (pkg === 'apiextensions') return `${apiextensions}.${version}.${type}`;
+      if (pkg === 'apiregistration') return `${apiregistration}.${version}.${type}`;
+      return `${reversed}.api.${pkg}.${version}.${type}`;
     },
     specialName: (s) => special[s],
     patch: `${meta}.Patch`,

@@ -2,6 +2,7 @@
 import type { PackageDef } from '../types';
 import { ADMISSIONREGISTRATION_V1 } from './admissionregistration-v1';
 import { APIEXTENSIONS_V1 } from './apiextensions-v1';
+import { APIREGISTRATION_V1 } from './apiregistration-v1';
 import { APPS_V1 } from './apps-v1';
 import { AUTHENTICATION_V1 } from './authentication-v1';
 import { AUTHORIZATION_V1 } from './authorization-v1';
@@ -44,4 +45,5 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   ADMISSIONREGISTRATION_V1,
   CERTIFICATES_V1,
   APIEXTENSIONS_V1,
+  APIREGISTRATION_V1,
 ];
