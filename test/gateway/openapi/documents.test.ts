@@ -36,6 +36,7 @@ describe.each(['kubernetes', 'platform'] as const)('OpenAPI documents (%s profil
         `apis/${naming.groups.admissionregistration}/v1`,
         `apis/${naming.groups.certificates}/v1`,
         `apis/${naming.groups.apiextensions}/v1`,
+        `apis/${naming.groups.apiregistration}/v1`,
       ].sort(),
     );
     for (const { document } of v3) expect(document).toMatchObject({ openapi: '3.0.0', info: { version: 'v1.32.0+keelson' } });

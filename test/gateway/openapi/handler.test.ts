@@ -110,6 +110,7 @@ describe('OpenAPI handler', () => {
       'api/v1',
       'apis/admissionregistration.k8s.io/v1',
       'apis/apiextensions.k8s.io/v1',
+      'apis/apiregistration.k8s.io/v1',
       'apis/apps/v1',
       'apis/authentication.k8s.io/v1',
       'apis/authorization.k8s.io/v1',
