@@ -17,13 +17,13 @@ import type { BudgetCheck, Row } from './report';
 
 export interface Options {
   quick: boolean;
-  /** The store for scenarios 2-5 and 14 (scenario 1 always measures both). */
+  /** The store for scenarios 2-5, 14 and 15 (scenario 1 always measures both). */
   store: 'etcd' | 'embedded';
   /** Scenario numbers to run. */
   only: Set<number>;
   /**
    * Also profile a hot path with --cpu-prof and summarise it; `custom-resources` profiles
-   * scenario 14's servers instead (its creates, gets, lists and the 1,000 definitions).
+   * scenarios 14 and 15's servers instead (their creates, gets, lists, patches and the 1,000 definitions).
    */
   profile: false | 'create' | 'get' | 'cached-get' | 'list' | 'watch' | 'startup' | 'custom-resources';
   /** Build the server from this git revision instead of the working tree. */

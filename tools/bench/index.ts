@@ -25,11 +25,12 @@ import { runLibrary } from './scenarios/library';
 import { runAdmission } from './scenarios/admission';
 import { runWatchMemory } from './scenarios/watch-memory';
 import { runCustomResources } from './scenarios/custom-resources';
+import { runRulesAndConversion } from './scenarios/rules-and-conversion';
 
-const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11 and 14; 12, and 13 of 17 minutes, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file.cpuprofile]]`;
+const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11, 14 and 15; 12, and 13 of 17 minutes, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file.cpuprofile]]`;
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14]), profile: false };
+  const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15]), profile: false };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -83,7 +84,7 @@ function timingFor(options: Options): Timing {
 export function machineLine(options: Options): string {
   const cpus = os.cpus();
   const server = options.rev ? `; server built from git ${options.rev}` : '';
-  return `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}, ${os.platform()} ${os.release()}; store for scenarios 2-5 and 14: ${options.store}; load generator: Node (tools/bench/load-worker, one process, one request in flight per connection)${server}`;
+  return `machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GB, Node ${process.version}, ${os.platform()} ${os.release()}; store for scenarios 2-5, 14 and 15: ${options.store}; load generator: Node (tools/bench/load-worker, one process, one request in flight per connection)${server}`;
 }
 
 async function main(): Promise<void> {
@@ -127,7 +128,8 @@ async function main(): Promise<void> {
     await attempt([12], () => runAdmission(ctx));
     await attempt([13], () => runWatchMemory(ctx));
     await attempt([14], () => runCustomResources(ctx));
-    // Scenario 14 profiles its own servers (scenarios/custom-resources.ts).
+    await attempt([15], () => runRulesAndConversion(ctx));
+    // Scenarios 14 and 15 profile their own servers (scenarios/custom-resources.ts).
     if (options.profile && options.profile !== 'custom-resources') {
       const which = options.profile;
       options.only.add(0);

@@ -19,6 +19,8 @@ export interface RequestSpec {
   expect: number;
   /** The Accept header (default `application/json`). */
   accept?: string;
+  /** The body's Content-Type (default `application/json`; a merge patch's is its own). */
+  contentType?: string;
 }
 
 export interface ContendSpec {
@@ -64,7 +66,7 @@ export class HttpsLoad {
   }
 
   private runRequests(spec: RequestSpec, durationMs: number): Promise<RunResult> {
-    const extra: Record<string, string> = spec.body ? { 'content-type': 'application/json' } : {};
+    const extra: Record<string, string> = spec.body ? { 'content-type': spec.contentType ?? 'application/json' } : {};
     if (spec.accept) extra.accept = spec.accept;
     const heads = spec.paths.map((path) => requestHead(spec.method, path, this.target, extra));
     const before = spec.body ? Buffer.from(spec.body.before) : undefined;

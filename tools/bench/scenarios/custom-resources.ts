@@ -36,12 +36,12 @@ import { createNaming } from '../../../src/naming';
 import { CLIENTS } from './create';
 
 /** The bench's server runs with the default naming profile. */
-const NAMING = createNaming('platform');
-const CRDS_PATH = `/apis/${NAMING.groups.apiextensions}/v1/customresourcedefinitions`;
+export const NAMING = createNaming('platform');
+export const CRDS_PATH = `/apis/${NAMING.groups.apiextensions}/v1/customresourcedefinitions`;
 const AGGREGATED = `application/json;g=${NAMING.groups.apiDiscovery};v=v2;as=APIGroupDiscoveryList`;
 const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 
-const GROUP = 'bench.example.com';
+export const GROUP = 'bench.example.com';
 const PLURAL = 'benchitems';
 const CREATE_NS = 'bench-cr-create';
 const LIST_NS = 'bench-cr-list';
@@ -65,10 +65,10 @@ const LATENCY_REQUESTS = 20;
 // ConfigMap published into each namespace, so that a list of 10,000 ConfigMaps is 10,000.
 const SERVER_ARGS = ['--controllers', '*,-replicaset,-root-ca-cert-publisher'];
 
-type Json = Record<string, any>;
+export type Json = Record<string, any>;
 
 /** The 20 properties of `spec` every bench definition has: strings, integers, booleans, a list and a map. */
-function specSchema(): Json {
+export function specSchema(): Json {
   const properties: Json = {};
   for (let i = 0; i < 12; i++) properties[`text${i}`] = { type: 'string', maxLength: 256, description: `text field ${i}` };
   for (let i = 0; i < 4; i++) properties[`count${i}`] = { type: 'integer', minimum: 0, format: 'int64', description: `count ${i}` };
@@ -108,10 +108,10 @@ function crd(group: string, plural: string, kind: string): Json {
 const crPath = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/${PLURAL}`;
 const cmPath = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 
-const value = (i: number) => `value-${i}-${'x'.repeat(48)}`;
+export const value = (i: number) => `value-${i}-${'x'.repeat(48)}`;
 
 /** A custom resource as a client sends it: every one of the 20 fields set. */
-function customResource(name: string, ns: string): Json {
+export function customResource(name: string, ns: string): Json {
   const spec: Json = {};
   for (let i = 0; i < 12; i++) spec[`text${i}`] = value(i);
   for (let i = 0; i < 4; i++) spec[`count${i}`] = 1000 + i;
@@ -140,26 +140,26 @@ function configMap(name: string, ns: string): Json {
 }
 
 /** A request body with the name left open (the load generator's `before + name + after`). */
-function bodyTemplate(make: (name: string) => Json): { before: string; after: string } {
+export function bodyTemplate(make: (name: string) => Json): { before: string; after: string } {
   const marker = '__BENCH_NAME__';
   const text = JSON.stringify(make(marker));
   const at = text.indexOf(marker);
   return { before: text.slice(0, at), after: text.slice(at + marker.length) };
 }
 
-const latency = (s: Sample) => `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
+export const latency = (s: Sample) => `${ms(s.latency.percentile(50))} / ${ms(s.latency.percentile(99))}`;
 
-function failures(s: Sample, ok: string): string {
+export function failures(s: Sample, ok: string): string {
   const bad = Object.entries(s.outcomes).filter(([label]) => label !== ok);
   return bad.length ? `; failures: ${bad.map(([l, n]) => `${l}×${n}`).join(', ')}` : '';
 }
 
-async function sleep(msToWait: number): Promise<void> {
+export async function sleep(msToWait: number): Promise<void> {
   await new Promise((r) => setTimeout(r, msToWait));
 }
 
 /** `count` objects POSTed to `path` by `concurrency` clients, `make(i)` each. */
-async function createMany(target: Target, path: string, count: number, make: (i: number) => Json, concurrency = 16): Promise<void> {
+export async function createMany(target: Target, path: string, count: number, make: (i: number) => Json, concurrency = 16): Promise<void> {
   let next = 0;
   const clients = Array.from({ length: concurrency }, () => new ApiClient(target));
   try {
@@ -177,7 +177,7 @@ async function createMany(target: Target, path: string, count: number, make: (i:
  * One watch of every CustomResourceDefinition: when each was first seen Established (the
  * arrival of the event's bytes, on this process's clock).
  */
-class EstablishedWatch {
+export class EstablishedWatch {
   readonly established = new Map<string, number>();
   /** The names in the order they were seen Established. */
   readonly order: string[] = [];
@@ -233,7 +233,7 @@ class EstablishedWatch {
 }
 
 /** Ask `path` again and again on `api` until `ok`; resolves with when it first was. */
-async function pollUntil(
+export async function pollUntil(
   api: ApiClient,
   path: string,
   ok: (status: number, body: Buffer) => boolean,
@@ -267,7 +267,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * `--profile=custom-resources`: the scenario's servers run under --cpu-prof, and each measured
  * window (a cell of one round, or the 1,000 definitions' install) is summarised on its own.
  */
-class Profiler {
+export class Profiler {
   readonly windows: { title: string; startUs: number; endUs: number; line: string }[] = [];
   constructor(
     private readonly ctx: Context,
@@ -311,7 +311,7 @@ class Profiler {
   }
 }
 
-interface Started {
+export interface Started {
   server: KeelsonServer;
   profiler?: Profiler;
   /** etcd's client URL, when the store is etcd. */
@@ -319,7 +319,7 @@ interface Started {
   stop(): Promise<void>;
 }
 
-async function startServer(ctx: Context, label: string): Promise<Started> {
+export async function startServer(ctx: Context, label: string): Promise<Started> {
   const profiler = ctx.options.profile === 'custom-resources' ? new Profiler(ctx, await ctx.tmpDir(`cpu-prof-${label}`), label) : undefined;
   let store: StoreChoice = { kind: 'embedded' };
   let stopEtcd = async () => {};
@@ -361,6 +361,29 @@ export async function runCustomResources(ctx: Context): Promise<void> {
       await stop();
     }
   }
+}
+
+/**
+ * Two cells side by side (sideBySide). Under --profile=custom-resources, one round per cell,
+ * each cell's window summarised alone as `Profile of <what>: <subject or reference>`.
+ */
+export async function measurePair(
+  ctx: Context,
+  server: KeelsonServer,
+  profiler: Profiler | undefined,
+  labels: { what: string; unit: string; subject: string; reference: string },
+  c: Cell,
+  m: Cell,
+): Promise<Sample[]> {
+  if (!profiler) return sideBySide([c, m], ctx.timing);
+  const store = ctx.options.store;
+  const line = (s: Sample) => `${rate(perSecond(s))} ${labels.unit}/s, ${micros(cpuPerOp(s))} µs server CPU each while profiled (the profiler adds some)`;
+  const tc = profiler.track(c, server, `Profile of ${labels.what}: ${labels.subject} (${store}, measured window only)`, line);
+  const tm = profiler.track(m, server, `Profile of ${labels.what}: ${labels.reference} (${store}, measured window only)`, line);
+  const samples = await sideBySide([tc.cell, tm.cell], { ...ctx.timing, rounds: 1 });
+  tc.done(samples[0]!);
+  tm.done(samples[1]!);
+  return samples;
 }
 
 /** Creates, cached gets and lists of 10,000: the custom resource beside the ConfigMap of the same size. */
@@ -418,17 +441,8 @@ async function sideBySideRows(ctx: Context, server: KeelsonServer, profiler?: Pr
       return perSecond(c) / perSecond(m);
     };
 
-    // Under --profile=custom-resources: one round per cell, each cell's window summarised alone.
-    const pair = async (what: string, unit: string, c: Cell, m: Cell): Promise<Sample[]> => {
-      if (!profiler) return sideBySide([c, m], ctx.timing);
-      const line = (s: Sample) => `${rate(perSecond(s))} ${unit}/s, ${micros(cpuPerOp(s))} µs server CPU each while profiled (the profiler adds some)`;
-      const tc = profiler.track(c, server, `Profile of ${what}: custom resources (${store}, measured window only)`, line);
-      const tm = profiler.track(m, server, `Profile of ${what}: ConfigMaps (${store}, measured window only)`, line);
-      const samples = await sideBySide([tc.cell, tm.cell], { ...ctx.timing, rounds: 1 });
-      tc.done(samples[0]!);
-      tm.done(samples[1]!);
-      return samples;
-    };
+    const pair = (what: string, unit: string, c: Cell, m: Cell) =>
+      measurePair(ctx, server, profiler, { what, unit, subject: 'custom resources', reference: 'ConfigMaps' }, c, m);
 
     const ratios: Record<string, number> = {};
     const top = CLIENTS[CLIENTS.length - 1]!;
