@@ -24,6 +24,7 @@ import { defineRoleBindings } from './rolebindings';
 import { defineRoles } from './roles';
 import { defineSecrets } from './secrets';
 import { defineServiceAccounts } from './serviceaccounts';
+import { defineServices } from './services';
 import {
   defineLocalSubjectAccessReviews,
   defineSelfSubjectAccessReviews,
@@ -41,6 +42,7 @@ const BUILTIN = [
   defineSecrets,
   defineConfigMaps,
   defineServiceAccounts,
+  defineServices,
   defineReplicaSets,
   defineRoles,
   defineRoleBindings,
@@ -83,6 +85,7 @@ export type { PodSpec, PodTemplateSpec, Container } from './pod-spec';
 export type { Secret } from './secrets';
 export type { ConfigMap } from './configmaps';
 export type { ServiceAccount } from './serviceaccounts';
+export type { Service, ServicePort, ServiceSpec, ServiceStatus, ServiceType } from './services';
 export type { ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, ReplicaSetCondition } from './replicasets';
 export type { Role } from './roles';
 export type { ClusterRole, AggregationRule } from './clusterroles';

@@ -181,11 +181,11 @@ function maskTrailingDash(prefix: string): string {
 }
 
 /** How `metadata.name` is validated (upstream's ValidateNameFunc of each type). */
-export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'pathSegment';
+export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'dns1035Label' | 'pathSegment';
 
 /**
  * Check a name (or, with `prefix`, a generateName) against a type's name rule; upstream's
- * ValidateNameFunc family (NameIsDNSSubdomain, NameIsDNSLabel, ValidatePathSegmentName).
+ * ValidateNameFunc family (NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label, ValidatePathSegmentName).
  */
 export function validateName(name: string, rule: NameRule, prefix = false): string[] {
   switch (rule) {
@@ -193,6 +193,8 @@ export function validateName(name: string, rule: NameRule, prefix = false): stri
       return isDns1123Subdomain(prefix ? maskTrailingDash(name) : name);
     case 'dns1123Label':
       return isDns1123Label(prefix ? maskTrailingDash(name) : name);
+    case 'dns1035Label':
+      return isDns1035Label(prefix ? maskTrailingDash(name) : name);
     case 'pathSegment':
       return prefix ? isValidPathSegmentPrefix(name) : isValidPathSegmentName(name);
   }

@@ -15,6 +15,7 @@ import { CORE_V1_OBJECTS } from './core-v1-objects';
 import { CORE_V1_POD } from './core-v1-pod';
 import { CORE_V1_POD_STATUS } from './core-v1-pod-status';
 import { CORE_V1_SCHEDULING } from './core-v1-scheduling';
+import { CORE_V1_SERVICE } from './core-v1-service';
 import { CORE_V1_VOLUME } from './core-v1-volume';
 import { EVENTS_V1 } from './events-v1';
 import { META_V1 } from './meta-v1';
@@ -33,6 +34,7 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   CORE_V1_VOLUME,
   CORE_V1_SCHEDULING,
   CORE_V1_NODE,
+  CORE_V1_SERVICE,
   APPS_V1,
   AUTOSCALING_V1,
   RBAC_V1,
