@@ -26,6 +26,7 @@ import type { Clock } from '../../clock';
 import { systemClock } from '../../clock';
 import { WebhookConverter } from './conversion';
 import type { CompiledSchema } from '../validation/schema';
+import type { ServiceResolver } from '../services/resolver';
 
 /** Read a simple JSON path (`.spec.replicas`), as the scale subresource's paths are. */
 function readPath(obj: unknown, path: string): unknown {
@@ -101,6 +102,8 @@ export interface CustomTypeParts {
   /** For conversion webhooks: the clock their timeout runs on, and that timeout (default 30 s). */
   clock?: Clock;
   conversionTimeoutMs?: number;
+  /** Where conversion webhooks' `service` references lead. */
+  services?: ServiceResolver;
 }
 
 /**
@@ -187,6 +190,8 @@ function deprecationText(crd: CustomResourceDefinitionObject, version: CrdVersio
 /** The definition's versions: each one's compiled schema, and the conversions between them. */
 class Versions {
   private readonly compiled = new Map<string, CompiledSchema | undefined>();
+  /** Whether two versions' schemas differ, by `<from>\u0000<to>`. */
+  private readonly differing = new Map<string, boolean>();
   private readonly webhook?: WebhookConverter;
 
   constructor(
@@ -194,7 +199,12 @@ class Versions {
     private readonly parts: CustomTypeParts,
   ) {
     if (crd.spec.conversion?.strategy === 'Webhook') {
-      this.webhook = new WebhookConverter(crd, { naming: parts.naming, clock: parts.clock ?? systemClock, timeoutMs: parts.conversionTimeoutMs });
+      this.webhook = new WebhookConverter(crd, {
+        naming: parts.naming,
+        clock: parts.clock ?? systemClock,
+        timeoutMs: parts.conversionTimeoutMs,
+        services: parts.services,
+      });
     }
   }
 
@@ -212,10 +222,24 @@ class Versions {
   }
 
   /**
+   * Whether an object of `apiVersion` (undefined: `fallback`'s) must be coerced to `target`'s
+   * schema after conversion: the two versions' schemas differ (an unknown version's always).
+   */
+  private differs(apiVersion: string | undefined, fallback: CrdVersion, target: CrdVersion): boolean {
+    const { group } = this.crd.spec;
+    const source = apiVersion === undefined ? fallback : this.crd.spec.versions.find((v) => `${group}/${v.name}` === apiVersion);
+    if (source === target) return false;
+    const key = `${source?.name ?? apiVersion}\u0000${target.name}`;
+    let differ = this.differing.get(key);
+    if (differ === undefined) this.differing.set(key, (differ = !source || !jsonEqual(source.schema ?? null, target.schema ?? null)));
+    return differ;
+  }
+
+  /**
    * How `version` reads and writes objects the store keeps as `storage`'s (or as an earlier
    * storage version's): `None` rewrites apiVersion, `Webhook` calls the webhook; either way the
    * result is coerced to the target version's schema (pruned; defaulted on the way out), as
-   * upstream's converter is wrapped, where the two versions' schemas differ.
+   * upstream's converter is wrapped, where the schema of the object's own version differs.
    */
   conversion(version: CrdVersion, storage: CrdVersion): EquivalentVersion {
     const { group } = this.crd.spec;
@@ -223,31 +247,31 @@ class Versions {
     const storedApiVersion = `${group}/${storage.name}`;
     const servedSchema = this.schema(version);
     const storedSchema = this.schema(storage);
-    const same = jsonEqual(version.schema ?? null, storage.schema ?? null);
-    const toStored = (obj: ApiObject): ApiObject => {
-      if (!same && storedSchema) storedSchema.prune(obj as Record<string, unknown>);
-      return obj;
-    };
-    const toServed = (obj: ApiObject): ApiObject => {
-      if (!same && servedSchema) {
-        servedSchema.prune(obj as Record<string, unknown>);
-        servedSchema.default(obj);
-      }
-      return obj;
-    };
+    /** Coerce a converted object (a copy of its own) that was `from`'s to `target`'s schema. */
+    const coerce =
+      (target: CrdVersion, fallback: CrdVersion, schema: CompiledSchema | undefined, fill: boolean) =>
+      (obj: ApiObject, from: string | undefined): ApiObject => {
+        if (schema && this.differs(from, fallback, target)) {
+          schema.prune(obj as Record<string, unknown>);
+          if (fill) schema.default(obj);
+        }
+        return obj;
+      };
+    const toStored = coerce(storage, version, storedSchema, false);
+    const toServed = coerce(version, storage, servedSchema, true);
     const withVersion = (obj: ApiObject, to: string): ApiObject => (obj.apiVersion === undefined ? { ...obj } : { ...obj, apiVersion: to });
-    const rewritten = (obj: ApiObject, to: string, coerce: (o: ApiObject) => ApiObject): ApiObject =>
-      same ? withVersion(obj, to) : coerce(withVersion(deepCopy(obj), to));
+    const rewritten = (obj: ApiObject, to: string, target: CrdVersion, fallback: CrdVersion, coerced: typeof toStored): ApiObject =>
+      this.differs(obj.apiVersion, fallback, target) ? coerced(withVersion(deepCopy(obj), to), obj.apiVersion) : withVersion(obj, to);
     const equivalent: EquivalentVersion = {
       apiVersion: storedApiVersion,
       fieldNames: {},
-      toThat: (obj) => rewritten(obj, storedApiVersion, toStored),
-      fromThat: (obj) => rewritten(obj, servedApiVersion, toServed),
+      toThat: (obj) => rewritten(obj, storedApiVersion, storage, version, toStored),
+      fromThat: (obj) => rewritten(obj, servedApiVersion, version, storage, toServed),
     };
     const webhook = this.webhook;
     if (webhook) {
       // Objects are sent with their own apiVersion (an earlier storage version's, on the way out).
-      const convert = async (objs: readonly ApiObject[], to: string, coerce: (o: ApiObject) => ApiObject): Promise<ApiObject[]> => {
+      const convert = async (objs: readonly ApiObject[], to: string, coerced: typeof toStored): Promise<ApiObject[]> => {
         const groups = new Map<string, number[]>();
         objs.forEach((o, i) => {
           const from = typeof o.apiVersion === 'string' ? o.apiVersion : to;
@@ -262,14 +286,14 @@ class Versions {
             objs.length > 1,
           );
           at.forEach((i, k) => {
-            out[i] = coerce(converted[k]!);
+            out[i] = coerced(converted[k]!, from);
           });
         }
         return out;
       };
       equivalent.waits = {
-        toThat: (objs) => convert(objs, storedApiVersion, (o) => (same ? o : toStored(o))),
-        fromThat: (objs) => convert(objs, servedApiVersion, (o) => (same ? o : toServed(o))),
+        toThat: (objs) => convert(objs, storedApiVersion, toStored),
+        fromThat: (objs) => convert(objs, servedApiVersion, toServed),
       };
     }
     return equivalent;

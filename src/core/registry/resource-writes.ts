@@ -330,13 +330,21 @@ export class ResourceWrites {
     const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(storedResource(this.def), req.namespace, name);
-    const cached = this.form.asIs && !isDryRun(req.options) ? this.deps.cached?.(storedResource(this.def), key) : undefined;
-    // The object the round starts from, with the revision its write is guarded by; `fresh` once read from the store.
-    let base: { object: Frozen<ApiObject>; modRevision: number } | undefined = cached && { object: cached.object, modRevision: cached.revision };
+    const inCache = this.form.asIs && !isDryRun(req.options) ? this.deps.cached?.(storedResource(this.def), key) : undefined;
+    // An earlier storage version's object is decoded from the store into this version's.
+    const cached = inCache && this.form.isOwn(inCache.object) ? inCache : undefined;
+    // The object the round starts from, with the revision its write is guarded by (and whether
+    // the store holds it as an earlier storage version's); `fresh` once read from the store.
+    let base: { object: Frozen<ApiObject>; modRevision: number; earlier: boolean } | undefined = cached && {
+      object: cached.object,
+      modRevision: cached.revision,
+      earlier: false,
+    };
     let fresh = !cached;
     const fromStore = async (kv: KeyValue | undefined): Promise<void> => {
-      const decoded = kv && this.form.decode(kv);
-      base = kv && { object: deepFreeze(decoded instanceof Promise ? await decoded : decoded!), modRevision: kv.modRevision };
+      const found = kv && this.form.decodeCurrent(kv);
+      const decoded = found instanceof Promise ? await found : found;
+      base = kv && decoded && { object: deepFreeze(decoded.object), modRevision: kv.modRevision, earlier: decoded.earlier };
       fresh = true;
     };
     const readStore = async (): Promise<void> => {
@@ -367,8 +375,8 @@ export class ResourceWrites {
       }
       // Unchanged as Go compares decoded objects (upstream compares its canonical encoding): key
       // order aside, which a merge or an apply may change. Nothing to encode or write, once the
-      // store confirms the object it started from.
-      if (current && jsonEqual(next, current.object)) {
+      // store confirms the object it started from, unless that is an earlier storage version's.
+      if (current && !current.earlier && jsonEqual(next, current.object)) {
         if (!fresh) await readStore();
         // Shared, so an in-process caller gets a copy of its own to change.
         if (base?.modRevision === current.modRevision) return { object: req.handedOver ? base.object : deepCopy<ApiObject>(base.object), created: false };

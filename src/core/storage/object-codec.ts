@@ -76,44 +76,81 @@ export function decodeFromStorage(kv: KeyValue): ApiObject {
   return decoded.object;
 }
 
+/** The object an update starts from, decoded from the store into the request's version. */
+export interface CurrentObject {
+  object: ApiObject;
+  /**
+   * The store holds it as an earlier storage version's (`status.storedVersions`): an update
+   * that changes nothing still rewrites it in the storage version, as upstream's store writes
+   * whenever the new encoding differs from the stored bytes (how stored objects are migrated).
+   */
+  earlier: boolean;
+}
+
 /**
  * How one served version's objects become stored values and back: as they are, or converted to
- * and from the version the store keeps them as (`ResourceDefinition.storedAs`). A conversion
- * that waits (a conversion webhook, `EquivalentVersion.waits`) answers with promises; every
- * other form answers at once (`waits` false), so its callers need not wait.
+ * and from the version the store keeps them as (`ResourceDefinition.storedAs`), and, for the
+ * storage version itself, converted from an earlier storage version's where the store still
+ * holds such (`CustomResourceInfo.readsOthers`). Every write starts from the stored object
+ * decoded into its own version, as upstream's store decodes through the converter before its
+ * update function runs. A conversion that waits (a conversion webhook,
+ * `EquivalentVersion.waits`) answers with promises.
  */
 export interface ObjectForm {
   /** Whether the store keeps this version's objects as they are (their bytes may then be reused as an answer). */
   readonly asIs: boolean;
-  /** Whether the methods below answer with promises. */
+  /** Whether `encode` and `asRead` answer with promises (decoding may wait wherever a stored object is converted). */
   readonly waits: boolean;
+  /** Whether an object as the store (or the watch cache) holds it is this version's as it is, so an update may start from it. */
+  isOwn(stored: ApiObject): boolean;
   encode(obj: ApiObject): Uint8Array | Promise<Uint8Array>;
   /** A written object as a read of it returns it: itself, or converted there and back (a new object). */
   asRead(obj: ApiObject): ApiObject | Promise<ApiObject>;
   tryDecode(kv: KeyValue): StoredDecode | Promise<StoredDecode>;
-  decode(kv: KeyValue): ApiObject | Promise<ApiObject>;
+  /** The stored object an update starts from; an undecodable value is an InternalError naming the key. */
+  decodeCurrent(kv: KeyValue): CurrentObject | Promise<CurrentObject>;
 }
 
 const AS_IS: ObjectForm = {
   asIs: true,
   waits: false,
+  isOwn: () => true,
   encode: encodeForStorage,
   asRead: (obj) => obj,
   tryDecode: (kv) => tryDecodeFromStorage(kv),
-  decode: decodeFromStorage,
+  decodeCurrent: (kv) => ({ object: decodeFromStorage(kv), earlier: false }),
 };
+
+/** Whether a stored object was written by another version than `apiVersion` (one without apiVersion is taken as that version's). */
+function writtenByOther(obj: ApiObject, apiVersion: string): boolean {
+  return obj.apiVersion !== undefined && obj.apiVersion !== apiVersion;
+}
+
+/** A decode that may wait, as `tryDecode` answers it. */
+function decoded(object: ApiObject | Promise<ApiObject>): StoredDecode | Promise<StoredDecode> {
+  return object instanceof Promise ? object.then((o) => ({ ok: true, object: o })) : { ok: true, object };
+}
+
+/** A stored object through a conversion that may wait: `stored` one way, `waits` (several at once) the other. */
+function fromStored(stored: EquivalentVersion, obj: ApiObject): ApiObject | Promise<ApiObject> {
+  return stored.waits ? stored.waits.fromThat([obj]).then((converted) => converted[0]!) : stored.fromThat(obj);
+}
 
 function convertedForm(stored: EquivalentVersion): ObjectForm {
   return {
     asIs: false,
     waits: false,
+    isOwn: () => false,
     encode: (obj) => encodeForStorage(stored.toThat(obj)),
     asRead: (obj) => stored.fromThat(stored.toThat(obj)),
     tryDecode(kv) {
-      const decoded = tryDecodeFromStorage(kv);
-      return decoded.ok ? { ok: true, object: stored.fromThat(decoded.object) } : decoded;
+      const found = tryDecodeFromStorage(kv);
+      return found.ok ? { ok: true, object: stored.fromThat(found.object) } : found;
     },
-    decode: (kv) => stored.fromThat(decodeFromStorage(kv)),
+    decodeCurrent(kv) {
+      const obj = decodeFromStorage(kv);
+      return { earlier: writtenByOther(obj, stored.apiVersion), object: stored.fromThat(obj) };
+    },
   };
 }
 
@@ -122,28 +159,58 @@ function convertedForm(stored: EquivalentVersion): ObjectForm {
  * (the stored form kept for its answer), and the stored one back for the answer, as upstream's
  * store encodes to the storage version and decodes the stored bytes to the request's.
  */
-function waitingForm(waits: NonNullable<EquivalentVersion['waits']>): ObjectForm {
+function waitingForm(stored: EquivalentVersion, waits: NonNullable<EquivalentVersion['waits']>): ObjectForm {
   const storedOf = new WeakMap<ApiObject, ApiObject>();
   const toStored = async (obj: ApiObject): Promise<ApiObject> => storedOf.get(obj) ?? (await waits.toThat([obj]))[0]!;
   return {
     asIs: false,
     waits: true,
+    isOwn: () => false,
     async encode(obj) {
       const converted = await toStored(obj);
       storedOf.set(obj, converted);
       return encodeForStorage(converted);
     },
     asRead: async (obj) => (await waits.fromThat([await toStored(obj)]))[0]!,
-    async tryDecode(kv) {
-      const decoded = tryDecodeFromStorage(kv);
-      return decoded.ok ? { ok: true, object: (await waits.fromThat([decoded.object]))[0]! } : decoded;
+    tryDecode(kv) {
+      const found = tryDecodeFromStorage(kv);
+      return found.ok ? decoded(fromStored(stored, found.object)) : found;
     },
-    decode: async (kv) => (await waits.fromThat([decodeFromStorage(kv)]))[0]!,
+    async decodeCurrent(kv) {
+      const obj = decodeFromStorage(kv);
+      return { earlier: writtenByOther(obj, stored.apiVersion), object: await fromStored(stored, obj) };
+    },
+  };
+}
+
+/**
+ * The storage version's form where the store may also hold an earlier storage version's
+ * objects: its own are kept and read as they are; the others are converted (`earlier`) before
+ * a write starts from them, and written back in this version.
+ */
+function migratingForm(apiVersion: string, earlier: EquivalentVersion): ObjectForm {
+  const isOwn = (obj: ApiObject): boolean => !writtenByOther(obj, apiVersion);
+  const own = (obj: ApiObject): ApiObject | Promise<ApiObject> => (isOwn(obj) ? obj : fromStored(earlier, obj));
+  return {
+    ...AS_IS,
+    isOwn,
+    tryDecode(kv) {
+      const found = tryDecodeFromStorage(kv);
+      return found.ok ? decoded(own(found.object)) : found;
+    },
+    decodeCurrent(kv) {
+      const obj = decodeFromStorage(kv);
+      if (isOwn(obj)) return { object: obj, earlier: false };
+      const converted = fromStored(earlier, obj);
+      return converted instanceof Promise ? converted.then((object) => ({ object, earlier: true })) : { object: converted, earlier: true };
+    },
   };
 }
 
 /** The form a definition's objects are stored in. */
 export function objectForm(def: ResourceDefinition): ObjectForm {
-  if (def.storedAs?.waits) return waitingForm(def.storedAs.waits);
-  return def.storedAs ? convertedForm(def.storedAs) : AS_IS;
+  if (def.storedAs?.waits) return waitingForm(def.storedAs, def.storedAs.waits);
+  if (def.storedAs) return convertedForm(def.storedAs);
+  const earlier = def.custom?.readsOthers;
+  return earlier ? migratingForm(def.group ? `${def.group}/${def.version}` : def.version, earlier) : AS_IS;
 }
