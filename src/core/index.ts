@@ -58,6 +58,8 @@ export { labelSelectorMatches } from './validation/selectors';
 export { isPodReady, podReadyCondition, withDisruptionTarget, type PodCondition } from './resources/pods';
 export type { NodeCondition, Taint, Toleration } from './resources/nodes';
 export { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from './resources/poddisruptionbudgets';
+export type { Endpoints, EndpointSubset, EndpointAddress, EndpointPort } from './resources/endpoints-objects';
+export { MAX_SLICE_ENDPOINTS, type EndpointSlice, type Endpoint, type EndpointSlicePort } from './resources/endpointslices';
 export {
   AVAILABLE,
   DEFAULT_SERVICE_PORT,

@@ -48,6 +48,8 @@ export interface Naming {
     readonly certificates: string;
     /** CustomResourceDefinitions: `apiextensions.<group domain>`. */
     readonly apiextensions: string;
+    /** Endpoints in slices: `discovery.<group domain>`. */
+    readonly discovery: string;
     /** APIServices, the aggregator's registrations: `apiregistration.<group domain>`. */
     readonly apiregistration: string;
   };
@@ -123,6 +125,7 @@ export type GroupKey =
   | 'admissionregistration'
   | 'certificates'
   | 'apiextensions'
+  | 'discovery'
   | 'apiregistration'
   | 'meta';
 
@@ -144,6 +147,7 @@ export function createNaming(vendor: Vendor): Naming {
     admissionregistration: group('admissionregistration'),
     certificates: group('certificates'),
     apiextensions: group('apiextensions'),
+    discovery: group('discovery'),
     apiregistration: group('apiregistration'),
   };
   return {
@@ -169,6 +173,7 @@ export function createNaming(vendor: Vendor): Naming {
       admissionregistration: groups.admissionregistration,
       certificates: groups.certificates,
       apiextensions: groups.apiextensions,
+      discovery: groups.discovery,
       apiregistration: groups.apiregistration,
       meta: groups.meta,
     },

@@ -7,6 +7,8 @@ import type { ResourceDefinition } from './definition';
 import { defineClusterRoleBindings } from './clusterrolebindings';
 import { defineClusterRoles } from './clusterroles';
 import { defineConfigMaps } from './configmaps';
+import { defineEndpoints } from './endpoints-objects';
+import { defineEndpointSlices } from './endpointslices';
 import { defineCoreEvents, defineEvents } from './events';
 import { defineNamespaces } from './namespaces';
 import { defineBindings, definePods } from './pods';
@@ -44,6 +46,8 @@ const BUILTIN = [
   defineServiceAccounts,
   defineServices,
   defineReplicaSets,
+  defineEndpoints,
+  defineEndpointSlices,
   defineRoles,
   defineRoleBindings,
   defineClusterRoles,
@@ -84,6 +88,9 @@ export { SYSTEM_PRIORITY_CLASSES } from './priorityclasses';
 export type { PodSpec, PodTemplateSpec, Container } from './pod-spec';
 export type { Secret } from './secrets';
 export type { ConfigMap } from './configmaps';
+export type { Endpoints, EndpointSubset, EndpointAddress, EndpointPort } from './endpoints-objects';
+export type { EndpointSlice, Endpoint, EndpointConditions, EndpointSlicePort } from './endpointslices';
+export { MAX_SLICE_ENDPOINTS } from './endpointslices';
 export type { ServiceAccount } from './serviceaccounts';
 export type { Service, ServicePort, ServiceSpec, ServiceStatus, ServiceType } from './services';
 export type { ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, ReplicaSetCondition } from './replicasets';

@@ -9,7 +9,9 @@ import { AUTHORIZATION_V1 } from './authorization-v1';
 import { AUTOSCALING_V1 } from './autoscaling-v1';
 import { CERTIFICATES_V1 } from './certificates-v1';
 import { COORDINATION_V1 } from './coordination-v1';
+import { DISCOVERY_V1 } from './discovery-v1';
 import { CORE_V1_CONTAINER } from './core-v1-container';
+import { CORE_V1_ENDPOINTS } from './core-v1-endpoints';
 import { CORE_V1_NODE } from './core-v1-node';
 import { CORE_V1_OBJECTS } from './core-v1-objects';
 import { CORE_V1_POD } from './core-v1-pod';
@@ -34,6 +36,7 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   CORE_V1_VOLUME,
   CORE_V1_SCHEDULING,
   CORE_V1_NODE,
+  CORE_V1_ENDPOINTS,
   CORE_V1_SERVICE,
   APPS_V1,
   AUTOSCALING_V1,
@@ -47,5 +50,6 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   ADMISSIONREGISTRATION_V1,
   CERTIFICATES_V1,
   APIEXTENSIONS_V1,
+  DISCOVERY_V1,
   APIREGISTRATION_V1,
 ];
