@@ -48,6 +48,8 @@ export interface Naming {
     readonly certificates: string;
     /** CustomResourceDefinitions: `apiextensions.<group domain>`. */
     readonly apiextensions: string;
+    /** API Priority and Fairness: `flowcontrol.apiserver.<group domain>`. */
+    readonly flowcontrol: string;
     /** Endpoints in slices: `discovery.<group domain>`. */
     readonly discovery: string;
     /** APIServices, the aggregator's registrations: `apiregistration.<group domain>`. */
@@ -80,6 +82,10 @@ export interface Naming {
     readonly deprecated: string;
     /** The annotation a CustomResourceDefinition of a protected group carries (`api-approved.kubernetes.io`, no slash). */
     readonly apiApproved: string;
+    /** On API Priority and Fairness' default objects: whether the server keeps their spec up to date (`apf.kubernetes.io/autoupdate-spec`). */
+    readonly apfAutoupdate: string;
+    /** A v1beta3 PriorityLevelConfiguration's explicit zero shares (`flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares`). */
+    readonly apfPreserveZeroShares: string;
   };
 
   /** Environment variable handed to exec credential plugins. */
@@ -125,6 +131,7 @@ export type GroupKey =
   | 'admissionregistration'
   | 'certificates'
   | 'apiextensions'
+  | 'flowcontrol'
   | 'discovery'
   | 'apiregistration'
   | 'meta';
@@ -147,6 +154,7 @@ export function createNaming(vendor: Vendor): Naming {
     admissionregistration: group('admissionregistration'),
     certificates: group('certificates'),
     apiextensions: group('apiextensions'),
+    flowcontrol: group('flowcontrol.apiserver'),
     discovery: group('discovery'),
     apiregistration: group('apiregistration'),
   };
@@ -173,6 +181,7 @@ export function createNaming(vendor: Vendor): Naming {
       admissionregistration: groups.admissionregistration,
       certificates: groups.certificates,
       apiextensions: groups.apiextensions,
+      flowcontrol: groups.flowcontrol,
       discovery: groups.discovery,
       apiregistration: groups.apiregistration,
       meta: groups.meta,
@@ -195,6 +204,8 @@ export function createNaming(vendor: Vendor): Naming {
       rbacAutoupdate: key('autoupdate', 'rbac.authorization'),
       deprecated: key('deprecated'),
       apiApproved: `api-approved.${w.keyDomain}`,
+      apfAutoupdate: key('autoupdate-spec', 'apf'),
+      apfPreserveZeroShares: `${group('flowcontrol')}/v1beta3-preserve-zero-concurrency-shares`,
     },
     execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
     bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,

@@ -18,6 +18,8 @@ import { defineCertificateSigningRequests } from './certificatesigningrequests';
 import { defineCustomResourceDefinitions } from './customresourcedefinitions';
 import { defineAPIServices } from './apiservices';
 import { definePriorityClasses } from './priorityclasses';
+import { defineFlowSchemas, defineFlowSchemasV1beta3 } from './flowschemas';
+import { definePriorityLevelConfigurations, definePriorityLevelConfigurationsV1beta3 } from './prioritylevelconfigurations';
 import { definePodDisruptionBudgets } from './poddisruptionbudgets';
 import { defineMutatingWebhookConfigurations, defineValidatingWebhookConfigurations } from './webhookconfigurations';
 import { defineValidatingAdmissionPolicies, defineValidatingAdmissionPolicyBindings } from './validatingadmissionpolicies';
@@ -57,6 +59,10 @@ const BUILTIN = [
   defineLeases,
   defineCertificateSigningRequests,
   definePriorityClasses,
+  defineFlowSchemas,
+  definePriorityLevelConfigurations,
+  defineFlowSchemasV1beta3,
+  definePriorityLevelConfigurationsV1beta3,
   definePodDisruptionBudgets,
   defineMutatingWebhookConfigurations,
   defineValidatingWebhookConfigurations,
@@ -85,6 +91,8 @@ export type { Lease, LeaseSpec } from './leases';
 export type { PriorityClass } from './priorityclasses';
 export type { PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus } from './poddisruptionbudgets';
 export { SYSTEM_PRIORITY_CLASSES } from './priorityclasses';
+export * from './flowcontrol-types';
+export { flowControlBootstrap, type BootstrapObjects, type FlowControlBootstrap } from './flowcontrol-bootstrap';
 export type { PodSpec, PodTemplateSpec, Container } from './pod-spec';
 export type { Secret } from './secrets';
 export type { ConfigMap } from './configmaps';

@@ -20,6 +20,7 @@ import { CORE_V1_SCHEDULING } from './core-v1-scheduling';
 import { CORE_V1_SERVICE } from './core-v1-service';
 import { CORE_V1_VOLUME } from './core-v1-volume';
 import { EVENTS_V1 } from './events-v1';
+import { FLOWCONTROL_V1, FLOWCONTROL_V1BETA3 } from './flowcontrol-v1';
 import { META_V1 } from './meta-v1';
 import { META_V1_DISCOVERY } from './meta-v1-discovery';
 import { RBAC_V1 } from './rbac-v1';
@@ -50,6 +51,8 @@ export const ALL_PACKAGES: readonly PackageDef[] = [
   ADMISSIONREGISTRATION_V1,
   CERTIFICATES_V1,
   APIEXTENSIONS_V1,
+  FLOWCONTROL_V1,
+  FLOWCONTROL_V1BETA3,
   DISCOVERY_V1,
   APIREGISTRATION_V1,
 ];
