@@ -19,6 +19,8 @@ import { Scheduler, SCHEDULER_USER } from './scheduler';
 import { NodeLifecycleController, TaintEvictionController, type ZoneMetrics } from './node-lifecycle';
 import { PodGarbageCollector } from './pod-gc';
 import { DisruptionController } from './disruption';
+import { EndpointsController } from './endpoints-controller';
+import { EndpointSliceController } from './endpointslice';
 import { type CsrSign, CsrApprovingController, CsrCleaner, CsrSigningController } from './certificates';
 import type { WorkQueueMetrics } from './work-queue';
 import { type Clock, systemClock } from '../clock';
@@ -33,6 +35,12 @@ export { Scheduler, SCHEDULER_USER, DEFAULT_SCHEDULER_NAME, fitErrorMessage, tol
 export { EventRecorder } from './events';
 export { LeaderElector, LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS } from './leader-election';
 export { RootCaPublisher } from './root-ca-publisher';
+export {
+  ClusterAuthenticationTrustController,
+  AUTHENTICATION_CONFIGMAP,
+  AUTHENTICATION_TRUST_RESYNC_MS,
+  type ClusterAuthenticationInfo,
+} from './cluster-authentication-trust';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
 export {
   type ZoneMetrics,
@@ -48,6 +56,8 @@ export {
 } from './node-lifecycle';
 export { PodGarbageCollector, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, TERMINATED_POD_GC_THRESHOLD } from './pod-gc';
 export { DisruptionController, DISRUPTED_POD_TIMEOUT_MS } from './disruption';
+export { EndpointsController, MAX_ENDPOINTS_CAPACITY, repackSubsets } from './endpoints-controller';
+export { EndpointSliceController, MAX_ENDPOINTS_PER_SLICE } from './endpointslice';
 export { CsrSigningController, CsrApprovingController, CsrCleaner, CLUSTER_SIGNING_DURATION_MS, type CsrSign } from './certificates';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
@@ -69,6 +79,8 @@ export const CONTROLLER_NAMES = [
   'csrsigning',
   'csrapproving',
   'csrcleaner',
+  'endpoint',
+  'endpointslice',
 ] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
@@ -156,6 +168,8 @@ export const CONTROLLER_SERVICE_ACCOUNTS: Readonly<Record<ControllerName, string
   csrsigning: 'certificate-controller',
   csrapproving: 'certificate-controller',
   csrcleaner: 'certificate-controller',
+  endpoint: 'endpoint-controller',
+  endpointslice: 'endpointslice-controller',
 };
 
 /** The user a controller acts as. */
@@ -246,6 +260,12 @@ function runControllers(core: Core, names: readonly ControllerName[], log: ((m: 
   if (names.includes('csrcleaner') && csrs) run(new CsrCleaner({ ...shared, user: userOf('csrcleaner') }));
   if (names.includes('disruption') && served(core, 'policy', 'poddisruptionbudgets'))
     run(new DisruptionController({ ...shared, watchAs: CONTROLLER_MANAGER_USER, user: userOf('disruption') }));
+  const services = served(core, '', 'services') && served(core, '', 'pods');
+  const watchAs = { watchAs: CONTROLLER_MANAGER_USER };
+  if (names.includes('endpoint') && services && served(core, '', 'endpoints'))
+    run(new EndpointsController({ ...shared, ...watchAs, user: userOf('endpoint') }));
+  if (names.includes('endpointslice') && services && served(core, core.naming.groups.discovery, 'endpointslices'))
+    run(new EndpointSliceController({ ...shared, ...watchAs, user: userOf('endpointslice') }));
   return {
     stop: async () => running.forEach((c) => c.stop()),
     idle: async () => void (await Promise.all(running.map((c) => c.idle?.()))),
