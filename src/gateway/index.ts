@@ -4,7 +4,7 @@
  * socket-free handler (tests call it with plain objects); `startGateway` serves it over HTTPS
  * through Express.
  */
-import type { Clock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import type { CoreApi, ResourceCatalog, ResourceDefinition } from '../core';
 import type { Naming } from '../naming';
 import type { FeatureGates } from '../features';
@@ -23,6 +23,8 @@ import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
 import { type GatewayRequest, type GatewayResponse, afterNext, createExchange } from './types';
 import type { IssuerDiscovery } from '../authn';
+import { type Aggregator, type AggregatorOptions, createAggregator } from './aggregator';
+import { encodingFeatures, gatewayCodecs } from './codecs';
 
 export type { HealthCheck, HealthChecks } from './handlers/health';
 export { keelsonVersion, type VersionInfo } from './handlers/version';
@@ -70,6 +72,8 @@ export interface GatewayOptions {
   issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
   /** The watches this gateway serves, which `drain` ends; default a new set (a test passes its own to look in). */
   openWatches?: OpenWatches;
+  /** Serve the aggregation layer (APIServices, docs/AGGREGATION.md); absent: no aggregator. */
+  aggregator?: AggregatorOptions;
 }
 
 export interface Gateway {
@@ -81,6 +85,8 @@ export interface Gateway {
    * to answer. New requests are still served meanwhile; stop accepting them first.
    */
   drain(timeoutMs: number): Promise<void>;
+  /** The aggregation layer, when served (`GatewayOptions.aggregator`). */
+  readonly aggregator?: Aggregator;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
@@ -90,8 +96,20 @@ export function createGateway(options: GatewayOptions): Gateway {
   const catalog = options.catalog;
   const index = new ResourceIndex(catalog?.resources ?? options.resources);
   catalog?.subscribe(() => index.replace(catalog.resources));
-  const pipeline = createPipeline({ ...options, index, openWatches });
+  const aggregator =
+    options.aggregator &&
+    createAggregator({
+      ...options.aggregator,
+      api: options.core,
+      naming: options.naming,
+      clock: options.clock ?? systemClock,
+      index,
+      codecs: options.codecs ?? gatewayCodecs(options.naming, options.features && encodingFeatures(options.features)),
+      onIndexChange: (listener) => catalog?.subscribe(listener) ?? (() => undefined),
+    });
+  const pipeline = createPipeline({ ...options, index, openWatches, aggregator });
   return {
+    aggregator,
     handle(request, response) {
       inFlight++;
       return afterNext(pipeline, createExchange(request, response), (err) => {
@@ -100,6 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       });
     },
     async drain(timeoutMs) {
+      aggregator?.stop();
       openWatches.closeAll();
       if (inFlight === 0) return;
       await new Promise<void>((resolve) => {

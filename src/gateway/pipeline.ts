@@ -28,6 +28,7 @@ import type { ServerMetrics } from '../metrics';
 import { requestInfoStep } from './steps/request-info';
 import type { Handler, Step } from './types';
 import type { IssuerDiscovery } from '../authn';
+import type { Aggregator } from './aggregator';
 
 /** Compose steps so that the first in the list runs first. */
 export function compose(steps: readonly Step[], last: Handler): Handler {
@@ -67,6 +68,8 @@ export interface PipelineOptions {
   onRequestLogged?: (entry: RequestLogEntry) => void;
   /** Service-account issuer discovery (`/.well-known/openid-configuration`, `/openid/v1/jwks`); off when absent. */
   issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
+  /** The aggregation layer (docs/AGGREGATION.md): its proxy runs last, after authorization and the limits. */
+  aggregator?: Aggregator;
 }
 
 export interface RequestLimits {
@@ -88,6 +91,7 @@ export function createPipeline(options: PipelineOptions): Handler {
     impersonationStep({ authorizers, naming: options.naming }),
     authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
     ...(options.limits ? [limitsStep({ ...options.limits, clock: options.clock, codecs, index: options.index, metrics: options.metrics })] : []),
+    ...(options.aggregator ? [options.aggregator.step] : []),
   ];
-  return compose(steps, createRouter({ ...options, codecs }));
+  return compose(steps, createRouter({ ...options, codecs, remoteGroups: options.aggregator?.discovery }));
 }

@@ -82,6 +82,8 @@ export interface Naming {
     readonly deprecated: string;
     /** The annotation a CustomResourceDefinition of a protected group carries (`api-approved.kubernetes.io`, no slash). */
     readonly apiApproved: string;
+    /** The label on the APIServices the server registers for its own groups (`kube-aggregator.kubernetes.io/automanaged`). */
+    readonly apiServiceAutomanaged: string;
     /** On API Priority and Fairness' default objects: whether the server keeps their spec up to date (`apf.kubernetes.io/autoupdate-spec`). */
     readonly apfAutoupdate: string;
     /** A v1beta3 PriorityLevelConfiguration's explicit zero shares (`flowcontrol.k8s.io/v1beta3-preserve-zero-concurrency-shares`). */
@@ -204,6 +206,7 @@ export function createNaming(vendor: Vendor): Naming {
       rbacAutoupdate: key('autoupdate', 'rbac.authorization'),
       deprecated: key('deprecated'),
       apiApproved: `api-approved.${w.keyDomain}`,
+      apiServiceAutomanaged: key('automanaged', `${w.namespacePrefix}-aggregator`),
       apfAutoupdate: key('autoupdate-spec', 'apf'),
       apfPreserveZeroShares: `${group('flowcontrol')}/v1beta3-preserve-zero-concurrency-shares`,
     },

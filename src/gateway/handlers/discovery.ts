@@ -11,6 +11,8 @@ import { aggregatedContentType, aggregatedDiscovery, apiGroup, apiGroupList, api
 import type { ResourceIndex } from '../resource-index';
 import { writeObject } from '../respond';
 import type { Exchange } from '../types';
+import type { RemoteGroups } from '../aggregator';
+import { deepFreeze } from '../../util/frozen';
 
 export interface DiscoveryOptions {
   index: ResourceIndex;
@@ -18,6 +20,8 @@ export interface DiscoveryOptions {
   codecs: Codecs;
   /** `host:port` advertised in APIVersions.serverAddressByClientCIDRs. */
   serverAddress: () => string;
+  /** Groups extension servers serve (the aggregator's): `/apis` lists them after this server's own. */
+  remoteGroups?: RemoteGroups;
 }
 
 /** The paths this handler owns, after trimming a trailing slash. */
@@ -51,11 +55,13 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
 
   // Each document is built once per version of the index (custom resources change it).
   const memo = new Map<string, unknown>();
-  let builtFor = index.generation;
+  const remote = options.remoteGroups;
+  const generation = () => (remote ? `${index.generation}/${remote.generation()}` : index.generation);
+  let builtFor = generation();
   const once = <T>(key: string, build: () => T): T => {
-    if (builtFor !== index.generation) {
+    if (builtFor !== generation()) {
       memo.clear();
-      builtFor = index.generation;
+      builtFor = generation();
     }
     if (!memo.has(key)) memo.set(key, build());
     return memo.get(key) as T;
@@ -68,7 +74,10 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
       if (chosen && isAggregatedDiscovery(chosen.convert, naming)) {
         const version = chosen.convert.version;
         const root = path.kind === 'versions' ? 'api' : 'apis';
-        const doc = once(`aggregated/${root}/${version}`, () => aggregatedDiscovery(index, naming, root, version));
+        const doc = once(`aggregated/${root}/${version}`, () => {
+          const own = aggregatedDiscovery(index, naming, root, version);
+          return remote && root === 'apis' ? deepFreeze({ ...own, items: [...own.items, ...remote.aggregated()] }) : own;
+        });
         exchange.response.setHeader('Vary', 'Accept');
         const output = { ...chosen, pretty: chosen.pretty || wantsPretty(req) };
         writeObject(exchange, 200, doc, output, aggregatedContentType(chosen.codec.mediaType, naming, version));
@@ -84,7 +93,10 @@ export function createDiscoveryHandler(options: DiscoveryOptions): (exchange: Ex
         writeObject(
           exchange,
           200,
-          once('groups', () => apiGroupList(index)),
+          once('groups', () => {
+            const own = apiGroupList(index);
+            return remote ? { ...own, groups: [...own.groups, ...remote.legacy()] } : own;
+          }),
           output,
         );
         return;

@@ -22,6 +22,7 @@ import { createResourceHandler } from './resource';
 import { methodNotAllowed } from './resource-route';
 import { type VersionInfo, serveVersion } from './version';
 import { createOpenApiHandler, isOpenApiPath } from '../openapi';
+import type { RemoteGroups } from '../aggregator';
 
 export interface RouterOptions {
   core: CoreApi;
@@ -41,6 +42,8 @@ export interface RouterOptions {
   openWatches?: OpenWatches;
   /** Service-account issuer discovery's documents for the address clients reach the server at; none when off. */
   issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
+  /** The groups extension servers serve (the aggregator's), which discovery lists too. */
+  remoteGroups?: RemoteGroups;
 }
 
 /** Go's http.NotFound. */
