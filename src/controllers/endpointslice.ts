@@ -225,6 +225,7 @@ export class EndpointSliceController {
   ): void {
     const unplaced = new Map(group.endpoints);
     const updated: EndpointSlice[] = [];
+    const unchanged: EndpointSlice[] = [];
     for (const slice of mine) {
       const kept: Endpoint[] = [];
       let changed = false;
@@ -240,6 +241,7 @@ export class EndpointSliceController {
       }
       if (kept.length === 0) deletes.push(slice);
       else if (changed) updated.push({ ...slice, endpoints: kept });
+      else unchanged.push(slice);
     }
     const rest = [...unplaced.values()];
     // Fill the slices written anyway, fullest first, before making new ones.
@@ -248,6 +250,11 @@ export class EndpointSliceController {
       if (room > 0 && rest.length) slice.endpoints = [...(slice.endpoints ?? []), ...rest.splice(0, room)];
       writes.push({ slice, create: false });
     }
+    // What fits in one unchanged slice goes into the fullest such (upstream's getSliceToFill).
+    const fill = unchanged
+      .filter((s) => rest.length > 0 && (s.endpoints?.length ?? 0) + rest.length <= this.maxPerSlice)
+      .sort((a, b) => (b.endpoints?.length ?? 0) - (a.endpoints?.length ?? 0))[0];
+    if (fill) writes.push({ slice: { ...fill, endpoints: [...(fill.endpoints ?? []), ...rest.splice(0)] }, create: false });
     while (rest.length) writes.push({ slice: this.newSlice(service, addressType, group.ports, rest.splice(0, this.maxPerSlice)), create: true });
   }
 
