@@ -73,6 +73,7 @@ import { fieldErrors } from './validation/field-errors';
 import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
 import { deepCopy } from '../util/json-values';
+import { type ServiceOptions, type ServiceResolver, createServiceResolver } from './services';
 
 export interface CoreOptions {
   store: Store;
@@ -114,6 +115,8 @@ export interface CoreOptions {
    * type is served only with a handler; SelfSubjectReview always has one.
    */
   handlers?: Readonly<Record<string, CreateHandler>>;
+  /** Services: how a reference to one is reached (webhooks, conversion webhooks, the aggregator). */
+  services?: ServiceOptions;
 }
 
 /**
@@ -152,6 +155,11 @@ export interface Core extends CoreApi {
   /** Create the system namespaces if missing; resolves when the core can serve. */
   ready(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Where Service references lead (core/services/resolver.ts), for the aggregator's proxy too;
+   * an in-process core only (elsewhere, make one over the API with `createServiceResolver`).
+   */
+  readonly services?: ServiceResolver;
   /** What the metrics and health checks read about the store and the watch cache (an in-process core only). */
   state?(): CoreState;
 }
@@ -190,6 +198,8 @@ class InProcessCore implements Core, ResourceCatalog {
   private readonly eventExpiry?: EventExpiry;
   private closing = false;
   private dynamicAdmission!: DynamicAdmissionSources;
+  /** Where Service references lead: webhooks', conversion webhooks' and (through the door) the aggregator's. */
+  readonly services: ServiceResolver;
 
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
@@ -228,6 +238,11 @@ class InProcessCore implements Core, ResourceCatalog {
     };
     const nsDef = this.resources.find((d) => d.group === '' && d.resource === 'namespaces');
     if (!nsDef) throw new Error('the core needs the namespaces resource');
+    this.services = createServiceResolver({
+      read: async (resource, namespace, name) => this.objectReader.get({ group: '', version: 'v1', resource, namespace, name }),
+      endpointRouting: options.services?.endpointRouting,
+      loopback: options.services?.loopback && { ...options.services.loopback, namespace: naming.namespaces.default },
+    });
     const admission = this.admissionChain(options, nsDef, storage, clock);
     const deps: WriteDeps = {
       store,
@@ -257,6 +272,7 @@ class InProcessCore implements Core, ResourceCatalog {
       naming,
       clock,
       conversionTimeoutMs: options.conversionWebhookTimeoutMs,
+      services: this.services,
       host: { install: (name, defs) => this.install(name, defs), uninstall: (name) => this.uninstall(name), builtins: this.builtins },
       onError: (what, err) => options.onBackgroundError?.(what, err),
     });
@@ -327,6 +343,13 @@ class InProcessCore implements Core, ResourceCatalog {
     for (const listener of [...this.catalogListeners]) listener();
   }
 
+  /** Reads of other objects by admission plugins and the Service resolver: the watch cache first, then live. */
+  private readonly objectReader = cachedThenLive(async (loc, live) => {
+    const store = this.stores.get(loc.group, loc.version, loc.resource);
+    if (!store) throw notFound({ group: loc.group, resource: loc.resource }, loc.name);
+    return store.reads.get(loc.namespace, loc.name, live ? {} : { resourceVersion: '0' });
+  });
+
   /**
    * The admission chain of `options.admissionPlugins`, each plugin reading what it needs from
    * this core (cache first, then live), RBAC's escalation check before the dynamic plugins.
@@ -335,11 +358,7 @@ class InProcessCore implements Core, ResourceCatalog {
     const { naming } = options;
     const ns = naming.namespaces;
     const names = options.admissionPlugins ?? GENERIC_APISERVER_PLUGINS;
-    const reader = cachedThenLive(async (loc, live) => {
-      const store = this.stores.get(loc.group, loc.version, loc.resource);
-      if (!store) throw notFound({ group: loc.group, resource: loc.resource }, loc.name);
-      return store.reads.get(loc.namespace, loc.name, live ? {} : { resourceVersion: '0' });
-    });
+    const reader = this.objectReader;
     this.dynamicAdmission = new DynamicAdmissionSources(this, () => this.resources, naming.group('admissionregistration'), clock, {
       webhooks: names.includes('MutatingAdmissionWebhook') || names.includes('ValidatingAdmissionWebhook'),
       policies: names.includes('ValidatingAdmissionPolicy'),
@@ -365,10 +384,26 @@ class InProcessCore implements Core, ResourceCatalog {
       CertificateSigning: () => certificateSigning(naming, options.authorizeSigner),
       CertificateSubjectRestriction: () => certificateSubjectRestriction(naming),
       MutatingAdmissionWebhook: () =>
-        mutatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
+        mutatingAdmissionWebhook({
+          naming,
+          source,
+          reader,
+          credentials: options.webhookCredentials,
+          clock,
+          metrics: options.admissionMetrics,
+          services: this.services,
+        }),
       ValidatingAdmissionPolicy: () => validatingAdmissionPolicy({ naming, source, reader, metrics: options.admissionMetrics }),
       ValidatingAdmissionWebhook: () =>
-        validatingAdmissionWebhook({ naming, source, reader, credentials: options.webhookCredentials, clock, metrics: options.admissionMetrics }),
+        validatingAdmissionWebhook({
+          naming,
+          source,
+          reader,
+          credentials: options.webhookCredentials,
+          clock,
+          metrics: options.admissionMetrics,
+          services: this.services,
+        }),
       AlwaysDeny: () => alwaysDeny,
     };
     const plugins: AdmissionPlugin[] = [];

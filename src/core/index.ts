@@ -28,6 +28,17 @@ export {
 } from './admission';
 export type { SignerAuthorizer } from './admission/certificates';
 
+// Reaching a Service (webhooks, conversion webhooks, the aggregator's proxy).
+export {
+  createServiceResolver,
+  type ResolvedService,
+  type ServiceObjectReader,
+  type ServiceOptions,
+  type ServiceReference,
+  type ServiceResolver,
+} from './services';
+export type { Service, ServicePort, ServiceSpec, ServiceStatus } from './resources/services';
+
 // The resource types and their verb table, which routes, discovery and OpenAPI derive from.
 export { builtinResources } from './resources';
 export type { Deprecation, ResourceDefinition, Verb } from './resources/definition';

@@ -20,6 +20,7 @@ import type { ResourceDefinition } from '../resources/definition';
 import { jsonEqual } from '../../util/json-values';
 import { type CrdCondition, type CrdNames, type CustomResourceDefinitionObject, crdCondition } from './crd';
 import { customResourceTypes } from './definition';
+import type { ServiceResolver } from '../services/resolver';
 
 const SYSTEM: RequestContext = { user: { username: 'system:apiserver', groups: ['system:masters'] }, userAgent: 'keelson-apiserver' };
 
@@ -42,6 +43,8 @@ export interface CustomResourceControllerOptions {
   clock: Clock;
   /** Conversion webhooks' call timeout (default 30 s). */
   conversionTimeoutMs?: number;
+  /** Where conversion webhooks' `service` references lead. */
+  services?: ServiceResolver;
   host: CustomResourceHost;
   onError(what: string, err: unknown): void;
 }
@@ -216,6 +219,7 @@ export class CustomResourceController {
       naming: this.options.naming,
       clock: this.options.clock,
       conversionTimeoutMs: this.options.conversionTimeoutMs,
+      services: this.options.services,
     }).filter((def) => !builtins.some((b) => b.group === def.group && b.version === def.version && (b.resource === def.resource || b.kind === def.kind)));
     await this.options.host.install(name, defs);
     this.installed.set(name, served);

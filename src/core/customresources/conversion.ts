@@ -25,6 +25,7 @@ import { callWebhook } from '../admission/webhook/client';
 import { FieldPath } from '../validation/field-errors';
 import { validateAnnotations, validateLabels } from '../validation/metadata';
 import type { CustomResourceDefinitionObject } from './crd';
+import type { ServiceResolver } from '../services/resolver';
 
 /** upstream's default for a conversion webhook call (the REST client's timeout). */
 export const DEFAULT_CONVERSION_TIMEOUT_MS = 30_000;
@@ -34,6 +35,8 @@ export interface ConversionParts {
   clock: Clock;
   /** Each webhook call's timeout; default 30 s, as upstream. */
   timeoutMs?: number;
+  /** Where `clientConfig.service` references lead; without it such a webhook's call fails. */
+  services?: ServiceResolver;
 }
 
 interface WebhookConfig {
@@ -109,9 +112,7 @@ export class WebhookConverter {
         body,
         timeoutMs: this.parts.timeoutMs ?? DEFAULT_CONVERSION_TIMEOUT_MS,
         clock: this.parts.clock,
-        resolveService: async (svc) => {
-          throw new Error(`service ${svc.namespace}/${svc.name} cannot be reached: this server does not serve Services, use clientConfig.url`);
-        },
+        resolveService: this.parts.services && ((svc) => this.parts.services!.resolve(svc)),
       });
     } catch (err) {
       throw new ConversionFailure(`conversion webhook for ${gvk} failed: ${(err as Error).message}`);

@@ -26,6 +26,7 @@ import type { Clock } from '../../clock';
 import { systemClock } from '../../clock';
 import { WebhookConverter } from './conversion';
 import type { CompiledSchema } from '../validation/schema';
+import type { ServiceResolver } from '../services/resolver';
 
 /** Read a simple JSON path (`.spec.replicas`), as the scale subresource's paths are. */
 function readPath(obj: unknown, path: string): unknown {
@@ -101,6 +102,8 @@ export interface CustomTypeParts {
   /** For conversion webhooks: the clock their timeout runs on, and that timeout (default 30 s). */
   clock?: Clock;
   conversionTimeoutMs?: number;
+  /** Where conversion webhooks' `service` references lead. */
+  services?: ServiceResolver;
 }
 
 /**
@@ -196,7 +199,12 @@ class Versions {
     private readonly parts: CustomTypeParts,
   ) {
     if (crd.spec.conversion?.strategy === 'Webhook') {
-      this.webhook = new WebhookConverter(crd, { naming: parts.naming, clock: parts.clock ?? systemClock, timeoutMs: parts.conversionTimeoutMs });
+      this.webhook = new WebhookConverter(crd, {
+        naming: parts.naming,
+        clock: parts.clock ?? systemClock,
+        timeoutMs: parts.conversionTimeoutMs,
+        services: parts.services,
+      });
     }
   }
 

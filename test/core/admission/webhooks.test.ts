@@ -305,7 +305,7 @@ describe('validating webhooks', () => {
     );
   });
 
-  test('a service reference resolves only where the Service exists: Services are not served, so the call fails', async () => {
+  test("a service reference to a missing Service fails the call with upstream's dial error, naming the Service's URL", async () => {
     const t = await namespace();
     await validating('by-service', t, [
       [
@@ -316,7 +316,7 @@ describe('validating webhooks', () => {
     const err = await refusal(core.create(at('configmaps', t), configMap('s'), {}, admin));
     expect(err.status).toMatchObject({
       code: 500,
-      message: 'Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: services "hook" not found',
+      message: `Internal error occurred: failed calling webhook "svc.example.com": failed to call webhook: Post "https://hook.${t}.svc:443/validate?timeout=10s": service "hook" not found`,
     });
   });
 

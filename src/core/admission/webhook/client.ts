@@ -27,8 +27,11 @@ export interface WebhookCall {
   /** The time the timeout runs on (the core's clock). */
   clock: Clock;
   credentials?: WebhookCredentialResolver;
-  /** The `host:port` a Service reference resolves to; required for `service` configs. */
-  resolveService?: (service: NonNullable<WebhookClientConfig['service']>) => Promise<string>;
+  /**
+   * Where a Service reference leads (core/services/resolver.ts); required for `service` configs.
+   * Asked when connecting, as upstream's dialer asks its resolver: a failure reads as the POST's.
+   */
+  resolveService?: (service: { namespace: string; name: string; port: number }) => Promise<{ host: string; port: number }>;
   signal?: AbortSignal;
 }
 
@@ -47,22 +50,46 @@ function goSeconds(ms: number): string {
   return `${m}m${s % 60}s`;
 }
 
-async function target(call: WebhookCall): Promise<{ url: URL; serverName?: string }> {
+interface Target {
+  /** The URL as the call names it: a Service's by its DNS name, `https://<name>.<namespace>.svc:<port><path>`. */
+  url: URL;
+  /** For a Service: the name its certificate must carry, and how to find where to connect. */
+  service?: { serverName: string; port: number; resolve: () => Promise<{ host: string; port: number }> };
+}
+
+function target(call: WebhookCall): Target {
   const { config } = call;
   if (config.url) return { url: new URL(config.url) };
   const svc = config.service;
   if (!svc || !call.resolveService) throw new Error('webhook has no url and its service cannot be resolved');
-  const hostPort = await call.resolveService(svc);
+  const resolveService = call.resolveService;
+  const namespace = svc.namespace ?? '';
+  const name = svc.name ?? '';
+  const port = svc.port ?? 443;
+  const serverName = `${name}.${namespace}.svc`;
   const path = svc.path ?? '/';
-  // The serving certificate names the Service's DNS name, as upstream's resolver verifies.
-  return { url: new URL(`https://${hostPort}${path.startsWith('/') ? path : `/${path}`}`), serverName: `${svc.name}.${svc.namespace}.svc` };
+  return {
+    url: new URL(`https://${serverName}:${port}${path.startsWith('/') ? path : `/${path}`}`),
+    service: { serverName, port, resolve: () => resolveService({ namespace, name, port }) },
+  };
 }
 
 /** POST the review; resolves the decoded JSON answer, rejects with client-go's wording. */
 export async function callWebhook(call: WebhookCall): Promise<unknown> {
-  const { url, serverName } = await target(call);
+  const { url, service } = target(call);
   url.searchParams.set('timeout', goSeconds(call.timeoutMs));
-  const shown = `${url.origin}${url.pathname}${url.search}`;
+  // Go prints a Service's port even when it is 443.
+  const shown = `${service ? `https://${service.serverName}:${service.port}` : url.origin}${url.pathname}${url.search}`;
+  let connect: { host: string; port: number } | undefined;
+  if (service) {
+    try {
+      connect = await service.resolve();
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new Error(`Post "${shown}": ${detail}`);
+    }
+  }
+  const serverName = service?.serverName;
   const ca = call.config.caBundle ? Buffer.from(call.config.caBundle, 'base64').toString('utf8') : undefined;
   const creds = call.credentials?.(url.host, url.hostname);
   const headers: Record<string, string | number> = {
@@ -81,9 +108,11 @@ export async function callWebhook(call: WebhookCall): Promise<unknown> {
       req.destroy();
       reject(new Error(`Post "${shown}": ${message}`));
     };
+    // A Service's address is dialled; the request still names the Service's host (Go's Host header).
     const req = https.request(url, {
       method: 'POST',
-      headers,
+      headers: connect ? { ...headers, Host: url.host } : headers,
+      ...(connect ? { hostname: connect.host, host: connect.host, port: connect.port } : {}),
       ...(ca ? { ca } : {}),
       ...(creds?.cert ? { cert: creds.cert, key: creds.key } : {}),
       ...(serverName ? { servername: serverName } : {}),

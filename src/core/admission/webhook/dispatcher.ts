@@ -11,6 +11,7 @@ import type { Clock } from '../../../clock';
 import type { Naming } from '../../../naming';
 import { StatusError, badRequest, internalError } from '../../../status';
 import { applyJsonPatch } from '../../patch';
+import type { ServiceResolver } from '../../services/resolver';
 import { CelCompileError, CelEvaluationError, type CompiledExpression, compileExpression, evaluateBool } from '../cel';
 import type { AdmissionReader } from '../reader';
 import type { AdmissionAttributes, AdmissionMetrics, AdmissionPlugin } from '../types';
@@ -28,6 +29,8 @@ export interface WebhookAdmissionOptions {
   clock: Clock;
   /** Where each call is reported (upstream's `apiserver_admission_webhook_*`). */
   metrics?: AdmissionMetrics;
+  /** Where `clientConfig.service` references lead; without it such a webhook's call fails. */
+  services?: ServiceResolver;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
@@ -196,11 +199,7 @@ class Dispatcher {
         timeoutMs: (webhook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
         clock: this.options.clock,
         credentials: this.options.credentials,
-        resolveService: async (svc) => {
-          const found = await this.options.reader.get({ group: '', version: 'v1', resource: 'services', namespace: svc.namespace, name: svc.name ?? '' });
-          if (!found) throw new Error(`services "${svc.name}" not found`);
-          throw new Error(`service "${svc.namespace}/${svc.name}" has no reachable address`);
-        },
+        resolveService: this.options.services && ((svc) => this.options.services!.resolve(svc)),
       }).catch((err: Error) => {
         if (err instanceof WebhookAnswerError) callCode = err.code;
         throw new Error(`failed to call webhook: ${err.message}`);
