@@ -25,7 +25,8 @@ import { runLibrary } from './scenarios/library';
 import { runAdmission } from './scenarios/admission';
 import { runWatchMemory } from './scenarios/watch-memory';
 import { runCustomResources } from './scenarios/custom-resources';
-import { runRulesAndConversion } from './scenarios/rules-and-conversion';
+import { runValidationRules } from './scenarios/validation-rules';
+import { runConversionLists } from './scenarios/conversion-lists';
 
 const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11, 14 and 15; 12, and 13 of 17 minutes, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file.cpuprofile]]`;
 
@@ -128,7 +129,8 @@ async function main(): Promise<void> {
     await attempt([12], () => runAdmission(ctx));
     await attempt([13], () => runWatchMemory(ctx));
     await attempt([14], () => runCustomResources(ctx));
-    await attempt([15], () => runRulesAndConversion(ctx));
+    await attempt([15], () => runValidationRules(ctx));
+    await attempt([15], () => runConversionLists(ctx));
     // Scenarios 14 and 15 profile their own servers (scenarios/custom-resources.ts).
     if (options.profile && options.profile !== 'custom-resources') {
       const which = options.profile;

@@ -377,7 +377,7 @@ export async function measurePair(
 ): Promise<Sample[]> {
   if (!profiler) return sideBySide([c, m], ctx.timing);
   const store = ctx.options.store;
-  const line = (s: Sample) => `${rate(perSecond(s))} ${labels.unit}/s, ${micros(cpuPerOp(s))} µs server CPU each while profiled (the profiler adds some)`;
+  const line = (s: Sample) => `${rate(perSecond(s), ` ${labels.unit}/s`)}, ${micros(cpuPerOp(s))} µs server CPU each while profiled (the profiler adds some)`;
   const tc = profiler.track(c, server, `Profile of ${labels.what}: ${labels.subject} (${store}, measured window only)`, line);
   const tm = profiler.track(m, server, `Profile of ${labels.what}: ${labels.reference} (${store}, measured window only)`, line);
   const samples = await sideBySide([tc.cell, tm.cell], { ...ctx.timing, rounds: 1 });
