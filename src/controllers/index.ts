@@ -42,6 +42,7 @@ export {
   type ClusterAuthenticationInfo,
 } from './cluster-authentication-trust';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
+export { FlowControlConfigController, danglingCondition, parseGoBool } from './flowcontrol-config';
 export {
   type ZoneMetrics,
   NodeLifecycleController,
@@ -58,6 +59,13 @@ export { PodGarbageCollector, POD_GC_CHECK_PERIOD_MS, POD_GC_QUARANTINE_MS, TERM
 export { DisruptionController, DISRUPTED_POD_TIMEOUT_MS } from './disruption';
 export { EndpointsController, MAX_ENDPOINTS_CAPACITY, repackSubsets } from './endpoints-controller';
 export { EndpointSliceController, MAX_ENDPOINTS_PER_SLICE } from './endpointslice';
+export {
+  LeaseEndpointReconciler,
+  MASTER_LEASES_PREFIX,
+  MASTER_LEASE_RENEW_MS,
+  MASTER_LEASE_TTL_MS,
+  type EndpointReconcilerOptions,
+} from './endpoint-reconciler';
 export { CsrSigningController, CsrApprovingController, CsrCleaner, CLUSTER_SIGNING_DURATION_MS, type CsrSign } from './certificates';
 export { BootstrapSigner, TokenCleaner, CLUSTER_INFO, JWS_KEY_PREFIX, bootstrapToken, detachedSignature } from './bootstrap-tokens';
 
