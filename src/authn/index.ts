@@ -1,4 +1,4 @@
-export type { Authenticator, AuthenticationResult, Credentials, PeerCertificate, TokenAuthenticator } from './types';
+export type { Authenticator, AuthenticationResult, Credentials, PeerCertificate, RequestHeaders, TokenAuthenticator } from './types';
 export { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, anonymousUser, withAuthenticatedGroup } from './users';
 export { authenticateCertificate } from './x509';
 export { TokenFileError, parseTokenFile, tokenFileAuthenticator, type TokenFile } from './token-file';
@@ -11,6 +11,7 @@ export {
   type SecretReader,
 } from './bootstrap-token';
 export { createAuthenticator, type AuthenticatorOptions } from './chain';
+export { requestHeaderAuthenticator, unescapeExtraKey, type RequestHeaderAuthenticator, type RequestHeaderOptions } from './request-header';
 export { describePeer, parseCaBundle, verifyLeaf } from './peer-certificate';
 export { tokenReviewHandler, type TokenReviewOptions } from './token-review';
 export {

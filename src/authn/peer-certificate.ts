@@ -27,6 +27,7 @@ export function describePeer(cert: TlsPeerCertificate & { ext_key_usage?: string
   const result: PeerCertificate = { verified, commonName: asList(subject.CN)[0] ?? '', organizations: asList(subject.O) };
   if (!verified && verifyError) result.verifyError = verifyError;
   if (cert.ext_key_usage) result.extKeyUsage = cert.ext_key_usage;
+  if (cert.raw) result.der = cert.raw;
   return result;
 }
 

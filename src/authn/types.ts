@@ -18,6 +18,24 @@ export interface PeerCertificate {
   organizations: string[];
   /** Extended key usage OIDs, when the certificate carries the extension. */
   extKeyUsage?: string[];
+  /**
+   * The certificate's DER bytes, for the methods that check it against a CA of their own (the
+   * front proxy's, `request-header.ts`) rather than the client CA `verified` speaks for.
+   */
+  der?: Uint8Array;
+}
+
+/**
+ * The headers of an HTTPS request, for the methods that read them (the front proxy's
+ * `X-Remote-*`). The gRPC door has none to give.
+ */
+export interface RequestHeaders {
+  /** Values by lower-case name, repeated headers joined with ", " (node's form). */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Every value of the header `name` (lower-case), one per header line, in order (Go's `Header[name]`). */
+  headerValues?(name: string): readonly string[];
+  /** Forget the header `name`, so that nothing after authentication sees it. */
+  removeHeader?(name: string): void;
 }
 
 /** The credentials of one request. */
@@ -27,6 +45,8 @@ export interface Credentials {
   token?: string;
   /** The request path, for anonymous access limited to some paths. */
   path?: string;
+  /** The request's headers (HTTPS only), for the front proxy's request-header method. */
+  headers?: RequestHeaders;
 }
 
 /**

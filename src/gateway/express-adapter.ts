@@ -123,6 +123,16 @@ class NodeGatewayRequest implements GatewayRequest {
     this.body ??= readWholeBody(this.req, limit);
     return this.body;
   }
+
+  headerValues(name: string): readonly string[] {
+    return this.req.headersDistinct[name] ?? [];
+  }
+
+  removeHeader(name: string): void {
+    // `headers` is node's own object; its distinct view is made once, when first read.
+    delete this.req.headers[name];
+    delete this.req.headersDistinct[name];
+  }
 }
 
 export function toGatewayRequest(req: IncomingMessage, res: ServerResponse, peers: PeerCertificates): GatewayRequest {

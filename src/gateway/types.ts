@@ -17,6 +17,10 @@ export interface GatewayRequest {
   readonly query: URLSearchParams;
   /** Header values by lower-case name; repeated headers joined with ", ". */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** Every value of the header `name` (lower-case), one per header line (the front proxy's groups). */
+  headerValues?(name: string): readonly string[];
+  /** Forget a header: the front proxy's `X-Remote-*` once authentication has read them. */
+  removeHeader?(name: string): void;
   readonly peerCertificate?: PeerCertificate;
   /** The client's address, for the audit log's sourceIPs. */
   readonly remoteAddress?: string;

@@ -63,6 +63,11 @@ function unescapePart(s: string, mode: Mode): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
+/** Go's `url.PathUnescape`: `%XX` decoded, `+` left as it is; throws `UrlError` on a bad escape. */
+export function pathUnescape(s: string): string {
+  return unescapePart(s, 'path');
+}
+
 /** Go's escape for a path (what EscapedPath returns when the raw path is not usable). */
 function escapePath(s: string): string {
   let out = '';

@@ -1,6 +1,7 @@
 /**
  * Step 4: authentication. The request's credentials — the client certificate the TLS layer
- * verified, and the token of `Authorization: Bearer <token>` — go to the server's authenticator
+ * verified, the token of `Authorization: Bearer <token>`, and a front proxy's `X-Remote-*`
+ * headers (docs/FRONT-PROXY.md) — go to the server's authenticator
  * chain (src/authn). Credentials that no method accepts are a 401 with upstream's bare
  * `Unauthorized` Status (the reason goes to the log only); none at all is `system:anonymous`
  * unless anonymous requests are disabled.
@@ -24,7 +25,8 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
 }
 
 export function credentialsOf(request: GatewayRequest): Credentials {
-  const credentials: Credentials = { path: request.path };
+  // The headers, for the front proxy's request-header method (which removes what it read).
+  const credentials: Credentials = { path: request.path, headers: request };
   if (request.peerCertificate) credentials.certificate = request.peerCertificate;
   const token = bearerTokenOf(request.headers.authorization);
   if (token !== undefined) credentials.token = token;
