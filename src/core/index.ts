@@ -66,10 +66,6 @@ export { Informer, SharedInformers, followResource, type InformerChange, type In
 export { NODES_GROUP, nodeIdentity } from './node-identity';
 export { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from './registry/deletion';
 export { labelSelectorMatches } from './validation/selectors';
-export { semanticEqual } from './validation/equality';
-// API Priority and Fairness' default configuration and status condition (its configuration controller).
-export { flowControlBootstrap, type BootstrapObjects, type FlowControlBootstrap } from './resources/flowcontrol-bootstrap';
-export { FLOW_SCHEMA_CONDITION_DANGLING, type FlowSchemaCondition } from './resources/flowcontrol-types';
 export { isPodReady, podReadyCondition, withDisruptionTarget, type PodCondition } from './resources/pods';
 export type { NodeCondition, Taint, Toleration } from './resources/nodes';
 export { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from './resources/poddisruptionbudgets';
@@ -98,22 +94,6 @@ export {
   type ParsedCsr,
 } from './resources/certificatesigningrequests';
 export { typeCheckPolicy } from './admission/policy/type-check';
-// API Priority and Fairness: the objects the request filter (src/flowcontrol) reads.
-export {
-  FLOW_SCHEMA_CATCH_ALL,
-  FLOW_SCHEMA_EXEMPT,
-  FLOWCONTROL_WILDCARD,
-  PRIORITY_LEVEL_CATCH_ALL,
-  PRIORITY_LEVEL_EXEMPT,
-  RESPONSE_HEADER_FLOW_SCHEMA_UID,
-  RESPONSE_HEADER_PRIORITY_LEVEL_UID,
-  type FlowSchema,
-  type NonResourcePolicyRule,
-  type PolicyRulesWithSubjects,
-  type PriorityLevelConfiguration,
-  type ResourcePolicyRule,
-  type Subject,
-} from './resources/flowcontrol-types';
 
 // CEL and names as the core checks them, for the configuration files of authentication and
 // authorization.

@@ -42,7 +42,7 @@ import {
 } from '../authn';
 import { StatusError } from '../status';
 import { type Clock, systemClock } from '../clock';
-import { enabledControllers, FlowControlConfigController, startControllers, type RunningControllers } from '../controllers';
+import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
 import { type AuditEvent, type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
 import type { Logger } from './logging';
 import { openAuditLog } from './audit-log';
@@ -236,7 +236,6 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
-  let flowControlConfig: FlowControlConfigController | undefined;
   return {
     core,
     state,
@@ -251,14 +250,6 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         deps.log(
           `default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`,
         );
-      }
-      // Upstream's priority-and-fairness-config-producer post-start hook, wherever the flowcontrol group's v1 is served.
-      const flowcontrolServed = ['flowschemas', 'prioritylevelconfigurations'].every((resource) =>
-        core.resources.some((d) => d.group === naming.groups.flowcontrol && d.version === 'v1' && d.resource === resource),
-      );
-      if (flowcontrolServed) {
-        flowControlConfig = new FlowControlConfigController({ core, naming, clock: deps.clock, user: SERVER_CONTEXT.user, log: deps.log });
-        flowControlConfig.start();
       }
     },
     startControllers: () => {
@@ -286,7 +277,6 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     },
     close: async () => {
       await controllers?.stop().catch((err: unknown) => deps.log(`stopping the controllers: ${(err as Error).message}`));
-      flowControlConfig?.stop();
       await core.close();
     },
   };

@@ -12,9 +12,10 @@
  */
 import type { ApiObject } from '../api';
 import type { Naming } from '../../naming';
-import { ALL_VERBS, type EquivalentVersion, type ResourceDefinition, type ScaleSubresource, type StatusStrategy } from '../resources/definition';
+import { ALL_VERBS, type EquivalentVersion, type ResourceDefinition, type StatusStrategy } from '../resources/definition';
 import { deepCopy, jsonEqual } from '../../util/json-values';
 import type { CrdScale, CrdVersion, CustomResourceDefinitionObject } from './crd';
+import { scaleErrors, scaleOf } from './scale';
 import { type SelectableField, customResourceTable, selectableField } from '../table';
 import { compileSchema, schemaExtensions } from '../validation/schema';
 import type { JSONSchemaProps } from '../validation/schema/types';
@@ -28,59 +29,30 @@ import { WebhookConverter } from './conversion';
 import type { CompiledSchema } from '../validation/schema';
 import type { ServiceResolver } from '../services/resolver';
 
-/** Read a simple JSON path (`.spec.replicas`), as the scale subresource's paths are. */
-function readPath(obj: unknown, path: string): unknown {
-  let at: unknown = obj;
-  for (const part of path.split('.').slice(1)) {
-    if (at === null || typeof at !== 'object' || Array.isArray(at)) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
-}
-
-function writePath(obj: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('.').slice(1);
-  let at = obj;
-  for (const part of parts.slice(0, -1)) {
-    const next = at[part];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) at[part] = {};
-    at = at[part] as Record<string, unknown>;
-  }
-  at[parts[parts.length - 1]!] = value;
-}
-
-/** An integer at a path, 0 when absent (upstream's scale of a custom resource). */
-function replicasAt(obj: ApiObject, path: string): number {
-  const value = readPath(obj, path);
-  return typeof value === 'number' && Number.isInteger(value) ? value : 0;
-}
-
-function scaleOf(paths: CrdScale): ScaleSubresource {
+/**
+ * `/status` of a custom resource changes status alone: everything else is the stored object's
+ * (managedFields excepted). Validated as upstream's status strategy validates: the status
+ * against its schema, the list types and the rules of the whole object (ratcheted), the scale
+ * subresource's status paths.
+ */
+function statusStrategy(compiled: CompiledSchema | undefined, scale: CrdScale | undefined): StatusStrategy {
   return {
-    specReplicas: (obj) => replicasAt(obj, paths.specReplicasPath),
-    setSpecReplicas: (obj, replicas) => writePath(obj as Record<string, unknown>, paths.specReplicasPath, replicas),
-    statusReplicas: (obj) => replicasAt(obj, paths.statusReplicasPath),
-    selector: (obj) => {
-      if (!paths.labelSelectorPath) return '';
-      const value = readPath(obj, paths.labelSelectorPath);
-      return typeof value === 'string' ? value : '';
+    prepareForUpdate(obj, old) {
+      const managedFields = obj.metadata?.managedFields;
+      const status = obj.status;
+      for (const key of Object.keys(obj)) delete obj[key];
+      Object.assign(obj, deepCopy(old));
+      if (managedFields !== undefined) obj.metadata = { ...obj.metadata, managedFields };
+      else if (obj.metadata) delete obj.metadata.managedFields;
+      if (status !== undefined) obj.status = status;
+      else delete obj.status;
+    },
+    validateUpdate(obj, old) {
+      const scaled = scale ? scaleErrors(obj, scale, { spec: false }) : [];
+      return compiled ? compiled.validateStatusUpdate(obj, old, scaled) : scaled;
     },
   };
 }
-
-/** `/status` of a custom resource changes status alone: everything else is the stored object's (managedFields excepted). */
-const STATUS_STRATEGY: StatusStrategy = {
-  prepareForUpdate(obj, old) {
-    const managedFields = obj.metadata?.managedFields;
-    const status = obj.status;
-    for (const key of Object.keys(obj)) delete obj[key];
-    Object.assign(obj, deepCopy(old));
-    if (managedFields !== undefined) obj.metadata = { ...obj.metadata, managedFields };
-    else if (obj.metadata) delete obj.metadata.managedFields;
-    if (status !== undefined) obj.status = status;
-    else delete obj.status;
-  },
-};
 
 /** Everything but metadata (and status, when `/status` owns it): what `metadata.generation` counts. */
 function withoutCounted(obj: ApiObject, status: boolean): Record<string, unknown> {
@@ -113,7 +85,7 @@ export interface CustomTypeParts {
  * defaults filled on every write, validation on create, and on update with ratcheting (an
  * unchanged invalid value is not refused again).
  */
-function schemaHooks(schema: JSONSchemaProps, compiled: CompiledSchema, naming: Naming): Partial<ResourceDefinition> {
+function schemaHooks(schema: JSONSchemaProps, compiled: CompiledSchema, naming: Naming, scale: CrdScale | undefined): Partial<ResourceDefinition> {
   const ext = schemaExtensions(naming);
   const meta = schemaRegistry(naming).type('meta.v1.ObjectMeta');
   let applyType: SchemaType | undefined;
@@ -135,9 +107,9 @@ function schemaHooks(schema: JSONSchemaProps, compiled: CompiledSchema, naming: 
     },
     defaults: (obj) => compiled.default(obj),
     readDefaults: (obj) => compiled.default(obj),
-    validate: (obj) => compiled.validate(obj),
+    validate: (obj) => compiled.validate(obj, undefined, scale && scaleErrors(obj, scale, { spec: true })),
     validateOnlyOnCreate: true,
-    validateUpdate: (obj, old) => compiled.validateUpdate(obj, old),
+    validateUpdate: (obj, old) => compiled.validateUpdate(obj, old, undefined, scale && scaleErrors(obj, scale, { spec: true })),
   };
 }
 
@@ -315,6 +287,7 @@ function versionType(
   const schema = version.schema?.openAPIV3Schema;
   const compiled = versions.schema(version);
   const selectable = (version.selectableFields ?? []).map((f) => selectableField(f.jsonPath));
+  const scale = version.subresources?.scale ?? undefined;
   const def: ResourceDefinition = {
     group,
     version: version.name,
@@ -335,7 +308,7 @@ function versionType(
     specChanged: (obj, old) => !jsonEqual(withoutCounted(obj, hasStatus), withoutCounted(old, hasStatus)),
     ...(hasStatus
       ? {
-          status: STATUS_STRATEGY,
+          status: statusStrategy(compiled, scale),
           prepareForCreate: (obj: ApiObject) => void delete obj.status,
           prepareForUpdate: (obj: ApiObject, old: ApiObject) => {
             if (old.status !== undefined) obj.status = deepCopy(old.status);
@@ -343,9 +316,9 @@ function versionType(
           },
         }
       : {}),
-    ...(version.subresources?.scale ? { scale: scaleOf(version.subresources.scale) } : {}),
+    ...(scale ? { scale: scaleOf(scale) } : {}),
     table: customResourceTable(version.additionalPrinterColumns),
-    ...(schema && compiled ? schemaHooks(schema, compiled, naming) : {}),
+    ...(schema && compiled ? schemaHooks(schema, compiled, naming, scale) : {}),
     ...(selectable.length ? { selectableFields: (obj: ApiObject) => Object.fromEntries(selectable.map((f) => [f.name, selectableValueOf(f, obj)])) } : {}),
   };
   return def;

@@ -78,3 +78,147 @@ describe('validation rules through the core', () => {
     expect((updated.spec as { maxReplicas: number }).maxReplicas).toBe(5);
   });
 });
+
+const SPROCKETS = 'sprockets';
+const sprockets = (name?: string, subresource?: string): ResourceTarget => ({
+  group: GROUP,
+  version: 'v1',
+  resource: SPROCKETS,
+  namespace: 'default',
+  name,
+  ...(subresource ? { subresource } : {}),
+});
+
+/** A definition with the status and scale subresources; `replicasRule` is a rule on `status.replicas`. */
+const sprocketCrd = (replicasRule?: Record<string, unknown>) => ({
+  apiVersion: `${naming.groups.apiextensions}/v1`,
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${SPROCKETS}.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: { plural: SPROCKETS, singular: 'sprocket', kind: 'Sprocket' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            // A rule across spec and status: a /status update runs it.
+            [V]: [{ rule: '!has(self.status) || !has(self.status.ready) || self.status.ready <= self.spec.replicas', message: 'ready exceeds replicas' }],
+            properties: {
+              spec: { type: 'object', properties: { replicas: { type: 'integer' } } },
+              status: {
+                type: 'object',
+                [V]: [
+                  { rule: "!has(self.phase) || self.phase != 'Broken' || has(self.reason)", message: 'a Broken phase needs a reason', fieldPath: '.phase' },
+                ],
+                properties: {
+                  phase: { type: 'string', enum: ['Pending', 'Running', 'Broken'] },
+                  reason: { type: 'string' },
+                  ready: { type: 'integer' },
+                  replicas: { type: 'integer', ...(replicasRule ? { [V]: [replicasRule] } : {}) },
+                },
+              },
+            },
+          },
+        },
+      },
+    ],
+  },
+});
+
+describe('rules and schema on the status and scale subresources', () => {
+  const backend = coreBackend('embedded');
+  let t: TestCore;
+  const sprocket = (name: string, replicas: number): ApiObject => ({ apiVersion: `${GROUP}/v1`, kind: 'Sprocket', metadata: { name }, spec: { replicas } });
+  const putStatus = async (name: string, status: Record<string, unknown>) => {
+    const current = await t.core.get(sprockets(name), {}, ctx);
+    return t.core.update(sprockets(name, 'status'), { ...current, status }, {}, ctx);
+  };
+
+  beforeAll(async () => {
+    t = await backend.open({ compactionIntervalMs: 0 });
+    await t.core.create(crdTarget(), sprocketCrd(), {}, ctx);
+    await eventually(() => t.core.resources.some((d) => d.group === GROUP && d.resource === SPROCKETS), { what: 'sprockets served' });
+  });
+  afterAll(async () => {
+    await backend.closeAll();
+    await backend.teardown();
+  });
+
+  test('x-validations under allOf, oneOf or not refuse the definition, as under anyOf', async () => {
+    for (const junctor of ['allOf', 'oneOf', 'not'] as const) {
+      const clause = { [V]: [{ rule: 'self.size() > 0' }] };
+      const bad = crd({ type: 'object', properties: { name: { type: 'string', [junctor]: junctor === 'not' ? clause : [clause] } } });
+      const err = await statusOf(t.core.create(crdTarget(), bad, {}, ctx), 422, 'Invalid');
+      const at = junctor === 'not' ? 'not' : `${junctor}[0]`;
+      expect(err.status.details?.causes).toContainEqual({
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: must be empty to be structural',
+        field: `spec.validation.openAPIV3Schema.properties[spec].properties[name].${at}.${V}`,
+      });
+    }
+  });
+
+  test("a /status update is checked against the status's schema and every rule of the object", async () => {
+    await t.core.create(sprockets(), sprocket('s1', 2), {}, ctx);
+    const schema = await statusOf(putStatus('s1', { phase: 'Gone' }), 422, 'Invalid');
+    expect(schema.status.details?.causes).toEqual([
+      { reason: 'FieldValueNotSupported', message: 'Unsupported value: "Gone": supported values: "Pending", "Running", "Broken"', field: 'status.phase' },
+      // An unsupported value blocks the rules, as upstream's hasBlockingErr.
+      {
+        reason: 'FieldValueInvalid',
+        message:
+          'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        field: '',
+      },
+    ]);
+    const rule = await statusOf(putStatus('s1', { phase: 'Broken' }), 422, 'Invalid');
+    expect(rule.status.details?.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "object": a Broken phase needs a reason', field: 'status.phase' },
+    ]);
+    const across = await statusOf(putStatus('s1', { phase: 'Running', ready: 3 }), 422, 'Invalid');
+    expect(across.status.details?.causes).toEqual([{ reason: 'FieldValueInvalid', message: 'Invalid value: "object": ready exceeds replicas', field: '' }]);
+    const ok = (await putStatus('s1', { phase: 'Broken', reason: 'gears', ready: 2 })).object;
+    expect(ok.status).toEqual({ phase: 'Broken', reason: 'gears', ready: 2 });
+  });
+
+  test("the scale subresource's paths must hold replicas from 0 to 2^31-1 (upstream's ValidateScaleSpec and ValidateScaleStatus)", async () => {
+    const spec = await statusOf(t.core.create(sprockets(), sprocket('s2', -1), {}, ctx), 422, 'Invalid');
+    expect(spec.status.details?.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: -1: should be a non-negative integer', field: '.spec.replicas' },
+    ]);
+    const created = (await t.core.create(sprockets(), sprocket('s2', 1), {}, ctx)).object;
+    await statusOf(t.core.update(sprockets('s2'), { ...created, spec: { replicas: 2 ** 31 } }, {}, ctx), 422, 'Invalid');
+    const status = await statusOf(putStatus('s2', { replicas: 2 ** 31 }), 422, 'Invalid');
+    expect(status.status.details?.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: 2147483648: should be less than or equal to 2147483647', field: '.status.replicas' },
+    ]);
+    expect((await putStatus('s2', { replicas: 1 })).object.status).toEqual({ replicas: 1 });
+  });
+
+  test('a /status update ratchets: a value a newer rule refuses may stay as it is', async () => {
+    await t.core.create(sprockets(), sprocket('s3', 9), {}, ctx);
+    await putStatus('s3', { replicas: 9, phase: 'Running' });
+    const current = await t.core.get(crdTarget(`${SPROCKETS}.${GROUP}`), {}, ctx);
+    const rule = { rule: 'self <= 5', message: 'at most 5 replicas' };
+    await t.core.update(crdTarget(`${SPROCKETS}.${GROUP}`), { ...current, spec: sprocketCrd(rule).spec }, {}, ctx);
+    await eventually(
+      async () => {
+        await statusOf(putStatus('s3', { replicas: 8, phase: 'Running' }), 422, 'Invalid');
+        return true;
+      },
+      { what: 'the new rule served' },
+    );
+    // replicas unchanged: its rule is not run again; the phase may change.
+    expect((await putStatus('s3', { replicas: 9, phase: 'Pending' })).object.status).toEqual({ replicas: 9, phase: 'Pending' });
+    const changed = await statusOf(putStatus('s3', { replicas: 7, phase: 'Pending' }), 422, 'Invalid');
+    expect(changed.status.details?.causes).toEqual([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "integer": at most 5 replicas', field: 'status.replicas' },
+    ]);
+  });
+});

@@ -13,6 +13,7 @@ import { validateEmbeddedResources, validateSchemaUpdate, validateSchemaValue } 
 import { validateListSetsAndMaps } from './list-types';
 import { blockingError, validateRules, validateRulesUpdate } from './cel/validate';
 import { subtreeHasRules } from './cel/compile';
+import { isObject } from '../../../util/json-values';
 
 export interface CompiledSchema {
   readonly schema: JSONSchemaProps;
@@ -32,17 +33,27 @@ export interface CompiledSchema {
    * The schema's checks of a create or update as the custom resource strategy orders them:
    * the OpenAPI validation (`validateSchema`), the embedded resources (`validateEmbedded`),
    * the list sets and maps (`validateListTypes`), then the `x-…-validations` rules (cel/: not
-   * run when an earlier error leaves the object unfit, upstream's hasBlockingErr). Upstream puts ObjectMeta's checks first and
-   * the scale subresource's between the first two; a caller that reports those runs the parts.
+   * run when an earlier error leaves the object unfit, upstream's hasBlockingErr). Upstream puts
+   * ObjectMeta's checks first (the caller's) and the scale subresource's paths' between the
+   * first two: `scaleErrors`, reported there.
    */
-  validate(value: unknown, fldPath?: FieldPath | string): FieldError[];
+  validate(value: unknown, fldPath?: FieldPath | string, scaleErrors?: readonly FieldError[]): FieldError[];
   /**
    * `validate` for an update as the strategy's ValidateUpdate runs it: the OpenAPI validation
    * ratchets (an error of a value equal to its correlated old value is dropped), embedded
    * resources are checked as on create, and list sets and maps only when the old object passes
-   * them. The status subresource's update validates its schema without ratcheting (`validateSchema`).
+   * them.
    */
-  validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string): FieldError[];
+  validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string, scaleErrors?: readonly FieldError[]): FieldError[];
+  /**
+   * A `/status` update's checks, as upstream's status strategy runs them: the status alone
+   * against its property's schema (at `status`, ratcheted against the old status), the list
+   * sets and maps of the whole object when the old one passes them, then every rule of the
+   * whole object, ratcheted (the rest is the stored object's, so only rules whose values
+   * changed run: the status's and those of its ancestors). `scaleErrors` (the status replicas
+   * and selector paths') come after the status's.
+   */
+  validateStatusUpdate(value: unknown, old: unknown, scaleErrors?: readonly FieldError[]): FieldError[];
   /** apiextensions' ValidateCustomResource: kube-openapi's validation as field errors (values.ts). */
   validateSchema(value: unknown, fldPath?: FieldPath | string): FieldError[];
   /** objectmeta.Validate: embedded resources' apiVersion, kind and metadata. */
@@ -67,8 +78,9 @@ class Compiled implements CompiledSchema {
   default(value: unknown): void {
     applyDefaults(this.node, value);
   }
-  validate(value: unknown, fldPath?: FieldPath | string): FieldError[] {
+  validate(value: unknown, fldPath?: FieldPath | string, scaleErrors: readonly FieldError[] = []): FieldError[] {
     const errs = validateSchemaValue(this.node, value, fldPath);
+    errs.push(...scaleErrors);
     if (this.node.subtreeEmbedded) errs.push(...validateEmbeddedResources(this.node, value, fldPath));
     if (this.node.subtreeListTypes) errs.push(...validateListSetsAndMaps(this.node, value, fldPath));
     if (subtreeHasRules(this.node)) {
@@ -77,9 +89,21 @@ class Compiled implements CompiledSchema {
     }
     return errs;
   }
-  validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string): FieldError[] {
+  validateUpdate(value: unknown, old: unknown, fldPath?: FieldPath | string, scaleErrors: readonly FieldError[] = []): FieldError[] {
     const errs = validateSchemaUpdate(this.node, value, old, fldPath);
+    errs.push(...scaleErrors);
     if (this.node.subtreeEmbedded) errs.push(...validateEmbeddedResources(this.node, value, fldPath));
+    return this.listTypesAndRulesUpdate(errs, value, old, fldPath);
+  }
+  validateStatusUpdate(value: unknown, old: unknown, scaleErrors: readonly FieldError[] = []): FieldError[] {
+    const status = this.node.properties?.get('status');
+    const errs =
+      status && isObject(value) && 'status' in value ? validateSchemaUpdate(status, value.status, isObject(old) ? old.status : undefined, 'status') : [];
+    errs.push(...scaleErrors);
+    return this.listTypesAndRulesUpdate(errs, value, old);
+  }
+  /** The end of an update's checks: list sets and maps (unless the old object already breaks them), then the rules, ratcheted. */
+  private listTypesAndRulesUpdate(errs: FieldError[], value: unknown, old: unknown, fldPath?: FieldPath | string): FieldError[] {
     if (this.node.subtreeListTypes && validateListSetsAndMaps(this.node, old, fldPath).length === 0)
       errs.push(...validateListSetsAndMaps(this.node, value, fldPath));
     if (subtreeHasRules(this.node)) {
