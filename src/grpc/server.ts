@@ -31,6 +31,8 @@ import { toGrpcStatus } from './errors';
 import { toBuffer, type PemInput } from './tls';
 import { type AddressedRequest, type Admit, type CallCredentials, type GrpcAuthentication, type ReceivedRequest, createAdmission } from './admission';
 import { badRequest } from '../status';
+import type { FlowControl } from '../flowcontrol';
+import { type Gate, type Seat, createGate } from './flow-control';
 
 export type { GrpcAuthentication } from './admission';
 
@@ -52,6 +54,10 @@ export interface GrpcCoreServerOptions {
   tls?: GrpcServerTlsOptions;
   /** How callers are identified; `'trust-caller'` believes the user each request names. */
   authentication: GrpcAuthentication | 'trust-caller';
+  /** API Priority and Fairness: every admitted call is classified and limited by it, as on the HTTPS door. */
+  flowControl?: FlowControl;
+  /** `--request-timeout`: a call waits for its seats at most a quarter of it (default 60 s). */
+  requestTimeoutMs?: number;
 }
 
 export interface GrpcCoreServer {
@@ -78,7 +84,8 @@ export async function startGrpcCoreServer(core: CoreApi, options: GrpcCoreServer
   const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
   const liveWatches = new Set<() => void>();
   const admit = createAdmission(options.authentication, options.tls?.ca);
-  server.addService(requestsAsBytes(CoreService), coreHandlers(core, liveWatches, admit));
+  const gate = options.flowControl && createGate(options.flowControl, options.requestTimeoutMs ?? 60_000);
+  server.addService(requestsAsBytes(CoreService), coreHandlers(core, liveWatches, admit, gate));
   const port = await bind(server, options.address, serverCredentials(options.tls));
   let closing: Promise<void> | undefined;
   return {
@@ -109,11 +116,16 @@ interface Endpoint<Req extends AddressedRequest, Codec> {
   codec: Codec;
 }
 
-function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, admit: Admit): CoreHandlers {
+function coreHandlers(core: CoreApi, liveWatches: Set<() => void>, admit: Admit, gate: Gate | undefined): CoreHandlers {
+  const unary = <Args extends unknown[], Result, Req extends AddressedRequest, Res>(
+    admit: Admit,
+    endpoint: Endpoint<Req, MethodCodec<Args, Result, Req, Res>>,
+    invoke: (args: Args, ctx: RequestContext) => Promise<Result>,
+  ) => unaryCall(admit, gate, endpoint, invoke);
   return {
     get: unary(admit, { verb: 'get', definition: CoreService.get, codec: getCodec }, ([target, options], ctx) => core.get(target, options, ctx)),
     list: unary(admit, { verb: 'list', definition: CoreService.list, codec: listCodec }, ([target, options], ctx) => core.list(target, options, ctx)),
-    watch: watchHandler(core, liveWatches, admit, { verb: 'watch', definition: CoreService.watch, codec: watchRequestCodec }),
+    watch: watchHandler(core, liveWatches, admit, gate, { verb: 'watch', definition: CoreService.watch, codec: watchRequestCodec }),
     create: unary(admit, { verb: 'create', definition: CoreService.create, codec: createCodec }, ([target, object, options], ctx) =>
       core.create(target, object, options, ctx),
     ),
@@ -157,8 +169,9 @@ function receive<Req>(definition: { requestDeserialize(bytes: Buffer): Req }, by
 }
 
 /** One unary method: admit and decode, call the core with a fresh context, encode the result or the failure. */
-function unary<Args extends unknown[], Result, Req extends AddressedRequest, Res>(
+function unaryCall<Args extends unknown[], Result, Req extends AddressedRequest, Res>(
   admit: Admit,
+  gate: Gate | undefined,
   endpoint: Endpoint<Req, MethodCodec<Args, Result, Req, Res>>,
   invoke: (args: Args, ctx: RequestContext) => Promise<Result>,
 ): grpc.handleUnaryCall<Buffer, Res> {
@@ -169,7 +182,13 @@ function unary<Args extends unknown[], Result, Req extends AddressedRequest, Res
     void (async () => {
       try {
         const { args, caller } = await admitThenDecode(admit, call, endpoint);
-        const result = await invoke(args, contextFor(caller, warnings, abort.signal));
+        const seat = gate && (await gate(endpoint.verb, args, caller.user, abort.signal));
+        let result: Result;
+        try {
+          result = await invoke(args, contextFor(caller, warnings, abort.signal));
+        } finally {
+          seat?.end();
+        }
         callback(null, endpoint.codec.encodeResponse(result, warnings));
       } catch (err) {
         answerFailure(callback, err, warnings);
@@ -200,12 +219,14 @@ function watchHandler(
   core: CoreApi,
   liveWatches: Set<() => void>,
   admit: Admit,
+  gate: Gate | undefined,
   endpoint: Endpoint<WatchRequest, typeof watchRequestCodec>,
 ): grpc.handleServerStreamingCall<Buffer, WatchResponse> {
   return (call) => {
     const abort = new AbortController();
     const warnings: string[] = [];
     let stream: WatchStream | undefined;
+    let seat: Seat | undefined;
     // Server shutdown: end the core's stream; the loop below then ends the call cleanly.
     const stop = () => stream?.close();
     call.once('cancelled', () => {
@@ -215,10 +236,13 @@ function watchHandler(
     void (async () => {
       try {
         const { args, caller } = await admitThenDecode(admit, call, endpoint);
+        seat = gate && (await gate(endpoint.verb, args, caller.user, abort.signal));
         stream = await core.watch(args[0], args[1], contextFor(caller, warnings, abort.signal));
         if (abort.signal.aborted) return;
         liveWatches.add(stop);
         await send(call, encodeWatchStarted(warnings), abort.signal);
+        // Its seats go back once it started, as upstream's watch initialization signal.
+        seat?.leave();
         for await (const event of stream) {
           if (abort.signal.aborted) break;
           await send(call, encodeWatchEvent(event), abort.signal);
@@ -227,6 +251,7 @@ function watchHandler(
       } catch (err) {
         if (!abort.signal.aborted) call.emit('error', toGrpcStatus(err, warnings));
       } finally {
+        seat?.end();
         liveWatches.delete(stop);
         stream?.close();
       }

@@ -31,6 +31,12 @@ export interface ServerOptions {
   authorizationModes?: string[];
   /** Requests without credentials are `system:anonymous` (default true, as the server). */
   anonymousAuth?: boolean;
+  /**
+   * API Priority and Fairness (`--enable-priority-and-fairness`, default on) and the server's
+   * concurrency it shares out (`--max-requests-inflight` + `--max-mutating-requests-inflight`):
+   * lower limits reproduce overload in a test.
+   */
+  priorityAndFairness?: { enabled?: boolean; maxRequestsInflight?: number; maxMutatingRequestsInflight?: number };
   /** `memory` (default: nothing on disk but the PKI) or `file` (a database in the server's temporary directory). */
   store?: 'memory' | 'file';
   /** Any other server flag, as on the command line (`['--request-timeout', '5s']`). */
@@ -115,6 +121,10 @@ function flagsOf(options: ServerOptions, dataDir: string): string[] {
   }
   if (options.authorizationModes) args.push('--authorization-mode', options.authorizationModes.join(','));
   if (options.anonymousAuth !== undefined) args.push(`--anonymous-auth=${options.anonymousAuth}`);
+  const apf = options.priorityAndFairness;
+  if (apf?.enabled !== undefined) args.push(`--enable-priority-and-fairness=${apf.enabled}`);
+  if (apf?.maxRequestsInflight !== undefined) args.push('--max-requests-inflight', String(apf.maxRequestsInflight));
+  if (apf?.maxMutatingRequestsInflight !== undefined) args.push('--max-mutating-requests-inflight', String(apf.maxMutatingRequestsInflight));
   return [...args, ...(options.flags ?? [])];
 }
 

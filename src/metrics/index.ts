@@ -12,6 +12,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { FastCounter, FastHistogram } from './series';
 
+export { FlowcontrolMetrics, type FlowSeries, type FlowSchemaGauges, type FlowcontrolState, type PriorityLevelGauges } from './flowcontrol';
+
 /** Upstream's request-latency buckets (apiserver_request_duration_seconds). */
 const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** Upstream's etcd request-latency buckets (etcd_request_duration_seconds). */

@@ -25,6 +25,8 @@ export const LAYERS: Record<string, number> = {
   authn: 5,
   // Authorization reuses authentication's webhook client, CEL compiler and user names.
   authz: 6,
+  // API Priority and Fairness: the dispatcher both doors admit requests through (it reads the core's objects and metrics).
+  flowcontrol: 6,
   gateway: 7,
   grpc: 7,
   controllers: 8,

@@ -40,7 +40,7 @@ export interface LimitsOptions {
 }
 
 /** Upstream's `?timeout=` for non-watch requests: a Go duration, which may only shorten the server's timeout. */
-function requestedTimeoutMs(query: URLSearchParams): number | undefined {
+export function requestedTimeoutMs(query: URLSearchParams): number | undefined {
   const raw = query.get('timeout');
   if (!raw) return undefined;
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(raw);
