@@ -94,6 +94,22 @@ export {
   type ParsedCsr,
 } from './resources/certificatesigningrequests';
 export { typeCheckPolicy } from './admission/policy/type-check';
+// API Priority and Fairness: the objects the request filter (src/flowcontrol) reads.
+export {
+  FLOW_SCHEMA_CATCH_ALL,
+  FLOW_SCHEMA_EXEMPT,
+  FLOWCONTROL_WILDCARD,
+  PRIORITY_LEVEL_CATCH_ALL,
+  PRIORITY_LEVEL_EXEMPT,
+  RESPONSE_HEADER_FLOW_SCHEMA_UID,
+  RESPONSE_HEADER_PRIORITY_LEVEL_UID,
+  type FlowSchema,
+  type NonResourcePolicyRule,
+  type PolicyRulesWithSubjects,
+  type PriorityLevelConfiguration,
+  type ResourcePolicyRule,
+  type Subject,
+} from './resources/flowcontrol-types';
 
 // CEL and names as the core checks them, for the configuration files of authentication and
 // authorization.
