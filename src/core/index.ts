@@ -66,6 +66,10 @@ export { Informer, SharedInformers, followResource, type InformerChange, type In
 export { NODES_GROUP, nodeIdentity } from './node-identity';
 export { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from './registry/deletion';
 export { labelSelectorMatches } from './validation/selectors';
+export { semanticEqual } from './validation/equality';
+// API Priority and Fairness' default configuration and status condition (its configuration controller).
+export { flowControlBootstrap, type BootstrapObjects, type FlowControlBootstrap } from './resources/flowcontrol-bootstrap';
+export { FLOW_SCHEMA_CONDITION_DANGLING, type FlowSchemaCondition } from './resources/flowcontrol-types';
 export { isPodReady, podReadyCondition, withDisruptionTarget, type PodCondition } from './resources/pods';
 export type { NodeCondition, Taint, Toleration } from './resources/nodes';
 export { emptyBudgetStatus, withDisruptionAllowed, type PodDisruptionBudget, type PodDisruptionBudgetStatus } from './resources/poddisruptionbudgets';

@@ -42,7 +42,7 @@ import {
 } from '../authn';
 import { StatusError } from '../status';
 import { type Clock, systemClock } from '../clock';
-import { enabledControllers, startControllers, type RunningControllers } from '../controllers';
+import { enabledControllers, FlowControlConfigController, startControllers, type RunningControllers } from '../controllers';
 import { type AuditEvent, type AuditPolicy, type RequestLogEntry, type RunningServer, keelsonVersion, parseAuditPolicy, startGateway } from '../gateway';
 import type { Logger } from './logging';
 import { openAuditLog } from './audit-log';
@@ -71,7 +71,6 @@ import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
 import { admissionMetrics } from './admission-metrics';
 import { timedStore } from './store-metrics';
-import { buildFlowControl } from './flow-control';
 import { type ServerConfig, auditBackendSettings, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
@@ -237,6 +236,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
   // Controllers are API clients of the in-process core, as upstream's are of kube-apiserver; a gateway in
   // front of a remote core leaves them to the core's process.
   let controllers: RunningControllers | undefined;
+  let flowControlConfig: FlowControlConfigController | undefined;
   return {
     core,
     state,
@@ -251,6 +251,14 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
         deps.log(
           `default RBAC policy: ${summary.created} created, ${summary.updated} updated, ${summary.recreated} recreated, ${summary.protected} left alone (autoupdate=false)`,
         );
+      }
+      // Upstream's priority-and-fairness-config-producer post-start hook, wherever the flowcontrol group's v1 is served.
+      const flowcontrolServed = ['flowschemas', 'prioritylevelconfigurations'].every((resource) =>
+        core.resources.some((d) => d.group === naming.groups.flowcontrol && d.version === 'v1' && d.resource === resource),
+      );
+      if (flowcontrolServed) {
+        flowControlConfig = new FlowControlConfigController({ core, naming, clock: deps.clock, user: SERVER_CONTEXT.user, log: deps.log });
+        flowControlConfig.start();
       }
     },
     startControllers: () => {
@@ -278,6 +286,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     },
     close: async () => {
       await controllers?.stop().catch((err: unknown) => deps.log(`stopping the controllers: ${(err as Error).message}`));
+      flowControlConfig?.stop();
       await core.close();
     },
   };
@@ -606,8 +615,6 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
     metrics.configReloaded('authorization', { status, atMs }),
   );
   const audit = openAudit(config, naming, log, clock, metrics);
-  // Both doors admit through it: the gateway's HTTPS and the core's gRPC (a core-only process too).
-  const flowControl = buildFlowControl(config, { core: backend.core, state: backend.state, metrics, naming, clock, ctx: SERVER_CONTEXT, log });
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
@@ -623,7 +630,6 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
         tls: { key: serving.key, cert: serving.cert, ca: clientCa },
         authentication: { authenticator, authorize, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
-        ...(flowControl ? { flowControl, requestTimeoutMs: config.requestTimeoutMs } : {}),
       });
       log(`serving the core over gRPC on ${grpc.address}`);
     }
@@ -652,13 +658,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
         ...(audit
           ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics, blocking: audit.blocking } }
           : {}),
-        // With priority and fairness the in-flight counters are its seats; only the timeout stays here.
-        limits: {
-          maxReadOnly: flowControl ? 0 : config.maxRequestsInflight,
-          maxMutating: flowControl ? 0 : config.maxMutatingRequestsInflight,
-          requestTimeoutMs: config.requestTimeoutMs,
-        },
-        ...(flowControl ? { flowControl } : {}),
+        limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
         clock,
         ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY)
           ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) }
@@ -705,7 +705,6 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       }
       await server?.close(config.requestTimeoutMs);
       await grpc?.close();
-      flowControl?.close();
       authorization.stop();
       for (const close of closers) close();
       await opened.close();
