@@ -15,6 +15,7 @@ import type { VersionInfo } from './handlers/version';
 import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
 import { type RequestLimits, createPipeline } from './pipeline';
 import type { ServerMetrics } from '../metrics';
+import type { FlowControl } from '../flowcontrol';
 import type { AuditOptions } from './audit';
 import type { RequestLogEntry } from './steps/request-log';
 import { OpenWatches } from './open-watches';
@@ -64,6 +65,8 @@ export interface GatewayOptions {
   metrics?: ServerMetrics;
   /** In-flight limits and the request timeout; none when absent. */
   limits?: RequestLimits;
+  /** API Priority and Fairness (src/flowcontrol); the in-flight counters of `limits` when absent. */
+  flowControl?: FlowControl;
   /** Audit events per the policy; none when absent. */
   audit?: AuditOptions;
   /** One entry per answered request. */

@@ -22,6 +22,8 @@ import { type Authorizer, authorizationStep, bootstrapPolicyAuthorizer, superuse
 import { recoverStep } from './steps/recover';
 import { metricsStep } from './steps/metrics';
 import { limitsStep } from './steps/limits';
+import { priorityAndFairnessStep } from './steps/priority-and-fairness';
+import type { FlowControl } from '../flowcontrol';
 import { type RequestLogEntry, requestLogStep } from './steps/request-log';
 import { type AuditOptions, auditStep } from './audit';
 import type { ServerMetrics } from '../metrics';
@@ -60,6 +62,11 @@ export interface PipelineOptions {
   metrics?: ServerMetrics;
   /** In-flight limits and the request timeout (`--max-requests-inflight`, …); none when absent. */
   limits?: RequestLimits;
+  /**
+   * API Priority and Fairness (`--enable-priority-and-fairness`): requests classified, queued and
+   * limited by it (step 9); the in-flight counters of `limits` are then left at 0.
+   */
+  flowControl?: FlowControl;
   /** The gateway's open watches, which shutdown ends. */
   openWatches?: OpenWatches;
   /** Audit events per the policy (`--audit-policy-file`); none when absent. */
@@ -91,6 +98,9 @@ export function createPipeline(options: PipelineOptions): Handler {
     impersonationStep({ authorizers, naming: options.naming }),
     authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
     ...(options.limits ? [limitsStep({ ...options.limits, clock: options.clock, codecs, index: options.index, metrics: options.metrics })] : []),
+    ...(options.flowControl
+      ? [priorityAndFairnessStep({ flowControl: options.flowControl, requestTimeoutMs: options.limits?.requestTimeoutMs ?? 0, index: options.index, metrics: options.metrics })]
+      : []),
     ...(options.aggregator ? [options.aggregator.step] : []),
   ];
   return compose(steps, createRouter({ ...options, codecs, remoteGroups: options.aggregator?.discovery }));

@@ -111,6 +111,8 @@ export interface ServerConfig {
   maxRequestsInflight: number;
   /** --max-mutating-requests-inflight: mutating requests served at once (0: no limit). */
   maxMutatingRequestsInflight: number;
+  /** --enable-priority-and-fairness: API Priority and Fairness instead of the two in-flight counters. */
+  enablePriorityAndFairness: boolean;
   /** --request-timeout in milliseconds: how long a non-long-running request may take. */
   requestTimeoutMs: number;
   /** --shutdown-delay-duration in milliseconds: how long the server keeps serving, /readyz failing, after a stop signal. */
@@ -691,6 +693,15 @@ const FLAGS: readonly Flag[] = [
     default: 200,
     usage: 'Writes (create, update, patch, delete) served at once; one more is answered 429, as for --max-requests-inflight. 0: no limit.',
     parse: (v, n) => parseCount(n, v),
+  }),
+  flag({
+    name: 'enable-priority-and-fairness',
+    field: 'enablePriorityAndFairness',
+    type: 'bool',
+    default: true,
+    usage:
+      'Limit and queue requests by API Priority and Fairness (FlowSchemas and PriorityLevelConfigurations), sharing --max-requests-inflight + --max-mutating-requests-inflight seats among the priority levels; false: the two in-flight counters alone.',
+    parse: (v, n) => parseBool(n, v),
   }),
   flag({
     name: 'v',

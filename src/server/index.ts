@@ -71,6 +71,7 @@ import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
 import { admissionMetrics } from './admission-metrics';
 import { timedStore } from './store-metrics';
+import { buildFlowControl } from './flow-control';
 import { type ServerConfig, auditBackendSettings, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
@@ -615,6 +616,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
     metrics.configReloaded('authorization', { status, atMs }),
   );
   const audit = openAudit(config, naming, log, clock, metrics);
+  // Both doors admit through it: the gateway's HTTPS and the core's gRPC (a core-only process too).
+  const flowControl = buildFlowControl(config, { core: backend.core, state: backend.state, metrics, naming, clock, ctx: SERVER_CONTEXT, log });
   const state: ServerHealthState = { coreReady: false, shuttingDown: false };
   // Why a request was refused (never the credential itself).
   const onUnauthenticated = (reason: string) => log(`unauthenticated request: ${reason}`);
@@ -630,6 +633,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
         tls: { key: serving.key, cert: serving.cert, ca: clientCa },
         authentication: { authenticator, authorize, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
+        ...(flowControl ? { flowControl, requestTimeoutMs: config.requestTimeoutMs } : {}),
       });
       log(`serving the core over gRPC on ${grpc.address}`);
     }
@@ -658,7 +662,13 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
         ...(audit
           ? { audit: { policy: audit.policy, sink: (event: AuditEvent) => audit.backend.process([event]), naming, clock, metrics, blocking: audit.blocking } }
           : {}),
-        limits: { maxReadOnly: config.maxRequestsInflight, maxMutating: config.maxMutatingRequestsInflight, requestTimeoutMs: config.requestTimeoutMs },
+        // With priority and fairness the in-flight counters are its seats; only the timeout stays here.
+        limits: {
+          maxReadOnly: flowControl ? 0 : config.maxRequestsInflight,
+          maxMutating: flowControl ? 0 : config.maxMutatingRequestsInflight,
+          requestTimeoutMs: config.requestTimeoutMs,
+        },
+        ...(flowControl ? { flowControl } : {}),
         clock,
         ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY)
           ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) }
@@ -705,6 +715,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       }
       await server?.close(config.requestTimeoutMs);
       await grpc?.close();
+      flowControl?.close();
       authorization.stop();
       for (const close of closers) close();
       await opened.close();
