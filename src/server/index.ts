@@ -72,11 +72,11 @@ import { workQueueMetrics } from './workqueue-metrics';
 import { admissionMetrics } from './admission-metrics';
 import { timedStore } from './store-metrics';
 import { buildFlowControl } from './flow-control';
+import { startKubernetesEndpoints } from './kubernetes-endpoints';
 import { type ServerConfig, auditBackendSettings, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
-import { CONTROLLER_MANAGER_CERT_USER, GATEWAY_USER, type Pki, ensurePki } from './pki';
-import { frontProxyAuthenticator, handshakeClientCa, startAuthenticationTrust } from './front-proxy';
+import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
 
 /**
  * The gRPC door, loaded when a flag asks for it (`--grpc-port`, `--core-address`): grpc-js is
@@ -323,15 +323,13 @@ function signerAuthorizer(authorize: Authorize, naming: Naming): SignerAuthorize
 const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:masters'] } };
 
 /**
- * The authenticator chain from the flags: the front proxy's headers (`--requestheader-*`),
- * client certificates (checked by TLS against the client CA, `clientCa()`), `--token-auth-file`,
- * bootstrap tokens (read through `core()` from the watch cache), anonymous unless
- * `--anonymous-auth=false`.
+ * The authenticator chain from the flags: client certificates (checked by TLS against the
+ * client CA), `--token-auth-file`, bootstrap tokens (read through `core()` from the watch
+ * cache), anonymous unless `--anonymous-auth=false`.
  */
 function buildAuthenticator(
   config: ServerConfig,
   core: () => CoreApi,
-  clientCa: () => string,
   serviceAccounts: ServiceAccountTokenOptions,
   log: (message: string) => void,
   closers: Array<() => void>,
@@ -425,14 +423,7 @@ function buildAuthenticator(
     closers.push(() => oidc.close());
     tokens.push(oidc);
   }
-  const requestHeader = frontProxyAuthenticator(config, clientCa, clock);
-  return createAuthenticator({
-    ...(requestHeader ? { requestHeader } : {}),
-    certificates: true,
-    tokens,
-    anonymous,
-    ...(anonymousPaths ? { anonymousPaths } : {}),
-  });
+  return createAuthenticator({ certificates: true, tokens, anonymous, ...(anonymousPaths ? { anonymousPaths } : {}) });
 }
 
 /**
@@ -602,16 +593,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const clock = options.clock ?? systemClock;
   const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core, clock);
   const closers: Array<() => void> = [];
-  const authenticator = buildAuthenticator(
-    config,
-    () => backend!.core,
-    () => clientCaOf(config, pkiOf()),
-    serviceAccounts,
-    log,
-    closers,
-    metrics,
-    clock,
-  );
+  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers, metrics, clock);
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
   const authorize: Authorize = async (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
@@ -651,13 +633,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       grpc = await grpcDoor().startGrpcCoreServer(backend.core, {
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
         tls: { key: serving.key, cert: serving.cert, ca: clientCa },
-        // Without allowed names, the gateway certificate this server generates (docs/DEPLOYING.md).
-        authentication: {
-          authenticator,
-          authorize,
-          proxyUsers: config.requestheaderAllowedNames.length > 0 ? config.requestheaderAllowedNames : [GATEWAY_USER],
-          onRejected: onUnauthenticated,
-        },
+        authentication: { authenticator, authorize, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
         ...(flowControl ? { flowControl, requestTimeoutMs: config.requestTimeoutMs } : {}),
       });
       log(`serving the core over gRPC on ${grpc.address}`);
@@ -672,7 +648,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
         features,
         health: serverHealthChecks(state, backend.store, backend.state),
         version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
-        tls: { cert: serving.cert, key: serving.key, clientCa: handshakeClientCa(clientCa, config) },
+        tls: { cert: serving.cert, key: serving.key, clientCa },
         host: config.bindAddress,
         port: config.securePort,
         adapter: options.adapter,
@@ -728,13 +704,16 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   });
   await writeKubeconfig(controllerManagerPath, controllerManager);
 
-  let authenticationTrust: { stop(): void } | undefined;
   let closing: Promise<void> | undefined;
+  // The kubernetes Service's endpoints (upstream's lease endpoint reconciler), once the core is ready.
+  let kubernetesEndpoints: ReturnType<typeof startKubernetesEndpoints>;
   const close = () =>
     (closing ??= (async () => {
       // Upstream's order: readyz fails at once, serving goes on for the delay, then listeners stop,
       // watches end and requests in flight answer, and only then does the store close.
       state.shuttingDown = true;
+      // Upstream's pre-shutdown hook: this server leaves the kubernetes endpoints first.
+      await kubernetesEndpoints?.stop();
       if (config.shutdownDelayMs > 0) {
         log(`shutting down in ${config.shutdownDelayMs / 1000}s (--shutdown-delay-duration); /readyz fails meanwhile`);
         await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
@@ -743,7 +722,6 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       await grpc?.close();
       flowControl?.close();
       authorization.stop();
-      authenticationTrust?.stop();
       for (const close of closers) close();
       await opened.close();
       // The last events reach the file before the process may exit.
@@ -755,12 +733,14 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
     await authorization.start();
     state.coreReady = true;
     if (!closing)
-      authenticationTrust = startAuthenticationTrust(config, clientCaOf(config, pki), {
+      kubernetesEndpoints = startKubernetesEndpoints(config, {
         core: opened.core,
+        store: opened.store,
         naming,
-        user: SERVER_CONTEXT.user,
         clock,
+        user: SERVER_CONTEXT.user,
         log,
+        port,
       });
     // After /readyz turns ok: their first pass over every object (the garbage collector's graph)
     // would otherwise hold the answer up.
