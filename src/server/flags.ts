@@ -16,7 +16,6 @@ import { readWebhookConfig } from '../authn/webhook';
 import { readAbacPolicyFile } from '../authz/abac';
 import { parseAuthorizationConfig } from '../authz/config';
 import { FeatureGateError, buildFeatureGates } from '../features';
-import { GATEWAY_USER } from './pki';
 import { MAX_SIMULATED_NODES } from '../controllers/simulated-nodes';
 import {
   CONTROLLER_NAMES,
@@ -168,6 +167,21 @@ export interface ServerConfig {
   anonymousAuth: boolean;
   /** --client-ca-file: PEM CA bundle for client certificates; default the generated CA under dataDir. */
   clientCaFile?: string;
+  /** --requestheader-client-ca-file: the front proxy's CA bundle; unset, no front-proxy authentication (docs/FRONT-PROXY.md). */
+  requestheaderClientCaFile?: string;
+  /**
+   * --requestheader-allowed-names: the common names a front proxy's certificate may have (empty:
+   * any it signed); on the gRPC door, the client-certificate users allowed to act for the user a
+   * request names (empty: the generated gateway's).
+   */
+  requestheaderAllowedNames: string[];
+  /** --requestheader-username-headers, -uid-headers, -group-headers, -extra-headers-prefix: where the front proxy names the user. */
+  requestheaderUsernameHeaders: string[];
+  requestheaderUidHeaders: string[];
+  requestheaderGroupHeaders: string[];
+  requestheaderExtraHeadersPrefix: string[];
+  /** --proxy-client-cert-file / --proxy-client-key-file: what the aggregator presents to extension servers. */
+  proxyClientCertificate?: ServingCertificate;
   /** --token-auth-file: static bearer tokens (CSV). */
   tokenAuthFile?: string;
   /** --enable-bootstrap-token-auth. */
@@ -227,8 +241,6 @@ export interface ServerConfig {
   grpcBindAddress: string;
   /** --grpc-port: serve the core's gRPC door there (0 picks a free port); unset: not served. */
   grpcPort?: number;
-  /** --requestheader-allowed-names: client-certificate users allowed to act for the user a gRPC request names. */
-  requestheaderAllowedNames: string[];
   /** --core-only: serve only the gRPC door (no HTTPS gateway), for deployments that split them. */
   coreOnly: boolean;
 }
@@ -1092,6 +1104,74 @@ const FLAGS: readonly Flag[] = [
     },
   }),
   flag({
+    name: 'requestheader-client-ca-file',
+    field: 'requestheaderClientCaFile',
+    type: 'string',
+    usage:
+      'PEM CA bundle that verifies the client certificate of an authenticating proxy in front of the server, before the user named in the --requestheader-username-headers headers is believed. Keep it apart from --client-ca-file.',
+    docs: 'See docs/FRONT-PROXY.md.',
+    parse: (v, n) => nonEmpty(n, v),
+  }),
+  flag({
+    name: 'requestheader-allowed-names',
+    field: 'requestheaderAllowedNames',
+    type: 'strings',
+    default: [],
+    usage:
+      'Common names a front-proxy client certificate may have to name users in headers; empty, any certificate --requestheader-client-ca-file verifies. On the gRPC door: the client-certificate users allowed to act for the end user a request names (empty: the generated gateway certificate, system:keelson-gateway).',
+    docs: 'See docs/FRONT-PROXY.md and docs/DEPLOYING.md, "Splitting gateway and core".',
+    parse: (v, n) => parseHeaderList(n, v),
+  }),
+  flag({
+    name: 'requestheader-username-headers',
+    field: 'requestheaderUsernameHeaders',
+    type: 'strings',
+    default: [],
+    usage: 'Request headers to inspect for usernames, the first with a value winning. X-Remote-User is common.',
+    parse: (v, n) => parseHeaderList(n, v),
+  }),
+  flag({
+    name: 'requestheader-uid-headers',
+    field: 'requestheaderUidHeaders',
+    type: 'strings',
+    default: [],
+    usage: 'Request headers to inspect for UIDs. X-Remote-Uid is suggested. Requires the RemoteRequestHeaderUID feature to be enabled.',
+    parse: (v, n) => parseHeaderList(n, v),
+  }),
+  flag({
+    name: 'requestheader-group-headers',
+    field: 'requestheaderGroupHeaders',
+    type: 'strings',
+    default: [],
+    usage: 'Request headers to inspect for groups, every value of each a group. X-Remote-Group is suggested.',
+    parse: (v, n) => parseHeaderList(n, v),
+  }),
+  flag({
+    name: 'requestheader-extra-headers-prefix',
+    field: 'requestheaderExtraHeadersPrefix',
+    type: 'strings',
+    default: [],
+    usage:
+      'Request header prefixes to inspect for extra user information: the rest of the header name, lower-cased and percent-decoded, is the key. X-Remote-Extra- is suggested.',
+    parse: (v, n) => parseHeaderList(n, v),
+  }),
+  flag({
+    name: 'proxy-client-cert-file',
+    field: 'proxyClientCertificate',
+    type: 'string',
+    usage:
+      'PEM client certificate the server presents when it proxies a request to an extension API server (the aggregator), which checks it against the front-proxy CA it reads from the extension-apiserver-authentication ConfigMap.',
+    docs: 'See docs/FRONT-PROXY.md.',
+    parse: (v, n, prev) => ({ ...(prev ?? { keyFile: '', cert: '', key: '' }), certFile: nonEmpty(n, v) }),
+  }),
+  flag({
+    name: 'proxy-client-key-file',
+    field: 'proxyClientCertificate',
+    type: 'string',
+    usage: 'PEM private key of --proxy-client-cert-file.',
+    parse: (v, n, prev) => ({ ...(prev ?? { certFile: '', cert: '', key: '' }), keyFile: nonEmpty(n, v) }),
+  }),
+  flag({
     name: 'enable-admission-plugins',
     field: 'enableAdmissionPlugins',
     type: 'strings',
@@ -1202,14 +1282,6 @@ const FLAGS: readonly Flag[] = [
     usage: 'Serve the core over gRPC (TLS with the serving certificate, authenticated like HTTPS) on this port; 0 picks a free port. Unset: not served.',
     docs: 'See docs/DEPLOYING.md, "Splitting gateway and core".',
     parse: (v, n) => parsePort(n, v, 0),
-  }),
-  flag({
-    name: 'requestheader-allowed-names',
-    field: 'requestheaderAllowedNames',
-    type: 'strings',
-    default: [GATEWAY_USER],
-    usage: 'Client certificate common names allowed to act for the end user a gRPC request names (gateways in front of this core).',
-    parse: (v, n) => parseList(n, v),
   }),
   flag({
     name: 'core-only',
@@ -1400,6 +1472,14 @@ function parseList(name: string, value: string): string[] {
   return items;
 }
 
+/** A header list as upstream's request-header options take it: empty for none, no blank element. */
+function parseHeaderList(name: string, value: string): string[] {
+  if (value === '') return [];
+  const items = value.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw new FlagFailure(`--${name}`, `empty value in ${JSON.stringify(name)}`);
+  return items;
+}
+
 function parseEtcdServers(name: string, value: string): string[] {
   const urls = parseList(name, value);
   for (const u of urls) {
@@ -1423,7 +1503,8 @@ function parseHostPort(name: string, value: string): string {
   return value;
 }
 
-function loadServingCertificate(certFile: string, keyFile: string, io: FlagIo): ServingCertificate {
+/** A certificate and its key from two flags' files, checked to parse and to match each other. */
+function loadCertificatePair(flags: { cert: string; key: string }, certFile: string, keyFile: string, io: FlagIo): ServingCertificate {
   const read = (flagName: string, path: string) => {
     try {
       return io.readFile(path);
@@ -1431,24 +1512,24 @@ function loadServingCertificate(certFile: string, keyFile: string, io: FlagIo): 
       throw new FlagFailure(`--${flagName}`, `--${flagName}: cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
     }
   };
-  const cert = read('tls-cert-file', certFile);
-  const key = read('tls-private-key-file', keyFile);
+  const cert = read(flags.cert, certFile);
+  const key = read(flags.key, keyFile);
   let x509: X509Certificate;
   try {
     x509 = new X509Certificate(cert);
   } catch (err) {
-    throw new FlagFailure('--tls-cert-file', `--tls-cert-file: ${JSON.stringify(certFile)} holds no PEM certificate: ${(err as Error).message}`);
+    throw new FlagFailure(`--${flags.cert}`, `--${flags.cert}: ${JSON.stringify(certFile)} holds no PEM certificate: ${(err as Error).message}`);
   }
   let privateKey;
   try {
     privateKey = createPrivateKey(key);
   } catch (err) {
-    throw new FlagFailure('--tls-private-key-file', `--tls-private-key-file: ${JSON.stringify(keyFile)} holds no PEM private key: ${(err as Error).message}`);
+    throw new FlagFailure(`--${flags.key}`, `--${flags.key}: ${JSON.stringify(keyFile)} holds no PEM private key: ${(err as Error).message}`);
   }
   if (!x509.checkPrivateKey(privateKey)) {
     throw new FlagFailure(
-      '--tls-private-key-file',
-      `--tls-private-key-file: the key in ${JSON.stringify(keyFile)} does not match the certificate in ${JSON.stringify(certFile)}`,
+      `--${flags.key}`,
+      `--${flags.key}: the key in ${JSON.stringify(keyFile)} does not match the certificate in ${JSON.stringify(certFile)}`,
     );
   }
   return { certFile, keyFile, cert, key };
@@ -1506,17 +1587,48 @@ export function parseFlags(args: readonly string[], io: FlagIo = defaultIo): Fla
   }
 }
 
-/** Checks across flags: the serving certificate pair, and what --core-only needs. */
+/** The front proxy's CA bundle readable and holding certificates, and the uid headers only behind their gate, as upstream checks them. */
+function checkRequestHeader(config: ServerConfig, io: FlagIo): void {
+  if (config.requestheaderClientCaFile !== undefined) {
+    let pem: string;
+    try {
+      pem = io.readFile(config.requestheaderClientCaFile);
+    } catch (err) {
+      throw new FlagFailure(
+        '--requestheader-client-ca-file',
+        `--requestheader-client-ca-file: cannot read ${JSON.stringify(config.requestheaderClientCaFile)}: ${(err as Error).message}`,
+      );
+    }
+    if (!/-----BEGIN CERTIFICATE-----/.test(pem)) {
+      throw new FlagFailure(
+        '--requestheader-client-ca-file',
+        `--requestheader-client-ca-file: ${JSON.stringify(config.requestheaderClientCaFile)} holds no PEM certificate`,
+      );
+    }
+  }
+  if (config.requestheaderUidHeaders.length > 0 && !buildFeatureGates(config.featureGates).gates.enabled(UID_GATE)) {
+    throw new FlagFailure('--requestheader-uid-headers', `--requestheader-uid-headers requires the ${JSON.stringify(UID_GATE)} feature to be enabled`);
+  }
+}
+
+/** The gate of `--requestheader-uid-headers` (alpha in 1.32). */
+const UID_GATE = 'RemoteRequestHeaderUID';
+
+/** Checks across flags: the certificate pairs, the front proxy's, and what --core-only needs. */
 function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): ServerConfig {
-  const hasCert = seen.has('tls-cert-file');
-  const hasKey = seen.has('tls-private-key-file');
-  if (hasCert !== hasKey) {
-    const missing = hasCert ? '--tls-private-key-file' : '--tls-cert-file';
-    throw new FlagFailure(missing, `${missing} is required when ${hasCert ? '--tls-cert-file' : '--tls-private-key-file'} is set: give both or neither`);
+  for (const pair of [
+    { cert: 'tls-cert-file', key: 'tls-private-key-file', field: 'servingCertificate' },
+    { cert: 'proxy-client-cert-file', key: 'proxy-client-key-file', field: 'proxyClientCertificate' },
+  ] as const) {
+    const hasCert = seen.has(pair.cert);
+    if (hasCert !== seen.has(pair.key)) {
+      const [missing, given] = hasCert ? [pair.key, pair.cert] : [pair.cert, pair.key];
+      throw new FlagFailure(`--${missing}`, `--${missing} is required when --${given} is set: give both or neither`);
+    }
+    const files = config[pair.field];
+    if (files) config[pair.field] = loadCertificatePair(pair, files.certFile, files.keyFile, io);
   }
-  if (config.servingCertificate) {
-    config.servingCertificate = loadServingCertificate(config.servingCertificate.certFile, config.servingCertificate.keyFile, io);
-  }
+  checkRequestHeader(config, io);
   if (config.coreOnly && config.grpcPort === undefined)
     throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');

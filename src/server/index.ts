@@ -71,12 +71,13 @@ import { nodeCollectorMetrics } from './node-collector-metrics';
 import { workQueueMetrics } from './workqueue-metrics';
 import { admissionMetrics } from './admission-metrics';
 import { timedStore } from './store-metrics';
-import { buildFlowControl } from './flow-control';
 import { startKubernetesEndpoints } from './kubernetes-endpoints';
+import { buildFlowControl } from './flow-control';
 import { type ServerConfig, auditBackendSettings, controllerFlags, readFlagFile } from './flags';
 import { type ServerHealthState, serverHealthChecks } from './health';
 import { CLUSTER_NAME, renderKubeconfig, serverUrl, writeKubeconfig } from './kubeconfig';
-import { CONTROLLER_MANAGER_CERT_USER, type Pki, ensurePki } from './pki';
+import { CONTROLLER_MANAGER_CERT_USER, GATEWAY_USER, type Pki, ensurePki } from './pki';
+import { frontProxyAuthenticator, handshakeClientCa, startAuthenticationTrust } from './front-proxy';
 
 /**
  * The gRPC door, loaded when a flag asks for it (`--grpc-port`, `--core-address`): grpc-js is
@@ -323,13 +324,15 @@ function signerAuthorizer(authorize: Authorize, naming: Naming): SignerAuthorize
 const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:masters'] } };
 
 /**
- * The authenticator chain from the flags: client certificates (checked by TLS against the
- * client CA), `--token-auth-file`, bootstrap tokens (read through `core()` from the watch
- * cache), anonymous unless `--anonymous-auth=false`.
+ * The authenticator chain from the flags: the front proxy's headers (`--requestheader-*`),
+ * client certificates (checked by TLS against the client CA, `clientCa()`), `--token-auth-file`,
+ * bootstrap tokens (read through `core()` from the watch cache), anonymous unless
+ * `--anonymous-auth=false`.
  */
 function buildAuthenticator(
   config: ServerConfig,
   core: () => CoreApi,
+  clientCa: () => string,
   serviceAccounts: ServiceAccountTokenOptions,
   log: (message: string) => void,
   closers: Array<() => void>,
@@ -423,7 +426,14 @@ function buildAuthenticator(
     closers.push(() => oidc.close());
     tokens.push(oidc);
   }
-  return createAuthenticator({ certificates: true, tokens, anonymous, ...(anonymousPaths ? { anonymousPaths } : {}) });
+  const requestHeader = frontProxyAuthenticator(config, clientCa, clock);
+  return createAuthenticator({
+    ...(requestHeader ? { requestHeader } : {}),
+    certificates: true,
+    tokens,
+    anonymous,
+    ...(anonymousPaths ? { anonymousPaths } : {}),
+  });
 }
 
 /**
@@ -593,7 +603,16 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const clock = options.clock ?? systemClock;
   const serviceAccounts = await serviceAccountSettings(config, dataDir, () => backend!.core, clock);
   const closers: Array<() => void> = [];
-  const authenticator = buildAuthenticator(config, () => backend!.core, serviceAccounts, log, closers, metrics, clock);
+  const authenticator = buildAuthenticator(
+    config,
+    () => backend!.core,
+    () => clientCaOf(config, pkiOf()),
+    serviceAccounts,
+    log,
+    closers,
+    metrics,
+    clock,
+  );
   let authorization: ReturnType<typeof buildAuthorizers> | undefined;
   const authorize: Authorize = async (a) => authorizeAll(authorization!.authorizers, a);
   const rulesFor: RulesFor = (user, namespace) => rulesForAll(authorization!.authorizers, user, namespace);
@@ -633,7 +652,13 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       grpc = await grpcDoor().startGrpcCoreServer(backend.core, {
         address: `${config.grpcBindAddress.includes(':') ? `[${config.grpcBindAddress}]` : config.grpcBindAddress}:${config.grpcPort}`,
         tls: { key: serving.key, cert: serving.cert, ca: clientCa },
-        authentication: { authenticator, authorize, proxyUsers: config.requestheaderAllowedNames, onRejected: onUnauthenticated },
+        // Without allowed names, the gateway certificate this server generates (docs/DEPLOYING.md).
+        authentication: {
+          authenticator,
+          authorize,
+          proxyUsers: config.requestheaderAllowedNames.length > 0 ? config.requestheaderAllowedNames : [GATEWAY_USER],
+          onRejected: onUnauthenticated,
+        },
         ...(flowControl ? { flowControl, requestTimeoutMs: config.requestTimeoutMs } : {}),
       });
       log(`serving the core over gRPC on ${grpc.address}`);
@@ -648,7 +673,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
         features,
         health: serverHealthChecks(state, backend.store, backend.state),
         version: keelsonVersion({ keelsonVersion: PACKAGE_VERSION }),
-        tls: { cert: serving.cert, key: serving.key, clientCa },
+        tls: { cert: serving.cert, key: serving.key, clientCa: handshakeClientCa(clientCa, config) },
         host: config.bindAddress,
         port: config.securePort,
         adapter: options.adapter,
@@ -704,6 +729,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   });
   await writeKubeconfig(controllerManagerPath, controllerManager);
 
+  let authenticationTrust: { stop(): void } | undefined;
   let closing: Promise<void> | undefined;
   // The kubernetes Service's endpoints (upstream's lease endpoint reconciler), once the core is ready.
   let kubernetesEndpoints: ReturnType<typeof startKubernetesEndpoints>;
@@ -722,6 +748,7 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       await grpc?.close();
       flowControl?.close();
       authorization.stop();
+      authenticationTrust?.stop();
       for (const close of closers) close();
       await opened.close();
       // The last events reach the file before the process may exit.
@@ -732,6 +759,14 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   const ready = opened.ready().then(async () => {
     await authorization.start();
     state.coreReady = true;
+    if (!closing)
+      authenticationTrust = startAuthenticationTrust(config, clientCaOf(config, pki), {
+        core: opened.core,
+        naming,
+        user: SERVER_CONTEXT.user,
+        clock,
+        log,
+      });
     if (!closing)
       kubernetesEndpoints = startKubernetesEndpoints(config, {
         core: opened.core,

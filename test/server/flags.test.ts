@@ -109,7 +109,11 @@ describe('flags', () => {
       eventTtlMs: 3_600_000,
       apiAudiences: [],
       grpcBindAddress: '127.0.0.1',
-      requestheaderAllowedNames: ['system:keelson-gateway'],
+      requestheaderAllowedNames: [],
+      requestheaderUsernameHeaders: [],
+      requestheaderUidHeaders: [],
+      requestheaderGroupHeaders: [],
+      requestheaderExtraHeadersPrefix: [],
       coreOnly: false,
       serviceAccountKeyFiles: [],
       serviceAccountIssuers: [],
@@ -316,6 +320,85 @@ describe('flags', () => {
     expect(error(['--tls-cert-file', 'a', '--tls-private-key-file', 'b'], io)).toEqual({
       flag: '--tls-cert-file',
       message: '--tls-cert-file: cannot read "a": EACCES: permission denied',
+    });
+  });
+});
+
+describe('front-proxy flags', () => {
+  it('takes the request-header lists, with upstream defaults of none', () => {
+    const f = tlsFiles();
+    const c = config([
+      '--requestheader-client-ca-file',
+      f.cert,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers',
+      'X-Remote-Group, X-Other-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      '--requestheader-allowed-names=front-proxy-client',
+    ]);
+    expect(c).toMatchObject({
+      requestheaderClientCaFile: f.cert,
+      requestheaderUsernameHeaders: ['X-Remote-User'],
+      requestheaderGroupHeaders: ['X-Remote-Group', 'X-Other-Group'],
+      requestheaderExtraHeadersPrefix: ['X-Remote-Extra-'],
+      requestheaderAllowedNames: ['front-proxy-client'],
+      requestheaderUidHeaders: [],
+    });
+    expect(config(['--requestheader-username-headers=']).requestheaderUsernameHeaders).toEqual([]);
+  });
+
+  it.each([
+    [['--requestheader-group-headers', 'X-Remote-Group, '], '--requestheader-group-headers', 'empty value in "requestheader-group-headers"'],
+    [['--requestheader-allowed-names', ' '], '--requestheader-allowed-names', 'empty value in "requestheader-allowed-names"'],
+    [
+      ['--requestheader-uid-headers', 'X-Remote-Uid'],
+      '--requestheader-uid-headers',
+      '--requestheader-uid-headers requires the "RemoteRequestHeaderUID" feature to be enabled',
+    ],
+    [
+      ['--proxy-client-cert-file', '/x.crt'],
+      '--proxy-client-key-file',
+      '--proxy-client-key-file is required when --proxy-client-cert-file is set: give both or neither',
+    ],
+    [
+      ['--proxy-client-key-file', '/x.key'],
+      '--proxy-client-cert-file',
+      '--proxy-client-cert-file is required when --proxy-client-key-file is set: give both or neither',
+    ],
+  ])('refuses %j, naming %s', (args, flag, message) => {
+    expect(error(args)).toEqual({ flag, message });
+  });
+
+  it('takes uid headers behind their gate', () => {
+    expect(config(['--feature-gates', 'RemoteRequestHeaderUID=true', '--requestheader-uid-headers', 'X-Remote-Uid']).requestheaderUidHeaders).toEqual([
+      'X-Remote-Uid',
+    ]);
+  });
+
+  it('reads the front-proxy CA bundle and refuses one that cannot be read or holds no certificate', () => {
+    const f = tlsFiles();
+    expect(error(['--requestheader-client-ca-file', path.join(f.dir, 'missing.crt')])).toMatchObject({
+      flag: '--requestheader-client-ca-file',
+      message: expect.stringContaining('cannot read'),
+    });
+    expect(error(['--requestheader-client-ca-file', f.key])).toEqual({
+      flag: '--requestheader-client-ca-file',
+      message: `--requestheader-client-ca-file: ${JSON.stringify(f.key)} holds no PEM certificate`,
+    });
+  });
+
+  it('loads the proxy client certificate pair and refuses a key that is not its own', () => {
+    const f = tlsFiles();
+    const c = config(['--proxy-client-cert-file', f.cert, '--proxy-client-key-file', f.key]);
+    expect(c.proxyClientCertificate).toMatchObject({ certFile: f.cert, keyFile: f.key });
+    expect(c.proxyClientCertificate!.key).toContain('PRIVATE KEY');
+    expect(error(['--proxy-client-cert-file', f.cert, '--proxy-client-key-file', f.otherKey])).toMatchObject({
+      flag: '--proxy-client-key-file',
+      message: expect.stringContaining('--proxy-client-key-file: the key in'),
+    });
+    expect(error(['--proxy-client-cert-file', f.key, '--proxy-client-key-file', f.key])).toMatchObject({
+      flag: '--proxy-client-cert-file',
+      message: expect.stringContaining('holds no PEM certificate'),
     });
   });
 });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCore, type ApiObject, type Core, type RequestContext, type ResourceTarget } from '../../../src/core';
 import { builtinResources } from '../../../src/core/resources';
+import { flowControlBootstrap } from '../../../src/core/resources/flowcontrol-bootstrap';
 import { createStore } from '../../../src/store';
 import { createNaming } from '../../../src/naming';
 import { statusOf as refusal } from '../../support/status';
@@ -143,7 +144,6 @@ describe('flowcontrol FlowSchema and PriorityLevelConfiguration', () => {
 
   it("keeps the mandatory objects' specs fixed, but lets the exempt level's exempt section change", async () => {
     const naming = createNaming('kubernetes');
-    const { flowControlBootstrap } = await import('../../../src/core/resources/flowcontrol-bootstrap');
     const bootstrap = flowControlBootstrap(naming);
     for (const pl of bootstrap.priorityLevels.mandatory) await core.create(levels(), structuredClone(pl), {}, admin);
     await core.create(schemas(), structuredClone(bootstrap.flowSchemas.mandatory[1]!), {}, admin);
