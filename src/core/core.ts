@@ -73,7 +73,8 @@ import { fieldErrors } from './validation/field-errors';
 import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
 import { deepCopy } from '../util/json-values';
-import { type ServiceOptions, type ServiceResolver, createServiceResolver } from './services';
+import { ServiceAllocation, type ServiceOptions, type ServiceResolver, createServiceResolver } from './services';
+import type { Service } from './resources/services';
 
 export interface CoreOptions {
   store: Store;
@@ -198,6 +199,8 @@ class InProcessCore implements Core, ResourceCatalog {
   private readonly eventExpiry?: EventExpiry;
   private closing = false;
   private dynamicAdmission!: DynamicAdmissionSources;
+  /** Services' cluster IPs and node ports (core/services/allocation.ts). */
+  private readonly serviceAllocation: ServiceAllocation;
   /** Where Service references lead: webhooks', conversion webhooks' and (through the door) the aggregator's. */
   readonly services: ServiceResolver;
 
@@ -254,9 +257,14 @@ class InProcessCore implements Core, ResourceCatalog {
       cached: (resource: string, key: string) => (this.cache.isReady ? this.cache.resource(resource)?.get(key) : undefined),
     };
     this.deps = deps;
+    this.serviceAllocation = new ServiceAllocation(store, options.services);
     for (const def of this.builtins) {
       if (def.notStored) this.handled.set(def.group, def.version, def.resource, { def, handler: handlers[def.resource]! });
-      else this.stores.set(def.group, def.version, def.resource, new ResourceStore(def, deps, storage(def)));
+      else {
+        // Services take cluster IPs and node ports around their writes.
+        const own = def.group === '' && def.resource === 'services' ? { ...deps, lifecycle: this.serviceAllocation } : deps;
+        this.stores.set(def.group, def.version, def.resource, new ResourceStore(def, own, storage(def)));
+      }
     }
     this.namespaces = this.stores.get('', 'v1', 'namespaces')!;
     this.cache.start();
@@ -659,8 +667,64 @@ class InProcessCore implements Core, ResourceCatalog {
     }
     await this.bootstrapPriorityClasses(system);
     await this.cache.whenReady();
+    await this.repairServiceAllocations();
+    await this.ensureKubernetesService(system);
     await this.dynamicAdmission.synced();
     await this.customResources.synced();
+  }
+
+  /** upstream's repair controllers, on start: the allocation bitmaps agree with the stored Services. */
+  private async repairServiceAllocations(): Promise<void> {
+    const services = this.stores.get('', 'v1', 'services');
+    if (!services) return;
+    const { items } = await services.reads.list(undefined, { resourceVersion: '0' });
+    await this.serviceAllocation.repair(items as Service[]);
+  }
+
+  /**
+   * upstream's kubernetes-service controller: the `kubernetes` Service in the default namespace,
+   * the first address of the range, port `https` 443 to this server's secure port; one whose
+   * ports or type differ is set right. (Its Endpoints are the endpoint reconciler's.)
+   */
+  private async ensureKubernetesService(ctx: RequestContext): Promise<void> {
+    const store = this.stores.get('', 'v1', 'services');
+    const port = this.options.services?.loopback?.port;
+    if (!store || port === undefined) return;
+    const namespace = this.naming.namespaces.default;
+    const ports = [{ name: 'https', protocol: 'TCP', port: 443, targetPort: port }];
+    const ip = this.serviceAllocation.firstIP;
+    const wanted: Service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'kubernetes', namespace, labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: { type: 'ClusterIP', clusterIP: ip, clusterIPs: [ip], ports, sessionAffinity: 'None' },
+    };
+    let current: Service | undefined;
+    try {
+      current = (await store.reads.get(namespace, 'kubernetes', {})) as Service;
+    } catch (err) {
+      if (!StatusError.is(err, 'NotFound')) throw err;
+    }
+    if (!current) {
+      try {
+        await store.writes.create(writeRequest({ namespace, options: {}, ctx }), handOver<ApiObject>(wanted));
+      } catch (err) {
+        // Another server on the same store made it first.
+        if (!StatusError.is(err, 'AlreadyExists')) throw err;
+      }
+      return;
+    }
+    const spec = current.spec ?? {};
+    const same =
+      spec.type === 'ClusterIP' &&
+      JSON.stringify(spec.ports?.map((p) => [p.name, p.protocol, p.port, p.targetPort])) ===
+        JSON.stringify(ports.map((p) => [p.name, p.protocol, p.port, p.targetPort]));
+    if (same) return;
+    const next = deepCopy(current);
+    next.spec = { ...spec, type: 'ClusterIP', ports };
+    await this.update({ group: '', version: 'v1', resource: 'services', namespace, name: 'kubernetes' }, next, {}, ctx).catch((err: unknown) => {
+      if (!StatusError.is(err, 'Conflict')) throw err;
+    });
   }
 
   /** The system PriorityClasses, when served (upstream's scheduling/bootstrap-system-priority-classes hook); one that exists is left as it is. */

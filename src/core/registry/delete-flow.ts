@@ -38,6 +38,8 @@ export interface DeletionHost {
   readonly unsafeDeletion: boolean;
   /** Validating admission of the deletion, given the stored object (upstream's deleteValidation). */
   readonly validate?: (stored: ApiObject) => void | Promise<void>;
+  /** After the object left the store (upstream's AfterDelete: a Service's IPs and ports are released). */
+  readonly afterDelete?: (removed: ApiObject) => Promise<void>;
 }
 
 /** Upstream's storage.NewCorruptObjError for an undecodable value, as the 500 it becomes. */
@@ -171,6 +173,7 @@ export class DeleteFlow {
       if (StoreError.is(err, 'conflict')) throw new Restart();
       throw storageError(err, this.host.groupResource, this.name);
     }
+    await this.host.afterDelete?.(obj);
     return this.result(this.finished(obj), true);
   }
 

@@ -42,7 +42,7 @@ import { storageError } from './storage-errors';
 import type { PendingWrite, WrittenObjects } from '../cache/written-objects';
 import { freezeForAdoption } from '../cache/cached-object';
 import { type Frozen, deepFreeze } from '../../util/frozen';
-import { type WriteRequest, type WriteScope, admissionAttributes, isDryRun, strategyScope } from './write-request';
+import { type WriteLifecycle, type WriteRequest, type WriteScope, admissionAttributes, isDryRun, strategyScope } from './write-request';
 
 /**
  * The object just written, as a read would return it: the store keeps the bytes encoded from
@@ -74,6 +74,8 @@ export interface WriteDeps {
    * an update starts (guaranteedUpdate).
    */
   cached?: (resource: string, key: string) => { object: Frozen<ApiObject>; revision: number } | undefined;
+  /** The type's allocations around its writes (Services), given by the core for that type alone. */
+  lifecycle?: WriteLifecycle;
 }
 
 /** How a delete runs: the `AllowUnsafeMalformedObjectDeletion` gate, and whether this is the unsafe delete. */
@@ -106,6 +108,11 @@ export interface UpdateStep {
 const GENERATED_SUFFIX = GENERATED_SUFFIX_LENGTH;
 const MAX_GENERATE_ATTEMPTS = 8;
 const randomSuffix = randomNameSuffix;
+
+/** Settle what the lifecycle began in the request's update rounds so far. */
+async function settle(req: WriteRequest, success: boolean): Promise<void> {
+  for (const finish of req.pendingFinishes.splice(0)) await finish(success);
+}
 
 /** upstream's checkName: the object must name itself as the URL does. */
 export function checkName(obj: ApiObject, name: string): void {
@@ -265,6 +272,23 @@ export class ResourceWrites {
     const admitted = admission.admit(admissionAttributes(this.def, where, 'CREATE', meta.name ?? '', { object: obj }));
     if (admitted === true || (admitted !== false && (await admitted))) this.redecode(obj, req);
     meta = obj.metadata ??= {};
+    const lifecycle = this.deps.lifecycle;
+    if (!lifecycle) return this.createAdmitted(req, obj, sctx, where);
+    const finish = await lifecycle.beginCreate(obj, isDryRun(req.options));
+    try {
+      const result = await this.createAdmitted(req, obj, sctx, where);
+      await finish(true);
+      return result;
+    } catch (err) {
+      await finish(false);
+      throw err;
+    }
+  }
+
+  /** The rest of a create once mutating admission (and the type's lifecycle) ran: the strategy, validation, the store. */
+  private async createAdmitted(req: WriteRequest, obj: ApiObject, sctx: StrategyContext, where: WriteRequest): Promise<WriteResult> {
+    const admission = this.deps.admission;
+    const meta = obj.metadata!;
     this.def.prepareForCreate?.(obj, sctx);
     const generated = !meta.name && !!meta.generateName;
     if (generated) meta.name = `${meta.generateName!.slice(0, 63 - GENERATED_SUFFIX)}${randomSuffix()}`;
@@ -327,6 +351,18 @@ export class ResourceWrites {
    * any other caller gets a copy of its own.
    */
   async guaranteedUpdate(req: WriteRequest, round: UpdateRound, allowCreate = false): Promise<WriteResult> {
+    if (!this.deps.lifecycle) return this.updateRounds(req, round, allowCreate);
+    try {
+      const result = await this.updateRounds(req, round, allowCreate);
+      await settle(req, true);
+      return result;
+    } catch (err) {
+      await settle(req, false);
+      throw err;
+    }
+  }
+
+  private async updateRounds(req: WriteRequest, round: UpdateRound, allowCreate: boolean): Promise<WriteResult> {
     const written = req.handedOver && this.form.asIs ? this.deps.written : undefined;
     const name = req.name;
     const key = objectKey(storedResource(this.def), req.namespace, name);
@@ -364,6 +400,7 @@ export class ResourceWrites {
       try {
         next = await ('reads' in round ? round.reads(current?.object) : round.changes(current && deepCopy<ApiObject>(current.object)));
       } catch (err) {
+        await settle(req, false);
         if (fresh) throw err;
         await readStore();
         if (base?.modRevision === current?.modRevision) throw err;
@@ -396,11 +433,14 @@ export class ResourceWrites {
         return { object: asWritten(read instanceof Promise ? await read : read, kv, pending), created: false };
       } catch (err) {
         if (pending) written!.forget(pending);
+        // A round that lost the race gives back what its lifecycle took; the next round begins again.
         if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists')) {
+          await settle(req, false);
           await fromStore(err.current);
           continue;
         }
         if (StoreError.is(err, 'not-found')) {
+          await settle(req, false);
           await fromStore(undefined);
           continue;
         }
@@ -459,6 +499,7 @@ export class ResourceWrites {
     const admitted = admission.admit(admissionAttributes(this.def, req, 'UPDATE', name, { object: obj, oldObject: current }));
     if (admitted === true || (admitted !== false && (await admitted))) this.redecode(obj, req);
     meta = obj.metadata ??= {};
+    if (scope === 'main' && this.deps.lifecycle) req.pendingFinishes.push(await this.deps.lifecycle.beginUpdate(obj, current, isDryRun(req.options)));
     const sub = scope === 'main' ? undefined : this.def[scope]!;
     if (sub) sub.prepareForUpdate(obj, current, sctx);
     else this.def.prepareForUpdate?.(obj, current, sctx);
@@ -516,6 +557,7 @@ export class ResourceWrites {
     if (isDryRun(req.options) || !meta.deletionTimestamp || (meta.finalizers ?? []).length > 0 || this.keepsTerminating(result.object)) return result;
     try {
       await this.deps.store.delete(objectKey(storedResource(this.def), req.namespace, req.name), Number(meta.resourceVersion));
+      await this.deps.lifecycle?.afterDelete(result.object);
     } catch (err) {
       if (!StoreError.is(err, 'not-found') && !StoreError.is(err, 'conflict')) throw storageError(err, this.groupResource, req.name);
     }
@@ -546,6 +588,7 @@ export class ResourceWrites {
         clock: this.deps.clock,
         unsafeDeletion: mode.unsafeDeletionGate ?? false,
         validate: (stored) => admission.validate(admissionAttributes(this.def, req, 'DELETE', target.name, { oldObject: stored })),
+        afterDelete: this.deps.lifecycle && ((removed) => this.deps.lifecycle!.afterDelete(removed)),
       },
       target.namespace,
       target.name,

@@ -37,6 +37,27 @@ export interface WriteRequest {
    * be a copy of its own. Otherwise the answer is the caller's to change.
    */
   readonly handedOver: boolean;
+  /**
+   * What the type's lifecycle began in this request's update rounds (a Service's allocations),
+   * settled by the update once its write succeeded or failed (WriteLifecycle).
+   */
+  readonly pendingFinishes: FinishWrite[];
+}
+
+/** Called once the write a lifecycle hook began succeeded or failed. */
+export type FinishWrite = (success: boolean) => Promise<void>;
+
+/**
+ * What the registry calls around the writes of a type that allocates outside its object
+ * (upstream's BeginCreate, BeginUpdate and AfterDelete hooks; Services' IPs and node ports).
+ */
+export interface WriteLifecycle {
+  /** After mutating admission, before the strategy of a create. */
+  beginCreate(obj: ApiObject, dryRun: boolean): Promise<FinishWrite>;
+  /** After mutating admission, before the strategy of an update of the main resource. */
+  beginUpdate(obj: ApiObject, old: ApiObject, dryRun: boolean): Promise<FinishWrite>;
+  /** After the object left the store. */
+  afterDelete(obj: ApiObject): Promise<void>;
 }
 
 export interface WriteRequestInit {
@@ -59,6 +80,7 @@ export function writeRequest(init: WriteRequestInit): WriteRequest {
     manager: init.options.fieldManager || managerFromUserAgent(init.ctx.userAgent),
     requireResourceVersion: init.requireResourceVersion ?? false,
     handedOver: init.handedOver ?? false,
+    pendingFinishes: [],
   };
 }
 

@@ -4,10 +4,19 @@
  */
 export { createServiceResolver, type ResolvedService, type ServiceObjectReader, type ServiceReference, type ServiceResolver } from './resolver';
 
+export { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocation, parseNodePortRange, ServiceCIDR } from './allocation';
+
 /** How a core serves Services (the server's flags). */
 export interface ServiceOptions {
+  /** `--service-cluster-ip-range` (default 10.0.0.0/24); its first address is the `kubernetes` Service's. */
+  clusterIPRange?: string;
+  /** `--service-node-port-range` (default 30000-32767). */
+  nodePortRange?: string;
   /** `--enable-aggregator-routing`: references lead to a ready endpoint rather than the cluster IP. */
   endpointRouting?: boolean;
-  /** This server's own address, which the `kubernetes` Service's port 443 leads to (upstream's loopback resolver). */
+  /**
+   * This server's own address: the `kubernetes` Service's port 443 leads to it (upstream's
+   * loopback resolver), whose target port is this port. Without it the core keeps no `kubernetes` Service.
+   */
   loopback?: { host: string; port: number };
 }
