@@ -41,12 +41,6 @@ export {
   AUTHENTICATION_TRUST_RESYNC_MS,
   type ClusterAuthenticationInfo,
 } from './cluster-authentication-trust';
-export {
-  ClusterAuthenticationTrustController,
-  AUTHENTICATION_CONFIGMAP,
-  AUTHENTICATION_TRUST_RESYNC_MS,
-  type ClusterAuthenticationInfo,
-} from './cluster-authentication-trust';
 export { AdmissionPolicyStatusController } from './admission-policy-status';
 export { FlowControlConfigController, danglingCondition, parseGoBool } from './flowcontrol-config';
 export {
