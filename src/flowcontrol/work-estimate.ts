@@ -66,6 +66,9 @@ export interface EstimatorSources {
   watchCount(request: FlowRequest): number;
 }
 
+/** A list or watch without options. */
+const NO_LIST_OPTIONS: ListHints = Object.freeze({ limit: 0, hasSelector: false, fromStorage: false, sendInitialEvents: false });
+
 const MIN_ESTIMATE: WorkEstimate = Object.freeze({ initialSeats: MINIMUM_SEATS, finalSeats: 0, additionalLatencyMs: 0 });
 
 /** The request's estimate at a level whose widest request is `levelMaxSeats` (0: the limit of 10). */
@@ -88,7 +91,7 @@ export function estimateWork(request: FlowRequest, hints: ListHints | undefined,
 
 function listEstimate(request: FlowRequest, hints: ListHints | undefined, maxSeats: number, sources: EstimatorSources): WorkEstimate {
   if (request.name !== '') return MIN_ESTIMATE;
-  if (!hints) return { initialSeats: maxSeats, finalSeats: 0, additionalLatencyMs: 0 };
+  hints ??= NO_LIST_OPTIONS;
   if (request.verb === 'watch' && !hints.sendInitialEvents) return MIN_ESTIMATE;
   const stored = sources.objectCount(request.apiGroup, request.resource);
   if (stored === undefined) return MIN_ESTIMATE;
