@@ -221,6 +221,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
     eventTtlMs: config.eventTtlMs,
+    // The kubernetes Service's port 443 leads to this server (docs/SERVICES.md); a port chosen at listen time is not known here.
+    ...(config.securePort > 0 ? { services: { loopback: { host: '127.0.0.1', port: config.securePort } } } : {}),
     onBackgroundError: (what, err) => deps.log(`${what}: ${(err as Error).message}`),
     watchCache: { windowMs: config.watchCacheWindowMs, maxHistoryBytes: config.watchCacheMaxBytes },
     admission: deps.admission,
