@@ -37,6 +37,15 @@ export function parseRuntimeConfig(text: string): RuntimeConfig {
   return pairs;
 }
 
+/** The release this server is (its version's minor). */
+const SERVER_MINOR = 32;
+
+/** Whether a `major.minor` removal release has arrived for this server. */
+function isRemoved(release: string | undefined): boolean {
+  const m = release ? /^1\.(\d+)$/.exec(release) : null;
+  return m !== null && Number(m[1]) <= SERVER_MINOR;
+}
+
 function stabilityOf(version: string): 'ga' | 'beta' | 'alpha' {
   return /alpha\d*$/.test(version) ? 'alpha' : /beta\d*$/.test(version) ? 'beta' : 'ga';
 }
@@ -59,7 +68,10 @@ function groupVersionOf(key: string): { group: string; version: string; resource
 export function applyRuntimeConfig(definitions: readonly ResourceDefinition[], config: RuntimeConfig): ResourceDefinition[] {
   const gvKey = (group: string, version: string) => `${group}/${version}`;
   const served = new Set(definitions.map((d) => gvKey(d.group, d.version)));
-  const enabled = new Map<string, boolean>([...served].map((gv) => [gv, true]));
+  // A version whose removal release has come (flowcontrol v1beta3 in 1.32) starts off, as
+  // upstream's default resource config leaves it; `--runtime-config` can still switch it on.
+  const removed = new Set(definitions.filter((d) => isRemoved(d.deprecation?.removedIn)).map((d) => gvKey(d.group, d.version)));
+  const enabled = new Map<string, boolean>([...served].map((gv) => [gv, !removed.has(gv)]));
   const resourceSwitch = new Map<string, boolean>();
   // Wildcards first, in command-line order.
   for (const [key, value] of config) {

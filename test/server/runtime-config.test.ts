@@ -33,6 +33,17 @@ describe('--runtime-config', () => {
     expect(served('api/beta=false,api/alpha=false')).toEqual(served(''));
   });
 
+  it('leaves a version off whose removal release has come (flowcontrol v1beta3 in 1.32), unless switched on', () => {
+    const beta = 'flowcontrol.apiserver.k8s.io/v1beta3';
+    expect(served('').some((k) => k.startsWith(`${beta}/`))).toBe(false);
+    expect(served('').filter((k) => k.startsWith('flowcontrol.apiserver.k8s.io/v1/'))).toEqual([
+      'flowcontrol.apiserver.k8s.io/v1/flowschemas',
+      'flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations',
+    ]);
+    expect(served(`${beta}=true`)).toContain(`${beta}/flowschemas`);
+    expect(served('api/beta=true')).toContain(`${beta}/prioritylevelconfigurations`);
+  });
+
   it('refuses unknown group versions and resources, and switching off the core group', () => {
     expect(() => served('batch/v1=false')).toThrow('unknown api groups batch/v1');
     expect(() => served('apps/v1/deployments=false')).toThrow('unknown resource deployments in apps/v1/deployments');
