@@ -271,6 +271,10 @@ interface Options {
   requireAtomicSetType: boolean;
   requireMapListKeysMapSetValidation: boolean;
   allowInvalidCABundle: boolean;
+  /** On update, the versions whose schema is the stored definition's (upstream's findVersionsWithUnchangedSchemas). */
+  versionsWithUnchangedSchemas?: ReadonlySet<string>;
+  /** A rule is not refused for its own estimated cost (its version's schema is unchanged). */
+  suppressPerExpressionCost?: boolean;
 }
 
 const CREATE_OPTIONS: Options = {
@@ -310,6 +314,31 @@ function updateOptions(env: Env, old: CustomResourceDefinition, defaults: Defaul
     requireMapListKeysMapSetValidation: !hasSchemaWith(oldSpec, (s) => schemaHasInvalidMapListKeysMapSet(s, env.ext)),
     allowInvalidCABundle: allowInvalidCABundle(old, oldSpec),
   };
+}
+
+/** upstream's GetSchemaForVersion on the internal spec: the top-level schema, else the version's (undefined when it has none). */
+function schemaForVersion(spec: InternalSpec, version: string): { found: boolean; schema?: CustomResourceValidation } {
+  const perVersion = (spec.versions ?? []).some((v) => v.schema !== undefined);
+  if (!perVersion) return { found: true, schema: spec.validation };
+  if (spec.validation) return { found: false };
+  const v = (spec.versions ?? []).find((x) => x.name === version);
+  return v ? { found: true, schema: v.schema } : { found: false };
+}
+
+/** The versions whose schema an update leaves as the stored definition had it (upstream's findVersionsWithUnchangedSchemas). */
+function versionsWithUnchangedSchemas(env: Env, spec: InternalSpec, oldSpec: InternalSpec): Set<string> {
+  const unchanged = new Set<string>();
+  for (const v of spec.versions ?? []) {
+    const now = schemaForVersion(spec, v.name);
+    const before = schemaForVersion(oldSpec, v.name);
+    if (now.found && before.found && sameValue(env, now.schema, before.schema, 'schema')) unchanged.add(v.name);
+  }
+  return unchanged;
+}
+
+/** upstream's suppressExpressionCostForUnchangedSchema. */
+function suppressCostIfUnchanged(opts: Options, version: string): Options {
+  return opts.versionsWithUnchangedSchemas?.has(version) ? { ...opts, suppressPerExpressionCost: true } : opts;
 }
 
 /** upstream's schemaHasUnprunedDefaults: a structural schema with a default its schema would prune. */
@@ -352,7 +381,7 @@ export function validateCustomResourceDefinitionUpdate(
   const env = envOf(naming);
   const spec = internalSpec(env, crd.spec);
   const oldSpec = internalSpec(env, old.spec);
-  const opts = updateOptions(env, old, defaults);
+  const opts = { ...updateOptions(env, old, defaults), versionsWithUnchangedSchemas: versionsWithUnchangedSchemas(env, spec, oldSpec) };
   const path = FieldPath.root('spec');
   const errs = validateSpec(env, spec, opts, path, defaults);
   if (opts.requireImmutableNames) {
@@ -453,7 +482,7 @@ function validateSpec(env: Env, spec: InternalSpec, options: Options, path: Fiel
   errs.push(...validateNames(n, path.child('names')));
 
   const anyStatus = !!spec.subresources?.status || versions.some((v) => !!v.subresources?.status);
-  errs.push(...validateValidation(env, spec.validation, anyStatus, opts, path.child('validation'), defaults));
+  errs.push(...validateValidation(env, spec.validation, anyStatus, suppressCostIfUnchanged(opts, spec.version), path.child('validation'), defaults));
   errs.push(...validateSubresources(spec.subresources, path.child('subresources')));
   (spec.additionalPrinterColumns ?? []).forEach((c, i) => errs.push(...validateColumn(c, path.child('additionalPrinterColumns').index(i))));
   if ((spec.selectableFields ?? []).length > 0) {
@@ -494,7 +523,7 @@ function validateVersion(
   const errs = deprecationWarningErrors(v.deprecated, v.deprecationWarning).map((e) =>
     fieldErrors.invalid(path.child('deprecationWarning'), v.deprecationWarning ?? null, e),
   );
-  errs.push(...validateValidation(env, v.schema, statusEnabled, opts, path.child('schema'), defaults));
+  errs.push(...validateValidation(env, v.schema, statusEnabled, suppressCostIfUnchanged(opts, v.name), path.child('schema'), defaults));
   errs.push(...validateSubresources(v.subresources, path.child('subresources')));
   (v.additionalPrinterColumns ?? []).forEach((c, i) => errs.push(...validateColumn(c, path.child('additionalPrinterColumns').index(i))));
   if ((v.selectableFields ?? []).length > 0) {
@@ -612,7 +641,7 @@ function validateValidation(
   const seen = new Set(openApi.map((e) => e.message));
   errs.push(...defaultsErrs.filter((e) => !seen.has(e.message)), ...openApi);
   // The rules' CEL errors (compilation, cost, oldSelf) after the schema's, then the schema's total cost.
-  if (rulesCompile) errs.push(...validateSchemaRules(schema, env.ext, schemaPath, openApi));
+  if (rulesCompile) errs.push(...validateSchemaRules(schema, env.ext, schemaPath, openApi, { suppressPerExpressionCost: opts.suppressPerExpressionCost }));
   if (errs.length === 0) errs.push(...initErrs);
   return errs;
 }

@@ -6,6 +6,7 @@
 import type { ApiObject, ResourceTarget } from '../../../src/core';
 import { coreBackend, ctx, naming, statusOf, type TestCore } from '../registry/core-backends';
 import { eventually } from '../../support/eventually';
+import { objectKey } from '../../../src/core/storage/keys';
 
 const GROUP = 'rules.example.com';
 const crdTarget = (name?: string): ResourceTarget => ({ group: naming.groups.apiextensions, version: 'v1', resource: 'customresourcedefinitions', name });
@@ -220,5 +221,72 @@ describe('rules and schema on the status and scale subresources', () => {
     expect(changed.status.details?.causes).toEqual([
       { reason: 'FieldValueInvalid', message: 'Invalid value: "integer": at most 5 replicas', field: 'status.replicas' },
     ]);
+  });
+});
+
+describe("a definition's update does not refuse rules of an unchanged schema for their own cost", () => {
+  const backend = coreBackend('embedded');
+  let t: TestCore;
+  const NAME = `costly.${GROUP}`;
+  /** A rule whose estimated cost is 2.4 times the per-rule limit (and within the per-schema one). */
+  const costly = (description?: string) => ({
+    apiVersion: `${naming.groups.apiextensions}/v1`,
+    kind: 'CustomResourceDefinition',
+    metadata: { name: NAME },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { plural: 'costly', singular: 'costly', kind: 'Costly' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  ...(description ? { description } : {}),
+                  properties: {
+                    l: { type: 'array', maxItems: 2000, items: { type: 'string', maxLength: 10 }, [V]: [{ rule: 'self.all(x, self.all(y, x == y))' }] },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  });
+  const ruleCost = `spec.validation.openAPIV3Schema.properties[spec].properties[l].${V}[0].rule`;
+
+  beforeAll(async () => {
+    t = await backend.open({ compactionIntervalMs: 0 });
+  });
+  afterAll(async () => {
+    await backend.closeAll();
+    await backend.teardown();
+  });
+
+  test('written by an earlier server, it may be updated while its schema stays; a changed schema is checked in full', async () => {
+    const created = await statusOf(t.core.create(crdTarget(), costly(), {}, ctx), 422, 'Invalid');
+    expect(created.status.details?.causes?.map((c) => c.field)).toEqual([ruleCost]);
+    // As an earlier server (with another cost estimate) would have stored it.
+    const stored = {
+      ...costly(),
+      metadata: { name: NAME, uid: 'e7c1b2a4-0000-4000-8000-000000000001', creationTimestamp: '2026-01-01T12:00:00Z', generation: 1 },
+    };
+    await t.store.create(objectKey(`customresourcedefinitions`, undefined, NAME), Buffer.from(JSON.stringify(stored)));
+    // Merge patches, so the definition's controller may write its status meanwhile.
+    const labelled = (await t.core.patch(crdTarget(NAME), { type: 'merge', body: { metadata: { labels: { team: 'a' } } } }, {}, ctx)).object;
+    expect(labelled.metadata?.labels).toEqual({ team: 'a' });
+    const changed = await statusOf(
+      t.core.patch(crdTarget(NAME), { type: 'merge', body: { spec: { versions: costly('the spec').spec.versions } } }, {}, ctx),
+      422,
+      'Invalid',
+    );
+    expect(changed.status.details?.causes?.map((c) => c.field)).toEqual([ruleCost]);
   });
 });

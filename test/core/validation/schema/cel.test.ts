@@ -331,6 +331,23 @@ describe('at definition write', () => {
     expect(check(nested)[0]).toMatch(/items\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of/);
   });
 
+  test("an unchanged schema's rules are not refused for their own cost; the total still is (upstream's suppressPerExpressionCost)", () => {
+    const quadratic = (maxItems: number) =>
+      root({
+        type: 'object',
+        properties: { l: { type: 'array', maxItems, items: { type: 'string', maxLength: 10 }, [V]: [{ rule: 'self.all(x, self.all(y, x == y))' }] } },
+      });
+    const path = FieldPath.root('s');
+    expect(messages(validateSchemaRules(quadratic(2000), k8s, path, []))).toEqual([
+      's.properties[spec].properties[l].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 2.4x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+    ]);
+    expect(validateSchemaRules(quadratic(2000), k8s, path, [], { suppressPerExpressionCost: true })).toEqual([]);
+    expect(messages(validateSchemaRules(quadratic(5000), k8s, path, [], { suppressPerExpressionCost: true }))).toEqual([
+      's.properties[spec].properties[l].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
+      's: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.5x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)',
+    ]);
+  });
+
   test('the platform profile spells the extension x-platform-validations', () => {
     const P = platform.validations;
     expect(P).toBe('x-platform-validations');

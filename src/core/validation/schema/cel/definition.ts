@@ -74,13 +74,21 @@ const hasRulesBelow = (s: JSONSchemaProps | undefined, ext: SchemaExtensions): b
 /**
  * The CEL errors of a structural schema's rules (upstream's CELErrors), then the per-definition
  * total; `schemaErrors` are the OpenAPI checks' errors (a node with one at or under it is not
- * compiled, as upstream skips it).
+ * compiled, as upstream skips it). `suppressPerExpressionCost`: a definition's update that
+ * leaves this version's schema as it was does not refuse a rule for its own estimated cost
+ * (upstream's suppressExpressionCostForUnchangedSchema); the total still counts.
  */
-export function validateSchemaRules(schema: JSONSchemaProps, ext: SchemaExtensions, path: FieldPath, schemaErrors: readonly FieldError[]): FieldError[] {
+export function validateSchemaRules(
+  schema: JSONSchemaProps,
+  ext: SchemaExtensions,
+  path: FieldPath,
+  schemaErrors: readonly FieldError[],
+  { suppressPerExpressionCost = false }: { suppressPerExpressionCost?: boolean } = {},
+): FieldError[] {
   if (!hasRulesBelow(schema, ext)) return [];
   const errs: FieldError[] = [];
   const total: Total = { total: 0, mostExpensive: [] };
-  walk(schemaNode(schema, ext, 'resource'), path, true, 1, undefined, schemaErrors, errs, total);
+  walk(schemaNode(schema, ext, 'resource'), path, true, 1, undefined, schemaErrors, errs, total, !suppressPerExpressionCost);
   if (total.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     for (const e of total.mostExpensive)
       errs.push(fieldErrors.forbidden(e.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'));
@@ -103,6 +111,7 @@ function walk(
   schemaErrors: readonly FieldError[],
   errs: FieldError[],
   total: Total,
+  checkExpressionCost: boolean,
 ): void {
   const type = celTypeOf(node, root);
   if (node.additional) {
@@ -115,6 +124,7 @@ function walk(
       schemaErrors,
       errs,
       total,
+      checkExpressionCost,
     );
   }
   if (node.properties) {
@@ -130,6 +140,7 @@ function walk(
         schemaErrors,
         errs,
         total,
+        checkExpressionCost,
       );
     }
   }
@@ -144,6 +155,7 @@ function walk(
       schemaErrors,
       errs,
       total,
+      checkExpressionCost,
     );
   }
   const raw = node.schema[node.ext.validations as `x-${string}`];
@@ -154,7 +166,7 @@ function walk(
   compiled.rules.forEach((cr, i) => {
     const rulePath = at.index(i).child('rule');
     const cost = cr.cost === 0 ? 0 : Math.min(MAX_COST, cr.cost * cardinality);
-    if (cost > STATIC_ESTIMATED_COST_LIMIT)
+    if (checkExpressionCost && cost > STATIC_ESTIMATED_COST_LIMIT)
       errs.push(fieldErrors.forbidden(rulePath, costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
     observe(total, rulePath, cost);
     if (cr.error) {
@@ -165,7 +177,7 @@ function walk(
     const messagePath = at.index(i).child('messageExpression');
     if (cr.messageError) errs.push(invalidWithRendering(messagePath, cr.rule, renderRule(cr.rule), cr.messageError));
     else if (cr.messageProgram) {
-      if (cr.messageCost > STATIC_ESTIMATED_COST_LIMIT)
+      if (checkExpressionCost && cr.messageCost > STATIC_ESTIMATED_COST_LIMIT)
         errs.push(fieldErrors.forbidden(messagePath, costErrorMessage('estimated messageExpression cost', cr.messageCost, STATIC_ESTIMATED_COST_LIMIT)));
       observe(total, messagePath, cr.messageCost);
     }
