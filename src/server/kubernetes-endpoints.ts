@@ -10,8 +10,7 @@ import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import type { Store } from '../store';
 import { LeaseEndpointReconciler } from '../controllers';
-import { parseIPSloppy } from '../core/resources/ip-validation';
-import { isLinkLocalUnicast, isLoopback, isUnspecified } from '../util/go-netip';
+import { isLinkLocalUnicast, isLoopback, isUnspecified, parseAddr } from '../util/go-netip';
 
 export interface KubernetesEndpointsDeps {
   core: CoreApi;
@@ -26,8 +25,12 @@ export interface KubernetesEndpointsDeps {
 
 /** An address a client elsewhere can reach: not loopback, unspecified or link-local. */
 function routable(address: string | undefined): address is string {
-  const ip = address ? parseIPSloppy(address) : undefined;
-  return !!ip && !isLoopback(ip) && !isUnspecified(ip) && !isLinkLocalUnicast(ip);
+  try {
+    const ip = parseAddr(address ?? '');
+    return !isLoopback(ip) && !isUnspecified(ip) && !isLinkLocalUnicast(ip);
+  } catch {
+    return false;
+  }
 }
 
 /** `--advertise-address`, or the bind address, or the host's first non-internal IPv4 then IPv6 address. */
