@@ -5,7 +5,7 @@
  * a simulated node included. Several run side by side in one process; `stop()` leaves nothing
  * open. The PKI is generated once per process and copied into each server's directory.
  */
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseFlags, startServer as startKeelson } from '../server';
@@ -39,6 +39,15 @@ export interface ServerOptions {
   priorityAndFairness?: { enabled?: boolean; maxRequestsInflight?: number; maxMutatingRequestsInflight?: number };
   /** `memory` (default: nothing on disk but the PKI) or `file` (a database in the server's temporary directory). */
   store?: 'memory' | 'file';
+  /**
+   * Front-proxy authentication (docs/FRONT-PROXY.md): the CA bundle (PEM) that signs an
+   * authenticating proxy's client certificate, and which headers name the user. The header names
+   * default to the conventional ones kubeadm passes (`X-Remote-User`, `X-Remote-Group`,
+   * `X-Remote-Extra-`); `allowedNames` to none (any certificate the CA signed).
+   */
+  frontProxy?: FrontProxyOptions;
+  /** The client certificate and key (PEM) the aggregator presents to extension API servers (`--proxy-client-*`). */
+  proxyClient?: Credentials;
   /** Any other server flag, as on the command line (`['--request-timeout', '5s']`). */
   flags?: string[];
   /** Where the server's log lines go (default: nowhere). */
@@ -54,6 +63,14 @@ export interface ServerOptions {
    * every one is Established and served.
    */
   crds?: CrdSource[];
+}
+
+export interface FrontProxyOptions {
+  clientCa: string;
+  allowedNames?: string[];
+  usernameHeaders?: string[];
+  groupHeaders?: string[];
+  extraHeadersPrefix?: string[];
 }
 
 export interface Credentials {
@@ -128,10 +145,33 @@ function flagsOf(options: ServerOptions, dataDir: string): string[] {
   return [...args, ...(options.flags ?? [])];
 }
 
+/** The front-proxy and proxy-client flags, their PEM written into the server's directory. */
+async function frontProxyFlags(options: ServerOptions, dataDir: string): Promise<string[]> {
+  const args: string[] = [];
+  const fp = options.frontProxy;
+  if (fp) {
+    const caFile = path.join(dataDir, 'front-proxy-ca.crt');
+    await writeFile(caFile, fp.clientCa);
+    const list = (flag: string, values: string[]) => args.push(`--requestheader-${flag}=${values.join(',')}`);
+    args.push('--requestheader-client-ca-file', caFile);
+    list('allowed-names', fp.allowedNames ?? []);
+    list('username-headers', fp.usernameHeaders ?? ['X-Remote-User']);
+    list('group-headers', fp.groupHeaders ?? ['X-Remote-Group']);
+    list('extra-headers-prefix', fp.extraHeadersPrefix ?? ['X-Remote-Extra-']);
+  }
+  if (options.proxyClient) {
+    const certFile = path.join(dataDir, 'proxy-client.crt');
+    const keyFile = path.join(dataDir, 'proxy-client.key');
+    await Promise.all([writeFile(certFile, options.proxyClient.cert), writeFile(keyFile, options.proxyClient.key, { mode: 0o600 })]);
+    args.push('--proxy-client-cert-file', certFile, '--proxy-client-key-file', keyFile);
+  }
+  return args;
+}
+
 /** Start a server; resolves once it is ready. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'keelson-'));
-  const parsed = parseFlags(flagsOf(options, dataDir));
+  const parsed = parseFlags([...(await frontProxyFlags(options, dataDir)), ...flagsOf(options, dataDir)]);
   if (parsed.kind !== 'config') {
     await rm(dataDir, { recursive: true, force: true });
     throw new Error(parsed.kind === 'error' ? parsed.error.message : 'unexpected --help');

@@ -20,6 +20,7 @@ import { httpsRequest } from '../gateway/support/https-client';
 import { type TestPki, createTestPki } from '../grpc/fixtures/certs';
 import { KUBECTL, kubectlFor } from './support/kubectl';
 import { eventually } from '../support/eventually';
+import { startServer as startLibraryServer } from '../../src/library';
 
 const run = promisify(execFile);
 
@@ -210,4 +211,27 @@ test('the extension-apiserver-authentication ConfigMap tells extension servers w
   );
   const reader = await kubectlAsAlice('get', 'configmap', 'extension-apiserver-authentication', '-n', 'kube-system');
   expect(reader.ok).toBe(false);
+});
+
+test("the library's frontProxy option: the conventional headers, the proxy client pair loaded", async () => {
+  const proxyClient = await frontProxy.issueClient('CN=aggregator');
+  const lib = await startLibraryServer({ controllers: [], simulatedNodes: 0, frontProxy: { clientCa: frontProxy.ca }, proxyClient });
+  try {
+    const answer = await httpsRequest(
+      `${lib.url}/apis/authentication.k8s.io/v1/selfsubjectreviews`,
+      { ca: lib.ca, ...proxyCert },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-remote-user': 'bob', 'x-remote-group': 'qa', 'x-remote-extra-scopes': 'read' },
+        body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      },
+    );
+    expect(answer.status).toBe(201);
+    expect(JSON.parse(answer.body).status.userInfo).toEqual({ username: 'bob', groups: ['qa', 'system:authenticated'], extra: { scopes: ['read'] } });
+  } finally {
+    await lib.stop();
+  }
+  // A key that is not the certificate's is refused at start, naming the flag.
+  const other = await frontProxy.issueClient('CN=other');
+  await expect(startLibraryServer({ proxyClient: { cert: proxyClient.cert, key: other.key } })).rejects.toThrow('--proxy-client-key-file: the key in');
 });
