@@ -23,7 +23,7 @@ const listed = (ep: ApiObject | undefined) =>
   ((ep as { subsets?: Array<{ addresses?: Array<{ ip: string }> }> } | undefined)?.subsets?.[0]?.addresses ?? []).map((a) => a.ip);
 
 async function kubernetesService(core: Core): Promise<void> {
-  const spec = { clusterIP: '10.96.0.1', clusterIPs: ['10.96.0.1'], ports: [{ name: 'https', port: 443, targetPort: PORT }] };
+  const spec = { ports: [{ name: 'https', port: 443, targetPort: PORT }] };
   await core.create({ ...target('services'), name: undefined }, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes' }, spec }, {}, ctx);
 }
 

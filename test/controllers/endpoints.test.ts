@@ -28,12 +28,10 @@ type Slice = ApiObject & {
 };
 type RunningPod = ApiObject & { status: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> } };
 
-let nextClusterIP = 10;
-
-/** A Service with a cluster IP of its own unless it says otherwise (`None`: headless). */
+/** A Service; its cluster IP is allocated unless it says `None` (headless). */
 function service(name: string, spec: Record<string, unknown>, labels?: Record<string, string>): ApiObject {
-  const ip = (spec.clusterIP as string | undefined) ?? `10.96.0.${nextClusterIP++}`;
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, ...(labels ? { labels } : {}) }, spec: { clusterIP: ip, clusterIPs: [ip], ...spec } };
+  const headless = spec.clusterIP === 'None' ? { clusterIPs: ['None'] } : {};
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, ...(labels ? { labels } : {}) }, spec: { ...headless, ...spec } };
 }
 
 function webPod(name: string, labels: Record<string, string> = { app: 'web' }, extra: Record<string, unknown> = {}): ApiObject {

@@ -15,7 +15,6 @@ kind: Service
 metadata: {name: web, namespace: eps}
 spec:
   clusterIP: 10.0.0.50
-  clusterIPs: [10.0.0.50]
   selector: {app: web}
   ports:
   - {name: http, port: 80, targetPort: http}
