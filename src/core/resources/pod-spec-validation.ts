@@ -24,7 +24,7 @@ export function validateDns1123Subdomain(value: string, path: FieldPath): FieldE
 }
 
 /** upstream IsValidPortName (IANA service names). */
-function portNameErrors(name: string): string[] {
+export function portNameErrors(name: string): string[] {
   const errs: string[] = [];
   if (name.length > 15) errs.push(maxLenError(15));
   if (!/^[-a-z0-9]+$/.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
@@ -34,7 +34,8 @@ function portNameErrors(name: string): string[] {
   return errs;
 }
 
-function portNumberErrors(port: number): string[] {
+/** upstream IsValidPortNum. */
+export function portNumberErrors(port: number): string[] {
   return port >= 1 && port <= 65535 ? [] : [inclusiveRangeError(1, 65535)];
 }
 

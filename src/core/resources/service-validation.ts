@@ -6,7 +6,8 @@
 import { fieldErrors, FieldPath, GoLiteral, type FieldError } from '../validation/field-errors';
 import { goString, goStringSlice } from '../validation/go-format';
 import { validateLabels } from '../validation/metadata';
-import { inclusiveRangeError, isDns1123Label, isDns1123Subdomain, isQualifiedName } from '../validation/names';
+import { isDns1123Label, isDns1123Subdomain, isQualifiedName } from '../validation/names';
+import { portNameErrors, portNumberErrors } from './pod-spec-validation';
 import { parseIPSloppy, validateNonSpecialIP } from './ip-validation';
 import type { Service, ServicePort, ServiceSpec } from './services';
 import { CLUSTER_IP_NONE, externallyAccessible, needsHealthCheckNodePort } from './services';
@@ -30,22 +31,6 @@ const KUBELET_PORT = 10250;
 /** upstream's isHeadlessService: the first cluster IP is `None`. */
 export function isHeadless(spec: ServiceSpec): boolean {
   return (spec.clusterIPs ?? []).length === 1 && spec.clusterIPs![0] === CLUSTER_IP_NONE;
-}
-
-/** apimachinery's IsValidPortNum. */
-function portNumErrors(port: number): string[] {
-  return Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [inclusiveRangeError(1, 65535)];
-}
-
-/** apimachinery's IsValidPortName (an IANA service name). */
-function portNameErrors(name: string): string[] {
-  const errs: string[] = [];
-  if (name.length > 15) errs.push('must be no more than 15 characters');
-  if (!/^[-a-z0-9]+$/.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
-  if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
-  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
-  if (/^-|-$/.test(name)) errs.push('must not begin or end with a hyphen');
-  return errs;
 }
 
 /** apimachinery's IsValidIP as a field error. */
@@ -78,11 +63,11 @@ function validateServicePort(sp: ServicePort, requireName: boolean, names: Set<s
     if (names.has(sp.name)) errs.push(fieldErrors.duplicate(path.child('name'), sp.name));
     else names.add(sp.name);
   }
-  for (const m of portNumErrors(sp.port ?? 0)) errs.push(fieldErrors.invalid(path.child('port'), sp.port ?? 0, m));
+  for (const m of portNumberErrors(sp.port ?? 0)) errs.push(fieldErrors.invalid(path.child('port'), sp.port ?? 0, m));
   if (!sp.protocol) errs.push(fieldErrors.required(path.child('protocol')));
   else if (!PORT_PROTOCOLS.includes(sp.protocol)) errs.push(fieldErrors.notSupported(path.child('protocol'), sp.protocol, PORT_PROTOCOLS));
   const target = sp.targetPort ?? 0;
-  if (typeof target === 'number') for (const m of portNumErrors(target)) errs.push(fieldErrors.invalid(path.child('targetPort'), target, m));
+  if (typeof target === 'number') for (const m of portNumberErrors(target)) errs.push(fieldErrors.invalid(path.child('targetPort'), target, m));
   else for (const m of portNameErrors(target)) errs.push(fieldErrors.invalid(path.child('targetPort'), target, m));
   if (sp.appProtocol !== undefined) errs.push(...isQualifiedName(sp.appProtocol).map((m) => fieldErrors.invalid(path.child('appProtocol'), sp.appProtocol, m)));
   return errs;
@@ -181,7 +166,7 @@ function validateExternalTrafficPolicy(spec: ServiceSpec): FieldError[] {
   if (!needsHealthCheckNodePort(spec)) {
     if (hc !== 0) errs.push(fieldErrors.invalid(hcPath, hc, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"));
   } else if (hc === 0) errs.push(fieldErrors.required(hcPath));
-  else for (const m of portNumErrors(hc)) errs.push(fieldErrors.invalid(hcPath, hc, m));
+  else for (const m of portNumberErrors(hc)) errs.push(fieldErrors.invalid(hcPath, hc, m));
   return errs;
 }
 

@@ -125,14 +125,17 @@ describe('Services', () => {
   });
 
   it('honours a requested IP and refuses one taken or out of range', async () => {
-    const { object } = await core.create(SERVICES, svc('fixed', { clusterIP: '10.96.0.6', ports: [{ port: 80 }] }), {}, ADMIN);
-    expect((object as Service).spec?.clusterIPs).toEqual(['10.96.0.6']);
-    const taken = await refusal(core.create(SERVICES, svc('again', { clusterIP: '10.96.0.6', ports: [{ port: 80 }] }), {}, ADMIN));
+    // Dynamic picks are random: ask for one that `web` did not get.
+    const web = (await core.get({ ...SERVICES, name: 'web' }, {}, ADMIN)) as Service;
+    const ip = web.spec?.clusterIP === '10.96.0.6' ? '10.96.0.5' : '10.96.0.6';
+    const { object } = await core.create(SERVICES, svc('fixed', { clusterIP: ip, ports: [{ port: 80 }] }), {}, ADMIN);
+    expect((object as Service).spec?.clusterIPs).toEqual([ip]);
+    const taken = await refusal(core.create(SERVICES, svc('again', { clusterIP: ip, ports: [{ port: 80 }] }), {}, ADMIN));
     expect(taken).toMatchObject({ code: 422 });
     expect(taken.causes?.[0]).toEqual({
       reason: 'FieldValueInvalid',
       field: 'spec.clusterIPs',
-      message: 'Invalid value: []string{"10.96.0.6"}: failed to allocate IP 10.96.0.6: provided IP is already allocated',
+      message: `Invalid value: []string{"${ip}"}: failed to allocate IP ${ip}: provided IP is already allocated`,
     });
     const outside = await refusal(core.create(SERVICES, svc('outside', { clusterIP: '10.1.0.9', ports: [{ port: 80 }] }), {}, ADMIN));
     expect(outside.causes?.[0]?.message).toBe(
@@ -141,7 +144,7 @@ describe('Services', () => {
   });
 
   it('runs out of a /29, and a deleted Service gives its IP back', async () => {
-    // .1 kubernetes, web, .6 fixed: three of six left.
+    // .1 kubernetes, web, fixed: three of six left.
     const names = ['a1', 'a2', 'a3'];
     for (const n of names) await core.create(SERVICES, svc(n, { ports: [{ port: 80 }] }), {}, ADMIN);
     const full = await refusal(core.create(SERVICES, svc('a4', { ports: [{ port: 80 }] }), {}, ADMIN));
@@ -189,11 +192,12 @@ describe('Services', () => {
 
   it('refuses a cluster IP change', async () => {
     const web = (await core.get({ ...SERVICES, name: 'web' }, {}, ADMIN)) as Service;
+    const other = web.spec?.clusterIP === '10.96.0.3' ? '10.96.0.4' : '10.96.0.3';
     const next = deepClone(web);
-    next.spec!.clusterIP = '10.96.0.3';
-    next.spec!.clusterIPs = ['10.96.0.3'];
+    next.spec!.clusterIP = other;
+    next.spec!.clusterIPs = [other];
     const err = await refusal(core.update({ ...SERVICES, name: 'web' }, next, {}, ADMIN));
-    expect(err.causes?.map((c) => `${c.field}: ${c.message}`)).toContain('spec.clusterIPs[0]: Invalid value: []string{"10.96.0.3"}: may not change once set');
+    expect(err.causes?.map((c) => `${c.field}: ${c.message}`)).toContain(`spec.clusterIPs[0]: Invalid value: []string{"${other}"}: may not change once set`);
   });
 });
 
