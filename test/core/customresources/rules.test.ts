@@ -13,17 +13,20 @@ const crdTarget = (name?: string): ResourceTarget => ({ group: naming.groups.api
 const gadgets = (name?: string): ResourceTarget => ({ group: GROUP, version: 'v1', resource: 'gadgets', namespace: 'default', name });
 const V = naming.extension('validations');
 
-const crd = (specSchema: Record<string, unknown>) => ({
+/** A namespaced definition of `kind` served as `plural`, with one version, v1 (and `version`'s other fields). */
+const definition = (kind: string, plural: string, openAPIV3Schema: Record<string, unknown>, version: Record<string, unknown> = {}) => ({
   apiVersion: `${naming.groups.apiextensions}/v1`,
   kind: 'CustomResourceDefinition',
-  metadata: { name: `gadgets.${GROUP}` },
+  metadata: { name: `${plural}.${GROUP}` },
   spec: {
     group: GROUP,
     scope: 'Namespaced',
-    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: specSchema } } } }],
+    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema }, ...version }],
   },
 });
+
+const crd = (specSchema: Record<string, unknown>) => definition('Gadget', 'gadgets', { type: 'object', properties: { spec: specSchema } });
 
 const SPEC = {
   type: 'object',
@@ -91,46 +94,30 @@ const sprockets = (name?: string, subresource?: string): ResourceTarget => ({
 });
 
 /** A definition with the status and scale subresources; `replicasRule` is a rule on `status.replicas`. */
-const sprocketCrd = (replicasRule?: Record<string, unknown>) => ({
-  apiVersion: `${naming.groups.apiextensions}/v1`,
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${SPROCKETS}.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { plural: SPROCKETS, singular: 'sprocket', kind: 'Sprocket' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            // A rule across spec and status: a /status update runs it.
-            [V]: [{ rule: '!has(self.status) || !has(self.status.ready) || self.status.ready <= self.spec.replicas', message: 'ready exceeds replicas' }],
-            properties: {
-              spec: { type: 'object', properties: { replicas: { type: 'integer' } } },
-              status: {
-                type: 'object',
-                [V]: [
-                  { rule: "!has(self.phase) || self.phase != 'Broken' || has(self.reason)", message: 'a Broken phase needs a reason', fieldPath: '.phase' },
-                ],
-                properties: {
-                  phase: { type: 'string', enum: ['Pending', 'Running', 'Broken'] },
-                  reason: { type: 'string' },
-                  ready: { type: 'integer' },
-                  replicas: { type: 'integer', ...(replicasRule ? { [V]: [replicasRule] } : {}) },
-                },
-              },
-            },
+const sprocketCrd = (replicasRule?: Record<string, unknown>) =>
+  definition(
+    'Sprocket',
+    SPROCKETS,
+    {
+      type: 'object',
+      // A rule across spec and status: a /status update runs it.
+      [V]: [{ rule: '!has(self.status) || !has(self.status.ready) || self.status.ready <= self.spec.replicas', message: 'ready exceeds replicas' }],
+      properties: {
+        spec: { type: 'object', properties: { replicas: { type: 'integer' } } },
+        status: {
+          type: 'object',
+          [V]: [{ rule: "!has(self.phase) || self.phase != 'Broken' || has(self.reason)", message: 'a Broken phase needs a reason', fieldPath: '.phase' }],
+          properties: {
+            phase: { type: 'string', enum: ['Pending', 'Running', 'Broken'] },
+            reason: { type: 'string' },
+            ready: { type: 'integer' },
+            replicas: { type: 'integer', ...(replicasRule ? { [V]: [replicasRule] } : {}) },
           },
         },
       },
-    ],
-  },
-});
+    },
+    { subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } } },
+  );
 
 describe('rules and schema on the status and scale subresources', () => {
   const backend = coreBackend('embedded');
@@ -227,39 +214,19 @@ describe('rules and schema on the status and scale subresources', () => {
 describe("a definition's update does not refuse rules of an unchanged schema for their own cost", () => {
   const backend = coreBackend('embedded');
   let t: TestCore;
-  const NAME = `costly.${GROUP}`;
+  const NAME = `costlies.${GROUP}`;
   /** A rule whose estimated cost is 2.4 times the per-rule limit (and within the per-schema one). */
-  const costly = (description?: string) => ({
-    apiVersion: `${naming.groups.apiextensions}/v1`,
-    kind: 'CustomResourceDefinition',
-    metadata: { name: NAME },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: { plural: 'costly', singular: 'costly', kind: 'Costly' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  ...(description ? { description } : {}),
-                  properties: {
-                    l: { type: 'array', maxItems: 2000, items: { type: 'string', maxLength: 10 }, [V]: [{ rule: 'self.all(x, self.all(y, x == y))' }] },
-                  },
-                },
-              },
-            },
-          },
+  const costly = (description?: string) =>
+    definition('Costly', 'costlies', {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          ...(description ? { description } : {}),
+          properties: { l: { type: 'array', maxItems: 2000, items: { type: 'string', maxLength: 10 }, [V]: [{ rule: 'self.all(x, self.all(y, x == y))' }] } },
         },
-      ],
-    },
-  });
+      },
+    });
   const ruleCost = `spec.validation.openAPIV3Schema.properties[spec].properties[l].${V}[0].rule`;
 
   beforeAll(async () => {
