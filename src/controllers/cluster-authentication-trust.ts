@@ -9,9 +9,10 @@
  * each name once, in the order first written. Upstream runs it in every API server (a post-start
  * hook, not a leader-elected controller), on every change of the ConfigMap and once a minute.
  */
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type ApiObject, type InformerChange, type InformerView, type RequestContext, followResource } from '../core';
+import { parseCaBundle } from '../authn';
 import { StatusError } from '../status';
 import { WorkQueue } from './work-queue';
 import type { ApiControllerOptions } from './options';
@@ -170,9 +171,7 @@ function requiredData(info: ClusterAuthenticationInfo): TrustData {
 }
 
 /** The certificates of a PEM bundle; a block that does not parse fails the sync (retried), as upstream's ParseCertsPEM. */
-function certificatesOf(pem: string): X509Certificate[] {
-  return (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((block) => new X509Certificate(block));
-}
+const certificatesOf = parseCaBundle;
 
 /** What another server (or this one, earlier) wrote; a list that is not a JSON array of strings fails the sync, as upstream's. */
 function parseData(data: Record<string, string>): TrustData {
