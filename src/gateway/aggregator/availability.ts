@@ -4,8 +4,8 @@
  * (a ClusterIP Service only; an ExternalName one names its host itself) and a GET of its
  * discovery document `/apis/<group>/<version>` on the extension server (TLS not verified, as
  * upstream's probe; presenting the proxy client certificate as `system:kube-aggregator` in
- * `system:masters`). Checked when an APIService changes and every 30 s of the injected clock;
- * status written only when the condition changed.
+ * `system:masters`; five attempts at once, one success enough). Checked when an APIService
+ * changes and every 30 s of the injected clock; * status written only when the condition changed.
  */
 import * as https from 'node:https';
 import type { Clock } from '../../clock';
@@ -37,7 +37,7 @@ interface EndpointsObject {
   subsets?: { addresses?: unknown[]; ports?: { name?: string; port?: number }[] }[];
 }
 
-type Verdict = Pick<APIServiceCondition, 'status' | 'reason' | 'message'> & { discovery?: Buffer };
+type Verdict = Pick<APIServiceCondition, 'status' | 'reason' | 'message'>;
 
 export interface AvailabilityOptions {
   api: CoreApi;
@@ -47,8 +47,8 @@ export interface AvailabilityOptions {
   registrations: APIServiceRegistrations;
   resolver: ServiceResolver;
   proxyClient?: () => ProxyClientCertificate | undefined;
-  /** Told after each check: the APIService, and when it passed, the discovery document it answered with. */
-  onChecked?: (apiService: APIService, discovery: Buffer | undefined) => void;
+  /** Told after each check: the APIService as written, and whether it is Available. */
+  onChecked?: (apiService: APIService, available: boolean) => void;
   log?: (message: string) => void;
 }
 
@@ -56,28 +56,20 @@ function isNotFound(err: unknown): boolean {
   return err instanceof StatusError && err.status.code === 404;
 }
 
-/** Past this, a discovery document is not kept (it still counts as an answer). */
-const DISCOVERY_LIMIT_BYTES = 4 * 1024 * 1024;
+/** upstream's insurance against a slow dial: an attempt that has not ended by then fails. */
+export const PROBE_INSURANCE_MS = 6_000;
+/** upstream's attempts at once; the first success wins. */
+export const PROBE_ATTEMPTS = 5;
 
-/** GET of the discovery document; resolves with its body on 2xx, rejects with upstream's words otherwise. */
-function probe(url: string, options: https.RequestOptions, clock: Clock): Promise<Buffer | undefined> {
+/** One GET of the discovery document: resolves on 2xx, rejects with upstream's words otherwise (a redirect is not followed). */
+function probe(url: string, options: https.RequestOptions, clock: Clock): Promise<void> {
   return new Promise((resolve, reject) => {
     const req = https.request(url, { ...options, method: 'GET', agent: false }, (res) => {
       cancel();
+      res.resume();
       const code = res.statusCode ?? 0;
-      if (code < 200 || code >= 300) {
-        res.resume();
-        reject(new Error(`bad status from ${url}: ${code}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= DISCOVERY_LIMIT_BYTES) chunks.push(chunk);
-      });
-      res.on('end', () => resolve(size <= DISCOVERY_LIMIT_BYTES ? Buffer.concat(chunks) : undefined));
-      res.on('error', (err) => reject(new Error(`Get "${url}": ${err.message}`)));
+      if (code < 200 || code >= 300) reject(new Error(`bad status from ${url}: ${code}`));
+      else resolve();
     });
     const cancel = clock.setTimeout(
       () => req.destroy(new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)),
@@ -85,9 +77,26 @@ function probe(url: string, options: https.RequestOptions, clock: Clock): Promis
     );
     req.on('error', (err) => {
       cancel();
-      reject(err.message.startsWith('Get "') || err.message.startsWith('bad status') ? err : new Error(`Get "${url}": ${err.message}`));
+      reject(err.message.startsWith('Get "') ? err : new Error(`Get "${url}": ${err.message}`));
     });
     req.end();
+  });
+}
+
+/** `promise`, or a rejection with `message` once `ms` of the clock passed. */
+function within<T>(promise: Promise<T>, ms: number, clock: Clock, message: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cancel = clock.setTimeout(() => reject(new Error(message)), ms);
+    promise.then(
+      (value) => {
+        cancel();
+        resolve(value);
+      },
+      (err: unknown) => {
+        cancel();
+        reject(err);
+      },
+    );
   });
 }
 
@@ -142,10 +151,11 @@ export class AvailabilityController {
   private async sync(name: string): Promise<void> {
     const apiService = this.find(name);
     if (!apiService || isLocalAPIService(apiService)) return;
-    const { discovery, ...verdict } = await this.verdict(apiService);
+    const verdict = await this.verdict(apiService);
+    const available = verdict.status === 'True';
     const old = apiServiceCondition(apiService, AVAILABLE);
     if (old && old.status === verdict.status && old.reason === verdict.reason && old.message === verdict.message) {
-      this.options.onChecked?.(apiService, discovery);
+      this.options.onChecked?.(apiService, available);
       return;
     }
     const condition: APIServiceCondition = { type: AVAILABLE, ...verdict, lastTransitionTime: rfc3339(this.options.clock.now()) };
@@ -161,7 +171,7 @@ export class AvailabilityController {
         {},
         ctx,
       );
-      this.options.onChecked?.(written.object as APIService, discovery);
+      this.options.onChecked?.(written.object as APIService, available);
     } catch (err) {
       // A conflict or a deletion: the informer brings the new object, and with it another check.
       if (!(err instanceof StatusError)) throw err;
@@ -195,23 +205,24 @@ export class AvailabilityController {
       if (!ready)
         return { status: 'False', reason: 'MissingEndpoints', message: `endpoints for ${where} have no addresses with port name ${JSON.stringify(portName)}` };
     }
-    let url = `https://${ref.name}.${ref.namespace}.svc:${ref.port}`;
-    let discovery: Buffer | undefined;
-    try {
+    // upstream's attempts: each resolves the Service and GETs the discovery document; one success is enough.
+    const client = this.options.proxyClient?.();
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of authProxyHeaders(PROBE_USER)) headers[name] = headers[name] ? ([] as string[]).concat(headers[name]!, value) : value;
+    const path = apiService.metadata?.name === 'v1.' ? `/api/${apiService.spec?.version}` : `/apis/${apiService.spec?.group}/${apiService.spec?.version}`;
+    const attempt = async (): Promise<void> => {
       const resolved = await this.options.resolver.resolve(ref);
-      url = `https://${resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host}:${resolved.port}`;
-      url += apiService.metadata?.name === 'v1.' ? `/api/${apiService.spec?.version}` : `/apis/${apiService.spec?.group}/${apiService.spec?.version}`;
-      const client = this.options.proxyClient?.();
-      const headers: Record<string, string | string[]> = {};
-      for (const [name, value] of authProxyHeaders(PROBE_USER)) headers[name] = headers[name] ? ([] as string[]).concat(headers[name]!, value) : value;
-      discovery = await probe(
-        url,
-        { rejectUnauthorized: false, servername: resolved.serverName, headers, ...(client ? { cert: client.cert, key: client.key } : {}) },
-        this.options.clock,
-      );
-    } catch (err) {
-      return { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${url}: ${(err as Error).message}` };
+      const url = `https://${resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host}:${resolved.port}${path}`;
+      const tls = { rejectUnauthorized: false, servername: resolved.serverName, headers, ...(client ? { cert: client.cert, key: client.key } : {}) };
+      await within(probe(url, tls, this.options.clock), PROBE_INSURANCE_MS, this.options.clock, `timed out waiting for ${url}`).catch((err: Error) => {
+        throw err.message.startsWith('timed out waiting') ? err : new Error(`failing or missing response from ${url}: ${err.message}`);
+      });
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: PROBE_ATTEMPTS }, attempt));
+    if (!outcomes.some((o) => o.status === 'fulfilled')) {
+      const last = outcomes[outcomes.length - 1] as PromiseRejectedResult;
+      return { status: 'False', reason: 'FailedDiscoveryCheck', message: (last.reason as Error).message };
     }
-    return { status: 'True', reason: 'Passed', message: 'all checks passed', discovery };
+    return { status: 'True', reason: 'Passed', message: 'all checks passed' };
   }
 }

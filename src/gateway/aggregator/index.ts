@@ -18,7 +18,11 @@ import { LocalAPIServices } from './local-apiservices';
 import { aggregatorStep } from './proxy';
 import { APIServiceRegistrations } from './registrations';
 import { RemoteDiscovery, remoteAPIGroup } from './remote-discovery';
-import type { ProxyClientCertificate, ServiceResolver } from './transport';
+import { RemoteOpenApiParts } from './remote-openapi';
+import { fetchFromAPIService, type ProxyClientCertificate, type ServiceResolver } from './transport';
+import { aggregatedContentType } from '../discovery/aggregated';
+import type { RemoteOpenApi } from '../openapi';
+import type { APIService } from '../../core';
 
 export type { ProxyClientCertificate, ResolvedService, ServiceResolver } from './transport';
 export { builtinPriorities, desiredLocalAPIServices, CUSTOM_GROUP_PRIORITY } from './local-apiservices';
@@ -41,6 +45,8 @@ export interface RemoteGroups {
   generation(): number;
   legacy(): APIGroup[];
   aggregated(): APIGroupDiscovery[];
+  /** The extension servers' OpenAPI, merged into this server's documents. */
+  openapi?: RemoteOpenApi;
 }
 
 export interface Aggregator {
@@ -50,6 +56,13 @@ export interface Aggregator {
   settled(): Promise<void>;
   stop(): void;
 }
+
+/** Who the discovery manager and the OpenAPI downloader are to extension servers (upstream's users, no groups). */
+const DISCOVERY_USER = { username: 'system:kube-aggregator' };
+const OPENAPI_USER = { username: 'system:aggregator' };
+/** upstream's discovery manager gives an extension server 5 s; its OpenAPI downloader a minute. */
+const DISCOVERY_TIMEOUT_MS = 5_000;
+const OPENAPI_TIMEOUT_MS = 60_000;
 
 /** The identity the aggregator's own writes and reads use inside this server. */
 const AGGREGATOR_CONTEXT: RequestContext = { user: { username: 'system:apiserver', groups: ['system:masters'] } };
@@ -67,10 +80,15 @@ export function createAggregator(
   const { api, naming, clock, index } = options;
   const ctx = AGGREGATOR_CONTEXT;
   const registrations = new APIServiceRegistrations(api, naming, clock, ctx);
-  const remoteDiscovery = new RemoteDiscovery();
+  const proxyClient = options.proxyClient ?? (() => undefined);
+  const fetcher = (user: { username: string }, timeoutMs: number) => (apiService: APIService, path: string, accept: string) =>
+    fetchFromAPIService({ apiService, resolver: options.resolver, proxyClient, clock, path, accept, user, timeoutMs });
+  // Aggregated discovery as upstream's manager asks for it: v2, then v2beta1, each as JSON.
+  const aggregatedAccept = ['v2', 'v2beta1'].map((v) => aggregatedContentType('application/json', naming, v as 'v2' | 'v2beta1')).join(',');
+  const remoteDiscovery = new RemoteDiscovery(fetcher(DISCOVERY_USER, DISCOVERY_TIMEOUT_MS), aggregatedAccept, options.log);
+  const remoteOpenApi = new RemoteOpenApiParts(fetcher(OPENAPI_USER, OPENAPI_TIMEOUT_MS), clock, () => registrations.remoteGroups(), options.log);
   const local = new LocalAPIServices({ api, naming, clock, ctx, index, registrations, log: options.log });
   const stopIndex = options.onIndexChange(() => local.schedule());
-  const proxyClient = options.proxyClient ?? (() => undefined);
   const availability = new AvailabilityController({
     api,
     naming,
@@ -80,9 +98,16 @@ export function createAggregator(
     resolver: options.resolver,
     proxyClient,
     log: options.log,
-    onChecked: (apiService, document) => remoteDiscovery.update(apiService, document),
+    onChecked: (apiService, available) => {
+      remoteDiscovery.refresh(apiService, available);
+      remoteOpenApi.refresh(apiService, available);
+    },
   });
-  registrations.onChange(() => remoteDiscovery.forget(new Set(registrations.remoteGroups().flatMap((g) => g.versions.map((a) => a.metadata?.name ?? '')))));
+  registrations.onChange(() => {
+    const remote = new Set(registrations.remoteGroups().flatMap((g) => g.versions.map((a) => a.metadata?.name ?? '')));
+    remoteDiscovery.forget(remote);
+    remoteOpenApi.forget(remote);
+  });
 
   const loopHeader = { name: 'X-Keelson-Aggregator', value: randomUUID() };
   const serveGroup = (exchange: Exchange, group: string): boolean => {
@@ -93,7 +118,9 @@ export function createAggregator(
     return true;
   };
   const step = aggregatorStep({
-    remote: (group, version) => (index.hasGroupVersion(group, version) ? undefined : registrations.remote(group, version)),
+    // A remote APIService is proxied even for a group version this server serves itself, as
+    // upstream's proxy handler proxies whatever APIService names a Service.
+    remote: (group, version) => registrations.remote(group, version),
     serveGroup,
     proxy: { resolver: options.resolver, proxyClient, clock, responseTimeoutMs: options.responseTimeoutMs, loopHeader },
   });
@@ -110,11 +137,14 @@ export function createAggregator(
             return group;
           }),
       aggregated: () => remoteDiscovery.groups(registrations.remoteGroups().filter((g) => !index.group(g.name))),
+      openapi: remoteOpenApi,
     },
     async settled() {
       await registrations.synced;
       await local.settled();
       await availability.settled();
+      await remoteDiscovery.settled();
+      await remoteOpenApi.settled();
     },
     stop() {
       stopIndex();

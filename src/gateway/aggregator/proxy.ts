@@ -5,15 +5,15 @@
  * permission never reaches the extension). The end user travels in `X-Remote-User`,
  * `X-Remote-Group` and `X-Remote-Extra-<key>`; the caller's `Authorization`, impersonation and
  * `X-Remote-*` headers do not. The answer streams back as it comes (a watch stays open).
- * An APIService not Available, a Service that does not resolve, a backend that cannot be
- * reached, that sends no answer within the timeout or that breaks the answer: 503 Status
- * `service unavailable` (upstream's message), without touching other groups.
+ * An APIService not Available or a Service that does not resolve: 503 `service unavailable`;
+ * a backend that cannot be reached, sends no answer within the timeout or no HTTP: 503 with
+ * the error — plain text, as upstream's proxyError and responder write them with Go's
+ * http.Error — without touching other groups.
  */
 import * as https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../../clock';
 import { type APIService, isAPIServiceAvailable } from '../../core';
-import { serviceUnavailable, type StatusError } from '../../status';
 import type { Exchange, Handler } from '../types';
 import { authProxyHeaders, type ProxyClientCertificate, type ServiceResolver, serviceRef, tlsOptionsFor } from './transport';
 
@@ -48,8 +48,20 @@ export interface ProxyOptions {
 
 export const UNAVAILABLE = 'service unavailable';
 
-function unavailable(): StatusError {
-  return serviceUnavailable(UNAVAILABLE);
+/** Go's http.Error: the message and a newline as plain text, not sniffed. */
+function proxyError(exchange: Exchange, message: string, code: number): void {
+  const response = exchange.response;
+  response.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  response.setHeader('X-Content-Type-Options', 'nosniff');
+  response.writeHead(code);
+  response.end(exchange.request.method === 'HEAD' ? undefined : `${message}\n`);
+}
+
+/** A failed round trip in the words of Go's transport where they differ from node's. */
+function backendError(err: Error & { code?: string }, authority: string): string {
+  if (err.code === 'ECONNREFUSED') return `dial tcp ${authority}: connect: connection refused`;
+  if (err.code === 'HPE_INVALID_CONSTANT' || err.code?.startsWith('HPE_')) return `net/http: HTTP/1.x transport connection broken: ${err.message}`;
+  return err.message;
 }
 
 /** Go's url.Values.Encode: keys sorted, values in order. */
@@ -68,15 +80,16 @@ function requestPath(exchange: Exchange): string {
 
 /** Proxy one request to the APIService's extension server. */
 export async function proxyToAPIService(exchange: Exchange, apiService: APIService, options: ProxyOptions): Promise<void> {
-  if (!isAPIServiceAvailable(apiService)) throw unavailable();
+  if (!isAPIServiceAvailable(apiService)) return proxyError(exchange, UNAVAILABLE, 503);
   const user = exchange.user;
-  if (!user) throw unavailable();
+  if (!user) return proxyError(exchange, 'missing user', 500);
   let resolved;
   try {
     resolved = await options.resolver.resolve(serviceRef(apiService));
   } catch {
-    throw unavailable();
+    return proxyError(exchange, UNAVAILABLE, 503);
   }
+  const authority = resolved.host.includes(':') ? `[${resolved.host}]:${resolved.port}` : `${resolved.host}:${resolved.port}`;
   const req = exchange.request;
   const headers: [string, string][] = [];
   for (const [name, value] of Object.entries(req.headers)) {
@@ -88,7 +101,7 @@ export async function proxyToAPIService(exchange: Exchange, apiService: APIServi
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS';
   const body = hasBody ? await req.readBody(PROXIED_BODY_LIMIT_BYTES) : undefined;
 
-  const upstream = await new Promise<IncomingMessage>((resolve, reject) => {
+  const roundTrip = await new Promise<{ response: IncomingMessage } | { error: Error }>((resolve) => {
     const outgoing = https.request({
       ...tlsOptionsFor(apiService, resolved, options.proxyClient?.()),
       method: req.method,
@@ -106,17 +119,17 @@ export async function proxyToAPIService(exchange: Exchange, apiService: APIServi
     outgoing.on('response', (res) => {
       cancelTimer();
       res.on('close', () => req.signal.removeEventListener('abort', onAbort));
-      resolve(res);
+      resolve({ response: res });
     });
     outgoing.on('error', (err) => {
       cancelTimer();
       req.signal.removeEventListener('abort', onAbort);
-      reject(err);
+      resolve({ error: err });
     });
     outgoing.end(body);
-  }).catch(() => {
-    throw unavailable();
   });
+  if ('error' in roundTrip) return proxyError(exchange, backendError(roundTrip.error, authority), 503);
+  const upstream = roundTrip.response;
 
   const response = exchange.response;
   for (const [name, value] of Object.entries(upstream.headers)) {
@@ -139,12 +152,15 @@ export async function proxyToAPIService(exchange: Exchange, apiService: APIServi
       response.end();
       resolve();
     });
-    upstream.on('error', () => {
-      // The answer broke after its head went out: all that is left is to drop the connection.
+    // The answer broke after its head went out (or the caller went away and it was dropped):
+    // all that is left is to drop the connection. A destroyed answer ends with 'close' alone.
+    upstream.on('close', () => {
+      if (upstream.complete) return;
       req.signal.removeEventListener('abort', abort);
       response.abort();
       resolve();
     });
+    upstream.on('error', () => undefined);
   });
 }
 
@@ -168,7 +184,7 @@ export function aggregatorStep(options: {
     if (!apiService) return next(exchange);
     // A request this server sent out and got back (an APIService that names this server):
     // sending it again would never end.
-    if (exchange.request.headers[loop] === options.proxy.loopHeader.value) return Promise.reject(unavailable());
+    if (exchange.request.headers[loop] === options.proxy.loopHeader.value) return proxyError(exchange, UNAVAILABLE, 503);
     return proxyToAPIService(exchange, apiService, options.proxy);
   };
 }

@@ -2,13 +2,13 @@
  * Discovery of the remote group versions: `/apis` lists the remote groups (from their
  * APIServices, upstream's group order), `/apis/<group>` of a group only extension servers
  * serve is answered from its APIServices, and aggregated discovery carries each remote version
- * with the resources of the APIResourceList its server answered the availability probe with
- * (upstream's fallback from aggregated to legacy discovery; the version is `Stale` until one
- * came). A group leaves discovery with its APIService.
+ * with what its server says of it (RemoteDiscovery). A group leaves discovery with its
+ * APIService.
  */
 import type { APIService } from '../../core';
 import type { APIGroupDiscovery, APIResourceDiscovery, APIVersionDiscovery } from '../discovery/aggregated';
 import type { RemoteGroup } from './registrations';
+import type { FetchedDocument } from './transport';
 
 interface LegacyResource {
   name: string;
@@ -55,23 +55,73 @@ export function versionFromResourceList(version: string, list: { resources?: Leg
   return out;
 }
 
-/** What each remote APIService's server last told about its version (by APIService name). */
+/** Fetches a path from an APIService's extension server (fetchFromAPIService with the discovery manager's user and timeout). */
+export type DiscoveryFetch = (apiService: APIService, path: string, accept: string) => Promise<FetchedDocument>;
+
+interface AggregatedList {
+  items?: { metadata?: { name?: string }; versions?: APIVersionDiscovery[] }[];
+}
+
+/**
+ * What each remote APIService's server last told about its version (by APIService name),
+ * fetched as upstream's discovery manager does: the aggregated document `/apis` first, and
+ * when the server has none (404, 406, or an answer that is not aggregated) its legacy
+ * APIResourceList `/apis/<group>/<version>`, converted. A version whose document could not be
+ * had is listed `Stale` with no resources.
+ */
 export class RemoteDiscovery {
   private readonly versions = new Map<string, APIVersionDiscovery>();
+  private readonly running = new Map<string, Promise<void>>();
   generation = 0;
 
-  /** Take the discovery document an availability check read (undefined: not available). */
-  update(apiService: APIService, document: Buffer | undefined): void {
+  constructor(
+    private readonly fetch: DiscoveryFetch,
+    /** The Accept of the aggregated document (`application/json;g=<apidiscovery>;v=v2;as=APIGroupDiscoveryList,…`). */
+    private readonly aggregatedAccept: string,
+    private readonly log?: (message: string) => void,
+  ) {}
+
+  /** Fetch the APIService's version again (after an availability check); an unavailable one is dropped. */
+  refresh(apiService: APIService, available: boolean): void {
     const name = apiService.metadata?.name ?? '';
-    const before = this.versions.get(name);
-    let next: APIVersionDiscovery | undefined;
-    if (document) {
-      try {
-        next = versionFromResourceList(apiService.spec?.version ?? '', JSON.parse(document.toString('utf8')));
-      } catch {
-        next = undefined;
-      }
+    if (!available) {
+      this.set(name, undefined);
+      return;
     }
+    if (this.running.has(name)) return;
+    const run = this.fetchVersion(apiService)
+      .then((version) => this.set(name, version))
+      .catch((err: unknown) => {
+        this.log?.(`discovery of APIService ${name}: ${(err as Error).message}`);
+        this.set(name, undefined);
+      })
+      .finally(() => this.running.delete(name));
+    this.running.set(name, run);
+  }
+
+  /** Resolves when every fetch under way has ended (tests). */
+  async settled(): Promise<void> {
+    while (this.running.size) await Promise.all(this.running.values());
+  }
+
+  private async fetchVersion(apiService: APIService): Promise<APIVersionDiscovery> {
+    const group = apiService.spec?.group ?? '';
+    const version = apiService.spec?.version ?? '';
+    const aggregated = await this.fetch(apiService, '/apis', this.aggregatedAccept);
+    if (aggregated.status === 200 && aggregated.contentType.includes('as=APIGroupDiscoveryList')) {
+      const list = JSON.parse(aggregated.body.toString('utf8')) as AggregatedList;
+      const found = list.items?.find((g) => g.metadata?.name === group)?.versions?.find((v) => v.version === version);
+      // Listed by its server without this version: the version is there, with nothing known of it.
+      return found ? { ...found, freshness: 'Current' } : { version, freshness: 'Current' };
+    }
+    if (aggregated.status !== 200 && aggregated.status !== 404 && aggregated.status !== 406) throw new Error(`/apis answered ${aggregated.status}`);
+    const legacy = await this.fetch(apiService, `/apis/${group}/${version}`, 'application/json');
+    if (legacy.status !== 200) throw new Error(`failed to download discovery for /apis/${group}/${version}: ${legacy.status}`);
+    return versionFromResourceList(version, JSON.parse(legacy.body.toString('utf8')));
+  }
+
+  private set(name: string, next: APIVersionDiscovery | undefined): void {
+    const before = this.versions.get(name);
     if (next) this.versions.set(name, next);
     else this.versions.delete(name);
     if (JSON.stringify(before) !== JSON.stringify(next)) this.generation++;

@@ -5,7 +5,8 @@
  * certificate (`--proxy-client-cert-file`/`--proxy-client-key-file`), as upstream's
  * BuildTransportConfig does.
  */
-import type * as https from 'node:https';
+import * as https from 'node:https';
+import type { Clock } from '../../clock';
 import type { APIService } from '../../core';
 import { DEFAULT_SERVICE_PORT } from '../../core';
 
@@ -74,4 +75,67 @@ export function authProxyHeaders(user: {
     for (const value of values) headers.push([`X-Remote-Extra-${goPathEscape(key)}`, value]);
   }
   return headers;
+}
+
+/** What an extension server answered to one of the aggregator's own GETs. */
+export interface FetchedDocument {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+/** Past this, a document fetched for discovery or OpenAPI is refused (it is held whole). */
+export const FETCHED_DOCUMENT_LIMIT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * One GET the aggregator makes for itself through an APIService's transport (upstream's
+ * discovery manager and OpenAPI downloader call the proxy handler with their own user): TLS as
+ * the proxy verifies it, the proxy client certificate, `user` in the identity headers, the
+ * whole answer read (up to FETCHED_DOCUMENT_LIMIT_BYTES). Rejects when it cannot be reached or
+ * does not answer within `timeoutMs` of the clock.
+ */
+export async function fetchFromAPIService(options: {
+  apiService: APIService;
+  resolver: ServiceResolver;
+  proxyClient?: () => ProxyClientCertificate | undefined;
+  clock: Clock;
+  path: string;
+  accept: string;
+  user: { username: string; groups?: readonly string[] };
+  timeoutMs: number;
+}): Promise<FetchedDocument> {
+  const resolved = await options.resolver.resolve(serviceRef(options.apiService));
+  const headers: Record<string, string | string[]> = { Accept: options.accept };
+  for (const [name, value] of authProxyHeaders(options.user)) {
+    const had = headers[name];
+    headers[name] = had === undefined ? value : ([] as string[]).concat(had, value);
+  }
+  return new Promise<FetchedDocument>((resolve, reject) => {
+    const req = https.request(
+      { ...tlsOptionsFor(options.apiService, resolved, options.proxyClient?.()), method: 'GET', path: options.path, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > FETCHED_DOCUMENT_LIMIT_BYTES) req.destroy(new Error(`the answer to ${options.path} is larger than ${FETCHED_DOCUMENT_LIMIT_BYTES} bytes`));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => {
+          cancel();
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) });
+        });
+        res.on('error', (err) => {
+          cancel();
+          reject(err);
+        });
+      },
+    );
+    const cancel = options.clock.setTimeout(() => req.destroy(new Error(`no answer to ${options.path} within ${options.timeoutMs} ms`)), options.timeoutMs);
+    req.on('error', (err) => {
+      cancel();
+      reject(err);
+    });
+    req.end();
+  });
 }

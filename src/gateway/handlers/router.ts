@@ -93,7 +93,12 @@ function isGet(method: string): boolean {
 export function createRouter(options: RouterOptions): Handler {
   const resources = createResourceHandler(options);
   const discovery = createDiscoveryHandler(options);
-  const openapi = createOpenApiHandler({ naming: options.naming, index: options.index, serverVersion: options.version.gitVersion });
+  const openapi = createOpenApiHandler({
+    naming: options.naming,
+    index: options.index,
+    serverVersion: options.version.gitVersion,
+    ...(options.remoteGroups?.openapi ? { remote: options.remoteGroups.openapi } : {}),
+  });
   const { index, health } = options;
 
   // Resource requests (nearly all) go straight to their handler, with no promise of the

@@ -18,6 +18,7 @@ import type { Naming } from '../../naming';
 import type { ResourceIndex } from '../resource-index';
 import type { Exchange } from '../types';
 import { type ServedDocument, ServedDocuments } from './served';
+import type { RemoteOpenApi } from './remote';
 
 const V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 const V2_PROTOBUF_DEPRECATED = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -50,6 +51,8 @@ export interface OpenApiHandlerOptions {
   index: ResourceIndex;
   /** `info.version` of the documents (the server's gitVersion). */
   serverVersion: string;
+  /** Extension servers' documents to merge in (the aggregator's); none when absent. */
+  remote?: RemoteOpenApi;
 }
 
 export type OpenApiHandler = (exchange: Exchange) => Promise<void> | void;
@@ -113,7 +116,7 @@ function writePieces(exchange: Exchange, pieces: readonly Buffer[], from = 0): P
  * profile) and types (`--runtime-config`, custom resources) may differ from its own.
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions): OpenApiHandler {
-  const docs = new ServedDocuments(options.naming, options.serverVersion, options.index);
+  const docs = new ServedDocuments(options.naming, options.serverVersion, options.index, options.remote);
 
   const send = (
     exchange: Exchange,

@@ -4,3 +4,4 @@ export { createOpenApiHandler, isOpenApiPath, type OpenApiHandler, type OpenApiH
 export { ServedDocuments, type ServedDocument } from './served';
 export { encodeV2Protobuf } from './v2-protobuf';
 export { openApiNames, type OpenApiNames } from './names';
+export { filterV2ByGroupVersion, type RemoteOpenApi, type RemoteV2Spec } from './remote';

@@ -24,6 +24,7 @@ import { type BuiltinPart, type CustomPart, type DocumentLayout, type GroupVersi
 import type { JsonSchema } from './schemas';
 import { PieceCompressor } from './gzip-pieces';
 import { encodeDefinitionEntry, encodePathEntries, v2ProtobufPieces } from './v2-protobuf';
+import { mergeRemoteV2, type RemoteOpenApi, type RemoteV2Spec } from './remote';
 
 /**
  * gzip's fastest level, as the API's own responses are compressed (respond.ts, upstream's
@@ -104,7 +105,10 @@ interface CustomV2Pieces {
   /** The built-in part its paths were checked against (a built-in path wins). */
   readonly builtin: BuiltinPart;
   readonly paths: Piece | undefined;
+  /** The paths it adds (the remote parts' are checked against them). */
+  readonly pathNames: readonly string[];
   readonly definitions: ReadonlyMap<string, Piece>;
+  readonly schemas: ReadonlyMap<string, JsonSchema>;
   readonly protoPaths: Buffer;
   readonly protoDefinitions: ReadonlyMap<string, Buffer>;
 }
@@ -118,13 +122,16 @@ interface CustomV3Pieces {
 
 /** What is served for one state of the index; each document is made on first use. */
 interface Snapshot {
-  readonly generation: number;
+  /** The index's generation and the remote parts'. */
+  readonly generation: string;
   readonly layout: DocumentLayout;
   readonly lastModified: string;
   readonly groupVersions: ReadonlyMap<string, GroupVersionLayout>;
   v2Json?: ServedDocument;
   v2Proto?: ServedDocument;
   index?: ServedDocument;
+  /** The extension servers' v2 parts as merged into this state's document. */
+  remoteV2?: { spec: RemoteV2Spec; paths?: Piece; definitions?: Piece; protoPaths?: Buffer; protoDefinitions?: Buffer[] };
 }
 
 export class ServedDocuments {
@@ -138,11 +145,15 @@ export class ServedDocuments {
   /** Each piece compressed once after the pieces it follows, kept for as long as some document holds it. */
   private readonly compressor = new PieceCompressor(GZIP_LEVEL);
   private frame?: { head: Buffer; tail: Buffer; doc: JsonSchema };
+  /** Extension servers' v3 documents as served, by the bytes they came as. */
+  private readonly remoteDocs = new WeakMap<Buffer, ServedDocument>();
 
   constructor(
     naming: Naming,
     serverVersion: string,
     private readonly index: ResourceIndex,
+    /** Extension servers' documents (the aggregator's), merged in; none when absent. */
+    private readonly remote?: RemoteOpenApi,
   ) {
     this.builder = new OpenApiBuilder(naming, serverVersion);
   }
@@ -150,11 +161,12 @@ export class ServedDocuments {
   /** The index's current state: a new one (documents made again on demand) once the index changed. */
   private current(): Snapshot {
     const s = this.snapshot;
-    if (s && s.generation === this.index.generation) return s;
+    const generation = `${this.index.generation}/${this.remote?.generation() ?? 0}`;
+    if (s && s.generation === generation) return s;
     const layout = this.builder.layout(this.index);
     const groupVersions = new Map(layout.groupVersions.map((gv) => [gv.path, gv]));
     for (const path of this.customDocs.keys()) if (!groupVersions.get(path)?.custom.length) this.customDocs.delete(path);
-    this.snapshot = { generation: this.index.generation, layout, lastModified: new Date().toUTCString(), groupVersions };
+    this.snapshot = { generation, layout, lastModified: new Date().toUTCString(), groupVersions };
     return this.snapshot;
   }
 
@@ -183,7 +195,9 @@ export class ServedDocuments {
     const made: CustomV2Pieces = {
       builtin,
       paths: Object.keys(paths).length ? piece(members(paths)) : undefined,
+      pathNames: Object.keys(paths),
       definitions: new Map(half.definitions.map(([name, schema]) => [name, piece(member(name, schema))])),
+      schemas: new Map(half.definitions),
       protoPaths: encodePathEntries(paths),
       protoDefinitions: new Map(half.definitions.map(([name, schema]) => [name, encodeDefinitionEntry(name, schema)])),
     };
@@ -222,6 +236,24 @@ export class ServedDocuments {
     return out;
   }
 
+  /** The remote v2 parts merged against this state's own paths and definitions (made once per state). */
+  private remoteV2(s: Snapshot): NonNullable<Snapshot['remoteV2']> {
+    if (s.remoteV2) return s.remoteV2;
+    const { layout } = s;
+    const custom = layout.custom.map((part) => this.v2Of(part, layout.builtin));
+    const paths = new Set([...Object.keys(layout.builtin.v2Paths), ...custom.flatMap((c) => c.pathNames)]);
+    const definition = (name: string) => layout.builtin.v2Definitions[name] ?? custom.find((c) => c.schemas.has(name))?.schemas.get(name);
+    const spec = mergeRemoteV2({ paths, definition }, this.remote?.v2() ?? []);
+    const hasPaths = Object.keys(spec.paths).length > 0;
+    const names = Object.keys(spec.definitions).sort();
+    s.remoteV2 = {
+      spec,
+      ...(hasPaths ? { paths: piece(members(spec.paths)) } : {}),
+      ...(names.length ? { definitions: piece(names.map((name) => member(name, spec.definitions[name])).join(',')) } : {}),
+    };
+    return s.remoteV2;
+  }
+
   v2Json(): ServedDocument {
     const s = this.current();
     if (s.v2Json) return s.v2Json;
@@ -240,6 +272,8 @@ export class ServedDocuments {
     };
     add(builtin.v2Paths);
     for (const part of layout.custom) add(this.v2Of(part, layout.builtin).paths);
+    const remote = this.remoteV2(s);
+    add(remote.paths);
     pieces.push(V2_MIDDLE);
     digests.push('definitions');
     first = true;
@@ -255,6 +289,7 @@ export class ServedDocuments {
       if (!joined) builtin.v2Runs.set(key, (joined = piece(run.builtin.map((name) => builtin.v2Definitions.get(name)!.bytes.toString()).join(','))));
       add(joined);
     }
+    add(remote.definitions);
     pieces.push(frame.tail);
     digests.push(frame.tail.toString());
     prune(builtin.v2Runs, used);
@@ -272,7 +307,12 @@ export class ServedDocuments {
       definitions: new Map(Object.entries(layout.builtin.v2Definitions).map(([name, schema]) => [name, encodeDefinitionEntry(name, schema)])),
       runs: new Map(),
     });
-    const paths = [builtinProto.paths, ...layout.custom.map((part) => this.v2Of(part, layout.builtin).protoPaths)];
+    const remote = this.remoteV2(s);
+    remote.protoPaths ??= encodePathEntries(remote.spec.paths);
+    remote.protoDefinitions ??= Object.keys(remote.spec.definitions)
+      .sort()
+      .map((name) => encodeDefinitionEntry(name, remote.spec.definitions[name]!));
+    const paths = [builtinProto.paths, ...layout.custom.map((part) => this.v2Of(part, layout.builtin).protoPaths), remote.protoPaths];
     const definitions: Buffer[] = [];
     const used = new Set<string>();
     for (const run of this.definitionRuns(layout)) {
@@ -286,6 +326,7 @@ export class ServedDocuments {
       if (!joined) builtinProto.runs.set(key, (joined = Buffer.concat(run.builtin.map((name) => builtinProto.definitions.get(name)!))));
       definitions.push(joined);
     }
+    definitions.push(...remote.protoDefinitions);
     prune(builtinProto.runs, used);
     // The JSON document's ETag: both are the same document.
     s.v2Proto = pieced(v2ProtobufPieces((this.frame ??= v2Frame(this.builder)).doc, paths, definitions), this.v2Json().etag);
@@ -296,7 +337,7 @@ export class ServedDocuments {
   groupVersion(path: string): ServedDocument | undefined {
     const s = this.current();
     const gv = s.groupVersions.get(path);
-    if (!gv) return undefined;
+    if (!gv) return this.remoteGroupVersion(path);
     const builtin = this.builtin(s.layout.builtin);
     if (!gv.custom.length) {
       let doc = builtin.v3.get(path);
@@ -309,6 +350,15 @@ export class ServedDocuments {
     const doc = whole(Buffer.from(gv.builtin ? JSON.stringify(this.builder.groupVersionDocument(gv, s.layout.builtin)) : this.customDocument(gv, builtin)));
     this.customDocs.set(path, { parts, doc });
     return doc;
+  }
+
+  /** An extension server's v3 document, as it came (its ETag and hash of its bytes). */
+  private remoteGroupVersion(path: string): ServedDocument | undefined {
+    const bytes = this.remote?.v3().get(path);
+    if (!bytes) return undefined;
+    let kept = this.remoteDocs.get(bytes);
+    if (!kept) this.remoteDocs.set(bytes, (kept = whole(bytes)));
+    return kept;
   }
 
   /** A group version served only by custom resources, from its parts' kept JSON. */
@@ -360,6 +410,9 @@ export class ServedDocuments {
     const paths: Record<string, { serverRelativeURL: string }> = {};
     for (const gv of s.layout.groupVersions) {
       paths[gv.path] = { serverRelativeURL: `/openapi/v3/${gv.path}?hash=${this.groupVersion(gv.path)!.etag}` };
+    }
+    for (const path of this.remote?.v3().keys() ?? []) {
+      if (!(path in paths)) paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${this.remoteGroupVersion(path)!.etag}` };
     }
     s.index = whole(Buffer.from(JSON.stringify({ paths })));
     return s.index;
