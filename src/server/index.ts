@@ -20,6 +20,9 @@ import {
   type SignerAuthorizer,
   type AdmissionPlugin,
   defaultAdmissionPlugins,
+  createServiceResolver,
+  type ServiceObjectReader,
+  type ServiceResolver,
 } from '../core';
 import type { GrpcCoreServer } from '../grpc';
 import {
@@ -140,6 +143,8 @@ interface Backend {
   /** The served types as custom resources come and go (absent in front of a remote core: the built-in ones only). */
   catalog?: ResourceCatalog;
   store?: Store;
+  /** Where Service references lead (the aggregator's proxy): the core's resolver, or one reading Services through its API. */
+  services: ServiceResolver;
   ready(): Promise<void>;
   /** Start the controllers, once the server is ready (upstream's readyz does not wait for them). */
   startControllers?(): void;
@@ -198,6 +203,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
       core: client,
       resources,
       catalog,
+      services: createServiceResolver({ read: readThrough(client) }),
       ready: async () => {},
       close: async () => {
         catalog.stop();
@@ -248,6 +254,7 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     resources: core.resources,
     catalog: core.catalog,
     store,
+    services: core.services ?? createServiceResolver({ read: readThrough(core) }),
     ready: async () => {
       await core.ready();
       // Upstream's rbac/bootstrap-roles post-start hook: the default roles and bindings, reconciled on every start.
@@ -324,6 +331,15 @@ function signerAuthorizer(authorize: Authorize, naming: Naming): SignerAuthorize
 
 /** The identity the server reads its own Secrets with (bootstrap tokens). */
 const SERVER_CONTEXT = { user: { username: 'system:apiserver', groups: ['system:masters'] } };
+
+/** A Service or Endpoints read through a core's API for a resolver; undefined when it does not exist. */
+function readThrough(core: CoreApi): ServiceObjectReader {
+  return (resource, namespace, name) =>
+    core.get({ group: '', version: 'v1', resource, namespace, name }, {}, SERVER_CONTEXT).catch((err: unknown) => {
+      if (StatusError.is(err, 'NotFound')) return undefined;
+      throw err;
+    });
+}
 
 /**
  * The authenticator chain from the flags: the front proxy's headers (`--requestheader-*`),
@@ -697,6 +713,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
           requestTimeoutMs: config.requestTimeoutMs,
         },
         ...(flowControl ? { flowControl } : {}),
+        // The aggregation layer (docs/AGGREGATION.md), presenting --proxy-client-cert-file to extension servers.
+        aggregator: { resolver: backend.services, proxyClient: () => config.proxyClientCertificate, log },
         clock,
         ...(options.logger?.enabled(REQUEST_LOG_VERBOSITY)
           ? { onRequestLogged: (entry: RequestLogEntry) => options.logger!.verbose(REQUEST_LOG_VERBOSITY, 'HTTP', { ...entry }) }
