@@ -80,36 +80,51 @@ export function limitsStep(options: LimitsOptions): Step {
       };
       return afterNext(next, exchange, (err) => {
         if (deadline) deadlines.cancel(deadline);
-        if (err !== undefined) {
-          release();
-          throw err;
-        }
-        // The request holds its slot until its response left the process, as a Go handler blocks
-        // on its writes: otherwise a burst of large answers to slow readers piles up in memory.
-        let flushed: Promise<void> | undefined;
-        try {
-          flushed = exchange.response.whenFlushed();
-        } catch (e) {
-          release();
-          throw e;
-        }
-        if (!flushed) return release();
-        return flushed.then(release, (e: unknown) => {
-          release();
-          throw e;
-        });
+        return releaseWhenFlushed(exchange, err, release);
       });
     });
 }
 
-function refuse(exchange: Exchange, options: LimitsOptions): void {
-  const error = tooManyRequests('Too many requests, please try again later.', RETRY_AFTER_SECONDS);
-  if (options.metrics) {
-    const labels = requestLabels(exchange.info!, exchange.request.query, exchange.request.headers['content-type'], options.index);
-    options.metrics.terminations.inc({ ...labels, code: String(error.code) });
+/**
+ * The end of a request that holds a slot or seats: `release` once its response has left the
+ * process, as a Go handler blocks on its writes (otherwise a burst of large answers to slow
+ * readers piles up in memory), at once when it failed; the outcome stays the request's. With
+ * no promise when the response is already out.
+ */
+export function releaseWhenFlushed(exchange: Exchange, err: unknown, release: () => void): Promise<void> | void {
+  if (err !== undefined) {
+    release();
+    throw err;
   }
-  // Upstream answers with Go's http.Error, not a Status.
-  exchange.response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  let flushed: Promise<void> | undefined;
+  try {
+    flushed = exchange.response.whenFlushed();
+  } catch (e) {
+    release();
+    throw e;
+  }
+  if (!flushed) return release();
+  return flushed.then(release, (e: unknown) => {
+    release();
+    throw e;
+  });
+}
+
+function refuse(exchange: Exchange, options: LimitsOptions): void {
+  refuseTooManyRequests(exchange, RETRY_AFTER_SECONDS, options.index, options.metrics);
+}
+
+/**
+ * Upstream's tooManyRequests: 429 with `Retry-After` and Go's http.Error text, not a Status (the
+ * max-in-flight and the priority-and-fairness filters both answer so), counted as a termination.
+ */
+export function refuseTooManyRequests(exchange: Exchange, retryAfterSeconds: number, index: ResourceIndex, metrics?: ServerMetrics): void {
+  const error = tooManyRequests('Too many requests, please try again later.', retryAfterSeconds);
+  if (metrics) {
+    const labels = requestLabels(exchange.info!, exchange.request.query, exchange.request.headers['content-type'], index);
+    metrics.terminations.inc({ ...labels, code: String(error.code) });
+  }
+  exchange.response.setHeader('Retry-After', String(retryAfterSeconds));
   writeText(exchange, error.code, `${error.status.message}\n`);
 }
 

@@ -27,12 +27,10 @@ import {
 } from '../../flowcontrol';
 import { RESPONSE_HEADER_FLOW_SCHEMA_UID, RESPONSE_HEADER_PRIORITY_LEVEL_UID } from '../../core';
 import type { ServerMetrics } from '../../metrics';
-import { tooManyRequests } from '../../status';
 import { writeText } from '../respond';
 import type { ResourceIndex } from '../resource-index';
 import { type Exchange, type GatewayResponse, type Handler, type Step, afterNext, rejectingThrows } from '../types';
-import { requestedTimeoutMs } from './limits';
-import { requestLabels } from './metrics';
+import { refuseTooManyRequests, releaseWhenFlushed, requestedTimeoutMs } from './limits';
 
 const DEBUG_PREFIX = '/debug/api_priority_and_fairness/';
 
@@ -75,27 +73,7 @@ export function priorityAndFairnessStep(options: PriorityAndFairnessOptions): St
 
     function run(exchange: Exchange, ticket: Ticket, watch: FlowRequest | undefined): Promise<void> | void {
       if (watch) return runWatch(exchange, ticket, watch);
-      return afterNext(inner, exchange, (err) => {
-        if (err !== undefined) {
-          flowControl.finish(ticket);
-          throw err;
-        }
-        let flushed: Promise<void> | undefined;
-        try {
-          flushed = exchange.response.whenFlushed();
-        } catch (e) {
-          flowControl.finish(ticket);
-          throw e;
-        }
-        if (!flushed) return flowControl.finish(ticket);
-        return flushed.then(
-          () => flowControl.finish(ticket),
-          (e: unknown) => {
-            flowControl.finish(ticket);
-            throw e;
-          },
-        );
-      });
+      return afterNext(inner, exchange, (err) => releaseWhenFlushed(exchange, err, () => flowControl.finish(ticket)));
     }
 
     function runWatch(exchange: Exchange, ticket: Ticket, watch: FlowRequest): Promise<void> | void {
@@ -185,14 +163,7 @@ function setClassificationHeaders(response: GatewayResponse, admission: Admissio
 }
 
 function refuse(exchange: Exchange, retryAfterSeconds: number, options: PriorityAndFairnessOptions): void {
-  const error = tooManyRequests('Too many requests, please try again later.', retryAfterSeconds);
-  if (options.metrics) {
-    const labels = requestLabels(exchange.info!, exchange.request.query, exchange.request.headers['content-type'], options.index);
-    options.metrics.terminations.inc({ ...labels, code: String(error.code) });
-  }
-  // Upstream answers with Go's http.Error, not a Status.
-  exchange.response.setHeader('Retry-After', String(retryAfterSeconds));
-  writeText(exchange, error.code, `${error.status.message}\n`);
+  refuseTooManyRequests(exchange, retryAfterSeconds, options.index, options.metrics);
 }
 
 /** The response, telling `started` the first time anything of it is sent. */
