@@ -37,6 +37,9 @@ describe.each(['kubernetes', 'platform'] as const)('OpenAPI documents (%s profil
         `apis/${naming.groups.certificates}/v1`,
         `apis/${naming.groups.apiextensions}/v1`,
         `apis/${naming.groups.apiregistration}/v1`,
+        `apis/${naming.groups.discovery}/v1`,
+        `apis/${naming.groups.flowcontrol}/v1`,
+        `apis/${naming.groups.flowcontrol}/v1beta3`,
       ].sort(),
     );
     for (const { document } of v3) expect(document).toMatchObject({ openapi: '3.0.0', info: { version: 'v1.32.0+keelson' } });
