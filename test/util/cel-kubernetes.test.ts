@@ -78,6 +78,14 @@ describe('regular expressions', () => {
     expect(failure("'x'.find('(?=x)')")).toBe('Illegal regex: error parsing regexp: invalid or unsupported Perl syntax: `(?=`');
   });
 
+  test("CEL's own matches() reads RE2 through the same compiled patterns: Go's syntax, linear time, Go's parser message", () => {
+    expect(run("'abc'.matches('^[[:alpha:]]+$')")).toBe(true);
+    expect(run("'aB'.matches('a(?i)b')")).toBe(true);
+    expect(run("'ab1'.matches('^[a-z]+$')")).toBe(false);
+    expect(run(`'${'a'.repeat(30)}b'.matches('^(a+)+$')`)).toBe(false);
+    expect(failure("'x'.matches('(')")).toContain('error parsing regexp: missing closing ): `(`');
+  });
+
   test('matching takes time linear in the input: a pattern that backtracks exponentially elsewhere does not stall the server', () => {
     // A backtracking engine (JavaScript's RegExp) would not finish this test: 2^30 ways to split the a's.
     expect(run(`'${'a'.repeat(30)}b'.find('^(a+)+$')`)).toBe('');

@@ -41,7 +41,7 @@ export function celEnvironment(naming: CelProfile): CelEnv {
     const { strings } = require('@bufbuild/cel/ext') as typeof CelExtensions;
     const { kubernetesLibraries } = require('./kubernetes') as typeof Libraries;
     const libraries = kubernetesLibraries(lib, naming.word);
-    env = lib.celEnv({ funcs: [...strings, ...libraries.funcs], registry: libraries.registry });
+    env = lib.celEnv({ funcs: [...strings, ...libraries.funcs], registry: libraries.registry, re2: libraries.re2 });
     environments.set(naming.word, env);
   }
   return env;

@@ -36,6 +36,12 @@ export interface KubernetesLibraries {
   readonly funcs: CelFunc[];
   /** The Quantity and URL types' descriptors, for the environment's registry. */
   readonly registry: Registry;
+  /**
+   * CEL's own `matches` with each pattern compiled once (compileRegex's memo), as upstream
+   * compiles a constant pattern once with its program; the library's default compiles on every
+   * evaluation (docs/BENCHMARKS.md, scenario 15).
+   */
+  readonly re2: { compile(pattern: string): RE2 };
 }
 
 /** A binary CEL operator as a function of two CEL values (CEL's semantics, errors included). */
@@ -330,7 +336,7 @@ export function kubernetesLibraries(lib: Lib, word: string): KubernetesLibraries
     celFunc('string', [CIDR], CelScalar.STRING, (cidr) => textOf(cidr as never)),
   ];
 
-  return { funcs: [...lists, ...sets, ...regex, ...quantity, ...urls, ...addresses], registry: types.registry };
+  return { funcs: [...lists, ...sets, ...regex, ...quantity, ...urls, ...addresses], registry: types.registry, re2: MEMO_RE2 };
 }
 
 /**
@@ -353,6 +359,15 @@ function compileRegex(pattern: string): RE2 | string {
   }
   return compiled;
 }
+
+/** `matches` through the memo; a pattern that does not compile throws, which CEL reports as the call's error. */
+const MEMO_RE2 = {
+  compile(pattern: string): RE2 {
+    const compiled = compileRegex(pattern);
+    if (typeof compiled === 'string') throw new Error(compiled);
+    return compiled;
+  },
+};
 
 /** Shared by every server in the process: a pure memo of patterns (a compiled RE2 is never changed; a string is the pattern's error). */
 const compiledRegexes = new Map<string, RE2 | string>();
