@@ -73,7 +73,7 @@ import { fieldErrors } from './validation/field-errors';
 import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
 import { deepCopy } from '../util/json-values';
-import { ServiceAllocation, type ServiceOptions, type ServiceResolver, createServiceResolver } from './services';
+import { ServiceAllocation, type ServiceOptions, type ServiceResolver, type ServingAddress, createServiceResolver } from './services';
 import type { Service } from './resources/services';
 
 export interface CoreOptions {
@@ -153,8 +153,12 @@ export interface Core extends CoreApi {
   /** The served types now (`catalog.resources`). */
   readonly resources: readonly ResourceDefinition[];
   readonly catalog: ResourceCatalog;
-  /** Create the system namespaces if missing; resolves when the core can serve. */
-  ready(): Promise<void>;
+  /**
+   * Create the system namespaces if missing; resolves when the core can serve. `serving` is this
+   * server's own address once it listens (a secure port chosen at listen time is known only
+   * then): the `kubernetes` Service's target port and where its port 443 leads.
+   */
+  ready(serving?: ServingAddress): Promise<void>;
   close(): Promise<void>;
   /**
    * Where Service references lead (core/services/resolver.ts), for the aggregator's proxy too;
@@ -203,6 +207,8 @@ class InProcessCore implements Core, ResourceCatalog {
   private readonly serviceAllocation: ServiceAllocation;
   /** Where Service references lead: webhooks', conversion webhooks' and (through the door) the aggregator's. */
   readonly services: ServiceResolver;
+  /** This server's own address (`ServiceOptions.loopback`, or what `ready` was told). */
+  private serving?: ServingAddress;
 
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
@@ -244,8 +250,9 @@ class InProcessCore implements Core, ResourceCatalog {
     this.services = createServiceResolver({
       read: async (resource, namespace, name) => this.objectReader.get({ group: '', version: 'v1', resource, namespace, name }),
       endpointRouting: options.services?.endpointRouting,
-      loopback: options.services?.loopback && { ...options.services.loopback, namespace: naming.namespaces.default },
+      loopback: () => this.serving && { ...this.serving, namespace: naming.namespaces.default },
     });
+    this.serving = options.services?.loopback;
     const admission = this.admissionChain(options, nsDef, storage, clock);
     const deps: WriteDeps = {
       store,
@@ -646,7 +653,8 @@ class InProcessCore implements Core, ResourceCatalog {
    * Creates the system namespaces, asking again each second while the store does not answer (a
    * server started before its etcd becomes ready once etcd is up, its /readyz failing meanwhile).
    */
-  async ready(): Promise<void> {
+  async ready(serving?: ServingAddress): Promise<void> {
+    if (serving) this.serving = serving;
     const ns = this.naming.namespaces;
     const system = { user: { username: 'system:apiserver', groups: ['system:masters'] }, userAgent: 'keelson-apiserver' };
     const clock = this.options.clock ?? systemClock;
@@ -688,7 +696,7 @@ class InProcessCore implements Core, ResourceCatalog {
    */
   private async ensureKubernetesService(ctx: RequestContext): Promise<void> {
     const store = this.stores.get('', 'v1', 'services');
-    const port = this.options.services?.loopback?.port;
+    const port = this.serving?.port;
     if (!store || port === undefined) return;
     const namespace = this.naming.namespaces.default;
     const ports = [{ name: 'https', protocol: 'TCP', port: 443, targetPort: port }];

@@ -31,9 +31,13 @@ export type { SignerAuthorizer } from './admission/certificates';
 // Reaching a Service (webhooks, conversion webhooks, the aggregator's proxy).
 export {
   createServiceResolver,
+  DEFAULT_NODE_PORT_RANGE,
+  DEFAULT_SERVICE_CIDR,
+  parseNodePortRange,
   type ResolvedService,
   type ServiceObjectReader,
   type ServiceOptions,
+  type ServingAddress,
   type ServiceReference,
   type ServiceResolver,
 } from './services';

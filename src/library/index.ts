@@ -48,6 +48,11 @@ export interface ServerOptions {
   frontProxy?: FrontProxyOptions;
   /** The client certificate and key (PEM) the aggregator presents to extension API servers (`--proxy-client-*`). */
   proxyClient?: Credentials;
+  /**
+   * Services (docs/SERVICES.md): `--service-cluster-ip-range` (default `10.0.0.0/24`),
+   * `--service-node-port-range` (default `30000-32767`) and `--enable-aggregator-routing`.
+   */
+  services?: { clusterIPRange?: string; nodePortRange?: string; aggregatorRouting?: boolean };
   /** Any other server flag, as on the command line (`['--request-timeout', '5s']`). */
   flags?: string[];
   /** Where the server's log lines go (default: nowhere). */
@@ -142,6 +147,10 @@ function flagsOf(options: ServerOptions, dataDir: string): string[] {
   if (apf?.enabled !== undefined) args.push(`--enable-priority-and-fairness=${apf.enabled}`);
   if (apf?.maxRequestsInflight !== undefined) args.push('--max-requests-inflight', String(apf.maxRequestsInflight));
   if (apf?.maxMutatingRequestsInflight !== undefined) args.push('--max-mutating-requests-inflight', String(apf.maxMutatingRequestsInflight));
+  const services = options.services;
+  if (services?.clusterIPRange !== undefined) args.push('--service-cluster-ip-range', services.clusterIPRange);
+  if (services?.nodePortRange !== undefined) args.push('--service-node-port-range', services.nodePortRange);
+  if (services?.aggregatorRouting !== undefined) args.push(`--enable-aggregator-routing=${services.aggregatorRouting}`);
   return [...args, ...(options.flags ?? [])];
 }
 

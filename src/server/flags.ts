@@ -39,7 +39,11 @@ import {
   UPSTREAM_PLUGIN_ORDER,
   defaultAdmissionPlugins,
   resolveAdmissionPlugins,
+  DEFAULT_NODE_PORT_RANGE,
+  DEFAULT_SERVICE_CIDR,
+  parseNodePortRange,
 } from '../core';
+import { type Prefix, masked, parseAddr, parsePrefix, prefixText } from '../util/go-netip';
 
 export interface ServingCertificate {
   certFile: string;
@@ -53,6 +57,12 @@ export interface ServerConfig {
   bindAddress: string;
   /** --advertise-address: the address the kubernetes Service's endpoints list for this server. */
   advertiseAddress?: string;
+  /** --service-cluster-ip-range: the range Services' cluster IPs come from, as a masked CIDR (docs/SERVICES.md). */
+  serviceClusterIpRange: string;
+  /** --service-node-port-range: NodePort Services' ports, as `<first>-<last>`. */
+  serviceNodePortRange: string;
+  /** --enable-aggregator-routing: Service references lead to a ready endpoint rather than the cluster IP. */
+  enableAggregatorRouting: boolean;
   /** 0 picks a free port. */
   securePort: number;
   /** A serving certificate from --tls-cert-file/--tls-private-key-file; otherwise one is generated. */
@@ -280,7 +290,7 @@ interface Flag<K extends keyof ServerConfig = keyof ServerConfig> {
   name: string;
   field: K;
   /** The value's type as help prints it (pflag's names). */
-  type: 'string' | 'int' | 'int32' | 'float32' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'mapStringString' | 'ip';
+  type: 'string' | 'int' | 'int32' | 'float32' | 'bool' | 'duration' | 'strings' | 'mapStringBool' | 'mapStringString' | 'ip' | 'portRange';
   usage: string;
   /** More for docs/FLAGS.md than help has room for: the pages that explain the flag, longer lists. */
   docs?: string;
@@ -420,6 +430,34 @@ const FLAGS: readonly Flag[] = [
     usage:
       "The address the kubernetes Service's endpoints list for this server (the lease endpoint reconciler). Unset: --bind-address, or, that being loopback or unspecified, the host's first non-internal address.",
     parse: (v, n) => parseIp(n, v),
+  }),
+  flag({
+    name: 'service-cluster-ip-range',
+    field: 'serviceClusterIpRange',
+    type: 'string',
+    default: DEFAULT_SERVICE_CIDR,
+    usage:
+      "CIDR range Services' cluster IPs are allocated from; its first address is the kubernetes Service's. At most 2^20 addresses, at least 8; one range (dual-stack is not served).",
+    docs: 'See docs/SERVICES.md, "Cluster IPs and node ports".',
+    parse: (v, n) => parseServiceClusterIpRange(n, v),
+  }),
+  flag({
+    name: 'service-node-port-range',
+    field: 'serviceNodePortRange',
+    type: 'portRange',
+    default: DEFAULT_NODE_PORT_RANGE,
+    usage: "Ports NodePort and LoadBalancer Services' node ports are allocated from, both ends included: '<first>-<last>', '<first>+<offset>' or one port.",
+    parse: (v, n) => parseServicePortRange(n, v),
+  }),
+  flag({
+    name: 'enable-aggregator-routing',
+    field: 'enableAggregatorRouting',
+    type: 'bool',
+    default: false,
+    usage:
+      "Service references (APIServices, admission and conversion webhooks) lead to a ready address of the Service's Endpoints rather than its cluster IP, which nothing answers here.",
+    docs: 'See docs/SERVICES.md, "Reaching a Service".',
+    parse: (v, n) => parseBool(n, v),
   }),
   flag({
     name: 'secure-port',
@@ -1372,6 +1410,64 @@ function nonEmpty(name: string, value: string): string {
   return value;
 }
 
+/**
+ * `--service-cluster-ip-range` as kube-apiserver completes and validates it (getServiceIPAndRanges,
+ * ServiceIPRange, validateClusterIPFlags): empty is the default; the first entry must parse
+ * (leading zeros allowed, as ParseCIDRSloppy) and hold at least 8 addresses and at most 2^20; a
+ * second one must be of the other family, and is then refused: Keelson is single-stack. The
+ * masked range is kept.
+ */
+function parseServiceClusterIpRange(name: string, value: string): string {
+  if (value === '') return DEFAULT_SERVICE_CIDR;
+  const entries = value.split(',');
+  const fail = (message: string) => new FlagFailure(`--${name}`, message);
+  const primary = sloppyPrefix(entries[0]!);
+  if (!primary) throw fail('service-cluster-ip-range[0] is not a valid cidr');
+  const width = (p: Prefix) => p.addr.bytes.length * 8;
+  if (Math.min(2 ** (width(primary) - primary.bits), 2 ** 16) < 8) {
+    throw fail('error determining service IP ranges for primary service cidr: the service cluster IP range must be at least 8 IP addresses');
+  }
+  const secondary = entries.length > 1 ? sloppyPrefix(entries[1]!) : undefined;
+  if (entries.length > 1 && !secondary) throw fail('service-cluster-ip-range[1] is not an ip net');
+  const errs: string[] = [];
+  if (entries.length > 2) errs.push('--service-cluster-ip-range must not contain more than two entries');
+  const tooLarge = (p: Prefix, flagName: string) => {
+    if (width(p) - p.bits > 20) errs.push(`specified ${flagName} is too large; for ${width(p)}-bit addresses, the mask must be >= ${width(p) - 20}`);
+  };
+  tooLarge(primary, '--service-cluster-ip-range');
+  if (secondary) {
+    if (width(secondary) === width(primary)) errs.push('--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family');
+    tooLarge(secondary, '--service-cluster-ip-range[1]');
+  }
+  // utilerrors' aggregate: one error as it is, several in brackets.
+  if (errs.length > 0) throw fail(errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`);
+  if (secondary) throw fail(`--${name}: dual-stack ranges are not served; give one range (docs/SERVICES.md)`);
+  return prefixText(masked(primary));
+}
+
+/** Go's ParseCIDRSloppy: ParseCIDR, IPv4 fields with leading zeros read as decimal; undefined when it does not parse. */
+function sloppyPrefix(text: string): Prefix | undefined {
+  const slash = text.lastIndexOf('/');
+  const address = slash < 0 ? text : text.slice(0, slash);
+  const plain = address.includes(':') ? address : address.replace(/(^|\.)0+(?=\d)/g, '$1');
+  try {
+    return parsePrefix(`${plain}${slash < 0 ? '' : text.slice(slash)}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `--service-node-port-range` as upstream's PortRange flag value sets it; empty is the default. */
+function parseServicePortRange(name: string, value: string): string {
+  let range: { base: number; size: number };
+  try {
+    range = parseNodePortRange(value);
+  } catch (err) {
+    throw invalid(name, value, (err as Error).message);
+  }
+  return range.size === 0 ? DEFAULT_NODE_PORT_RANGE : `${range.base}-${range.base + range.size - 1}`;
+}
+
 function parseIp(name: string, value: string): string {
   if (!isIP(value)) throw invalid(name, value, 'must be an IP address');
   return value;
@@ -1611,6 +1707,21 @@ function checkRequestHeader(config: ServerConfig, io: FlagIo): void {
   }
 }
 
+/**
+ * upstream's validatePublicIPServiceClusterIPRangeIPFamilies: the kubernetes Service is single-stack,
+ * so its range and the address its endpoints list (`--advertise-address`) are of one family.
+ */
+function checkServiceFamily(config: ServerConfig): void {
+  if (config.advertiseAddress === undefined) return;
+  const rangeIs4 = parsePrefix(config.serviceClusterIpRange).addr.bytes.length === 4;
+  if (rangeIs4 !== (parseAddr(config.advertiseAddress).bytes.length === 4)) {
+    throw new FlagFailure(
+      '--advertise-address',
+      `service IP family ${JSON.stringify(config.serviceClusterIpRange)} must match public address family ${JSON.stringify(config.advertiseAddress)}`,
+    );
+  }
+}
+
 /** The gate of `--requestheader-uid-headers` (alpha in 1.32). */
 const UID_GATE = 'RemoteRequestHeaderUID';
 
@@ -1629,6 +1740,7 @@ function finish(config: ServerConfig, seen: ReadonlySet<string>, io: FlagIo): Se
     if (files) config[pair.field] = loadCertificatePair(pair, files.certFile, files.keyFile, io);
   }
   checkRequestHeader(config, io);
+  checkServiceFamily(config);
   if (config.coreOnly && config.grpcPort === undefined)
     throw new FlagFailure('--core-only', '--core-only needs --grpc-port: a core-only process serves only the gRPC door');
   if (config.coreOnly && config.coreAddress) throw new FlagFailure('--core-only', '--core-only and --core-address exclude each other');

@@ -23,6 +23,7 @@ import {
   createServiceResolver,
   type ServiceObjectReader,
   type ServiceResolver,
+  type ServingAddress,
 } from '../core';
 import type { GrpcCoreServer } from '../grpc';
 import {
@@ -145,7 +146,8 @@ interface Backend {
   store?: Store;
   /** Where Service references lead (the aggregator's proxy): the core's resolver, or one reading Services through its API. */
   services: ServiceResolver;
-  ready(): Promise<void>;
+  /** Resolves once the core can serve; `serving` is where this server listens (the kubernetes Service's target). */
+  ready(serving?: ServingAddress): Promise<void>;
   /** Start the controllers, once the server is ready (upstream's readyz does not wait for them). */
   startControllers?(): void;
   close(): Promise<void>;
@@ -227,8 +229,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     features: deps.features,
     compactionIntervalMs: config.compactionIntervalMs,
     eventTtlMs: config.eventTtlMs,
-    // The kubernetes Service's port 443 leads to this server (docs/SERVICES.md); a port chosen at listen time is not known here.
-    ...(config.securePort > 0 ? { services: { loopback: { host: '127.0.0.1', port: config.securePort } } } : {}),
+    // The kubernetes Service's port 443 leads to this server (docs/SERVICES.md), told where it listens at ready.
+    services: { clusterIPRange: config.serviceClusterIpRange, nodePortRange: config.serviceNodePortRange, endpointRouting: config.enableAggregatorRouting },
     onBackgroundError: (what, err) => deps.log(`${what}: ${(err as Error).message}`),
     watchCache: { windowMs: config.watchCacheWindowMs, maxHistoryBytes: config.watchCacheMaxBytes },
     admission: deps.admission,
@@ -255,8 +257,8 @@ function openBackend(config: ServerConfig, deps: BackendDeps): Backend {
     catalog: core.catalog,
     store,
     services: core.services ?? createServiceResolver({ read: readThrough(core) }),
-    ready: async () => {
-      await core.ready();
+    ready: async (serving) => {
+      await core.ready(serving);
       // Upstream's rbac/bootstrap-roles post-start hook: the default roles and bindings, reconciled on every start.
       const summary = await reconcilePolicy(core, SERVER_CONTEXT, bootstrapPolicy(naming), naming);
       if (summary.created + summary.updated + summary.recreated > 0) {
@@ -776,7 +778,8 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
       metrics.close();
     })());
 
-  const ready = opened.ready().then(async () => {
+  // The kubernetes Service's target port is the port listened on (chosen now when --secure-port is 0).
+  const ready = opened.ready(server ? { host: new URL(url).hostname.replace(/^\[|\]$/g, ''), port } : undefined).then(async () => {
     await authorization.start();
     state.coreReady = true;
     if (!closing)

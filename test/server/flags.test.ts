@@ -38,6 +38,9 @@ describe('flags', () => {
       bindAddress: '127.0.0.1',
       clusterSigningDurationMs: 31_536_000_000,
       securePort: 6443,
+      serviceClusterIpRange: '10.0.0.0/24',
+      serviceNodePortRange: '30000-32767',
+      enableAggregatorRouting: false,
       dataDir: './data',
       vendor: 'platform',
       enableAdmissionPlugins: [],
@@ -106,6 +109,7 @@ describe('flags', () => {
       auditLogMaxAgeDays: 0,
       anonymousAuth: true,
       enableBootstrapTokenAuth: false,
+      enablePriorityAndFairness: true,
       eventTtlMs: 3_600_000,
       apiAudiences: [],
       grpcBindAddress: '127.0.0.1',
@@ -400,6 +404,73 @@ describe('front-proxy flags', () => {
       flag: '--proxy-client-cert-file',
       message: expect.stringContaining('holds no PEM certificate'),
     });
+  });
+});
+
+describe('service flags', () => {
+  it('take the cluster IP range masked, with leading zeros read as decimal, and empty as the default', () => {
+    expect(config(['--service-cluster-ip-range', '10.96.3.7/12']).serviceClusterIpRange).toBe('10.96.0.0/12');
+    expect(config(['--service-cluster-ip-range=010.000.0.0/24']).serviceClusterIpRange).toBe('10.0.0.0/24');
+    expect(config(['--service-cluster-ip-range', 'fd00:10:96::/112']).serviceClusterIpRange).toBe('fd00:10:96::/112');
+    expect(config(['--service-cluster-ip-range=']).serviceClusterIpRange).toBe('10.0.0.0/24');
+  });
+
+  it("refuse a cluster IP range as kube-apiserver's completion and validation do", () => {
+    const message = (value: string) => error(['--service-cluster-ip-range', value]).message;
+    expect(message('10.0.0.0')).toBe('service-cluster-ip-range[0] is not a valid cidr');
+    expect(message('10.0.0.0/33')).toBe('service-cluster-ip-range[0] is not a valid cidr');
+    expect(message('10.0.0.0/30')).toBe(
+      'error determining service IP ranges for primary service cidr: the service cluster IP range must be at least 8 IP addresses',
+    );
+    expect(message('10.0.0.0/11')).toBe('specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be >= 12');
+    expect(message('fd00::/64')).toBe('specified --service-cluster-ip-range is too large; for 128-bit addresses, the mask must be >= 108');
+    expect(message('10.0.0.0/24,nope')).toBe('service-cluster-ip-range[1] is not an ip net');
+    expect(message('10.0.0.0/24,10.1.0.0/24')).toBe('--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family');
+    expect(message('10.0.0.0/24,fd00::/64,fd01::/112')).toBe(
+      '[--service-cluster-ip-range must not contain more than two entries, specified --service-cluster-ip-range[1] is too large; for 128-bit addresses, the mask must be >= 108]',
+    );
+    // A valid dual-stack pair: Keelson serves one family.
+    expect(message('10.0.0.0/24,fd00::/112')).toMatch(/^--service-cluster-ip-range: dual-stack ranges are not served/);
+    expect(error(['--service-cluster-ip-range', '10.0.0.0/30']).flag).toBe('--service-cluster-ip-range');
+  });
+
+  it("want the advertised address in the range's family, as the kubernetes Service is single-stack", () => {
+    expect(error(['--advertise-address', '192.168.1.2', '--service-cluster-ip-range', 'fd00::/112']).message).toBe(
+      'service IP family "fd00::/112" must match public address family "192.168.1.2"',
+    );
+    expect(config(['--advertise-address', 'fd00::2', '--service-cluster-ip-range', 'fd00::/112']).advertiseAddress).toBe('fd00::2');
+  });
+
+  it("parse the node port range as upstream's PortRange: first-last, first+offset, one port, empty for the default", () => {
+    const range = (value: string) => config(['--service-node-port-range', value]).serviceNodePortRange;
+    expect(range('30000-30100')).toBe('30000-30100');
+    expect(range(' 30000+100 ')).toBe('30000-30100');
+    expect(range('31000')).toBe('31000-31000');
+    expect(range('')).toBe('30000-32767');
+    const message = (value: string) => error([`--service-node-port-range=${value}`]).message;
+    expect(message('abc')).toBe('invalid argument "abc" for "--service-node-port-range" flag: strconv.Atoi: parsing "abc": invalid syntax');
+    expect(message('30000-')).toBe('invalid argument "30000-" for "--service-node-port-range" flag: strconv.Atoi: parsing "": invalid syntax');
+    expect(message('1-2+3')).toBe('invalid argument "1-2+3" for "--service-node-port-range" flag: unable to parse port range: 1-2+3');
+    expect(message('30000-70000')).toBe(
+      'invalid argument "30000-70000" for "--service-node-port-range" flag: the port range cannot be greater than 65535: 30000-70000',
+    );
+    expect(message('65000+1000')).toBe(
+      'invalid argument "65000+1000" for "--service-node-port-range" flag: the port range cannot be greater than 65535: 65000+1000',
+    );
+    expect(message('32000-31000')).toBe(
+      'invalid argument "32000-31000" for "--service-node-port-range" flag: end port cannot be less than start port: 32000-31000',
+    );
+    expect(message('99999999999999999999')).toBe(
+      'invalid argument "99999999999999999999" for "--service-node-port-range" flag: strconv.Atoi: parsing "99999999999999999999": value out of range',
+    );
+  });
+
+  it('take --enable-aggregator-routing as a bool, bare meaning true', () => {
+    expect(config(['--enable-aggregator-routing']).enableAggregatorRouting).toBe(true);
+    expect(config(['--enable-aggregator-routing=false']).enableAggregatorRouting).toBe(false);
+    expect(error(['--enable-aggregator-routing=yes']).message).toBe(
+      'invalid argument "yes" for "--enable-aggregator-routing" flag: strconv.ParseBool: parsing "yes": invalid syntax',
+    );
   });
 });
 

@@ -10,6 +10,7 @@ import type { Store } from '../../store';
 import { invalid, internalError } from '../../status';
 import { fieldErrors, FieldPath, GoLiteral, type FieldError } from '../validation/field-errors';
 import { goStringSlice } from '../validation/go-format';
+import { goQuote } from '../validation/schema/go-values';
 import { addrText, type Addr, parseAddr, parsePrefix, masked, is4 } from '../../util/go-netip';
 import { CLUSTER_IP_NONE, needsClusterIP, needsHealthCheckNodePort, needsNodePorts, type Service, type ServiceSpec } from '../resources/services';
 import { validateClusterIPsRelatedFields } from '../resources/service-validation';
@@ -85,14 +86,41 @@ function toBig(addr: Addr): bigint {
   return v;
 }
 
-/** A node port range: `30000-32767` (or `30000+2768`). */
+/**
+ * A node port range as upstream's PortRange flag value parses it: `<first>-<last>`,
+ * `<first>+<offset>` (the last is first + offset) or one port, both ends inclusive; an empty text
+ * is size 0 (the caller's default). Throws with upstream's messages.
+ */
 export function parseNodePortRange(text: string): { base: number; size: number } {
-  const m = /^(\d+)(?:([-+])(\d+))?$/.exec(text.trim());
-  if (!m) throw new Error(`invalid port range "${text}"`);
-  const base = Number(m[1]);
-  const size = m[2] === '+' ? Number(m[3]) : m[2] === '-' ? Number(m[3]) - base + 1 : 1;
-  if (base < 1 || size < 1 || base + size - 1 > 65535) throw new Error(`invalid port range "${text}"`);
-  return { base, size };
+  const value = text.trim();
+  if (value === '') return { base: 0, size: 0 };
+  const hyphen = value.indexOf('-');
+  const plus = value.indexOf('+');
+  let low: number;
+  let high: number;
+  if (hyphen < 0 && plus < 0) {
+    low = high = goAtoi(value);
+  } else if (plus < 0) {
+    low = goAtoi(value.slice(0, hyphen));
+    high = goAtoi(value.slice(hyphen + 1));
+  } else if (hyphen < 0) {
+    low = goAtoi(value.slice(0, plus));
+    high = low + goAtoi(value.slice(plus + 1));
+  } else {
+    throw new Error(`unable to parse port range: ${value}`);
+  }
+  if (low > 65535 || high > 65535) throw new Error(`the port range cannot be greater than 65535: ${value}`);
+  if (high < low) throw new Error(`end port cannot be less than start port: ${value}`);
+  return { base: low, size: high - low + 1 };
+}
+
+/** Go's strconv.Atoi for a 64-bit int, with its error text. */
+function goAtoi(text: string): number {
+  const quoted = goQuote(text);
+  if (!/^[+-]?[0-9]+$/.test(text)) throw new Error(`strconv.Atoi: parsing ${quoted}: invalid syntax`);
+  const n = BigInt(text);
+  if (n > 9223372036854775807n || n < -9223372036854775808n) throw new Error(`strconv.Atoi: parsing ${quoted}: value out of range`);
+  return Number(n);
 }
 
 const SPEC = FieldPath.root('spec');
@@ -108,7 +136,9 @@ export class ServiceAllocation {
 
   constructor(store: Store, network: ServiceNetwork = {}, random?: (n: number) => number) {
     this.cidr = new ServiceCIDR(network.clusterIPRange ?? DEFAULT_SERVICE_CIDR);
-    this.ports = parseNodePortRange(network.nodePortRange ?? DEFAULT_NODE_PORT_RANGE);
+    const ports = parseNodePortRange(network.nodePortRange ?? '');
+    // An unset or empty range is upstream's default.
+    this.ports = ports.size > 0 ? ports : parseNodePortRange(DEFAULT_NODE_PORT_RANGE);
     this.ips = new RangeAllocator({
       store,
       key: '/registry/ranges/serviceips',

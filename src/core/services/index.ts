@@ -16,7 +16,14 @@ export interface ServiceOptions {
   endpointRouting?: boolean;
   /**
    * This server's own address: the `kubernetes` Service's port 443 leads to it (upstream's
-   * loopback resolver), whose target port is this port. Without it the core keeps no `kubernetes` Service.
+   * loopback resolver), whose target port is this port. A server whose port is chosen at listen
+   * time gives it to `Core.ready` instead; without either the core keeps no `kubernetes` Service.
    */
-  loopback?: { host: string; port: number };
+  loopback?: ServingAddress;
+}
+
+/** Where this server listens: the `kubernetes` Service leads there. */
+export interface ServingAddress {
+  host: string;
+  port: number;
 }

@@ -44,9 +44,10 @@ export interface ServiceResolverOptions {
   endpointRouting?: boolean;
   /**
    * This server's own address, for the `kubernetes` Service in `default` on port 443 (upstream's
-   * loopback resolver): the server reaches itself without a service proxy.
+   * loopback resolver): the server reaches itself without a service proxy. Asked at each
+   * resolve, as a port chosen at listen time is known only once the server listens.
    */
-  loopback?: { host: string; port: number; namespace: string };
+  loopback?: () => { host: string; port: number; namespace: string } | undefined;
   /** Picks an index below `n` (endpoint subsets and addresses are picked at random, as upstream). */
   random?: (n: number) => number;
 }
@@ -132,7 +133,7 @@ export function createServiceResolver(options: ServiceResolverOptions): ServiceR
     async resolve(ref) {
       const port = ref.port ?? DEFAULT_PORT;
       if (!ref.name || !ref.namespace || !port) throw plainError('cannot resolve an empty service name or namespace or port');
-      const loop = options.loopback;
+      const loop = options.loopback?.();
       if (loop && ref.namespace === loop.namespace && ref.name === 'kubernetes' && port === DEFAULT_PORT) {
         return resolved(loop.host, loop.port, ref);
       }

@@ -19,7 +19,7 @@ const SERVICES = { group: '', version: 'v1', resource: 'services', namespace: 'd
 const dirs: string[] = [];
 const cores: Core[] = [];
 
-async function open(store?: Store): Promise<{ core: Core; store: Store }> {
+async function open(store?: Store, serving: 'at-create' | 'at-ready' | 'never' = 'at-create'): Promise<{ core: Core; store: Store }> {
   let s = store;
   if (!s) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keelson-svc-'));
@@ -31,10 +31,14 @@ async function open(store?: Store): Promise<{ core: Core; store: Store }> {
     naming,
     compactionIntervalMs: 0,
     resources: builtinResources(naming),
-    services: { clusterIPRange: '10.96.0.0/29', nodePortRange: '30000-30004', loopback: { host: '127.0.0.1', port: 6443 } },
+    services: {
+      clusterIPRange: '10.96.0.0/29',
+      nodePortRange: '30000-30004',
+      ...(serving === 'at-create' ? { loopback: { host: '127.0.0.1', port: 6443 } } : {}),
+    },
   });
   cores.push(core);
-  await core.ready();
+  await core.ready(serving === 'at-ready' ? { host: '127.0.0.1', port: 41234 } : undefined);
   return { core, store: s };
 }
 
@@ -198,6 +202,35 @@ describe('Services', () => {
     next.spec!.clusterIPs = [other];
     const err = await refusal(core.update({ ...SERVICES, name: 'web' }, next, {}, ADMIN));
     expect(err.causes?.map((c) => `${c.field}: ${c.message}`)).toContain(`spec.clusterIPs[0]: Invalid value: []string{"${other}"}: may not change once set`);
+  });
+});
+
+describe('a server whose port is chosen at listen time', () => {
+  it('keeps the kubernetes Service with the port it is told at ready, and resolves port 443 there', async () => {
+    const { core } = await open(undefined, 'at-ready');
+    const k = (await core.get({ ...SERVICES, name: 'kubernetes' }, {}, ADMIN)) as Service;
+    expect(k.spec?.ports).toEqual([{ name: 'https', protocol: 'TCP', port: 443, targetPort: 41234 }]);
+    expect(k.spec?.clusterIP).toBe('10.96.0.1');
+    await expect(core.services!.resolve({ namespace: 'default', name: 'kubernetes', port: 443 })).resolves.toMatchObject({
+      host: '127.0.0.1',
+      port: 41234,
+      serverName: 'kubernetes.default.svc',
+    });
+  });
+
+  it('sets the target port right when a server on the same store starts listening elsewhere', async () => {
+    const first = await open(undefined, 'at-ready');
+    const again = await open(first.store, 'at-create');
+    const k = (await again.core.get({ ...SERVICES, name: 'kubernetes' }, {}, ADMIN)) as Service;
+    expect(k.spec?.ports?.map((p) => p.targetPort)).toEqual([6443]);
+  });
+
+  it('keeps none while it is not told where it listens (a core-only process)', async () => {
+    const { core } = await open(undefined, 'never');
+    const err = await refusal(core.get({ ...SERVICES, name: 'kubernetes' }, {}, ADMIN));
+    expect(err).toMatchObject({ code: 404, message: 'services "kubernetes" not found' });
+    // Without the loopback, the kubernetes Service is resolved like any other: here, not found.
+    await expect(core.services!.resolve({ namespace: 'default', name: 'kubernetes' })).rejects.toThrow('service "kubernetes" not found');
   });
 });
 

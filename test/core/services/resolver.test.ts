@@ -66,7 +66,7 @@ afterAll(async () => {
 function resolverOf(endpointRouting: boolean): ServiceResolver {
   return createServiceResolver({
     endpointRouting,
-    loopback: { host: '127.0.0.1', port: 6443, namespace: 'default' },
+    loopback: () => ({ host: '127.0.0.1', port: 6443, namespace: 'default' }),
     read: async (resource, namespace, name) => {
       try {
         return await core.get({ group: '', version: 'v1', resource, namespace, name }, {}, ADMIN);
