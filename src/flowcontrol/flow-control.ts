@@ -21,16 +21,12 @@ import {
   PRIORITY_LEVEL_EXEMPT,
   type PriorityLevelConfiguration,
   type RequestContext,
+  flowControlBootstrap,
 } from '../core';
+import type { Naming } from '../naming';
 import type { FlowSeries, FlowcontrolMetrics, PriorityLevelGauges } from '../metrics';
 import { type AllocationItem, type LevelLimits, computeAllocation, levelLimits, maxSeatsOf } from './allocation';
 import { type FlowRequest, bySchemaPrecedence, flowDistinguisher, matchesFlowSchema } from './classify';
-import {
-  MANDATORY_FLOW_SCHEMA_CATCH_ALL,
-  MANDATORY_FLOW_SCHEMA_EXEMPT,
-  MANDATORY_PRIORITY_LEVEL_CATCH_ALL,
-  MANDATORY_PRIORITY_LEVEL_EXEMPT,
-} from './mandatory';
 import { type QueueSetEvents, type QueuedRequest, QueueSet, type QueuingConfig, type RejectReason } from './queue-set';
 import { RetryAfter } from './retry-after';
 import { hashFlowId, validDeal } from './shuffle-sharding';
@@ -49,6 +45,8 @@ export interface FlowControlOptions {
   /** `--request-timeout`: a request without a deadline of its own waits at most a quarter of it. */
   requestTimeoutMs: number;
   clock: Clock;
+  /** The profile whose mandatory objects (upstream's `exempt` and `catch-all`) stand in while missing. */
+  naming: Naming;
   metrics?: FlowcontrolMetrics;
   /** Objects stored per type (`resource` or `resource.group`), for the cost of lists. */
   objectCounts?: () => Iterable<{ resource: string; objects: number }>;
@@ -113,8 +111,13 @@ export class FlowControl {
   private counts = new Map<string, number>();
   private countsAtMs = Number.NEGATIVE_INFINITY;
   private readonly stops: Array<() => void> = [];
+  /** Upstream's mandatory objects, imagined while their API objects are missing. */
+  private readonly mandatory: { exempt: FlowSchema; catchAll: FlowSchema; levels: readonly PriorityLevelConfiguration[] };
 
   constructor(private readonly options: FlowControlOptions) {
+    const { flowSchemas, priorityLevels } = flowControlBootstrap(options.naming);
+    const schema = (name: string) => flowSchemas.mandatory.find((fs) => fs.metadata?.name === name)!;
+    this.mandatory = { exempt: schema(FLOW_SCHEMA_EXEMPT), catchAll: schema(FLOW_SCHEMA_CATCH_ALL), levels: priorityLevels.mandatory };
     this.retryAfter = new RetryAfter(options.clock);
     this.apply([], []);
     this.stops.push(options.clock.setInterval(() => this.adjustBorrowing(), BORROWING_ADJUSTMENT_MS));
@@ -160,8 +163,8 @@ export class FlowControl {
       shareSum += sharesOf(pl).nominalConcurrencyShares;
     }
     const schemas = flowSchemas.filter((fs) => next.has(fs.spec?.priorityLevelConfiguration?.name ?? '')).sort(bySchemaPrecedence);
-    if (!schemas.some((fs) => fs.metadata?.name === FLOW_SCHEMA_EXEMPT)) schemas.unshift(MANDATORY_FLOW_SCHEMA_EXEMPT);
-    if (!schemas.some((fs) => fs.metadata?.name === FLOW_SCHEMA_CATCH_ALL)) schemas.push(MANDATORY_FLOW_SCHEMA_CATCH_ALL);
+    if (!schemas.some((fs) => fs.metadata?.name === FLOW_SCHEMA_EXEMPT)) schemas.unshift(this.mandatory.exempt);
+    if (!schemas.some((fs) => fs.metadata?.name === FLOW_SCHEMA_CATCH_ALL)) schemas.push(this.mandatory.catchAll);
     for (const [name, state] of this.levels) {
       if (next.has(name)) continue;
       const mandatory = name === PRIORITY_LEVEL_EXEMPT || name === PRIORITY_LEVEL_CATCH_ALL;
@@ -175,7 +178,7 @@ export class FlowControl {
       next.set(name, state);
       shareSum += sharesOf(state.config).nominalConcurrencyShares;
     }
-    for (const proto of [MANDATORY_PRIORITY_LEVEL_EXEMPT, MANDATORY_PRIORITY_LEVEL_CATCH_ALL]) {
+    for (const proto of this.mandatory.levels) {
       const name = proto.metadata!.name!;
       if (next.has(name)) continue;
       next.set(name, new LevelState(proto));
@@ -247,7 +250,7 @@ export class FlowControl {
       if (matchesFlowSchema(request, schema)) return { schema, level: this.levelOf(schema) };
       if (schema.metadata?.name === FLOW_SCHEMA_CATCH_ALL) catchAll = schema;
     }
-    const schema = catchAll ?? MANDATORY_FLOW_SCHEMA_CATCH_ALL;
+    const schema = catchAll ?? this.mandatory.catchAll;
     return { schema, level: this.levelOf(schema) };
   }
 

@@ -28,6 +28,7 @@ export function buildFlowControl(
     serverConcurrencyLimit: config.maxRequestsInflight + config.maxMutatingRequestsInflight,
     requestTimeoutMs: config.requestTimeoutMs,
     clock: deps.clock,
+    naming: deps.naming,
     metrics: new FlowcontrolMetrics(deps.metrics.registry),
     ...(state ? { objectCounts: () => state.resources() } : {}),
     log: deps.log,

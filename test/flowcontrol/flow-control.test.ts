@@ -33,7 +33,7 @@ function classified(fc: FlowControl, r: FlowRequest) {
 
 describe.each(['kubernetes', 'platform'] as const)('classification with upstream’s default configuration (%s profile)', (vendor) => {
   const naming = createNaming(vendor);
-  const fc = new FlowControl({ serverConcurrencyLimit: 600, requestTimeoutMs: 60_000, clock: new ManualClock() });
+  const fc = new FlowControl({ serverConcurrencyLimit: 600, requestTimeoutMs: 60_000, clock: new ManualClock(), naming: createNaming('kubernetes') });
   const { levels, schemas } = defaults(vendor);
   fc.apply(levels, schemas);
   afterAll(() => fc.close());
@@ -84,7 +84,7 @@ describe.each(['kubernetes', 'platform'] as const)('classification with upstream
 
 describe('the mandatory configuration', () => {
   it('classifies before any configuration is read: system:masters exempt, everyone else catch-all (Reject)', () => {
-    const fc = new FlowControl({ serverConcurrencyLimit: 10, requestTimeoutMs: 60_000, clock: new ManualClock() });
+    const fc = new FlowControl({ serverConcurrencyLimit: 10, requestTimeoutMs: 60_000, clock: new ManualClock(), naming: createNaming('kubernetes') });
     expect(classified(fc, request('admin', ['system:masters']))).toBe('exempt → exempt');
     expect(classified(fc, request('alice', ['system:authenticated']))).toBe('catch-all → catch-all');
     // catch-all has every seat (exempt has 0 shares): 10 requests run, the 11th is refused.
@@ -98,7 +98,7 @@ describe('the mandatory configuration', () => {
   });
 
   it('ignores a schema naming a missing level and a level whose spec is broken', () => {
-    const fc = new FlowControl({ serverConcurrencyLimit: 100, requestTimeoutMs: 60_000, clock: new ManualClock() });
+    const fc = new FlowControl({ serverConcurrencyLimit: 100, requestTimeoutMs: 60_000, clock: new ManualClock(), naming: createNaming('kubernetes') });
     const dangling: FlowSchema = {
       metadata: { name: 'dangling', uid: 'u1' },
       spec: {
@@ -117,7 +117,7 @@ describe('the mandatory configuration', () => {
 
 describe('shares and borrowing', () => {
   it('gives the default levels their nominal limits of the server’s 600 seats', () => {
-    const fc = new FlowControl({ serverConcurrencyLimit: 600, requestTimeoutMs: 60_000, clock: new ManualClock() });
+    const fc = new FlowControl({ serverConcurrencyLimit: 600, requestTimeoutMs: 60_000, clock: new ManualClock(), naming: createNaming('kubernetes') });
     const { levels, schemas } = defaults('kubernetes');
     fc.apply(levels, schemas);
     const nominal = Object.fromEntries(fc.priorityLevels().map((l) => [l.name, l.limits.nominal]));
@@ -136,7 +136,7 @@ describe('shares and borrowing', () => {
 
   it('lends a quiet level’s lendable seats to a busy one at the 10 s adjustment, and the busy one runs more at once', () => {
     const clock = new ManualClock();
-    const fc = new FlowControl({ serverConcurrencyLimit: 100, requestTimeoutMs: 600_000, clock });
+    const fc = new FlowControl({ serverConcurrencyLimit: 100, requestTimeoutMs: 600_000, clock, naming: createNaming('kubernetes') });
     const level = (name: string): PriorityLevelConfiguration => ({
       metadata: { name },
       spec: {
@@ -190,6 +190,7 @@ describe('work estimates', () => {
       serverConcurrencyLimit: 600,
       requestTimeoutMs: 60_000,
       clock,
+      naming: createNaming('kubernetes'),
       objectCounts: () => [
         { resource: 'pods', objects: 450 },
         { resource: 'configmaps', objects: 5_000 },

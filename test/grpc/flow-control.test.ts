@@ -31,7 +31,7 @@ beforeAll(async () => {
   core = createCore({ store: createStore({ kind: 'embedded', dataDir: dir }), naming, compactionIntervalMs: 0 });
   await core.ready();
   // No configuration objects: the mandatory catch-all (Reject) has the server's 2 seats.
-  flowControl = new FlowControl({ serverConcurrencyLimit: 2, requestTimeoutMs: 60_000, clock: new ManualClock() });
+  flowControl = new FlowControl({ serverConcurrencyLimit: 2, requestTimeoutMs: 60_000, clock: new ManualClock(), naming: naming });
   server = await startGrpcCoreServer(core, { address: '127.0.0.1:0', authentication: 'trust-caller', flowControl });
   client = createGrpcCoreClient(server.address);
 });

@@ -48,9 +48,15 @@ function setup() {
   const clock = new ManualClock();
   const metrics = new ServerMetrics();
   // The level has 2 seats of 2 (catch-all's 5 shares round up to 1 more, exempt 0).
-  const flowControl = new FlowControl({ serverConcurrencyLimit: 2, requestTimeoutMs: 60_000, clock, metrics: new FlowcontrolMetrics(metrics.registry) });
+  const flowControl = new FlowControl({
+    serverConcurrencyLimit: 2,
+    requestTimeoutMs: 60_000,
+    clock,
+    naming: createNaming('kubernetes'),
+    metrics: new FlowcontrolMetrics(metrics.registry),
+  });
   flowControl.apply([level], [schema]);
-  return { clock, metrics, flowControl };
+  return { clock, naming: createNaming('kubernetes'), metrics, flowControl };
 }
 
 function pipeline(flowControl: FlowControl, metrics: ServerMetrics, handler: Handler): (e: Exchange, user?: typeof alice) => Promise<void> | void {
