@@ -143,3 +143,39 @@ test('the debug dump lists the levels for a caller allowed its path, 403 for one
   const denied = await request(nobody, 'GET', '/debug/api_priority_and_fairness/dump_priority_levels');
   expect(denied.status).toBe(403);
 });
+
+test('with --enable-priority-and-fairness=false nothing is classified: no headers, the in-flight counters instead', async () => {
+  const plain = await startServer({ controllers: [], simulatedNodes: 0, priorityAndFairness: { enabled: false } });
+  try {
+    const answer = await new Promise<Answer>((resolve, reject) => {
+      const req = https.request(
+        new URL('/api/v1/namespaces/default/configmaps', plain.url),
+        { ca: plain.ca, ...plain.adminCredentials, agent: false },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '' }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-kubernetes-pf-flowschema-uid']).toBeUndefined();
+    expect(answer.headers['x-kubernetes-pf-prioritylevel-uid']).toBeUndefined();
+    const dump = await new Promise<number>((resolve, reject) => {
+      const req = https.request(
+        new URL('/debug/api_priority_and_fairness/dump_priority_levels', plain.url),
+        { ca: plain.ca, ...plain.adminCredentials, agent: false },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(dump).toBe(404);
+  } finally {
+    await plain.stop();
+  }
+}, 60_000);

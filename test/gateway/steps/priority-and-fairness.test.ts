@@ -147,6 +147,29 @@ describe('priority and fairness step', () => {
     flowControl.close();
   });
 
+  it('holds a watch’s seat until it starts streaming, and counts it as a watcher of its type until it ends', async () => {
+    const { flowControl, metrics } = setup();
+    const hold = gate();
+    const run = pipeline(flowControl, metrics, async (e) => {
+      e.response.writeHead(200);
+      e.response.flushHeaders();
+      await hold.wait;
+      e.response.end();
+    });
+    const tenants = flowControl.priorityLevels().find((l) => l.name === 'tenants')!;
+    const watch = fakeExchange({ url: '/api/v1/namespaces/default/configmaps?watch=true' });
+    const done = run(watch.exchange);
+    const write = { ...flowRequestOfUrl('/api/v1/namespaces/default/configmaps', 'create') };
+    expect(flowControl.watches.count(write)).toBe(1);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(tenants.queues.totRequestsExecuting).toBe(0);
+    expect(flowControl.watches.count(write)).toBe(1);
+    hold.open();
+    await done;
+    expect(flowControl.watches.count(write)).toBe(0);
+    flowControl.close();
+  });
+
   it('serves the debug dumps in upstream’s columns', () => {
     const { flowControl, metrics } = setup();
     const run = pipeline(flowControl, metrics, () => {
@@ -179,3 +202,21 @@ describe('priority and fairness step', () => {
     flowControl.close();
   });
 });
+
+/** What the filter reads of a request to `url` with `verb` by alice. */
+function flowRequestOfUrl(url: string, verb: string) {
+  const path = url.split('?')[0]!;
+  const parts = path.split('/');
+  return {
+    user: alice,
+    isResourceRequest: true,
+    verb,
+    path,
+    apiGroup: '',
+    apiVersion: 'v1',
+    resource: parts[5]!,
+    subresource: '',
+    namespace: parts[4]!,
+    name: '',
+  };
+}
