@@ -16,6 +16,8 @@ export interface ReceivedConversion {
 
 export interface ConversionWebhook {
   url: string;
+  /** The loopback port it listens on (a Service reference's `port`). */
+  port: number;
   caBundle: string;
   received: ReceivedConversion[];
   mode: ConversionMode;
@@ -37,11 +39,16 @@ export function convertWidget(obj: Record<string, any>, to: string): Record<stri
   return out;
 }
 
-export async function startConversionWebhook(): Promise<ConversionWebhook> {
+/**
+ * `serverNames`: the DNS names its serving certificate carries instead of 127.0.0.1 and
+ * localhost (a Service reference's `<name>.<namespace>.svc`).
+ */
+export async function startConversionWebhook(options: { serverNames?: readonly string[] } = {}): Promise<ConversionWebhook> {
   const pki = await createTestPki('keelson-conversion-ca');
+  const serving = options.serverNames ? await pki.issueServer(`CN=${options.serverNames[0]}`, options.serverNames) : pki.server;
   const received: ReceivedConversion[] = [];
-  const hook: ConversionWebhook = { url: '', caBundle: Buffer.from(pki.ca).toString('base64'), received, mode: 'ok', close: async () => {} };
-  const server = https.createServer({ key: pki.server.key, cert: pki.server.cert }, (req, res) => {
+  const hook: ConversionWebhook = { url: '', port: 0, caBundle: Buffer.from(pki.ca).toString('base64'), received, mode: 'ok', close: async () => {} };
+  const server = https.createServer({ key: serving.key, cert: serving.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -61,7 +68,8 @@ export async function startConversionWebhook(): Promise<ConversionWebhook> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  hook.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/convert`;
+  hook.port = (server.address() as AddressInfo).port;
+  hook.url = `https://127.0.0.1:${hook.port}/convert`;
   hook.close = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();

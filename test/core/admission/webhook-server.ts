@@ -24,6 +24,8 @@ export type Handler = (review: ReceivedReview) => Answer;
 export interface TestWebhook {
   pki: TestPki;
   url(path: string): string;
+  /** The loopback port it listens on (a Service reference's `port`). */
+  port: number;
   caBundle: string;
   received: ReceivedReview[];
   /** Requests received on `path`. */
@@ -41,12 +43,17 @@ export function deny(status: Record<string, unknown> = {}): Answer {
   return { response: { allowed: false, status } };
 }
 
-export async function startWebhook(options: { requireClientCert?: boolean } = {}): Promise<TestWebhook> {
+/**
+ * `serverNames`: the DNS names its serving certificate carries instead of 127.0.0.1 and
+ * localhost (a Service reference's `<name>.<namespace>.svc`).
+ */
+export async function startWebhook(options: { requireClientCert?: boolean; serverNames?: readonly string[] } = {}): Promise<TestWebhook> {
   const pki = await createTestPki('keelson-webhook-ca');
+  const serving = options.serverNames ? await pki.issueServer(`CN=${options.serverNames[0]}`, options.serverNames) : pki.server;
   const handlers = new Map<string, Handler>();
   const received: ReceivedReview[] = [];
   const server = https.createServer(
-    { key: pki.server.key, cert: pki.server.cert, ca: pki.ca, requestCert: true, rejectUnauthorized: options.requireClientCert ?? false },
+    { key: serving.key, cert: serving.cert, ca: pki.ca, requestCert: true, rejectUnauthorized: options.requireClientCert ?? false },
     (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -91,6 +98,7 @@ export async function startWebhook(options: { requireClientCert?: boolean } = {}
   return {
     pki,
     url: (p) => `https://127.0.0.1:${port}${p}`,
+    port,
     caBundle: Buffer.from(pki.ca).toString('base64'),
     received,
     on: (p) => received.filter((r) => r.path === p),
