@@ -27,8 +27,9 @@ import { runWatchMemory } from './scenarios/watch-memory';
 import { runCustomResources } from './scenarios/custom-resources';
 import { runValidationRules } from './scenarios/validation-rules';
 import { runConversionLists } from './scenarios/conversion-lists';
+import { runFloodScenario } from './scenarios/flood';
 
-const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11, 14 and 15; 12, and 13 of 17 minutes, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file.cpuprofile]]`;
+const USAGE = `usage: npm run bench [-- --quick] [--store etcd|embedded] [--only 1,2,... (default 1-11, 14 and 15; 12, 13 of 17 minutes and 16 of 5, only when named)] [--rev <git rev>] [--profile[=create|get|cached-get|list|watch|startup|custom-resources] [--profile-out file.cpuprofile]]`;
 
 function parseOptions(argv: string[]): Options {
   const options: Options = { quick: false, store: 'etcd', only: new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15]), profile: false };
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
     await attempt([14], () => runCustomResources(ctx));
     await attempt([15], () => runValidationRules(ctx));
     await attempt([15], () => runConversionLists(ctx));
+    await attempt([16], () => runFloodScenario(ctx));
     // Scenarios 14 and 15 profile their own servers (scenarios/custom-resources.ts).
     if (options.profile && options.profile !== 'custom-resources') {
       const which = options.profile;
