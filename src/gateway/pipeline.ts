@@ -99,7 +99,14 @@ export function createPipeline(options: PipelineOptions): Handler {
     authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
     ...(options.limits ? [limitsStep({ ...options.limits, clock: options.clock, codecs, index: options.index, metrics: options.metrics })] : []),
     ...(options.flowControl
-      ? [priorityAndFairnessStep({ flowControl: options.flowControl, requestTimeoutMs: options.limits?.requestTimeoutMs ?? 0, index: options.index, metrics: options.metrics })]
+      ? [
+          priorityAndFairnessStep({
+            flowControl: options.flowControl,
+            requestTimeoutMs: options.limits?.requestTimeoutMs ?? 0,
+            index: options.index,
+            metrics: options.metrics,
+          }),
+        ]
       : []),
     ...(options.aggregator ? [options.aggregator.step] : []),
   ];
