@@ -209,6 +209,9 @@ class InProcessCore implements Core, ResourceCatalog {
   readonly services: ServiceResolver;
   /** This server's own address (`ServiceOptions.loopback`, or what `ready` was told). */
   private serving?: ServingAddress;
+  /** The allocation repair's timer, and the round running now. */
+  private stopServiceRepair?: () => void;
+  private repairing?: Promise<unknown>;
 
   constructor(private readonly options: CoreOptions) {
     this.naming = options.naming;
@@ -675,18 +678,32 @@ class InProcessCore implements Core, ResourceCatalog {
     }
     await this.bootstrapPriorityClasses(system);
     await this.cache.whenReady();
-    await this.repairServiceAllocations();
+    // Upstream's repair post-start hook runs one round until it succeeds, then one every 3 minutes.
+    for (let round = 0; !(await this.repairServiceAllocations()) && round < STORE_RACE_ROUNDS; round++);
+    if (!this.closing && !this.stopServiceRepair) this.stopServiceRepair = clock.setInterval(() => this.repairRound(), SERVICE_REPAIR_INTERVAL_MS);
     await this.ensureKubernetesService(system);
     await this.dynamicAdmission.synced();
     await this.customResources.synced();
   }
 
-  /** upstream's repair controllers, on start: the allocation bitmaps agree with the stored Services. */
-  private async repairServiceAllocations(): Promise<void> {
+  /**
+   * One round of upstream's repair controllers: the allocation bitmaps agree with the stored
+   * Services (core/services/allocation.ts); false when a write to a bitmap meanwhile made the
+   * round give up.
+   */
+  private async repairServiceAllocations(): Promise<boolean> {
     const services = this.stores.get('', 'v1', 'services');
-    if (!services) return;
-    const { items } = await services.reads.list(undefined, { resourceVersion: '0' });
-    await this.serviceAllocation.repair(items as Service[]);
+    if (!services) return true;
+    // A consistent list: at least as new as the bitmaps the round read first.
+    return this.serviceAllocation.repair(async () => (await services.reads.list(undefined, {})).items as Service[]);
+  }
+
+  /** A timed repair round; one still running (a slow store) is not overlapped. */
+  private repairRound(): void {
+    if (this.repairing || this.closing) return;
+    this.repairing = this.repairServiceAllocations()
+      .catch((err: unknown) => this.options.onBackgroundError?.('service allocation repair', err))
+      .finally(() => (this.repairing = undefined));
   }
 
   /**
@@ -755,6 +772,8 @@ class InProcessCore implements Core, ResourceCatalog {
     this.customResources.stop();
     this.dynamicAdmission.stop();
     this.compactor.stop();
+    this.stopServiceRepair?.();
+    await this.repairing;
     this.eventExpiry?.stop();
     await this.cache.close();
     await this.eventExpiry?.closed();
@@ -791,6 +810,10 @@ function apiVersionOf(def: Pick<ResourceDefinition, 'group' | 'version'>): strin
 
 /** How long `ready` waits before asking a store that did not answer again. */
 const STORE_RETRY_MS = 1_000;
+/** upstream's interval of the cluster IP and node port repair controllers. */
+const SERVICE_REPAIR_INTERVAL_MS = 3 * 60_000;
+/** Rounds of the start's repair before it leaves the rest to the timed ones (each lost only to a concurrent allocation). */
+const STORE_RACE_ROUNDS = 5;
 
 /** Whether `stored` is the version `view` is kept as (`ResourceDefinition.storedAs`). */
 function isStoredVersionOf(stored: ResourceDefinition, view: ResourceDefinition): boolean {

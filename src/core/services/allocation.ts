@@ -222,21 +222,26 @@ export class ServiceAllocation {
   }
 
   /**
-   * upstream's repair controllers: what the Services hold is marked taken; an offset taken but
-   * held by none is freed once three repairs in a row found it so (a write between allocating
-   * and storing its Service holds one meanwhile).
+   * One round of upstream's repair controllers: the bitmaps are read, then the Services listed
+   * (`list`, from the store); what the Services hold is marked taken, and an offset taken but
+   * held by none is freed once three rounds in a row found it so (a write between allocating and
+   * storing its Service holds one meanwhile). Each bitmap is written only if it is still the one
+   * read first: a release or allocation made meanwhile makes the round give it up (false).
    */
-  async repair(services: readonly Service[]): Promise<void> {
+  async repair(list: () => Promise<readonly Service[]>): Promise<boolean> {
+    const [ipsBefore, portsBefore] = await Promise.all([this.ips.snapshot(), this.nodePorts.snapshot()]);
+    const services = await list();
     const ips = new Set(services.flatMap((s) => (needsClusterIP(s.spec ?? {}) ? this.ipOffsets(s.spec ?? {}) : [])));
     const ports = new Set(services.flatMap((s) => this.nodePortsOf(s.spec ?? {})));
-    await this.ips.rewrite((taken) => this.reconcile(taken, ips, this.leakedIPs));
-    await this.nodePorts.rewrite((taken) => this.reconcile(taken, ports, this.leakedPorts));
+    const ipsDone = await this.ips.replace(ipsBefore, this.reconcile(ipsBefore.taken, ips, this.leakedIPs));
+    const portsDone = await this.nodePorts.replace(portsBefore, this.reconcile(portsBefore.taken, ports, this.leakedPorts));
+    return ipsDone && portsDone;
   }
 
   private readonly leakedIPs = new Map<number, number>();
   private readonly leakedPorts = new Map<number, number>();
 
-  private reconcile(taken: Set<number>, used: Set<number>, leaked: Map<number, number>): Set<number> {
+  private reconcile(taken: ReadonlySet<number>, used: Set<number>, leaked: Map<number, number>): Set<number> {
     const next = new Set(used);
     for (const o of taken) {
       if (used.has(o)) {

@@ -57,8 +57,15 @@ export interface RangeAllocatorOptions {
   random?: (n: number) => number;
 }
 
-/** What one guarded change does with the taken offsets; returns what the caller learns. */
-type Change<T> = (bits: Set<number>) => T;
+/** The taken offsets as read at one revision of the stored bitmap (0: none stored yet). */
+export interface RangeSnapshot {
+  readonly revision: number;
+  readonly taken: ReadonlySet<number>;
+}
+
+function decodeStored(value: Uint8Array): Bitmap {
+  return Bitmap.decode((JSON.parse(Buffer.from(value).toString('utf8')) as StoredRange).data);
+}
 
 export class RangeAllocator {
   private readonly random: (n: number) => number;
@@ -72,9 +79,8 @@ export class RangeAllocator {
   }
 
   /** The taken offsets now. */
-  async taken(): Promise<Set<number>> {
-    const { kv } = await this.options.store.get(this.options.key);
-    return kv ? Bitmap.decode((JSON.parse(Buffer.from(kv.value).toString('utf8')) as StoredRange).data).bits : new Set();
+  async taken(): Promise<ReadonlySet<number>> {
+    return (await this.snapshot()).taken;
   }
 
   /** Take `offset`; false when it is taken already. `dryRun` only looks. */
@@ -105,15 +111,31 @@ export class RangeAllocator {
     });
   }
 
-  /** Replace the taken offsets by what `repair` makes of them (the repair controller's write). */
-  async rewrite(repair: Change<Set<number>>): Promise<void> {
-    await this.change((bits) => {
-      const next = repair(new Set(bits));
-      const changed = next.size !== bits.size || [...next].some((b) => !bits.has(b));
-      bits.clear();
-      for (const b of next) bits.add(b);
-      return { result: undefined, changed };
-    });
+  /** The taken offsets and the revision they were read at: where a repair starts. */
+  async snapshot(): Promise<RangeSnapshot> {
+    const { kv } = await this.options.store.get(this.options.key);
+    return { revision: kv?.modRevision ?? 0, taken: kv ? decodeStored(kv.value).bits : new Set() };
+  }
+
+  /**
+   * Write `next` as the taken offsets if the bitmap is still the one `from` read (the repair
+   * controller's write, guarded by the snapshot's revision as upstream's CreateOrUpdate is);
+   * false when it changed meanwhile: the repair gives up its round rather than undo a change
+   * made after it listed the Services.
+   */
+  async replace(from: RangeSnapshot, next: ReadonlySet<number>): Promise<boolean> {
+    const same = next.size === from.taken.size && [...next].every((b) => from.taken.has(b));
+    if (same) return true;
+    const { store, key } = this.options;
+    const bytes = this.encodeStored(new Bitmap(new Set(next)));
+    try {
+      if (from.revision > 0) await store.update(key, bytes, from.revision);
+      else await store.create(key, bytes);
+      return true;
+    } catch (err) {
+      if (StoreError.is(err, 'conflict') || StoreError.is(err, 'exists') || StoreError.is(err, 'not-found')) return false;
+      throw err;
+    }
   }
 
   private pickFree(bits: Set<number>): number | undefined {
@@ -131,17 +153,26 @@ export class RangeAllocator {
     return scan(offset, size) ?? scan(0, offset);
   }
 
+  private encodeStored(bitmap: Bitmap): Buffer {
+    const stored: StoredRange = {
+      kind: 'RangeAllocation',
+      apiVersion: 'v1',
+      metadata: { creationTimestamp: null },
+      range: this.options.range,
+      data: bitmap.encode(),
+    };
+    return Buffer.from(JSON.stringify(stored));
+  }
+
   /** One guarded read-change-write of the stored bitmap, retried on conflict. */
   private async change<T>(apply: (bits: Set<number>) => { result: T; changed: boolean }): Promise<T> {
-    const { store, key, range } = this.options;
+    const { store, key } = this.options;
     let { kv } = await store.get(key);
     for (;;) {
-      const stored = kv ? (JSON.parse(Buffer.from(kv.value).toString('utf8')) as StoredRange) : undefined;
-      const bitmap = stored ? Bitmap.decode(stored.data) : new Bitmap(new Set());
+      const bitmap = kv ? decodeStored(kv.value) : new Bitmap(new Set());
       const { result, changed } = apply(bitmap.bits);
       if (!changed) return result;
-      const next: StoredRange = { kind: 'RangeAllocation', apiVersion: 'v1', metadata: { creationTimestamp: null }, range, data: bitmap.encode() };
-      const bytes = Buffer.from(JSON.stringify(next));
+      const bytes = this.encodeStored(bitmap);
       try {
         if (kv) await store.update(key, bytes, kv.modRevision);
         else await store.create(key, bytes);
