@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { eventually } from '../support/eventually';
+import { kubectlRows } from './support/kubectl';
 
 const run = promisify(execFile);
 
@@ -19,19 +20,6 @@ spec:
   ports:
   - {name: http, port: 80, targetPort: http}
 `;
-
-/** kubectl's rows with runs of spaces collapsed, AGE (any value) as `<age>`. */
-function rows(output: string): string[] {
-  return output
-    .trim()
-    .split('\n')
-    .map((l) =>
-      l
-        .trim()
-        .replace(/ {2,}/g, ' | ')
-        .replace(/\| \d+s( \||$)/, '| <age>$1'),
-    );
-}
 
 describe('kubectl get svc,endpoints,endpointslices', () => {
   let server: ServerProcess;
@@ -76,7 +64,7 @@ describe('kubectl get svc,endpoints,endpointslices', () => {
         timeoutMs: 60_000,
       },
     );
-    const out = rows(await kubectl('get', 'svc,endpoints,endpointslices'));
+    const out = kubectlRows(await kubectl('get', 'svc,endpoints,endpointslices'));
     const endpointsCell = ips.map((ip) => `${ip}:8080`).join(',');
     expect(out[0]).toBe('NAME | TYPE | CLUSTER-IP | EXTERNAL-IP | PORT(S) | AGE');
     expect(out[1]).toBe('service/web | ClusterIP | 10.0.0.50 | <none> | 80/TCP | <age>');

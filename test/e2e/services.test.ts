@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import type { ServerProcess } from '../gateway/support/server-process';
 import { API_ONLY } from '../gateway/support/server-process';
 import { startServerOnBackend } from './support/backend';
-import { KUBECTL, kubectlFor } from './support/kubectl';
+import { KUBECTL, kubectlFor, kubectlRows } from './support/kubectl';
 import { allow, deny, startWebhook, type TestWebhook } from '../core/admission/webhook-server';
 import { type ConversionWebhook, startConversionWebhook } from '../support/conversion-webhook';
 import { eventually } from '../support/eventually';
@@ -47,19 +47,6 @@ async function apply(name: string, ...objects: unknown[]): Promise<string> {
   return kubectl('apply', '-f', file);
 }
 
-/** kubectl's rows, runs of spaces as ` | `, AGE (any value) as `<age>`. */
-function rows(output: string): string[] {
-  return output
-    .trim()
-    .split('\n')
-    .map((l) =>
-      l
-        .trim()
-        .replace(/ {2,}/g, ' | ')
-        .replace(/\| \d+[sm]( \||$)/, '| <age>$1'),
-    );
-}
-
 const externalName = (namespace: string, name: string, host: string) => ({
   apiVersion: 'v1',
   kind: 'Service',
@@ -79,7 +66,7 @@ afterAll(async () => {
 
 describe('the kubernetes Service of a server whose port was chosen at start', () => {
   it("targets the port listened on, at the range's first address, and its Endpoints list the advertised address on it", async () => {
-    const out = rows(await kubectl('get', 'svc', 'kubernetes', '-n', 'default', '-o', 'wide'));
+    const out = kubectlRows(await kubectl('get', 'svc', 'kubernetes', '-n', 'default', '-o', 'wide'));
     expect(out).toEqual([
       'NAME | TYPE | CLUSTER-IP | EXTERNAL-IP | PORT(S) | AGE | SELECTOR',
       'kubernetes | ClusterIP | 10.0.0.1 | <none> | 443/TCP | <age> | <none>',
@@ -144,7 +131,7 @@ describe('kubectl creates and lists Services', () => {
     expect(apiIP).toMatch(/^10\.0\.0\.\d+$/);
     expect(apiIP).not.toBe('10.0.0.1');
     const npIP = await ip('np');
-    expect(rows(await kubectl('get', 'svc', '-n', 'svc'))).toEqual([
+    expect(kubectlRows(await kubectl('get', 'svc', '-n', 'svc'))).toEqual([
       'NAME | TYPE | CLUSTER-IP | EXTERNAL-IP | PORT(S) | AGE',
       `api | ClusterIP | ${apiIP} | <none> | 90/TCP | <age>`,
       'ext | ExternalName | <none> | example.com | <none> | <age>',
@@ -152,7 +139,7 @@ describe('kubectl creates and lists Services', () => {
       `np | NodePort | ${npIP} | <none> | 80:30080/TCP | <age>`,
       'web | ClusterIP | 10.0.0.50 | <none> | 80/TCP | <age>',
     ]);
-    expect(rows(await kubectl('get', 'svc', '-n', 'svc', '-o', 'wide'))).toEqual([
+    expect(kubectlRows(await kubectl('get', 'svc', '-n', 'svc', '-o', 'wide'))).toEqual([
       'NAME | TYPE | CLUSTER-IP | EXTERNAL-IP | PORT(S) | AGE | SELECTOR',
       `api | ClusterIP | ${apiIP} | <none> | 90/TCP | <age> | app=api`,
       // kubectl create service gives every type the selector app=<name>.

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { startServerProcess, type ServerProcess } from '../gateway/support/server-process';
 import { API_ONLY } from '../gateway/support/server-process';
 import { waitForOutput } from '../support/child-output';
+import { kubectlRows } from './support/kubectl';
 
 const run = promisify(execFile);
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
@@ -56,19 +57,6 @@ function get(server: ServerProcess, path: string, accept: string): Promise<{ sta
   });
 }
 
-/** kubectl's rows with runs of spaces collapsed, AGE (any value) as `<age>`. */
-function rows(output: string): string[] {
-  return output
-    .trim()
-    .split('\n')
-    .map((l) =>
-      l
-        .trim()
-        .replace(/ {2,}/g, ' | ')
-        .replace(/\| \d+s( \||$)/, '| <age>$1'),
-    );
-}
-
 describe('Tables for kubectl and HTTP clients', () => {
   let server: ServerProcess;
   const kubectl = async (...args: string[]) =>
@@ -107,36 +95,41 @@ describe('Tables for kubectl and HTTP clients', () => {
   });
 
   it('kubectl get rs: NAME, DESIRED, CURRENT, READY, AGE; -o wide adds CONTAINERS, IMAGES, SELECTOR', async () => {
-    expect(rows(await kubectl('get', 'rs'))).toEqual(['NAME | DESIRED | CURRENT | READY | AGE', expect.stringMatching(/^web \| 3 \| \d \| \d \| <age>$/)]);
-    const wide = rows(await kubectl('get', 'rs', '-o', 'wide'));
+    expect(kubectlRows(await kubectl('get', 'rs'))).toEqual([
+      'NAME | DESIRED | CURRENT | READY | AGE',
+      expect.stringMatching(/^web \| 3 \| \d \| \d \| <age>$/),
+    ]);
+    const wide = kubectlRows(await kubectl('get', 'rs', '-o', 'wide'));
     expect(wide[0]).toBe('NAME | DESIRED | CURRENT | READY | AGE | CONTAINERS | IMAGES | SELECTOR');
     expect(wide[1]).toMatch(/^web \| 3 \| \d \| \d \| <age> \| nginx,sidecar \| nginx:1\.27,busybox \| app=web,tier in \(edge,front\)$/);
   });
 
   it('kubectl get rolebindings: NAME, ROLE, AGE; -o wide adds USERS, GROUPS, SERVICEACCOUNTS', async () => {
-    expect(rows(await kubectl('get', 'rolebindings'))).toEqual(['NAME | ROLE | AGE', 'readers | ClusterRole/view | <age>']);
-    expect(rows(await kubectl('get', 'rolebindings', '-o', 'wide'))).toEqual([
+    expect(kubectlRows(await kubectl('get', 'rolebindings'))).toEqual(['NAME | ROLE | AGE', 'readers | ClusterRole/view | <age>']);
+    expect(kubectlRows(await kubectl('get', 'rolebindings', '-o', 'wide'))).toEqual([
       'NAME | ROLE | AGE | USERS | GROUPS | SERVICEACCOUNTS',
       'readers | ClusterRole/view | <age> | alice, bob | devs | tables/robot',
     ]);
   });
 
   it("kubectl shows every other served type with upstream's columns", async () => {
-    expect(rows(await kubectl('get', 'configmaps', 'settings'))).toEqual(['NAME | DATA | AGE', 'settings | 2 | <age>']);
-    expect(rows(await kubectl('get', 'secrets', 'token'))).toEqual(['NAME | TYPE | DATA | AGE', 'token | Opaque | 1 | <age>']);
-    expect(rows(await kubectl('get', 'serviceaccounts', 'robot'))).toEqual(['NAME | SECRETS | AGE', 'robot | 0 | <age>']);
-    expect(rows(await kubectl('get', 'namespace', 'tables'))[0]).toBe('NAME | STATUS | AGE');
+    expect(kubectlRows(await kubectl('get', 'configmaps', 'settings'))).toEqual(['NAME | DATA | AGE', 'settings | 2 | <age>']);
+    expect(kubectlRows(await kubectl('get', 'secrets', 'token'))).toEqual(['NAME | TYPE | DATA | AGE', 'token | Opaque | 1 | <age>']);
+    expect(kubectlRows(await kubectl('get', 'serviceaccounts', 'robot'))).toEqual(['NAME | SECRETS | AGE', 'robot | 0 | <age>']);
+    expect(kubectlRows(await kubectl('get', 'namespace', 'tables'))[0]).toBe('NAME | STATUS | AGE');
     // Roles have no printer upstream either: the default Name / Created At.
-    expect(rows(await kubectl('get', 'roles'))).toEqual(['NAME | CREATED AT', expect.stringMatching(/^reader \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)]);
-    expect(rows(await kubectl('get', 'pods'))).toEqual([
+    expect(kubectlRows(await kubectl('get', 'roles'))).toEqual(['NAME | CREATED AT', expect.stringMatching(/^reader \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)]);
+    expect(kubectlRows(await kubectl('get', 'pods'))).toEqual([
       'NAME | READY | STATUS | RESTARTS | AGE',
       expect.stringMatching(/^solo \| 0\/1 \| \w+ \| 0 \| <age>$/),
     ]);
-    expect(rows(await kubectl('get', 'events'))).toEqual([
+    expect(kubectlRows(await kubectl('get', 'events'))).toEqual([
       'LAST SEEN | TYPE | REASON | OBJECT | MESSAGE',
       expect.stringMatching(/^\d+s \| Normal \| Scaled \| replicaset\/web \| scaled to 3$/),
     ]);
-    expect(rows(await kubectl('get', 'pods', '-o', 'wide'))[0]).toBe('NAME | READY | STATUS | RESTARTS | AGE | IP | NODE | NOMINATED NODE | READINESS GATES');
+    expect(kubectlRows(await kubectl('get', 'pods', '-o', 'wide'))[0]).toBe(
+      'NAME | READY | STATUS | RESTARTS | AGE | IP | NODE | NOMINATED NODE | READINESS GATES',
+    );
   });
 
   it('kubectl get rs -w prints the table and then each change as a row', async () => {
@@ -148,7 +141,7 @@ describe('Tables for kubectl and HTTP clients', () => {
     await kubectl('scale', 'rs', 'web', '--replicas=4');
     await until(/web +4 /);
     child.kill();
-    expect(rows(out)[0]).toBe('NAME | DESIRED | CURRENT | READY | AGE');
+    expect(kubectlRows(out)[0]).toBe('NAME | DESIRED | CURRENT | READY | AGE');
   });
 
   it('serves metav1.Table over HTTP: definitions, list metadata, includeObject', async () => {

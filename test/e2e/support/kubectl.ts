@@ -18,3 +18,16 @@ export function kubectlFor(getServer: () => ServerProcess): (...args: string[]) 
     }
   };
 }
+
+/** kubectl's table rows, runs of spaces as ` | `, the AGE cell (any value: `5s`, `2m5s`, `3h`) as `<age>`. */
+export function kubectlRows(output: string): string[] {
+  return output
+    .trim()
+    .split('\n')
+    .map((l) =>
+      l
+        .trim()
+        .replace(/ {2,}/g, ' | ')
+        .replace(/\| \d+[smhd](\d+[smh])?( \||$)/, '| <age>$2'),
+    );
+}
