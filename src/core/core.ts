@@ -678,8 +678,10 @@ class InProcessCore implements Core, ResourceCatalog {
     }
     await this.bootstrapPriorityClasses(system);
     await this.cache.whenReady();
+    // Closed while loading: nothing more to start (the store is gone).
+    if (this.closing) return;
     // Upstream's repair post-start hook runs one round until it succeeds, then one every 3 minutes.
-    for (let round = 0; !(await this.repairServiceAllocations()) && round < STORE_RACE_ROUNDS; round++);
+    for (let round = 0; !this.closing && !(await this.repairServiceAllocations()) && round < STORE_RACE_ROUNDS; round++);
     if (!this.closing && !this.stopServiceRepair) this.stopServiceRepair = clock.setInterval(() => this.repairRound(), SERVICE_REPAIR_INTERVAL_MS);
     await this.ensureKubernetesService(system);
     await this.dynamicAdmission.synced();
