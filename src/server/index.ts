@@ -21,6 +21,7 @@ import {
   type AdmissionPlugin,
   defaultAdmissionPlugins,
   createServiceResolver,
+  kubernetesServiceNames,
   type ServiceObjectReader,
   type ServiceResolver,
   type ServingAddress,
@@ -605,7 +606,14 @@ export async function startServer(config: ServerConfig, options: StartServerOpti
   // A first start makes the PKI on a worker thread: the store and the core start meanwhile (the
   // watch cache's load is most of a start on a full store), and the doors wait for it.
   let made: Pki | undefined;
-  const pkiMade = ensurePki({ dataDir, extraServingNames: [config.bindAddress], skipServing: !!config.servingCertificate, log }).then((p) => (made = p));
+  // The generated serving certificate also names the advertised address and the kubernetes
+  // Service (its DNS names and cluster IP), as upstream's self-signed one does.
+  const extraServingNames = [
+    config.bindAddress,
+    ...(config.advertiseAddress ? [config.advertiseAddress] : []),
+    ...kubernetesServiceNames(config.serviceClusterIpRange),
+  ];
+  const pkiMade = ensurePki({ dataDir, extraServingNames, skipServing: !!config.servingCertificate, log }).then((p) => (made = p));
   // Awaited below; a start that fails before then must not leave its failure unhandled.
   pkiMade.catch(() => undefined);
   const pkiOf = (): Pki => {

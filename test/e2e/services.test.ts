@@ -10,7 +10,9 @@
  * ignored as its failure policy says, with upstream's message.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import tls from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -65,6 +67,22 @@ afterAll(async () => {
 });
 
 describe('the kubernetes Service of a server whose port was chosen at start', () => {
+  it('is named by the generated serving certificate (its DNS names, its cluster IP, the advertised address), so references to it verify', async () => {
+    const ca = await readFile(path.join(server.dataDir, 'ca.crt'), 'utf8');
+    const cert = new X509Certificate(await readFile(path.join(server.dataDir, 'serving.crt'), 'utf8'));
+    for (const name of ['kubernetes.default.svc', 'kubernetes.default', 'kubernetes']) expect(cert.checkHost(name)).toBe(name);
+    for (const ip of ['10.0.0.1', '10.1.2.3']) expect(cert.checkIP(ip)).toBe(ip);
+    // A TLS client verifying the name a service reference to default/kubernetes is verified for.
+    const authorized = await new Promise<boolean>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: server.port, servername: 'kubernetes.default.svc', ca }, () => {
+        resolve(socket.authorized);
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+    expect(authorized).toBe(true);
+  });
+
   it("targets the port listened on, at the range's first address, and its Endpoints list the advertised address on it", async () => {
     const out = kubectlRows(await kubectl('get', 'svc', 'kubernetes', '-n', 'default', '-o', 'wide'));
     expect(out).toEqual([

@@ -5,6 +5,20 @@
 export { createServiceResolver, type ResolvedService, type ServiceObjectReader, type ServiceReference, type ServiceResolver } from './resolver';
 
 export { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocation, parseNodePortRange, ServiceCIDR } from './allocation';
+import { DEFAULT_SERVICE_CIDR, ServiceCIDR } from './allocation';
+
+/** The `kubernetes` Service in the default namespace: this server, as every pod reaches it. */
+export const KUBERNETES_SERVICE = 'kubernetes';
+
+/**
+ * The names a generated serving certificate holds for the `kubernetes` Service, as upstream's
+ * self-signed one does: its in-cluster DNS names and the first address of the Service range, so
+ * a webhook or APIService reference to `default/kubernetes` verifies.
+ */
+export function kubernetesServiceNames(clusterIPRange: string | undefined): string[] {
+  const cidr = new ServiceCIDR(clusterIPRange || DEFAULT_SERVICE_CIDR);
+  return [`${KUBERNETES_SERVICE}.default.svc`, `${KUBERNETES_SERVICE}.default`, KUBERNETES_SERVICE, cidr.ipAt(0)];
+}
 
 /** How a core serves Services (the server's flags). */
 export interface ServiceOptions {
