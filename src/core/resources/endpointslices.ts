@@ -2,7 +2,7 @@
  * discovery/v1 EndpointSlice: a Service's endpoints in slices, written by the endpointslice
  * controller (and the API server's endpoint reconciler for `kubernetes`). Upstream's strategy:
  * generation from 1, grown by any change outside metadata; `deprecatedTopology` not writable
- * through v1 (a create drops it, moving a `kubernetes.io/hostname` entry to `nodeName`); checked
+ * through v1 (a create drops it, moving a hostname label's entry to `nodeName`); checked
  * by ValidateEndpointSlice, with `addressType` immutable.
  */
 import type { ApiObject } from '../api';
@@ -128,18 +128,15 @@ export function validateEndpointSlice(slice: EndpointSlice, addressTypes: readon
   return errs;
 }
 
-/** The node label `kubernetes.io/hostname` v1beta1 kept in `topology`, always upstream's spelling there. */
-const HOSTNAME_TOPOLOGY_KEY = 'kubernetes.io/hostname';
-
 /**
  * upstream's dropTopologyOnV1: a v1 write cannot set `deprecatedTopology`. On create it is
  * dropped (its hostname moved to an unset `nodeName`); on update an endpoint keeps only what
  * the stored slice's endpoint at the same place held, and nothing once it names its node.
  */
-function dropTopology(slice: EndpointSlice, old?: EndpointSlice): void {
+function dropTopology(slice: EndpointSlice, hostnameKey: string, old?: EndpointSlice): void {
   (slice.endpoints ?? []).forEach((ep, i) => {
     if (!old) {
-      const host = ep.deprecatedTopology?.[HOSTNAME_TOPOLOGY_KEY];
+      const host = ep.deprecatedTopology?.[hostnameKey];
       if (ep.nodeName === undefined && host) ep.nodeName = host;
       delete ep.deprecatedTopology;
       return;
@@ -221,8 +218,9 @@ export const defineEndpointSlices: DefineResource = (naming) =>
       }
     },
     specChanged: (slice, old) => !jsonEqual(withoutMetadata(slice), withoutMetadata(old)),
-    prepareForCreate: (slice) => dropTopology(slice),
-    prepareForUpdate: (slice, old) => dropTopology(slice, old),
+    // v1beta1 kept the node's hostname label (`naming.key('hostname')`) in `topology`.
+    prepareForCreate: (slice) => dropTopology(slice, naming.key('hostname')),
+    prepareForUpdate: (slice, old) => dropTopology(slice, naming.key('hostname'), old),
     validate: (slice) => validateEndpointSlice(slice),
     validateOnlyOnCreate: true,
     validateUpdate: (slice, old) => {

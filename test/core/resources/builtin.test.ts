@@ -12,10 +12,11 @@ const ADMISSION = upstream.groups.admissionregistration;
 
 describe('builtinResources', () => {
   const defs = builtinResources(upstream);
-  const byResource = new Map(defs.map((d) => [`${d.group}/${d.resource}`, d]));
+  // Served versions of one type besides its stored one (flowcontrol v1beta3) list it again.
+  const byResource = new Map(defs.filter((d) => !d.storedAs).map((d) => [`${d.group}/${d.resource}`, d]));
 
-  it('lists each group/resource once', () => {
-    expect(byResource.size).toBe(defs.length);
+  it('lists each group/version/resource once', () => {
+    expect(new Set(defs.map((d) => `${d.group}/${d.version}/${d.resource}`)).size).toBe(defs.length);
   });
 
   it.each([
@@ -61,6 +62,7 @@ describe('builtinResources', () => {
     const p = platform.groups;
     const admission = [p.admissionregistration, p.admissionregistration, p.admissionregistration, p.admissionregistration];
     expect(groups).toEqual([
+      p.discovery,
       p.rbac,
       p.rbac,
       p.rbac,
@@ -69,8 +71,13 @@ describe('builtinResources', () => {
       p.coordination,
       p.certificates,
       p.scheduling,
+      p.flowcontrol,
+      p.flowcontrol,
+      p.flowcontrol,
+      p.flowcontrol,
       ...admission,
       p.apiextensions,
+      p.apiregistration,
       p.authentication,
       p.authentication,
       p.authorization,
@@ -88,13 +95,19 @@ describe('builtinResources', () => {
       .map((d) => d.resource)
       .sort();
     expect(withStatus).toEqual([
+      'apiservices',
       'certificatesigningrequests',
       'customresourcedefinitions',
+      'flowschemas',
+      'flowschemas',
       'namespaces',
       'nodes',
       'poddisruptionbudgets',
       'pods',
+      'prioritylevelconfigurations',
+      'prioritylevelconfigurations',
       'replicasets',
+      'services',
       'validatingadmissionpolicies',
     ]);
     expect(defs.filter((d) => d.approval).map((d) => d.resource)).toEqual(['certificatesigningrequests']);
@@ -104,6 +117,11 @@ describe('builtinResources', () => {
     // Webhook configurations count generations of `webhooks` in their own strategy (they have no spec).
     expect(defs.filter((d) => d.tracksGeneration).map((d) => d.resource)).toEqual([
       'replicasets',
+      'endpointslices',
+      'flowschemas',
+      'prioritylevelconfigurations',
+      'flowschemas',
+      'prioritylevelconfigurations',
       'poddisruptionbudgets',
       'validatingadmissionpolicies',
       'validatingadmissionpolicybindings',
@@ -113,9 +131,16 @@ describe('builtinResources', () => {
 
   it("uses path-segment names for RBAC kinds and the core group's events, DNS names elsewhere", () => {
     for (const def of defs) {
-      // CertificateSigningRequests: upstream checks no name rule at all.
-      const pathSegment = def.group.startsWith('rbac.') || (def.group === '' && def.resource === 'events') || def.resource === 'certificatesigningrequests';
-      const expected = pathSegment ? 'pathSegment' : def.resource === 'namespaces' ? 'dns1123Label' : 'dns1123Subdomain';
+      // CertificateSigningRequests: upstream checks no name rule at all; APIServices: a path
+      // segment, their name being `<version>.<group>` (kube-aggregator's ValidateAPIService).
+      const pathSegment =
+        def.group.startsWith('rbac.') ||
+        (def.group === '' && def.resource === 'events') ||
+        def.resource === 'certificatesigningrequests' ||
+        def.resource === 'apiservices';
+      // Namespaces are DNS-1123 labels, Services DNS-1035 labels (upstream's ValidateServiceName).
+      const label = { namespaces: 'dns1123Label', services: 'dns1035Label' }[def.resource as 'namespaces' | 'services'];
+      const expected = pathSegment ? 'pathSegment' : (label ?? 'dns1123Subdomain');
       expect(def.nameRule).toBe(expected);
     }
   });
