@@ -43,6 +43,8 @@ beforeAll(async () => {
     '3',
     '--max-mutating-requests-inflight',
     '2',
+    // The in-flight counters this file's burst test is about (priority and fairness has its own tests).
+    '--enable-priority-and-fairness=false',
     '--simulated-nodes',
     '0',
   ]);
