@@ -14,6 +14,7 @@
  * A server stopping cleanly removes its own key and rewrites the endpoints without itself.
  */
 import type { ApiObject, CoreApi, Endpoints, EndpointSlice, RequestContext, ResourceTarget, UserInfo } from '../core';
+import { KUBERNETES_SERVICE } from '../core';
 import type { Clock } from '../clock';
 import type { Naming } from '../naming';
 import { StatusError } from '../status';
@@ -25,9 +26,6 @@ export const MASTER_LEASE_TTL_MS = 15_000;
 export const MASTER_LEASE_RENEW_MS = 10_000;
 /** Where the leases live in the store (upstream's `/registry/masterleases/`). */
 export const MASTER_LEASES_PREFIX = '/registry/masterleases/';
-
-/** The Service (and its Endpoints and slice) that names the API servers. */
-const KUBERNETES = 'kubernetes';
 
 export interface EndpointReconcilerOptions {
   core: CoreApi;
@@ -155,28 +153,28 @@ export class LeaseEndpointReconciler {
   /** `default/kubernetes` Endpoints and EndpointSlice naming these addresses, once the Service exists. */
   private async writeEndpoints(addresses: readonly string[]): Promise<void> {
     // The Service comes first (upstream's bootstrap controller makes it before it reconciles).
-    if (!(await this.getOrUndefined(this.target('services', KUBERNETES)))) return;
+    if (!(await this.getOrUndefined(this.target('services', KUBERNETES_SERVICE)))) return;
     const { naming, port } = this.options;
     const ports = [{ name: 'https', port, protocol: 'TCP' }];
     const subsets = addresses.length ? [{ addresses: addresses.map((ip) => ({ ip })), ports }] : [];
     const endpoints: Endpoints = {
       apiVersion: 'v1',
       kind: 'Endpoints',
-      metadata: { name: KUBERNETES, labels: { [naming.key('skip-mirror', 'endpointslice')]: 'true' } },
+      metadata: { name: KUBERNETES_SERVICE, labels: { [naming.key('skip-mirror', 'endpointslice')]: 'true' } },
       ...(subsets.length ? { subsets } : {}),
     };
-    await this.put(this.target('endpoints', KUBERNETES), endpoints, (current) => jsonEqual((current as Endpoints).subsets ?? [], subsets));
+    await this.put(this.target('endpoints', KUBERNETES_SERVICE), endpoints, (current) => jsonEqual((current as Endpoints).subsets ?? [], subsets));
     const addressType = addresses.length && addresses.every((a) => a.includes(':')) ? 'IPv6' : 'IPv4';
     const slice: EndpointSlice = {
       apiVersion: `${naming.groups.discovery}/v1`,
       kind: 'EndpointSlice',
-      metadata: { name: KUBERNETES, labels: { [naming.key('service-name')]: KUBERNETES } },
+      metadata: { name: KUBERNETES_SERVICE, labels: { [naming.key('service-name')]: KUBERNETES_SERVICE } },
       addressType,
       endpoints: addresses.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
       ports: addresses.length ? ports : [],
     };
     await this.put(
-      this.target('endpointslices', KUBERNETES),
+      this.target('endpointslices', KUBERNETES_SERVICE),
       slice,
       (current) =>
         (current as EndpointSlice).addressType === addressType &&

@@ -73,7 +73,7 @@ import { fieldErrors } from './validation/field-errors';
 import { type TypeName, checkBodyFields } from './validation/field-validation';
 import { ResourceMap } from '../util/resource-map';
 import { deepCopy } from '../util/json-values';
-import { ServiceAllocation, type ServiceOptions, type ServiceResolver, type ServingAddress, createServiceResolver } from './services';
+import { KUBERNETES_SERVICE, ServiceAllocation, type ServiceOptions, type ServiceResolver, type ServingAddress, createServiceResolver } from './services';
 import type { Service } from './resources/services';
 
 export interface CoreOptions {
@@ -723,12 +723,12 @@ class InProcessCore implements Core, ResourceCatalog {
     const wanted: Service = {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: 'kubernetes', namespace, labels: { component: 'apiserver', provider: 'kubernetes' } },
+      metadata: { name: KUBERNETES_SERVICE, namespace, labels: { component: 'apiserver', provider: 'kubernetes' } },
       spec: { type: 'ClusterIP', clusterIP: ip, clusterIPs: [ip], ports, sessionAffinity: 'None' },
     };
     let current: Service | undefined;
     try {
-      current = (await store.reads.get(namespace, 'kubernetes', {})) as Service;
+      current = (await store.reads.get(namespace, KUBERNETES_SERVICE, {})) as Service;
     } catch (err) {
       if (!StatusError.is(err, 'NotFound')) throw err;
     }
@@ -749,7 +749,7 @@ class InProcessCore implements Core, ResourceCatalog {
     if (same) return;
     const next = deepCopy(current);
     next.spec = { ...spec, type: 'ClusterIP', ports };
-    await this.update({ group: '', version: 'v1', resource: 'services', namespace, name: 'kubernetes' }, next, {}, ctx).catch((err: unknown) => {
+    await this.update({ group: '', version: 'v1', resource: 'services', namespace, name: KUBERNETES_SERVICE }, next, {}, ctx).catch((err: unknown) => {
       if (!StatusError.is(err, 'Conflict')) throw err;
     });
   }

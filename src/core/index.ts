@@ -33,6 +33,7 @@ export {
   createServiceResolver,
   DEFAULT_NODE_PORT_RANGE,
   DEFAULT_SERVICE_CIDR,
+  KUBERNETES_SERVICE,
   kubernetesServiceNames,
   parseNodePortRange,
   type ResolvedService,

@@ -2,13 +2,18 @@
  * Services in the core: reaching one (resolver.ts) and, around their writes, the cluster IPs
  * and node ports they are given (allocation.ts), as upstream's service REST storage does.
  */
-export { createServiceResolver, type ResolvedService, type ServiceObjectReader, type ServiceReference, type ServiceResolver } from './resolver';
+export {
+  createServiceResolver,
+  KUBERNETES_SERVICE,
+  type ResolvedService,
+  type ServiceObjectReader,
+  type ServiceReference,
+  type ServiceResolver,
+} from './resolver';
 
 export { DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocation, parseNodePortRange, ServiceCIDR } from './allocation';
 import { DEFAULT_SERVICE_CIDR, ServiceCIDR } from './allocation';
-
-/** The `kubernetes` Service in the default namespace: this server, as every pod reaches it. */
-export const KUBERNETES_SERVICE = 'kubernetes';
+import { KUBERNETES_SERVICE } from './resolver';
 
 /**
  * The names a generated serving certificate holds for the `kubernetes` Service, as upstream's

@@ -12,6 +12,9 @@
 import type { ApiObject } from '../api';
 import { serviceUnavailable, statusError } from '../../status';
 
+/** The `kubernetes` Service in the default namespace: the API servers, as every pod reaches them. */
+export const KUBERNETES_SERVICE = 'kubernetes';
+
 /** What a webhook's `clientConfig.service` or an APIService's `spec.service` names. */
 export interface ServiceReference {
   namespace: string;
@@ -134,7 +137,7 @@ export function createServiceResolver(options: ServiceResolverOptions): ServiceR
       const port = ref.port ?? DEFAULT_PORT;
       if (!ref.name || !ref.namespace || !port) throw plainError('cannot resolve an empty service name or namespace or port');
       const loop = options.loopback?.();
-      if (loop && ref.namespace === loop.namespace && ref.name === 'kubernetes' && port === DEFAULT_PORT) {
+      if (loop && ref.namespace === loop.namespace && ref.name === KUBERNETES_SERVICE && port === DEFAULT_PORT) {
         return resolved(loop.host, loop.port, ref);
       }
       return options.endpointRouting ? byEndpoint(ref, port) : byClusterIP(ref, port);
