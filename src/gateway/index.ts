@@ -23,6 +23,7 @@ import { ResourceIndex } from './resource-index';
 import type { Authorizer } from './steps/authorization';
 import type { Codecs } from './codecs';
 import { type GatewayRequest, type GatewayResponse, afterNext, createExchange } from './types';
+import { WriteTurns } from './write-turns';
 import type { IssuerDiscovery } from '../authn';
 import { type Aggregator, type AggregatorOptions, createAggregator } from './aggregator';
 import { encodingFeatures, gatewayCodecs } from './codecs';
@@ -111,11 +112,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       onIndexChange: (listener) => catalog?.subscribe(listener) ?? (() => undefined),
     });
   const pipeline = createPipeline({ ...options, index, openWatches, aggregator });
+  const writeTurns = new WriteTurns();
   return {
     aggregator,
     handle(request, response) {
       inFlight++;
-      return afterNext(pipeline, createExchange(request, response), (err) => {
+      return afterNext(pipeline, createExchange(request, response, writeTurns), (err) => {
         if (--inFlight === 0) idle?.();
         if (err !== undefined) throw err;
       });

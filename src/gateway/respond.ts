@@ -125,6 +125,11 @@ const STREAM_WRITE_BYTES = 64 * 1024;
  * Feed `pieces` to a writer in batches of about STREAM_WRITE_BYTES, waiting on `drain` whenever
  * it is full; stops early when the client goes away. Returns the last, partial batch.
  *
+ * Each batch is made and written in a write turn of the gateway's (`exchange.writeTurns`,
+ * write-turns.ts), the wait for `drain` outside it: a list whose client keeps up still gives the
+ * event loop back between its batches, as often as the turns' slice says, so short requests are
+ * served between them rather than after the whole list.
+ *
  * A batch is copied into one buffer that is filled again once the writer has drained (all of
  * it passed on: TLS has encrypted it, zlib compressed it), so a response of any length
  * allocates one buffer, not one per batch: buffers made in JavaScript count as V8's external
@@ -138,31 +143,51 @@ async function pump(
   write: (chunk: Uint8Array) => boolean,
   drain: () => Promise<unknown>,
 ): Promise<Uint8Array | undefined> {
-  let buffer: Buffer | undefined;
-  let used = 0;
-  /** Write, then wait for the drain when full; true when whatever was written has been passed on. */
+  const turns = exchange.writeTurns;
+  let holding = false;
+  /** Wait for a turn; false when the client went away meanwhile (its 'close' has passed: no drain would come). */
+  const hold = async (): Promise<boolean> => {
+    if (turns && !holding) {
+      await turns.take();
+      holding = true;
+    }
+    return !exchange.request.signal.aborted;
+  };
+  /** Write in the turn, give the turn back, then wait for the drain when full; true when whatever was written has been passed on. */
   const send = async (chunk: Uint8Array): Promise<boolean> => {
-    if (write(chunk)) return false;
+    const accepted = write(chunk);
+    if (holding) {
+      holding = false;
+      turns!.release();
+    }
+    if (accepted) return false;
     await drain();
     return true;
   };
-  for (const piece of pieces) {
-    if (used > 0 && used + piece.length > STREAM_WRITE_BYTES) {
-      // Still held by the writer: the next batch goes into a buffer of its own.
-      if (!(await send(buffer!.subarray(0, used)))) buffer = undefined;
-      used = 0;
-      if (exchange.request.signal.aborted) return undefined;
+  let buffer: Buffer | undefined;
+  let used = 0;
+  try {
+    if (!(await hold())) return undefined;
+    for (const piece of pieces) {
+      if (used > 0 && used + piece.length > STREAM_WRITE_BYTES) {
+        // Still held by the writer: the next batch goes into a buffer of its own.
+        if (!(await send(buffer!.subarray(0, used)))) buffer = undefined;
+        used = 0;
+        if (exchange.request.signal.aborted || !(await hold())) return undefined;
+      }
+      if (piece.length >= STREAM_WRITE_BYTES) {
+        await send(piece);
+        if (exchange.request.signal.aborted || !(await hold())) return undefined;
+        continue;
+      }
+      buffer ??= Buffer.allocUnsafeSlow(STREAM_WRITE_BYTES);
+      buffer.set(piece, used);
+      used += piece.length;
     }
-    if (piece.length >= STREAM_WRITE_BYTES) {
-      await send(piece);
-      if (exchange.request.signal.aborted) return undefined;
-      continue;
-    }
-    buffer ??= Buffer.allocUnsafeSlow(STREAM_WRITE_BYTES);
-    buffer.set(piece, used);
-    used += piece.length;
+    return used > 0 ? buffer!.subarray(0, used) : undefined;
+  } finally {
+    if (holding) turns!.release();
   }
-  return used > 0 ? buffer!.subarray(0, used) : undefined;
 }
 
 /**

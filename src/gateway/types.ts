@@ -6,6 +6,7 @@ import type { UserInfo } from '../core';
 import { badRequest } from '../status';
 
 import type { PeerCertificate } from '../authn';
+import type { WriteTurns } from './write-turns';
 
 export type { PeerCertificate } from '../authn';
 
@@ -129,6 +130,8 @@ export interface Exchange {
   id?: string;
   /** Set by the audit step when the request is audited: adds an annotation to its audit event. */
   annotate?: (key: string, value: string) => void;
+  /** The gateway's write turns, which a large streamed body takes batch by batch (write-turns.ts); absent: no pacing. */
+  readonly writeTurns?: WriteTurns;
 }
 
 /**
@@ -183,8 +186,8 @@ export function afterNext(next: Handler, exchange: Exchange, after: (err: unknow
   );
 }
 
-export function createExchange(request: GatewayRequest, response: GatewayResponse): Exchange {
-  return { request, response, warnings: [] };
+export function createExchange(request: GatewayRequest, response: GatewayResponse, writeTurns?: WriteTurns): Exchange {
+  return { request, response, warnings: [], writeTurns };
 }
 
 /** The request info, which every step after request-info may rely on. */

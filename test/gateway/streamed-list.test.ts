@@ -95,3 +95,41 @@ test('a slow reader gets the same bytes as a fast one, every item intact, plain 
   expect(zipped.headers['content-encoding']).toBe('gzip');
   expect(difference(items(gunzipSync(zipped.body)), items(fast.body))).toBeUndefined();
 }, 60_000);
+
+/** Start a list and drop the connection after its first chunk; resolves once the client saw that chunk. */
+function abandonedList(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${server.url}${PATH}`, { ca: server.admin.ca, cert: server.admin.cert, key: server.admin.key, agent: false }, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+      res.on('error', () => undefined);
+    });
+    req.on('close', () => resolve());
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+test('lists streamed at once take turns (write-turns.ts): each intact, and a client that goes away mid-list holds up no other', async () => {
+  const alone = await list({ accept: 'application/json' }, false);
+  // Fast and slow readers, plain and gzip, and clients that leave after the first chunk, all at once.
+  const [lists] = await Promise.all([
+    Promise.all([
+      list({ accept: 'application/json' }, false),
+      list({ accept: 'application/json' }, true),
+      list({ accept: 'application/json', 'accept-encoding': 'gzip' }, false),
+      list({ accept: 'application/json' }, false),
+    ]),
+    Promise.all([abandonedList(), abandonedList(), abandonedList()]),
+  ]);
+  expect(lists.map((l) => l.status)).toEqual([200, 200, 200, 200]);
+  for (const l of lists) {
+    const body = l.headers['content-encoding'] === 'gzip' ? gunzipSync(l.body) : l.body;
+    expect(difference(items(body), items(alone.body))).toBeUndefined();
+  }
+  // The turns the abandoned lists held were given back: a list afterwards still completes whole.
+  const after = await list({ accept: 'application/json' }, false);
+  expect(difference(items(after.body), items(alone.body))).toBeUndefined();
+}, 60_000);

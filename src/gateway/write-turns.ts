@@ -1,0 +1,79 @@
+/**
+ * Write turns: the share of the event loop that large streamed responses (lists of thousands of
+ * objects) may take before the loop polls for I/O again (docs/ARCHITECTURE.md, "Write turns").
+ *
+ * Upstream serves each request on a goroutine of its own, and Go's scheduler preempts a long
+ * list's encoding so that a get on another core, or later on the same one, is not held up by
+ * it. Keelson has one thread: a streamed list whose socket keeps up would otherwise encode and
+ * write all its megabytes in one pass, and a few dozen lists in flight (as many as their seats
+ * allow) each take such a pass per turn of the loop, so a short request waits for all of them at
+ * each of its steps. Priority and fairness bounds how many requests run, not how much of the
+ * thread they take; this bounds the latter.
+ *
+ * A writer takes a turn before each batch of its body and gives it back once the batch is
+ * written. Turns pass from one writer to the next within a slice of SLICE_MS; once the slice is
+ * spent the next turn waits for `setImmediate`, after the loop's pending I/O. So however many
+ * lists stream at once, a turn of the loop holds at most about a slice and one batch of their
+ * work, writers are served in the order they asked (round-robin between lists), and a writer on
+ * its own still loses nothing but a `setImmediate` per slice.
+ *
+ * One per gateway (a server's event loop is shared by its requests; several servers in one
+ * process each pace their own).
+ */
+
+/** How long turns pass from writer to writer before the event loop polls for I/O again. */
+export const SLICE_MS = 0.5;
+
+export class WriteTurns {
+  private readonly waiting: Array<() => void> = [];
+  /** A writer holds the turn, or a turn is being passed on (now or after `setImmediate`). */
+  private busy = false;
+  private sliceStart = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly sliceMs = SLICE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Resolves when the caller may write its next batch; it must `release` the turn after. */
+  take(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.waiting.push(resolve);
+      if (this.busy) return;
+      this.busy = true;
+      this.passOn();
+    });
+  }
+
+  /**
+   * The batch has been written. The turn passes on at the next tick, after node's own tick that
+   * uncorks the response's socket: the batch's TLS encryption and write count in the slice.
+   */
+  release(): void {
+    process.nextTick(this.passOn);
+  }
+
+  /** Writers waiting for a turn (for tests). */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private readonly passOn = (): void => {
+    if (this.waiting.length === 0) {
+      this.busy = false;
+      return;
+    }
+    if (this.now() - this.sliceStart < this.sliceMs) {
+      this.waiting.shift()!();
+      return;
+    }
+    setImmediate(this.startSlice);
+  };
+
+  private readonly startSlice = (): void => {
+    this.sliceStart = this.now();
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.busy = false;
+  };
+}

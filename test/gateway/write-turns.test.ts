@@ -1,0 +1,91 @@
+/**
+ * Write turns (src/gateway/write-turns.ts): writers of large bodies take turns in the order they
+ * asked, and once a slice is spent the event loop's other work (an I/O callback, another
+ * request's `setImmediate`) runs before the next turn. The slice's time is a counter the test
+ * moves, so nothing depends on how fast the machine is.
+ */
+import { WriteTurns } from '../../src/gateway/write-turns';
+
+/** A writer that takes `batches` turns, recording each in `log` and spending `costMs` of the test's time in it. */
+async function writer(turns: WriteTurns, name: string, batches: number, log: string[], clock: { ms: number }, costMs: number): Promise<void> {
+  for (let i = 0; i < batches; i++) {
+    await turns.take();
+    try {
+      log.push(`${name}${i}`);
+      clock.ms += costMs;
+    } finally {
+      turns.release();
+    }
+  }
+}
+
+describe('write turns', () => {
+  it('passes turns round-robin between writers while the slice lasts', async () => {
+    const clock = { ms: 0 };
+    const turns = new WriteTurns(1_000, () => clock.ms);
+    const log: string[] = [];
+    await Promise.all([writer(turns, 'a', 3, log, clock, 0), writer(turns, 'b', 3, log, clock, 0), writer(turns, 'c', 2, log, clock, 0)]);
+    expect(log).toEqual(['a0', 'b0', 'c0', 'a1', 'b1', 'c1', 'a2', 'b2']);
+    expect(turns.queued).toBe(0);
+  });
+
+  it('lets the event loop run other callbacks once a slice is spent', async () => {
+    const clock = { ms: 0 };
+    const turns = new WriteTurns(2, () => clock.ms);
+    const log: string[] = [];
+    // Each batch costs 1 ms of the slice's 2: two batches per slice, then the loop's turn.
+    let done = false;
+    const writers = Promise.all([writer(turns, 'a', 4, log, clock, 1), writer(turns, 'b', 4, log, clock, 1)]).then(() => {
+      done = true;
+    });
+    // Another request's work, queued as I/O would queue it, again and again: it runs between slices, not after the lists.
+    const other = new Promise<void>((resolve) => {
+      const again = () => {
+        log.push('other');
+        if (done) resolve();
+        else setImmediate(again);
+      };
+      setImmediate(again);
+    });
+    await Promise.all([writers, other]);
+    const runs = log
+      .join(' ')
+      .split('other')
+      .map((run) => run.trim().split(' ').filter(Boolean).length);
+    expect(Math.max(...runs)).toBe(2);
+    expect(log.filter((e) => e !== 'other')).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2', 'a3', 'b3']);
+  });
+
+  it('a lone writer still yields to the event loop between slices', async () => {
+    const clock = { ms: 0 };
+    const turns = new WriteTurns(1, () => clock.ms);
+    const log: string[] = [];
+    let immediates = 0;
+    const tick = () => {
+      immediates++;
+      if (log.length < 6) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await writer(turns, 'a', 6, log, clock, 1);
+    // Every batch spends the whole slice: the loop turns between any two.
+    expect(immediates).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a writer that fails mid-batch gives its turn back (the finally), and the others go on', async () => {
+    const clock = { ms: 0 };
+    const turns = new WriteTurns(1_000, () => clock.ms);
+    const log: string[] = [];
+    const failing = (async () => {
+      await turns.take();
+      try {
+        throw new Error('client went away');
+      } finally {
+        turns.release();
+      }
+    })();
+    const others = Promise.all([writer(turns, 'b', 2, log, clock, 0), writer(turns, 'c', 2, log, clock, 0)]);
+    await expect(failing).rejects.toThrow('client went away');
+    await others;
+    expect(log).toEqual(['b0', 'c0', 'b1', 'c1']);
+  });
+});
