@@ -3,12 +3,14 @@
  * and hands them to the pipeline. Nothing else in the gateway knows about Express. Express'
  * own ETag, query parsing and `X-Powered-By` are off: the pipeline does its own work.
  */
-import { type IncomingMessage, type ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
+import { type IncomingMessage, ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex, Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import express from 'express';
-import { requestEntityTooLarge } from '../status';
+import { badRequest, requestEntityTooLarge } from '../status';
 import { describePeer } from '../authn';
-import { type ChunkWriter, type GatewayRequest, type GatewayResponse, type PeerCertificate, parseRequestTarget } from './types';
+import { type ChunkWriter, type GatewayRequest, type GatewayResponse, type PeerCertificate, type UpgradeConnection, parseRequestTarget } from './types';
 
 /** The gateway's `handle`: nothing when it answered within the call, else its promise; fails by rejecting. */
 export type GatewayHandle = (request: GatewayRequest, response: GatewayResponse) => Promise<void> | void;
@@ -73,6 +75,65 @@ function readWholeBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 /**
+ * The body of a request that asked to upgrade, for a handler that reads it (a path nothing
+ * upgrades): node stops parsing at the head, so the body is `head` and what follows on the
+ * socket, `Content-Length` bytes of it. A chunked one is refused: the connection is no longer
+ * parsed as HTTP.
+ */
+function readUpgradeBody(req: IncomingMessage, upgrade: NodeUpgrade, limit: number): Promise<Buffer> {
+  if (req.headers['transfer-encoding'] !== undefined) {
+    return Promise.reject(badRequest('a request that asks to upgrade the connection must send its body with Content-Length'));
+  }
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (length > limit) return Promise.reject(requestEntityTooLarge(`limit is ${limit}`));
+  const { socket, head } = upgrade;
+  if (head.length >= length) return Promise.resolve(head.subarray(0, length));
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [head];
+    let size = head.length;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size < length) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve(Buffer.concat(chunks, size).subarray(0, length));
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(badRequest('the connection closed before the body was whole')));
+  });
+}
+
+/** A body that `bodyStream` gave away: reading it again is a bug of the caller. */
+const STREAMED_BODY: Promise<Buffer> = Promise.reject(new Error('the request body was already streamed'));
+STREAMED_BODY.catch(() => undefined);
+
+/** The connections of requests that asked to upgrade, by their node request (see `upgradeListener`). */
+const upgrades = new WeakMap<IncomingMessage, NodeUpgrade>();
+
+/** The connection of a request that asked to upgrade, until a step takes it (`UpgradeConnection`). */
+class NodeUpgrade implements UpgradeConnection {
+  taken = false;
+
+  constructor(
+    readonly socket: Duplex,
+    readonly head: Buffer,
+    private readonly res: ServerResponse,
+  ) {}
+
+  take(status: number): { socket: Duplex; head: Buffer } {
+    if (this.taken || this.res.headersSent) throw new Error('the connection was already taken or answered');
+    this.taken = true;
+    // The response is over without a byte: detached, it never writes to the socket again, and
+    // destroyed, it counts as done (`whenFlushed`), with the status the logs and metrics see.
+    this.res.statusCode = status;
+    this.res.detachSocket(this.socket as Socket);
+    this.res.destroy();
+    return { socket: this.socket, head: this.head };
+  }
+}
+
+/**
  * A node request as the gateway sees it. A class rather than an object literal: its getters and
  * methods live on the prototype, so a request costs one small object (a literal with getters
  * and closures was built the slow way, a dozen allocations, on every request).
@@ -120,8 +181,21 @@ class NodeGatewayRequest implements GatewayRequest {
   }
 
   readBody(limit: number): Promise<Buffer> {
-    this.body ??= readWholeBody(this.req, limit);
+    if (this.body) return this.body;
+    // A request node handed to the upgrade listener: its body was not parsed.
+    const upgrade = upgrades.get(this.req);
+    this.body = upgrade ? readUpgradeBody(this.req, upgrade, limit) : readWholeBody(this.req, limit);
     return this.body;
+  }
+
+  bodyStream(): Readable | undefined {
+    if (this.body || upgrades.has(this.req)) return undefined;
+    this.body = STREAMED_BODY;
+    return this.req;
+  }
+
+  get upgrade(): UpgradeConnection | undefined {
+    return upgrades.get(this.req);
   }
 
   headerValues(name: string): readonly string[] {
@@ -403,6 +477,29 @@ export function createExpressApp(handle: GatewayHandle, ends: ResponseEnds, onEr
     else app(req, res);
   };
   return Object.assign(listener, { app });
+}
+
+/**
+ * The listener for node's `upgrade` event, in front of `listener` (either of the above): a
+ * request that asks to switch protocols goes through the gateway as any request, answered on a
+ * response made for its connection, which closes after the answer (node no longer parses it as
+ * HTTP); a step that switches protocols takes the connection instead (`GatewayRequest.upgrade`).
+ */
+export function upgradeListener(listener: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    // node took its own listeners off the socket: its errors are this listener's now.
+    socket.on('error', () => socket.destroy());
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    const upgrade = new NodeUpgrade(socket, head, res);
+    upgrades.set(req, upgrade);
+    res.on('finish', () => {
+      res.detachSocket(socket as Socket);
+      socket.end();
+    });
+    listener(req, res);
+  };
 }
 
 /**

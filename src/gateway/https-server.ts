@@ -8,7 +8,8 @@
  */
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 export interface TlsMaterial {
   /** PEM serving certificate (chain). */
@@ -25,6 +26,11 @@ export interface HttpsListenOptions {
   /** 0 picks a free port. */
   port: number;
   listener: RequestListener;
+  /**
+   * Requests that ask to switch protocols (`Connection: Upgrade`), with their connection and the
+   * bytes read past their head (node's `upgrade` event). Absent: node serves them as any request.
+   */
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Ends open watches and waits (at most the given milliseconds) for the requests in flight. */
   drain?: (timeoutMs: number) => Promise<void>;
   /** Resolves once the responses the listener ended have been written (its ResponseEnds). */
@@ -63,6 +69,17 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
       resolve();
     });
   });
+  // Upgraded connections are no longer the HTTP server's: closing it does not close them, and
+  // it waits for them. Kept here to be closed last.
+  const upgraded = new Set<Duplex>();
+  const upgrade = options.upgrade;
+  if (upgrade) {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      upgrade(req, socket, head);
+    });
+  }
   const address = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   return {
@@ -75,6 +92,7 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
         await options.drain?.(drainTimeoutMs);
         await options.whenEndsWritten?.();
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
         await closed;
       })();
       return closing;

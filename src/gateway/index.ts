@@ -9,7 +9,7 @@ import type { CoreApi, ResourceCatalog, ResourceDefinition } from '../core';
 import type { Naming } from '../naming';
 import type { FeatureGates } from '../features';
 import type { Authenticator } from '../authn';
-import { ResponseEnds, createExpressApp, createNodeListener } from './express-adapter';
+import { ResponseEnds, createExpressApp, createNodeListener, upgradeListener } from './express-adapter';
 import type { HealthChecks } from './handlers/health';
 import type { VersionInfo } from './handlers/version';
 import { type RunningServer, type TlsMaterial, listenHttps } from './https-server';
@@ -169,6 +169,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     host: options.host,
     port: options.port,
     listener,
+    // Upgrade requests take the same path; the aggregator's proxy switches them (docs/AGGREGATION.md).
+    upgrade: upgradeListener(listener),
     drain: (ms) => gateway.drain(ms),
     whenEndsWritten: () => ends.whenWritten(),
   });

@@ -2,6 +2,7 @@
  * The gateway's plain request/response objects. Steps and handlers see only these, never
  * Express or node:http, so every one of them can be tested without a socket. `express-adapter.ts` is the only place that builds them from a real request.
  */
+import type { Duplex, Readable } from 'node:stream';
 import type { UserInfo } from '../core';
 import { badRequest } from '../status';
 
@@ -29,6 +30,24 @@ export interface GatewayRequest {
   readonly signal: AbortSignal;
   /** Read the whole body; rejects with 413 past `limitBytes`. */
   readBody(limitBytes: number): Promise<Buffer>;
+  /**
+   * The body as it arrives, for a step that forwards it rather than reads it (the aggregator's
+   * proxy); undefined when the door cannot give it (already read, or a request that asked to
+   * upgrade). Either this or `readBody`, once.
+   */
+  bodyStream?(): Readable | undefined;
+  /** Set when the request asked to switch protocols (`Connection: Upgrade`): its connection, which a step may take over. */
+  readonly upgrade?: UpgradeConnection;
+}
+
+/** The connection of a request that asked to switch protocols (upstream's hijackable response writer). */
+export interface UpgradeConnection {
+  /**
+   * Take the connection over: the response is over (its status `status` for the logs and
+   * metrics, nothing more written through it) and the socket is the caller's, with `head`, the
+   * bytes the client sent after the request's head.
+   */
+  take(status: number): { socket: Duplex; head: Buffer };
 }
 
 /** Writes bytes framed as one HTTP/1.1 chunk (`frameChunk`); false when the caller should wait for `drain()`. */

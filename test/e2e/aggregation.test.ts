@@ -5,7 +5,8 @@
  * an APIService with its caBundle, in a library server started with `--proxy-client-cert-file`.
  * kubectl 1.32 lists the extension's resources and its APIService; the proxy carries the
  * caller's identity, refuses a caller without permission before the extension sees it, streams
- * a watch; discovery (legacy and aggregated, with the fallback) and OpenAPI v2/v3 are merged; a
+ * a watch, a large body and an upgraded connection (bytes both ways, as exec and port-forward
+ * through an extension use it); discovery (legacy and aggregated, with the fallback) and OpenAPI v2/v3 are merged; a
  * backend that hangs, sends garbage or is gone answers 503 without touching other groups; the
  * group goes with its APIService. The server's clock is a ManualClock: the proxy's timeout and
  * the availability controller's resync run when the test advances it.
@@ -13,6 +14,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import tls from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -72,6 +74,80 @@ function request(
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** A connection that asked to upgrade: the answer's head, then what follows on it. */
+interface Upgraded {
+  status: number;
+  head: string;
+  socket: tls.TLSSocket;
+  /** Resolves with what arrived after the head once it holds `text` (or the connection closed). */
+  read(text: string): Promise<string>;
+  /** The answer's body once the connection closed (a chunked one decoded). */
+  body(): Promise<string>;
+  closed: Promise<void>;
+}
+
+/** Ask Keelson to switch protocols on `path`, as `who`, writing the request by hand as client-go's SPDY and websocket dialers do. */
+async function upgradeRequest(
+  pathAndQuery: string,
+  options: { who?: { cert: string; key: string }; method?: string; protocol?: string; body?: string } = {},
+): Promise<Upgraded> {
+  const who = options.who ?? server.adminCredentials;
+  const url = new URL(server.url);
+  const socket = tls.connect({ host: url.hostname, port: Number(url.port), ca: server.ca, cert: who.cert, key: who.key });
+  let received = Buffer.alloc(0);
+  let ended = false;
+  let wake = () => {};
+  socket.on('data', (chunk: Buffer) => {
+    received = Buffer.concat([received, chunk]);
+    wake();
+  });
+  const closed = new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      ended = true;
+      wake();
+      resolve();
+    }),
+  );
+  socket.on('error', () => undefined);
+  const until = (done: () => boolean) =>
+    new Promise<void>((resolve) => {
+      wake = () => (done() || ended) && resolve();
+      wake();
+    });
+  const body = options.body ?? '';
+  socket.write(
+    `${options.method ?? 'POST'} ${pathAndQuery} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: Upgrade\r\nUpgrade: ${options.protocol ?? 'SPDY/3.1'}\r\n` +
+      `X-Stream-Protocol-Version: v4.channel.k8s.io\r\n${body ? `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` : ''}\r\n${body}`,
+  );
+  await until(() => received.includes('\r\n\r\n'));
+  const at = received.indexOf('\r\n\r\n');
+  const head = received.subarray(0, at).toString('latin1');
+  const rest = () => received.subarray(at + 4).toString('utf8');
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]),
+    head,
+    socket,
+    closed,
+    read: async (text) => {
+      await until(() => rest().includes(text));
+      return rest();
+    },
+    body: async () => {
+      await closed;
+      if (!/\r\nTransfer-Encoding: chunked(\r\n|$)/i.test(head)) return rest();
+      let chunked = received.subarray(at + 4);
+      const parts: Buffer[] = [];
+      for (;;) {
+        const line = chunked.indexOf('\r\n');
+        const size = Number.parseInt(chunked.subarray(0, line).toString('latin1'), 16);
+        if (!(size > 0)) return Buffer.concat(parts).toString('utf8');
+        parts.push(chunked.subarray(line + 2, line + 2 + size));
+        chunked = chunked.subarray(line + 2 + size + 2);
+      }
+    },
+  };
 }
 
 async function apiService(): Promise<{ status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }> {
@@ -236,6 +312,125 @@ test('a watch is streamed: events the extension sends later arrive while the req
   } finally {
     req.destroy();
   }
+});
+
+test('a body larger than what the server reads whole goes to the extension as it comes', async () => {
+  // 4 MiB: past the 3 MiB a read-whole body may have (and the server's own request limit).
+  const reference = 'r'.repeat(4 * 1024 * 1024);
+  const created = await request(`/apis/${GV}/namespaces/wardle/flunders`, {
+    method: 'POST',
+    body: JSON.stringify({ apiVersion: GV, kind: 'Flunder', metadata: { name: 'large' }, spec: { reference } }),
+  });
+  expect(created.status).toBe(201);
+  expect(JSON.parse(created.body).spec.reference).toHaveLength(reference.length);
+});
+
+describe('a request that asks to upgrade', () => {
+  const EXEC = `/apis/${GV}/namespaces/wardle/flunders/first/exec`;
+
+  beforeAll(async () => {
+    const role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'flunder-exec' },
+      rules: [{ apiGroups: [WARDLE_GROUP], resources: ['flunders/exec'], verbs: ['create'] }],
+    };
+    const binding = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'flunder-exec' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flunder-exec' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'wardle-exec' }],
+    };
+    const file = path.join(dir, 'exec-rbac.json');
+    await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [role, binding] }));
+    await kubectl('apply', '-f', file);
+  });
+
+  test('is switched through to the extension: its 101 relayed, bytes echoed both ways, both ends closed; the extension sees the caller', async () => {
+    const erin = await server.newUser('erin', ['wardle-exec']);
+    const seen = ext.nextRequest();
+    const conn = await eventually(async () => {
+      const c = await upgradeRequest(EXEC, { who: erin });
+      if (c.status === 101) return c;
+      c.socket.destroy();
+      return false;
+    });
+    expect(conn.head).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    expect(conn.head).toMatch(/\r\nUpgrade: SPDY\/3\.1(\r\n|$)/);
+    expect(conn.head).toMatch(/\r\nX-Stream-Protocol-Version: v4\.channel\.k8s\.io(\r\n|$)/);
+    conn.socket.write('hello');
+    expect(await conn.read('hello')).toBe('hello');
+    conn.socket.write(' and bye');
+    expect(await conn.read('bye!')).toBe('hello and byebye!');
+    // The extension closed its end; Keelson closes the caller's.
+    await conn.closed;
+    await eventually(async () => ext.openUpgrades === 0, { what: 'the extension side closed' });
+    const got = await seen;
+    expect(got).toMatchObject({
+      method: 'POST',
+      url: EXEC,
+      user: 'erin',
+      upgrade: 'SPDY/3.1',
+      proxyCommonName: FRONT_PROXY_CLIENT,
+      authorization: undefined,
+      impersonate: undefined,
+      forwardedFor: '127.0.0.1',
+    });
+    expect(got.groups).toEqual(expect.arrayContaining(['wardle-exec', 'system:authenticated']));
+  });
+
+  test('a websocket (GET) switches too, and the caller closing ends both sides', async () => {
+    const conn = await upgradeRequest(EXEC, { method: 'GET', protocol: 'websocket' });
+    expect(conn.status).toBe(101);
+    expect(conn.head).toMatch(/\r\nUpgrade: websocket(\r\n|$)/);
+    conn.socket.write('ping');
+    expect(await conn.read('ping')).toBe('ping');
+    expect(ext.openUpgrades).toBe(1);
+    conn.socket.end();
+    await conn.closed;
+    await eventually(async () => ext.openUpgrades === 0, { what: 'the extension side closed' });
+  });
+
+  test('a caller without permission gets 403 from Keelson, and no upgrade reaches the extension', async () => {
+    const mallory = await server.newUser('mallory');
+    const before = ext.seen.length;
+    const conn = await upgradeRequest(EXEC, { who: mallory });
+    expect(conn.status).toBe(403);
+    const status = JSON.parse(await conn.body());
+    expect(status).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
+    expect(status.message).toMatch(
+      /^flunders\.wardle\.example\.com "first" is forbidden: User "mallory" cannot create resource "flunders\/exec" in API group "wardle\.example\.com" in the namespace "wardle"/,
+    );
+    expect(ext.seen.slice(before)).toEqual([]);
+  });
+
+  test('an upgrade the extension refuses: its error relayed; an answer that is no switch and no error: 503', async () => {
+    const refused = await upgradeRequest(`/apis/${GV}/namespaces/wardle/flunders/refuse/exec`);
+    expect(refused.status).toBe(403);
+    await refused.closed;
+    expect(JSON.parse(await refused.body())).toMatchObject({ reason: 'Forbidden', message: 'the extension refuses' });
+
+    const plain = await upgradeRequest(`/apis/${GV}/namespaces/wardle/flunders/plain/exec`);
+    await plain.closed;
+    expect(plain.status).toBe(503);
+    expect(plain.head).toMatch(/\r\nContent-Type: text\/plain; charset=utf-8\r\n/);
+    expect(await plain.body()).toBe('invalid upgrade response: status code 200\n');
+  });
+
+  test('a path the aggregator does not proxy is answered as any request (a body too), on a connection closed after it', async () => {
+    const get = await upgradeRequest('/api/v1/namespaces/wardle', { method: 'GET', protocol: 'websocket' });
+    await get.closed;
+    expect(get.status).toBe(200);
+    expect(get.head).toMatch(/\r\nConnection: close(\r\n|$)/i);
+    expect(JSON.parse(await get.body())).toMatchObject({ kind: 'Namespace', metadata: { name: 'wardle' } });
+
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upgraded' }, data: { a: 'b' } });
+    const post = await upgradeRequest('/api/v1/namespaces/wardle/configmaps', { body });
+    await post.closed;
+    expect(post.status).toBe(201);
+    expect(JSON.parse(await post.body())).toMatchObject({ metadata: { name: 'upgraded' }, data: { a: 'b' } });
+  });
 });
 
 test('discovery: kubectl api-resources lists the group; aggregated discovery is what the extension said, legacy its fallback', async () => {

@@ -6,10 +6,16 @@
  * and `X-Remote-Group`. It serves `wardle.example.com/v1alpha1` with a namespaced `flunders`
  * resource (list, get, create, watch), legacy and aggregated discovery, and OpenAPI v2 and v3.
  * `mode` makes it misbehave: `hang` (never answers), `garbage` (answers with no HTTP at all).
+ *
+ * A request that asks to upgrade (`Connection: Upgrade`, `Upgrade: SPDY/3.1` or `websocket`) to
+ * `…/flunders/<name>/exec` switches protocols and echoes every byte back; `bye` in what it reads
+ * makes it answer `bye!` and close. The flunder `refuse` answers 403 instead, `plain` a 200 that
+ * is no switch.
  */
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { createTestPki } from '../grpc/fixtures/certs';
 
@@ -31,6 +37,10 @@ export interface SeenRequest {
   impersonate: string | undefined;
   /** The common name of the client certificate the proxy presented. */
   proxyCommonName: string;
+  /** The protocol asked for by a request that asks to upgrade. */
+  upgrade?: string;
+  /** The `X-Forwarded-For` the proxy sent. */
+  forwardedFor?: string;
 }
 
 export interface ExtensionServer {
@@ -44,6 +54,8 @@ export interface ExtensionServer {
   mode: ExtensionMode;
   /** Whether discovery `/apis` answers aggregated discovery (else 406 to it, as an older server). */
   aggregatedDiscovery: boolean;
+  /** Connections switched by an upgrade and still open. */
+  openUpgrades: number;
   /** Send a watch event to every open watch. */
   emit(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>): void;
   /** Resolves when the next request arrives (with it). */
@@ -194,7 +206,8 @@ export async function startExtensionServer(service: { name: string; namespace: s
   const waiting: ((r: SeenRequest) => void)[] = [];
   const sockets = new Set<Socket>();
 
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  /** Record a request; whether the front proxy is believed (an allowed name and a user, as requestheader-allowed-names). */
+  const see = (req: IncomingMessage): boolean => {
     const peer = (req.socket as TLSSocket).getPeerCertificate();
     const proxyCommonName = String(peer?.subject?.CN ?? '');
     const seen: SeenRequest = {
@@ -205,11 +218,59 @@ export async function startExtensionServer(service: { name: string; namespace: s
       authorization: req.headers.authorization,
       impersonate: req.headers['impersonate-user'] as string | undefined,
       proxyCommonName,
+      upgrade: req.headers.upgrade,
+      forwardedFor: req.headers['x-forwarded-for'] as string | undefined,
     };
     ext.seen.push(seen);
     for (const resolve of waiting.splice(0)) resolve(seen);
-    // The front proxy is believed only with an allowed name (requestheader-allowed-names).
-    if (proxyCommonName !== FRONT_PROXY_CLIENT || !seen.user) {
+    return proxyCommonName === FRONT_PROXY_CLIENT && Boolean(seen.user);
+  };
+
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const answer = (code: number, text: string, body: unknown) => {
+      const json = JSON.stringify(body);
+      socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    };
+    if (!see(req)) return answer(401, 'Unauthorized', { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 401, reason: 'Unauthorized' });
+    const name = /\/flunders\/([^/]+)\/exec$/.exec(new URL(req.url ?? '/', 'https://x').pathname)?.[1];
+    const protocol = req.headers.upgrade ?? '';
+    if (!name || !/^(SPDY\/3\.1|websocket)$/i.test(protocol)) {
+      return answer(400, 'Bad Request', {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 400,
+        reason: 'BadRequest',
+        message: 'Upgrade request required',
+      });
+    }
+    if (name === 'refuse') {
+      return answer(403, 'Forbidden', {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'the extension refuses',
+      });
+    }
+    if (name === 'plain') return answer(200, 'OK', { kind: 'Flunder', apiVersion: GV, metadata: { name } });
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${protocol}\r\nX-Stream-Protocol-Version: ${req.headers['x-stream-protocol-version'] ?? ''}\r\n\r\n`,
+    );
+    ext.openUpgrades++;
+    socket.once('close', () => ext.openUpgrades--);
+    const echo = (chunk: Buffer) => {
+      socket.write(chunk);
+      if (chunk.includes('bye')) socket.end('bye!');
+    };
+    if (head.length > 0) echo(head);
+    socket.on('data', echo);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (!see(req)) {
       res
         .writeHead(401, { 'Content-Type': 'application/json' })
         .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 401, reason: 'Unauthorized' }));
@@ -300,12 +361,14 @@ export async function startExtensionServer(service: { name: string; namespace: s
     seen: [],
     mode: 'ok',
     aggregatedDiscovery: true,
+    openUpgrades: 0,
     emit(type, object) {
       for (const res of watches) res.write(`${JSON.stringify({ type, object })}\n`);
     },
     nextRequest: () => new Promise((resolve) => waiting.push(resolve)),
     async start() {
       server = https.createServer({ key: servingCert.key, cert: servingCert.cert, ca: frontProxy.ca, requestCert: true, rejectUnauthorized: true }, handle);
+      server.on('upgrade', upgrade);
       server.on('connection', (s: Socket) => {
         sockets.add(s);
         s.on('close', () => sockets.delete(s));

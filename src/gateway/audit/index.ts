@@ -253,6 +253,8 @@ async function audited(
       headers: request.headers,
       peerCertificate: request.peerCertificate,
       remoteAddress: request.remoteAddress,
+      // A connection the aggregator's proxy may take over (its body is not read then).
+      upgrade: request.upgrade,
       get signal() {
         return request.signal;
       },
