@@ -64,7 +64,7 @@ export interface PipelineOptions {
   limits?: RequestLimits;
   /**
    * API Priority and Fairness (`--enable-priority-and-fairness`): requests classified, queued and
-   * limited by it (step 9); the in-flight counters of `limits` are then left at 0.
+   * limited by it (step 8); the in-flight counters of `limits` are then left at 0.
    */
   flowControl?: FlowControl;
   /** The gateway's open watches, which shutdown ends. */
@@ -96,7 +96,10 @@ export function createPipeline(options: PipelineOptions): Handler {
     authenticationStep({ authenticator: options.authenticator, onRejected: options.onUnauthenticated }),
     ...(options.audit ? [auditStep({ codecs, ...options.audit })] : []),
     impersonationStep({ authorizers, naming: options.naming }),
-    authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
+    // Upstream's handler chain limits requests before it authorizes them (max-in-flight or
+    // priority and fairness inside impersonation, authorization inside them): a flood of
+    // requests that would be denied is limited before authorization's work, and a 403 carries
+    // the classification headers.
     ...(options.limits ? [limitsStep({ ...options.limits, clock: options.clock, codecs, index: options.index, metrics: options.metrics })] : []),
     ...(options.flowControl
       ? [
@@ -108,6 +111,7 @@ export function createPipeline(options: PipelineOptions): Handler {
           }),
         ]
       : []),
+    authorizationStep(authorizers, options.features?.enabled('AuthorizeWithSelectors') ?? true, options.naming),
     ...(options.aggregator ? [options.aggregator.step] : []),
   ];
   return compose(steps, createRouter({ ...options, codecs, remoteGroups: options.aggregator?.discovery }));

@@ -142,6 +142,14 @@ test('the debug dump lists the levels for a caller allowed its path, 403 for one
   expect(Number(jailRow[7])).toBeGreaterThan(0);
   const denied = await request(nobody, 'GET', '/debug/api_priority_and_fairness/dump_priority_levels');
   expect(denied.status).toBe(403);
+  // Classified before authorization, as upstream's chain runs them: the 403 carries the headers.
+  expect(denied.headers['x-kubernetes-pf-flowschema-uid']).toBeTruthy();
+  expect(denied.headers['x-kubernetes-pf-prioritylevel-uid']).toBeTruthy();
+  const forbidden = await request(nobody, 'GET', '/api/v1/namespaces/default/secrets');
+  expect(forbidden.status).toBe(403);
+  expect(JSON.parse(forbidden.body)).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
+  expect(forbidden.headers['x-kubernetes-pf-flowschema-uid']).toBeTruthy();
+  expect(forbidden.headers['x-kubernetes-pf-prioritylevel-uid']).toBeTruthy();
 });
 
 test('with --enable-priority-and-fairness=false nothing is classified: no headers, the in-flight counters instead', async () => {

@@ -23,6 +23,8 @@ import { methodNotAllowed } from './resource-route';
 import { type VersionInfo, serveVersion } from './version';
 import { createOpenApiHandler, isOpenApiPath } from '../openapi';
 import type { RemoteGroups } from '../aggregator';
+import type { FlowControl } from '../../flowcontrol';
+import { serveFlowControlDump } from '../steps/priority-and-fairness';
 
 export interface RouterOptions {
   core: CoreApi;
@@ -44,6 +46,8 @@ export interface RouterOptions {
   issuerDiscovery?: (externalAddress: string) => IssuerDiscovery | undefined;
   /** The groups extension servers serve (the aggregator's), which discovery lists too. */
   remoteGroups?: RemoteGroups;
+  /** Priority and fairness, whose `/debug/api_priority_and_fairness/` dumps are served when present. */
+  flowControl?: FlowControl;
 }
 
 /** Go's http.NotFound. */
@@ -135,6 +139,8 @@ export function createRouter(options: RouterOptions): Handler {
       exchange.response.end(body);
       return;
     }
+    // Priority and fairness' dumps, to callers authorized for the path (its step runs before authorization).
+    if (options.flowControl && serveFlowControlDump(exchange, options.flowControl)) return;
     if (isOpenApiPath(path)) {
       if (!isGet(exchange.request.method)) throw methodNotAllowed();
       return openapi(exchange);

@@ -1,5 +1,5 @@
 /**
- * Step 7: authorization. Authorizers return a closed decision and a union walks them in order;
+ * Step 9: authorization, inside the limits (steps 7 and 8) as upstream's chain has it. Authorizers return a closed decision and a union walks them in order;
  * the first allow or deny wins, and when none has an opinion the request is denied with 403
  * (docs/API.md, "Authentication and authorization"). The server builds the chain from its flags
  * (server/authorization.ts: RBAC, Node, ABAC, Webhook, …); a gateway given none holds the

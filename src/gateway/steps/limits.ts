@@ -1,6 +1,6 @@
 /**
- * Step 8: self-defence, as upstream's max-in-flight and timeout filters (used by upstream when
- * priority and fairness is off; Keelson has no priority and fairness):
+ * Step 7: self-defence, as upstream's max-in-flight and timeout filters (the in-flight counters
+ * only when priority and fairness, step 8, is off), before authorization as in upstream's chain:
  *
  * - at most `maxReadOnly` read-only and `maxMutating` mutating requests run at once
  *   (`--max-requests-inflight`, `--max-mutating-requests-inflight`; 0: no limit); one more

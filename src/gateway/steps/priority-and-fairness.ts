@@ -1,7 +1,9 @@
 /**
- * Step 9: API Priority and Fairness (`--enable-priority-and-fairness`, src/flowcontrol), as
- * upstream's WithPriorityAndFairness filter, inside the request timeout of step 8 (so a request's
- * wait counts against it, as upstream's timeout filter wraps this one):
+ * Step 8: API Priority and Fairness (`--enable-priority-and-fairness`, src/flowcontrol), as
+ * upstream's WithPriorityAndFairness filter, inside the request timeout of step 7 (so a request's
+ * wait counts against it, as upstream's timeout filter wraps this one) and, as upstream's chain
+ * has it, before authorization (so a request authorization denies is classified, limited and
+ * answered with the headers):
  *
  * - every request but a long-running non-watch one is classified; the answer carries the
  *   `X-Kubernetes-PF-FlowSchema-UID` and `X-Kubernetes-PF-PriorityLevel-UID` headers;
@@ -11,7 +13,8 @@
  * - a request holds its seats until its answer has left the process (as a Go handler blocks on
  *   its writes), a watch only until it starts streaming (upstream's watch initialization
  *   signal), and is counted as a watcher of its type for the cost of writes meanwhile;
- * - `/debug/api_priority_and_fairness/dump_*` are served here, to callers authorized for the path.
+ * - `/debug/api_priority_and_fairness/dump_*` are answered by `serveFlowControlDump`, which the
+ *   router calls after authorization (callers authorized for the path only).
  *
  * A request that gets its seats at once passes with no promise of this step's own.
  */
@@ -29,7 +32,7 @@ import { RESPONSE_HEADER_FLOW_SCHEMA_UID, RESPONSE_HEADER_PRIORITY_LEVEL_UID } f
 import type { ServerMetrics } from '../../metrics';
 import { writeText } from '../respond';
 import type { ResourceIndex } from '../resource-index';
-import { type Exchange, type GatewayResponse, type Handler, type Step, afterNext, rejectingThrows } from '../types';
+import { type Exchange, type GatewayResponse, type Step, afterNext, rejectingThrows } from '../types';
 import { refuseTooManyRequests, releaseWhenFlushed, requestedTimeoutMs } from './limits';
 
 const DEBUG_PREFIX = '/debug/api_priority_and_fairness/';
@@ -44,8 +47,7 @@ export interface PriorityAndFairnessOptions {
 
 export function priorityAndFairnessStep(options: PriorityAndFairnessOptions): Step {
   const { flowControl } = options;
-  return (next) => {
-    const inner: Handler = (exchange) => (isDebugPath(exchange) ? serveDump(exchange, flowControl) : next(exchange));
+  return (inner) => {
     return rejectingThrows((exchange) => {
       const info = exchange.info!;
       const request = flowRequestOf(exchange);
@@ -96,13 +98,15 @@ export function priorityAndFairnessStep(options: PriorityAndFairnessOptions): St
   };
 }
 
-function isDebugPath(exchange: Exchange): boolean {
+/** Serve `/debug/api_priority_and_fairness/*` (the router, after authorization); false for any other path. */
+export function serveFlowControlDump(exchange: Exchange, flowControl: FlowControl): boolean {
   const info = exchange.info!;
-  return !info.isResourceRequest && info.path.startsWith(DEBUG_PREFIX);
+  if (info.isResourceRequest || !info.path.startsWith(DEBUG_PREFIX)) return false;
+  writeDump(exchange, flowControl, info.path);
+  return true;
 }
 
-function serveDump(exchange: Exchange, flowControl: FlowControl): void {
-  const path = exchange.info!.path;
+function writeDump(exchange: Exchange, flowControl: FlowControl, path: string): void {
   const method = exchange.request.method;
   if (method !== 'GET' && method !== 'HEAD') return writeText(exchange, 405, 'Method Not Allowed\n');
   switch (path.slice(DEBUG_PREFIX.length)) {

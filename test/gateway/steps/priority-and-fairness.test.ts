@@ -4,7 +4,7 @@ import { builtinResources } from '../../../src/core/resources';
 import { FlowControl } from '../../../src/flowcontrol';
 import { compose } from '../../../src/gateway/pipeline';
 import { ResourceIndex } from '../../../src/gateway/resource-index';
-import { priorityAndFairnessStep } from '../../../src/gateway/steps/priority-and-fairness';
+import { priorityAndFairnessStep, serveFlowControlDump } from '../../../src/gateway/steps/priority-and-fairness';
 import { requestInfoStep } from '../../../src/gateway/steps/request-info';
 import type { Exchange, Handler } from '../../../src/gateway/types';
 import { FlowcontrolMetrics, ServerMetrics } from '../../../src/metrics';
@@ -170,10 +170,10 @@ describe('priority and fairness step', () => {
     flowControl.close();
   });
 
-  it('serves the debug dumps in upstream’s columns', () => {
+  it('serves the debug dumps in upstream’s columns (the router calls serveFlowControlDump after authorization)', () => {
     const { flowControl, metrics } = setup();
-    const run = pipeline(flowControl, metrics, () => {
-      throw new Error('not reached');
+    const run = pipeline(flowControl, metrics, (exchange) => {
+      if (!serveFlowControlDump(exchange, flowControl)) throw new Error('not a dump path');
     });
     const levels = fakeExchange({ url: '/debug/api_priority_and_fairness/dump_priority_levels' });
     run(levels.exchange);
