@@ -59,6 +59,8 @@ function plain(value: unknown): string {
 
 /** The ordered compact JSON text of values, memoised on frozen (shared, immutable) objects. */
 class OrderedJson {
+  private readonly itemEncoders = new Map<string, { format: string; encode: (v: Record<string, unknown>) => Uint8Array }>();
+
   constructor(private readonly registry: SchemaRegistry) {}
 
   text(value: unknown): string {
@@ -213,11 +215,24 @@ class OrderedJson {
    * the same bytes) rather than encoded and kept again; anything else is encoded.
    */
   private itemRest(item: Record<string, unknown>, itemType: string): Uint8Array {
-    return encodeOnce(item, `application/json#item:${itemType}`, (v) => {
-      const cut = this.cutFromSource(v, itemType);
-      if (cut) return cut;
-      return encodeOrderedJsonBytes(this.registry, v, { typeName: itemType, own: isShared(v) }).subarray(1);
-    });
+    const encoder = this.itemEncoder(itemType);
+    return encodeOnce(item, encoder.format, encoder.encode);
+  }
+
+  /**
+   * The memo key and encoder of one item type, made once: a list calls `itemRest` per item, and
+   * a key built and a closure made per call were garbage at every item of every list.
+   */
+  private itemEncoder(itemType: string): { format: string; encode: (v: Record<string, unknown>) => Uint8Array } {
+    let encoder = this.itemEncoders.get(itemType);
+    if (!encoder) {
+      encoder = {
+        format: `application/json#item:${itemType}`,
+        encode: (v) => this.cutFromSource(v, itemType) ?? encodeOrderedJsonBytes(this.registry, v, { typeName: itemType, own: isShared(v) }).subarray(1),
+      };
+      this.itemEncoders.set(itemType, encoder);
+    }
+    return encoder;
   }
 
   /** The item's bytes after its `{`, as a view of its source object's body, when the layout allows. */
