@@ -534,6 +534,42 @@ test('a stopped extension: the APIService turns False (FailedDiscoveryCheck) and
   await eventually(async () => (await availability()) === 'True Passed', { what: 'Available again' });
 });
 
+test('an APIService pointing back at this server (default/kubernetes) answers 503 at once and never loops; other groups are served', async () => {
+  const name = 'v1.loop.example.com';
+  const loop = {
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: { name },
+    spec: {
+      group: 'loop.example.com',
+      version: 'v1',
+      service: { namespace: 'default', name: 'kubernetes', port: 443 },
+      caBundle: Buffer.from(server.ca).toString('base64'),
+      groupPriorityMinimum: 1000,
+      versionPriority: 15,
+    },
+  };
+  const file = path.join(dir, 'loop.json');
+  await writeFile(file, JSON.stringify(loop));
+  await kubectl('apply', '-f', file);
+  try {
+    clock.advance(30_000);
+    // The probe comes back to this server, which refuses to proxy it again: not Available.
+    await eventually(
+      async () => {
+        const status = JSON.parse(await kubectl('get', 'apiservice', name, '-o', 'json')).status;
+        return status?.conditions?.find((c: { type: string; status: string }) => c.type === 'Available' && c.status === 'False');
+      },
+      { what: 'the looping APIService unavailable' },
+    );
+    const got = await request('/apis/loop.example.com/v1/namespaces/default/things');
+    expect({ status: got.status, body: got.body }).toEqual({ status: 503, body: 'service unavailable\n' });
+    expect((await request('/api/v1/namespaces/default')).status).toBe(200);
+  } finally {
+    await kubectl('delete', 'apiservice', name);
+  }
+});
+
 test('deleting the APIService takes the group out of discovery, OpenAPI and routing', async () => {
   await kubectl('delete', 'apiservice', API_SERVICE);
   await eventually(async () => !JSON.parse((await request('/apis')).body).groups.some((g: { name: string }) => g.name === WARDLE_GROUP), {
