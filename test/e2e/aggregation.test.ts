@@ -570,6 +570,38 @@ test('an APIService pointing back at this server (default/kubernetes) answers 50
   }
 });
 
+test('an APIService whose Service is missing turns False (ServiceNotFound) and its group answers 503', async () => {
+  const name = 'v1.missing.example.com';
+  const missing = {
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: { name },
+    spec: {
+      group: 'missing.example.com',
+      version: 'v1',
+      service: { namespace: 'wardle', name: 'nowhere', port: 443 },
+      caBundle: Buffer.from(ext.servingCa).toString('base64'),
+      groupPriorityMinimum: 1000,
+      versionPriority: 15,
+    },
+  };
+  const file = path.join(dir, 'missing.json');
+  await writeFile(file, JSON.stringify(missing));
+  await kubectl('apply', '-f', file);
+  try {
+    await eventually(async () => /wardle\/nowhere\s+False \(ServiceNotFound\)/.test(await kubectl('get', 'apiservices', name)), {
+      what: 'the APIService without its Service unavailable',
+    });
+    const condition = JSON.parse(await kubectl('get', 'apiservice', name, '-o', 'json')).status.conditions.find(
+      (c: { type: string }) => c.type === 'Available',
+    );
+    expect(condition.message).toBe('service/nowhere in "wardle" is not present');
+    expect(await request('/apis/missing.example.com/v1/namespaces/wardle/things')).toMatchObject({ status: 503, body: 'service unavailable\n' });
+  } finally {
+    await kubectl('delete', 'apiservice', name);
+  }
+});
+
 test('deleting the APIService takes the group out of discovery, OpenAPI and routing', async () => {
   await kubectl('delete', 'apiservice', API_SERVICE);
   await eventually(async () => !JSON.parse((await request('/apis')).body).groups.some((g: { name: string }) => g.name === WARDLE_GROUP), {
