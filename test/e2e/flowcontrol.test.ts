@@ -94,6 +94,11 @@ test('kubectl get flowschemas,prioritylevelconfigurations lists the default conf
       'workload-leader-election',
     ].sort(),
   );
+  // Rows in upstream's printFlowSchemaList order: matching precedence, then name.
+  const order = schemaRows.slice(1).map((r) => [Number(r[2]), r[0]] as const);
+  expect(order).toEqual([...order].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)));
+  expect(order[0]![1]).toMatch(/exempt$/);
+  expect(order.at(-1)![1]).toMatch(/catch-all$/);
   // Upstream's printFlowSchema: the level, precedence, distinguisher (`<none>` without one) and the Dangling condition.
   expect(byName.get('exempt')!.slice(1, 4)).toEqual(['exempt', '1', '<none>']);
   expect(byName.get('catch-all')!.slice(1, 4)).toEqual(['catch-all', '10000', 'ByUser']);

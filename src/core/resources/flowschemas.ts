@@ -245,6 +245,13 @@ const FLOW_SCHEMA_TABLE: TableDefinition<FlowSchema> = {
       fs.status?.conditions?.find((c) => c.type === FLOW_SCHEMA_CONDITION_DANGLING)?.status ?? '?',
     ],
   }),
+  // Upstream's printFlowSchemaList sorts as FlowSchemaSequence: matching precedence, then name.
+  order: (items) =>
+    [...items].sort(
+      (a, b) =>
+        (a.spec?.matchingPrecedence ?? 0) - (b.spec?.matchingPrecedence ?? 0) ||
+        ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : (a.metadata?.name ?? '') > (b.metadata?.name ?? '') ? 1 : 0),
+    ),
 };
 
 /** The other version of the same objects: FlowSchema's v1 and v1beta3 have one shape, so only the apiVersion changes. */

@@ -81,7 +81,7 @@ function rowObject(obj: ApiObject, options: BuildTableOptions): unknown {
  */
 export function buildTable<T extends ApiObject>(value: T | ApiList<T>, definition: TableDefinition<T> | undefined, options: BuildTableOptions): Table {
   const def = (definition ?? DEFAULT_TABLE) as TableDefinition<T>;
-  const items = isList(value) ? (value.items as T[]) : [value];
+  const items = isList(value) ? (def.order ? def.order(value.items as T[]) : (value.items as T[])) : [value];
   const rows: TableRow[] = items.map((item) => {
     const data = def.row(item, options.ctx);
     const row: TableRow = { cells: data.cells, object: rowObject(item, options) };

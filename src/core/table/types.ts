@@ -38,6 +38,8 @@ export interface TableContext {
 export interface TableDefinition<T = never> {
   readonly columns: readonly TableColumnDefinition[];
   row(obj: T, ctx: TableContext): TableRowData;
+  /** A list's rows in the order upstream's printer sorts them (absent: the list's own order). */
+  order?(items: readonly T[]): T[];
 }
 
 /** metav1.TableRow: `object` is null with `includeObject=None`. */
