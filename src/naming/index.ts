@@ -96,6 +96,8 @@ export interface Naming {
   readonly bootstrapTokenSecretType: string;
   /** The ConfigMap in every namespace holding the cluster's root CA (`kube-root-ca.crt`). */
   readonly rootCaConfigMap: string;
+  /** The aggregator's component name (`kube-aggregator`): its OpenAPI module path and its labels' subdomain. */
+  readonly aggregator: string;
   /** Prefix of the projected volume the ServiceAccount admission plugin mounts (`kube-api-access-`). */
   readonly apiAccessVolumePrefix: string;
   /** Leader-election Leases in the system namespace (`kube-controller-manager`, `kube-scheduler`). */
@@ -142,6 +144,7 @@ export function createNaming(vendor: Vendor): Naming {
   const w = WORDS[vendor];
   const group = (prefix: string): string => `${prefix}.${w.groupDomain}`;
   const key = (name: string, subdomain?: string): string => (subdomain ? `${subdomain}.${w.keyDomain}/${name}` : `${w.keyDomain}/${name}`);
+  const aggregator = `${w.namespacePrefix}-aggregator`;
   const groups = {
     rbac: group('rbac.authorization'),
     events: group('events'),
@@ -206,13 +209,14 @@ export function createNaming(vendor: Vendor): Naming {
       rbacAutoupdate: key('autoupdate', 'rbac.authorization'),
       deprecated: key('deprecated'),
       apiApproved: `api-approved.${w.keyDomain}`,
-      apiServiceAutomanaged: key('automanaged', `${w.namespacePrefix}-aggregator`),
+      apiServiceAutomanaged: key('automanaged', aggregator),
       apfAutoupdate: key('autoupdate-spec', 'apf'),
       apfPreserveZeroShares: `${group('flowcontrol')}/v1beta3-preserve-zero-concurrency-shares`,
     },
     execInfoEnv: `${w.word.toUpperCase()}_EXEC_INFO`,
     bootstrapTokenSecretType: `bootstrap.${w.keyDomain}/token`,
     rootCaConfigMap: `${w.namespacePrefix}-root-ca.crt`,
+    aggregator,
     apiAccessVolumePrefix: `${w.namespacePrefix}-api-access-`,
     leaderLeases: { controllerManager: `${w.namespacePrefix}-controller-manager`, scheduler: `${w.namespacePrefix}-scheduler` },
   };

@@ -5,6 +5,7 @@
  * (the configuration controller's `Dangling` condition); spec changes count in the generation.
  * The mandatory `exempt` and `catch-all` schemas' specs cannot be changed.
  */
+import type { ApiObject } from '../api';
 import type { Naming } from '../../naming';
 import { fieldErrors, FieldPath, GoLiteral, type FieldError } from '../validation/field-errors';
 import { semanticEqual } from '../validation/equality';
@@ -264,6 +265,44 @@ function otherVersion(group: string, version: string, other: string): Equivalent
   };
 }
 
+/**
+ * What FlowSchema and PriorityLevelConfiguration share in each version: cluster-scoped with a
+ * generation; v1beta3 deprecated (removed in 1.32) and kept as v1; the status reset on create and
+ * kept on update, and `/status` changing the status only, validated by its conditions.
+ */
+export function flowControlStrategy<T extends ApiObject & { spec?: unknown; status?: { conditions?: Array<{ type?: string }> } }>(
+  group: string,
+  version: 'v1' | 'v1beta3',
+  kind: string,
+  other: EquivalentVersion,
+) {
+  return {
+    namespaced: false,
+    verbs: STANDARD_VERBS,
+    nameRule: 'dns1123Subdomain' as const,
+    tracksGeneration: true,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    ...(version === 'v1beta3'
+      ? { deprecation: { deprecatedIn: '1.29', removedIn: '1.32', replacement: { group, version: 'v1', kind } }, storedAs: other }
+      : {}),
+    equivalentVersions: [other],
+    prepareForCreate(obj: T): void {
+      delete obj.status;
+    },
+    prepareForUpdate(obj: T, old: T): void {
+      if (old.status === undefined) delete obj.status;
+      else obj.status = deepCopy(old.status);
+    },
+    status: {
+      prepareForUpdate(obj: T, old: T): void {
+        obj.spec = deepCopy(old.spec);
+      },
+      validateUpdate: (obj: T) => validateConditions(obj.status),
+    },
+  };
+}
+
 function defineFlowSchemasIn(naming: Naming, version: 'v1' | 'v1beta3'): ResourceDefinition {
   const group = naming.groups.flowcontrol;
   const toOther = otherVersion(group, version, version === 'v1' ? 'v1beta3' : 'v1');
@@ -273,34 +312,9 @@ function defineFlowSchemasIn(naming: Naming, version: 'v1' | 'v1beta3'): Resourc
     kind: 'FlowSchema',
     resource: 'flowschemas',
     singular: 'flowschema',
-    namespaced: false,
-    verbs: STANDARD_VERBS,
-    nameRule: 'dns1123Subdomain',
-    tracksGeneration: true,
-    allowCreateOnUpdate: false,
-    allowUnconditionalUpdate: true,
-    ...(version === 'v1beta3'
-      ? {
-          deprecation: { deprecatedIn: '1.29', removedIn: '1.32', replacement: { group, version: 'v1', kind: 'FlowSchema' } },
-          storedAs: toOther,
-        }
-      : {}),
-    equivalentVersions: [toOther],
+    ...flowControlStrategy<FlowSchema>(group, version, 'FlowSchema', toOther),
     defaults: defaultFlowSchema,
-    prepareForCreate(fs) {
-      delete fs.status;
-    },
-    prepareForUpdate(fs, old) {
-      if (old.status === undefined) delete fs.status;
-      else fs.status = deepCopy(old.status);
-    },
     validate: (fs) => validateFlowSchema(fs, naming),
-    status: {
-      prepareForUpdate(fs, old) {
-        fs.spec = deepCopy(old.spec);
-      },
-      validateUpdate: (fs) => validateConditions(fs.status),
-    },
     table: FLOW_SCHEMA_TABLE,
   });
 }

@@ -18,10 +18,10 @@ import { fieldErrors, FieldPath, type FieldError } from '../validation/field-err
 import { semanticEqual } from '../validation/equality';
 import { column, OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION, OBJECT_META_NAME_DESCRIPTION, since, type TableDefinition } from '../table';
 import { deepCopy } from '../../util/json-values';
-import { defineTyped, STANDARD_VERBS } from './common';
+import { defineTyped } from './common';
 import type { DefineResource, EquivalentVersion, ResourceDefinition } from './definition';
 import { flowControlBootstrap, mandatoryObject } from './flowcontrol-bootstrap';
-import { validateConditions } from './flowschemas';
+import { flowControlStrategy, validateConditions } from './flowschemas';
 import {
   type ExemptPriorityLevelConfiguration,
   type LimitedPriorityLevelConfiguration,
@@ -278,35 +278,10 @@ function definePriorityLevelsIn(naming: Naming, version: 'v1' | 'v1beta3'): Reso
     kind: 'PriorityLevelConfiguration',
     resource: 'prioritylevelconfigurations',
     singular: 'prioritylevelconfiguration',
-    namespaced: false,
-    verbs: STANDARD_VERBS,
-    nameRule: 'dns1123Subdomain',
-    tracksGeneration: true,
-    allowCreateOnUpdate: false,
-    allowUnconditionalUpdate: true,
-    ...(version === 'v1beta3'
-      ? {
-          deprecation: { deprecatedIn: '1.29', removedIn: '1.32', replacement: { group, version: 'v1', kind: 'PriorityLevelConfiguration' } },
-          storedAs: other,
-        }
-      : {}),
-    equivalentVersions: [other],
+    ...flowControlStrategy<PriorityLevelConfiguration>(group, version, 'PriorityLevelConfiguration', other),
     defaults: version === 'v1' ? defaultPriorityLevelV1 : (pl) => defaultPriorityLevelV1beta3(pl, naming),
-    prepareForCreate(pl) {
-      delete pl.status;
-    },
-    prepareForUpdate(pl, old) {
-      if (old.status === undefined) delete pl.status;
-      else pl.status = deepCopy(old.status);
-    },
     // Validated as stored (v1), as upstream validates the internal object: a v1beta3 write's round-trip annotation is gone by then.
     validate: (pl) => validatePriorityLevelConfiguration((version === 'v1' ? pl : toV1(pl)) as PriorityLevelConfiguration, naming),
-    status: {
-      prepareForUpdate(pl, old) {
-        pl.spec = deepCopy(old.spec);
-      },
-      validateUpdate: (pl) => validateConditions(pl.status),
-    },
     table: PRIORITY_LEVEL_TABLE,
   });
 }

@@ -55,7 +55,7 @@ export function openApiNames(naming: Naming): OpenApiNames {
   // apiextensions' types live in their own module upstream, not under `<io.k8s>.api`.
   const apiextensions = `${reversed}.apiextensions-apiserver.pkg.apis.apiextensions`;
   // So do the aggregator's (APIService).
-  const apiregistration = `${reversed}.kube-aggregator.pkg.apis.apiregistration`;
+  const apiregistration = `${reversed}.${naming.aggregator}.pkg.apis.apiregistration`;
   const special: Record<SpecialType, string | undefined> = {
     Time: `${meta}.Time`,
     MicroTime: `${meta}.MicroTime`,
