@@ -159,20 +159,25 @@ async function availability(): Promise<string> {
   return `${available?.status} ${available?.reason}`;
 }
 
-function registration(port: number) {
+/** An APIService `<version>.<group>` served by `service`, trusted through the CA `ca` (PEM). */
+function apiServiceOf(group: string, version: string, service: { namespace: string; name: string; port: number }, ca: string) {
   return {
     apiVersion: 'apiregistration.k8s.io/v1',
     kind: 'APIService',
-    metadata: { name: API_SERVICE },
-    spec: {
-      group: WARDLE_GROUP,
-      version: 'v1alpha1',
-      service: { namespace: 'wardle', name: 'api', port },
-      caBundle: Buffer.from(ext.servingCa).toString('base64'),
-      groupPriorityMinimum: 1000,
-      versionPriority: 15,
-    },
+    metadata: { name: `${version}.${group}` },
+    spec: { group, version, service, caBundle: Buffer.from(ca).toString('base64'), groupPriorityMinimum: 1000, versionPriority: 15 },
   };
+}
+
+function registration(port: number) {
+  return apiServiceOf(WARDLE_GROUP, 'v1alpha1', { namespace: 'wardle', name: 'api', port }, ext.servingCa);
+}
+
+/** `kubectl apply -f` of one object written to a file named after it. */
+async function applyObject(obj: { metadata: { name: string } }): Promise<void> {
+  const file = path.join(dir, `${obj.metadata.name}.json`);
+  await writeFile(file, JSON.stringify(obj));
+  await kubectl('apply', '-f', file);
 }
 
 beforeAll(async () => {
@@ -536,22 +541,7 @@ test('a stopped extension: the APIService turns False (FailedDiscoveryCheck) and
 
 test('an APIService pointing back at this server (default/kubernetes) answers 503 at once and never loops; other groups are served', async () => {
   const name = 'v1.loop.example.com';
-  const loop = {
-    apiVersion: 'apiregistration.k8s.io/v1',
-    kind: 'APIService',
-    metadata: { name },
-    spec: {
-      group: 'loop.example.com',
-      version: 'v1',
-      service: { namespace: 'default', name: 'kubernetes', port: 443 },
-      caBundle: Buffer.from(server.ca).toString('base64'),
-      groupPriorityMinimum: 1000,
-      versionPriority: 15,
-    },
-  };
-  const file = path.join(dir, 'loop.json');
-  await writeFile(file, JSON.stringify(loop));
-  await kubectl('apply', '-f', file);
+  await applyObject(apiServiceOf('loop.example.com', 'v1', { namespace: 'default', name: 'kubernetes', port: 443 }, server.ca));
   try {
     clock.advance(30_000);
     // The probe comes back to this server, which refuses to proxy it again: not Available.
@@ -572,22 +562,7 @@ test('an APIService pointing back at this server (default/kubernetes) answers 50
 
 test('an APIService whose Service is missing turns False (ServiceNotFound) and its group answers 503', async () => {
   const name = 'v1.missing.example.com';
-  const missing = {
-    apiVersion: 'apiregistration.k8s.io/v1',
-    kind: 'APIService',
-    metadata: { name },
-    spec: {
-      group: 'missing.example.com',
-      version: 'v1',
-      service: { namespace: 'wardle', name: 'nowhere', port: 443 },
-      caBundle: Buffer.from(ext.servingCa).toString('base64'),
-      groupPriorityMinimum: 1000,
-      versionPriority: 15,
-    },
-  };
-  const file = path.join(dir, 'missing.json');
-  await writeFile(file, JSON.stringify(missing));
-  await kubectl('apply', '-f', file);
+  await applyObject(apiServiceOf('missing.example.com', 'v1', { namespace: 'wardle', name: 'nowhere', port: 443 }, ext.servingCa));
   try {
     await eventually(async () => /wardle\/nowhere\s+False \(ServiceNotFound\)/.test(await kubectl('get', 'apiservices', name)), {
       what: 'the APIService without its Service unavailable',
