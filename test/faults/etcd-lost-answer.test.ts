@@ -56,13 +56,16 @@ async function inEtcd(name: string): Promise<{ data: unknown; version: number; c
 
 /**
  * Sends `request` with the proxy set to cut the connection once etcd answers the write of `name`:
- * a transaction or delete naming its key (the client sends a request's HEADERS, which name the
- * method, and its message in one write), not a read of it.
+ * a transaction or delete (by the method its HEADERS name) whose message names the key; a read of
+ * the key, or another write sent alongside, passes.
  */
 async function withAnswerLost<T>(name: string, request: () => Promise<T>): Promise<T> {
   const key = Buffer.from(`/registry/configmaps/${NS}/${name}`);
   const writes = [Buffer.from('/etcdserverpb.KV/Txn'), Buffer.from('/etcdserverpb.KV/DeleteRange')];
-  const cut = proxy.cutAfterRequest((bytes) => bytes.includes(key) && writes.some((method) => bytes.includes(method)));
+  const cut = proxy.cutAfterRequest({
+    headers: (block) => writes.some((method) => block.includes(method)),
+    message: (payload) => payload.includes(key),
+  });
   const answer = await request();
   await cut;
   return answer;

@@ -20,30 +20,56 @@ export interface TcpProxy {
   holdAnswersAfter(marker: Buffer): void;
   resume(): void;
   /**
-   * The next time a client sends bytes that `matches` (one read of them), forward them and, as
-   * soon as the server starts to answer, cut that connection without forwarding the answer.
-   * Resolves once cut.
+   * The next request a client sends whose HTTP/2 HEADERS satisfy `request.headers` and whose
+   * message (a DATA frame on the same stream) satisfies `request.message`: forward it and, as
+   * soon as the server starts to answer that stream, cut the connection without forwarding the
+   * answer. Resolves once cut. Other requests on the connection, and their answers (a read of
+   * the same key, a lease renewal sent in the same TCP write), pass through and do not cut it.
+   * The request's HEADERS must carry what `headers` looks for uncompressed (the store's etcd
+   * client never indexes or Huffman-codes its header blocks).
    */
-  cutAfterRequest(matches: (bytes: Buffer) => boolean): Promise<void>;
+  cutAfterRequest(request: RequestMatch): Promise<void>;
   close(): Promise<void>;
 }
 
+export interface RequestMatch {
+  headers(block: Buffer): boolean;
+  message(payload: Buffer): boolean;
+}
+
+interface Frame {
+  type: number;
+  stream: number;
+  payload: Buffer;
+}
+
+const HEADERS = 0x1;
+const DATA = 0x0;
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
 /**
- * Whether a chunk from the server holds an HTTP/2 HEADERS frame (an answer starting), as far as
- * its frames can be walked: pings, window updates and settings pass through, so a cut waits for
- * the answer itself rather than for the first byte of anything (etcd answers a ping before a
- * transaction it is still applying). A chunk whose frames cannot be walked counts as an answer.
+ * Splits one direction of an HTTP/2 connection into frames across reads (a frame may span
+ * several, a read may hold several); the client's connection preface is skipped.
  */
-function answersSomething(chunk: Buffer): boolean {
-  let at = 0;
-  while (at + 9 <= chunk.length) {
-    const length = chunk.readUIntBE(at, 3);
-    const type = chunk[at + 3]!;
-    if (type === 0x1) return true;
-    if (type > 0x9) return true;
-    at += 9 + length;
-  }
-  return at !== chunk.length;
+function frameReader(fromClient: boolean): (chunk: Buffer) => Frame[] {
+  let pending: Buffer = Buffer.alloc(0);
+  let prefaceLeft = fromClient ? PREFACE.length : 0;
+  return (chunk) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    if (prefaceLeft > 0) {
+      const skip = Math.min(prefaceLeft, pending.length);
+      prefaceLeft -= skip;
+      pending = pending.subarray(skip);
+    }
+    const frames: Frame[] = [];
+    while (pending.length >= 9) {
+      const length = pending.readUIntBE(0, 3);
+      if (pending.length < 9 + length) break;
+      frames.push({ type: pending[3]!, stream: pending.readUInt32BE(5) & 0x7fffffff, payload: pending.subarray(9, 9 + length) });
+      pending = pending.subarray(9 + length);
+    }
+    return frames;
+  };
 }
 
 export async function startTcpProxy(target: string): Promise<TcpProxy> {
@@ -54,7 +80,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   let holding = false;
   const upstreams = new Set<net.Socket>();
   const sockets = new Set<net.Socket>();
-  let armed: { matches: (bytes: Buffer) => boolean; cut: () => void } | undefined;
+  let armed: { request: RequestMatch; cut: () => void } | undefined;
   let holdAfter: Buffer | undefined;
 
   const server = net.createServer((client) => {
@@ -63,7 +89,12 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     sockets.add(client).add(upstream);
     upstreams.add(upstream);
     if (holding) upstream.pause();
-    let cutting: (() => void) | undefined;
+    // The request to cut after: its stream, and what to call once cut.
+    let cutting: { stream: number; done: () => void } | undefined;
+    // Streams whose HEADERS the armed request's `headers` took.
+    const candidates = new Set<number>();
+    const requestFrames = frameReader(true);
+    const answerFrames = frameReader(false);
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -73,9 +104,13 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     };
     client.on('data', (chunk: Buffer) => {
       bytesUp += chunk.length;
-      if (armed?.matches(chunk)) {
-        cutting = armed.cut;
-        armed = undefined;
+      for (const frame of requestFrames(chunk)) {
+        if (!armed) break;
+        if (frame.type === HEADERS && armed.request.headers(frame.payload)) candidates.add(frame.stream);
+        else if (frame.type === DATA && candidates.has(frame.stream) && armed.request.message(frame.payload)) {
+          cutting = { stream: frame.stream, done: armed.cut };
+          armed = undefined;
+        }
       }
       upstream.write(chunk);
       if (holdAfter && chunk.includes(holdAfter)) {
@@ -85,9 +120,11 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       }
     });
     upstream.on('data', (chunk: Buffer) => {
-      if (cutting && answersSomething(chunk)) {
-        // The server has the request and is answering it: the answer is lost with the connection.
-        const done = cutting;
+      const frames = answerFrames(chunk);
+      if (cutting && frames.some((f) => f.type === HEADERS && f.stream === cutting!.stream)) {
+        // The server has the request and is answering it (a unary gRPC answer's HEADERS come
+        // with its message, after the handler ran): the answer is lost with the connection.
+        const { done } = cutting;
         cutting = undefined;
         end();
         done();
@@ -125,9 +162,9 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       holding = false;
       for (const upstream of upstreams) upstream.resume();
     },
-    cutAfterRequest(matches) {
+    cutAfterRequest(request) {
       return new Promise<void>((resolve) => {
-        armed = { matches, cut: resolve };
+        armed = { request, cut: resolve };
       });
     },
     close() {
