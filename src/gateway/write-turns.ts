@@ -21,6 +21,8 @@
  * process each pace their own).
  */
 
+import { bulkWriting } from '../util/bulk-writes';
+
 /** How long turns pass from writer to writer before the event loop polls for I/O again. */
 export const SLICE_MS = 0.5;
 
@@ -41,6 +43,7 @@ export class WriteTurns {
       this.waiting.push(resolve);
       if (this.busy) return;
       this.busy = true;
+      bulkWriting(true);
       this.passOn();
     });
   }
@@ -61,6 +64,7 @@ export class WriteTurns {
   private readonly passOn = (): void => {
     if (this.waiting.length === 0) {
       this.busy = false;
+      bulkWriting(false);
       return;
     }
     if (this.now() - this.sliceStart < this.sliceMs) {
@@ -74,6 +78,9 @@ export class WriteTurns {
     this.sliceStart = this.now();
     const next = this.waiting.shift();
     if (next) next();
-    else this.busy = false;
+    else {
+      this.busy = false;
+      bulkWriting(false);
+    }
   };
 }

@@ -7,6 +7,7 @@
  */
 import https from 'node:https';
 import { ResponseEnds, toGatewayResponse as toResponse } from '../../src/gateway/express-adapter';
+import { bulkWriting } from '../../src/util/bulk-writes';
 import { type HeldResponses, startHeldResponses } from '../support/held-responses';
 
 let server: HeldResponses;
@@ -117,4 +118,23 @@ test("one listener's batch is its own: another's wait is over at once, and its r
   await whenEndsWritten();
   expect(res!.writableEnded).toBe(true);
   expect((await answer).body).toBe('mine');
+});
+
+test("while bulk writes are pending, a response is written at end(), not at the turn's end", async () => {
+  const own = new ResponseEnds();
+  const written: string[] = [];
+  const fake = (name: string) =>
+    ({ destroyed: false, end: (chunk?: string) => written.push(`${name}:${chunk}`) }) as unknown as Parameters<ResponseEnds['end']>[0];
+  bulkWriting(true);
+  try {
+    own.end(fake('a'), 'x');
+    expect(written).toEqual(['a:x']);
+    await own.whenWritten();
+  } finally {
+    bulkWriting(false);
+  }
+  own.end(fake('b'), 'y');
+  expect(written).toEqual(['a:x']);
+  await own.whenWritten();
+  expect(written).toEqual(['a:x', 'b:y']);
 });

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startTogether } from '../../src/gateway/https-server';
+import { bulkWriting } from '../../src/util/bulk-writes';
 
 /** A request and response as far as a listener that only records them needs. */
 function pair(name: string): [IncomingMessage, ServerResponse] {
@@ -37,6 +38,47 @@ describe('startTogether', () => {
     expect(started).toEqual(['/a', '/b', '/c']);
     turns[1]!();
     expect(started).toEqual(['/a', '/b', '/c', '/d']);
+  });
+
+  it('starts a request at once while bulk writes are pending (a turn ends with a slice of them), and batches again after', () => {
+    const started: string[] = [];
+    const turns: (() => void)[] = [];
+    const listener = startTogether(
+      (req) => started.push(req.url!),
+      (start) => turns.push(start),
+    );
+    bulkWriting(true);
+    try {
+      listener(...pair('a'));
+      listener(...pair('b'));
+      expect(started).toEqual(['/a', '/b']);
+      expect(turns).toHaveLength(0);
+    } finally {
+      bulkWriting(false);
+    }
+    listener(...pair('c'));
+    expect(started).toEqual(['/a', '/b']);
+    turns[0]!();
+    expect(started).toEqual(['/a', '/b', '/c']);
+  });
+
+  it('a request arriving while bulk writes start waits behind a batch already gathered, in order', () => {
+    const started: string[] = [];
+    const turns: (() => void)[] = [];
+    const listener = startTogether(
+      (req) => started.push(req.url!),
+      (start) => turns.push(start),
+    );
+    listener(...pair('a'));
+    bulkWriting(true);
+    try {
+      listener(...pair('b'));
+      expect(started).toEqual([]);
+      turns[0]!();
+      expect(started).toEqual(['/a', '/b']);
+    } finally {
+      bulkWriting(false);
+    }
   });
 
   it('starts the rest of a batch when a listener throws, then throws the first error', () => {

@@ -5,6 +5,7 @@
  * moves, so nothing depends on how fast the machine is.
  */
 import { WriteTurns } from '../../src/gateway/write-turns';
+import { bulkWritesPending } from '../../src/util/bulk-writes';
 
 /** A writer that takes `batches` turns, recording each in `log` and spending `costMs` of the test's time in it. */
 async function writer(turns: WriteTurns, name: string, batches: number, log: string[], clock: { ms: number }, costMs: number): Promise<void> {
@@ -87,5 +88,19 @@ describe('write turns', () => {
     await expect(failing).rejects.toThrow('client went away');
     await others;
     expect(log).toEqual(['b0', 'c0', 'b1', 'c1']);
+  });
+
+  it('counts as bulk writes pending from the first turn asked until the last writer is done', async () => {
+    const clock = { ms: 0 };
+    const turns = new WriteTurns(1_000, () => clock.ms);
+    const log: string[] = [];
+    // The other tests' turns have passed on their last turn by now.
+    await new Promise((r) => setImmediate(r));
+    expect(bulkWritesPending()).toBe(false);
+    const writing = Promise.all([writer(turns, 'a', 2, log, clock, 0), writer(turns, 'b', 1, log, clock, 0)]);
+    expect(bulkWritesPending()).toBe(true);
+    await writing;
+    await new Promise((r) => setImmediate(r));
+    expect(bulkWritesPending()).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { MAX_IN_FLIGHT, SharedRevision } from '../../../src/core/cache/shared-revision';
+import { bulkWriting } from '../../../src/util/bulk-writes';
 
 /** A store whose revision requests the test answers one by one; each answers the revision at the moment it was sent. */
 function controlledStore() {
@@ -88,5 +89,32 @@ describe('shared revision requests', () => {
     await expect(first).rejects.toThrow('store down');
     store.answer();
     expect(await later).toBe(1);
+  });
+
+  it("while bulk writes are pending (write turns), a reader sends its request at once instead of at the turn's end", async () => {
+    const store = controlledStore();
+    const shared = new SharedRevision(store.read);
+    bulkWriting(true);
+    try {
+      const first = shared.get();
+      expect(store.pending).toBe(1);
+      // Still never joined once sent: the next reader has a request of its own.
+      store.write();
+      const second = shared.get();
+      expect(store.pending).toBe(2);
+      store.answer();
+      store.answer();
+      expect(await Promise.all([first, second])).toEqual([1, 2]);
+    } finally {
+      bulkWriting(false);
+    }
+    // Without them, readers share the turn's request again.
+    const a = shared.get();
+    const b = shared.get();
+    expect(store.pending).toBe(0);
+    await turn();
+    expect(store.pending).toBe(1);
+    store.answer();
+    expect(await Promise.all([a, b])).toEqual([2, 2]);
   });
 });
