@@ -125,12 +125,15 @@ export class CachedStorage implements ResourceStorage {
     // A custom resource's list holds whole objects, as upstream's unstructured lists do.
     const whole = !!cache.def.custom;
     let nextKey: string | undefined;
-    for (const obj of cache.range(prefix)) {
-      if (nextKey !== undefined) break;
-      if (!selection.empty && !selection.matches(obj.labels, obj.fields(cache.fieldsOf))) continue;
+    cache.visitRange(prefix, (obj) => {
+      if (!selection.empty && !selection.matches(obj.labels, obj.fields(cache.fieldsOf))) return true;
       items.push(whole ? obj.object : obj.listItem);
-      if (limit && items.length === limit) nextKey = `${obj.key}\u0000`;
-    }
+      if (limit && items.length === limit) {
+        nextKey = `${obj.key}\u0000`;
+        return false;
+      }
+      return true;
+    });
     if (nextKey === undefined) return { items, revision };
     const remaining = cache.countFrom(prefix, nextKey);
     if (remaining === 0) return { items, revision };

@@ -248,6 +248,15 @@ export class ResourceCache {
     }
   }
 
+  /** `range` as a loop: `visit` each object under `prefix` in key order until it returns false (a list's selection). */
+  visitRange(prefix: string, visit: (obj: CachedObject) => boolean): void {
+    const objects = this.objects;
+    this.keys.visitFrom(
+      (k) => compareKeys(k, prefix) < 0,
+      (key) => key.startsWith(prefix) && visit(objects.get(key)!),
+    );
+  }
+
   /** Number of objects under `prefix` at or after `startKey`. */
   countFrom(prefix: string, startKey: string): number {
     // Keys under a prefix are contiguous: the end is the first key past all of them.

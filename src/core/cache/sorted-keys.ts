@@ -81,6 +81,21 @@ export class SortedKeys {
     }
   }
 
+  /**
+   * `from` as a loop: `visit` each key from the first one not `before` on, in order, until it
+   * returns false. A list of thousands of objects walks its keys without a generator's result
+   * object per key.
+   */
+  visitFrom(before: (key: string) => boolean, visit: (key: string) => boolean): void {
+    let c = this.chunkOf(before);
+    if (c >= this.chunks.length) return;
+    let i = lowerBound(this.chunks[c]!, before);
+    for (; c < this.chunks.length; c++, i = 0) {
+      const chunk = this.chunks[c]!;
+      for (; i < chunk.length; i++) if (!visit(chunk[i]!)) return;
+    }
+  }
+
   /** How many keys `before` holds for (a leading run of the keys). */
   rank(before: (key: string) => boolean): number {
     const c = this.chunkOf(before);

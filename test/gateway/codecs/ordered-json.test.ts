@@ -100,6 +100,13 @@ describe('ordered JSON codec', () => {
     }
   });
 
+  it('a typed list without items, or with an item that is not an object, has the same bytes as encoded whole', () => {
+    for (const items of [[], [null], [{ metadata: { name: 'a' } }, null, { metadata: { name: 'b' } }]]) {
+      const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items };
+      expect(json.encode(list).toString()).toBe(`${encodeOrderedJson(registry, list)}\n`);
+    }
+  });
+
   it('lists of shared (cached) items: each list its own bytes, the items the same, non-ASCII included', () => {
     const item = Object.freeze({ metadata: Object.freeze({ name: 'a', namespace: 'n' }), data: Object.freeze({ v: 'ü' }) });
     const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [item, item] };
