@@ -121,12 +121,13 @@ export class CachedStorage implements ResourceStorage {
     const corrupt = cache.firstCorrupt(prefix);
     if (corrupt) throw undecodableObject(corrupt.key, corrupt.cause);
     const revision = this.hub.revision;
-    const items: ApiObject[] = [];
     // A custom resource's list holds whole objects, as upstream's unstructured lists do.
     const whole = !!cache.def.custom;
+    if (selection.empty) return this.allFromCache(prefix, limit, whole, revision);
+    const items: ApiObject[] = [];
     let nextKey: string | undefined;
     cache.visitRange(prefix, (obj) => {
-      if (!selection.empty && !selection.matches(obj.labels, obj.fields(cache.fieldsOf))) return true;
+      if (!selection.matches(obj.labels, obj.fields(cache.fieldsOf))) return true;
       items.push(whole ? obj.object : obj.listItem);
       if (limit && items.length === limit) {
         nextKey = `${obj.key}\u0000`;
@@ -137,6 +138,29 @@ export class CachedStorage implements ResourceStorage {
     if (nextKey === undefined) return { items, revision };
     const remaining = cache.countFrom(prefix, nextKey);
     if (remaining === 0) return { items, revision };
-    return { items, revision, nextKey, remaining: selection.empty ? remaining : undefined };
+    return { items, revision, nextKey };
+  }
+
+  /**
+   * `listFromCache` without a selector: the items array made at its size, as the keys under the
+   * prefix are counted. Grown by pushes it was allocated about three times over for each list,
+   * and under a flood of lists those arrays were most of the server's garbage and of what each
+   * young-generation collection copied (docs/BENCHMARKS.md, "Priority and fairness under a flood").
+   */
+  private allFromCache(prefix: string, limit: number | undefined, whole: boolean, revision: number): Chunk {
+    const count = this.cache.countFrom(prefix, prefix);
+    const size = limit ? Math.min(limit, count) : count;
+    const items: ApiObject[] = new Array(size);
+    let taken = 0;
+    let lastKey = '';
+    if (size > 0) {
+      this.cache.visitRange(prefix, (obj) => {
+        items[taken++] = whole ? obj.object : obj.listItem;
+        lastKey = obj.key;
+        return taken < size;
+      });
+    }
+    if (size === count) return { items, revision };
+    return { items, revision, nextKey: `${lastKey}\u0000`, remaining: count - size };
   }
 }
