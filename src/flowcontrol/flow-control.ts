@@ -77,8 +77,11 @@ export interface AdmitOptions {
   list?: ListHints;
   /** How long it may wait in a queue (default: a quarter of the request timeout, at most a minute). */
   waitLimitMs?: number;
-  /** The client went away: a waiting request leaves its queue. */
-  signal?: AbortSignal;
+  /**
+   * The client went away: a waiting request leaves its queue. Asked for only when the request
+   * must wait: the gateway makes a request's signal when first read, at a listener per request.
+   */
+  signal?: () => AbortSignal;
 }
 
 /** One priority level's state. */

@@ -208,9 +208,9 @@ export class QueueSet {
 
   /**
    * Runs, queues or refuses a request. `waitLimitMs` bounds a queued request's wait; `signal`
-   * (the client going away) takes it out of its queue.
+   * (the client going away, asked for once the request waits) takes it out of its queue.
    */
-  start(flow: FlowKey, estimate: WorkEstimate, origin: FlowRequest, waitLimitMs: number, signal?: AbortSignal): StartResult {
+  start(flow: FlowKey, estimate: WorkEstimate, origin: FlowRequest, waitLimitMs: number, signalOf?: () => AbortSignal): StartResult {
     this.syncTime();
     const config = this.config;
     const request = new QueuedRequest(flow.flowSchema, flow.distinguisher, estimate, origin, this.clock.now(), this.currentR);
@@ -231,10 +231,15 @@ export class QueueSet {
     this.dispatchAsMuchAsPossible();
     if (request.state === 'executing') return { outcome: 'execute', request };
     request.deadline = this.waitDeadlines.add(Math.max(0, waitLimitMs), request);
-    if (signal) {
+    if (signalOf) {
+      const signal = signalOf();
       const onAbort = () => this.giveUp(request, 'cancelled');
-      signal.addEventListener('abort', onAbort, { once: true });
-      request.stopListening = () => signal.removeEventListener('abort', onAbort);
+      // Gone already (the signal is made now): out of the queue once the caller awaits the decision.
+      if (signal.aborted) queueMicrotask(onAbort);
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        request.stopListening = () => signal.removeEventListener('abort', onAbort);
+      }
     }
     return { outcome: 'wait', request };
   }

@@ -28,7 +28,7 @@ export function createGate(flowControl: FlowControl, requestTimeoutMs: number): 
     const admission = flowControl.admit(request, {
       ...(listing ? { list: listHintsOf((args[1] as ListOptions | undefined) ?? {}) } : {}),
       waitLimitMs: requestTimeoutMs > 0 ? requestTimeoutMs / 4 : 15_000,
-      signal,
+      signal: () => signal,
     });
     switch (admission.outcome) {
       case 'execute':

@@ -94,10 +94,31 @@ describe('queue set', () => {
     const qs = new QueueSet('level', clock, queuing, 1);
     qs.start(flow('a', 0), ONE_SEAT, origin('a'), 15_000);
     const abort = new AbortController();
-    const waiting = qs.start(flow('a', 0), ONE_SEAT, origin('a'), 15_000, abort.signal);
+    const waiting = qs.start(flow('a', 0), ONE_SEAT, origin('a'), 15_000, () => abort.signal);
     const decisions: string[] = [];
     if (waiting.outcome === 'wait') waiting.request.onDecision = (o) => decisions.push(o);
     abort.abort();
+    expect(decisions).toEqual(['cancelled']);
+    expect(qs.totals.cancelled).toBe(1);
+  });
+
+  it("asks for the client's signal only once a request must wait, and takes it out at once when the client had already gone", async () => {
+    const clock = new ManualClock();
+    const qs = new QueueSet('level', clock, queuing, 1);
+    let asked = 0;
+    const gone = () => {
+      asked++;
+      const abort = new AbortController();
+      abort.abort();
+      return abort.signal;
+    };
+    expect(qs.start(flow('a', 0), ONE_SEAT, origin('a'), 15_000, gone).outcome).toBe('execute');
+    expect(asked).toBe(0);
+    const waiting = qs.start(flow('a', 0), ONE_SEAT, origin('a'), 15_000, gone);
+    expect(asked).toBe(1);
+    const decisions: string[] = [];
+    if (waiting.outcome === 'wait') waiting.request.onDecision = (o) => decisions.push(o);
+    await Promise.resolve();
     expect(decisions).toEqual(['cancelled']);
     expect(qs.totals.cancelled).toBe(1);
   });

@@ -56,7 +56,7 @@ export function priorityAndFairnessStep(options: PriorityAndFairnessOptions): St
       const admission = flowControl.admit(request, {
         ...(listing ? { list: listHintsOfQuery(exchange.request.query) } : {}),
         waitLimitMs: waitLimitMs(exchange, options.requestTimeoutMs, isWatch),
-        signal: exchange.request.signal,
+        signal: () => exchange.request.signal,
       });
       setClassificationHeaders(exchange.response, admission);
       switch (admission.outcome) {
