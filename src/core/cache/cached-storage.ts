@@ -143,13 +143,15 @@ export class CachedStorage implements ResourceStorage {
 
   /**
    * `listFromCache` without a selector: the items array made at its size, as the keys under the
-   * prefix are counted. Grown by pushes it was allocated about three times over for each list,
-   * and under a flood of lists those arrays were most of the server's garbage and of what each
-   * young-generation collection copied (docs/BENCHMARKS.md, "Priority and fairness under a flood").
+   * prefix are counted, and without a limit the cache's shared selection (`ResourceCache.all`).
+   * Grown by pushes, one per list, these arrays were most of a flood of lists' garbage and of
+   * what each young-generation collection copied (docs/BENCHMARKS.md, "Priority and fairness
+   * under a flood").
    */
   private allFromCache(prefix: string, limit: number | undefined, whole: boolean, revision: number): Chunk {
+    if (!limit) return { items: this.cache.all(prefix, whole), revision };
     const count = this.cache.countFrom(prefix, prefix);
-    const size = limit ? Math.min(limit, count) : count;
+    const size = Math.min(limit, count);
     const items: ApiObject[] = new Array(size);
     let taken = 0;
     let lastKey = '';

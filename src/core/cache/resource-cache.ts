@@ -107,6 +107,8 @@ function adoptWritten(kv: KeyValue, written: PendingWrite, fieldSets: SharedFiel
 export class ResourceCache {
   readonly apiVersion: string;
   private objects = new Map<string, CachedObject>();
+  /** The last `all` selection, until the next change. */
+  private lastAll?: { prefix: string; whole: boolean; items: readonly ApiObject[] };
   private corrupt = new Map<string, CorruptEntry>();
   private readonly keys = new SortedKeys(compareKeys, goStringsFastOrder);
   private window: EventWindow;
@@ -161,6 +163,7 @@ export class ResourceCache {
 
   /** Replace the whole state after a (re)list at `revision`; open watches end (their clients resume or relist). */
   replace(objects: CachedObject[], revision: number, corrupt: readonly CorruptEntry[] = []): void {
+    this.lastAll = undefined;
     this.objects = new Map(objects.map((o) => [o.key, o]));
     this.corrupt = new Map(corrupt.map((c) => [c.key, c]));
     this.keys.reset(objects.map((o) => o.key).sort(compareKeys));
@@ -171,6 +174,7 @@ export class ResourceCache {
 
   /** Apply one store event (already known to belong to this resource) and fan it out. */
   apply(event: StoreEvent): void {
+    this.lastAll = undefined;
     const key = event.kv.key;
     const previous = this.objects.get(key);
     let change: CacheEvent;
@@ -255,6 +259,30 @@ export class ResourceCache {
       (k) => compareKeys(k, prefix) < 0,
       (key) => key.startsWith(prefix) && visit(objects.get(key)!),
     );
+  }
+
+  /**
+   * Every object under `prefix` in key order, as list items (`whole`: the objects themselves),
+   * in one frozen array made at its size. Lists of the same collection share it until the
+   * resource next changes: a hundred clients listing the same thousands of objects (informers
+   * relisting, a flood) select them once, not once each, and leave one array, not one each, for
+   * the collector to copy while their responses stream (docs/BENCHMARKS.md, "Priority and
+   * fairness under a flood").
+   */
+  all(prefix: string, whole: boolean): readonly ApiObject[] {
+    const last = this.lastAll;
+    if (last && last.prefix === prefix && last.whole === whole) return last.items;
+    const items: ApiObject[] = new Array(this.countFrom(prefix, prefix));
+    let taken = 0;
+    if (items.length > 0) {
+      this.visitRange(prefix, (obj) => {
+        items[taken++] = whole ? obj.object : obj.listItem;
+        return taken < items.length;
+      });
+    }
+    Object.freeze(items);
+    this.lastAll = { prefix, whole, items };
+    return items;
   }
 
   /** Number of objects under `prefix` at or after `startKey`. */

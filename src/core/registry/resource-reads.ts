@@ -79,7 +79,8 @@ export class ResourceReads {
       metadata.continue = encodeContinue(this.listVersion, chunk.revision, chunk.nextKey.slice(prefix.length));
       if (chunk.remaining !== undefined && chunk.remaining > 0) metadata.remainingItemCount = chunk.remaining;
     }
-    return { apiVersion: this.apiVersion, kind: this.def.custom?.listKind ?? `${this.def.kind}List`, metadata, items: chunk.items };
+    // Frozen when the watch cache shares it between lists (Chunk.items): read, never changed in place.
+    return { apiVersion: this.apiVersion, kind: this.def.custom?.listKind ?? `${this.def.kind}List`, metadata, items: chunk.items as ApiObject[] };
   }
 
   /**

@@ -37,7 +37,8 @@ export interface ListRequest {
 
 /** One chunk of a list, before it becomes an ApiList. */
 export interface Chunk {
-  items: ApiObject[];
+  /** Shared between lists when from the watch cache (frozen): never changed in place. */
+  items: readonly ApiObject[];
   revision: number;
   /** The key the next chunk starts at, when more keys remain. */
   nextKey?: string;

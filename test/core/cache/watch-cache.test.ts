@@ -11,7 +11,7 @@ import { encodeOnce } from '../../../src/core/cache';
 import { encodeForStorage } from '../../../src/core/storage/object-codec';
 import { createStore, StoreError, type Store, type WatchHandlers } from '../../../src/store';
 import { ManualClock } from '../../../src/clock';
-import { cm, createConfigMap, ctx, flush, naming, namesOf, Recorder, rvOf } from '../registry/core-backends';
+import { cm, createConfigMap, createNamespace, ctx, flush, naming, namesOf, Recorder, rvOf } from '../registry/core-backends';
 
 /** A store whose watches can be failed on demand and whose first list and next revision read can be held back. */
 function controllable(store: Store) {
@@ -257,6 +257,33 @@ describe('watch cache lifecycle (embedded store)', () => {
     encodeOnce(mutable, 'json', encode);
     encodeOnce(mutable, 'json', encode);
     expect(calls).toBe(3);
+  });
+
+  it("lists of one collection share one frozen selection until the resource changes; a limited list or another namespace's has its own", async () => {
+    core = createCore({ store: raw, naming, clock, compactionIntervalMs: 0 });
+    await core.ready();
+    for (const name of ['a', 'b', 'c']) await createConfigMap(core, 'default', name);
+    await createNamespace(core, 'other');
+    await createConfigMap(core, 'other', 'z');
+    await flush();
+    const first = await core.list(cm('default'), {}, ctx);
+    const second = await core.list(cm('default'), { resourceVersion: '0' }, ctx);
+    expect(second.items).toBe(first.items);
+    expect(Object.isFrozen(first.items)).toBe(true);
+    expect(namesOf(first.items)).toEqual(['a', 'b', 'c']);
+    // Another collection, or a page of this one: arrays of their own, and the shared one is kept or remade as asked.
+    expect(namesOf((await core.list(cm('other'), {}, ctx)).items)).toEqual(['z']);
+    const page = await core.list(cm('default'), { limit: 2 }, ctx);
+    expect(namesOf(page.items)).toEqual(['a', 'b']);
+    expect(page.items).not.toBe(first.items);
+    // A change anywhere in the resource: the next list selects afresh, with the change.
+    await createConfigMap(core, 'default', 'd');
+    await flush();
+    const third = await core.list(cm('default'), {}, ctx);
+    expect(third.items).not.toBe(first.items);
+    expect(namesOf(third.items)).toEqual(['a', 'b', 'c', 'd']);
+    expect(namesOf(first.items)).toEqual(['a', 'b', 'c']);
+    expect(Number(third.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));
   });
 
   describe('memory that follows the live data (issue 50)', () => {
