@@ -14,14 +14,20 @@ function pair(name: string): [IncomingMessage, ServerResponse] {
   return [{ url: `/${name}` } as IncomingMessage, {} as ServerResponse];
 }
 
+/** A startTogether listener that records the requests it starts, with the turns it asked for run by hand. */
+function recording() {
+  const started: string[] = [];
+  const turns: (() => void)[] = [];
+  const listener = startTogether(
+    (req) => started.push(req.url!),
+    (start) => turns.push(start),
+  );
+  return { started, turns, listener };
+}
+
 describe('startTogether', () => {
   it('starts the requests of a turn when the turn ends, in the order they arrived', () => {
-    const started: string[] = [];
-    const turns: (() => void)[] = [];
-    const listener = startTogether(
-      (req) => started.push(req.url!),
-      (start) => turns.push(start),
-    );
+    const { started, turns, listener } = recording();
 
     listener(...pair('a'));
     listener(...pair('b'));
@@ -41,12 +47,7 @@ describe('startTogether', () => {
   });
 
   it('starts a request at once while bulk writes are pending (a turn ends with a slice of them), and batches again after', () => {
-    const started: string[] = [];
-    const turns: (() => void)[] = [];
-    const listener = startTogether(
-      (req) => started.push(req.url!),
-      (start) => turns.push(start),
-    );
+    const { started, turns, listener } = recording();
     bulkWriting(true);
     try {
       listener(...pair('a'));
@@ -63,12 +64,7 @@ describe('startTogether', () => {
   });
 
   it('a request arriving while bulk writes start waits behind a batch already gathered, in order', () => {
-    const started: string[] = [];
-    const turns: (() => void)[] = [];
-    const listener = startTogether(
-      (req) => started.push(req.url!),
-      (start) => turns.push(start),
-    );
+    const { started, turns, listener } = recording();
     listener(...pair('a'));
     bulkWriting(true);
     try {
