@@ -4,7 +4,7 @@
  * request's `setImmediate`) runs before the next turn. The slice's time is a counter the test
  * moves, so nothing depends on how fast the machine is.
  */
-import { WriteTurns } from '../../src/gateway/write-turns';
+import { SHORT_REQUEST_WINDOW_MS, WriteTurns } from '../../src/gateway/write-turns';
 import { bulkWritesPending } from '../../src/util/bulk-writes';
 
 /** A writer that takes `batches` turns, recording each in `log` and spending `costMs` of the test's time in it. */
@@ -102,5 +102,28 @@ describe('write turns', () => {
     await writing;
     await new Promise((r) => setImmediate(r));
     expect(bulkWritesPending()).toBe(false);
+  });
+
+  it('after a short request, a spent slice waits for a timer (the process may sleep for I/O); lists alone keep setImmediate', async () => {
+    const clock = { ms: 0 };
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      const alone = new WriteTurns(1, () => clock.ms);
+      await Promise.all([writer(alone, 'a', 3, [], clock, 2), writer(alone, 'b', 3, [], clock, 2)]);
+      expect(timers.mock.calls.filter(([, ms]) => ms === 0)).toHaveLength(0);
+
+      const turns = new WriteTurns(1, () => clock.ms);
+      turns.shortRequestArrived();
+      // Within the window: each spent slice goes on after a timer.
+      await Promise.all([writer(turns, 'a', 2, [], clock, 2), writer(turns, 'b', 2, [], clock, 2)]);
+      const yielded = timers.mock.calls.filter(([, ms]) => ms === 0).length;
+      expect(yielded).toBeGreaterThan(0);
+      // Past it: setImmediate again.
+      clock.ms += SHORT_REQUEST_WINDOW_MS;
+      await Promise.all([writer(turns, 'a', 3, [], clock, 2), writer(turns, 'b', 3, [], clock, 2)]);
+      expect(timers.mock.calls.filter(([, ms]) => ms === 0)).toHaveLength(yielded);
+    } finally {
+      timers.mockRestore();
+    }
   });
 });

@@ -127,6 +127,9 @@ export function parseRequestInfo(request: Pick<GatewayRequest, 'method' | 'path'
 
 export const requestInfoStep: Step = (next) =>
   rejectingThrows((exchange) => {
-    exchange.info = parseRequestInfo(exchange.request);
+    const info = parseRequestInfo(exchange.request);
+    exchange.info = info;
+    // Lists stream in write turns; anything else is a short request they should make way for.
+    if (!(info.isResourceRequest && (info.verb === 'list' || info.verb === 'watch'))) exchange.writeTurns?.shortRequestArrived();
     return next(exchange);
   });

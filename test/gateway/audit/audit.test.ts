@@ -24,6 +24,23 @@ function infoOf(url: string, method = 'GET'): RequestInfo {
   return seen!.info!;
 }
 
+test('the request-info step tells the write turns of every request but lists and watches (they make way for it)', () => {
+  const seen: string[] = [];
+  for (const [url, method] of [
+    ['/api/v1/namespaces/a/configmaps/x', 'GET'],
+    ['/api/v1/namespaces/a/configmaps', 'GET'],
+    ['/api/v1/namespaces/a/configmaps?watch=true', 'GET'],
+    ['/api/v1/namespaces/a/configmaps', 'POST'],
+    ['/healthz', 'GET'],
+  ] as const) {
+    const { exchange } = fakeExchange({ url, method });
+    const turns = { shortRequestArrived: () => seen.push(`${method} ${url}`) };
+    Object.assign(exchange, { writeTurns: turns });
+    void requestInfoStep(async () => undefined)(exchange);
+  }
+  expect(seen).toEqual(['GET /api/v1/namespaces/a/configmaps/x', 'POST /api/v1/namespaces/a/configmaps', 'GET /healthz']);
+});
+
 const POLICY = `
 apiVersion: audit.k8s.io/v1
 kind: Policy
