@@ -27,15 +27,18 @@ import { bulkWriting } from '../util/bulk-writes';
 export const SLICE_MS = 0.5;
 
 /**
- * For this long after a short request (anything but a list or a watch) arrived, a spent slice
- * is followed by a timer rather than `setImmediate`, so the process sleeps in its poll for I/O
+ * When lists contend for the turns (more than CONTENDED_WRITERS waiting as a slice ends) and a
+ * short request (anything but a list or a watch) arrived within this window, a spent slice is
+ * followed by a timer rather than `setImmediate`, so the process sleeps in its poll for I/O
  * until the timer (about a millisecond) or the next I/O: the cores go to etcd and the clients,
  * and the short request's next I/O (its store read's answer, the next request) is read the
  * moment it arrives. Under a flood of lists the other user's get p99 went from ~11 to ~8 ms
- * (`--quick` scenario 16). Lists alone keep `setImmediate`: with the timer always, a list of
- * 10,000 to two clients ran at 0.43× of bare https instead of 0.98×.
+ * (`--quick` scenario 16). The timer costs the lists up to two thirds of the thread, so it is
+ * kept for floods: with it always, a list of 10,000 to two clients ran at 0.43× of bare https
+ * instead of 0.98×, and one large list in a cluster with steady small traffic would too.
  */
 export const SHORT_REQUEST_WINDOW_MS = 10;
+export const CONTENDED_WRITERS = 2;
 
 export class WriteTurns {
   private readonly waiting: Array<() => void> = [];
@@ -88,7 +91,7 @@ export class WriteTurns {
       this.waiting.shift()!();
       return;
     }
-    if (this.now() - this.lastShortRequest < SHORT_REQUEST_WINDOW_MS) setTimeout(this.startSlice, 0);
+    if (this.waiting.length > CONTENDED_WRITERS && this.now() - this.lastShortRequest < SHORT_REQUEST_WINDOW_MS) setTimeout(this.startSlice, 0);
     else setImmediate(this.startSlice);
   };
 

@@ -4,7 +4,7 @@
  * request's `setImmediate`) runs before the next turn. The slice's time is a counter the test
  * moves, so nothing depends on how fast the machine is.
  */
-import { SHORT_REQUEST_WINDOW_MS, WriteTurns } from '../../src/gateway/write-turns';
+import { CONTENDED_WRITERS, SHORT_REQUEST_WINDOW_MS, WriteTurns } from '../../src/gateway/write-turns';
 import { bulkWritesPending } from '../../src/util/bulk-writes';
 
 /** A writer that takes `batches` turns, recording each in `log` and spending `costMs` of the test's time in it. */
@@ -104,24 +104,33 @@ describe('write turns', () => {
     expect(bulkWritesPending()).toBe(false);
   });
 
-  it('after a short request, a spent slice waits for a timer (the process may sleep for I/O); lists alone keep setImmediate', async () => {
+  it('with lists contending and a short request just in, a spent slice waits for a timer (the process may sleep for I/O); otherwise setImmediate', async () => {
     const clock = { ms: 0 };
     const timers = jest.spyOn(global, 'setTimeout');
+    const yields = () => timers.mock.calls.filter(([, ms]) => ms === 0).length;
+    const flood = (turns: WriteTurns, batches: number) =>
+      Promise.all(Array.from({ length: CONTENDED_WRITERS + 2 }, (_, i) => writer(turns, `w${i}`, batches, [], clock, 2)));
     try {
+      // Lists alone, however many: setImmediate.
       const alone = new WriteTurns(1, () => clock.ms);
-      await Promise.all([writer(alone, 'a', 3, [], clock, 2), writer(alone, 'b', 3, [], clock, 2)]);
-      expect(timers.mock.calls.filter(([, ms]) => ms === 0)).toHaveLength(0);
+      await flood(alone, 3);
+      expect(yields()).toBe(0);
+      // A short request, but too few lists to contend: setImmediate.
+      const few = new WriteTurns(1, () => clock.ms);
+      few.shortRequestArrived();
+      await Promise.all([writer(few, 'a', 3, [], clock, 2), writer(few, 'b', 3, [], clock, 2)]);
+      expect(yields()).toBe(0);
 
       const turns = new WriteTurns(1, () => clock.ms);
       turns.shortRequestArrived();
-      // Within the window: each spent slice goes on after a timer.
-      await Promise.all([writer(turns, 'a', 2, [], clock, 2), writer(turns, 'b', 2, [], clock, 2)]);
-      const yielded = timers.mock.calls.filter(([, ms]) => ms === 0).length;
+      // Within the window, with lists contending: spent slices go on after a timer.
+      await flood(turns, 2);
+      const yielded = yields();
       expect(yielded).toBeGreaterThan(0);
       // Past it: setImmediate again.
       clock.ms += SHORT_REQUEST_WINDOW_MS;
-      await Promise.all([writer(turns, 'a', 3, [], clock, 2), writer(turns, 'b', 3, [], clock, 2)]);
-      expect(timers.mock.calls.filter(([, ms]) => ms === 0)).toHaveLength(yielded);
+      await flood(turns, 3);
+      expect(yields()).toBe(yielded);
     } finally {
       timers.mockRestore();
     }
