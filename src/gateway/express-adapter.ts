@@ -3,7 +3,7 @@
  * and hands them to the pipeline. Nothing else in the gateway knows about Express. Express'
  * own ETag, query parsing and `X-Powered-By` are off: the pipeline does its own work.
  */
-import { bulkWritesPending } from '../util/bulk-writes';
+import { atTurnEnd } from '../util/bulk-writes';
 import { type IncomingMessage, ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
@@ -361,14 +361,11 @@ export class ResponseEnds {
    * Written back to back, the first answer wakes the client and the others find it awake. The head
    * was already stored (`headersSent` holds); only the bytes wait, microseconds. While large lists
    * stream in write turns the wait would be a slice of theirs, not microseconds: then the
-   * response is written at once (`util/bulk-writes.ts`).
+   * response is written at once (`atTurnEnd`, `util/bulk-writes.ts`).
    */
   end(res: ServerResponse, chunk: Uint8Array | string | undefined): void {
-    if (this.ending.length === 0) {
-      if (bulkWritesPending()) return endNow(res, chunk);
-      setImmediate(this.endAll);
-    }
     this.ending.push(res, chunk);
+    if (this.ending.length === 2) atTurnEnd(this.endAll);
   }
 
   /** Resolves once the responses ended so far have been handed to their sockets (before closing them). */
@@ -385,24 +382,20 @@ export class ResponseEnds {
     for (let i = 0; i < batch.length; i += 2) {
       const res = batch[i] as ServerResponse;
       const chunk = batch[i + 1] as Uint8Array | string | undefined;
-      endNow(res, chunk);
+      if (res.destroyed) continue;
+      try {
+        if (chunk === undefined) res.end();
+        else res.end(chunk);
+      } catch (err) {
+        // Not expected of node; one response failing must not keep the others from going out.
+        res.destroy(err as Error);
+      }
     }
     if (this.ending.length > 0) return;
     const waiting = this.waiters;
     this.waiters = [];
     for (const resolve of waiting) resolve();
   };
-}
-
-function endNow(res: ServerResponse, chunk: Uint8Array | string | undefined): void {
-  if (res.destroyed) return;
-  try {
-    if (chunk === undefined) res.end();
-    else res.end(chunk);
-  } catch (err) {
-    // Not expected of node; one response failing must not keep the others from going out.
-    res.destroy(err as Error);
-  }
 }
 
 /** Bytes an ended response may still have queued in the process and count as sent (a socket buffer's worth). */

@@ -6,7 +6,7 @@
  * Requests start in batches: those that arrive in one turn of the event loop are handed to the
  * listener together when the turn's I/O is done (`startTogether`).
  */
-import { bulkWritesPending } from '../util/bulk-writes';
+import { atTurnEnd } from '../util/bulk-writes';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, RequestListener } from 'node:http';
@@ -113,13 +113,13 @@ export async function listenHttps(options: HttpsListenOptions): Promise<RunningS
  * second on etcd and 1.30× on the embedded store, with ~19% less CPU per create; one client
  * alone sees no change (docs/BENCHMARKS.md, "What the mechanisms save"). A request waits at
  * most for the rest of the turn it arrived in; while large lists stream in write turns, whose
- * slice would run first, it starts at once (`util/bulk-writes.ts`).
+ * slice would run first, it starts at once (`atTurnEnd`, `util/bulk-writes.ts`).
  *
  * A listener that throws does not keep the rest of its batch from starting; the first error is
- * thrown again afterwards, uncaught, as node would have let it be. `atTurnEnd` schedules a
- * batch's start (tests call it themselves).
+ * thrown again afterwards, uncaught, as node would have let it be. `schedule` waits for the end
+ * of the turn (tests call a batch's start themselves).
  */
-export function startTogether(listener: RequestListener, atTurnEnd: (start: () => void) => void = setImmediate): RequestListener {
+export function startTogether(listener: RequestListener, schedule: (start: () => void) => void = setImmediate): RequestListener {
   let arrived: Parameters<RequestListener>[] = [];
   const start = (): void => {
     const batch = arrived;
@@ -135,10 +135,7 @@ export function startTogether(listener: RequestListener, atTurnEnd: (start: () =
     if (failed) throw failed.err;
   };
   return (req, res) => {
-    if (arrived.length === 0) {
-      if (bulkWritesPending()) return listener(req, res);
-      atTurnEnd(start);
-    }
     arrived.push([req, res]);
+    if (arrived.length === 1) atTurnEnd(start, schedule);
   };
 }

@@ -82,11 +82,7 @@ export class WriteTurns {
   }
 
   private readonly passOn = (): void => {
-    if (this.waiting.length === 0) {
-      this.busy = false;
-      bulkWriting(false);
-      return;
-    }
+    if (this.waiting.length === 0) return this.idle();
     if (this.now() - this.sliceStart < this.sliceMs) {
       this.waiting.shift()!();
       return;
@@ -99,9 +95,11 @@ export class WriteTurns {
     this.sliceStart = this.now();
     const next = this.waiting.shift();
     if (next) next();
-    else {
-      this.busy = false;
-      bulkWriting(false);
-    }
+    else this.idle();
   };
+
+  private idle(): void {
+    this.busy = false;
+    bulkWriting(false);
+  }
 }

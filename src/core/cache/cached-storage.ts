@@ -121,14 +121,12 @@ export class CachedStorage implements ResourceStorage {
     const corrupt = cache.firstCorrupt(prefix);
     if (corrupt) throw undecodableObject(corrupt.key, corrupt.cause);
     const revision = this.hub.revision;
-    // A custom resource's list holds whole objects, as upstream's unstructured lists do.
-    const whole = !!cache.def.custom;
-    if (selection.empty) return this.allFromCache(prefix, limit, whole, revision);
+    if (selection.empty) return this.allFromCache(prefix, limit, revision);
     const items: ApiObject[] = [];
     let nextKey: string | undefined;
     cache.visitRange(prefix, (obj) => {
       if (!selection.matches(obj.labels, obj.fields(cache.fieldsOf))) return true;
-      items.push(whole ? obj.object : obj.listItem);
+      items.push(cache.listed(obj));
       if (limit && items.length === limit) {
         nextKey = `${obj.key}\u0000`;
         return false;
@@ -142,27 +140,13 @@ export class CachedStorage implements ResourceStorage {
   }
 
   /**
-   * `listFromCache` without a selector: the items array made at its size, as the keys under the
-   * prefix are counted, and without a limit the cache's shared selection (`ResourceCache.all`).
-   * Grown by pushes, one per list, these arrays were most of a flood of lists' garbage and of
-   * what each young-generation collection copied (docs/BENCHMARKS.md, "Priority and fairness
-   * under a flood").
+   * `listFromCache` without a selector: the cache's shared selection (`ResourceCache.all`), or a
+   * page of it made at its size.
    */
-  private allFromCache(prefix: string, limit: number | undefined, whole: boolean, revision: number): Chunk {
-    if (!limit) return { items: this.cache.all(prefix, whole), revision };
-    const count = this.cache.countFrom(prefix, prefix);
-    const size = Math.min(limit, count);
-    const items: ApiObject[] = new Array(size);
-    let taken = 0;
-    let lastKey = '';
-    if (size > 0) {
-      this.cache.visitRange(prefix, (obj) => {
-        items[taken++] = whole ? obj.object : obj.listItem;
-        lastKey = obj.key;
-        return taken < size;
-      });
-    }
-    if (size === count) return { items, revision };
-    return { items, revision, nextKey: `${lastKey}\u0000`, remaining: count - size };
+  private allFromCache(prefix: string, limit: number | undefined, revision: number): Chunk {
+    if (!limit) return { items: this.cache.all(prefix), revision };
+    const { items, lastKey, count } = this.cache.firstUnder(prefix, limit);
+    if (items.length === count) return { items, revision };
+    return { items, revision, nextKey: `${lastKey}\u0000`, remaining: count - items.length };
   }
 }

@@ -108,7 +108,7 @@ export class ResourceCache {
   readonly apiVersion: string;
   private objects = new Map<string, CachedObject>();
   /** The last `all` selection, until the next change. */
-  private lastAll?: { prefix: string; whole: boolean; items: readonly ApiObject[] };
+  private lastAll?: { prefix: string; items: readonly ApiObject[] };
   private corrupt = new Map<string, CorruptEntry>();
   private readonly keys = new SortedKeys(compareKeys, goStringsFastOrder);
   private window: EventWindow;
@@ -262,26 +262,46 @@ export class ResourceCache {
   }
 
   /**
-   * Every object under `prefix` in key order, as list items (`whole`: the objects themselves),
-   * in one frozen array made at its size. Lists of the same collection share it until the
-   * resource next changes: a hundred clients listing the same thousands of objects (informers
-   * relisting, a flood) select them once, not once each, and leave one array, not one each, for
-   * the collector to copy while their responses stream (docs/BENCHMARKS.md, "Priority and
-   * fairness under a flood").
+   * What a list holds of `obj`: the object without kind and apiVersion, as upstream's typed lists
+   * serve items, or a custom resource's whole object, as its unstructured lists do.
    */
-  all(prefix: string, whole: boolean): readonly ApiObject[] {
-    const last = this.lastAll;
-    if (last && last.prefix === prefix && last.whole === whole) return last.items;
-    const items: ApiObject[] = new Array(this.countFrom(prefix, prefix));
+  listed(obj: CachedObject): ApiObject {
+    return this.def.custom ? obj.object : obj.listItem;
+  }
+
+  /**
+   * The first `size` objects under `prefix` in key order (at most as many as there are), as
+   * listed, in an array made at its size; the last one's key, and how many there are in all.
+   * Grown by pushes, one per list, such arrays were most of a flood of lists' garbage
+   * (docs/BENCHMARKS.md).
+   */
+  firstUnder(prefix: string, size: number): { items: ApiObject[]; lastKey: string; count: number } {
+    const count = this.countFrom(prefix, prefix);
+    const items: ApiObject[] = new Array(Math.min(size, count));
     let taken = 0;
+    let lastKey = '';
     if (items.length > 0) {
       this.visitRange(prefix, (obj) => {
-        items[taken++] = whole ? obj.object : obj.listItem;
+        items[taken++] = this.listed(obj);
+        lastKey = obj.key;
         return taken < items.length;
       });
     }
-    Object.freeze(items);
-    this.lastAll = { prefix, whole, items };
+    return { items, lastKey, count };
+  }
+
+  /**
+   * Every object under `prefix` in key order, as listed, in one frozen array. Lists of the same
+   * collection share it until the resource next changes: a hundred clients listing the same
+   * thousands of objects (informers relisting, a flood) select them once, not once each, and
+   * leave one array, not one each, for the collector to copy while their responses stream
+   * (docs/BENCHMARKS.md, "Priority and fairness under a flood").
+   */
+  all(prefix: string): readonly ApiObject[] {
+    const last = this.lastAll;
+    if (last?.prefix === prefix) return last.items;
+    const items = Object.freeze(this.firstUnder(prefix, Number.POSITIVE_INFINITY).items);
+    this.lastAll = { prefix, items };
     return items;
   }
 

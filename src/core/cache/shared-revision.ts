@@ -11,9 +11,9 @@
  * trips: 16 clients of consistent gets went from 11,833–12,125/s to 13,712–15,176/s with the
  * same 0.15 requests per get, `npm run bench -- --quick --only 2`; 2 in flight gave 12,281–12,590/s,
  * 8 gave 13,072–13,415/s.) While large lists stream in write turns the end of the turn is a
- * slice of theirs away, so the request is sent at once (`util/bulk-writes.ts`).
+ * slice of theirs away, so the request is sent at once (`atTurnEnd`, `util/bulk-writes.ts`).
  */
-import { bulkWritesPending } from '../../util/bulk-writes';
+import { atTurnEnd } from '../../util/bulk-writes';
 
 export const MAX_IN_FLIGHT = 4;
 
@@ -51,11 +51,7 @@ export class SharedRevision {
     });
     this.next = { promise, start };
     if (this.inFlight < MAX_IN_FLIGHT) {
-      if (bulkWritesPending()) {
-        start();
-        return promise;
-      }
-      setImmediate(() => {
+      atTurnEnd(() => {
         if (this.next?.promise === promise) start();
       });
     }

@@ -365,9 +365,7 @@ export function createJsonCodec(naming: Naming): Codec {
   return {
     mediaType: JSON_MEDIA_TYPE,
     encode: (value, options) => text(value, options?.pretty),
-    encodeChunks: (value) => {
-      return ordered.chunks(value, NEWLINE);
-    },
+    encodeChunks: (value) => ordered.chunks(value, NEWLINE),
     decode,
     stream: {
       mediaType: JSON_MEDIA_TYPE,
