@@ -27,17 +27,23 @@ import { bulkWriting } from '../util/bulk-writes';
 export const SLICE_MS = 0.5;
 
 /**
- * When lists contend for the turns (more than CONTENDED_WRITERS waiting as a slice ends) and a
- * short request (anything but a list or a watch) arrived within this window, a spent slice is
- * followed by a timer rather than `setImmediate`, so the process sleeps in its poll for I/O
- * until the timer (about a millisecond) or the next I/O: the cores go to etcd and the clients,
- * and the short request's next I/O (its store read's answer, the next request) is read the
- * moment it arrives. Under a flood of lists the other user's get p99 went from ~11 to ~8 ms
- * (`--quick` scenario 16). The timer costs the lists up to two thirds of the thread, so it is
- * kept for floods: with it always, a list of 10,000 to two clients ran at 0.43× of bare https
- * instead of 0.98×, and one large list in a cluster with steady small traffic would too.
+ * When lists contend for the turns (more than CONTENDED_WRITERS waiting as a slice ends: a
+ * flood) and a short request (anything but a list or a watch) arrived within
+ * SHORT_REQUEST_WINDOW_MS, a spent slice is followed by a pause of FLOOD_PAUSE_MS rather than
+ * `setImmediate`: the process sleeps in its poll for I/O until the pause ends or I/O arrives, so
+ * the short requests' I/O (a store read's answer, the next request) is handled the moment it
+ * arrives, and the cores go to etcd and the clients, which on one machine the lists' readers
+ * crowd out. While short requests keep coming, the lists get about a third of what they would
+ * without the pause; once they stop for the window, the lists have the thread again.
+ *
+ * Scenario 16 (docs/BENCHMARKS.md, "Pausing floods"), 100 lists of 10,000 without pause: the other
+ * user's get p99 went from 2.0–2.1× of its calm p99 with a pause of about a millisecond (a `0`
+ * timer) to 1.2–1.5× with 2 ms, the flood's lists from ~2,200 to ~1,100 in 45 s. Lists alone, or
+ * one or two beside steady small traffic, keep `setImmediate`: with the pause always, a list of
+ * 10,000 to two clients ran at 0.43× of bare https instead of 0.98×.
  */
 export const SHORT_REQUEST_WINDOW_MS = 10;
+export const FLOOD_PAUSE_MS = 2;
 export const CONTENDED_WRITERS = 2;
 
 export class WriteTurns {
@@ -87,7 +93,7 @@ export class WriteTurns {
       this.waiting.shift()!();
       return;
     }
-    if (this.waiting.length > CONTENDED_WRITERS && this.now() - this.lastShortRequest < SHORT_REQUEST_WINDOW_MS) setTimeout(this.startSlice, 0);
+    if (this.waiting.length > CONTENDED_WRITERS && this.now() - this.lastShortRequest < SHORT_REQUEST_WINDOW_MS) setTimeout(this.startSlice, FLOOD_PAUSE_MS);
     else setImmediate(this.startSlice);
   };
 

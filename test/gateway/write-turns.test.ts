@@ -4,7 +4,7 @@
  * request's `setImmediate`) runs before the next turn. The slice's time is a counter the test
  * moves, so nothing depends on how fast the machine is.
  */
-import { CONTENDED_WRITERS, SHORT_REQUEST_WINDOW_MS, WriteTurns } from '../../src/gateway/write-turns';
+import { CONTENDED_WRITERS, FLOOD_PAUSE_MS, SHORT_REQUEST_WINDOW_MS, WriteTurns } from '../../src/gateway/write-turns';
 import { bulkWritesPending } from '../../src/util/bulk-writes';
 
 /** A writer that takes `batches` turns, recording each in `log` and spending `costMs` of the test's time in it. */
@@ -107,7 +107,7 @@ describe('write turns', () => {
   it('with lists contending and a short request just in, a spent slice waits for a timer (the process may sleep for I/O); otherwise setImmediate', async () => {
     const clock = { ms: 0 };
     const timers = jest.spyOn(global, 'setTimeout');
-    const yields = () => timers.mock.calls.filter(([, ms]) => ms === 0).length;
+    const yields = () => timers.mock.calls.filter(([, ms]) => ms === FLOOD_PAUSE_MS).length;
     const flood = (turns: WriteTurns, batches: number) =>
       Promise.all(Array.from({ length: CONTENDED_WRITERS + 2 }, (_, i) => writer(turns, `w${i}`, batches, [], clock, 2)));
     try {
