@@ -37,8 +37,8 @@ export const SLICE_MS = 0.5;
  * without the pause; once they stop for the window, the lists have the thread again.
  *
  * Scenario 16 (docs/BENCHMARKS.md, "Pausing floods"), 100 lists of 10,000 without pause: the other
- * user's get p99 went from 2.0–2.1× of its calm p99 with a pause of about a millisecond (a `0`
- * timer) to 1.2–1.5× with 2 ms, the flood's lists from ~2,200 to ~1,100 in 45 s. Lists alone, or
+ * user's get p99 went from 1.8–2.2× of its calm p99 with a pause of about a millisecond (a `0`
+ * timer) to 1.2–1.7× with 2 ms, the flood's lists from ~2,200 to ~1,200 in 45 s. Lists alone, or
  * one or two beside steady small traffic, keep `setImmediate`: with the pause always, a list of
  * 10,000 to two clients ran at 0.43× of bare https instead of 0.98×.
  */
