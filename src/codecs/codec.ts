@@ -19,11 +19,11 @@ export interface Codec {
    */
   canEncode?(value: unknown): boolean;
   /**
-   * The compact encoding of a large list as pieces whose concatenation is `encode(value)`, so a
+   * The encoding of a large list as pieces whose concatenation is `encode(value, options)`, so a
    * response can be written as it is produced; undefined for anything else (and absent for
    * formats that cannot).
    */
-  encodeChunks?(value: unknown): Iterable<Uint8Array> | undefined;
+  encodeChunks?(value: unknown, options?: EncodeOptions): Iterable<Uint8Array> | undefined;
   /** Watch framing (upstream's StreamSerializer + Framer); absent when the format cannot stream. */
   readonly stream?: {
     /** The Content-Type of a watch response in this format. */

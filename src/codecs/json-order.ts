@@ -407,36 +407,120 @@ function sortedKeys(map: Record<string, unknown>): string[] {
  * empty `{}` / `[]` kept on one line. Strings are copied verbatim.
  */
 export function indentJson(text: string, indent = '  '): string {
-  let out = '';
+  return Buffer.concat([...indentJsonPieces([Buffer.from(text, 'utf8')], indent)]).toString('utf8');
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA_BYTE = 0x2c;
+const COLON = 0x3a;
+const SPACE = 0x20;
+
+/** The size of the buffers `indentJsonPieces` fills: a streamed response writes each as it is. */
+const INDENTED_PIECE_BYTES = 64 * 1024;
+
+/**
+ * `indentJson` over compact JSON given in pieces (a streamed list's, `Codec.encodeChunks`), as
+ * pieces of about INDENTED_PIECE_BYTES: a pretty list (`?pretty=true`, or curl's and wget's user
+ * agents, as upstream) streams in write turns like a compact one, instead of being made whole,
+ * as text, in one turn of the event loop. A piece may end anywhere, even inside a string or
+ * between a `{` and its `}`; the state carries over.
+ */
+export function* indentJsonPieces(pieces: Iterable<Uint8Array>, indent = '  '): Generator<Uint8Array> {
+  const lines: Buffer[] = [];
+  /** A newline and the indentation of `depth`. */
+  const line = (depth: number): Buffer => (lines[depth] ??= Buffer.from(`\n${indent.repeat(depth)}`, 'utf8'));
+  const indentBytes = Buffer.byteLength(indent, 'utf8');
+  let out = Buffer.allocUnsafeSlow(INDENTED_PIECE_BYTES);
+  let at = 0;
   let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j;
-    } else if (c === '{' || c === '[') {
-      const close = c === '{' ? '}' : ']';
-      if (text[i + 1] === close) {
-        out += c + close;
-        i++;
-      } else {
-        depth++;
-        out += `${c}\n${indent.repeat(depth)}`;
+  let inString = false;
+  let escaped = false;
+  /** A `{` or `[` just read (0: none): the next byte says whether it is empty (`{}`) or opens a line. */
+  let opened = 0;
+  for (const piece of pieces) {
+    let i = 0;
+    while (i < piece.length) {
+      if (inString) {
+        // A string's bytes are copied as they are, up to its closing quote (or the piece's end).
+        for (; i < piece.length; i++) {
+          if (at === out.length) {
+            yield out;
+            out = Buffer.allocUnsafeSlow(INDENTED_PIECE_BYTES);
+            at = 0;
+          }
+          const c = piece[i]!;
+          out[at++] = c;
+          if (escaped) escaped = false;
+          else if (c === BACKSLASH) escaped = true;
+          else if (c === QUOTE) {
+            inString = false;
+            i++;
+            break;
+          }
+        }
+        continue;
       }
-    } else if (c === '}' || c === ']') {
-      depth--;
-      out += `\n${indent.repeat(depth)}${c}`;
-    } else if (c === ',') {
-      out += `,\n${indent.repeat(depth)}`;
-    } else if (c === ':') {
-      out += ': ';
-    } else {
-      out += c;
+      const c = piece[i++]!;
+      // The most one byte can write: a held opener, its new line, a closer's line, the closer.
+      const most = 2 * (1 + indentBytes * (depth + 1)) + 2;
+      if (at + most > out.length) {
+        yield out.subarray(0, at);
+        out = Buffer.allocUnsafeSlow(Math.max(INDENTED_PIECE_BYTES, most));
+        at = 0;
+      }
+      if (opened !== 0) {
+        out[at++] = opened;
+        const empty = c === (opened === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET);
+        opened = 0;
+        if (empty) {
+          out[at++] = c;
+          continue;
+        }
+        at += line(++depth).copy(out, at);
+      }
+      switch (c) {
+        case QUOTE:
+          out[at++] = c;
+          inString = true;
+          break;
+        case OPEN_BRACE:
+        case OPEN_BRACKET:
+          opened = c;
+          break;
+        case CLOSE_BRACE:
+        case CLOSE_BRACKET:
+          at += line(--depth).copy(out, at);
+          out[at++] = c;
+          break;
+        case COMMA_BYTE:
+          out[at++] = c;
+          at += line(depth).copy(out, at);
+          break;
+        case COLON:
+          out[at++] = c;
+          out[at++] = SPACE;
+          break;
+        default:
+          out[at++] = c;
+      }
     }
   }
-  return out;
+  if (opened !== 0) {
+    // Only in malformed input: the opener was the last byte.
+    const tail = Buffer.concat([Buffer.of(opened), line(depth + 1)]);
+    if (at + tail.length > out.length) {
+      yield out.subarray(0, at);
+      out = Buffer.allocUnsafeSlow(tail.length);
+      at = 0;
+    }
+    at += tail.copy(out, at);
+  }
+  if (at > 0) yield out.subarray(0, at);
 }
 
 /**

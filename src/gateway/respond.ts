@@ -100,8 +100,8 @@ export function writeObject(
   json?: () => Buffer,
 ): void | Promise<void> {
   // A large list goes out as it is encoded, through gzip when the client takes it.
-  if (!output.pretty && exchange.request.method !== 'HEAD') {
-    const pieces = output.codec.encodeChunks?.(value);
+  if (exchange.request.method !== 'HEAD') {
+    const pieces = output.codec.encodeChunks?.(value, { pretty: output.pretty });
     const type = contentType ?? output.codec.mediaType;
     if (pieces) return output.contentEncoding === 'gzip' ? writePiecesGzipped(exchange, status, type, pieces) : writePieces(exchange, status, type, pieces);
   }

@@ -106,6 +106,26 @@ describe.each(['express', 'node'] as const)('gateway over HTTPS (%s adapter)', (
     await eventually(() => core.watchStream.closed, { what: 'the core watch to close' });
   });
 
+  it("streams a large list to curl indented (upstream's pretty output for curl), chunked rather than made whole", async () => {
+    core.listItems = Array.from({ length: 2_000 }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p-${i}`, namespace: 'ns', labels: { app: 'x' } },
+      spec: { containers: [{ name: 'c', image: 'registry.example/x:1' }] },
+    }));
+    try {
+      const res = await httpsRequest(`${base}/api/v1/namespaces/ns/pods`, admin, { headers: { 'user-agent': 'curl/8.5.0' } });
+      expect(res.status).toBe(200);
+      expect(res.headers['transfer-encoding']).toBe('chunked');
+      expect(res.headers['content-length']).toBeUndefined();
+      const list = JSON.parse(res.body) as { items: unknown[] };
+      expect(list.items).toHaveLength(2_000);
+      expect(res.body).toBe(JSON.stringify(list, null, 2));
+    } finally {
+      core.listItems = [];
+    }
+  });
+
   it('serves HEAD without a body', async () => {
     const res = await httpsRequest(`${base}/api/v1/namespaces/ns/pods/p`, admin, { method: 'HEAD' });
     expect(res.status).toBe(200);

@@ -40,7 +40,7 @@ describe('streamed lists', () => {
     expect(gunzipSync(Buffer.concat(response.chunks)).toString('utf8')).toBe(codec.encode(value).toString('utf8'));
   });
 
-  it('a writer that holds each chunk until it drains (as a socket does) gets every byte as written, through gzip too', async () => {
+  it('a writer that holds each chunk until it drains (as a socket does) gets every byte as written, through gzip and indented too', async () => {
     // Items of varied text, so that a batch buffer filled again too early would show.
     const value = {
       ...list(0),
@@ -49,7 +49,11 @@ describe('streamed lists', () => {
         data: { k: String(i).repeat(1 + (i % 97)) },
       })),
     };
-    for (const contentEncoding of [undefined, 'gzip'] as const) {
+    for (const [contentEncoding, pretty] of [
+      [undefined, false],
+      ['gzip', false],
+      [undefined, true],
+    ] as const) {
       const { exchange, response } = fakeExchange({ url: '/' });
       // Chunks are kept by reference, not copied, until the next drain reads them: like a
       // socket, which may still hold a chunk it accepted until it has drained.
@@ -71,21 +75,33 @@ describe('streamed lists', () => {
         if (chunk !== undefined) received.push(Buffer.from(chunk));
         end();
       };
-      await writeObject(exchange, 200, value, { codec, pretty: false, contentEncoding });
+      await writeObject(exchange, 200, value, { codec, pretty, contentEncoding });
       const body = Buffer.concat(received);
-      expect((contentEncoding ? gunzipSync(body) : body).equals(codec.encode(value))).toBe(true);
+      expect((contentEncoding ? gunzipSync(body) : body).equals(codec.encode(value, { pretty }))).toBe(true);
     }
   });
 
-  it('small lists and pretty output get one body with its length', async () => {
-    for (const [value, output] of [
-      [list(3), { codec, pretty: false }],
-      [list(STREAMED_LIST_ITEMS), { codec, pretty: true }],
-    ] as const) {
+  it('small lists, pretty or not, get one body with its length', async () => {
+    for (const output of [
+      { codec, pretty: false },
+      { codec, pretty: true },
+    ]) {
       const { exchange, response } = fakeExchange({ url: '/' });
-      await writeObject(exchange, 200, value, output);
+      await writeObject(exchange, 200, list(3), output);
       expect(response.header('content-length')).toBeDefined();
+      expect(response.text).toBe(codec.encode(list(3), { pretty: output.pretty }).toString('utf8'));
     }
+  });
+
+  it('a large pretty list (curl, ?pretty=true) streams too, indented piece by piece: the same bytes as indenting it whole', async () => {
+    const value = list(STREAMED_LIST_ITEMS * 2);
+    const { exchange, response } = fakeExchange({ url: '/' });
+    const writes: number[] = [];
+    response.onWrite = (chunk) => writes.push(chunk.length);
+    await writeObject(exchange, 200, value, { codec, pretty: true });
+    expect(response.header('content-length')).toBeUndefined();
+    expect(writes.length).toBeGreaterThan(1);
+    expect(response.text).toBe(JSON.stringify(JSON.parse(codec.encode(value).toString('utf8')), null, 2));
   });
 });
 

@@ -16,7 +16,15 @@
  */
 import { encodeOnce, isShared, ownBytes, typeMetaSource } from '../../codecs/encode-once';
 import { type SchemaRegistry, schemaRegistry } from '../../schema';
-import { encodeOrderedJson, encodeOrderedJsonAs, encodeOrderedJsonBytes, indentJson, isUnstructuredKind, encodeSortedJson } from '../../codecs/json-order';
+import {
+  encodeOrderedJson,
+  encodeOrderedJsonAs,
+  encodeOrderedJsonBytes,
+  indentJson,
+  indentJsonPieces,
+  isUnstructuredKind,
+  encodeSortedJson,
+} from '../../codecs/json-order';
 import { escapeGoHtml, goJsonString } from '../../codecs/go-strings';
 import type { Naming } from '../../naming';
 import { type Codec, CodecError } from './codec';
@@ -365,7 +373,11 @@ export function createJsonCodec(naming: Naming): Codec {
   return {
     mediaType: JSON_MEDIA_TYPE,
     encode: (value, options) => text(value, options?.pretty),
-    encodeChunks: (value) => ordered.chunks(value, NEWLINE),
+    encodeChunks: (value, options) => {
+      if (!options?.pretty) return ordered.chunks(value, NEWLINE);
+      const compact = ordered.chunks(value);
+      return compact && indentJsonPieces(compact);
+    },
     decode,
     stream: {
       mediaType: JSON_MEDIA_TYPE,

@@ -5,7 +5,7 @@
  */
 import { deepFreeze } from '../../../src/util/frozen';
 import { encodeOnce, viewWithoutTypeMeta } from '../../../src/codecs/encode-once';
-import { encodeOrderedJson, indentJson } from '../../../src/codecs/json-order';
+import { encodeOrderedJson, indentJson, indentJsonPieces } from '../../../src/codecs/json-order';
 import { schemaRegistry } from '../../../src/schema';
 import { createCborCodec, createJsonCodec, gatewayCodecs } from '../../../src/gateway/codecs';
 import { createNaming } from '../../../src/naming';
@@ -46,6 +46,43 @@ describe('ordered JSON codec', () => {
     const value = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', details: { causes: [] }, message: 'a, "b": {c}', code: 1 };
     expect(json.encode(value, { pretty: true }).toString()).toBe(JSON.stringify(JSON.parse(json.encode(value).toString()), null, 2));
     expect(indentJson('{"a":[],"b":{},"c":[1,{"d":"x,y:{"}]}')).toBe('{\n  "a": [],\n  "b": {},\n  "c": [\n    1,\n    {\n      "d": "x,y:{"\n    }\n  ]\n}');
+  });
+
+  it('indents compact JSON given in pieces cut anywhere (inside strings and escapes, between a brace and its pair) as it indents the whole', () => {
+    const text = encodeOrderedJson(registry, {
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '9' },
+      items: [
+        { metadata: { name: 'a', namespace: 'n', labels: {} }, data: { q: 'say "hi", {x}: [y]\\', u: 'ü🙂' } },
+        { metadata: { name: 'b', namespace: 'n' }, binaryData: {}, data: { e: '' } },
+      ],
+    });
+    const whole = indentJson(text);
+    expect(whole).toBe(JSON.stringify(JSON.parse(text), null, 2));
+    const bytes = Buffer.from(text, 'utf8');
+    for (let size = 1; size <= 17; size++) {
+      const pieces: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += size) pieces.push(bytes.subarray(at, at + size));
+      expect(Buffer.concat([...indentJsonPieces(pieces)]).toString('utf8')).toBe(whole);
+      expect(Buffer.concat([...indentJsonPieces(pieces, '\t')]).toString('utf8')).toBe(JSON.stringify(JSON.parse(text), null, '\t'));
+    }
+  });
+
+  it('indented pieces are filled to 64 KiB and never written again once given out', () => {
+    const items = Array.from({ length: 2_000 }, (_, i) => ({ metadata: { name: `cm-${i}`, namespace: 'n' }, data: { v: 'z'.repeat(100) } }));
+    const bytes = Buffer.from(encodeOrderedJson(registry, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: {}, items }), 'utf8');
+    const pieces: Uint8Array[] = [];
+    // Copied as each is given out; compared once the rest were made.
+    const copies: Buffer[] = [];
+    for (const piece of indentJsonPieces([bytes.subarray(0, 1000), bytes.subarray(1000)])) {
+      pieces.push(piece);
+      copies.push(Buffer.from(piece));
+    }
+    expect(pieces.length).toBeGreaterThan(3);
+    for (const piece of pieces.slice(0, -1)) expect(piece.length).toBeGreaterThan(60 * 1024);
+    pieces.forEach((piece, i) => expect(Buffer.from(piece).equals(copies[i]!)).toBe(true));
+    expect(Buffer.concat(pieces).toString('utf8')).toBe(indentJson(bytes.toString('utf8')));
   });
 
   it("memoises a frozen object's body: later changes to a copy do not leak, the same object is not re-encoded", () => {

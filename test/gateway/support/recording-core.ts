@@ -56,6 +56,8 @@ export class RecordingCore implements CoreApi {
   created = true;
   deleteStatus: 200 | 202 = 200;
   watchStream = new PushWatch();
+  /** The items every list answers with. */
+  listItems: ApiObject[] = [];
 
   private record(method: keyof CoreApi, target: ResourceTarget, ctx: RequestContext, ...args: unknown[]): void {
     this.calls.push({ method, target, args, ctx });
@@ -75,7 +77,7 @@ export class RecordingCore implements CoreApi {
   }
   async list(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<ApiList> {
     this.record('list', target, ctx, options);
-    return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '7' }, items: [] };
+    return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '7' }, items: this.listItems };
   }
   async watch(target: ResourceTarget, options: ListOptions, ctx: RequestContext): Promise<WatchStream> {
     this.record('watch', target, ctx, options);
