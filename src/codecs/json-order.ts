@@ -407,7 +407,12 @@ function sortedKeys(map: Record<string, unknown>): string[] {
  * empty `{}` / `[]` kept on one line. Strings are copied verbatim.
  */
 export function indentJson(text: string, indent = '  '): string {
-  return Buffer.concat([...indentJsonPieces([Buffer.from(text, 'utf8')], indent)]).toString('utf8');
+  return indentJsonBytes(Buffer.from(text, 'utf8'), indent).toString('utf8');
+}
+
+/** `indentJson` from UTF-8 to UTF-8, without a text in between. */
+export function indentJsonBytes(json: Uint8Array, indent = '  '): Buffer {
+  return Buffer.concat([...indentJsonPieces([json], indent)]);
 }
 
 const QUOTE = 0x22;
@@ -510,17 +515,9 @@ export function* indentJsonPieces(pieces: Iterable<Uint8Array>, indent = '  '): 
       }
     }
   }
-  if (opened !== 0) {
-    // Only in malformed input: the opener was the last byte.
-    const tail = Buffer.concat([Buffer.of(opened), line(depth + 1)]);
-    if (at + tail.length > out.length) {
-      yield out.subarray(0, at);
-      out = Buffer.allocUnsafeSlow(tail.length);
-      at = 0;
-    }
-    at += tail.copy(out, at);
-  }
   if (at > 0) yield out.subarray(0, at);
+  // Only in malformed input: the opener was the last byte.
+  if (opened !== 0) yield Buffer.concat([Buffer.of(opened), line(depth + 1)]);
 }
 
 /**

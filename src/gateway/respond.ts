@@ -101,7 +101,7 @@ export function writeObject(
 ): void | Promise<void> {
   // A large list goes out as it is encoded, through gzip when the client takes it.
   if (exchange.request.method !== 'HEAD') {
-    const pieces = output.codec.encodeChunks?.(value, { pretty: output.pretty });
+    const pieces = output.codec.encodeChunks?.(value, output);
     const type = contentType ?? output.codec.mediaType;
     if (pieces) return output.contentEncoding === 'gzip' ? writePiecesGzipped(exchange, status, type, pieces) : writePieces(exchange, status, type, pieces);
   }

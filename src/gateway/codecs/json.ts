@@ -20,7 +20,7 @@ import {
   encodeOrderedJson,
   encodeOrderedJsonAs,
   encodeOrderedJsonBytes,
-  indentJson,
+  indentJsonBytes,
   indentJsonPieces,
   isUnstructuredKind,
   encodeSortedJson,
@@ -354,7 +354,7 @@ class TypedListPieces implements IterableIterator<Uint8Array> {
 export function createJsonCodec(naming: Naming): Codec {
   const ordered = new OrderedJson(schemaRegistry(naming));
   const text = (value: unknown, pretty?: boolean) => {
-    if (pretty) return Buffer.from(indentJson(ordered.text(value)), 'utf8');
+    if (pretty) return indentJsonBytes(Buffer.from(ordered.text(value), 'utf8'));
     // A cached object's body is made once (a get by name writes it as it is); an unshared typed
     // list is its items' bytes copied.
     if (isObject(value)) return (!isShared(value) && ordered.listBytes(value)) || ordered.body(value);
